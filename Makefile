@@ -1,0 +1,39 @@
+# Two entry points: `make demo` (the main job) and `make test` (the whole suite).
+# Each creates .venv and installs the pinned, hash-checked dependencies on its own.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: demo test lint schema bench clean
+
+$(STAMP): requirements.lock requirements-dev.lock pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --require-hashes \
+		-r requirements.lock -r requirements-dev.lock
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps \
+		--no-build-isolation -e .
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/audit demo --out build/demo
+
+test: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+	$(BIN)/audit schema --check
+	$(BIN)/python -m pytest -q -p no:cacheprovider
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/mypy
+
+schema: $(STAMP)
+	$(BIN)/audit schema --out bundle_schema/json
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/verify_throughput.py
+
+clean:
+	rm -rf $(VENV) build

@@ -1,0 +1,212 @@
+"""The bundle writer: content-addressed, deduplicating, crash-safe, sealed by the manifest.
+
+Each blob streams through SHA-256 into a temporary file in ``blobs/sha256/``, is fsynced, and is
+renamed to its digest with ``os.replace``; a blob already present is kept and the copy dropped.
+The manifest is written last, the same way, so a writer that dies leaves no manifest.json and a
+bundle that verifies as unsealed, never one that looks complete.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import secrets
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from bundle_schema import KINDS, canonical_bytes, digest_of, validate_document
+from bundle_schema.errors import InvalidInput
+from bundle_schema.layout import BLOB_DIR, MANIFEST, SEAL_FIELD, blob_path, content_digest
+from bundle_schema.models import (
+    LOGICAL_NAME_PATTERN,
+    SCHEMA_VERSION,
+    Claims,
+    ComponentRef,
+    EvidenceEntry,
+    ModelIdentity,
+    PinSetRef,
+    RunnerInfo,
+    UpstreamCheckout,
+)
+
+__all__ = ["BundleWriter", "write_atomically"]
+
+CHUNK = 1 << 20
+_LOGICAL_NAME = re.compile(LOGICAL_NAME_PATTERN)
+
+
+def _fsync_directory(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _temporary(directory: Path, name: str) -> tuple[Path, int]:
+    temp = directory / f".{name}.tmp-{secrets.token_hex(8)}"
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    return temp, os.open(temp, flags, 0o644)
+
+
+def write_atomically(path: Path, chunks: Iterable[bytes]) -> tuple[str, int]:
+    """Write chunks to a temp file beside ``path``, fsync it, and rename it to ``path``.
+
+    Returns:
+        The ``sha256:`` digest and size of what was written.
+
+    Raises:
+        OSError: writing failed; the temp file is removed and ``path`` is untouched.
+    """
+    temp, fd = _temporary(path.parent, path.name)
+    digest, size = hashlib.sha256(), 0
+    try:
+        with os.fdopen(fd, "wb") as out:
+            for chunk in chunks:
+                digest.update(chunk)
+                size += len(chunk)
+                out.write(chunk)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(temp, path)
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
+    return "sha256:" + digest.hexdigest(), size
+
+
+class BundleWriter:
+    """Writes one bundle into a new or empty directory.
+
+    Raises (constructor):
+        InvalidInput: the directory exists and is not empty, or is not a directory.
+    """
+
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        self.root = Path(root)
+        if self.root.exists() and (not self.root.is_dir() or any(self.root.iterdir())):
+            raise InvalidInput(f"{self.root}: exists and is not an empty directory")
+        self._blobs = self.root / BLOB_DIR
+        self._blobs.mkdir(parents=True, exist_ok=True)
+        self._entries: dict[str, EvidenceEntry] = {}
+        self.digest: str | None = None
+
+    @property
+    def entries(self) -> dict[str, EvidenceEntry]:
+        """The evidence written so far, by logical name."""
+        return dict(self._entries)
+
+    def add_stream(self, name: str, chunks: Iterable[bytes], media_type: str) -> EvidenceEntry:
+        """Store one evidence file from a stream of bytes under a logical name.
+
+        Raises:
+            ValueError: the name is not a logical name, is already used, or the bundle is sealed.
+            OSError: writing failed; no blob is left under a final name.
+        """
+        if self.digest is not None:
+            raise ValueError("the bundle is sealed")
+        if not _LOGICAL_NAME.match(name) or len(name) > 256:
+            raise ValueError(f"{name!r} is not a logical evidence name")
+        if name in self._entries:
+            raise ValueError(f"evidence {name!r} is already written")
+        temp, fd = _temporary(self._blobs, "blob")
+        digest, size = hashlib.sha256(), 0
+        try:
+            with os.fdopen(fd, "wb") as out:
+                for chunk in chunks:
+                    digest.update(chunk)
+                    size += len(chunk)
+                    out.write(chunk)
+                out.flush()
+                os.fsync(out.fileno())
+            entry = EvidenceEntry(
+                digest="sha256:" + digest.hexdigest(), size=size, media_type=media_type
+            )
+            final = self.root / blob_path(entry.digest)
+            if final.is_file() and final.stat().st_size == size:
+                temp.unlink()
+            else:
+                os.replace(temp, final)
+        except BaseException:
+            temp.unlink(missing_ok=True)
+            raise
+        self._entries[name] = entry
+        return entry
+
+    def add_bytes(self, name: str, data: bytes, media_type: str) -> EvidenceEntry:
+        """Store bytes as one evidence file (see :meth:`add_stream`)."""
+        return self.add_stream(name, [data], media_type)
+
+    def add_file(self, name: str, path: str | os.PathLike[str], media_type: str) -> EvidenceEntry:
+        """Stream a file into the bundle (see :meth:`add_stream`)."""
+
+        def chunks() -> Iterable[bytes]:
+            with open(path, "rb") as source:
+                while data := source.read(CHUNK):
+                    yield data
+
+        return self.add_stream(name, chunks(), media_type)
+
+    def add_record(self, name: str, record: BaseModel, media_type: str) -> EvidenceEntry:
+        """Store one record as canonical JSON."""
+        return self.add_bytes(name, canonical_bytes(record.model_dump(mode="json")), media_type)
+
+    def add_records(
+        self, name: str, records: Iterable[BaseModel], media_type: str
+    ) -> EvidenceEntry:
+        """Store records as JSON Lines, each line canonical JSON."""
+        return self.add_stream(
+            name,
+            (canonical_bytes(r.model_dump(mode="json")) + b"\n" for r in records),
+            media_type,
+        )
+
+    def seal(
+        self,
+        *,
+        run_id: str,
+        created_at: str,
+        runner: RunnerInfo,
+        scoring_generation: str,
+        profile: str,
+        pin_set: PinSetRef,
+        model: ModelIdentity,
+        upstreams: Sequence[UpstreamCheckout],
+        components: Sequence[ComponentRef],
+        claims: Claims,
+    ) -> str:
+        """Write manifest.json last and return the bundle digest.
+
+        Raises:
+            SchemaViolation: the manifest would not be valid (e.g. a dangling reference).
+            OSError: writing failed; no manifest.json is left.
+        """
+
+        def dump(value: BaseModel) -> object:
+            return value.model_dump(mode="json")
+
+        value: dict[str, object] = {
+            "schema_version": SCHEMA_VERSION,
+            "run_id": run_id,
+            "created_at": created_at,
+            "runner": dump(runner),
+            "scoring_generation": scoring_generation,
+            "profile": profile,
+            "pin_set": dump(pin_set),
+            "model": dump(model),
+            "upstreams": [dump(u) for u in upstreams],
+            "components": [dump(c) for c in components],
+            "claims": dump(claims),
+            "evidence": {name: dump(entry) for name, entry in self._entries.items()},
+        }
+        value[SEAL_FIELD] = content_digest(value)
+        validate_document(KINDS["manifest"], value, MANIFEST)
+        data = canonical_bytes(value)
+        _fsync_directory(self._blobs)
+        write_atomically(self.root / MANIFEST, [data])
+        _fsync_directory(self.root)
+        self.digest = digest_of(data)
+        return self.digest

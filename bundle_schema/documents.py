@@ -1,0 +1,209 @@
+"""Document kinds, the one load path for every document, and JSON Schema generation.
+
+A document is loaded in four steps, each failing with a located message:
+
+1. strict, canonical JSON (:mod:`bundle_schema.canonical`);
+2. ``schema_version`` present and known (:class:`UnknownSchemaVersion` otherwise);
+3. the committed JSON Schema (2020-12) in ``bundle_schema/json/``, with ``jsonschema``;
+4. the frozen pydantic model.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any, TypeVar
+
+import jsonschema
+from jsonschema.exceptions import best_match
+from pydantic import BaseModel, ValidationError
+
+from bundle_schema import models
+from bundle_schema.canonical import loads_canonical
+from bundle_schema.errors import InvalidInput, SchemaViolation, UnknownSchemaVersion, one_line
+
+__all__ = [
+    "KINDS",
+    "RECORD_MEDIA_TYPES",
+    "DocumentKind",
+    "generate_schemas",
+    "parse_document",
+    "parse_lines",
+    "schema_drift",
+    "validate_document",
+]
+
+SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
+M = TypeVar("M", bound=BaseModel)
+
+
+@dataclass(frozen=True)
+class DocumentKind:
+    """A kind of document: its model, whether it is versioned, and its media type as evidence."""
+
+    name: str
+    model: type[BaseModel]
+    versioned: bool
+    media_type: str | None = None
+    lines: bool = False
+    """The evidence blob is JSON Lines, one document per line."""
+
+    @property
+    def schema_file(self) -> str:
+        return f"{self.name}.schema.json"
+
+
+KINDS: Mapping[str, DocumentKind] = {
+    kind.name: kind
+    for kind in (
+        DocumentKind("manifest", models.Manifest, versioned=True),
+        DocumentKind("evidence-entry", models.EvidenceEntry, versioned=False),
+        DocumentKind("upstream-checkout", models.UpstreamCheckout, versioned=False),
+        DocumentKind("model-identity", models.ModelIdentity, versioned=False),
+        DocumentKind("claims", models.Claims, versioned=False),
+        DocumentKind(
+            "transport-exchange",
+            models.TransportExchange,
+            versioned=True,
+            media_type="application/vnd.evidence-audit.transport-exchange+jsonl",
+            lines=True,
+        ),
+        DocumentKind(
+            "socket-ledger-entry",
+            models.SocketLedgerEntry,
+            versioned=True,
+            media_type="application/vnd.evidence-audit.socket-ledger+jsonl",
+            lines=True,
+        ),
+        DocumentKind(
+            "component-result",
+            models.ComponentResult,
+            versioned=True,
+            media_type="application/vnd.evidence-audit.component-result+json",
+        ),
+        DocumentKind(
+            "quarantine-marker",
+            models.QuarantineMarker,
+            versioned=True,
+            media_type="application/vnd.evidence-audit.quarantine-marker+json",
+        ),
+        DocumentKind("verdict", models.Verdict, versioned=True),
+    )
+}
+"""Every document kind, by name."""
+
+RECORD_MEDIA_TYPES: Mapping[str, DocumentKind] = {
+    kind.media_type: kind for kind in KINDS.values() if kind.media_type
+}
+"""Evidence media types whose blobs the verifier parses and validates."""
+
+
+# --- generation -------------------------------------------------------------------------------
+
+
+def _close_pattern_objects(node: Any) -> None:
+    """Maps with constrained keys refuse other keys, as the models do."""
+    if isinstance(node, dict):
+        if "patternProperties" in node and "additionalProperties" not in node:
+            node["additionalProperties"] = False
+        for child in node.values():
+            _close_pattern_objects(child)
+    elif isinstance(node, list):
+        for child in node:
+            _close_pattern_objects(child)
+
+
+def _schema_for(kind: DocumentKind) -> dict[str, Any]:
+    schema = kind.model.model_json_schema(mode="validation")
+    _close_pattern_objects(schema)
+    return {"$schema": SCHEMA_DIALECT, "$id": f"urn:evidence-audit:schema:{kind.name}:v1", **schema}
+
+
+def generate_schemas() -> dict[str, bytes]:
+    """Return the JSON Schema file of every kind, by file name, as committed bytes."""
+    return {
+        kind.schema_file: (json.dumps(_schema_for(kind), indent=2, sort_keys=True) + "\n").encode()
+        for kind in KINDS.values()
+    }
+
+
+def schema_drift(committed: Mapping[str, bytes | None]) -> list[str]:
+    """Name the schema files whose committed bytes differ from the models (``None``: missing)."""
+    expected = generate_schemas()
+    drift = {name for name, data in expected.items() if committed.get(name) != data}
+    return sorted(drift | {name for name in committed if name not in expected})
+
+
+# --- loading ----------------------------------------------------------------------------------
+
+
+@functools.cache
+def _validator(kind_name: str) -> jsonschema.protocols.Validator:
+    kind = KINDS[kind_name]
+    files = resources.files("bundle_schema") / "json" / kind.schema_file
+    try:
+        schema = json.loads(files.read_bytes())
+    except (OSError, ValueError) as exc:
+        raise InvalidInput(
+            f"bundle_schema/json/{kind.schema_file}: cannot load the committed schema ({exc}); "
+            "regenerate with: audit schema --out bundle_schema/json"
+        ) from None
+    validator_class = jsonschema.validators.validator_for(schema)
+    return validator_class(schema)
+
+
+def _json_path(loc: tuple[int | str, ...]) -> str:
+    return "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc)
+
+
+def validate_document(kind: DocumentKind, value: Any, where: str) -> BaseModel:
+    """Validate a parsed JSON value as a document of ``kind`` and return its model.
+
+    Raises:
+        UnknownSchemaVersion: a versioned document with no known ``schema_version``.
+        SchemaViolation: the value fails the committed JSON Schema or the model.
+    """
+    if not isinstance(value, dict):
+        raise SchemaViolation(where, f"expected a JSON object, got {type(value).__name__}")
+    if kind.versioned:
+        version = value.get("schema_version")
+        if version != models.SCHEMA_VERSION or isinstance(version, bool):
+            shown = "missing" if "schema_version" not in value else json.dumps(version)[:40]
+            raise UnknownSchemaVersion(
+                where,
+                f"schema_version {shown} is not one this verifier reads "
+                f"(it reads {models.SCHEMA_VERSION}); a newer evidence-audit may read it",
+            )
+    error = best_match(_validator(kind.name).iter_errors(value))
+    if error is not None:
+        raise SchemaViolation(where, f"{error.json_path}: {one_line(error.message, 200)}")
+    try:
+        return kind.model.model_validate(value)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        message = first["msg"].removeprefix("Value error, ")
+        raise SchemaViolation(where, f"{_json_path(first['loc'])}: {message}") from None
+
+
+def parse_document(kind: DocumentKind, data: bytes, where: str) -> BaseModel:
+    """Parse canonical JSON bytes as one document of ``kind``.
+
+    Raises:
+        DocumentError: any of the four load steps failed (see the module docstring).
+    """
+    return validate_document(kind, loads_canonical(data, where), where)
+
+
+def parse_lines(kind: DocumentKind, data: bytes, where: str) -> Iterator[BaseModel]:
+    """Parse JSON Lines bytes, each line a canonical document of ``kind`` ending in ``\\n``.
+
+    Raises:
+        DocumentError: a line is not a valid document; ``where`` gains ``:<line number>``.
+    """
+    if data and not data.endswith(b"\n"):
+        raise SchemaViolation(where, "JSON Lines data must end with a newline")
+    for number, line in enumerate(data.split(b"\n")[:-1], start=1):
+        yield parse_document(kind, line, f"{where}:{number}")

@@ -1,0 +1,90 @@
+"""The project's exception tree, rooted here so that every layer shares it.
+
+    EvidenceAuditError           base; carries the exit code the CLI returns
+    ├── InvalidInput             exit 2: refused input or usage (unreadable, malformed, hostile)
+    │   └── DocumentError        a JSON document that is not a valid document of its kind
+    │       ├── MalformedJSON    not strict JSON: bad UTF-8, duplicate keys, NaN, trailing data
+    │       ├── NotCanonical     valid JSON whose bytes are not its RFC 8785 canonical form
+    │       ├── UnknownSchemaVersion
+    │       └── SchemaViolation  fails the committed JSON Schema or the model
+    └── CheckFailed              exit 1: the input was read, and a check on it failed
+
+Every message names what was wrong and where, on one line.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "EXIT_CHECK_FAILED",
+    "EXIT_INVALID_INPUT",
+    "EXIT_OK",
+    "CheckFailed",
+    "DocumentError",
+    "EvidenceAuditError",
+    "InvalidInput",
+    "MalformedJSON",
+    "NotCanonical",
+    "SchemaViolation",
+    "UnknownSchemaVersion",
+]
+
+EXIT_OK = 0
+EXIT_CHECK_FAILED = 1
+EXIT_INVALID_INPUT = 2
+
+
+def one_line(text: str, limit: int = 400) -> str:
+    """Collapse whitespace so that a message stays on one line, and bound its length."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
+
+
+class EvidenceAuditError(Exception):
+    """Base of every error this project raises on purpose."""
+
+    exit_code: int = EXIT_INVALID_INPUT
+
+    def __init__(self, message: str) -> None:
+        super().__init__(one_line(message))
+
+
+class InvalidInput(EvidenceAuditError):
+    """Input was refused: unreadable, malformed, schema-invalid, hostile, or a usage error."""
+
+    exit_code = EXIT_INVALID_INPUT
+
+
+class CheckFailed(EvidenceAuditError):
+    """The input was read, and a check on it failed."""
+
+    exit_code = EXIT_CHECK_FAILED
+
+
+class DocumentError(InvalidInput):
+    """A JSON document is not a valid document of its kind.
+
+    Args:
+        where: the document's location, e.g. ``manifest.json`` or ``transport/exchanges.jsonl:3``.
+        detail: what is wrong, ideally with a JSON path inside the document.
+    """
+
+    def __init__(self, where: str, detail: str) -> None:
+        self.where = where
+        self.detail = detail
+        super().__init__(f"{where}: {detail}")
+
+
+class MalformedJSON(DocumentError):
+    """Not strict JSON."""
+
+
+class NotCanonical(DocumentError):
+    """Valid JSON whose bytes are not the RFC 8785 canonical form of its value."""
+
+
+class UnknownSchemaVersion(DocumentError):
+    """A ``schema_version`` this code does not read."""
+
+
+class SchemaViolation(DocumentError):
+    """The document fails its JSON Schema or its model."""

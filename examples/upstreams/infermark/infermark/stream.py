@@ -1,0 +1,1 @@
+"""Counts non-empty visible delta.content chunks over the concurrency-level wall."""

@@ -1,0 +1,2 @@
+"""Reference SparkBench harness."""
+VERSION = "5.2.0"

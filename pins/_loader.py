@@ -1,0 +1,61 @@
+"""Read a pin set from TOML bytes and name it by the digest of its canonical JSON."""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+from bundle_schema import canonical_bytes, digest_of
+from bundle_schema.errors import InvalidInput
+
+BUILTIN = ("gx10-qualification-v5",)
+"""Pin sets shipped with the project, by id."""
+
+
+@dataclass(frozen=True)
+class PinSetSource:
+    """A pin set's id, digest and data, as read."""
+
+    id: str
+    digest: str
+    data: Mapping[str, Any]
+
+
+def pin_set_digest(data: Mapping[str, Any]) -> str:
+    """``sha256:`` of the canonical JSON of a pin set's data."""
+    return digest_of(canonical_bytes(dict(data)))
+
+
+def parse_pin_set(raw: bytes, where: str) -> PinSetSource:
+    """Parse pin-set TOML bytes.
+
+    Raises:
+        InvalidInput: not UTF-8 TOML, or without a string ``id``.
+    """
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise InvalidInput(f"{where}: not a TOML pin set: {exc}") from None
+    pin_id = data.get("id")
+    if not isinstance(pin_id, str) or not pin_id:
+        raise InvalidInput(f"{where}: 'id' must be a non-empty string")
+    try:
+        digest = pin_set_digest(data)
+    except ValueError as exc:
+        raise InvalidInput(f"{where}: {exc}") from None
+    return PinSetSource(id=pin_id, digest=digest, data=data)
+
+
+def load_builtin(pin_id: str) -> PinSetSource:
+    """Load one of the pin sets shipped in this package.
+
+    Raises:
+        InvalidInput: no shipped pin set has that id.
+    """
+    if pin_id not in BUILTIN:
+        raise InvalidInput(f"unknown pin set {pin_id!r}; shipped: {', '.join(BUILTIN)}")
+    raw = (resources.files("pins") / f"{pin_id}.toml").read_bytes()
+    return parse_pin_set(raw, f"pins/{pin_id}.toml")

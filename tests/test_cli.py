@@ -1,0 +1,129 @@
+"""The CLI contract: exit codes 0/1/2, one-line reasons, no traceback; once via a subprocess."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from audit.cli import main
+from verify import VERSION
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out.strip() == f"audit {VERSION}"
+
+
+@pytest.mark.parametrize("command", [[], ["verify"], ["pack"], ["unpack"], ["schema"], ["demo"]])
+def test_help(command: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([*command, "--help"]) == 0
+    assert "usage: audit" in capsys.readouterr().out
+
+
+USAGE = [
+    ("no command", [], "audit: give a command (see audit --help)"),
+    ("unknown command", ["frobnicate"], "invalid choice: 'frobnicate'"),
+    ("verify without a path", ["verify"], "the following arguments are required: PATH"),
+    (
+        "bad digest",
+        ["verify", ".", "--expect-digest", "abc"],
+        "'abc' is not sha256:<64 lowercase hex>",
+    ),
+    ("bad workers", ["verify", ".", "--workers", "0"], "'0' is not a positive integer"),
+    ("pack without output", ["pack", "."], "the following arguments are required: -o/--output"),
+    ("check and out", ["schema", "--check", "--out", "x"], "not allowed with argument"),
+    ("unknown option", ["verify", ".", "--fast"], "unrecognized arguments: --fast"),
+]
+
+
+@pytest.mark.parametrize(("argv", "fragment"), [u[1:] for u in USAGE], ids=[u[0] for u in USAGE])
+def test_usage_errors_exit_2_with_one_line(
+    argv: list[str], fragment: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    assert fragment in err
+
+
+REFUSED = [
+    ("missing path", lambda d: d / "nope", "cannot open: No such file or directory"),
+    ("empty directory", lambda d: d, "no manifest.json; not a sealed bundle"),
+    ("device", lambda d: Path("/dev/null"), "neither a bundle directory nor a tar file"),
+]
+
+
+@pytest.mark.parametrize(
+    ("make", "fragment"), [r[1:] for r in REFUSED], ids=[r[0] for r in REFUSED]
+)
+def test_refused_input_exit_2(
+    make, fragment: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:  # type: ignore[no-untyped-def]
+    assert main(["verify", str(make(tmp_path))]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and fragment in err
+
+
+def test_pack_and_unpack_commands(
+    full_bundle: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["pack", str(full_bundle), "-o", str(tmp_path / "b.tar")]) == 0
+    assert "packed" in capsys.readouterr().out
+    assert main(["unpack", str(tmp_path / "b.tar"), "-o", str(tmp_path / "out")]) == 0
+    assert main(["verify", str(tmp_path / "out")]) == 0
+
+
+def test_pack_of_a_corrupt_bundle_exits_1(
+    full_bundle: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    next((full_bundle / "blobs" / "sha256").iterdir()).write_bytes(b"corrupt")
+    assert main(["pack", str(full_bundle), "-o", str(tmp_path / "b.tar")]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("audit pack: ") and err.count("\n") == 1
+    assert not (tmp_path / "b.tar").exists()
+
+
+def test_unwritable_output_is_a_one_line_error(
+    full_bundle: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["pack", str(full_bundle), "-o", "/proc/b.tar"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("audit pack: /proc/") and err.count("\n") == 1
+
+
+def test_human_output_shows_the_verdict(
+    full_bundle: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["verify", str(full_bundle)]) == 0
+    out = capsys.readouterr().out
+    assert "integrity" in out and "ok" in out and "gx10-v5-full-20261102T100000Z-01" in out
+
+
+def test_through_a_subprocess(full_bundle: Path) -> None:
+    """The installed entry point, as a user runs it: exit codes and streams."""
+    env = dict(os.environ, COLUMNS="200")
+    run = [sys.executable, "-m", "audit"]
+    ok = subprocess.run(
+        [*run, "verify", str(full_bundle), "--json"], capture_output=True, env=env, check=False
+    )
+    assert (ok.returncode, ok.stderr) == (0, b"")
+    assert ok.stdout.startswith(b'{"bundle_digest":"sha256:')
+    blob = next((full_bundle / "blobs" / "sha256").iterdir())
+    blob.write_bytes(blob.read_bytes()[:-1])
+    failed = subprocess.run(
+        [*run, "verify", str(full_bundle)], capture_output=True, env=env, check=False
+    )
+    assert failed.returncode == 1
+    assert failed.stderr.decode().count("\n") == 1
+    refused = subprocess.run(
+        [*run, "verify", "/nonexistent"], capture_output=True, env=env, check=False
+    )
+    assert refused.returncode == 2
+    assert refused.stderr == b"audit verify: /nonexistent: cannot open: No such file or directory\n"
+    script = Path(sys.executable).parent / "audit"
+    version = subprocess.run([str(script), "--version"], capture_output=True, check=False)
+    assert version.stdout.decode().strip() == f"audit {VERSION}"

@@ -1,0 +1,94 @@
+"""The example bundles are reproducible, match their committed digests, and the demo holds."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from audit.demo import run_demo
+from audit.examples import (
+    EXAMPLES_DIR,
+    build_example,
+    build_upstream,
+    example_runs,
+    expected_digests,
+)
+from bundle_schema.errors import InvalidInput
+from pins import load_builtin
+from verify import parse_manifest, verify_bundle
+
+
+def test_examples_match_their_committed_digests(built_examples: dict[str, Path]) -> None:
+    built = {name: verify_bundle(path).bundle_digest for name, path in built_examples.items()}
+    assert built == expected_digests(), (
+        "example bundles drifted; if intended, rewrite examples/expected-digests.json from "
+        "`audit demo` output"
+    )
+
+
+def test_rebuilding_gives_identical_bytes(built_examples: dict[str, Path], tmp_path: Path) -> None:
+    run = example_runs()[0]
+    build_example(run, tmp_path / "again", tmp_path / "work")
+    for path in built_examples[run.name].rglob("*"):
+        if path.is_file():
+            relative = path.relative_to(built_examples[run.name])
+            assert (tmp_path / "again" / relative).read_bytes() == path.read_bytes()
+
+
+def test_full_example_is_complete(built_examples: dict[str, Path]) -> None:
+    manifest = parse_manifest(
+        (built_examples["gx10-full-qualified"] / "manifest.json").read_bytes()
+    ).model
+    assert manifest.profile == "full"
+    assert [c.name for c in manifest.components] == [
+        "coding",
+        "hermes",
+        "tool_instruction",
+        "reliability",
+        "performance",
+    ]
+    assert {"transport/exchanges.jsonl", "network/socket-ledger.jsonl"} <= set(manifest.evidence)
+    assert len(manifest.upstreams) == 4 and all(u.clean for u in manifest.upstreams)
+    pins = load_builtin("gx10-qualification-v5")
+    assert manifest.pin_set.digest == pins.digest
+    assert verify_bundle(built_examples["gx10-full-qualified"]).integrity.status == "ok"
+
+
+def test_upstream_commits_are_deterministic_and_pinned(tmp_path: Path) -> None:
+    pins = load_builtin("gx10-qualification-v5")
+    for name, pinned in pins.data["upstreams"].items():
+        commit, listing = build_upstream(EXAMPLES_DIR / "upstreams" / name, tmp_path / name)
+        assert commit == pinned["commit"]
+        assert listing.startswith(b"100644 blob ")
+
+
+def test_drifted_upstream_is_refused(tmp_path: Path) -> None:
+    examples = tmp_path / "examples"
+    shutil.copytree(EXAMPLES_DIR, examples)
+    (examples / "upstreams" / "sparkbench" / "README.md").write_text("changed\n")
+    run = next(r for r in example_runs(examples) if r.name == "gx10-spark-quarantined")
+    with pytest.raises(
+        InvalidInput, match=r"builds commit [0-9a-f]{40}, but pin set gx10-qualification-v5 pins"
+    ):
+        build_example(run, tmp_path / "out", tmp_path / "work", examples)
+
+
+def test_demo_builds_verifies_and_catches_the_tampered_copy(tmp_path: Path) -> None:
+    console = Console(record=True, width=200)
+    assert run_demo(tmp_path / "demo", console) is True
+    text = console.export_text()
+    assert "tampered copy of gx10-full-qualified" in text and "caught" in text
+    for digest in expected_digests().values():
+        assert digest in text
+    assert run_demo(tmp_path / "demo", console) is True  # re-running replaces its own output
+
+
+def test_demo_refuses_to_replace_a_foreign_directory(tmp_path: Path) -> None:
+    (tmp_path / "demo" / "gx10-full-qualified").mkdir(parents=True)
+    (tmp_path / "demo" / "gx10-full-qualified" / "thesis.tex").write_text("precious")
+    with pytest.raises(InvalidInput, match="not a bundle directory; not replacing it"):
+        run_demo(tmp_path / "demo", Console(record=True))
+    assert (tmp_path / "demo" / "gx10-full-qualified" / "thesis.tex").read_text() == "precious"

@@ -1,0 +1,29 @@
+"""The offline verifier: reads a bundle, never writes, never runs its code, never opens a socket.
+
+Public API: :func:`verify_bundle` and the values it works with. The core (``_core``) is pure;
+``_shell`` does the reading.
+"""
+
+from verify._core import ParsedManifest, parse_manifest
+from verify._hashing import default_workers, hash_members
+from verify._shell import verify_bundle
+from verify._source import DEFAULT_LIMITS, BundleSource, HostileArchive, Limits, Member, open_source
+from verify._version import VERSION
+from verify.render import render_verdict, verdict_json
+
+__all__ = [
+    "DEFAULT_LIMITS",
+    "VERSION",
+    "BundleSource",
+    "HostileArchive",
+    "Limits",
+    "Member",
+    "ParsedManifest",
+    "default_workers",
+    "hash_members",
+    "open_source",
+    "parse_manifest",
+    "render_verdict",
+    "verdict_json",
+    "verify_bundle",
+]

@@ -1,0 +1,253 @@
+"""The integrity core: pure functions from bytes and observations to findings and a verdict.
+
+Nothing here opens a file: the shell (:mod:`verify._shell`) lists the bundle, hashes blobs and
+reads records, then hands what it saw to these functions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from bundle_schema import KINDS, RECORD_MEDIA_TYPES, digest_of, loads_canonical, validate_document
+from bundle_schema.errors import DocumentError
+from bundle_schema.layout import MANIFEST, SEAL_FIELD, blob_path, classify_path, content_digest
+from bundle_schema.models import (
+    ComponentResult,
+    Finding,
+    Integrity,
+    Manifest,
+    QuarantineMarker,
+    Verdict,
+    VerifierInfo,
+)
+from verify._hashing import Hashed
+
+__all__ = [
+    "VERIFIER_NAME",
+    "ParsedManifest",
+    "intact_entries",
+    "integrity_findings",
+    "make_verdict",
+    "parse_manifest",
+    "record_findings",
+]
+
+VERIFIER_NAME = "evidence-audit"
+
+
+@dataclass(frozen=True)
+class ParsedManifest:
+    """A manifest as received: its bytes, digest, parsed value and model."""
+
+    data: bytes
+    bundle_digest: str
+    value: Mapping[str, Any]
+    model: Manifest
+
+
+def parse_manifest(data: bytes) -> ParsedManifest:
+    """Parse manifest.json's bytes strictly: canonical JSON, known version, schema, model.
+
+    Raises:
+        DocumentError: the manifest is not a valid version-1 manifest; the message says where.
+    """
+    value = loads_canonical(data, MANIFEST)
+    model = validate_document(KINDS["manifest"], value, MANIFEST)
+    assert isinstance(model, Manifest)  # noqa: S101 - validate_document returns the kind's model
+    return ParsedManifest(data, digest_of(data), value, model)
+
+
+def _finding(code: Any, message: str, **where: str | None) -> Finding:
+    return Finding(code=code, message=message, **where)
+
+
+def integrity_findings(
+    manifest: ParsedManifest,
+    files: Mapping[str, int],
+    hashed: Mapping[str, Hashed],
+    expect_digest: str | None = None,
+) -> list[Finding]:
+    """Compare the manifest with the bundle's files and the blobs' hashes.
+
+    Args:
+        manifest: the parsed manifest.
+        files: every file of the bundle by bundle-relative path, with its size.
+        hashed: the hash of every referenced blob that is present, by path.
+        expect_digest: a bundle digest the caller expects (published out of band), if any.
+
+    Returns:
+        The findings, unsorted; empty when the bundle is intact.
+    """
+    findings: list[Finding] = []
+    if expect_digest is not None and expect_digest != manifest.bundle_digest:
+        findings.append(
+            _finding(
+                "bundle_digest_mismatch",
+                f"bundle digest is {manifest.bundle_digest}, expected {expect_digest}",
+                path=MANIFEST,
+                expected=expect_digest,
+                got=manifest.bundle_digest,
+            )
+        )
+    sealed = content_digest(manifest.value)
+    if sealed != manifest.model.content_digest:
+        findings.append(
+            _finding(
+                "content_digest_mismatch",
+                f"{MANIFEST}: {SEAL_FIELD} is {manifest.model.content_digest}, but the manifest's "
+                f"content hashes to {sealed}",
+                path=MANIFEST,
+                expected=manifest.model.content_digest,
+                got=sealed,
+            )
+        )
+    referenced: set[str] = set()
+    for name, entry in sorted(manifest.model.evidence.items()):
+        path = blob_path(entry.digest)
+        referenced.add(path)
+        seen = hashed.get(path)
+        if path not in files:
+            findings.append(
+                _finding(
+                    "missing_blob",
+                    f"evidence {name!r}: blob {path} is missing",
+                    entry=name,
+                    path=path,
+                    expected=entry.digest,
+                )
+            )
+        elif seen is None or seen.error is not None:
+            reason = seen.error if seen else "not hashed"
+            findings.append(
+                _finding(
+                    "unreadable_blob",
+                    f"evidence {name!r}: blob {path} cannot be read: {reason}",
+                    entry=name,
+                    path=path,
+                )
+            )
+        elif seen.size != entry.size:
+            findings.append(
+                _finding(
+                    "size_mismatch",
+                    f"evidence {name!r}: blob {path} has {seen.size} bytes, the manifest says "
+                    f"{entry.size}",
+                    entry=name,
+                    path=path,
+                    expected=str(entry.size),
+                    got=str(seen.size),
+                )
+            )
+        elif seen.digest != entry.digest:
+            findings.append(
+                _finding(
+                    "digest_mismatch",
+                    f"evidence {name!r}: blob {path} hashes to {seen.digest}, not to its name",
+                    entry=name,
+                    path=path,
+                    expected=entry.digest,
+                    got=seen.digest,
+                )
+            )
+    for path in sorted(files):
+        kind = classify_path(path)
+        if kind == "blob" and path not in referenced:
+            findings.append(
+                _finding(
+                    "extra_blob",
+                    f"blob {path} is not referenced by any evidence entry",
+                    path=path,
+                )
+            )
+        elif kind == "other" and path.startswith("blobs/"):
+            findings.append(
+                _finding(
+                    "misnamed_blob",
+                    f"file {path} is not named blobs/sha256/<64 lowercase hex>",
+                    path=path,
+                )
+            )
+        elif kind == "other":
+            findings.append(
+                _finding("unexpected_file", f"file {path} is outside the bundle layout", path=path)
+            )
+    return findings
+
+
+def intact_entries(manifest: ParsedManifest, findings: Iterable[Finding]) -> list[str]:
+    """Logical names of the evidence entries that no integrity finding names."""
+    broken = {f.entry for f in findings if f.entry}
+    return [name for name in sorted(manifest.model.evidence) if name not in broken]
+
+
+def record_findings(
+    manifest: ParsedManifest, name: str, documents: Iterable[bytes], where: str
+) -> list[Finding]:
+    """Validate the documents of one evidence record blob and the names they reference.
+
+    Args:
+        manifest: the parsed manifest.
+        name: the logical name of the record's evidence entry.
+        documents: the record's documents (one for JSON, one per line for JSON Lines).
+        where: the record's location for messages.
+    """
+    entry = manifest.model.evidence[name]
+    kind = RECORD_MEDIA_TYPES[entry.media_type]
+    findings: list[Finding] = []
+    for number, document in enumerate(documents, start=1):
+        location = f"{where}:{number}" if kind.lines else where
+        try:
+            model = validate_document(kind, loads_canonical(document, location), location)
+        except DocumentError as exc:
+            findings.append(
+                _finding("record_invalid", f"evidence {name!r}: {exc}", entry=name, path=where)
+            )
+            break
+        for field, ref in _references(model):
+            if ref not in manifest.model.evidence:
+                findings.append(
+                    _finding(
+                        "dangling_reference",
+                        f"evidence {name!r}: {field} names {ref!r}, which is not an evidence entry",
+                        entry=name,
+                        path=where,
+                        got=ref,
+                    )
+                )
+    return findings
+
+
+def _references(model: object) -> list[tuple[str, str]]:
+    if isinstance(model, ComponentResult):
+        refs = [(f"raw_outputs[{i}]", r) for i, r in enumerate(model.raw_outputs)]
+        return refs + ([("quarantine", model.quarantine)] if model.quarantine else [])
+    if isinstance(model, QuarantineMarker) and model.source:
+        return [("source", model.source)]
+    return []
+
+
+def make_verdict(
+    manifest: ParsedManifest,
+    findings: Iterable[Finding],
+    blobs_checked: int,
+    bytes_checked: int,
+    version: str,
+) -> Verdict:
+    """Assemble the verdict, with findings in a stable order."""
+    ordered = tuple(
+        sorted(findings, key=lambda f: (f.entry or "", f.path or "", f.code, f.message))
+    )
+    return Verdict(
+        schema_version=1,
+        bundle_digest=manifest.bundle_digest,
+        run_id=manifest.model.run_id,
+        integrity=Integrity(
+            status="failed" if ordered else "ok",
+            findings=ordered,
+            blobs_checked=blobs_checked,
+            bytes_checked=bytes_checked,
+        ),
+        verifier=VerifierInfo(name=VERIFIER_NAME, version=version),
+    )

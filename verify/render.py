@@ -1,0 +1,86 @@
+"""Verdicts for people (rich) and for programs (canonical JSON)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    DownloadColumn,
+    Progress,
+    TimeRemainingColumn,
+    TransferSpeedColumn,
+)
+from rich.table import Table
+
+from bundle_schema import canonical_bytes
+from bundle_schema.models import Verdict
+
+__all__ = ["PROGRESS_MIN_BYTES", "ProgressBar", "render_verdict", "verdict_json"]
+
+PROGRESS_MIN_BYTES = 256 << 20
+"""Below this much hashing, no progress bar is worth drawing."""
+
+
+def verdict_json(verdict: Verdict) -> bytes:
+    """The verdict as one canonical JSON document and a newline: identical bytes every run."""
+    return canonical_bytes(verdict.model_dump(mode="json")) + b"\n"
+
+
+def render_verdict(verdict: Verdict, console: Console, location: str) -> None:
+    """Print a verdict as a table, followed by its findings."""
+    integrity = verdict.integrity
+    table = Table(title=f"evidence bundle {location}", show_header=False, title_justify="left")
+    table.add_column("field", style="bold")
+    table.add_column("value", overflow="fold")
+    table.add_row("bundle digest", verdict.bundle_digest)
+    table.add_row("run", verdict.run_id)
+    status = "[green]ok[/]" if integrity.status == "ok" else "[bold red]FAILED[/]"
+    table.add_row("integrity", status)
+    table.add_row("checked", f"{integrity.blobs_checked} blobs, {integrity.bytes_checked} bytes")
+    table.add_row("verifier", f"{verdict.verifier.name} {verdict.verifier.version}")
+    console.print(table)
+    if integrity.findings:
+        findings = Table(title="findings", title_justify="left")
+        findings.add_column("code", style="red")
+        findings.add_column("evidence")
+        findings.add_column("message", overflow="fold")
+        for finding in integrity.findings:
+            findings.add_row(finding.code, finding.entry or "-", finding.message)
+        console.print(findings)
+
+
+class ProgressBar:
+    """A rich progress bar for hashing, drawn only for long work on a terminal.
+
+    Use as a context manager; pass :meth:`factory` as ``verify_bundle(progress=...)``.
+    """
+
+    def __init__(self, console: Console) -> None:
+        self._console = console
+        self._progress: Progress | None = None
+
+    def factory(self, _count: int, total: int) -> Callable[[int], None] | None:
+        if total < PROGRESS_MIN_BYTES or not self._console.is_terminal:
+            return None
+        progress = Progress(
+            "[progress.description]{task.description}",
+            BarColumn(),
+            DownloadColumn(),
+            TransferSpeedColumn(),
+            TimeRemainingColumn(),
+            console=self._console,
+            transient=True,
+        )
+        task = progress.add_task("hashing blobs", total=total)
+        progress.start()
+        self._progress = progress
+        return lambda done: progress.advance(task, done)
+
+    def __enter__(self) -> ProgressBar:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        if self._progress is not None:
+            self._progress.stop()
