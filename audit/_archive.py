@@ -97,7 +97,6 @@ def pack(bundle: str | os.PathLike[str], out: str | os.PathLike[str]) -> PackRes
     if target.is_dir():
         raise InvalidInput(f"{target}: is a directory")
     hashed: dict[str, Hashed] = {}
-    sizes = {p: m.size for p, m in source.members.items()}
     written = 0
 
     temp = target.with_name(f".{target.name}.tmp-pack")
@@ -106,10 +105,11 @@ def pack(bundle: str | os.PathLike[str], out: str | os.PathLike[str]) -> PackRes
             for path in sorted(source.members):
                 member = source.members[path]
                 reader = _HashingReader(member)
-                archive.addfile(_tar_info(path, member.size), reader)
+                size = os.stat(member.file, follow_symlinks=False).st_size
+                archive.addfile(_tar_info(path, size), reader)
                 hashed[path] = Hashed("sha256:" + reader.digest.hexdigest(), reader.size)
                 written += reader.size
-        _refuse_findings(bundle, integrity_findings(manifest, sizes, hashed))
+        _refuse_findings(bundle, integrity_findings(manifest, source.members.keys(), hashed))
         with open(temp, "rb") as done:
             os.fsync(done.fileno())
         os.replace(temp, target)

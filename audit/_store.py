@@ -81,12 +81,16 @@ def write_atomically(path: Path, chunks: Iterable[bytes]) -> tuple[str, int]:
 class BundleWriter:
     """Writes one bundle into a new or empty directory.
 
+    With ``durable=False`` blobs are not fsynced one by one (the manifest still is): only for
+    data that can be generated again, such as benchmark bundles.
+
     Raises (constructor):
         InvalidInput: the directory exists and is not empty, or is not a directory.
     """
 
-    def __init__(self, root: str | os.PathLike[str]) -> None:
+    def __init__(self, root: str | os.PathLike[str], *, durable: bool = True) -> None:
         self.root = Path(root)
+        self._durable = durable
         if self.root.exists() and (not self.root.is_dir() or any(self.root.iterdir())):
             raise InvalidInput(f"{self.root}: exists and is not an empty directory")
         self._blobs = self.root / BLOB_DIR
@@ -121,7 +125,8 @@ class BundleWriter:
                     size += len(chunk)
                     out.write(chunk)
                 out.flush()
-                os.fsync(out.fileno())
+                if self._durable:
+                    os.fsync(out.fileno())
             entry = EvidenceEntry(
                 digest="sha256:" + digest.hexdigest(), size=size, media_type=media_type
             )

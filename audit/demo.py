@@ -82,20 +82,22 @@ def run_demo(out: Path, console: Console, examples: Path = EXAMPLES_DIR) -> bool
                 tar_ok=tar_verdict.integrity.status == "ok" and tar_verdict.bundle_digest == digest,
             )
         )
-    table = Table(title="example bundles (claims are the runner's; scoring replay comes later)")
-    for column in ("run", "claimed outcome", "validity", "integrity", "tar", "bundle digest"):
-        table.add_column(column, overflow="fold")
+    table = Table(title="example bundles (claims are the runner's own; replay comes later)")
+    for column in ("run", "claimed outcome", "validity", "integrity", "tar"):
+        table.add_column(column)
     for row in rows:
-        drift = "" if row.expected in (None, row.digest) else " [red](differs from expected)[/]"
         table.add_row(
             row.name,
             row.outcome,
             row.validity,
             "[green]ok[/]" if row.directory_ok else "[red]FAILED[/]",
             "[green]ok[/]" if row.tar_ok else "[red]FAILED[/]",
-            row.digest + drift,
         )
     console.print(table)
+    for row in rows:
+        drift = "" if row.expected in (None, row.digest) else " [red](differs from expected)[/]"
+        console.print(f"{row.name}: {row.digest}{drift}", soft_wrap=True)
+        console.print(f"  bundle {out / row.name}  tar {out / row.name}.tar", soft_wrap=True)
 
     tampered = out / "tampered-copy"
     entry = _tamper_copy(out / rows[0].name, tampered)
@@ -107,7 +109,8 @@ def run_demo(out: Path, console: Console, examples: Path = EXAMPLES_DIR) -> bool
     console.print(
         f"tampered copy of {rows[0].name} (one bit flipped in {entry!r}): "
         + ("[green]caught[/]: " if detected else "[red]NOT caught[/]: ")
-        + first
+        + first,
+        soft_wrap=True,
     )
     return detected and all(
         r.directory_ok and r.tar_ok and r.expected in (None, r.digest) for r in rows

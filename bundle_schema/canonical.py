@@ -10,29 +10,112 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 import rfc8785
 
 from bundle_schema.errors import MalformedJSON, NotCanonical
 
-__all__ = ["MAX_DEPTH", "canonical_bytes", "digest_of", "loads_canonical", "loads_strict"]
+__all__ = [
+    "MAX_DEPTH",
+    "CanonicalDocument",
+    "canonical_bytes",
+    "canonical_members",
+    "digest_of",
+    "join_members",
+    "loads_canonical",
+    "loads_strict",
+    "parse_canonical",
+]
 
 MAX_DEPTH = 64
 """Deepest nesting of arrays and objects accepted in any document."""
 
 
-def canonical_bytes(value: Any) -> bytes:
-    """Return the RFC 8785 canonical encoding of a JSON value.
+_NEEDS_REFERENCE = re.compile(
+    r"(?:^|[:,\[])-?(?:\d+(?:\.\d+)?[eE][+-]?\d+|\d+\.\d+|\d{16,})(?:[,\]}]|$)"
+)
+"""A whole float token, or an integer of 16 or more digits: a number between the start, a ``:``,
+``,`` or ``[`` and a ``,``, ``]``, ``}`` or the end. Text inside a string may match too; that only
+costs the slower path."""
 
-    Raises:
-        ValueError: the value is not representable (NaN, an integer beyond 2**53, a non-str key).
+
+def _string_keys(value: Any) -> bool:
+    """Whether every object key is a str (``json.dumps`` would turn others into strings)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if type(item) is dict:
+            if not all(type(key) is str for key in item):
+                return False
+            stack.extend(child for child in item.values() if type(child) in (dict, list))
+        elif type(item) is list:
+            stack.extend(child for child in item if type(child) in (dict, list))
+    return True
+
+
+def _encode(value: Any) -> bytes:
+    """RFC 8785 encoding: the standard library's where it provably agrees, rfc8785 elsewhere.
+
+    ``json.dumps(sort_keys=True)`` encodes exactly as RFC 8785 when every string is ASCII (the
+    same escapes; code point order equals UTF-16 order) and there are no floats (whose shortest
+    forms differ) and no integers beyond 2**53. Its output shows both at C speed: non-ASCII text
+    survives as non-ASCII, and a float or a long integer is a number token matched by
+    :data:`_NEEDS_REFERENCE`. Everything else goes to the ``rfc8785`` package.
     """
+    try:
+        text = (
+            json.dumps(
+                value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+            )
+            if _string_keys(value)
+            else ""
+        )
+    except (TypeError, ValueError):
+        text = ""
+    if text and text.isascii() and not _NEEDS_REFERENCE.search(text):
+        return text.encode()
     try:
         return rfc8785.dumps(value)
     except rfc8785.CanonicalizationError as exc:
         raise ValueError(f"value has no canonical JSON form: {exc}") from exc
+
+
+def canonical_members(value: dict[str, Any]) -> dict[str, bytes]:
+    """The canonical encoding of each member (``"key":value``) of a JSON object, by key.
+
+    ``b"{" + b",".join(members in key order) + b"}"`` is the object's canonical encoding; see
+    :func:`join_members`. Encoding members once lets a caller derive the encoding of the object
+    without one of its members at no extra cost.
+
+    Raises:
+        ValueError: a member has no canonical JSON form.
+    """
+    return {key: _encode({key: child})[1:-1] for key, child in value.items()}
+
+
+def join_members(members: dict[str, bytes]) -> bytes:
+    """Join member encodings from :func:`canonical_members` into a canonical object."""
+    order = sorted(members, key=lambda key: key.encode("utf-16-be"))
+    return b"{" + b",".join(members[key] for key in order) + b"}"
+
+
+def canonical_bytes(value: Any) -> bytes:
+    """Return the RFC 8785 canonical encoding of a JSON value (str keys only).
+
+    Objects are encoded member by member, so one float or non-ASCII string sends only its own
+    member to the slower reference encoder (see :func:`_encode`); a property test checks the
+    result against the ``rfc8785`` package.
+
+    Raises:
+        ValueError: the value is not representable (NaN, an integer beyond 2**53, a non-str key).
+    """
+    if type(value) is dict:
+        return join_members(canonical_members(value))
+    return _encode(value)
 
 
 def digest_of(data: bytes) -> str:
@@ -77,28 +160,6 @@ def _depth(value: Any) -> int:
     return deepest
 
 
-def _nesting_prescan(text: str) -> int:
-    """Upper bound of the nesting depth, counted over brackets outside strings."""
-    depth = deepest = 0
-    in_string = escaped = False
-    for char in text:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                in_string = False
-        elif char == '"':
-            in_string = True
-        elif char in "[{":
-            depth += 1
-            deepest = max(deepest, depth)
-        elif char in "]}":
-            depth -= 1
-    return deepest
-
-
 def loads_strict(data: bytes, where: str) -> Any:
     """Parse JSON bytes strictly.
 
@@ -115,8 +176,6 @@ def loads_strict(data: bytes, where: str) -> Any:
         raise MalformedJSON(where, f"invalid UTF-8 at byte {exc.start}") from None
     if text.startswith("\ufeff"):
         raise MalformedJSON(where, "starts with a byte-order mark")
-    if ("[" in text or "{" in text) and _nesting_prescan(text) > MAX_DEPTH:
-        raise MalformedJSON(where, f"nested deeper than {MAX_DEPTH} levels")
     try:
         value = json.loads(
             text, object_pairs_hook=_pairs, parse_constant=_constant, parse_float=_float
@@ -125,31 +184,70 @@ def loads_strict(data: bytes, where: str) -> Any:
         raise MalformedJSON(where, str(exc)) from None
     except json.JSONDecodeError as exc:
         raise MalformedJSON(where, f"{exc.msg} at line {exc.lineno} column {exc.colno}") from None
-    except (RecursionError, ValueError) as exc:
+    except RecursionError:  # the C parser's own guard, far below any memory limit
+        raise MalformedJSON(where, f"nested deeper than {MAX_DEPTH} levels") from None
+    except ValueError as exc:
         raise MalformedJSON(where, str(exc)) from None
-    if _depth(value) > MAX_DEPTH:  # pragma: no cover - the prescan bounds this already
+    if _depth(value) > MAX_DEPTH:
         raise MalformedJSON(where, f"nested deeper than {MAX_DEPTH} levels")
     return value
 
 
-def loads_canonical(data: bytes, where: str) -> Any:
-    """Parse JSON bytes strictly and require them to be their own canonical form.
+@dataclass(frozen=True)
+class CanonicalDocument:
+    """A document parsed from bytes that are their own canonical form."""
+
+    value: Any
+    members: dict[str, bytes] | None
+    """For an object: the canonical encoding of each member (see :func:`canonical_members`)."""
+
+
+def _first_difference(one: bytes, two: bytes) -> int:
+    return next(
+        (i for i, (a, b) in enumerate(zip(one, two, strict=False)) if a != b),
+        min(len(one), len(two)),
+    )
+
+
+def parse_canonical(data: bytes, where: str) -> CanonicalDocument:
+    """Parse JSON bytes and require them to be their own RFC 8785 canonical form.
+
+    Canonical bytes hold no duplicate key, no NaN and no whitespace, so the bytes are parsed
+    with the plain parser and compared with their re-encoding; only bytes that differ are parsed
+    again strictly, to say exactly what is wrong with them. Nesting is bounded by the parser's
+    own recursion guard here, not by :data:`MAX_DEPTH`: every document kind has a closed schema
+    that refuses unexpected nesting without descending into it.
 
     Raises:
         MalformedJSON: see :func:`loads_strict`.
-        NotCanonical: the bytes parse, but are not the RFC 8785 encoding of the value.
+        NotCanonical: the bytes parse strictly, but are not the encoding of their value.
     """
-    value = loads_strict(data, where)
     try:
-        expected = canonical_bytes(value)
+        value = json.loads(data, parse_constant=_constant, parse_float=_float)
+    except (ValueError, RecursionError):
+        value = loads_strict(data, where)  # raises with the precise reason
+    try:
+        members = canonical_members(value) if type(value) is dict else None
+        expected = join_members(members) if members is not None else canonical_bytes(value)
     except ValueError as exc:
         raise NotCanonical(where, str(exc)) from None
+    except RecursionError:
+        raise MalformedJSON(where, f"nested deeper than {MAX_DEPTH} levels") from None
     if expected != data:
-        offset = next(
-            (i for i, (a, b) in enumerate(zip(expected, data, strict=False)) if a != b),
-            min(len(expected), len(data)),
-        )
+        loads_strict(data, where)  # duplicate keys, NaN, bad UTF-8: the precise reason
         raise NotCanonical(
-            where, f"bytes are not RFC 8785 canonical JSON (first difference at byte {offset})"
+            where,
+            "bytes are not RFC 8785 canonical JSON "
+            f"(first difference at byte {_first_difference(expected, data)})",
         )
-    return value
+    return CanonicalDocument(value, members)
+
+
+def loads_canonical(data: bytes, where: str) -> Any:
+    """Parse JSON bytes that must be their own canonical form; return the value.
+
+    Raises:
+        MalformedJSON: see :func:`loads_strict`.
+        NotCanonical: see :func:`parse_canonical`.
+    """
+    return parse_canonical(data, where).value

@@ -10,7 +10,16 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
+    StringConstraints,
+    model_validator,
+)
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -64,15 +73,16 @@ MediaType = Annotated[
     ),
 ]
 Text = Annotated[str, StringConstraints(max_length=4096)]
-Size = Annotated[int, Field(ge=0, le=MAX_SAFE_INTEGER)]
-Score = Annotated[float, Field(ge=0, le=100)]
-Seconds = Annotated[float, Field(ge=0)]
-Metric = float | int | None
+# Scalars are strict: lax pydantic would take true for 1 or "1" for 1; the JSON Schema does not.
+Size = Annotated[int, Field(strict=True, ge=0, le=MAX_SAFE_INTEGER)]
+Score = Annotated[float, Field(strict=True, ge=0, le=100)]
+Seconds = Annotated[float, Field(strict=True, ge=0)]
+Metric = StrictFloat | StrictInt | None
 
 
 class _Model(BaseModel):
-    # Not pydantic-strict: its strict mode refuses JSON arrays for tuple fields. JSON types are
-    # enforced exactly by the JSON Schema step that runs before the model in the one load path.
+    # Not pydantic-strict as a whole: its strict mode refuses JSON arrays for tuple fields. The
+    # scalar types are strict one by one instead (Size, Score, StrictBool, ...).
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
@@ -118,7 +128,7 @@ class UpstreamCheckout(_Model):
     name: Identifier
     repository: Annotated[str, StringConstraints(min_length=1, max_length=512)]
     commit: GitCommit
-    clean: bool
+    clean: StrictBool
     tree: LogicalName | None = None
     """Evidence entry holding ``git ls-tree -r`` of the commit, where recorded."""
 
@@ -136,7 +146,7 @@ class Claims(_Model):
     outcome: Literal["QUALIFIED", "NOT_QUALIFIED", "INFRA_ERROR"]
     result_validity: Literal["VALID", "QUARANTINED", "INFRA_FAILURE", "INCOMPLETE"]
     profile_decision: Literal["MEETS_PROFILE", "DOES_NOT_MEET_PROFILE", "NOT_ASSESSED"]
-    rankable: bool
+    rankable: StrictBool
     aggregate_score: Score | None
     executed_weight: Score
     component_scores: dict[Identifier, Score | None]
@@ -211,7 +221,7 @@ class TransportExchange(_Model):
     ended: Seconds | None = None
     method: Annotated[str, StringConstraints(pattern=r"^[A-Z]{1,16}$")]
     path: Annotated[str, StringConstraints(pattern=r"^/", max_length=4096)]
-    status: Annotated[int, Field(ge=100, le=599)] | None = None
+    status: Annotated[int, Field(strict=True, ge=100, le=599)] | None = None
     request_headers: dict[str, Text] = Field(default_factory=dict)
     response_headers: dict[str, Text] = Field(default_factory=dict)
     request_body: Body | None = None
@@ -228,11 +238,11 @@ class SocketLedgerEntry(_Model):
     schema_version: Literal[1]
     seq: Size
     t: Seconds
-    pid: Annotated[int, Field(ge=1)]
+    pid: Annotated[int, Field(strict=True, ge=1)]
     process: Annotated[str, StringConstraints(max_length=256)]
     family: Literal["AF_INET", "AF_INET6", "AF_UNIX"]
     address: Annotated[str, StringConstraints(max_length=256)]
-    port: Annotated[int, Field(ge=0, le=65535)] | None = None
+    port: Annotated[int, Field(strict=True, ge=0, le=65535)] | None = None
     outcome: Annotated[str, StringConstraints(pattern=r"^(connected|in-progress|E[A-Z0-9]+)$")]
     component: Identifier | None = None
 

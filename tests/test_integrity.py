@@ -2,20 +2,24 @@
 
 from __future__ import annotations
 
+import io
 import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from rich.console import Console
 
 from audit import pack
 from audit.cli import main
 from bundle_schema import canonical_bytes, digest_of
 from bundle_schema.layout import blob_path, content_digest
+from tests.conftest import write_small_bundle
 from verify import parse_manifest, verify_bundle
 from verify._core import integrity_findings
-from verify._hashing import Hashed
+from verify._hashing import PROCESS_THRESHOLD, Hashed
+from verify.render import PROGRESS_MIN_BYTES, ProgressBar
 
 TRANSPORT = "transport/exchanges.jsonl"
 RESULT = "components/coding/result.json"
@@ -244,3 +248,33 @@ def test_verdict_json_is_identical_across_runs_and_forms(
 
 def test_single_worker_and_many_workers_agree(full_bundle: Path) -> None:
     assert verify_bundle(full_bundle, workers=1) == verify_bundle(full_bundle, workers=4)
+
+
+def test_many_blobs_take_the_process_path_and_agree(tmp_path: Path) -> None:
+    """Past PROCESS_THRESHOLD blobs hashing runs in worker processes; results do not change."""
+    root = tmp_path / "many"
+    extra = {f"logs/part-{i:04d}.txt": f"line {i}\n".encode() for i in range(PROCESS_THRESHOLD * 2)}
+    write_small_bundle(root, extra=extra)
+    pack(root, tmp_path / "many.tar")
+    for target in (root, tmp_path / "many.tar"):
+        assert verify_bundle(target, workers=2) == verify_bundle(target, workers=1)
+        assert verify_bundle(target, workers=2).integrity.status == "ok"
+    manifest = parse_manifest((root / "manifest.json").read_bytes()).model
+    victim = root / blob_path(manifest.evidence["logs/part-0077.txt"].digest)
+    victim.write_bytes(b"line 78\n")
+    found = verify_bundle(root, workers=2).integrity.findings
+    assert [(f.code, f.entry) for f in found] == [("digest_mismatch", "logs/part-0077.txt")]
+
+
+def test_progress_bar_only_for_long_work_on_a_terminal() -> None:
+    plain = Console(file=io.StringIO(), force_terminal=False)
+    with ProgressBar(plain) as bar:
+        assert bar.factory(10, PROGRESS_MIN_BYTES * 2) is None
+    terminal = Console(file=io.StringIO(), force_terminal=True, width=100)
+    with ProgressBar(terminal) as bar:
+        assert bar.factory(10, PROGRESS_MIN_BYTES - 1) is None
+    with ProgressBar(terminal) as bar:
+        advance = bar.factory(10, PROGRESS_MIN_BYTES)
+        assert advance is not None
+        advance(PROGRESS_MIN_BYTES)
+    assert "hashing blobs" in terminal.file.getvalue()  # type: ignore[attr-defined]

@@ -6,15 +6,23 @@ reads records, then hands what it saw to these functions.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from bundle_schema import KINDS, RECORD_MEDIA_TYPES, digest_of, loads_canonical, validate_document
+from bundle_schema.canonical import parse_canonical
 from bundle_schema.errors import DocumentError
-from bundle_schema.layout import MANIFEST, SEAL_FIELD, blob_path, classify_path, content_digest
+from bundle_schema.layout import (
+    MANIFEST,
+    SEAL_FIELD,
+    blob_path,
+    classify_path,
+    content_digest_of_members,
+)
 from bundle_schema.models import (
     ComponentResult,
+    EvidenceEntry,
     Finding,
     Integrity,
     Manifest,
@@ -45,6 +53,8 @@ class ParsedManifest:
     bundle_digest: str
     value: Mapping[str, Any]
     model: Manifest
+    sealed_digest: str
+    """What the manifest's content hashes to (its ``content_digest`` should say the same)."""
 
 
 def parse_manifest(data: bytes) -> ParsedManifest:
@@ -53,10 +63,12 @@ def parse_manifest(data: bytes) -> ParsedManifest:
     Raises:
         DocumentError: the manifest is not a valid version-1 manifest; the message says where.
     """
-    value = loads_canonical(data, MANIFEST)
-    model = validate_document(KINDS["manifest"], value, MANIFEST)
+    document = parse_canonical(data, MANIFEST)
+    model = validate_document(KINDS["manifest"], document.value, MANIFEST)
     assert isinstance(model, Manifest)  # noqa: S101 - validate_document returns the kind's model
-    return ParsedManifest(data, digest_of(data), value, model)
+    assert document.members is not None  # noqa: S101 - a valid manifest is an object
+    sealed = content_digest_of_members(document.members)
+    return ParsedManifest(data, digest_of(data), document.value, model, sealed)
 
 
 def _finding(code: Any, message: str, **where: str | None) -> Finding:
@@ -65,7 +77,7 @@ def _finding(code: Any, message: str, **where: str | None) -> Finding:
 
 def integrity_findings(
     manifest: ParsedManifest,
-    files: Mapping[str, int],
+    files: Collection[str],
     hashed: Mapping[str, Hashed],
     expect_digest: str | None = None,
 ) -> list[Finding]:
@@ -73,7 +85,7 @@ def integrity_findings(
 
     Args:
         manifest: the parsed manifest.
-        files: every file of the bundle by bundle-relative path, with its size.
+        files: the bundle-relative path of every file of the bundle.
         hashed: the hash of every referenced blob that is present, by path.
         expect_digest: a bundle digest the caller expects (published out of band), if any.
 
@@ -91,7 +103,7 @@ def integrity_findings(
                 got=manifest.bundle_digest,
             )
         )
-    sealed = content_digest(manifest.value)
+    sealed = manifest.sealed_digest
     if sealed != manifest.model.content_digest:
         findings.append(
             _finding(
@@ -103,57 +115,20 @@ def integrity_findings(
                 got=sealed,
             )
         )
-    referenced: set[str] = set()
+    paths = {name: blob_path(entry.digest) for name, entry in manifest.model.evidence.items()}
     for name, entry in sorted(manifest.model.evidence.items()):
-        path = blob_path(entry.digest)
-        referenced.add(path)
-        seen = hashed.get(path)
-        if path not in files:
-            findings.append(
-                _finding(
-                    "missing_blob",
-                    f"evidence {name!r}: blob {path} is missing",
-                    entry=name,
-                    path=path,
-                    expected=entry.digest,
-                )
-            )
-        elif seen is None or seen.error is not None:
-            reason = seen.error if seen else "not hashed"
-            findings.append(
-                _finding(
-                    "unreadable_blob",
-                    f"evidence {name!r}: blob {path} cannot be read: {reason}",
-                    entry=name,
-                    path=path,
-                )
-            )
-        elif seen.size != entry.size:
-            findings.append(
-                _finding(
-                    "size_mismatch",
-                    f"evidence {name!r}: blob {path} has {seen.size} bytes, the manifest says "
-                    f"{entry.size}",
-                    entry=name,
-                    path=path,
-                    expected=str(entry.size),
-                    got=str(seen.size),
-                )
-            )
-        elif seen.digest != entry.digest:
-            findings.append(
-                _finding(
-                    "digest_mismatch",
-                    f"evidence {name!r}: blob {path} hashes to {seen.digest}, not to its name",
-                    entry=name,
-                    path=path,
-                    expected=entry.digest,
-                    got=seen.digest,
-                )
-            )
-    for path in sorted(files):
+        seen = hashed.get(paths[name])
+        intact = (
+            seen is not None
+            and seen.error is None
+            and seen.size == entry.size
+            and seen.digest == entry.digest
+        )
+        if not intact:
+            findings.append(_entry_finding(name, entry, paths[name], files, seen))
+    for path in sorted(set(files) - set(paths.values())):
         kind = classify_path(path)
-        if kind == "blob" and path not in referenced:
+        if kind == "blob":
             findings.append(
                 _finding(
                     "extra_blob",
@@ -174,6 +149,45 @@ def integrity_findings(
                 _finding("unexpected_file", f"file {path} is outside the bundle layout", path=path)
             )
     return findings
+
+
+def _entry_finding(
+    name: str, entry: EvidenceEntry, path: str, files: Collection[str], seen: Hashed | None
+) -> Finding:
+    """The finding for an evidence entry whose blob is not intact."""
+    if path not in files:
+        return _finding(
+            "missing_blob",
+            f"evidence {name!r}: blob {path} is missing",
+            entry=name,
+            path=path,
+            expected=entry.digest,
+        )
+    if seen is None or seen.error is not None:
+        reason = seen.error if seen else "not hashed"
+        return _finding(
+            "unreadable_blob",
+            f"evidence {name!r}: blob {path} cannot be read: {reason}",
+            entry=name,
+            path=path,
+        )
+    if seen.size != entry.size:
+        return _finding(
+            "size_mismatch",
+            f"evidence {name!r}: blob {path} has {seen.size} bytes, the manifest says {entry.size}",
+            entry=name,
+            path=path,
+            expected=str(entry.size),
+            got=str(seen.size),
+        )
+    return _finding(
+        "digest_mismatch",
+        f"evidence {name!r}: blob {path} hashes to {seen.digest}, not to its name",
+        entry=name,
+        path=path,
+        expected=entry.digest,
+        got=seen.digest,
+    )
 
 
 def intact_entries(manifest: ParsedManifest, findings: Iterable[Finding]) -> list[str]:

@@ -6,11 +6,13 @@ and never opens a socket.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import os
 from collections.abc import Callable, Iterator
 
 from bundle_schema import RECORD_MEDIA_TYPES
-from bundle_schema.layout import blob_path
+from bundle_schema.layout import BLOB_DIR, blob_path
 from bundle_schema.models import Finding, Verdict
 from verify._core import (
     ParsedManifest,
@@ -20,7 +22,7 @@ from verify._core import (
     parse_manifest,
     record_findings,
 )
-from verify._hashing import hash_members
+from verify._hashing import HashJob
 from verify._source import DEFAULT_LIMITS, BundleSource, Limits, Member, open_source
 from verify._version import VERSION
 
@@ -28,6 +30,9 @@ __all__ = ["ProgressFactory", "verify_bundle"]
 
 ProgressFactory = Callable[[int, int], Callable[[int], None] | None]
 """Given (blob count, total bytes), return a callback that advances by bytes, or None."""
+
+
+_BLOB_PREFIX = BLOB_DIR + "/"
 
 
 class _RecordTooLargeError(Exception):
@@ -50,9 +55,10 @@ def _documents(member: Member, lines: bool, cap: int) -> Iterator[bytes]:
     if lines:
         yield from _lines(member, cap)
         return
-    if member.size > cap:
+    data = member.read(cap)
+    if data is None:
         raise _RecordTooLargeError
-    yield member.read()
+    yield data
 
 
 def _record_findings(
@@ -92,6 +98,11 @@ def _record_findings(
     return findings
 
 
+def _blob_files(source: BundleSource) -> list[Member]:
+    """Every file under blobs/sha256/: hashing starts on them before the manifest is parsed."""
+    return [m for p, m in source.members.items() if p.startswith(_BLOB_PREFIX)]
+
+
 def verify_bundle(
     path: str | os.PathLike[str],
     *,
@@ -105,7 +116,7 @@ def verify_bundle(
     Args:
         path: a bundle directory or an uncompressed tar of one.
         expect_digest: the bundle digest published for it, if known.
-        workers: hashing threads; default: the cores this process may run on.
+        workers: hashing processes or threads; default: the cores this process may run on.
         progress: makes a progress callback for long work (see :data:`ProgressFactory`).
         limits: caps on sizes and counts.
 
@@ -115,19 +126,48 @@ def verify_bundle(
     Raises:
         InvalidInput: the bundle was refused (unreadable, hostile, no valid manifest).
     """
+    with _collector_paused():
+        return _verify(path, expect_digest, workers, progress, limits)
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while a bundle is verified.
+
+    Verification builds only acyclic objects (parsed JSON, models, results), but on a large
+    manifest their number makes each automatic collection walk a growing heap; reference
+    counting still frees them. Collection resumes as it was afterwards.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _verify(
+    path: str | os.PathLike[str],
+    expect_digest: str | None,
+    workers: int | None,
+    progress: ProgressFactory | None,
+    limits: Limits,
+) -> Verdict:
     source = open_source(path, limits)
-    manifest = parse_manifest(source.manifest_bytes(limits))
-    wanted = {blob_path(entry.digest) for entry in manifest.model.evidence.values()}
-    blobs = [source.members[p] for p in sorted(wanted) if p in source.members]
-    advance = progress(len(blobs), sum(m.size for m in blobs)) if progress else None
-    hashed = hash_members(blobs, workers=workers, advance=advance)
-    files = {p: m.size for p, m in source.members.items()}
-    findings = integrity_findings(manifest, files, hashed, expect_digest)
+    data = source.manifest_bytes(limits)
+    with HashJob(_blob_files(source), workers) as job:
+        manifest = parse_manifest(data)
+        wanted = {blob_path(entry.digest): entry.size for entry in manifest.model.evidence.values()}
+        present = {p: size for p, size in wanted.items() if p in source.members}
+        advance = progress(len(present), sum(present.values())) if progress else None
+        hashed = job.results(advance)
+    findings = integrity_findings(manifest, source.members.keys(), hashed, expect_digest)
     findings += _record_findings(manifest, source, intact_entries(manifest, findings), limits)
     return make_verdict(
         manifest,
         findings,
-        blobs_checked=len(blobs),
-        bytes_checked=sum(h.size for h in hashed.values()),
+        blobs_checked=len(present),
+        bytes_checked=sum(hashed[p].size for p in present if p in hashed),
         version=VERSION,
     )

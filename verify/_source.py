@@ -48,39 +48,65 @@ class Limits:
 DEFAULT_LIMITS = Limits()
 
 
+def read_all(fd: int, chunk: int = READ_CHUNK) -> Iterator[bytes]:
+    """Yield what remains of an open file, in chunks."""
+    while data := os.read(fd, chunk):
+        yield data
+
+
+def read_range(fd: int, offset: int, size: int, chunk: int = READ_CHUNK) -> Iterator[bytes]:
+    """Yield ``size`` bytes of an open file from ``offset``; stops early at its end."""
+    position, end = offset, offset + size
+    while position < end:
+        data = os.pread(fd, min(chunk, end - position), position)
+        if not data:
+            return
+        position += len(data)
+        yield data
+
+
 @dataclass(frozen=True)
 class Member:
-    """One file of a bundle: its bundle-relative path, size, and where its bytes are."""
+    """One file of a bundle: its bundle-relative path and where its bytes are."""
 
     path: str
-    size: int
     file: str
     """The filesystem path to open: the file itself, or the tar holding it."""
+    size: int | None = None
+    """The member's size where the listing knows it (a tar header); None: read to the end."""
     offset: int = 0
     """Where the member's bytes start inside ``file``."""
 
     def chunks(self, chunk: int = READ_CHUNK) -> Iterator[bytes]:
-        """Yield the member's bytes in chunks; a short file ends early (the caller counts).
+        """Yield the member's bytes in chunks; a short tar member ends early (callers count).
 
         Raises:
             OSError: the file cannot be opened or read.
         """
-        flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)
-        fd = os.open(self.file, flags)
+        fd = os.open(self.file, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
         try:
-            position, end = self.offset, self.offset + self.size
-            while position < end:
-                data = os.pread(fd, min(chunk, end - position), position)
-                if not data:
-                    return
-                position += len(data)
-                yield data
+            if self.size is None:
+                yield from read_all(fd, chunk)
+            else:
+                yield from read_range(fd, self.offset, self.size, chunk)
         finally:
             os.close(fd)
 
-    def read(self) -> bytes:
-        """Return all of the member's bytes (callers bound ``size`` first)."""
-        return b"".join(self.chunks())
+    def read(self, cap: int) -> bytes | None:
+        """Return the member's bytes, or None when there are more than ``cap`` of them.
+
+        Raises:
+            OSError: the file cannot be opened or read.
+        """
+        if self.size is not None and self.size > cap:
+            return None
+        parts, total = [], 0
+        for data in self.chunks(min(READ_CHUNK, cap + 1)):
+            parts.append(data)
+            total += len(data)
+            if total > cap:
+                return None
+        return b"".join(parts)
 
 
 @dataclass(frozen=True)
@@ -104,15 +130,15 @@ class BundleSource:
                 f"{self.location}: no {MANIFEST}; not a sealed bundle (a run that died before "
                 "sealing leaves none)"
             )
-        if member.size > limits.max_manifest_size:
-            raise InvalidInput(
-                f"{self.location}: {MANIFEST} has {member.size} bytes, over the cap of "
-                f"{limits.max_manifest_size}"
-            )
         try:
-            return member.read()
+            data = member.read(limits.max_manifest_size)
         except OSError as exc:
             raise InvalidInput(f"{self.location}: cannot read {MANIFEST}: {exc.strerror}") from None
+        if data is None:
+            raise InvalidInput(
+                f"{self.location}: {MANIFEST} is over the cap of {limits.max_manifest_size} bytes"
+            )
+        return data
 
 
 def open_source(path: str | os.PathLike[str], limits: Limits = DEFAULT_LIMITS) -> BundleSource:
@@ -146,15 +172,16 @@ def _scan_directory(root: str, limits: Limits) -> dict[str, Member]:
             raise InvalidInput(f"{directory}: cannot list: {exc.strerror}") from None
         for entry in entries:
             name = f"{relative}/{entry.name}" if relative else entry.name
-            info = entry.stat(follow_symlinks=False)
-            if stat.S_ISDIR(info.st_mode):
+            # the file type comes from the directory listing; no stat unless it is special
+            if entry.is_dir(follow_symlinks=False):
                 pending.append(name)
-            elif stat.S_ISREG(info.st_mode):
-                members[name] = Member(name, info.st_size, entry.path)
+            elif entry.is_file(follow_symlinks=False):
+                members[name] = Member(name, entry.path)
                 if len(members) > limits.max_members:
                     raise HostileArchive(f"{root}: more than {limits.max_members} files")
             else:
-                raise HostileArchive(f"{root}: {name!r} is a {_kind(info.st_mode)}, not a file")
+                mode = entry.stat(follow_symlinks=False).st_mode
+                raise HostileArchive(f"{root}: {name!r} is a {_kind(mode)}, not a file")
     return members
 
 
@@ -255,7 +282,7 @@ def _scan_tar(location: str, limits: Limits) -> dict[str, Member]:
                     )
                 if info.offset_data + info.size > file_size:
                     raise HostileArchive(f"{location}: member {name!r} is truncated")
-                members[name] = Member(name, info.size, location, info.offset_data)
+                members[name] = Member(name, location, info.size, info.offset_data)
     except (tarfile.TarError, EOFError) as exc:
         raise InvalidInput(f"{location}: not a readable uncompressed tar: {exc}") from None
     except OSError as exc:
