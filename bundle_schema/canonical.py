@@ -35,12 +35,15 @@ MAX_DEPTH = 64
 """Deepest nesting of arrays and objects accepted in any document."""
 
 
-_NEEDS_REFERENCE = re.compile(
-    r"(?:^|[:,\[])-?(?:\d+(?:\.\d+)?[eE][+-]?\d+|\d+\.\d+|\d{16,})(?:[,\]}]|$)"
-)
-"""A whole float token, or an integer of 16 or more digits: a number between the start, a ``:``,
-``,`` or ``[`` and a ``,``, ``]``, ``}`` or the end. Text inside a string may match too; that only
-costs the slower path."""
+_FLOAT_POINT = re.compile(r"\.\d(?<=\d\.\d)")
+_FLOAT_EXPONENT = re.compile(r"e[+-]\d(?<=\de[+-]\d)")
+"""Between them present in every finite float's repr ("1.0", "1e+16", "1.5e-07"). Strings can
+match too ("0.1.0"); that only sends their member to the reference encoder. Hex digests never do.
+Each pattern starts with a literal and checks the digit before it last, so the engine scans for
+the literal instead of trying every digit."""
+_LONG_INTEGER = re.compile(r"(?:^|[:,\[])-?\d{16,}(?:[,\]}]|$)")
+"""An integer token of 16 or more digits (possibly beyond 2**53)."""
+_SAFE_INTEGER = 2**53 - 1
 
 
 def _string_keys(value: Any) -> bool:
@@ -57,26 +60,39 @@ def _string_keys(value: Any) -> bool:
     return True
 
 
-def _encode(value: Any) -> bytes:
+def _encode(value: Any, *, from_json: bool = False) -> bytes:
     """RFC 8785 encoding: the standard library's where it provably agrees, rfc8785 elsewhere.
 
-    ``json.dumps(sort_keys=True)`` encodes exactly as RFC 8785 when every string is ASCII (the
-    same escapes; code point order equals UTF-16 order) and there are no floats (whose shortest
-    forms differ) and no integers beyond 2**53. Its output shows both at C speed: non-ASCII text
-    survives as non-ASCII, and a float or a long integer is a number token matched by
-    :data:`_NEEDS_REFERENCE`. Everything else goes to the ``rfc8785`` package.
+    ``json.dumps(sort_keys=True)`` encodes exactly as RFC 8785 when every key is a str, every
+    string is ASCII (the same escapes; code point order equals UTF-16 order), and there are no
+    floats (whose shortest forms differ) and no integers beyond 2**53. Its output shows the last
+    three at C speed: non-ASCII text survives as non-ASCII, a float matches :data:`_FLOAT_POINT`
+    or :data:`_FLOAT_EXPONENT`, and a
+    long integer :data:`_LONG_INTEGER`. Everything else goes to the ``rfc8785`` package.
+
+    Args:
+        value: JSON data.
+        from_json: ``value`` was just parsed by :func:`parse_canonical`, whose parser already
+            refused long integers and can only have made str keys.
     """
     try:
         text = (
             json.dumps(
                 value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
             )
-            if _string_keys(value)
+            if from_json or _string_keys(value)
             else ""
         )
     except (TypeError, ValueError):
         text = ""
-    if text and text.isascii() and not _NEEDS_REFERENCE.search(text):
+    plain = (
+        text
+        and text.isascii()
+        and not _FLOAT_POINT.search(text)
+        and not _FLOAT_EXPONENT.search(text)
+        and (from_json or not _LONG_INTEGER.search(text))
+    )
+    if plain:
         return text.encode()
     try:
         return rfc8785.dumps(value)
@@ -84,7 +100,7 @@ def _encode(value: Any) -> bytes:
         raise ValueError(f"value has no canonical JSON form: {exc}") from exc
 
 
-def canonical_members(value: dict[str, Any]) -> dict[str, bytes]:
+def canonical_members(value: dict[str, Any], *, from_json: bool = False) -> dict[str, bytes]:
     """The canonical encoding of each member (``"key":value``) of a JSON object, by key.
 
     ``b"{" + b",".join(members in key order) + b"}"`` is the object's canonical encoding; see
@@ -94,7 +110,7 @@ def canonical_members(value: dict[str, Any]) -> dict[str, bytes]:
     Raises:
         ValueError: a member has no canonical JSON form.
     """
-    return {key: _encode({key: child})[1:-1] for key, child in value.items()}
+    return {key: _encode({key: child}, from_json=from_json)[1:-1] for key, child in value.items()}
 
 
 def join_members(members: dict[str, bytes]) -> bytes:
@@ -144,6 +160,13 @@ def _float(text: str) -> float:
     value = float(text)
     if not math.isfinite(value):
         raise _RefusedError(f"number {text[:40]} is out of range")
+    return value
+
+
+def _int(text: str) -> int:
+    value = int(text)
+    if not -_SAFE_INTEGER <= value <= _SAFE_INTEGER:
+        raise _RefusedError(f"integer {text[:40]} is beyond 2**53")
     return value
 
 
@@ -223,11 +246,13 @@ def parse_canonical(data: bytes, where: str) -> CanonicalDocument:
         NotCanonical: the bytes parse strictly, but are not the encoding of their value.
     """
     try:
-        value = json.loads(data, parse_constant=_constant, parse_float=_float)
+        value = json.loads(data, parse_constant=_constant, parse_float=_float, parse_int=_int)
+        from_json = True
     except (ValueError, RecursionError):
-        value = loads_strict(data, where)  # raises with the precise reason
+        value = loads_strict(data, where)  # raises with the precise reason, if there is one
+        from_json = False  # it may hold integers beyond 2**53: the encoder must look for them
     try:
-        members = canonical_members(value) if type(value) is dict else None
+        members = canonical_members(value, from_json=from_json) if type(value) is dict else None
         expected = join_members(members) if members is not None else canonical_bytes(value)
     except ValueError as exc:
         raise NotCanonical(where, str(exc)) from None

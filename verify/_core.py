@@ -14,9 +14,9 @@ from bundle_schema import KINDS, RECORD_MEDIA_TYPES, digest_of, loads_canonical,
 from bundle_schema.canonical import parse_canonical
 from bundle_schema.errors import DocumentError
 from bundle_schema.layout import (
+    BLOB_DIR,
     MANIFEST,
     SEAL_FIELD,
-    blob_path,
     classify_path,
     content_digest_of_members,
 )
@@ -55,6 +55,8 @@ class ParsedManifest:
     model: Manifest
     sealed_digest: str
     """What the manifest's content hashes to (its ``content_digest`` should say the same)."""
+    blob_paths: dict[str, str]
+    """The bundle-relative blob path of every evidence entry, by logical name."""
 
 
 def parse_manifest(data: bytes) -> ParsedManifest:
@@ -68,7 +70,9 @@ def parse_manifest(data: bytes) -> ParsedManifest:
     assert isinstance(model, Manifest)  # noqa: S101 - validate_document returns the kind's model
     assert document.members is not None  # noqa: S101 - a valid manifest is an object
     sealed = content_digest_of_members(document.members)
-    return ParsedManifest(data, digest_of(data), document.value, model, sealed)
+    prefix = BLOB_DIR + "/"  # the model has checked every digest against DIGEST_PATTERN
+    paths = {name: prefix + entry.digest[7:] for name, entry in model.evidence.items()}
+    return ParsedManifest(data, digest_of(data), document.value, model, sealed, paths)
 
 
 def _finding(code: Any, message: str, **where: str | None) -> Finding:
@@ -115,7 +119,7 @@ def integrity_findings(
                 got=sealed,
             )
         )
-    paths = {name: blob_path(entry.digest) for name, entry in manifest.model.evidence.items()}
+    paths = manifest.blob_paths
     for name, entry in sorted(manifest.model.evidence.items()):
         seen = hashed.get(paths[name])
         intact = (

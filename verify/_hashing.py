@@ -20,9 +20,8 @@ import os
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
-from dataclasses import dataclass
 from types import TracebackType
-from typing import Any
+from typing import Any, NamedTuple
 
 from verify._source import READ_CHUNK, Member, read_range
 
@@ -34,8 +33,7 @@ MAX_BATCH = 4096
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 
-@dataclass(frozen=True)
-class Hashed:
+class Hashed(NamedTuple):
     """What hashing one member found: its digest and how many bytes it had, or an error."""
 
     digest: str | None
@@ -84,7 +82,7 @@ def _hash_batch(batch: Sequence[_Job]) -> list[_Result]:
             digest = hashlib.sha256()
             try:
                 if size is None:
-                    parent, name = os.path.split(file)
+                    parent, _, name = file.rpartition("/")
                     if parent not in opened:
                         opened[parent] = os.open(parent, os.O_RDONLY | os.O_DIRECTORY)
                     fd = os.open(name, os.O_RDONLY | _NOFOLLOW, dir_fd=opened[parent])
@@ -107,8 +105,7 @@ def _hash_batch(batch: Sequence[_Job]) -> list[_Result]:
 
 
 def _batches(members: Sequence[Member], workers: int) -> list[list[_Job]]:
-    ordered = sorted(members, key=lambda m: (m.file, m.offset))
-    jobs = [(m.path, m.file, m.size, m.offset) for m in ordered]
+    jobs = [(m.path, m.file, m.size, m.offset) for m in members]  # listing order: tar offsets
     size = max(1, min(MAX_BATCH, len(jobs) // (workers * 8)))
     return [jobs[i : i + size] for i in range(0, len(jobs), size)]
 

@@ -12,7 +12,7 @@ import os
 from collections.abc import Callable, Iterator
 
 from bundle_schema import RECORD_MEDIA_TYPES
-from bundle_schema.layout import BLOB_DIR, blob_path
+from bundle_schema.layout import BLOB_DIR
 from bundle_schema.models import Finding, Verdict
 from verify._core import (
     ParsedManifest,
@@ -70,7 +70,7 @@ def _record_findings(
         kind = RECORD_MEDIA_TYPES.get(entry.media_type)
         if kind is None:
             continue
-        path = blob_path(entry.digest)
+        path = manifest.blob_paths[name]
         member = source.members[path]
         try:
             findings += record_findings(
@@ -158,9 +158,11 @@ def _verify(
     data = source.manifest_bytes(limits)
     with HashJob(_blob_files(source), workers) as job:
         manifest = parse_manifest(data)
-        wanted = {blob_path(entry.digest): entry.size for entry in manifest.model.evidence.values()}
-        present = {p: size for p, size in wanted.items() if p in source.members}
-        advance = progress(len(present), sum(present.values())) if progress else None
+        present = {p for p in manifest.blob_paths.values() if p in source.members}
+        advance = None
+        if progress is not None:
+            sizes = {manifest.blob_paths[n]: e.size for n, e in manifest.model.evidence.items()}
+            advance = progress(len(present), sum(sizes[p] for p in present))
         hashed = job.results(advance)
     findings = integrity_findings(manifest, source.members.keys(), hashed, expect_digest)
     findings += _record_findings(manifest, source, intact_entries(manifest, findings), limits)

@@ -18,6 +18,7 @@ import stat
 import tarfile
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from bundle_schema.errors import InvalidInput
 from bundle_schema.layout import BLOB_DIR, MANIFEST, SIGNATURES_DIR, classify_path
@@ -65,9 +66,11 @@ def read_range(fd: int, offset: int, size: int, chunk: int = READ_CHUNK) -> Iter
         yield data
 
 
-@dataclass(frozen=True)
-class Member:
-    """One file of a bundle: its bundle-relative path and where its bytes are."""
+class Member(NamedTuple):
+    """One file of a bundle: its bundle-relative path and where its bytes are.
+
+    A named tuple rather than a dataclass: a bundle can list millions of these.
+    """
 
     path: str
     file: str
@@ -173,15 +176,15 @@ def _scan_directory(root: str, limits: Limits) -> dict[str, Member]:
         for entry in entries:
             name = f"{relative}/{entry.name}" if relative else entry.name
             # the file type comes from the directory listing; no stat unless it is special
-            if entry.is_dir(follow_symlinks=False):
-                pending.append(name)
-            elif entry.is_file(follow_symlinks=False):
+            if entry.is_file(follow_symlinks=False):
                 members[name] = Member(name, entry.path)
-                if len(members) > limits.max_members:
-                    raise HostileArchive(f"{root}: more than {limits.max_members} files")
+            elif entry.is_dir(follow_symlinks=False):
+                pending.append(name)
             else:
                 mode = entry.stat(follow_symlinks=False).st_mode
                 raise HostileArchive(f"{root}: {name!r} is a {_kind(mode)}, not a file")
+        if len(members) > limits.max_members:
+            raise HostileArchive(f"{root}: more than {limits.max_members} files")
     return members
 
 
