@@ -16,9 +16,9 @@ from audit.cli import main
 from bundle_schema import canonical_bytes, digest_of
 from bundle_schema.layout import blob_path, content_digest
 from tests.conftest import write_small_bundle
-from verify import parse_manifest, verify_bundle
+from verify import Limits, parse_manifest, verify_bundle
 from verify._core import integrity_findings
-from verify._hashing import PROCESS_THRESHOLD, Hashed
+from verify._hashing import MIN_PROCESSES, PROCESS_THRESHOLD, Hashed
 from verify.render import PROGRESS_MIN_BYTES, ProgressBar
 
 TRANSPORT = "transport/exchanges.jsonl"
@@ -192,6 +192,31 @@ def test_non_canonical_record_line(full_bundle: Path, verdict: Verify) -> None:
     assert "not RFC 8785 canonical" in result["integrity"]["findings"][0]["message"]
 
 
+def test_json_lines_record_without_final_newline(full_bundle: Path, verdict: Verify) -> None:
+    replace_evidence(full_bundle, TRANSPORT, blob_of(full_bundle, TRANSPORT).read_bytes()[:-1])
+    code, result, _ = verdict(full_bundle)
+    assert code == 1
+    assert codes(result) == [("record_invalid", TRANSPORT)]
+    assert (
+        "the last line does not end with a newline" in result["integrity"]["findings"][0]["message"]
+    )
+
+
+def test_json_lines_record_with_a_blank_line(full_bundle: Path, verdict: Verify) -> None:
+    replace_evidence(full_bundle, TRANSPORT, b"\n" + blob_of(full_bundle, TRANSPORT).read_bytes())
+    code, result, _ = verdict(full_bundle)
+    assert code == 1
+    assert ":1: Expecting value" in result["integrity"]["findings"][0]["message"]
+
+
+def test_record_over_the_cap(full_bundle: Path) -> None:
+    found = verify_bundle(full_bundle, limits=Limits(max_record_line=64)).integrity.findings
+    assert {f.entry for f in found} >= {TRANSPORT, RESULT}
+    assert all(
+        f.code == "record_invalid" and "over the cap of 64 bytes" in f.message for f in found
+    )
+
+
 def test_dangling_reference_in_a_record(full_bundle: Path, verdict: Verify) -> None:
     record = json.loads(blob_of(full_bundle, RESULT).read_bytes())
     record["raw_outputs"] = ["components/coding/nowhere.json"]
@@ -256,13 +281,15 @@ def test_many_blobs_take_the_process_path_and_agree(tmp_path: Path) -> None:
     extra = {f"logs/part-{i:04d}.txt": f"line {i}\n".encode() for i in range(PROCESS_THRESHOLD * 2)}
     write_small_bundle(root, extra=extra)
     pack(root, tmp_path / "many.tar")
+    processes = MIN_PROCESSES + 1  # one more than the helpers: the caller keeps a core
     for target in (root, tmp_path / "many.tar"):
+        assert verify_bundle(target, workers=processes) == verify_bundle(target, workers=1)
         assert verify_bundle(target, workers=2) == verify_bundle(target, workers=1)
-        assert verify_bundle(target, workers=2).integrity.status == "ok"
+        assert verify_bundle(target, workers=processes).integrity.status == "ok"
     manifest = parse_manifest((root / "manifest.json").read_bytes()).model
     victim = root / blob_path(manifest.evidence["logs/part-0077.txt"].digest)
     victim.write_bytes(b"line 78\n")
-    found = verify_bundle(root, workers=2).integrity.findings
+    found = verify_bundle(root, workers=processes).integrity.findings
     assert [(f.code, f.entry) for f in found] == [("digest_mismatch", "logs/part-0077.txt")]
 
 

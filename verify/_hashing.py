@@ -5,8 +5,10 @@ Two ways to use the cores, chosen by the number of blobs:
 - a few blobs (fewer than :data:`PROCESS_THRESHOLD`): threads. hashlib releases the GIL while it
   hashes buffers larger than 2 KiB and file reads release it too, so threads keep every core busy
   on large blobs without the cost of starting processes;
-- many blobs: processes. Per-file work in the interpreter (open, read, close) holds the GIL, so
-  threads contend on small files; worker processes each hash a share of batches.
+- many blobs: processes, one fewer than the cores, since the calling process parses the manifest
+  meanwhile; per-file work in the interpreter (open, read, close) holds the GIL, so threads
+  contend on small files. With fewer than :data:`MIN_PROCESSES` helpers (two cores or fewer)
+  the calling process hashes them itself, after parsing: that measured fastest.
 
 Work starts when a :class:`HashJob` is made, so the caller can parse the manifest meanwhile.
 Memory stays bounded: each worker holds one read buffer at a time.
@@ -25,10 +27,20 @@ from typing import Any, NamedTuple
 
 from verify._source import READ_CHUNK, Member, read_range
 
-__all__ = ["PROCESS_THRESHOLD", "HashJob", "Hashed", "default_workers", "hash_members"]
+__all__ = [
+    "MIN_PROCESSES",
+    "PROCESS_THRESHOLD",
+    "HashJob",
+    "Hashed",
+    "default_workers",
+    "hash_members",
+]
 
 PROCESS_THRESHOLD = 64
 """From this many blobs on, hash in worker processes rather than threads."""
+MIN_PROCESSES = 2
+"""Fewer worker processes than this cost more than they save on many small blobs (measured on
+two cores: one helper process made verification slower than hashing in the calling process)."""
 MAX_BATCH = 4096
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
@@ -52,7 +64,7 @@ def default_workers() -> int:
 def _hash_fd(fd: int, digest: Any, offset: int, size: int | None) -> int:
     """Feed an open file (all of it, or ``size`` bytes from ``offset``) to ``digest``."""
     total = 0
-    if size is None:
+    if size is None:  # read_all, inlined: this loop runs once per small file
         while data := os.read(fd, READ_CHUNK):
             digest.update(data)
             total += len(data)
@@ -130,12 +142,13 @@ class HashJob:
         self._batches = _batches(members, workers)
         self._pool: Executor | None = None
         self._futures: list[Future[list[_Result]]] = []
-        if workers > 1 and len(self._batches) > 1:
-            if len(members) >= PROCESS_THRESHOLD:
+        if len(self._batches) > 1:
+            if len(members) < PROCESS_THRESHOLD and workers > 1:
+                self._pool = ThreadPoolExecutor(workers, thread_name_prefix="sha256")
+            elif workers - 1 >= MIN_PROCESSES:
                 # the calling process parses the manifest meanwhile: it keeps one core
                 self._pool = ProcessPoolExecutor(workers - 1, mp_context=_process_context())
-            else:
-                self._pool = ThreadPoolExecutor(workers, thread_name_prefix="sha256")
+        if self._pool is not None:
             self._futures = [self._pool.submit(_hash_batch, b) for b in self._batches]
 
     def results(self, advance: Callable[[int], None] | None = None) -> dict[str, Hashed]:

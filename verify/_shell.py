@@ -35,8 +35,8 @@ ProgressFactory = Callable[[int, int], Callable[[int], None] | None]
 _BLOB_PREFIX = BLOB_DIR + "/"
 
 
-class _RecordTooLargeError(Exception):
-    pass
+class _RecordShapeError(Exception):
+    """A record blob cannot be split into documents; the message says why."""
 
 
 def _lines(member: Member, cap: int) -> Iterator[bytes]:
@@ -44,11 +44,12 @@ def _lines(member: Member, cap: int) -> Iterator[bytes]:
     for data in member.chunks():
         pending += data
         *complete, pending = pending.split(b"\n")
+        for line in (*complete, pending):
+            if len(line) > cap:
+                raise _RecordShapeError(f"a line is over the cap of {cap} bytes")
         yield from complete
-        if len(pending) > cap:
-            raise _RecordTooLargeError
     if pending:
-        yield pending  # the core refuses the unterminated last line as a document
+        raise _RecordShapeError("the last line does not end with a newline")
 
 
 def _documents(member: Member, lines: bool, cap: int) -> Iterator[bytes]:
@@ -57,7 +58,7 @@ def _documents(member: Member, lines: bool, cap: int) -> Iterator[bytes]:
         return
     data = member.read(cap)
     if data is None:
-        raise _RecordTooLargeError
+        raise _RecordShapeError(f"the document is over the cap of {cap} bytes")
     yield data
 
 
@@ -76,14 +77,13 @@ def _record_findings(
             findings += record_findings(
                 manifest, name, _documents(member, kind.lines, limits.max_record_line), path
             )
-        except _RecordTooLargeError:
+        except _RecordShapeError as exc:
             findings.append(
                 Finding(
                     code="record_invalid",
                     entry=name,
                     path=path,
-                    message=f"evidence {name!r}: a document is over the cap of "
-                    f"{limits.max_record_line} bytes",
+                    message=f"evidence {name!r}: {path}: {exc}",
                 )
             )
         except OSError as exc:
