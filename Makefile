@@ -33,7 +33,7 @@ schema: $(STAMP)
 	$(BIN)/audit schema --out bundle_schema/json
 
 bench: $(STAMP)
-	$(BIN)/python benchmarks/verify_throughput.py
+	$(BIN)/python -m benchmarks.verify_throughput
 
 clean:
 	rm -rf $(VENV) build

@@ -52,6 +52,34 @@ def _temporary(directory: Path, name: str) -> tuple[Path, int]:
     return temp, os.open(temp, flags, 0o644)
 
 
+def _stream_to_temporary(
+    directory: Path, name: str, chunks: Iterable[bytes], durable: bool
+) -> tuple[Path, str, int]:
+    """Stream chunks through SHA-256 into a new temp file in ``directory``, fsynced if durable.
+
+    Returns:
+        The temp file, the ``sha256:`` digest and the size of what was written.
+
+    Raises:
+        OSError: writing failed; the temp file is removed.
+    """
+    temp, fd = _temporary(directory, name)
+    digest, size = hashlib.sha256(), 0
+    try:
+        with os.fdopen(fd, "wb") as out:
+            for chunk in chunks:
+                digest.update(chunk)
+                size += len(chunk)
+                out.write(chunk)
+            out.flush()
+            if durable:
+                os.fsync(out.fileno())
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
+    return temp, "sha256:" + digest.hexdigest(), size
+
+
 def write_atomically(path: Path, chunks: Iterable[bytes]) -> tuple[str, int]:
     """Write chunks to a temp file beside ``path``, fsync it, and rename it to ``path``.
 
@@ -61,21 +89,13 @@ def write_atomically(path: Path, chunks: Iterable[bytes]) -> tuple[str, int]:
     Raises:
         OSError: writing failed; the temp file is removed and ``path`` is untouched.
     """
-    temp, fd = _temporary(path.parent, path.name)
-    digest, size = hashlib.sha256(), 0
+    temp, digest, size = _stream_to_temporary(path.parent, path.name, chunks, durable=True)
     try:
-        with os.fdopen(fd, "wb") as out:
-            for chunk in chunks:
-                digest.update(chunk)
-                size += len(chunk)
-                out.write(chunk)
-            out.flush()
-            os.fsync(out.fileno())
         os.replace(temp, path)
     except BaseException:
         temp.unlink(missing_ok=True)
         raise
-    return "sha256:" + digest.hexdigest(), size
+    return digest, size
 
 
 class BundleWriter:
@@ -116,20 +136,9 @@ class BundleWriter:
             raise ValueError(f"{name!r} is not a logical evidence name")
         if name in self._entries:
             raise ValueError(f"evidence {name!r} is already written")
-        temp, fd = _temporary(self._blobs, "blob")
-        digest, size = hashlib.sha256(), 0
+        temp, digest, size = _stream_to_temporary(self._blobs, "blob", chunks, self._durable)
         try:
-            with os.fdopen(fd, "wb") as out:
-                for chunk in chunks:
-                    digest.update(chunk)
-                    size += len(chunk)
-                    out.write(chunk)
-                out.flush()
-                if self._durable:
-                    os.fsync(out.fileno())
-            entry = EvidenceEntry(
-                digest="sha256:" + digest.hexdigest(), size=size, media_type=media_type
-            )
+            entry = EvidenceEntry(digest=digest, size=size, media_type=media_type)
             final = self.root / blob_path(entry.digest)
             if final.is_file() and final.stat().st_size == size:
                 temp.unlink()

@@ -7,7 +7,7 @@ numbers measure hashing and bookkeeping, not the disk.
 Targets (issue 2): large blobs >= 0.8 x (cores x single-core hashlib throughput);
 small blobs <= 1.2 x the bare hashlib loop's time.
 
-Run: make bench   (or .venv/bin/python benchmarks/verify_throughput.py [--quick])
+Run: make bench   (or .venv/bin/python -m benchmarks.verify_throughput [--quick])
 """
 
 from __future__ import annotations
@@ -23,54 +23,18 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from audit import BundleWriter
-from bundle_schema.models import (
-    Claims,
-    ComponentRef,
-    ComponentResult,
-    ModelIdentity,
-    PinSetRef,
-    RunnerInfo,
-)
+from tests.factories import write_small_bundle
 from verify import default_workers, verify_bundle
 
 REPEATS = 3
-D = "sha256:" + "0" * 64
 
 
 def make_bundle(root: Path, count: int, size: int) -> list[Path]:
-    writer = BundleWriter(root, durable=False)
     seed = os.urandom(size)
-    for i in range(count):
-        # distinct content per blob: a counter prefix over random filler
-        writer.add_bytes(
-            f"data/blob-{i:06d}.bin", i.to_bytes(8, "big") + seed[8:], "application/octet-stream"
-        )
-    writer.add_record(
-        "components/bench/result.json",
-        ComponentResult(schema_version=1, component="bench", status="COMPLETED"),
-        "application/vnd.evidence-audit.component-result+json",
+    blobs = (  # distinct content per blob: a counter over random filler
+        (f"data/blob-{i:06d}.bin", i.to_bytes(8, "big") + seed[8:]) for i in range(count)
     )
-    writer.seal(
-        run_id="bench",
-        created_at="2026-01-01T00:00:00Z",
-        runner=RunnerInfo(name="bench", version="1"),
-        scoring_generation="bench",
-        profile="bench",
-        pin_set=PinSetRef(id="bench", digest=D),
-        model=ModelIdentity(runtime_model_id="bench", digest=D, digest_source="declared"),
-        upstreams=(),
-        components=(ComponentRef(name="bench", result="components/bench/result.json"),),
-        claims=Claims(
-            outcome="INFRA_ERROR",
-            result_validity="INCOMPLETE",
-            profile_decision="NOT_ASSESSED",
-            rankable=False,
-            aggregate_score=None,
-            executed_weight=0,
-            component_scores={},
-        ),
-    )
+    write_small_bundle(root, blobs, media_type="application/octet-stream", durable=False)
     return sorted((root / "blobs" / "sha256").iterdir())
 
 

@@ -15,7 +15,7 @@ from audit import pack
 from audit.cli import main
 from bundle_schema import canonical_bytes, digest_of
 from bundle_schema.layout import blob_path, content_digest
-from tests.conftest import write_small_bundle
+from tests.factories import write_small_bundle
 from verify import Limits, parse_manifest, verify_bundle
 from verify._core import integrity_findings
 from verify._hashing import MIN_PROCESSES, PROCESS_THRESHOLD, Hashed

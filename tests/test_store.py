@@ -12,7 +12,7 @@ from audit import BundleWriter
 from bundle_schema import digest_of
 from bundle_schema.errors import InvalidInput, SchemaViolation
 from bundle_schema.layout import content_digest
-from tests.conftest import seal_arguments, write_small_bundle
+from tests.factories import seal_arguments, write_small_bundle
 from verify import parse_manifest, verify_bundle
 
 
