@@ -7,7 +7,6 @@ from bundle_schema.documents import (
     DocumentKind,
     generate_schemas,
     parse_document,
-    parse_lines,
     schema_drift,
     validate_document,
 )
@@ -24,7 +23,6 @@ __all__ = [
     "loads_canonical",
     "loads_strict",
     "parse_document",
-    "parse_lines",
     "schema_drift",
     "validate_document",
 ]

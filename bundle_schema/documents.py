@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any, TypeVar
@@ -31,7 +31,6 @@ __all__ = [
     "DocumentKind",
     "generate_schemas",
     "parse_document",
-    "parse_lines",
     "schema_drift",
     "validate_document",
 ]
@@ -212,15 +211,3 @@ def parse_document(kind: DocumentKind, data: bytes, where: str) -> BaseModel:
         DocumentError: any of the four load steps failed (see the module docstring).
     """
     return validate_document(kind, loads_canonical(data, where), where)
-
-
-def parse_lines(kind: DocumentKind, data: bytes, where: str) -> Iterator[BaseModel]:
-    """Parse JSON Lines bytes, each line a canonical document of ``kind`` ending in ``\\n``.
-
-    Raises:
-        DocumentError: a line is not a valid document; ``where`` gains ``:<line number>``.
-    """
-    if data and not data.endswith(b"\n"):
-        raise SchemaViolation(where, "JSON Lines data must end with a newline")
-    for number, line in enumerate(data.split(b"\n")[:-1], start=1):
-        yield parse_document(kind, line, f"{where}:{number}")

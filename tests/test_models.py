@@ -10,7 +10,7 @@ import pytest
 from pydantic import BaseModel, ValidationError
 
 from audit.cli import main
-from bundle_schema import KINDS, canonical_bytes, generate_schemas, parse_document, parse_lines
+from bundle_schema import KINDS, canonical_bytes, generate_schemas, parse_document
 from bundle_schema.errors import SchemaViolation, UnknownSchemaVersion
 from bundle_schema.models import (
     Body,
@@ -104,24 +104,6 @@ def test_manifest_round_trip(small_bundle: Path) -> None:
 def test_models_are_frozen() -> None:
     with pytest.raises(ValidationError):
         SAMPLES["claims"].rankable = False  # type: ignore[misc]
-
-
-def test_json_lines_round_trip() -> None:
-    kind = KINDS["socket-ledger-entry"]
-    line = canonical_bytes(_dump(SAMPLES["socket-ledger-entry"])) + b"\n"
-    assert list(parse_lines(kind, line * 3, "ledger")) == [SAMPLES["socket-ledger-entry"]] * 3
-
-
-def test_json_lines_without_final_newline_refused() -> None:
-    data = canonical_bytes(_dump(SAMPLES["socket-ledger-entry"]))
-    with pytest.raises(SchemaViolation, match="must end with a newline"):
-        list(parse_lines(KINDS["socket-ledger-entry"], data, "ledger"))
-
-
-def test_json_lines_error_names_the_line() -> None:
-    good = canonical_bytes(_dump(SAMPLES["socket-ledger-entry"])) + b"\n"
-    with pytest.raises(SchemaViolation, match=r"^ledger:2: "):
-        list(parse_lines(KINDS["socket-ledger-entry"], good + b'{"schema_version":1}\n', "ledger"))
 
 
 def _broken(kind: str, change: dict[str, Any]) -> bytes:
