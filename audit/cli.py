@@ -15,10 +15,11 @@ from pathlib import Path
 from typing import NoReturn
 
 from rich.console import Console
+from rich.table import Table
 
 from audit._archive import pack, unpack
 from audit._store import write_atomically
-from bundle_schema import generate_schemas, schema_drift
+from bundle_schema import canonical_bytes, generate_schemas, schema_drift
 from bundle_schema.errors import (
     EXIT_CHECK_FAILED,
     EXIT_INVALID_INPUT,
@@ -30,6 +31,7 @@ from bundle_schema.errors import (
 from bundle_schema.models import DIGEST_PATTERN
 from verify import VERSION, render_verdict, verdict_json, verify_bundle
 from verify.render import ProgressBar
+from verify.scorers import load_plan, load_shard, score_shards
 
 __all__ = ["main"]
 
@@ -118,6 +120,29 @@ def _parser() -> argparse.ArgumentParser:
     )
     mode.add_argument("--out", metavar="DIR", help="write the schema files into DIR")
 
+    score = commands.add_parser(
+        "score",
+        help="replay a published score from recorded evidence",
+        description="Replay a scorer over recorded evidence and print what it computes.",
+    )
+    scorers = score.add_subparsers(dest="scorer", metavar="SCORER", parser_class=_Parser)
+    bfcl = scorers.add_parser(
+        "bfcl",
+        help="aggregate BFCL shard reports (seed 003)",
+        description="Sum per-subset (hits, n) tallies over BFCL shard reports and aggregate the "
+        "union as score.py does. Refuses (exit 2) a duplicated or overlapping shard, a shard "
+        "missing from or extra to --plan, an unknown subset, and hits above n.",
+    )
+    bfcl.add_argument("shards", nargs="+", metavar="SHARD.json")
+    bfcl.add_argument(
+        "--aggregation",
+        choices=["score-py"],
+        default="score-py",
+        help="the weighting to apply (default: score-py, the seed's)",
+    )
+    bfcl.add_argument("--plan", metavar="PLAN.json", help="the run's shard plan: shard digests")
+    bfcl.add_argument("--json", action="store_true", help="print the result as canonical JSON")
+
     demo = commands.add_parser(
         "demo",
         help="build, pack and verify the example bundles",
@@ -181,6 +206,38 @@ def _schema(args: argparse.Namespace, out: Console) -> int:
     return EXIT_OK
 
 
+def _read(path: str) -> bytes:
+    try:
+        return Path(path).read_bytes()
+    except OSError as exc:
+        raise InvalidInput(f"{path}: cannot read: {exc.strerror}") from None
+
+
+def _score(args: argparse.Namespace, out: Console) -> int:
+    if args.scorer != "bfcl":
+        raise InvalidInput(f"give a scorer (see {PROG} score --help)")
+    shards = [load_shard(_read(path), path) for path in args.shards]
+    plan = load_plan(_read(args.plan), args.plan) if args.plan else None
+    result = score_shards(shards, plan)
+    if args.json:
+        sys.stdout.buffer.write(canonical_bytes(result.model_dump(mode="json")) + b"\n")
+        sys.stdout.flush()
+        return EXIT_OK
+    table = Table(title=f"BFCL ({result.aggregation}) over {len(result.shards)} shard(s)")
+    table.add_column("category")
+    table.add_column("value", justify="right")
+    for name, value in result.categories.items():
+        table.add_row(name, "-" if value is None else f"{value:.6f}")
+    out.print(table)
+    tallies = Table(title="union tallies")
+    for column in ("subset", "hits", "n"):
+        tallies.add_column(column, justify="left" if column == "subset" else "right")
+    for subset, tally in result.tallies.items():
+        tallies.add_row(subset, str(tally.hits), str(tally.n))
+    out.print(tallies)
+    return EXIT_OK
+
+
 def _run(args: argparse.Namespace, out: Console, err: Console) -> int:
     if args.command == "verify":
         return _verify(args, out, err)
@@ -194,6 +251,8 @@ def _run(args: argparse.Namespace, out: Console, err: Console) -> int:
         return EXIT_OK
     if args.command == "schema":
         return _schema(args, out)
+    if args.command == "score":
+        return _score(args, out)
     if args.command == "demo":
         from audit.demo import run_demo  # noqa: PLC0415 - gitpython loads only for the demo
 

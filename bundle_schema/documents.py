@@ -90,6 +90,9 @@ KINDS: Mapping[str, DocumentKind] = {
             media_type="application/vnd.evidence-audit.quarantine-marker+json",
         ),
         DocumentKind("verdict", models.Verdict, versioned=True),
+        DocumentKind("bfcl-shard", models.BfclShard, versioned=False),
+        DocumentKind("bfcl-plan", models.BfclPlan, versioned=False),
+        DocumentKind("bfcl-score", models.BfclScore, versioned=True),
     )
 }
 """Every document kind, by name."""

@@ -23,6 +23,9 @@ from pydantic import (
 
 __all__ = [
     "SCHEMA_VERSION",
+    "BfclPlan",
+    "BfclScore",
+    "BfclShard",
     "Body",
     "Chunk",
     "Claims",
@@ -37,6 +40,7 @@ __all__ = [
     "QuarantineMarker",
     "RunnerInfo",
     "SocketLedgerEntry",
+    "Tally",
     "TransportExchange",
     "UpstreamCheckout",
     "Verdict",
@@ -270,6 +274,51 @@ class QuarantineMarker(_Model):
     provisional_metrics: dict[MetricName, Metric] = Field(default_factory=dict)
     source: LogicalName | None = None
     """Evidence entry holding the raw upstream marker file."""
+
+
+# --- scorer inputs and outputs -----------------------------------------------------------------
+
+SubsetName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]{0,63}$")]
+Count = Annotated[int, Field(strict=True, ge=0, le=MAX_SAFE_INTEGER)]
+Fraction = Annotated[float, Field(strict=True, ge=0, le=1)]
+
+
+class Tally(_Model):
+    """Hits and scored samples of one BFCL subset (every sample scores exactly 0 or 1)."""
+
+    hits: Count
+    n: Count
+
+
+class BfclShard(_Model):
+    """One BFCL shard report: per-subset tallies, as the shard's run wrote them (seed 003).
+
+    ``sample_ids``, where the shard recorded them, lets overlapping shards be detected.
+    """
+
+    subset_totals: dict[SubsetName, Tally]
+    shard_id: Identifier | None = None
+    sample_ids: (
+        tuple[Annotated[str, StringConstraints(min_length=1, max_length=256)], ...] | None
+    ) = None
+
+
+class BfclPlan(_Model):
+    """The shards a BFCL run was split into, by the digest of each shard report's bytes."""
+
+    shards: tuple[Digest, ...]
+
+
+class BfclScore(_Model):
+    """A replayed BFCL aggregate: every category unrounded in [0, 1], null where not computable."""
+
+    schema_version: Literal[1]
+    scorer: Literal["bfcl"]
+    scorer_version: Identifier
+    aggregation: Literal["score-py"]
+    categories: dict[Identifier, Fraction | None]
+    tallies: dict[SubsetName, Tally]
+    shards: tuple[Digest, ...]
 
 
 # --- the verifier's output --------------------------------------------------------------------

@@ -189,7 +189,7 @@ def test_schemas_are_2020_12_and_closed() -> None:
 def test_schema_check_passes_on_the_committed_files(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["schema", "--check"]) == 0
     assert main(["schema", "--check", str(SCHEMA_DIR)]) == 0
-    assert "10 schema files match" in capsys.readouterr().out
+    assert f"{len(generate_schemas())} schema files match" in capsys.readouterr().out
 
 
 def test_schema_check_fails_on_drift_and_says_how_to_regenerate(

@@ -1,0 +1,21 @@
+"""Replay scorers: pure, versioned functions from recorded evidence to published numbers."""
+
+from verify.scorers.bfcl import (
+    BFCL_VERSION,
+    aggregate,
+    load_plan,
+    load_shard,
+    score_shards,
+    tallies_from_metrics,
+    union,
+)
+
+__all__ = [
+    "BFCL_VERSION",
+    "aggregate",
+    "load_plan",
+    "load_shard",
+    "score_shards",
+    "tallies_from_metrics",
+    "union",
+]

@@ -1,0 +1,220 @@
+"""BFCL shard aggregation as the seed's score.py does it (seed 003).
+
+Shards report per-subset (hits, n) tallies. Tallies are summed across shards first and the
+hierarchical weighting is applied once, to the union, so every partition of the same rows into
+shards gives the same result:
+
+    non_live      = mean[ mean(simple_python, simple_java, simple_javascript),
+                          multiple, parallel, parallel_multiple ]
+    live          = sample-weighted mean over the live subsets
+    hallucination = mean(irrelevance, live_irrelevance)           (unweighted)
+    normalized    = mean(the categories present)
+    overall       = flat mean over every scored sample
+
+Each category is built from the subsets present, exactly as score.py does: a missing subset
+changes its category's divisor. A subset with ``n == 0`` scored no sample and counts as missing.
+
+Because shards are content-addressed evidence, aggregation also refuses what would silently
+score fewer (or more) samples than the run drew: a duplicated shard (same bytes, or overlapping
+sample ids where recorded), a shard missing from or extra to a recorded plan, hits above n, and
+subsets score.py does not know.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from bundle_schema import KINDS, digest_of, loads_strict, validate_document
+from bundle_schema.errors import InvalidInput
+from bundle_schema.models import BfclPlan, BfclScore, BfclShard, Tally
+
+__all__ = [
+    "BFCL_VERSION",
+    "HALLUCINATION",
+    "LIVE",
+    "NON_LIVE",
+    "SIMPLE_AST",
+    "LoadedShard",
+    "ShardRefused",
+    "aggregate",
+    "load_plan",
+    "load_shard",
+    "score_shards",
+    "tallies_from_metrics",
+    "union",
+]
+
+BFCL_VERSION = "1"
+"""The version of this scorer; it changes whenever a number it computes could change."""
+
+SIMPLE_AST = ("simple_python", "simple_java", "simple_javascript")
+"""The three ``simple_*`` subsets collapse to one term inside non_live."""
+NON_LIVE = (*SIMPLE_AST, "multiple", "parallel", "parallel_multiple")
+LIVE = ("live_simple", "live_multiple", "live_parallel", "live_parallel_multiple")
+HALLUCINATION = ("irrelevance", "live_irrelevance")
+KNOWN = frozenset(NON_LIVE + LIVE + HALLUCINATION)
+
+
+class ShardRefused(InvalidInput):
+    """The shards cannot be aggregated as given (exit 2); the message names the shard."""
+
+
+@dataclass(frozen=True)
+class LoadedShard:
+    """A shard report as received: where it came from, its bytes' digest, and its content."""
+
+    where: str
+    digest: str
+    shard: BfclShard
+
+
+def load_shard(data: bytes, where: str) -> LoadedShard:
+    """Parse a shard report's bytes (strict JSON; the seed's shard report format).
+
+    Raises:
+        DocumentError: the bytes are not a valid shard report; the message says where.
+    """
+    shard = validate_document(KINDS["bfcl-shard"], loads_strict(data, where), where)
+    assert isinstance(shard, BfclShard)  # noqa: S101 - validate_document returns the kind's model
+    return LoadedShard(where, digest_of(data), shard)
+
+
+def load_plan(data: bytes, where: str) -> BfclPlan:
+    """Parse a shard plan's bytes.
+
+    Raises:
+        DocumentError: the bytes are not a valid shard plan.
+    """
+    plan = validate_document(KINDS["bfcl-plan"], loads_strict(data, where), where)
+    assert isinstance(plan, BfclPlan)  # noqa: S101 - validate_document returns the kind's model
+    return plan
+
+
+def _mean(values: Sequence[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def union(shards: Sequence[Mapping[str, Tally]]) -> dict[str, Tally]:
+    """Sum per-subset tallies across shards. Duplicates are not detected here (see
+    :func:`score_shards`)."""
+    totals: dict[str, tuple[int, int]] = {}
+    for tallies in shards:
+        for subset, tally in tallies.items():
+            hits, n = totals.get(subset, (0, 0))
+            totals[subset] = (hits + tally.hits, n + tally.n)
+    return {subset: Tally(hits=h, n=n) for subset, (h, n) in sorted(totals.items())}
+
+
+def aggregate(tallies: Mapping[str, Tally]) -> dict[str, float | None]:
+    """The categories of score.py from per-subset tallies, unrounded, None where not computable.
+
+    Given the union of every shard's tallies it scores the whole draw; given one run's tallies
+    it scores that run.
+    """
+    scored = {s: t for s, t in tallies.items() if t.n > 0}
+    accuracy = {s: t.hits / t.n for s, t in scored.items()}
+    simple = _mean([accuracy[s] for s in SIMPLE_AST if s in accuracy])
+    terms = [simple] if simple is not None else []
+    terms += [accuracy[s] for s in NON_LIVE if s not in SIMPLE_AST and s in accuracy]
+    live_tallies = [scored[s] for s in LIVE if s in scored]
+    live = (
+        sum(t.hits for t in live_tallies) / sum(t.n for t in live_tallies) if live_tallies else None
+    )
+    hallucination = _mean([accuracy[s] for s in HALLUCINATION if s in accuracy])
+    non_live = _mean(terms)
+    present = [c for c in (non_live, live, hallucination) if c is not None]
+    total_n = sum(t.n for t in scored.values())
+    return {
+        "overall_accuracy": sum(t.hits for t in scored.values()) / total_n if total_n else None,
+        "normalized_single_turn_score": _mean(present),
+        "non_live": non_live,
+        "live": live,
+        "hallucination": hallucination,
+    }
+
+
+def tallies_from_metrics(metrics: Mapping[str, float | int | None]) -> dict[str, Tally] | None:
+    """Recover per-subset tallies from a gate record's ``subset.<name>.hits``/``.n`` metrics.
+
+    Returns None when the record has no tallies, or when a subset has hits but no n (or n but no
+    hits, or a count that is not a whole non-negative number): the caller treats None as "cannot
+    be aggregated", never as an empty contribution, which would score the group over fewer
+    samples than the draw.
+    """
+    found: dict[str, dict[str, int]] = {}
+    for key, value in metrics.items():
+        parts = key.split(".")
+        if len(parts) != 3 or parts[0] != "subset" or parts[2] not in ("hits", "n"):
+            continue
+        if value is None or isinstance(value, bool) or value < 0 or value != int(value):
+            return None
+        found.setdefault(parts[1], {})[parts[2]] = int(value)
+    if not found or any(set(counts) != {"hits", "n"} for counts in found.values()):
+        return None
+    if any(c["hits"] > c["n"] for c in found.values()):
+        return None
+    return {s: Tally(hits=c["hits"], n=c["n"]) for s, c in sorted(found.items())}
+
+
+def _check_shard(loaded: LoadedShard) -> None:
+    for subset, tally in sorted(loaded.shard.subset_totals.items()):
+        if subset not in KNOWN:
+            raise ShardRefused(
+                f"{loaded.where}: subset_totals.{subset}: not a subset score.py aggregates"
+            )
+        if tally.hits > tally.n:
+            raise ShardRefused(
+                f"{loaded.where}: subset_totals.{subset}: hits {tally.hits} > n {tally.n}"
+            )
+    ids = loaded.shard.sample_ids
+    if ids is not None:
+        if len(set(ids)) != len(ids):
+            raise ShardRefused(f"{loaded.where}: sample_ids repeats a sample")
+        scored = sum(t.n for t in loaded.shard.subset_totals.values())
+        if len(ids) != scored:
+            raise ShardRefused(
+                f"{loaded.where}: sample_ids lists {len(ids)} samples, subset_totals count {scored}"
+            )
+
+
+def score_shards(shards: Sequence[LoadedShard], plan: BfclPlan | None = None) -> BfclScore:
+    """Check the shards against each other and the plan, then aggregate their union.
+
+    Raises:
+        ShardRefused: no shard, a duplicated or overlapping shard, a shard missing from or extra
+            to the plan, an unknown subset, or hits above n.
+    """
+    if not shards:
+        raise ShardRefused("no shard to aggregate")
+    seen: dict[str, str] = {}
+    owner: dict[str, str] = {}
+    for loaded in shards:
+        _check_shard(loaded)
+        if loaded.digest in seen:
+            raise ShardRefused(
+                f"{loaded.where}: the same shard as {seen[loaded.digest]} ({loaded.digest})"
+            )
+        seen[loaded.digest] = loaded.where
+        for sample in loaded.shard.sample_ids or ():
+            if sample in owner:
+                raise ShardRefused(f"{loaded.where}: sample {sample!r} is also in {owner[sample]}")
+            owner[sample] = loaded.where
+    if plan is not None:
+        planned = set(plan.shards)
+        missing = sorted(planned - set(seen))
+        if missing:
+            raise ShardRefused(f"{len(missing)} planned shard(s) missing, first: {missing[0]}")
+        extra = sorted(set(seen) - planned)
+        if extra:
+            raise ShardRefused(f"{seen[extra[0]]}: not in the shard plan ({extra[0]})")
+    tallies = union([loaded.shard.subset_totals for loaded in shards])
+    return BfclScore(
+        schema_version=1,
+        scorer="bfcl",
+        scorer_version=BFCL_VERSION,
+        aggregation="score-py",
+        categories=aggregate(tallies),
+        tallies=tallies,
+        shards=tuple(sorted(seen)),
+    )
