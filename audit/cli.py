@@ -130,15 +130,17 @@ def _parser() -> argparse.ArgumentParser:
         "bfcl",
         help="aggregate BFCL shard reports (seed 003)",
         description="Sum per-subset (hits, n) tallies over BFCL shard reports and aggregate the "
-        "union as score.py does. Refuses (exit 2) a duplicated or overlapping shard, a shard "
-        "missing from or extra to --plan, an unknown subset, and hits above n.",
+        "union as score.py does, or as the official BFCL V4 overall. Refuses (exit 2) a "
+        "duplicated or overlapping shard, a shard missing from or extra to --plan, an unknown "
+        "subset, and hits above n.",
     )
     bfcl.add_argument("shards", nargs="+", metavar="SHARD.json")
     bfcl.add_argument(
         "--aggregation",
-        choices=["score-py"],
+        choices=["score-py", "bfcl-v4"],
         default="score-py",
-        help="the weighting to apply (default: score-py, the seed's)",
+        help="score-py: the seed's score.py (default); bfcl-v4: the official BFCL V4 overall "
+        "as bfcl-eval 2026.3.23 computes it",
     )
     bfcl.add_argument("--plan", metavar="PLAN.json", help="the run's shard plan: shard digests")
     bfcl.add_argument("--json", action="store_true", help="print the result as canonical JSON")
@@ -218,7 +220,7 @@ def _score(args: argparse.Namespace, out: Console) -> int:
         raise InvalidInput(f"give a scorer (see {PROG} score --help)")
     shards = [load_shard(_read(path), path) for path in args.shards]
     plan = load_plan(_read(args.plan), args.plan) if args.plan else None
-    result = score_shards(shards, plan)
+    result = score_shards(shards, plan, args.aggregation)
     if args.json:
         sys.stdout.buffer.write(canonical_bytes(result.model_dump(mode="json")) + b"\n")
         sys.stdout.flush()

@@ -315,9 +315,12 @@ class BfclScore(_Model):
     schema_version: Literal[1]
     scorer: Literal["bfcl"]
     scorer_version: Identifier
-    aggregation: Literal["score-py"]
+    aggregation: Literal["score-py", "bfcl-v4"]
     categories: dict[Identifier, Fraction | None]
     tallies: dict[SubsetName, Tally]
+    missing_subsets: tuple[SubsetName, ...]
+    """Subsets the aggregation weighs that no shard scored: left out of their category
+    (score-py) or counted as accuracy 0 with their full dataset size (bfcl-v4)."""
     shards: tuple[Digest, ...]
 
 

@@ -15,8 +15,15 @@ from audit.cli import main
 from bundle_schema import canonical_bytes, digest_of
 from bundle_schema.errors import InvalidInput
 from bundle_schema.models import BfclPlan, Tally
-from verify.scorers import aggregate, load_shard, score_shards, tallies_from_metrics, union
-from verify.scorers.bfcl import KNOWN, ShardRefused
+from verify.scorers import (
+    aggregate,
+    aggregate_v4,
+    load_shard,
+    score_shards,
+    tallies_from_metrics,
+    union,
+)
+from verify.scorers.bfcl import KNOWN, V4_DATASET_SIZES, ShardRefused
 
 # The worked example of docs/scorers.md.
 EXAMPLE = {
@@ -157,6 +164,54 @@ def test_a_duplicated_shard_is_always_refused(
         score_shards([*loaded[:position], copy, *loaded[position:]])
 
 
+def test_bfcl_v4_by_hand_with_missing_subsets_counted_as_zero() -> None:
+    got = aggregate_v4(tallies(EXAMPLE))
+    simple = (0.8 + 0.5 + 0.0) / 3
+    non_live = (simple + 0.75 + 0.5 + 1.0) / 4
+    # live_parallel (16) and live_parallel_multiple (24) were not run: accuracy 0, full size
+    live = (0.75 * 4 + 0.5 * 10 + 0 * 16 + 0 * 24) / (4 + 10 + 16 + 24)
+    irrelevance = (1.0 + 0.25) / 2
+    assert got["non_live"] == pytest.approx(non_live, abs=1e-15)
+    assert got["live"] == pytest.approx(live, abs=1e-15)
+    assert got["irrelevance"] == pytest.approx(irrelevance, abs=1e-15)
+    assert (got["multi_turn"], got["agentic"], got["web_search"], got["memory"]) == (0, 0, 0, 0)
+    overall = 0.1 * non_live + 0.1 * live + 0.1 * irrelevance
+    assert got["overall_accuracy"] == pytest.approx(overall, abs=1e-15)
+
+
+def test_bfcl_v4_complete_run() -> None:
+    rows = {subset: (size // 2, size) for subset, size in V4_DATASET_SIZES.items()}
+    got = aggregate_v4(tallies(rows))
+    assert got["memory"] == pytest.approx(((77 / 155) * 3) / 3)
+    assert got["web_search"] == pytest.approx(0.5)
+    expected_live = sum(
+        size // 2
+        for s, size in V4_DATASET_SIZES.items()
+        if s.startswith("live_") and s != "live_irrelevance"
+    ) / sum(
+        size
+        for s, size in V4_DATASET_SIZES.items()
+        if s.startswith("live_") and s != "live_irrelevance"
+    )
+    assert got["live"] == pytest.approx(expected_live, abs=1e-15)
+
+
+def test_cli_bfcl_v4_names_missing_subsets(
+    tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    a = write(
+        tmp_path / "a.json", shard_bytes({"multi_turn_base": (50, 200), "live_relevance": (10, 16)})
+    )
+    assert main(["score", "bfcl", a, "--aggregation", "bfcl-v4", "--json"]) == 0
+    result = json.loads(capsysbinary.readouterr().out)
+    assert result["aggregation"] == "bfcl-v4"
+    assert result["categories"]["multi_turn"] == pytest.approx(0.25 / 4)
+    assert result["categories"]["overall_accuracy"] == pytest.approx(0.3 * 0.25 / 4)
+    assert "multi_turn_base" not in result["missing_subsets"]
+    assert len(result["missing_subsets"]) == len(V4_DATASET_SIZES) - 1
+    assert main(["score", "bfcl", a]) == 2  # live_relevance and multi_turn are unknown to score.py
+
+
 def test_tallies_from_metrics() -> None:
     metrics = {"subset.live_simple.hits": 3, "subset.live_simple.n": 4, "accuracy": 0.75}
     assert tallies_from_metrics(metrics) == {"live_simple": Tally(hits=3, n=4)}
@@ -243,7 +298,7 @@ REFUSALS = [
         "unknown subset",
         [{"subset_totals": {"exec_simple": {"hits": 1, "n": 2}}}],
         None,
-        "subset_totals.exec_simple: not a subset score.py aggregates",
+        "subset_totals.exec_simple: not a subset the score-py aggregation knows",
     ),
     ("no subset_totals", [{"shard_id": "s1"}], None, "'subset_totals' is a required property"),
     (

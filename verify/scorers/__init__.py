@@ -3,6 +3,7 @@
 from verify.scorers.bfcl import (
     BFCL_VERSION,
     aggregate,
+    aggregate_v4,
     load_plan,
     load_shard,
     score_shards,
@@ -13,6 +14,7 @@ from verify.scorers.bfcl import (
 __all__ = [
     "BFCL_VERSION",
     "aggregate",
+    "aggregate_v4",
     "load_plan",
     "load_shard",
     "score_shards",

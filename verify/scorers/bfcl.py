@@ -1,4 +1,5 @@
-"""BFCL shard aggregation as the seed's score.py does it (seed 003).
+"""BFCL shard aggregation as the seed's score.py does it (seed 003), and the official BFCL V4
+overall as bfcl-eval 2026.3.23 computes it.
 
 Shards report per-subset (hits, n) tallies. Tallies are summed across shards first and the
 hierarchical weighting is applied once, to the union, so every partition of the same rows into
@@ -38,6 +39,7 @@ __all__ = [
     "LoadedShard",
     "ShardRefused",
     "aggregate",
+    "aggregate_v4",
     "load_plan",
     "load_shard",
     "score_shards",
@@ -54,6 +56,36 @@ NON_LIVE = (*SIMPLE_AST, "multiple", "parallel", "parallel_multiple")
 LIVE = ("live_simple", "live_multiple", "live_parallel", "live_parallel_multiple")
 HALLUCINATION = ("irrelevance", "live_irrelevance")
 KNOWN = frozenset(NON_LIVE + LIVE + HALLUCINATION)
+
+MULTI_TURN = (
+    "multi_turn_base",
+    "multi_turn_miss_func",
+    "multi_turn_miss_param",
+    "multi_turn_long_context",
+)
+WEB_SEARCH = ("web_search_base", "web_search_no_snippet")
+MEMORY = ("memory_kv", "memory_vector", "memory_rec_sum")
+V4_WEIGHTS = (
+    ("non_live", 10),
+    ("live", 10),
+    ("irrelevance", 10),
+    ("multi_turn", 30),
+    ("agentic", 40),
+)
+"""bfcl-eval 2026.3.23's weights of the BFCL V4 overall (generate_leaderboard_csv)."""
+V4_DATASET_SIZES = {
+    "simple_python": 400, "simple_java": 100, "simple_javascript": 50, "multiple": 200,
+    "parallel": 200, "parallel_multiple": 200, "live_simple": 258, "live_multiple": 1053,
+    "live_parallel": 16, "live_parallel_multiple": 24, "irrelevance": 240,
+    "live_irrelevance": 884, "multi_turn_base": 200, "multi_turn_miss_func": 200,
+    "multi_turn_miss_param": 200, "multi_turn_long_context": 200, "web_search_base": 100,
+    "web_search_no_snippet": 100, "memory_kv": 155, "memory_vector": 155,
+    "memory_rec_sum": 155,
+}  # fmt: skip
+"""Entries per subset in bfcl-eval 2026.3.23 (``load_dataset_entry`` without prerequisites or
+hints): BFCL V4 counts a subset that was not run as accuracy 0 with this many samples."""
+KNOWN_V4 = frozenset(V4_DATASET_SIZES) | {"live_relevance"}
+AGGREGATIONS = ("score-py", "bfcl-v4")
 
 
 class ShardRefused(InvalidInput):
@@ -134,6 +166,56 @@ def aggregate(tallies: Mapping[str, Tally]) -> dict[str, float | None]:
     }
 
 
+def aggregate_v4(tallies: Mapping[str, Tally]) -> dict[str, float | None]:
+    """The BFCL V4 overall as bfcl-eval 2026.3.23 computes it, unrounded.
+
+    overall = 0.10 non_live + 0.10 live + 0.10 irrelevance + 0.30 multi_turn + 0.40 agentic.
+    Unlike score.py, a subset that was not run counts as accuracy 0 with its full dataset size
+    (:data:`V4_DATASET_SIZES`), so every divisor is fixed. The arithmetic follows bfcl-eval's
+    order of operations, so results agree with it to the last few bits.
+    """
+
+    def score(subset: str) -> tuple[float, int]:
+        tally = tallies.get(subset)
+        if tally is None or tally.n == 0:
+            return 0.0, V4_DATASET_SIZES[subset]
+        return tally.hits / tally.n, tally.n
+
+    def unweighted(parts: Sequence[tuple[float, int]]) -> tuple[float, int]:
+        total = 0.0
+        for accuracy, _ in parts:
+            total += accuracy
+        return total / len(parts), sum(count for _, count in parts)
+
+    def weighted(parts: Sequence[tuple[float, int]]) -> tuple[float, int]:
+        total, count = 0.0, 0
+        for accuracy, n in parts:
+            total += accuracy * n
+            count += n
+        return total / count, count
+
+    simple = unweighted([score(s) for s in SIMPLE_AST])
+    non_live = unweighted([simple, *(score(s) for s in NON_LIVE if s not in SIMPLE_AST)])
+    live = weighted([score(s) for s in LIVE])
+    irrelevance = unweighted([score(s) for s in HALLUCINATION])
+    multi_turn = unweighted([score(s) for s in MULTI_TURN])
+    web_search = unweighted([score(s) for s in WEB_SEARCH])
+    memory = unweighted([score(s) for s in MEMORY])
+    agentic = unweighted([web_search, memory])
+    parts = {"non_live": non_live, "live": live, "irrelevance": irrelevance,
+             "multi_turn": multi_turn, "agentic": agentic}  # fmt: skip
+    weight_sum = sum(weight for _, weight in V4_WEIGHTS)
+    overall = 0.0
+    for name, weight in V4_WEIGHTS:
+        overall += parts[name][0] * (weight / weight_sum)
+    return {
+        "overall_accuracy": overall,
+        **{name: value[0] for name, value in parts.items()},
+        "web_search": web_search[0],
+        "memory": memory[0],
+    }
+
+
 def tallies_from_metrics(metrics: Mapping[str, float | int | None]) -> dict[str, Tally] | None:
     """Recover per-subset tallies from a gate record's ``subset.<name>.hits``/``.n`` metrics.
 
@@ -157,11 +239,13 @@ def tallies_from_metrics(metrics: Mapping[str, float | int | None]) -> dict[str,
     return {s: Tally(hits=c["hits"], n=c["n"]) for s, c in sorted(found.items())}
 
 
-def _check_shard(loaded: LoadedShard) -> None:
+def _check_shard(loaded: LoadedShard, aggregation: str) -> None:
+    known = KNOWN if aggregation == "score-py" else KNOWN_V4
     for subset, tally in sorted(loaded.shard.subset_totals.items()):
-        if subset not in KNOWN:
+        if subset not in known:
             raise ShardRefused(
-                f"{loaded.where}: subset_totals.{subset}: not a subset score.py aggregates"
+                f"{loaded.where}: subset_totals.{subset}: not a subset the {aggregation} "
+                "aggregation knows"
             )
         if tally.hits > tally.n:
             raise ShardRefused(
@@ -178,19 +262,28 @@ def _check_shard(loaded: LoadedShard) -> None:
             )
 
 
-def score_shards(shards: Sequence[LoadedShard], plan: BfclPlan | None = None) -> BfclScore:
+def score_shards(
+    shards: Sequence[LoadedShard], plan: BfclPlan | None = None, aggregation: str = "score-py"
+) -> BfclScore:
     """Check the shards against each other and the plan, then aggregate their union.
+
+    Args:
+        shards: the shard reports.
+        plan: the run's shard plan, if recorded.
+        aggregation: ``score-py`` (the seed's score.py) or ``bfcl-v4`` (the official overall).
 
     Raises:
         ShardRefused: no shard, a duplicated or overlapping shard, a shard missing from or extra
             to the plan, an unknown subset, or hits above n.
     """
+    if aggregation not in AGGREGATIONS:
+        raise ShardRefused(f"unknown aggregation {aggregation!r}; known: {', '.join(AGGREGATIONS)}")
     if not shards:
         raise ShardRefused("no shard to aggregate")
     seen: dict[str, str] = {}
     owner: dict[str, str] = {}
     for loaded in shards:
-        _check_shard(loaded)
+        _check_shard(loaded, aggregation)
         if loaded.digest in seen:
             raise ShardRefused(
                 f"{loaded.where}: the same shard as {seen[loaded.digest]} ({loaded.digest})"
@@ -209,12 +302,15 @@ def score_shards(shards: Sequence[LoadedShard], plan: BfclPlan | None = None) ->
         if extra:
             raise ShardRefused(f"{seen[extra[0]]}: not in the shard plan ({extra[0]})")
     tallies = union([loaded.shard.subset_totals for loaded in shards])
+    expected = KNOWN if aggregation == "score-py" else V4_DATASET_SIZES.keys()
+    scored = {subset for subset, tally in tallies.items() if tally.n > 0}
     return BfclScore(
         schema_version=1,
         scorer="bfcl",
         scorer_version=BFCL_VERSION,
-        aggregation="score-py",
-        categories=aggregate(tallies),
+        aggregation=aggregation,
+        categories=aggregate(tallies) if aggregation == "score-py" else aggregate_v4(tallies),
         tallies=tallies,
+        missing_subsets=tuple(sorted(set(expected) - scored)),
         shards=tuple(sorted(seen)),
     )
