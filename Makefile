@@ -7,10 +7,15 @@ STAMP  := $(VENV)/.installed
 
 .PHONY: demo test lint schema bench clean
 
-$(STAMP): requirements.lock requirements-dev.lock pyproject.toml
+$(STAMP): requirements.lock requirements-dev.lock requirements-peer.lock \
+		requirements-peer-nodeps.lock pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --require-hashes \
-		-r requirements.lock -r requirements-dev.lock
+		-r requirements.lock -r requirements-dev.lock -r requirements-peer.lock
+	# bfcl-eval is the BFCL peer the scorer tests compare with; its own dependency pins would
+	# pull in every model provider's SDK, so it is installed alone, by hash
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --require-hashes \
+		--no-deps -r requirements-peer-nodeps.lock
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps \
 		--no-build-isolation -e .
 	touch $(STAMP)
