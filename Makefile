@@ -39,6 +39,7 @@ schema: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks.verify_throughput
+	$(BIN)/python -m benchmarks.bfcl_aggregate
 
 clean:
 	rm -rf $(VENV) build

@@ -171,15 +171,17 @@ def _int(text: str) -> int:
 
 
 def _depth(value: Any) -> int:
+    """The nesting depth of parsed JSON (0 for a scalar), or the first depth past MAX_DEPTH."""
+    if type(value) not in (dict, list):
+        return 0
     deepest, stack = 0, [(value, 1)]
     while stack:
         item, level = stack.pop()
-        if isinstance(item, dict | list):
-            deepest = max(deepest, level)
-            if level > MAX_DEPTH:
-                return level
-            children = item.values() if isinstance(item, dict) else item
-            stack.extend((child, level + 1) for child in children)
+        deepest = max(deepest, level)
+        if level > MAX_DEPTH:
+            return level
+        children = item.values() if type(item) is dict else item
+        stack.extend((child, level + 1) for child in children if type(child) in (dict, list))
     return deepest
 
 

@@ -12,7 +12,7 @@ from pydantic import ValidationError
 
 from bundle_schema import canonical_bytes, loads_canonical
 from bundle_schema.documents import _validator
-from bundle_schema.models import Manifest
+from bundle_schema.models import BfclShard, Manifest
 
 SAFE = 2**53 - 1
 
@@ -136,3 +136,19 @@ def test_the_differential_test_sees_both_sides() -> None:
     assert not _validator("manifest").is_valid(bad)
     with pytest.raises(ValidationError):
         Manifest.model_validate(bad)
+
+
+@settings(max_examples=1000, deadline=None, derandomize=True)
+@given(
+    st.one_of(
+        st.none(),
+        st.lists(st.one_of(st.text(max_size=300), st.integers(), st.none(), st.booleans())),
+    )
+)
+def test_the_model_accepts_no_sample_ids_the_committed_shard_schema_refuses(ids: Any) -> None:
+    value = {"subset_totals": {"parallel": {"hits": 0, "n": 0}}, "sample_ids": ids}
+    try:
+        BfclShard.model_validate(value)
+    except ValidationError:
+        return
+    assert _validator("bfcl-shard").is_valid(value), ids

@@ -281,18 +281,21 @@ def score_shards(
     if not shards:
         raise ShardRefused("no shard to aggregate")
     seen: dict[str, str] = {}
-    owner: dict[str, str] = {}
-    for loaded in shards:
+    samples: set[str] = set()
+    for index, loaded in enumerate(shards):
         _check_shard(loaded, aggregation)
         if loaded.digest in seen:
             raise ShardRefused(
                 f"{loaded.where}: the same shard as {seen[loaded.digest]} ({loaded.digest})"
             )
         seen[loaded.digest] = loaded.where
-        for sample in loaded.shard.sample_ids or ():
-            if sample in owner:
-                raise ShardRefused(f"{loaded.where}: sample {sample!r} is also in {owner[sample]}")
-            owner[sample] = loaded.where
+        ids = set(loaded.shard.sample_ids or ())
+        shared = samples & ids
+        if shared:
+            sample = min(shared)
+            other = next(s for s in shards[:index] if sample in (s.shard.sample_ids or ()))
+            raise ShardRefused(f"{loaded.where}: sample {sample!r} is also in {other.where}")
+        samples |= ids
     if plan is not None:
         planned = set(plan.shards)
         missing = sorted(planned - set(seen))
