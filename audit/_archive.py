@@ -14,7 +14,7 @@ import tarfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from audit._store import write_atomically
+from audit._store import temporary_file, write_atomically
 from bundle_schema.errors import CheckFailed, InvalidInput
 from bundle_schema.layout import MANIFEST, classify_path
 from bundle_schema.models import Finding
@@ -98,10 +98,12 @@ def pack(bundle: str | os.PathLike[str], out: str | os.PathLike[str]) -> PackRes
         raise InvalidInput(f"{target}: is a directory")
     hashed: dict[str, Hashed] = {}
     written = 0
-
-    temp = target.with_name(f".{target.name}.tmp-pack")
+    temp, fd = temporary_file(target.parent, target.name)  # O_EXCL, O_NOFOLLOW: no planted link
     try:
-        with tarfile.open(temp, mode="w", format=tarfile.USTAR_FORMAT) as archive:
+        with (
+            os.fdopen(fd, "wb") as raw,
+            tarfile.open(fileobj=raw, mode="w", format=tarfile.USTAR_FORMAT) as archive,
+        ):
             for path in sorted(source.members):
                 member = source.members[path]
                 reader = _HashingReader(member)
@@ -109,9 +111,10 @@ def pack(bundle: str | os.PathLike[str], out: str | os.PathLike[str]) -> PackRes
                 archive.addfile(_tar_info(path, size), reader)
                 hashed[path] = Hashed("sha256:" + reader.digest.hexdigest(), reader.size)
                 written += reader.size
+            archive.close()
+            raw.flush()
+            os.fsync(raw.fileno())
         _refuse_findings(bundle, integrity_findings(manifest, source.members.keys(), hashed))
-        with open(temp, "rb") as done:
-            os.fsync(done.fileno())
         os.replace(temp, target)
     except BaseException:
         temp.unlink(missing_ok=True)

@@ -32,7 +32,7 @@ from bundle_schema.models import (
     UpstreamCheckout,
 )
 
-__all__ = ["BundleWriter", "write_atomically"]
+__all__ = ["BundleWriter", "temporary_file", "write_atomically"]
 
 CHUNK = 1 << 20
 _LOGICAL_NAME = re.compile(LOGICAL_NAME_PATTERN)
@@ -46,7 +46,8 @@ def _fsync_directory(path: Path) -> None:
         os.close(fd)
 
 
-def _temporary(directory: Path, name: str) -> tuple[Path, int]:
+def temporary_file(directory: Path, name: str) -> tuple[Path, int]:
+    """Create a new temp file beside ``name`` in ``directory`` (O_EXCL, O_NOFOLLOW): path, fd."""
     temp = directory / f".{name}.tmp-{secrets.token_hex(8)}"
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
     return temp, os.open(temp, flags, 0o644)
@@ -63,7 +64,7 @@ def _stream_to_temporary(
     Raises:
         OSError: writing failed; the temp file is removed.
     """
-    temp, fd = _temporary(directory, name)
+    temp, fd = temporary_file(directory, name)
     digest, size = hashlib.sha256(), 0
     try:
         with os.fdopen(fd, "wb") as out:

@@ -122,3 +122,21 @@ def test_unpack_of_a_tar_made_by_tar_with_directory_entries(
     unpack(tmp_path / "b.tar", tmp_path / "out")
     assert verify_bundle(tmp_path / "out").integrity.status == "ok"
     shutil.rmtree(tmp_path / "out")
+
+
+def test_pack_writes_through_no_planted_link_and_leaves_no_temp(
+    full_bundle: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious")
+    (out / "b.tar").symlink_to(victim)  # the output path itself is a link
+    for name in (".b.tar.tmp-pack", ".b.tar.tmp-0000000000000000"):
+        (out / name).symlink_to(victim)
+    pack(full_bundle, out / "b.tar")
+    assert victim.read_text() == "precious"
+    assert not (out / "b.tar").is_symlink()
+    assert verify_bundle(out / "b.tar").integrity.status == "ok"
+    left = sorted(p.name for p in out.iterdir())
+    assert left == [".b.tar.tmp-0000000000000000", ".b.tar.tmp-pack", "b.tar"]
