@@ -179,9 +179,10 @@ def _schema(args: argparse.Namespace, out: Console) -> int:
     if args.out:
         target = Path(args.out)
         target.mkdir(parents=True, exist_ok=True)
-        for name, data in sorted(generate_schemas().items()):
+        schemas = generate_schemas()
+        for name, data in sorted(schemas.items()):
             write_atomically(target / name, [data])
-        out.print(f"wrote {len(generate_schemas())} schema files to {target}")
+        out.print(f"wrote {len(schemas)} schema files to {target}")
         return EXIT_OK
     if args.check is not None:
         if args.check:

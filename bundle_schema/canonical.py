@@ -67,8 +67,8 @@ def _encode(value: Any, *, from_json: bool = False) -> bytes:
     string is ASCII (the same escapes; code point order equals UTF-16 order), and there are no
     floats (whose shortest forms differ) and no integers beyond 2**53. Its output shows the last
     three at C speed: non-ASCII text survives as non-ASCII, a float matches :data:`_FLOAT_POINT`
-    or :data:`_FLOAT_EXPONENT`, and a
-    long integer :data:`_LONG_INTEGER`. Everything else goes to the ``rfc8785`` package.
+    or :data:`_FLOAT_EXPONENT`, and a long integer :data:`_LONG_INTEGER`. Everything else goes
+    to the ``rfc8785`` package.
 
     Args:
         value: JSON data.

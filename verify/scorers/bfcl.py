@@ -23,7 +23,7 @@ subsets score.py does not know.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from bundle_schema import KINDS, digest_of, loads_strict, validate_document
@@ -85,7 +85,6 @@ V4_DATASET_SIZES = {
 """Entries per subset in bfcl-eval 2026.3.23 (``load_dataset_entry`` without prerequisites or
 hints): BFCL V4 counts a subset that was not run as accuracy 0 with this many samples."""
 KNOWN_V4 = frozenset(V4_DATASET_SIZES) | {"live_relevance"}
-AGGREGATIONS = ("score-py", "bfcl-v4")
 
 
 class ShardRefused(InvalidInput):
@@ -216,6 +215,22 @@ def aggregate_v4(tallies: Mapping[str, Tally]) -> dict[str, float | None]:
     }
 
 
+@dataclass(frozen=True)
+class _Aggregation:
+    known: frozenset[str]
+    """Subsets a shard may report."""
+    weighed: frozenset[str]
+    """Subsets the aggregate weighs; those no shard scored are reported as missing."""
+    compute: Callable[[Mapping[str, Tally]], dict[str, float | None]]
+
+
+_AGGREGATIONS = {
+    "score-py": _Aggregation(KNOWN, KNOWN, aggregate),
+    "bfcl-v4": _Aggregation(KNOWN_V4, frozenset(V4_DATASET_SIZES), aggregate_v4),
+}
+AGGREGATIONS = tuple(_AGGREGATIONS)
+
+
 def tallies_from_metrics(metrics: Mapping[str, float | int | None]) -> dict[str, Tally] | None:
     """Recover per-subset tallies from a gate record's ``subset.<name>.hits``/``.n`` metrics.
 
@@ -240,9 +255,8 @@ def tallies_from_metrics(metrics: Mapping[str, float | int | None]) -> dict[str,
 
 
 def _check_shard(loaded: LoadedShard, aggregation: str) -> None:
-    known = KNOWN if aggregation == "score-py" else KNOWN_V4
     for subset, tally in sorted(loaded.shard.subset_totals.items()):
-        if subset not in known:
+        if subset not in _AGGREGATIONS[aggregation].known:
             raise ShardRefused(
                 f"{loaded.where}: subset_totals.{subset}: not a subset the {aggregation} "
                 "aggregation knows"
@@ -305,15 +319,15 @@ def score_shards(
         if extra:
             raise ShardRefused(f"{seen[extra[0]]}: not in the shard plan ({extra[0]})")
     tallies = union([loaded.shard.subset_totals for loaded in shards])
-    expected = KNOWN if aggregation == "score-py" else V4_DATASET_SIZES.keys()
+    chosen = _AGGREGATIONS[aggregation]
     scored = {subset for subset, tally in tallies.items() if tally.n > 0}
     return BfclScore(
         schema_version=1,
         scorer="bfcl",
         scorer_version=BFCL_VERSION,
         aggregation=aggregation,
-        categories=aggregate(tallies) if aggregation == "score-py" else aggregate_v4(tallies),
+        categories=chosen.compute(tallies),
         tallies=tallies,
-        missing_subsets=tuple(sorted(set(expected) - scored)),
+        missing_subsets=tuple(sorted(chosen.weighed - scored)),
         shards=tuple(sorted(seen)),
     )
