@@ -14,6 +14,7 @@ from importlib import resources
 from pathlib import Path
 from typing import NoReturn
 
+from pydantic import BaseModel
 from rich.console import Console
 from rich.table import Table
 
@@ -28,10 +29,15 @@ from bundle_schema.errors import (
     InvalidInput,
     one_line,
 )
-from bundle_schema.models import DIGEST_PATTERN
+from bundle_schema.models import (
+    DIGEST_PATTERN,
+    QualityCheck,
+    QualityProtocolReport,
+    QualitySummaryLine,
+)
 from verify import VERSION, render_verdict, verdict_json, verify_bundle
 from verify.render import ProgressBar
-from verify.scorers import load_plan, load_shard, score_shards
+from verify.scorers import load_plan, load_shard, quality, score_shards
 
 __all__ = ["main"]
 
@@ -145,6 +151,8 @@ def _parser() -> argparse.ArgumentParser:
     bfcl.add_argument("--plan", metavar="PLAN.json", help="the run's shard plan: shard digests")
     bfcl.add_argument("--json", action="store_true", help="print the result as canonical JSON")
 
+    _quality_parser(scorers)
+
     demo = commands.add_parser(
         "demo",
         help="build, pack and verify the example bundles",
@@ -153,6 +161,60 @@ def _parser() -> argparse.ArgumentParser:
     )
     demo.add_argument("--out", default="build/demo", metavar="DIR", help="default: build/demo")
     return parser
+
+
+def _quality_parser(scorers: argparse._SubParsersAction[_Parser]) -> None:
+    quality = scorers.add_parser(
+        "quality",
+        help="replay a quality measurement (seed 001)",
+        description="Replay a quality measurement from the answer logits its score tool "
+        "recorded: the pair mode, the task mode, or the paired-substrate protocol. Exit 2 for "
+        "an input the tool refuses (the limit is named), 1 when the run did not complete or "
+        "its files disagree with the replay, 0 otherwise.",
+    )
+    modes = quality.add_subparsers(dest="mode", metavar="MODE", parser_class=_Parser)
+    pairs = modes.add_parser(
+        "pairs",
+        help="win rate of side b over side a on a rubric",
+        description="Replay the pair mode: log-odds of yes per pair, side and rubric item, side "
+        "scores, win/loss/tie at a margin of 0.5 nats (ties count one half), the win rate with "
+        "Wilson bounds at a nominal 90%%, the same per item, the cut pairs; then compare with "
+        "the run's pairs.jsonl and check the blind transcripts against their key.",
+    )
+    pairs.add_argument("--pairs", required=True, metavar="PAIRS.jsonl", help="the pairs file")
+    pairs.add_argument("--rubric", required=True, metavar="RUBRIC.tsv", help="<id> TAB <question>")
+    pairs.add_argument(
+        "--logits", required=True, metavar="LOGITS.jsonl", help="the recorded answer logits"
+    )
+    pairs.add_argument("--claimed", metavar="PAIRS.jsonl", help="the run's <out>/pairs.jsonl")
+    pairs.add_argument("--blind-transcripts", metavar="FILE.md", help="the run's pairs-blind.md")
+    pairs.add_argument("--blind-key", metavar="FILE.tsv", help="the run's pairs-key.tsv")
+    pairs.add_argument("--json", action="store_true", help="print the result as canonical JSON")
+    tasks = modes.add_parser(
+        "tasks",
+        help="capability per steer dose on a task set",
+        description="Replay the task mode: per item the largest of the four letter logits (a "
+        "tie keeps the earlier letter), per dose the mean over the items; then compare with "
+        "the last lines of the run's capability.jsonl.",
+    )
+    tasks.add_argument("--tasks", required=True, metavar="TASKS.tsv", help="the task file")
+    tasks.add_argument(
+        "--logits", required=True, metavar="LOGITS.jsonl", help="the recorded letter logits"
+    )
+    tasks.add_argument("--axis", required=True, metavar="NAME", help="the steer axis")
+    tasks.add_argument("--doses", required=True, metavar="LIST", help="e.g. 0,0.25,0.5")
+    tasks.add_argument("--claimed", metavar="CAPABILITY.jsonl", help="the run's capability.jsonl")
+    tasks.add_argument("--print-items", action="store_true", help="one line per item and dose")
+    tasks.add_argument("--json", action="store_true", help="print the result as canonical JSON")
+    protocol = modes.add_parser(
+        "protocol",
+        help="judge the paired-substrate protocol",
+        description="Replay both modes from a measurement file and judge each condition of the "
+        "paired-substrate protocol on its own: a gain, a style gain at a cost, no measured "
+        "gain, or incomplete (no blind read recorded). Paths in the file are relative to it.",
+    )
+    protocol.add_argument("measurement", metavar="MEASUREMENT.json")
+    protocol.add_argument("--json", action="store_true", help="print the report as canonical JSON")
 
 
 def _verify(args: argparse.Namespace, out: Console, err: Console) -> int:
@@ -209,22 +271,177 @@ def _schema(args: argparse.Namespace, out: Console) -> int:
     return EXIT_OK
 
 
-def _read(path: str) -> bytes:
+MAX_INPUT_BYTES = 64 << 20
+"""A scorer input file larger than this is refused before it is read whole."""
+
+
+def _read(path: str | Path) -> bytes:
     try:
-        return Path(path).read_bytes()
+        with Path(path).open("rb") as file:
+            data = file.read(MAX_INPUT_BYTES + 1)
     except OSError as exc:
         raise InvalidInput(f"{path}: cannot read: {exc.strerror}") from None
+    if len(data) > MAX_INPUT_BYTES:
+        raise InvalidInput(f"{path}: over {MAX_INPUT_BYTES >> 20} MiB; not a scorer input")
+    return data
+
+
+def _located(path: str | Path | None) -> tuple[bytes, str] | None:
+    return None if path is None else (_read(path), str(path))
+
+
+def _print_json(document: BaseModel) -> None:
+    sys.stdout.buffer.write(canonical_bytes(document.model_dump(mode="json")) + b"\n")
+    sys.stdout.flush()
+
+
+def _checks_exit(checks: Sequence[QualityCheck]) -> int:
+    failed = [c for c in checks if c.status == "fail"]
+    if failed:
+        sys.stderr.write(f"{PROG} score quality: {failed[0].check} failed: {failed[0].message}\n")
+        return EXIT_CHECK_FAILED
+    return EXIT_OK
+
+
+def _checks_table(checks: Sequence[QualityCheck]) -> Table:
+    table = Table(title="checks against the run's files")
+    for column in ("check", "status", "detail"):
+        table.add_column(column)
+    for check in checks:
+        table.add_row(check.check, check.status, check.message)
+    return table
+
+
+def _quality_pairs(args: argparse.Namespace, out: Console) -> int:
+    pairs = quality.replay_pairs(
+        {
+            name: _located(getattr(args, name))
+            for name in ("pairs", "rubric", "logits", "claimed", "blind_transcripts", "blind_key")
+        }
+    )
+    if args.json:
+        _print_json(pairs)
+    else:
+        out.print(_pairs_table(pairs.summary))
+        out.print(_checks_table(pairs.checks))
+    return _checks_exit(pairs.checks)
+
+
+def _quality_tasks(args: argparse.Namespace, out: Console) -> int:
+    tasks = quality.replay_tasks(
+        (_read(args.tasks), args.tasks),
+        (_read(args.logits), args.logits),
+        args.axis,
+        args.doses,
+        _located(args.claimed),
+    )
+    if args.json:
+        _print_json(tasks)
+        return _checks_exit(tasks.checks)
+    for dose in tasks.doses:
+        for item in dose.items if args.print_items else ():
+            out.print(
+                f"dose {dose.capability.dose:g} {item.item}: answer {item.answer} "
+                f"largest {item.largest} result {item.result} logit {item.logit:.6g}"
+            )
+        out.print(canonical_bytes(dose.capability.model_dump(mode="json")).decode())
+    out.print(_checks_table(tasks.checks))
+    return _checks_exit(tasks.checks)
+
+
+def _quality_protocol(args: argparse.Namespace, out: Console) -> int:
+    report = _protocol(Path(args.measurement))
+    if args.json:
+        _print_json(report)
+        return _checks_exit(report.checks)
+    table = Table(title=f"paired-substrate protocol: {report.verdict}")
+    for column in ("condition", "met", "observed", "rule"):
+        table.add_column(column)
+    for c in report.conditions:
+        table.add_row(c.id, "yes" if c.met else "no", c.observed, c.rule)
+    out.print(table)
+    out.print(_checks_table(report.checks))
+    return _checks_exit(report.checks)
+
+
+_QUALITY_MODES = {"pairs": _quality_pairs, "tasks": _quality_tasks, "protocol": _quality_protocol}
+
+
+def _quality(args: argparse.Namespace, out: Console) -> int:
+    mode = _QUALITY_MODES.get(args.mode)
+    if mode is None:
+        raise InvalidInput(
+            f"give a mode: {', '.join(_QUALITY_MODES)} (see {PROG} score quality --help)"
+        )
+    return mode(args, out)
+
+
+def _pairs_table(summary: QualitySummaryLine) -> Table:
+    table = Table(
+        title=f"{summary.pairs} pairs, {summary.cut} cut; margin {summary.margin:g} "
+        f"{summary.margin_unit}; Wilson at {summary.confidence:.0%}"
+    )
+    for column in ("", "wins", "losses", "ties", "win rate", "Wilson low", "Wilson high"):
+        table.add_column(column, justify="left" if not column else "right")
+    rows = [("overall", summary.overall), *sorted(summary.items.items())]
+    for name, t in rows:
+        table.add_row(
+            name,
+            str(t.wins),
+            str(t.losses),
+            str(t.ties),
+            f"{t.win_rate:.4f}",
+            f"{t.wilson_low:.4f}",
+            f"{t.wilson_high:.4f}",
+        )
+    return table
+
+
+def _protocol(path: Path) -> QualityProtocolReport:
+    measurement = quality.load_measurement(_read(path), str(path))
+    base = path.parent
+
+    def at(relative: str | None) -> tuple[bytes, str] | None:
+        return None if relative is None else _located(base / relative)
+
+    files = measurement.pairs
+    pairs = quality.replay_pairs(
+        {
+            name: at(getattr(files, name))
+            for name in ("pairs", "rubric", "logits", "claimed", "blind_transcripts", "blind_key")
+        }
+    )
+    spec = measurement.tasks
+    tasks = quality.replay_tasks(
+        (_read(base / spec.tasks), str(base / spec.tasks)),
+        (_read(base / spec.logits), str(base / spec.logits)),
+        spec.axis,
+        spec.doses,
+        at(spec.claimed),
+    )
+    streams = tuple(
+        quality.parse_quality_stream(_read(base / name), str(base / name))
+        for name in (measurement.quality_off, measurement.quality_on)
+    )
+    return quality.judge_protocol(
+        pairs,
+        tasks,
+        float(measurement.working_dose),
+        (streams[0], streams[1]),
+        at(measurement.blind_read),
+    )
 
 
 def _score(args: argparse.Namespace, out: Console) -> int:
+    if args.scorer == "quality":
+        return _quality(args, out)
     if args.scorer != "bfcl":
         raise InvalidInput(f"give a scorer (see {PROG} score --help)")
     shards = [load_shard(_read(path), path) for path in args.shards]
     plan = load_plan(_read(args.plan), args.plan) if args.plan else None
     result = score_shards(shards, plan, args.aggregation)
     if args.json:
-        sys.stdout.buffer.write(canonical_bytes(result.model_dump(mode="json")) + b"\n")
-        sys.stdout.flush()
+        _print_json(result)
         return EXIT_OK
     table = Table(title=f"BFCL ({result.aggregation}) over {len(result.shards)} shard(s)")
     table.add_column("category")

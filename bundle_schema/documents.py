@@ -93,6 +93,15 @@ KINDS: Mapping[str, DocumentKind] = {
         DocumentKind("bfcl-shard", models.BfclShard, versioned=False),
         DocumentKind("bfcl-plan", models.BfclPlan, versioned=False),
         DocumentKind("bfcl-score", models.BfclScore, versioned=True),
+        DocumentKind("quality-pair-logit", models.QualityPairLogit, versioned=False),
+        DocumentKind("quality-task-logit", models.QualityTaskLogit, versioned=False),
+        DocumentKind("quality-pair-line", models.QualityPairLine, versioned=False),
+        DocumentKind("quality-summary-line", models.QualitySummaryLine, versioned=False),
+        DocumentKind("capability-line", models.CapabilityLine, versioned=False),
+        DocumentKind("quality-pairs-score", models.QualityPairsScore, versioned=True),
+        DocumentKind("quality-tasks-score", models.QualityTasksScore, versioned=True),
+        DocumentKind("quality-measurement", models.QualityMeasurement, versioned=True),
+        DocumentKind("quality-protocol-report", models.QualityProtocolReport, versioned=True),
     )
 }
 """Every document kind, by name."""

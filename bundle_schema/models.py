@@ -324,6 +324,217 @@ class BfclScore(_Model):
     shards: tuple[Digest, ...]
 
 
+# --- quality measurement (seed 001) ----------------------------------------------------------
+
+ItemId = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_-]{1,31}$")]
+"""A rubric item's identity: letters, digits, underscore and dash, under 32 bytes."""
+TaskId = Annotated[str, StringConstraints(pattern=r"^[^\t\n\r]{1,31}$")]
+"""A task item's identity: no tab or line break, under 32 bytes (checked in bytes on load)."""
+PairName = Annotated[str, StringConstraints(pattern=r"^[^\t\n\r]{1,256}$")]
+Real = StrictFloat | StrictInt
+"""A finite number (strict JSON refuses NaN and infinities)."""
+PairNumber = Annotated[int, Field(strict=True, ge=1, le=256)]
+Dose = Annotated[float, Field(strict=True, ge=0)] | Annotated[int, Field(strict=True, ge=0)]
+Outcome = Literal["win", "loss", "tie"]
+_SEGMENT = r"([^/\x00.][^/\x00]*|\.[^/\x00.][^/\x00]*|\.\.[^/\x00]+|\.)"
+RelativePath = Annotated[
+    str, StringConstraints(pattern=rf"^{_SEGMENT}(/{_SEGMENT})*$", max_length=1024)
+]
+"""A path relative to the measurement file, never absolute and never through ``..``."""
+
+
+class QualityPairLogit(_Model):
+    """One recorded pair-mode query: the answer logits at its last row (one JSONL line).
+
+    ``cut`` says whether the side's conversation was cut to 400 tokens for this query;
+    ``query_bytes`` is the size of the query the tool built.
+    """
+
+    pair: PairNumber
+    side: Literal["a", "b"]
+    item: ItemId
+    logit_yes: Real
+    logit_no: Real
+    query_bytes: Count
+    cut: StrictBool
+
+
+class QualityTaskLogit(_Model):
+    """One recorded task-mode query: the four letter logits at its last row (one JSONL line)."""
+
+    dose: Dose
+    item: TaskId
+    logits: tuple[Real, Real, Real, Real]
+    query_bytes: Count
+
+
+class QualityItemOutcome(_Model):
+    """One rubric item of one pair: each side's log-odds in nats and the result for side b."""
+
+    a: float
+    b: float
+    result: Outcome
+
+
+class QualityPairLine(_Model):
+    """One pair line of the pair mode's ``pairs.jsonl``."""
+
+    line: Literal["pair"]
+    pair: PairNumber
+    name: PairName
+    cut: Literal[0, 1]
+    a: float
+    """Side a's score: the mean log-odds over the rubric items, in nats."""
+    b: float
+    delta: float
+    """b - a, in nats."""
+    result: Outcome
+    items: dict[ItemId, QualityItemOutcome]
+
+
+class QualityWinTally(_Model):
+    """Wins, losses and ties of side b; ties count one half; Wilson bounds at nominal 90%."""
+
+    wins: Count
+    losses: Count
+    ties: Count
+    win_rate: Fraction
+    wilson_low: Fraction
+    wilson_high: Fraction
+
+
+class QualitySummaryLine(_Model):
+    """The summary line that ends the pair mode's ``pairs.jsonl``."""
+
+    line: Literal["summary"]
+    pairs: Count
+    cut: Count
+    margin: Annotated[float, Field(strict=True, ge=0.5, le=0.5)]
+    """0.5, a constant of the tool."""
+    margin_unit: Literal["nats"]
+    confidence: Annotated[float, Field(strict=True, ge=0.9, le=0.9)]
+    """The nominal level of the Wilson interval, 0.9."""
+    overall: QualityWinTally
+    items: dict[ItemId, QualityWinTally]
+
+
+class QualityCheck(_Model):
+    """One comparison of the replay with what the run recorded."""
+
+    check: Identifier
+    status: Literal["pass", "fail", "not_recorded"]
+    message: Text
+
+
+class QualityPairsScore(_Model):
+    """A replayed pair-mode measurement."""
+
+    schema_version: Literal[1]
+    scorer: Literal["quality-pairs"]
+    scorer_version: Identifier
+    pair_lines: tuple[QualityPairLine, ...]
+    summary: QualitySummaryLine
+    checks: tuple[QualityCheck, ...]
+
+
+class CapabilityLine(_Model):
+    """One line of ``capability.jsonl``: the task-set score of one dose."""
+
+    axis: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_-]{1,64}$")]
+    dose: Dose
+    score: Fraction
+    items: Count
+
+
+class QualityTaskItem(_Model):
+    """One item at one dose, as ``--print-items`` prints it."""
+
+    item: TaskId
+    answer: Literal["A", "B", "C", "D"]
+    largest: Literal["A", "B", "C", "D"]
+    result: Literal[0, 1]
+    logit: float
+
+
+class QualityDose(_Model):
+    """The replay of one dose: its capability line, its items, and the answers it lost."""
+
+    capability: CapabilityLine
+    correct: Count
+    lost: tuple[TaskId, ...]
+    """Items correct at dose 0 and wrong at this dose."""
+    items: tuple[QualityTaskItem, ...]
+
+
+class QualityTasksScore(_Model):
+    """A replayed task-mode measurement."""
+
+    schema_version: Literal[1]
+    scorer: Literal["quality-tasks"]
+    scorer_version: Identifier
+    axis: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_-]{1,64}$")]
+    doses: tuple[QualityDose, ...]
+    checks: tuple[QualityCheck, ...]
+
+
+class QualityPairsFiles(_Model):
+    """The pair mode's recorded files."""
+
+    pairs: RelativePath
+    rubric: RelativePath
+    logits: RelativePath
+    claimed: RelativePath | None = None
+    blind_transcripts: RelativePath | None = None
+    blind_key: RelativePath | None = None
+
+
+class QualityTasksFiles(_Model):
+    """The task mode's recorded files and arguments."""
+
+    tasks: RelativePath
+    logits: RelativePath
+    axis: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_-]{1,64}$")]
+    doses: Annotated[str, StringConstraints(max_length=256)]
+    claimed: RelativePath | None = None
+
+
+class QualityMeasurement(_Model):
+    """A paired-substrate measurement: every file the protocol conditions are judged from."""
+
+    schema_version: Literal[1]
+    pairs: QualityPairsFiles
+    tasks: QualityTasksFiles
+    working_dose: Dose
+    quality_off: RelativePath
+    """``quality.jsonl`` of the run with the substrate off (side a)."""
+    quality_on: RelativePath
+    """``quality.jsonl`` of the run with the substrate on (side b)."""
+    blind_read: RelativePath | None = None
+
+
+class QualityCondition(_Model):
+    """One protocol condition, reported on its own."""
+
+    id: Literal["win_rate", "coherence", "repetition", "task_cost", "blind_read"]
+    met: StrictBool
+    rule: Text
+    observed: Text
+
+
+class QualityProtocolReport(_Model):
+    """The paired-substrate protocol judged from a replayed measurement."""
+
+    schema_version: Literal[1]
+    scorer: Literal["quality-protocol"]
+    scorer_version: Identifier
+    verdict: Literal["a gain", "a style gain at a cost", "no measured gain", "incomplete"]
+    conditions: tuple[QualityCondition, ...]
+    summary: QualitySummaryLine
+    capability: tuple[CapabilityLine, ...]
+    means: dict[Literal["coherence_off", "coherence_on", "repetition_off", "repetition_on"], float]
+    checks: tuple[QualityCheck, ...]
+
+
 # --- the verifier's output --------------------------------------------------------------------
 
 FindingCode = Literal[

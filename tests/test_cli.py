@@ -18,7 +18,14 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
     assert capsys.readouterr().out.strip() == f"audit {VERSION}"
 
 
-@pytest.mark.parametrize("command", [[], ["verify"], ["pack"], ["unpack"], ["schema"], ["demo"]])
+@pytest.mark.parametrize(
+    "command",
+    [
+        [], ["verify"], ["pack"], ["unpack"], ["schema"], ["demo"], ["score"], ["score", "bfcl"],
+        ["score", "quality"], ["score", "quality", "pairs"], ["score", "quality", "tasks"],
+        ["score", "quality", "protocol"],
+    ],
+)  # fmt: skip
 def test_help(command: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     assert main([*command, "--help"]) == 0
     assert "usage: audit" in capsys.readouterr().out

@@ -1,5 +1,6 @@
 """Replay scorers: pure, versioned functions from recorded evidence to published numbers."""
 
+from verify.scorers import quality
 from verify.scorers.bfcl import (
     BFCL_VERSION,
     aggregate,
@@ -17,6 +18,7 @@ __all__ = [
     "aggregate_v4",
     "load_plan",
     "load_shard",
+    "quality",
     "score_shards",
     "tallies_from_metrics",
     "union",
