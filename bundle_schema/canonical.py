@@ -172,17 +172,21 @@ def _int(text: str) -> int:
 
 def _depth(value: Any) -> int:
     """The nesting depth of parsed JSON (0 for a scalar), or the first depth past MAX_DEPTH."""
-    if type(value) not in (dict, list):
-        return 0
-    deepest, stack = 0, [(value, 1)]
-    while stack:
-        item, level = stack.pop()
-        deepest = max(deepest, level)
-        if level > MAX_DEPTH:
-            return level
-        children = item.values() if type(item) is dict else item
-        stack.extend((child, level + 1) for child in children if type(child) in (dict, list))
-    return deepest
+    level = [value] if type(value) in _CONTAINERS else []
+    depth = 0
+    while level:
+        depth += 1
+        if depth > MAX_DEPTH:
+            return depth
+        deeper: list[Any] = []
+        for item in level:
+            children = item.values() if type(item) is dict else item
+            deeper += [child for child in children if type(child) in _CONTAINERS]
+        level = deeper
+    return depth
+
+
+_CONTAINERS = (dict, list)
 
 
 def loads_strict(data: bytes, where: str) -> Any:

@@ -6,8 +6,6 @@ and never opens a socket.
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import os
 from collections.abc import Callable, Iterator
 
@@ -22,6 +20,7 @@ from verify._core import (
     parse_manifest,
     record_findings,
 )
+from verify._gc import collector_paused
 from verify._hashing import HashJob
 from verify._source import DEFAULT_LIMITS, BundleSource, Limits, Member, open_source
 from verify._version import VERSION
@@ -126,25 +125,8 @@ def verify_bundle(
     Raises:
         InvalidInput: the bundle was refused (unreadable, hostile, no valid manifest).
     """
-    with _collector_paused():
+    with collector_paused():
         return _verify(path, expect_digest, workers, progress, limits)
-
-
-@contextlib.contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while a bundle is verified.
-
-    Verification builds only acyclic objects (parsed JSON, models, results), but on a large
-    manifest their number makes each automatic collection walk a growing heap; reference
-    counting still frees them. Collection resumes as it was afterwards.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _verify(
