@@ -40,6 +40,7 @@ schema: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks.verify_throughput
 	$(BIN)/python -m benchmarks.bfcl_aggregate
+	$(BIN)/python -m benchmarks.lmspeed_score
 
 clean:
 	rm -rf $(VENV) build

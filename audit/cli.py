@@ -37,7 +37,8 @@ from bundle_schema.models import (
 )
 from verify import VERSION, render_verdict, verdict_json, verify_bundle
 from verify.render import ProgressBar
-from verify.scorers import load_plan, load_shard, quality, score_shards
+from verify.scorers import lmspeed, load_plan, load_shard, quality, score_shards
+from verify.scorers.lmspeed import DIMENSIONS
 
 __all__ = ["main"]
 
@@ -152,6 +153,27 @@ def _parser() -> argparse.ArgumentParser:
     bfcl.add_argument("--json", action="store_true", help="print the result as canonical JSON")
 
     _quality_parser(scorers)
+    lmspeed = scorers.add_parser(
+        "lmspeed",
+        help="replay LMSpeed Category Score V3 (seed 002)",
+        description="Replay LMSpeed Category Score V3.0 for every category: eligibility under "
+        "the catalog, dedupe, unit-based normalization, robust z, evidence quality, the "
+        "Gaussian model per dimension, the score with its 80%% interval, Rated / Estimated / "
+        "Unrated and the formal rank of Rated models. No average across categories. With "
+        "--claimed, exit 1 when the published scores differ from the replay.",
+    )
+    lmspeed.add_argument("--catalog", required=True, metavar="CATALOG.json")
+    lmspeed.add_argument("--results", required=True, metavar="RESULTS.json")
+    lmspeed.add_argument(
+        "--claimed", metavar="SCORE.json", help="published scores (lmspeed-score) to compare"
+    )
+    lmspeed.add_argument(
+        "--category",
+        choices=list(DIMENSIONS),
+        action="append",
+        help="show only this category (repeatable; --json always holds all eight)",
+    )
+    lmspeed.add_argument("--json", action="store_true", help="print the result as canonical JSON")
 
     demo = commands.add_parser(
         "demo",
@@ -432,9 +454,44 @@ def _protocol(path: Path) -> QualityProtocolReport:
     )
 
 
+def _lmspeed(args: argparse.Namespace, out: Console) -> int:
+    catalog = lmspeed.load_catalog(_read(args.catalog), args.catalog)
+    result = lmspeed.score_run(catalog, lmspeed.load_results(_read(args.results), args.results))
+    if args.json:
+        _print_json(result)
+    else:
+        for name in args.category or list(result.categories):
+            table = Table(title=f"{name} (Category Score V3.0, catalog {result.catalog_version})")
+            for column in ("rank", "model", "status", "score", "80% interval", "dims", "families"):
+                table.add_column(
+                    column, justify="left" if column in ("model", "status") else "right"
+                )
+            for m in result.categories[name].models:
+                interval = m.central80_score
+                table.add_row(
+                    "" if m.rank is None else str(m.rank),
+                    m.model,
+                    m.status,
+                    "-" if m.score is None else f"{m.score:.1f}",
+                    "-" if interval is None else f"{interval[0]:.1f} to {interval[1]:.1f}",
+                    f"{m.observed_dimensions}/4",
+                    str(m.families),
+                )
+            out.print(table)
+        out.print(f"{len(result.excluded)} result(s) excluded (see --json)")
+    if args.claimed:
+        difference = lmspeed.compare_claimed(_read(args.claimed), args.claimed, result)
+        if difference is not None:
+            sys.stderr.write(f"{PROG} score lmspeed: {difference}\n")
+            return EXIT_CHECK_FAILED
+    return EXIT_OK
+
+
 def _score(args: argparse.Namespace, out: Console) -> int:
     if args.scorer == "quality":
         return _quality(args, out)
+    if args.scorer == "lmspeed":
+        return _lmspeed(args, out)
     if args.scorer != "bfcl":
         raise InvalidInput(f"give a scorer (see {PROG} score --help)")
     shards = [load_shard(_read(path), path) for path in args.shards]

@@ -102,6 +102,9 @@ KINDS: Mapping[str, DocumentKind] = {
         DocumentKind("quality-tasks-score", models.QualityTasksScore, versioned=True),
         DocumentKind("quality-measurement", models.QualityMeasurement, versioned=True),
         DocumentKind("quality-protocol-report", models.QualityProtocolReport, versioned=True),
+        DocumentKind("lmspeed-catalog", models.LmspeedCatalog, versioned=True),
+        DocumentKind("lmspeed-results", models.LmspeedResults, versioned=True),
+        DocumentKind("lmspeed-score", models.LmspeedScore, versioned=True),
     )
 }
 """Every document kind, by name."""
@@ -166,7 +169,12 @@ def _validator(kind_name: str) -> jsonschema.protocols.Validator:
     return validator_class(schema)
 
 
-_BULK_FIELDS: Mapping[str, str] = {"manifest": "evidence", "bfcl-shard": "sample_ids"}
+_BULK_FIELDS: Mapping[str, str] = {
+    "manifest": "evidence",
+    "bfcl-shard": "sample_ids",
+    "lmspeed-results": "results",
+    "lmspeed-score": "categories",
+}
 """Per kind, a map or array field whose entries the model validates in bulk, not jsonschema.
 
 The manifest's evidence map can hold 100,000 entries and a BFCL shard's sample ids as many;

@@ -535,6 +535,156 @@ class QualityProtocolReport(_Model):
     checks: tuple[QualityCheck, ...]
 
 
+# --- LMSpeed Category Score V3 (seed 002) ------------------------------------------------------
+
+LmspeedCategory = Literal[
+    "agents",
+    "coding",
+    "reasoning",
+    "knowledge",
+    "math",
+    "multilingual",
+    "multimodal",
+    "instruction_following",
+]
+Slug = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9_.-]{0,63}$")]
+IsoDate = Annotated[str, StringConstraints(pattern=r"^\d{4}-\d{2}-\d{2}$")]
+EvidenceSource = Literal["verified", "official", "reported", "self_reported"]
+
+
+class LmspeedMetric(_Model):
+    """One catalog entry: where a metric counts, and how it is read.
+
+    A metric whose ``direction`` or ``protocol`` is null is catalogued but not eligible.
+    """
+
+    metric: Identifier
+    category: LmspeedCategory
+    dimension: Slug
+    family: Slug
+    """The canonical benchmark family; versions and protocols of one family share its cap."""
+    protocol: Slug | None
+    direction: Literal["higher", "lower"] | None
+    transform: Literal["bounded_logit", "identity"]
+    status: Literal["eligible", "display_only"]
+
+
+class LmspeedCatalog(_Model):
+    """The versioned catalog of metrics that Category Score V3 may use."""
+
+    schema_version: Literal[1]
+    methodology: Literal["category-score-v3.0"]
+    version: Identifier
+    metrics: tuple[LmspeedMetric, ...]
+
+
+class LmspeedModel(_Model):
+    """A model of the run and its developer (for developer diversity)."""
+
+    id: Identifier
+    developer: Identifier
+
+
+class LmspeedResult(_Model):
+    """One benchmark result of one model, as collected."""
+
+    id: Identifier
+    model: Identifier
+    metric: Identifier
+    value: Real
+    unit: Slug
+    stderr: (
+        Annotated[float, Field(strict=True, ge=0)] | Annotated[int, Field(strict=True, ge=0)] | None
+    ) = None
+    """In the unit of ``value``."""
+    source: EvidenceSource
+    confidence: Fraction
+    observed_at: IsoDate
+    kind: Literal["measured", "aggregated", "estimated", "inferred"]
+
+
+class LmspeedResults(_Model):
+    """The results of one scoring run: its date, its models and every collected result."""
+
+    schema_version: Literal[1]
+    run_date: IsoDate
+    models: tuple[LmspeedModel, ...]
+    results: tuple[LmspeedResult, ...]
+
+
+class LmspeedExclusion(_Model):
+    """A result that does not count, and why."""
+
+    result: Identifier
+    reason: Text
+
+
+class LmspeedBenchmark(_Model):
+    """One benchmark (canonical family + protocol) of a category, after dedupe."""
+
+    benchmark: Identifier
+    dimension: Slug
+    family: Slug
+    protocol: Slug
+    models: Count
+    developers: Count
+    status: Literal["used", "too_few_models", "no_spread"]
+    median: float | None
+    scale: float | None
+    q: float | None
+    overlap_calibrated: StrictBool
+
+
+class LmspeedDimension(_Model):
+    """A model's posterior ability in one dimension."""
+
+    mean: float
+    variance: float
+    benchmarks: Count
+    families: Count
+    overlap_calibrated: StrictBool
+
+
+class LmspeedModelScore(_Model):
+    """One model's Category Score: Rated, Estimated or Unrated (no score, shown as a dash)."""
+
+    model: Identifier
+    status: Literal["Rated", "Estimated", "Unrated"]
+    score: Score | None
+    mean: float | None
+    """mu_c, unrounded: the mean of the observed dimensions' posterior means."""
+    sd: float | None
+    central80: tuple[float, float] | None
+    """mu_c -/+ 1.281552 sigma_c."""
+    central80_score: tuple[Score, Score] | None
+    observed_dimensions: Count
+    families: Count
+    overlap_calibrated_dimensions: Count
+    effective_coverage: Fraction
+    rank: Annotated[int, Field(strict=True, ge=1)] | None
+    dimensions: dict[Slug, LmspeedDimension]
+
+
+class LmspeedCategoryScore(_Model):
+    """One category of a run: its benchmarks and its models, Rated first in rank order."""
+
+    benchmarks: tuple[LmspeedBenchmark, ...]
+    models: tuple[LmspeedModelScore, ...]
+
+
+class LmspeedScore(_Model):
+    """A replayed Category Score V3 run. There is no average across categories."""
+
+    schema_version: Literal[1]
+    scorer: Literal["lmspeed"]
+    scorer_version: Identifier
+    methodology: Literal["category-score-v3.0"]
+    catalog_version: Identifier
+    run_date: IsoDate
+    categories: dict[LmspeedCategory, LmspeedCategoryScore]
+    excluded: tuple[LmspeedExclusion, ...]
+
+
 # --- the verifier's output --------------------------------------------------------------------
 
 FindingCode = Literal[

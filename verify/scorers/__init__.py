@@ -1,6 +1,6 @@
 """Replay scorers: pure, versioned functions from recorded evidence to published numbers."""
 
-from verify.scorers import quality
+from verify.scorers import lmspeed, quality
 from verify.scorers.bfcl import (
     BFCL_VERSION,
     aggregate,
@@ -16,6 +16,7 @@ __all__ = [
     "BFCL_VERSION",
     "aggregate",
     "aggregate_v4",
+    "lmspeed",
     "load_plan",
     "load_shard",
     "quality",

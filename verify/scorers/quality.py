@@ -51,6 +51,7 @@ from bundle_schema.models import (
     QualityTasksScore,
     QualityWinTally,
 )
+from verify.scorers._compare import differences
 
 __all__ = [
     "CONFIDENCE",
@@ -528,21 +529,6 @@ def _close(claimed: float, replayed: float) -> bool:
     return math.isclose(claimed, replayed, rel_tol=TOLERANCE, abs_tol=TOLERANCE)
 
 
-def _differences(claimed: object, replayed: object, path: str) -> Iterator[str]:
-    """Where two parsed documents differ: numbers within :data:`TOLERANCE`, all else exactly."""
-    if isinstance(claimed, dict) and isinstance(replayed, dict):
-        for key in sorted(set(claimed) | set(replayed)):
-            if key not in claimed or key not in replayed:
-                yield f"{path}.{key}: {'missing' if key not in claimed else 'not in the replay'}"
-            else:
-                yield from _differences(claimed[key], replayed[key], f"{path}.{key}")
-    elif isinstance(claimed, float) and isinstance(replayed, float):
-        if not _close(claimed, replayed):
-            yield f"{path}: claimed {claimed!r}, replayed {replayed!r}"
-    elif claimed != replayed or type(claimed) is not type(replayed):
-        yield f"{path}: claimed {claimed!r}, replayed {replayed!r}"
-
-
 def check_claimed_pairs(
     data: bytes,
     where: str,
@@ -567,8 +553,8 @@ def check_claimed_pairs(
         at = f"{where}:{number}"
         kind = "quality-summary-line" if replayed is summary else "quality-pair-line"
         claimed = validate_document(KINDS[kind], loads_strict(raw, at), at)
-        for difference in _differences(
-            claimed.model_dump(mode="python"), replayed.model_dump(mode="python"), "$"
+        for difference in differences(
+            claimed.model_dump(mode="python"), replayed.model_dump(mode="python"), "$", TOLERANCE
         ):
             return QualityCheck(check="claimed_pairs", status="fail", message=f"{at}: {difference}")
     return QualityCheck(
