@@ -35,6 +35,7 @@ from bundle_schema.models import (
     QualityProtocolReport,
     QualitySummaryLine,
 )
+from pins import PinSetSource, parse_pin_set
 from verify import VERSION, render_verdict, verdict_json, verify_bundle
 from verify.render import ProgressBar
 from verify.scorers import lmspeed, load_plan, load_shard, quality, score_shards
@@ -78,7 +79,10 @@ def _parser() -> argparse.ArgumentParser:
         "verify",
         help="check a bundle's integrity offline",
         description="Check a bundle (directory or tar) offline: strict manifest, every blob "
-        "hashed, every evidence record validated. Exit 1 when a check fails.",
+        "hashed, every evidence record validated; then replay the run under its pin set (hard "
+        "gates, scores, outcome, validity, profile decision, rankability) and compare with the "
+        "runner's claims. Exit 1 when integrity fails or the claims differ from the replay; a "
+        "NOT_QUALIFIED or INFRA_ERROR verdict is a result, not a failure of the check.",
     )
     verify.add_argument("path", metavar="PATH", help="bundle directory or .tar")
     verify.add_argument("--json", action="store_true", help="print the verdict as canonical JSON")
@@ -90,6 +94,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     verify.add_argument(
         "--workers", type=_positive, metavar="N", help="hashing threads (default: cores)"
+    )
+    verify.add_argument(
+        "--pins",
+        metavar="FILE.toml",
+        help="judge the run by this pin set (default: the shipped pin set the bundle names)",
     )
 
     pack_cmd = commands.add_parser(
@@ -239,10 +248,18 @@ def _quality_parser(scorers: argparse._SubParsersAction[_Parser]) -> None:
     protocol.add_argument("--json", action="store_true", help="print the report as canonical JSON")
 
 
+def _pins(path: str | None) -> PinSetSource | None:
+    return None if path is None else parse_pin_set(_read(path), path)
+
+
 def _verify(args: argparse.Namespace, out: Console, err: Console) -> int:
     with ProgressBar(err) as bar:
         verdict = verify_bundle(
-            args.path, expect_digest=args.expect_digest, workers=args.workers, progress=bar.factory
+            args.path,
+            expect_digest=args.expect_digest,
+            workers=args.workers,
+            progress=bar.factory,
+            pins=_pins(args.pins),
         )
     if args.json:
         sys.stdout.buffer.write(verdict_json(verdict))
@@ -254,6 +271,12 @@ def _verify(args: argparse.Namespace, out: Console, err: Console) -> int:
         sys.stderr.write(
             f"{PROG} verify: integrity failed: {len(findings)} finding(s); first: "
             f"{findings[0].message}\n"
+        )
+        return EXIT_CHECK_FAILED
+    if not verdict.claims.match:
+        sys.stderr.write(
+            f"{PROG} verify: the runner's claims differ from the replay: "
+            f"{verdict.claims.differences[0]}\n"
         )
         return EXIT_CHECK_FAILED
     return EXIT_OK

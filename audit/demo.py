@@ -24,6 +24,9 @@ from verify._source import open_source
 
 __all__ = ["DemoRow", "run_demo"]
 
+TAMPERED = "gx10-full-qualified"
+"""The example whose copy gets one bit flipped."""
+
 
 @dataclass(frozen=True)
 class DemoRow:
@@ -32,6 +35,9 @@ class DemoRow:
     name: str
     outcome: str
     validity: str
+    decision: str
+    rankable: bool
+    claims_match: bool
     digest: str
     expected: str | None
     directory_ok: bool
@@ -70,26 +76,40 @@ def run_demo(out: Path, console: Console, examples: Path = EXAMPLES_DIR) -> bool
         tar = out / f"{run.name}.tar"
         pack(target, tar)
         tar_verdict = verify_bundle(tar)
-        claims = parse_manifest(open_source(target).manifest_bytes()).model.claims
         rows.append(
             DemoRow(
                 name=run.name,
-                outcome=claims.outcome,
-                validity=claims.result_validity,
+                outcome=verdict.outcome,
+                validity=verdict.result_validity,
+                decision=verdict.profile_decision,
+                rankable=verdict.rankable,
+                claims_match=verdict.claims.match,
                 digest=digest,
                 expected=expected.get(run.name),
                 directory_ok=verdict.integrity.status == "ok",
                 tar_ok=tar_verdict.integrity.status == "ok" and tar_verdict.bundle_digest == digest,
             )
         )
-    table = Table(title="example bundles (claims are the runner's own; replay comes later)")
-    for column in ("run", "claimed outcome", "validity", "integrity", "tar"):
+    table = Table(title="example bundles, verified and replayed from their raw evidence")
+    for column in (
+        "run",
+        "outcome",
+        "validity",
+        "profile",
+        "rankable",
+        "claims",
+        "integrity",
+        "tar",
+    ):
         table.add_column(column)
     for row in rows:
         table.add_row(
             row.name,
             row.outcome,
             row.validity,
+            row.decision,
+            "yes" if row.rankable else "no",
+            "match" if row.claims_match else "[red]DIFFER[/]",
             "[green]ok[/]" if row.directory_ok else "[red]FAILED[/]",
             "[green]ok[/]" if row.tar_ok else "[red]FAILED[/]",
         )
@@ -100,18 +120,20 @@ def run_demo(out: Path, console: Console, examples: Path = EXAMPLES_DIR) -> bool
         console.print(f"  bundle {out / row.name}  tar {out / row.name}.tar", soft_wrap=True)
 
     tampered = out / "tampered-copy"
-    entry = _tamper_copy(out / rows[0].name, tampered)
+    source = next((r for r in rows if r.name == TAMPERED), rows[0])
+    entry = _tamper_copy(out / source.name, tampered)
     caught = verify_bundle(tampered)
     detected = caught.integrity.status == "failed" and any(
         f.entry == entry for f in caught.integrity.findings
     )
     first = caught.integrity.findings[0].message if caught.integrity.findings else "nothing found"
     console.print(
-        f"tampered copy of {rows[0].name} (one bit flipped in {entry!r}): "
+        f"tampered copy of {source.name} (one bit flipped in {entry!r}): "
         + ("[green]caught[/]: " if detected else "[red]NOT caught[/]: ")
         + first,
         soft_wrap=True,
     )
     return detected and all(
-        r.directory_ok and r.tar_ok and r.expected in (None, r.digest) for r in rows
+        r.directory_ok and r.tar_ok and r.claims_match and r.expected in (None, r.digest)
+        for r in rows
     )

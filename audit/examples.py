@@ -52,10 +52,18 @@ _DATE = "2026-01-01T00:00:00+0000"
 _MEDIA_BY_NAME = {
     "transport/exchanges.jsonl": "application/vnd.evidence-audit.transport-exchange+jsonl",
     "network/socket-ledger.jsonl": "application/vnd.evidence-audit.socket-ledger+jsonl",
+    "run/config.json": "application/vnd.evidence-audit.run-config+json",
+    "probes/direct-response.json": "application/vnd.evidence-audit.direct-probe+json",
+    "probes/tool-call.json": "application/vnd.evidence-audit.direct-probe+json",
 }
 _MEDIA_BY_LEAF = {
     "result.json": "application/vnd.evidence-audit.component-result+json",
     "quarantine.json": "application/vnd.evidence-audit.quarantine-marker+json",
+    "spark-quality.json": "application/vnd.evidence-audit.spark-quality+json",
+    "spark-repeat.json": "application/vnd.evidence-audit.spark-repeat+json",
+    "tasks.jsonl": "application/vnd.evidence-audit.hermes-task+jsonl",
+    "benchlocal-packs.json": "application/vnd.evidence-audit.benchlocal-packs+json",
+    "infermark-c1.json": "application/vnd.evidence-audit.infermark-streaming+json",
 }
 _MEDIA_BY_SUFFIX = {
     ".json": "application/json",

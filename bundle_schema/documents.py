@@ -55,6 +55,8 @@ class DocumentKind:
         return f"{self.name}.schema.json"
 
 
+_VENDOR = "application/vnd.evidence-audit"
+
 KINDS: Mapping[str, DocumentKind] = {
     kind.name: kind
     for kind in (
@@ -89,6 +91,31 @@ KINDS: Mapping[str, DocumentKind] = {
             versioned=True,
             media_type="application/vnd.evidence-audit.quarantine-marker+json",
         ),
+        DocumentKind(
+            "run-config",
+            models.RunConfig,
+            versioned=True,
+            media_type="application/vnd.evidence-audit.run-config+json",
+        ),
+        *(
+            DocumentKind(
+                name,
+                model,
+                versioned=False,
+                media_type=f"{_VENDOR}.{name}+{suffix}",
+                lines=suffix == "jsonl",
+            )
+            for name, model, suffix in (
+                ("spark-quality", models.SparkQuality, "json"),
+                ("spark-repeat", models.SparkRepeat, "json"),
+                ("hermes-task", models.HermesTask, "jsonl"),
+                ("benchlocal-packs", models.BenchLocalPacks, "json"),
+                ("infermark-streaming", models.InfermarkStreaming, "json"),
+                ("direct-probe", models.DirectProbe, "json"),
+            )
+        ),
+        DocumentKind("gx10-evidence", models.Gx10Evidence, versioned=True),
+        DocumentKind("gx10-replay", models.Gx10Replay, versioned=True),
         DocumentKind("verdict", models.Verdict, versioned=True),
         DocumentKind("bfcl-shard", models.BfclShard, versioned=False),
         DocumentKind("bfcl-plan", models.BfclPlan, versioned=False),

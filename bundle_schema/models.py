@@ -276,6 +276,273 @@ class QuarantineMarker(_Model):
     """Evidence entry holding the raw upstream marker file."""
 
 
+# --- component evidence of gx10-qualification (seed 000) --------------------------------------
+
+GateStatus = Literal["PASS", "FAIL"]
+Percent = (
+    Annotated[float, Field(strict=True, ge=0, le=100)]
+    | Annotated[int, Field(strict=True, ge=0, le=100)]
+)
+
+
+class Tier2(_Model):
+    """SparkBench tier2 serving performance: non-scoring; failed fields are null."""
+
+    status: Literal["AVAILABLE", "PARTIAL", "UNAVAILABLE"]
+    decode_tokens_per_second: Annotated[float, Field(strict=True, ge=0)] | None = None
+    prefill_tokens_per_second: Annotated[float, Field(strict=True, ge=0)] | None = None
+    ttft_seconds: Annotated[float, Field(strict=True, ge=0)] | None = None
+
+
+class SparkQuality(_Model):
+    """SparkBench's code-domain quality output, with its own integrity gates."""
+
+    generation: Identifier
+    code_domain_quality: Percent
+    tasks: Count
+    passed: Count
+    golden_gate: GateStatus
+    self_integrity: GateStatus
+    run_valid: StrictBool
+    sampling_contamination: StrictBool
+    tier2: Tier2 | None = None
+
+
+class SparkRepeat(_Model):
+    """SparkBench's repeat-reliability output."""
+
+    repeats: Count
+    repeat_reliability: Percent
+    agreement: tuple[Annotated[float, Field(strict=True, ge=0, le=1)], ...] = ()
+
+
+class EvidenceTrust(_Model):
+    """One kind of Hermes execution evidence: whether it exists and can be trusted."""
+
+    present: StrictBool
+    trusted: StrictBool
+
+
+class HermesCase(_Model):
+    """One frozen evaluator test case and the requirement ids it is mapped to."""
+
+    case: Identifier
+    kind: Literal["correctness", "security"]
+    passed: StrictBool
+    requirements: tuple[Identifier, ...] = ()
+
+
+class HermesTask(_Model):
+    """One Hermes task of a run (one JSONL line), as the harness and its evaluator recorded it."""
+
+    task: Identifier
+    outcome: Literal["PASS", "FAIL", "TIMEOUT", "HARNESS_ERROR"]
+    inactivity_limit_s: Seconds
+    max_inactivity_s: Seconds | None
+    wall_limit_s: Seconds
+    wall_s: Seconds | None
+    evaluator: Identifier
+    evaluator_isolated: StrictBool
+    evidence: dict[
+        Literal["process", "checkpoint", "model_response", "task_state", "evaluator"],
+        EvidenceTrust,
+    ]
+    cases: tuple[HermesCase, ...]
+    completion_claim: StrictBool | None
+    changed_paths: tuple[Annotated[str, StringConstraints(min_length=1, max_length=1024)], ...]
+    allowed_changes: tuple[Annotated[str, StringConstraints(min_length=1, max_length=1024)], ...]
+    protected_inputs: dict[Literal["before", "after"], Digest | None]
+    cleanup: Literal["removed", "failed", "not_run"]
+    trajectory: Literal["present", "missing", "malformed"] = "missing"
+    final_response: Text | None = None
+
+
+class BenchLocalPacks(_Model):
+    """BenchLocal behavioral/targeted pack scores."""
+
+    packs: dict[Identifier, Percent]
+    mean: Percent | None = None
+    """As the harness printed it; the replay recomputes it."""
+
+
+class InfermarkStreaming(_Model):
+    """Infermark's legacy concurrency-1 streaming fields.
+
+    ``tokens_per_second`` counts non-empty visible ``delta.content`` chunks over the whole
+    concurrency-level wall: it is reported as E2E visible chunk/s, never as token/s.
+    """
+
+    concurrency: Literal[1]
+    visible_chunks: Count
+    wall_seconds: Seconds
+    tokens_per_second: Annotated[float, Field(strict=True, ge=0)] | Count
+    ttft_p50_seconds: Seconds
+    itl_mean_seconds: Seconds | None
+    requests: Count
+    errors: Count
+
+
+class DirectProbe(_Model):
+    """A direct probe: the exchange it made and what it expected; ``finish_reason``,
+    ``completion_tokens`` and ``got`` are the runner's reading of that exchange."""
+
+    kind: Literal["response", "tool_call"]
+    contract: Identifier
+    ceiling_tokens: Count
+    exchange: Size
+    expected: str | dict[str, object]
+    finish_reason: Annotated[str, StringConstraints(max_length=64)] | None = None
+    completion_tokens: Count | None = None
+    got: str | dict[str, object] | None = None
+
+
+_DOTTED_PATH = r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$"
+
+
+class ReasoningSerialization(_Model):
+    """Where and how the effective reasoning policy is written into every completion request."""
+
+    path: Annotated[
+        str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
+    ]
+    value: StrictBool | str | StrictInt
+
+
+class ReasoningPolicy(_Model):
+    """The run's effective reasoning policy and its serialization evidence."""
+
+    effective: Literal["off", "on", "low", "medium", "high"]
+    serialization: ReasoningSerialization | None
+
+
+class ObserverRecord(_Model):
+    """The transport observer's own account: complete, with how many exchanges it wrote."""
+
+    status: Literal["complete", "failed"]
+    exchanges: Count
+    reason: Text | None = None
+
+
+class RunConfig(_Model):
+    """How the run was configured: its track, reasoning policy and observer."""
+
+    schema_version: Literal[1]
+    track: Literal["primary", "controlled"]
+    reasoning_policy: ReasoningPolicy
+    observer: ObserverRecord
+    cleanup: Literal["removed", "failed", "not_run"]
+    """Run-owned processes and files, removed after the evidence was preserved."""
+
+
+ComponentName = Literal["coding", "hermes", "tool_instruction", "reliability", "performance"]
+
+
+class Gx10Evidence(_Model):
+    """Every piece of a run's evidence that the gx10 replay reads, in one document.
+
+    ``audit verify`` assembles it from a bundle; ``audit score gx10`` reads it from a file. A
+    missing record is null (or absent from its map), never an empty placeholder.
+    """
+
+    schema_version: Literal[1]
+    run_id: Identifier
+    created_at: Timestamp
+    profile: Identifier
+    scoring_generation: Identifier
+    pin_set: PinSetRef
+    model: ModelIdentity
+    upstreams: tuple[UpstreamCheckout, ...]
+    claims: Claims
+    config: RunConfig | None = None
+    results: dict[ComponentName, ComponentResult] = Field(default_factory=dict)
+    quarantines: dict[ComponentName, QuarantineMarker] = Field(default_factory=dict)
+    spark_quality: SparkQuality | None = None
+    spark_repeat: SparkRepeat | None = None
+    hermes_tasks: tuple[HermesTask, ...] | None = None
+    benchlocal: BenchLocalPacks | None = None
+    infermark: InfermarkStreaming | None = None
+    probes: tuple[DirectProbe, ...] = ()
+    transport: tuple[TransportExchange, ...] | None = None
+    socket_ledger: tuple[SocketLedgerEntry, ...] | None = None
+
+
+class GateResult(_Model):
+    """One hard gate of seed 000: pass, a model/deployment failure (fail), an infrastructure
+    failure (infra), or not selected by the profile."""
+
+    id: Identifier
+    status: Literal["pass", "fail", "infra", "not_selected"]
+    reason: Text
+    evidence: tuple[Annotated[str, StringConstraints(max_length=512)], ...] = ()
+
+
+class Gx10Scores(_Model):
+    """Component scores on 0-100 (null where not executed), the aggregate and executed weight."""
+
+    coding: Score | None
+    hermes: Score | None
+    tool_instruction: Score | None
+    reliability: Score | None
+    performance: Score | None
+    aggregate: Score | None
+    executed_weight: Score
+
+
+class HermesTaskMetrics(_Model):
+    """The evaluator's metrics of one Hermes task; null where unmeasured."""
+
+    task: Identifier
+    outcome: Literal["PASS", "FAIL", "TIMEOUT", "HARNESS_ERROR"]
+    full_pass: StrictBool
+    correctness: Score | None
+    security: Score | None
+    requirement_retention: Score | None
+    truthfulness: Literal[0, 100] | None
+
+
+class Gx10Diagnostics(_Model):
+    """Shown beside the scores; none of it is scored except as the seed says."""
+
+    comparable: StrictBool
+    """Executed weight 100: a comparable full deployment score (else a plumbing qualification)."""
+    e2e_visible_chunks_per_second: float | None
+    """Infermark's legacy ``tokens_per_second``: visible content chunks over the whole wall."""
+    estimated_visible_generation_chunks_per_second: float | None
+    """1 / mean ITL. Neither figure is a decode token/s."""
+    ttft_p50_seconds: float | None
+    itl_mean_seconds: float | None
+    requests: Count | None
+    errors: Count | None
+    tier2: Tier2 | None
+    hermes_tasks: tuple[HermesTaskMetrics, ...]
+    quarantine: QuarantineMarker | None
+
+
+class ClaimsCheck(_Model):
+    """The runner's claims compared with the replay."""
+
+    match: StrictBool
+    differences: tuple[Text, ...]
+
+
+class Gx10Replay(_Model):
+    """The replay of one run under a pin set: the decisions of seed 000."""
+
+    schema_version: Literal[1]
+    run_id: Identifier
+    pin_set: PinSetRef
+    outcome: Literal["QUALIFIED", "NOT_QUALIFIED", "INFRA_ERROR"]
+    result_validity: Literal["VALID", "QUARANTINED", "INFRA_FAILURE", "INCOMPLETE"]
+    profile_decision: Literal["MEETS_PROFILE", "DOES_NOT_MEET_PROFILE", "NOT_ASSESSED"]
+    rankable: StrictBool
+    rank_group: Annotated[str, StringConstraints(max_length=256)] | None
+    scores: Gx10Scores
+    gates: tuple[GateResult, ...]
+    claims: ClaimsCheck
+    reasons: tuple[Text, ...]
+    diagnostics: Gx10Diagnostics
+
+
 # --- scorer inputs and outputs -----------------------------------------------------------------
 
 SubsetName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]{0,63}$")]
@@ -730,10 +997,21 @@ class VerifierInfo(_Model):
 
 
 class Verdict(_Model):
-    """The verifier's verdict on one bundle. Later layers add fields; these stay stable."""
+    """The verifier's verdict on one bundle: integrity, then the replay of seed 000."""
 
     schema_version: Literal[1]
     bundle_digest: Digest
     run_id: Identifier
     integrity: Integrity
     verifier: VerifierInfo
+    pin_set: PinSetRef
+    outcome: Literal["QUALIFIED", "NOT_QUALIFIED", "INFRA_ERROR"]
+    result_validity: Literal["VALID", "QUARANTINED", "INFRA_FAILURE", "INCOMPLETE"]
+    profile_decision: Literal["MEETS_PROFILE", "DOES_NOT_MEET_PROFILE", "NOT_ASSESSED"]
+    rankable: StrictBool
+    rank_group: Annotated[str, StringConstraints(max_length=256)] | None
+    scores: Gx10Scores
+    gates: tuple[GateResult, ...]
+    claims: ClaimsCheck
+    reasons: tuple[Text, ...]
+    diagnostics: Gx10Diagnostics

@@ -1,9 +1,19 @@
 """Pin sets as data: scoring generation, weights, thresholds, probe contract and upstream commits.
 
-This layer holds the pin-set files and their identity (id and digest). The full frozen pin-set
-model is built on top of :func:`pin_set_digest` and :func:`load_builtin`.
+A pin set is a TOML file; :func:`parse_pin_set` reads one into its id, its digest (sha256 of its
+canonical JSON, named by every verdict) and its frozen model (:class:`PinSet`).
 """
 
 from pins._loader import BUILTIN, PinSetSource, load_builtin, parse_pin_set, pin_set_digest
+from pins._model import COMPONENTS, PinSet, pin_set_model
 
-__all__ = ["BUILTIN", "PinSetSource", "load_builtin", "parse_pin_set", "pin_set_digest"]
+__all__ = [
+    "BUILTIN",
+    "COMPONENTS",
+    "PinSet",
+    "PinSetSource",
+    "load_builtin",
+    "parse_pin_set",
+    "pin_set_digest",
+    "pin_set_model",
+]

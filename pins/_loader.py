@@ -10,18 +10,20 @@ from typing import Any
 
 from bundle_schema import canonical_bytes, digest_of
 from bundle_schema.errors import InvalidInput
+from pins._model import PinSet, pin_set_model
 
-BUILTIN = ("gx10-qualification-v5",)
+BUILTIN = ("gx10-qualification-v4", "gx10-qualification-v5")
 """Pin sets shipped with the project, by id."""
 
 
 @dataclass(frozen=True)
 class PinSetSource:
-    """A pin set's id, digest and data, as read."""
+    """A pin set's id, digest and data, as read, and its frozen model."""
 
     id: str
     digest: str
     data: Mapping[str, Any]
+    pins: PinSet
 
 
 def pin_set_digest(data: Mapping[str, Any]) -> str:
@@ -33,7 +35,7 @@ def parse_pin_set(raw: bytes, where: str) -> PinSetSource:
     """Parse pin-set TOML bytes.
 
     Raises:
-        InvalidInput: not UTF-8 TOML, or without a string ``id``.
+        InvalidInput: not UTF-8 TOML, or not a pin set (the message names the field).
     """
     try:
         data = tomllib.loads(raw.decode("utf-8"))
@@ -46,7 +48,7 @@ def parse_pin_set(raw: bytes, where: str) -> PinSetSource:
         digest = pin_set_digest(data)
     except ValueError as exc:
         raise InvalidInput(f"{where}: {exc}") from None
-    return PinSetSource(id=pin_id, digest=digest, data=data)
+    return PinSetSource(id=pin_id, digest=digest, data=data, pins=pin_set_model(data, where))
 
 
 def load_builtin(pin_id: str) -> PinSetSource:

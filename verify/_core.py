@@ -6,9 +6,11 @@ reads records, then hands what it saw to these functions.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from pydantic import BaseModel
 
 from bundle_schema import KINDS, RECORD_MEDIA_TYPES, digest_of, loads_canonical, validate_document
 from bundle_schema.canonical import parse_canonical
@@ -21,20 +23,33 @@ from bundle_schema.layout import (
     content_digest_of_members,
 )
 from bundle_schema.models import (
+    BenchLocalPacks,
     ComponentResult,
+    DirectProbe,
     EvidenceEntry,
     Finding,
+    Gx10Evidence,
+    HermesTask,
+    InfermarkStreaming,
     Integrity,
     Manifest,
     QuarantineMarker,
+    RunConfig,
+    SocketLedgerEntry,
+    SparkQuality,
+    SparkRepeat,
+    TransportExchange,
     Verdict,
     VerifierInfo,
 )
+from pins import PinSetSource
 from verify._hashing import Hashed
+from verify.gx10 import replay
 
 __all__ = [
     "VERIFIER_NAME",
     "ParsedManifest",
+    "assemble_evidence",
     "intact_entries",
     "integrity_findings",
     "make_verdict",
@@ -201,7 +216,11 @@ def intact_entries(manifest: ParsedManifest, findings: Iterable[Finding]) -> lis
 
 
 def record_findings(
-    manifest: ParsedManifest, name: str, documents: Iterable[bytes], where: str
+    manifest: ParsedManifest,
+    name: str,
+    documents: Iterable[bytes],
+    where: str,
+    into: list[BaseModel] | None = None,
 ) -> list[Finding]:
     """Validate the documents of one evidence record blob and the names they reference.
 
@@ -210,6 +229,7 @@ def record_findings(
         name: the logical name of the record's evidence entry.
         documents: the record's documents (one for JSON, one per line for JSON Lines).
         where: the record's location for messages.
+        into: when given, receives every valid document's model, in order.
     """
     entry = manifest.model.evidence[name]
     kind = RECORD_MEDIA_TYPES[entry.media_type]
@@ -223,6 +243,8 @@ def record_findings(
                 _finding("record_invalid", f"evidence {name!r}: {exc}", entry=name, path=where)
             )
             break
+        if into is not None:
+            into.append(model)
         for field, ref in _references(model):
             if ref not in manifest.model.evidence:
                 findings.append(
@@ -246,17 +268,76 @@ def _references(model: object) -> list[tuple[str, str]]:
     return []
 
 
+def assemble_evidence(
+    manifest: ParsedManifest, records: Mapping[str, Sequence[BaseModel]]
+) -> Gx10Evidence:
+    """The gx10 evidence of a bundle: its manifest and its valid evidence records, by type.
+
+    Args:
+        manifest: the parsed manifest.
+        records: the valid documents of each record entry, by logical name.
+    """
+    model = manifest.model
+    found: dict[str, Any] = {"results": {}, "quarantines": {}, "probes": []}
+    by_result = {ref.result: ref.name for ref in model.components}
+    for name in sorted(records):
+        documents = records[name]
+        first = documents[0] if documents else None
+        if isinstance(first, ComponentResult) and name in by_result:
+            found["results"][by_result[name]] = first
+        elif isinstance(first, QuarantineMarker):
+            found["quarantines"][first.component] = first
+        elif isinstance(first, DirectProbe):
+            found["probes"].append(first)
+        elif isinstance(first, TransportExchange):
+            found["transport"] = tuple(documents)
+        elif isinstance(first, SocketLedgerEntry):
+            found["socket_ledger"] = tuple(documents)
+        elif isinstance(first, HermesTask):
+            found["hermes_tasks"] = tuple(documents)
+        elif first is not None:
+            for field, kind in _SINGLE_RECORDS.items():
+                if isinstance(first, kind):
+                    found.setdefault(field, first)
+    return Gx10Evidence(
+        schema_version=1,
+        run_id=model.run_id,
+        created_at=model.created_at,
+        profile=model.profile,
+        scoring_generation=model.scoring_generation,
+        pin_set=model.pin_set,
+        model=model.model,
+        upstreams=model.upstreams,
+        claims=model.claims,
+        **found,
+    )
+
+
+_SINGLE_RECORDS: Mapping[str, type[BaseModel]] = {
+    "config": RunConfig,
+    "spark_quality": SparkQuality,
+    "spark_repeat": SparkRepeat,
+    "benchlocal": BenchLocalPacks,
+    "infermark": InfermarkStreaming,
+}
+
+
 def make_verdict(
     manifest: ParsedManifest,
     findings: Iterable[Finding],
     blobs_checked: int,
     bytes_checked: int,
     version: str,
+    *,
+    records: Mapping[str, Sequence[BaseModel]],
+    pins: PinSetSource,
 ) -> Verdict:
-    """Assemble the verdict, with findings in a stable order."""
+    """Assemble the verdict: findings in a stable order, then the replay under ``pins``."""
     ordered = tuple(
         sorted(findings, key=lambda f: (f.entry or "", f.path or "", f.code, f.message))
     )
+    failure = f"{len(ordered)} finding(s); first: {ordered[0].message}" if ordered else None
+    replayed = replay(assemble_evidence(manifest, records), pins, failure)
     return Verdict(
         schema_version=1,
         bundle_digest=manifest.bundle_digest,
@@ -268,4 +349,5 @@ def make_verdict(
             bytes_checked=bytes_checked,
         ),
         verifier=VerifierInfo(name=VERIFIER_NAME, version=version),
+        **replayed.model_dump(exclude={"schema_version", "run_id"}, round_trip=True),
     )

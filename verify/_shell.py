@@ -9,9 +9,12 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator
 
+from pydantic import BaseModel
+
 from bundle_schema import RECORD_MEDIA_TYPES
 from bundle_schema.layout import BLOB_DIR
 from bundle_schema.models import Finding, Verdict
+from pins import PinSetSource, load_builtin
 from verify._core import (
     ParsedManifest,
     intact_entries,
@@ -62,7 +65,11 @@ def _documents(member: Member, lines: bool, cap: int) -> Iterator[bytes]:
 
 
 def _record_findings(
-    manifest: ParsedManifest, source: BundleSource, names: list[str], limits: Limits
+    manifest: ParsedManifest,
+    source: BundleSource,
+    names: list[str],
+    limits: Limits,
+    records: dict[str, list[BaseModel]],
 ) -> list[Finding]:
     findings: list[Finding] = []
     for name in names:
@@ -73,9 +80,12 @@ def _record_findings(
         path = manifest.blob_paths[name]
         member = source.members[path]
         try:
-            findings += record_findings(
-                manifest, name, _documents(member, kind.lines, limits.max_record_line), path
-            )
+            documents = _documents(member, kind.lines, limits.max_record_line)
+            valid: list[BaseModel] = []
+            found = record_findings(manifest, name, documents, path, valid)
+            findings += found
+            if not found:
+                records[name] = valid
         except _RecordShapeError as exc:
             findings.append(
                 Finding(
@@ -109,8 +119,9 @@ def verify_bundle(
     workers: int | None = None,
     progress: ProgressFactory | None = None,
     limits: Limits = DEFAULT_LIMITS,
+    pins: PinSetSource | None = None,
 ) -> Verdict:
-    """Verify a bundle's integrity: manifest, every blob, every evidence record.
+    """Verify a bundle: manifest, every blob, every evidence record, then replay the run.
 
     Args:
         path: a bundle directory or an uncompressed tar of one.
@@ -118,15 +129,17 @@ def verify_bundle(
         workers: hashing processes or threads; default: the cores this process may run on.
         progress: makes a progress callback for long work (see :data:`ProgressFactory`).
         limits: caps on sizes and counts.
+        pins: the pin set to judge the run by; default: the shipped pin set the bundle names.
 
     Returns:
         The verdict; its ``integrity.status`` is ``failed`` when any finding was made.
 
     Raises:
-        InvalidInput: the bundle was refused (unreadable, hostile, no valid manifest).
+        InvalidInput: the bundle was refused (unreadable, hostile, no valid manifest), or it
+            names a pin set that is not shipped and none was given.
     """
     with collector_paused():
-        return _verify(path, expect_digest, workers, progress, limits)
+        return _verify(path, expect_digest, workers, progress, limits, pins=pins)
 
 
 def _verify(
@@ -135,6 +148,8 @@ def _verify(
     workers: int | None,
     progress: ProgressFactory | None,
     limits: Limits,
+    *,
+    pins: PinSetSource | None,
 ) -> Verdict:
     source = open_source(path, limits)
     data = source.manifest_bytes(limits)
@@ -147,11 +162,15 @@ def _verify(
             advance = progress(len(present), sum(sizes[p] for p in present))
         hashed = job.results(advance)
     findings = integrity_findings(manifest, source.members.keys(), hashed, expect_digest)
-    findings += _record_findings(manifest, source, intact_entries(manifest, findings), limits)
+    records: dict[str, list[BaseModel]] = {}
+    intact = intact_entries(manifest, findings)
+    findings += _record_findings(manifest, source, intact, limits, records)
     return make_verdict(
         manifest,
         findings,
         blobs_checked=len(present),
         bytes_checked=sum(hashed[p].size for p in present if p in hashed),
         version=VERSION,
+        records=records,
+        pins=pins if pins is not None else load_builtin(manifest.model.pin_set.id),
     )

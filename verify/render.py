@@ -28,19 +28,45 @@ def verdict_json(verdict: Verdict) -> bytes:
     return canonical_bytes(verdict.model_dump(mode="json")) + b"\n"
 
 
+_AXIS_STYLE = {"QUALIFIED": "bold green", "NOT_QUALIFIED": "bold yellow", "INFRA_ERROR": "bold red"}
+_GATE_STYLE = {"pass": "green", "fail": "yellow", "infra": "red", "not_selected": "dim"}
+
+
 def render_verdict(verdict: Verdict, console: Console, location: str) -> None:
-    """Print a verdict as a table, followed by its findings."""
+    """Print a verdict: the decision and its reasons first, then scores, gates and findings."""
     integrity = verdict.integrity
     table = Table(title=f"evidence bundle {location}", show_header=False, title_justify="left")
     table.add_column("field", style="bold")
     table.add_column("value", overflow="fold")
-    table.add_row("bundle digest", verdict.bundle_digest)
+    style = _AXIS_STYLE[verdict.outcome]
+    table.add_row("outcome", f"[{style}]{verdict.outcome}[/]")
+    table.add_row("validity / profile", f"{verdict.result_validity} / {verdict.profile_decision}")
+    rank = f"yes ({verdict.rank_group})" if verdict.rankable else "no"
+    table.add_row("rankable", rank)
+    table.add_row("claims", "match" if verdict.claims.match else "[bold red]DIFFER[/]")
     table.add_row("run", verdict.run_id)
+    table.add_row("pin set", f"{verdict.pin_set.id} {verdict.pin_set.digest}")
+    table.add_row("bundle digest", verdict.bundle_digest)
     status = "[green]ok[/]" if integrity.status == "ok" else "[bold red]FAILED[/]"
     table.add_row("integrity", status)
     table.add_row("checked", f"{integrity.blobs_checked} blobs, {integrity.bytes_checked} bytes")
     table.add_row("verifier", f"{verdict.verifier.name} {verdict.verifier.version}")
     console.print(table)
+    for reason in verdict.reasons:
+        console.print(f"  - {reason}", highlight=False)
+    scores = Table(title="scores (replayed)", title_justify="left")
+    for column in ("component", "score"):
+        scores.add_column(column, justify="left" if column == "component" else "right")
+    for name, value in verdict.scores.model_dump().items():
+        shown = "-" if value is None else f"{value:g}"
+        scores.add_row(name, shown)
+    console.print(scores)
+    gates = Table(title="hard gates", title_justify="left")
+    for column in ("gate", "status", "reason"):
+        gates.add_column(column, overflow="fold")
+    for gate in verdict.gates:
+        gates.add_row(gate.id, f"[{_GATE_STYLE[gate.status]}]{gate.status}[/]", gate.reason)
+    console.print(gates)
     if integrity.findings:
         findings = Table(title="findings", title_justify="left")
         findings.add_column("code", style="red")

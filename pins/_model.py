@@ -1,0 +1,119 @@
+"""The frozen pin-set model: what a scoring generation fixes, checked when a pin set is read."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Annotated, Any
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StringConstraints,
+    ValidationError,
+    model_validator,
+)
+
+from bundle_schema.errors import InvalidInput
+from bundle_schema.models import ComponentName, GitCommit, Identifier
+
+__all__ = ["COMPONENTS", "DirectProbeContract", "PinSet", "Profile", "Thresholds", "Upstream"]
+
+COMPONENTS: tuple[ComponentName, ...] = (
+    "coding",
+    "hermes",
+    "tool_instruction",
+    "reliability",
+    "performance",
+)
+"""The five components of the deployment score, in the seed's order."""
+
+Weight = Annotated[int, Field(strict=True, ge=0, le=100)]
+Bound = (
+    Annotated[float, Field(strict=True, ge=0, le=100)]
+    | Annotated[int, Field(strict=True, ge=0, le=100)]
+)
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Thresholds(_Frozen):
+    """A profile's minimum scores (each met at or above the bound)."""
+
+    aggregate: Bound
+    coding: Bound
+    hermes: Bound
+    tool_instruction: Bound
+    reliability: Bound
+
+
+class DirectProbeContract(_Frozen):
+    """The direct-probe contract: one uniform completion ceiling for every model and policy."""
+
+    contract: Identifier
+    total_completion_ceiling_tokens: Annotated[int, Field(strict=True, ge=1)]
+
+
+class Profile(_Frozen):
+    """The components a profile selects."""
+
+    components: tuple[ComponentName, ...]
+
+
+class Upstream(_Frozen):
+    """An upstream harness pinned at an exact commit."""
+
+    repository: Annotated[str, StringConstraints(min_length=1, max_length=512)]
+    commit: GitCommit
+
+
+class PinSet(_Frozen):
+    """A scoring generation's pins (seed 000): every number a verdict depends on."""
+
+    id: Identifier
+    scoring_generation: Identifier
+    hermes_evaluator: Identifier
+    historical: StrictBool = False
+    """A superseded generation: its results are historical diagnostics, never ranked."""
+    standard_profile: Identifier
+    weights: dict[ComponentName, Weight]
+    thresholds: dict[Identifier, Thresholds]
+    direct_probe: DirectProbeContract
+    profiles: dict[Identifier, Profile]
+    component_upstreams: dict[ComponentName, Identifier]
+    upstreams: dict[Identifier, Upstream]
+
+    @model_validator(mode="after")
+    def _consistent(self) -> PinSet:
+        missing = [c for c in COMPONENTS if c not in self.weights]
+        if missing:
+            raise ValueError(f"weights: no weight for {', '.join(missing)}")
+        if self.standard_profile not in self.profiles:
+            raise ValueError(f"standard_profile: {self.standard_profile!r} is not a profile")
+        for component, upstream in self.component_upstreams.items():
+            if upstream not in self.upstreams:
+                raise ValueError(
+                    f"component_upstreams.{component}: {upstream!r} is not an upstream"
+                )
+        for name in self.thresholds:
+            if name not in self.profiles:
+                raise ValueError(f"thresholds.{name}: not a profile")
+        return self
+
+
+def pin_set_model(data: Mapping[str, Any], where: str) -> PinSet:
+    """Build the frozen model of a pin set's data; no I/O.
+
+    Raises:
+        InvalidInput: the data is not a pin set; the message names the file and the field.
+    """
+    try:
+        return PinSet.model_validate(dict(data))
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(p) for p in first["loc"])
+        message = first["msg"].removeprefix("Value error, ")
+        raise InvalidInput(f"{where}: {field + ': ' if field else ''}{message}") from None

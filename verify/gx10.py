@@ -1,0 +1,949 @@
+"""The gx10-qualification replay (seed 000): hard gates, component scores, the verdict axes,
+rankability, and the comparison with the runner's claims, all from raw evidence.
+
+Pure: :func:`replay` takes a :class:`~bundle_schema.models.Gx10Evidence` (assembled from a bundle
+by the shell, or read from one file by ``audit score gx10``) and a trusted pin set, and returns a
+:class:`~bundle_schema.models.Gx10Replay`. Every gate is a small function of the evidence; a
+failure is the model's or the deployment's (``fail``) or the infrastructure's (``infra``) exactly
+as the seed classifies it. The claims are read only at the end, to be compared.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import math
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+from bundle_schema.models import (
+    ClaimsCheck,
+    ComponentName,
+    DirectProbe,
+    GateResult,
+    Gx10Diagnostics,
+    Gx10Evidence,
+    Gx10Replay,
+    Gx10Scores,
+    HermesTask,
+    HermesTaskMetrics,
+    PinSetRef,
+    TransportExchange,
+)
+from pins import COMPONENTS, PinSetSource
+
+__all__ = ["GATES", "GX10_VERSION", "performance_score", "replay"]
+
+GX10_VERSION = "1"
+"""The version of this replay; it changes whenever a decision it makes could change."""
+
+CLAIM_TOLERANCE = 1e-6
+"""Claimed scores agree with the replay within this (absolute): they are printed decimals."""
+
+Status = Literal["pass", "fail", "infra", "not_selected"]
+SPARK: tuple[ComponentName, ...] = ("coding", "reliability")
+EVIDENCE_KINDS = ("process", "checkpoint", "model_response", "task_state", "evaluator")
+
+
+# --- helpers ----------------------------------------------------------------------------------
+
+
+def _gate(gate_id: str, status: Status, reason: str, *evidence: str) -> GateResult:
+    return GateResult(id=gate_id, status=status, reason=reason, evidence=tuple(evidence))
+
+
+def _json(body: Any) -> Any:
+    """A JSON request or response body, or None when absent, base64 or not JSON."""
+    if body is None or body.encoding != "utf-8":
+        return None
+    try:
+        return json.loads(body.data)
+    except ValueError:
+        return None
+
+
+def _is_completion(exchange: TransportExchange) -> bool:
+    return exchange.method == "POST" and exchange.path.rstrip("/").endswith("/chat/completions")
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def _glob(pattern: str) -> re.Pattern[str]:
+    """A frozen allowed-change pattern: ``**`` any path, ``*`` and ``?`` within one segment."""
+    out = []
+    index = 0
+    while index < len(pattern):
+        if pattern.startswith("**", index):
+            out.append(".*")
+            index += 2
+        elif pattern[index] == "*":
+            out.append("[^/]*")
+            index += 1
+        elif pattern[index] == "?":
+            out.append("[^/]")
+            index += 1
+        else:
+            out.append(re.escape(pattern[index]))
+            index += 1
+    return re.compile("".join(out))
+
+
+def _at(path: str, value: Any) -> Any:
+    for part in path.split("."):
+        if not isinstance(value, dict) or part not in value:
+            return _MISSING
+        value = value[part]
+    return value
+
+
+_MISSING = object()
+
+
+@dataclass(frozen=True)
+class _Run:
+    """What the gates read: the evidence, the trusted pins and the selected components."""
+
+    evidence: Gx10Evidence
+    pins: PinSetSource
+    selected: tuple[ComponentName, ...]
+
+    @property
+    def exchanges(self) -> dict[int, TransportExchange]:
+        return {e.id: e for e in self.evidence.transport or ()}
+
+    def has(self, *components: ComponentName) -> bool:
+        return any(c in self.selected for c in components)
+
+
+# --- run-level gates --------------------------------------------------------------------------
+
+
+def model_identity(run: _Run) -> GateResult:
+    """Exact runtime model and immutable digest resolution (an invalid identity is infra)."""
+    model = run.evidence.model
+    listings = [
+        e for e in run.evidence.transport or () if e.method == "GET" and e.path == "/v1/models"
+    ]
+    if not listings:
+        return _gate("model_identity", "infra", "the endpoint's model list was not recorded")
+    served: set[str] = set()
+    for exchange in listings:
+        body = _json(exchange.response_body)
+        data = body.get("data") if isinstance(body, dict) else None
+        served |= {str(m.get("id")) for m in data or () if isinstance(m, dict)}
+    evidence = f"transport exchange {listings[0].id}"
+    if model.runtime_model_id not in served:
+        return _gate(
+            "model_identity",
+            "infra",
+            f"the endpoint does not serve {model.runtime_model_id!r} (it lists "
+            f"{', '.join(sorted(str(s) for s in served)) or 'nothing'})",
+            evidence,
+        )
+    return _gate(
+        "model_identity",
+        "pass",
+        f"{model.runtime_model_id} resolved, digest {model.digest} ({model.digest_source})",
+        evidence,
+    )
+
+
+def local_endpoint(run: _Run) -> GateResult:
+    """Local endpoint and no-redirect policy (a breach is infrastructure: setup/isolation)."""
+    endpoint = run.evidence.model.endpoint
+    if endpoint is None:
+        return _gate("local_endpoint", "infra", "the endpoint URL was not recorded")
+    host = urlsplit(endpoint).hostname or ""
+    if not _loopback(host):
+        return _gate("local_endpoint", "infra", f"endpoint {endpoint} is not on loopback")
+    for exchange in run.evidence.transport or ():
+        if exchange.redirect is not None or (exchange.status or 0) in range(300, 400):
+            return _gate(
+                "local_endpoint",
+                "infra",
+                f"exchange {exchange.id} was redirected ({exchange.status}); redirects are "
+                "never followed",
+                f"transport exchange {exchange.id}",
+            )
+    return _gate("local_endpoint", "pass", f"{endpoint} is loopback; no redirect")
+
+
+def transport_evidence(run: _Run) -> GateResult:
+    """Trustworthy model-transport evidence: a complete observer log."""
+    config, transport = run.evidence.config, run.evidence.transport
+    if transport is None:
+        return _gate("transport_evidence", "infra", "no transport log: the observer is missing")
+    if config is None:
+        return _gate("transport_evidence", "infra", "no run configuration: no observer record")
+    observer = config.observer
+    if observer.status != "complete":
+        return _gate(
+            "transport_evidence",
+            "infra",
+            f"the observer failed: {observer.reason or 'no reason recorded'}",
+        )
+    if observer.exchanges != len(transport):
+        return _gate(
+            "transport_evidence",
+            "infra",
+            f"the observer wrote {observer.exchanges} exchanges; the log holds {len(transport)}",
+        )
+    ids = [e.id for e in transport]
+    if len(set(ids)) != len(ids):
+        return _gate("transport_evidence", "infra", "the transport log repeats an exchange id")
+    return _gate("transport_evidence", "pass", f"{len(transport)} exchanges, observer complete")
+
+
+def network_isolation(run: _Run) -> GateResult:
+    """No non-local socket or auxiliary provider/fallback attempt (isolation: infrastructure)."""
+    ledger = run.evidence.socket_ledger
+    if ledger is None:
+        return _gate("network_isolation", "infra", "no socket ledger: isolation is unproven")
+    for entry in ledger:
+        if entry.family != "AF_UNIX" and not _loopback(entry.address):
+            return _gate(
+                "network_isolation",
+                "infra",
+                f"{entry.process} (pid {entry.pid}) tried {entry.address}:{entry.port} "
+                f"({entry.outcome})",
+                f"socket ledger seq {entry.seq}",
+            )
+    runtime = run.evidence.model.runtime_model_id
+    for exchange in run.evidence.transport or ():
+        if exchange.response_model is not None and exchange.response_model != runtime:
+            return _gate(
+                "network_isolation",
+                "infra",
+                f"exchange {exchange.id} was answered by {exchange.response_model!r}, not "
+                f"{runtime!r}: fallback activity",
+                f"transport exchange {exchange.id}",
+            )
+    return _gate("network_isolation", "pass", f"{len(ledger)} connect() attempts, all loopback")
+
+
+def reasoning_serialization(run: _Run) -> GateResult:
+    """Valid reasoning-policy serialization in every completion request."""
+    config = run.evidence.config
+    if config is None or config.reasoning_policy.serialization is None:
+        return _gate("reasoning_serialization", "infra", "no reasoning-policy serialization")
+    serialization = config.reasoning_policy.serialization
+    for exchange in run.evidence.transport or ():
+        if not _is_completion(exchange):
+            continue
+        value = _at(serialization.path, _json(exchange.request_body))
+        if (
+            value is _MISSING
+            or value != serialization.value
+            or type(value) is not type(serialization.value)
+        ):
+            return _gate(
+                "reasoning_serialization",
+                "infra",
+                f"exchange {exchange.id} does not carry {serialization.path} = "
+                f"{json.dumps(serialization.value)}",
+                f"transport exchange {exchange.id}",
+            )
+    return _gate(
+        "reasoning_serialization",
+        "pass",
+        f"policy {config.reasoning_policy.effective} as {serialization.path} = "
+        f"{json.dumps(serialization.value)} in every completion request",
+    )
+
+
+def _reasoning_text(exchange: TransportExchange) -> str | None:
+    body = _json(exchange.response_body)
+    texts: list[Any] = []
+    for choice in body.get("choices", []) if isinstance(body, dict) else []:
+        message = choice.get("message") if isinstance(choice, dict) else None
+        if isinstance(message, dict):
+            texts += [message.get("reasoning_content"), message.get("reasoning")]
+            content = message.get("content")
+            if isinstance(content, str) and "<think>" in content:
+                texts.append(content)
+    for chunk in exchange.chunks:
+        for line in chunk.data.splitlines():
+            if line.startswith("data:") and "reasoning" in line:
+                texts.append(line)
+    found = [t for t in texts if isinstance(t, str) and t.strip()]
+    return found[0] if found else None
+
+
+def reasoning_contamination(run: _Run) -> GateResult:
+    """No reasoning contamination when the effective policy is off (a deployment failure)."""
+    config = run.evidence.config
+    if config is None:
+        return _gate("reasoning_contamination", "infra", "no run configuration")
+    if config.reasoning_policy.effective != "off":
+        return _gate(
+            "reasoning_contamination",
+            "pass",
+            f"effective policy {config.reasoning_policy.effective}: reasoning is allowed",
+        )
+    for exchange in run.evidence.transport or ():
+        if _is_completion(exchange) and _reasoning_text(exchange) is not None:
+            return _gate(
+                "reasoning_contamination",
+                "fail",
+                f"exchange {exchange.id} returned reasoning content with the policy off",
+                f"transport exchange {exchange.id}",
+            )
+    return _gate("reasoning_contamination", "pass", "no reasoning content with the policy off")
+
+
+def _probe_reply(exchange: TransportExchange) -> tuple[str | None, Any, int | None, Any]:
+    """(finish_reason, message, completion_tokens, max_tokens) from an exchange's bodies."""
+    body = _json(exchange.response_body)
+    request = _json(exchange.request_body)
+    choice = (body.get("choices") or [None])[0] if isinstance(body, dict) else None
+    finish = choice.get("finish_reason") if isinstance(choice, dict) else None
+    message = choice.get("message") if isinstance(choice, dict) else None
+    usage = body.get("usage") if isinstance(body, dict) else None
+    tokens = usage.get("completion_tokens") if isinstance(usage, dict) else None
+    limit = None
+    if isinstance(request, dict):
+        limit = request.get("max_completion_tokens", request.get("max_tokens"))
+    return finish, message, tokens, limit
+
+
+def _tool_call(message: Any) -> dict[str, Any] | None:
+    calls = message.get("tool_calls") if isinstance(message, dict) else None
+    if not calls or not isinstance(calls[0], dict):
+        return None
+    function = calls[0].get("function") or {}
+    try:
+        arguments = json.loads(function.get("arguments") or "{}")
+    except ValueError:
+        arguments = function.get("arguments")
+    return {"name": function.get("name"), "arguments": arguments}
+
+
+def _probe(run: _Run, kind: Literal["response", "tool_call"]) -> GateResult:  # noqa: PLR0911
+    gate_id = "direct_response" if kind == "response" else "tool_call_protocol"
+    probes = [p for p in run.evidence.probes if p.kind == kind]
+    if not probes:
+        return _gate(gate_id, "infra", f"no {kind.replace('_', ' ')} probe was recorded")
+    probe: DirectProbe = probes[0]
+    contract = run.pins.pins.direct_probe
+    if probe.contract != contract.contract or probe.ceiling_tokens != (
+        contract.total_completion_ceiling_tokens
+    ):
+        return _gate(
+            gate_id,
+            "infra",
+            f"probe ran under {probe.contract} with {probe.ceiling_tokens} tokens; the pin set "
+            f"fixes {contract.contract} with {contract.total_completion_ceiling_tokens}",
+        )
+    exchange = run.exchanges.get(probe.exchange)
+    where = f"transport exchange {probe.exchange}"
+    if exchange is None:
+        return _gate(
+            gate_id,
+            "infra",
+            f"the probe refers to exchange {probe.exchange}, which the transport log does not hold",
+        )
+    finish, message, tokens, limit = _probe_reply(exchange)
+    if limit != contract.total_completion_ceiling_tokens:
+        return _gate(
+            gate_id,
+            "infra",
+            f"the probe request asked for {limit} tokens, not the uniform ceiling of "
+            f"{contract.total_completion_ceiling_tokens}",
+            where,
+        )
+    if exchange.status != 200 or exchange.error is not None:
+        return _gate(
+            gate_id,
+            "fail",
+            f"the endpoint answered {exchange.status} {exchange.error or ''}".rstrip(),
+            where,
+        )
+    if message is None:
+        return _gate(gate_id, "infra", "the probe's response body was not recorded", where)
+    got: Any = message.get("content") if kind == "response" else _tool_call(message)
+    if (probe.got is not None and probe.got != got) or (
+        probe.finish_reason is not None and probe.finish_reason != finish
+    ):
+        return _gate(
+            gate_id, "infra", "the probe record disagrees with its transport exchange", where
+        )
+    if finish == "length":
+        return _gate(gate_id, "fail", f"output-limit truncation at {tokens} tokens", where)
+    if kind == "response" and (not isinstance(got, str) or not got.strip()):
+        return _gate(gate_id, "fail", "a genuinely empty direct response", where)
+    if got != probe.expected:
+        return _gate(
+            gate_id,
+            "fail",
+            f"got {json.dumps(got)[:120]}, expected {json.dumps(probe.expected)[:120]}",
+            where,
+        )
+    return _gate(gate_id, "pass", f"exact {kind.replace('_', ' ')} in {tokens} tokens", where)
+
+
+def direct_response(run: _Run) -> GateResult:
+    """Direct response protocol success (truncation and empty answers are the model's)."""
+    return _probe(run, "response")
+
+
+def tool_call_protocol(run: _Run) -> GateResult:
+    """Structured tool-call protocol success: the exact tool call."""
+    return _probe(run, "tool_call")
+
+
+def upstream_checkout(run: _Run) -> GateResult:
+    """Exact, clean upstream checkout and compatible structured output (setup: infrastructure)."""
+    pins = run.pins.pins
+    needed = sorted({pins.component_upstreams[c] for c in run.selected})
+    checkouts = {u.name: u for u in run.evidence.upstreams}
+    for name in needed:
+        pinned, checkout = pins.upstreams[name], checkouts.get(name)
+        if checkout is None:
+            return _gate("upstream_checkout", "infra", f"{name} was not checked out")
+        if checkout.commit != pinned.commit or checkout.repository != pinned.repository:
+            return _gate(
+                "upstream_checkout",
+                "infra",
+                f"{name} is at {checkout.repository}@{checkout.commit[:12]}, pinned "
+                f"{pinned.repository}@{pinned.commit[:12]}",
+            )
+        if not checkout.clean:
+            return _gate("upstream_checkout", "infra", f"the {name} checkout is not clean")
+    for component in run.selected:
+        result = run.evidence.results.get(component)
+        if result is not None and result.status == "COMPLETED" and not _output(run, component):
+            return _gate(
+                "upstream_checkout",
+                "infra",
+                f"{component} completed without a structured output this verifier reads",
+            )
+    return _gate("upstream_checkout", "pass", f"{', '.join(needed)} at their pinned commits, clean")
+
+
+def _output(run: _Run, component: ComponentName) -> bool:
+    evidence = run.evidence
+    if component == "coding":
+        return evidence.spark_quality is not None
+    if component == "reliability":
+        return evidence.spark_repeat is not None or (
+            evidence.spark_quality is None and evidence.hermes_tasks is not None
+        )
+    if component == "hermes":
+        return evidence.hermes_tasks is not None
+    if component == "tool_instruction":
+        return evidence.benchlocal is not None
+    return evidence.infermark is not None
+
+
+def upstream_integrity(run: _Run) -> GateResult:
+    """Upstream self-integrity/golden gates (an untrustworthy harness is infrastructure)."""
+    spark = run.evidence.spark_quality
+    if not run.has(*SPARK) or spark is None:
+        return _gate(
+            "upstream_integrity",
+            "not_selected" if not run.has(*SPARK) else "pass",
+            "no SparkBench output to check",
+        )
+    failed = [
+        name
+        for name, ok in (
+            ("golden gate", spark.golden_gate == "PASS"),
+            ("self-integrity", spark.self_integrity == "PASS"),
+            ("run-valid marker", spark.run_valid),
+        )
+        if not ok
+    ]
+    if failed:
+        return _gate("upstream_integrity", "infra", f"SparkBench {', '.join(failed)} failed")
+    return _gate("upstream_integrity", "pass", "golden gate, self-integrity and run-valid pass")
+
+
+def sampling_contamination(run: _Run) -> GateResult:
+    """No upstream-reported sampling contamination (the deployment's sampling: a failure)."""
+    spark = run.evidence.spark_quality
+    if not run.has(*SPARK):
+        return _gate("sampling_contamination", "not_selected", "SparkBench not selected")
+    if spark is not None and spark.sampling_contamination:
+        return _gate("sampling_contamination", "fail", "SparkBench reports sampling contamination")
+    return _gate("sampling_contamination", "pass", "no sampling contamination reported")
+
+
+# --- Hermes -----------------------------------------------------------------------------------
+
+
+def _hermes_tasks(run: _Run) -> tuple[HermesTask, ...] | None:
+    return run.evidence.hermes_tasks if run.has("hermes") else None
+
+
+def hermes_time_limits(run: _Run) -> GateResult:
+    """Every selected Hermes task completes within both inactivity and total wall."""
+    tasks = _hermes_tasks(run)
+    if tasks is None:
+        return _hermes_absent(run, "hermes_time_limits")
+    for task in tasks:
+        if task.max_inactivity_s is None or task.wall_s is None:
+            if task.outcome == "TIMEOUT":
+                return _gate("hermes_time_limits", "fail", f"task {task.task} timed out")
+            return _gate("hermes_time_limits", "infra", f"task {task.task}: times not recorded")
+        if task.outcome == "TIMEOUT" or task.max_inactivity_s > task.inactivity_limit_s:
+            return _gate(
+                "hermes_time_limits",
+                "fail",
+                f"task {task.task}: inactivity {task.max_inactivity_s} s over "
+                f"{task.inactivity_limit_s} s"
+                if task.outcome != "TIMEOUT"
+                else f"task {task.task} timed out",
+            )
+        if task.wall_s > task.wall_limit_s:
+            return _gate(
+                "hermes_time_limits",
+                "fail",
+                f"task {task.task}: wall {task.wall_s} s over {task.wall_limit_s} s",
+            )
+    return _gate("hermes_time_limits", "pass", f"{len(tasks)} tasks within both limits")
+
+
+def hermes_evidence(run: _Run) -> GateResult:
+    """Trustworthy Hermes process, checkpoint, model-response/tool, task-state and evaluator
+    evidence (infrastructure); a missing trajectory or final response overrides nothing."""
+    tasks = _hermes_tasks(run)
+    if tasks is None:
+        return _hermes_absent(run, "hermes_evidence")
+    for task in tasks:
+        if task.outcome == "HARNESS_ERROR":
+            return _gate("hermes_evidence", "infra", f"task {task.task}: harness error")
+        for kind in EVIDENCE_KINDS:
+            trust = task.evidence.get(kind)  # type: ignore[call-overload]
+            if trust is None or not trust.present:
+                return _gate("hermes_evidence", "infra", f"task {task.task}: no {kind} evidence")
+            if not trust.trusted:
+                return _gate(
+                    "hermes_evidence",
+                    "infra",
+                    f"task {task.task}: {kind} evidence is not trustworthy",
+                )
+    return _gate("hermes_evidence", "pass", f"{len(tasks)} tasks with trustworthy evidence")
+
+
+def hermes_evaluator(run: _Run) -> GateResult:  # noqa: PLR0911
+    """Isolated evaluator pass, protected-input integrity and complete evidence."""
+    tasks = _hermes_tasks(run)
+    if tasks is None:
+        return _hermes_absent(run, "hermes_evaluator")
+    expected = run.pins.pins.hermes_evaluator
+    for task in tasks:
+        if task.evaluator != expected:
+            return _gate(
+                "hermes_evaluator",
+                "infra",
+                f"task {task.task}: evaluator {task.evaluator}, pinned {expected}",
+            )
+        if not task.evaluator_isolated:
+            return _gate(
+                "hermes_evaluator",
+                "infra",
+                f"task {task.task}: evaluator contamination (not isolated)",
+            )
+        before, after = task.protected_inputs.get("before"), task.protected_inputs.get("after")
+        if before is None or after is None:
+            return _gate(
+                "hermes_evaluator", "infra", f"task {task.task}: protected-input digests incomplete"
+            )
+        if before != after:
+            return _gate("hermes_evaluator", "fail", f"task {task.task}: protected inputs changed")
+    for task in tasks:
+        if task.outcome == "FAIL":
+            return _gate("hermes_evaluator", "fail", f"task {task.task}: evaluator did not pass")
+    return _gate("hermes_evaluator", "pass", f"{len(tasks)} tasks passed the isolated evaluator")
+
+
+def allowed_changes(run: _Run) -> GateResult:
+    """No candidate change outside the task manifest's frozen allowed-change patterns."""
+    tasks = _hermes_tasks(run)
+    if tasks is None:
+        return _hermes_absent(run, "allowed_changes")
+    for task in tasks:
+        patterns = [_glob(p) for p in task.allowed_changes]
+        for path in task.changed_paths:
+            if not any(p.fullmatch(path) for p in patterns):
+                return _gate(
+                    "allowed_changes",
+                    "fail",
+                    f"task {task.task} changed {path}, outside its allowed patterns",
+                )
+    return _gate("allowed_changes", "pass", "every change within the allowed patterns")
+
+
+def _hermes_absent(run: _Run, gate_id: str) -> GateResult:
+    if not run.has("hermes"):
+        return _gate(gate_id, "not_selected", "Hermes not selected")
+    return _gate(gate_id, "infra", "no Hermes task records")
+
+
+def cleanup(run: _Run) -> GateResult:
+    """Run-owned candidate/runtime cleanup after evidence preservation (infrastructure)."""
+    config = run.evidence.config
+    if config is None or config.cleanup != "removed":
+        state = "not recorded" if config is None else config.cleanup
+        return _gate("cleanup", "infra", f"run-owned processes and files: cleanup {state}")
+    for task in _hermes_tasks(run) or ():
+        if task.cleanup != "removed":
+            return _gate("cleanup", "infra", f"task {task.task}: candidate cleanup {task.cleanup}")
+    return _gate("cleanup", "pass", "run-owned processes and files removed after preservation")
+
+
+GATES: tuple[Callable[[_Run], GateResult], ...] = (
+    model_identity,
+    local_endpoint,
+    direct_response,
+    tool_call_protocol,
+    upstream_checkout,
+    upstream_integrity,
+    sampling_contamination,
+    reasoning_contamination,
+    reasoning_serialization,
+    transport_evidence,
+    network_isolation,
+    hermes_time_limits,
+    hermes_evidence,
+    hermes_evaluator,
+    allowed_changes,
+    cleanup,
+)
+"""Every hard gate of seed 000 in the seed's order (the thresholds are judged separately)."""
+
+
+# --- scores -----------------------------------------------------------------------------------
+
+
+def performance_score(tokens_per_second: float, ttft_p50_seconds: float, errors: int) -> float:
+    """The seed's normalization: errors score zero; otherwise the mean of throughput and TTFT."""
+    if errors:
+        return 0.0
+    throughput = min(100.0, tokens_per_second * 10)
+    ttft = max(0.0, 100 - max(0.0, ttft_p50_seconds - 1) * 10)
+    return (throughput + ttft) / 2
+
+
+def _task_metrics(task: HermesTask) -> HermesTaskMetrics:
+    def percent(cases: Sequence[Any]) -> float | None:
+        return 100 * sum(c.passed for c in cases) / len(cases) if cases else None
+
+    requirements: dict[str, bool] = {}
+    for case in task.cases:
+        for requirement in case.requirements:
+            requirements[requirement] = requirements.get(requirement, True) and case.passed
+    passed_all = task.outcome == "PASS" and all(c.passed for c in task.cases)
+    truthfulness: Literal[0, 100] | None = None
+    if task.completion_claim:
+        truthfulness = 100 if passed_all else 0
+    return HermesTaskMetrics(
+        task=task.task,
+        outcome=task.outcome,
+        full_pass=_full_pass(task),
+        correctness=percent([c for c in task.cases if c.kind == "correctness"]),
+        security=percent([c for c in task.cases if c.kind == "security"]),
+        requirement_retention=(
+            100 * sum(requirements.values()) / len(requirements) if requirements else None
+        ),
+        truthfulness=truthfulness,
+    )
+
+
+def _full_pass(task: HermesTask) -> bool:
+    """PASS with every evidence kind trusted, within both limits, inside the allowed changes,
+    protected inputs intact, and cleaned up."""
+    patterns = [_glob(p) for p in task.allowed_changes]
+    return (
+        task.outcome == "PASS"
+        and task.evaluator_isolated
+        and all(
+            (t := task.evidence.get(k)) is not None and t.present and t.trusted  # type: ignore[call-overload]
+            for k in EVIDENCE_KINDS
+        )
+        and task.max_inactivity_s is not None
+        and task.max_inactivity_s <= task.inactivity_limit_s
+        and task.wall_s is not None
+        and task.wall_s <= task.wall_limit_s
+        and all(any(p.fullmatch(path) for p in patterns) for path in task.changed_paths)
+        and task.protected_inputs.get("before") is not None
+        and task.protected_inputs.get("before") == task.protected_inputs.get("after")
+        and task.cleanup == "removed"
+    )
+
+
+def _scores(run: _Run, executed: Sequence[ComponentName]) -> dict[ComponentName, float | None]:
+    evidence = run.evidence
+    tasks = evidence.hermes_tasks
+    hermes = 100 * sum(_full_pass(t) for t in tasks) / len(tasks) if tasks else None
+    values: dict[ComponentName, float | None] = {
+        "coding": evidence.spark_quality.code_domain_quality if evidence.spark_quality else None,
+        "hermes": hermes,
+        "tool_instruction": (
+            math.fsum(evidence.benchlocal.packs.values()) / len(evidence.benchlocal.packs)
+            if evidence.benchlocal and evidence.benchlocal.packs
+            else None
+        ),
+        "reliability": (
+            evidence.spark_repeat.repeat_reliability
+            if evidence.spark_repeat
+            else (hermes if evidence.spark_quality is None else None)
+        ),
+        "performance": (
+            performance_score(
+                float(evidence.infermark.tokens_per_second),
+                evidence.infermark.ttft_p50_seconds,
+                evidence.infermark.errors,
+            )
+            if evidence.infermark
+            else None
+        ),
+    }
+    return {
+        c: (float(values[c]) if c in executed and values[c] is not None else None)  # type: ignore[arg-type]
+        for c in COMPONENTS
+    }
+
+
+# --- the verdict ------------------------------------------------------------------------------
+
+
+def _thresholds(
+    run: _Run, scores: Mapping[ComponentName, float | None], aggregate: float | None
+) -> list[str]:
+    bounds = run.pins.pins.thresholds.get(run.evidence.profile)
+    if bounds is None:
+        return []
+    misses = []
+    if aggregate is None or aggregate < bounds.aggregate:
+        misses.append(f"aggregate {_shown(aggregate)} is under {bounds.aggregate}")
+    for component in ("coding", "hermes", "tool_instruction", "reliability"):
+        if component not in run.selected:
+            continue
+        bound = getattr(bounds, component)
+        value = scores.get(component)
+        if value is None or value < bound:
+            misses.append(f"{component} {_shown(value)} is under {bound}")
+    return misses
+
+
+def _shown(value: float | None) -> str:
+    return "not scored" if value is None else f"{value:g}"
+
+
+Axes = tuple[
+    Literal["QUALIFIED", "NOT_QUALIFIED", "INFRA_ERROR"],
+    Literal["VALID", "QUARANTINED", "INFRA_FAILURE", "INCOMPLETE"],
+    Literal["MEETS_PROFILE", "DOES_NOT_MEET_PROFILE", "NOT_ASSESSED"],
+]
+
+
+def replay(
+    evidence: Gx10Evidence, pins: PinSetSource, integrity_failure: str | None = None
+) -> Gx10Replay:
+    """Replay a run under a trusted pin set and compare with its claims.
+
+    Args:
+        evidence: the run's evidence.
+        pins: the pin set to judge it by (trusted: shipped or named on the command line).
+        integrity_failure: why the bundle failed integrity, if it did: nothing in it can then
+            be trusted, and the result is an infrastructure failure.
+    """
+    profile = pins.pins.profiles.get(evidence.profile)
+    run = _Run(evidence, pins, profile.components if profile else ())
+    gates = tuple(gate(run) for gate in GATES)
+    statuses = {
+        c: evidence.results[c].status if c in evidence.results else None for c in run.selected
+    }
+    executed = [c for c in run.selected if statuses[c] in ("COMPLETED", "PARTIAL")]
+    scores = _scores(run, executed)
+    weights = pins.pins.weights
+    counted = [c for c in executed if scores[c] is not None]
+    executed_weight = float(sum(weights[c] for c in counted))
+    aggregate = (
+        math.fsum((scores[c] or 0.0) * weights[c] for c in counted) / executed_weight
+        if executed_weight
+        else None
+    )
+    reasons: list[str] = []
+    if integrity_failure is not None:
+        axes: Axes = ("INFRA_ERROR", "INFRA_FAILURE", "NOT_ASSESSED")
+        reasons.append(f"integrity failed: {integrity_failure}")
+    else:
+        axes = _axes(
+            run, gates, statuses=statuses, scores=scores, aggregate=aggregate, reasons=reasons
+        )
+    if executed_weight < 100:
+        reasons.append(
+            f"executed weight {executed_weight:g} < 100: a plumbing qualification, not a "
+            "comparable full deployment score"
+        )
+    outcome, validity, decision = axes
+    score_model = Gx10Scores(
+        **{c: scores[c] for c in COMPONENTS}, aggregate=aggregate, executed_weight=executed_weight
+    )
+    blockers = _rank_blockers(run, validity, decision, executed_weight)
+    primary = evidence.config is not None and evidence.config.track == "primary"
+    claims = _compare_claims(evidence, axes, rankable=not blockers and primary, scores=score_model)
+    if not claims.match:
+        blockers.append("the runner's claims differ from the replay")
+        reasons += [f"claims: {d}" for d in claims.differences]
+    return Gx10Replay(
+        schema_version=1,
+        run_id=evidence.run_id,
+        pin_set=PinSetRef(id=pins.id, digest=pins.digest),
+        outcome=outcome,
+        result_validity=validity,
+        profile_decision=decision,
+        rankable=not blockers and primary,
+        rank_group=None if blockers else _rank_group(run),
+        scores=score_model,
+        gates=gates,
+        claims=claims,
+        reasons=tuple(reasons + [r for r in blockers if r not in reasons]),
+        diagnostics=_diagnostics(evidence, executed_weight),
+    )
+
+
+def _axes(
+    run: _Run,
+    gates: Sequence[GateResult],
+    *,
+    statuses: Mapping[ComponentName, str | None],
+    scores: Mapping[ComponentName, float | None],
+    aggregate: float | None,
+    reasons: list[str],
+) -> Axes:
+    """The three decisions in the seed's precedence: quarantine, infrastructure, incomplete,
+    then the model's; ``reasons`` gains why."""
+    evidence, selected = run.evidence, run.selected
+    if not selected:
+        reasons.append(f"profile {evidence.profile!r} is not defined by pin set {run.pins.id}")
+        return ("INFRA_ERROR", "INFRA_FAILURE", "NOT_ASSESSED")
+    quarantined = [c for c in selected if c in evidence.quarantines or statuses[c] == "QUARANTINED"]
+    if quarantined:
+        for c in quarantined:
+            marker = evidence.quarantines.get(c)
+            reason = marker.upstream_reason if marker else "no marker recorded"
+            reasons.append(f"{c} quarantined by its upstream: {reason}")
+        return ("INFRA_ERROR", "QUARANTINED", "NOT_ASSESSED")
+    infra = [g for g in gates if g.status == "infra"]
+    if infra:
+        reasons += [f"{g.id}: {g.reason}" for g in infra]
+        return ("INFRA_ERROR", "INFRA_FAILURE", "NOT_ASSESSED")
+    missing = [c for c in selected if statuses[c] in (None, "NOT_RUN", "FAILED")]
+    partial = [
+        c for c in selected if c not in missing and (statuses[c] == "PARTIAL" or scores[c] is None)
+    ]
+    if missing or partial:
+        reasons += [f"{c} did not complete ({statuses[c] or 'no result'})" for c in missing]
+        reasons += [f"{c} is partial: its score stays visible but cannot qualify" for c in partial]
+        return ("INFRA_ERROR", "INCOMPLETE", "NOT_ASSESSED")
+    failures = [f"{g.id}: {g.reason}" for g in gates if g.status == "fail"]
+    failures += _thresholds(run, scores, aggregate)
+    if failures:
+        reasons += failures
+        return ("NOT_QUALIFIED", "VALID", "DOES_NOT_MEET_PROFILE")
+    return ("QUALIFIED", "VALID", "MEETS_PROFILE")
+
+
+def _rank_blockers(run: _Run, validity: str, decision: str, executed_weight: float) -> list[str]:
+    """Why the result cannot enter a ranking group, if it cannot."""
+    evidence, pins = run.evidence, run.pins
+    blockers = []
+    if validity != "VALID" or decision != "MEETS_PROFILE":
+        return [f"not ranked: {validity} / {decision}"]
+    if pins.pins.historical:
+        blockers.append(f"{pins.id} is a historical generation: diagnostics only, never ranked")
+    if evidence.scoring_generation != pins.pins.scoring_generation:
+        current = pins.pins.scoring_generation
+        blockers.append(f"scoring generation {evidence.scoring_generation} is not {current}")
+    if evidence.pin_set.id != pins.id or evidence.pin_set.digest != pins.digest:
+        blockers.append(
+            f"the run names pin set {evidence.pin_set.id} {evidence.pin_set.digest}; judged by "
+            f"{pins.id} {pins.digest}"
+        )
+    if evidence.profile != pins.pins.standard_profile:
+        blockers.append(
+            f"profile {evidence.profile} is not the standard {pins.pins.standard_profile}"
+        )
+    if executed_weight < 100:
+        blockers.append("incomplete executed weight")
+    return blockers
+
+
+def _rank_group(run: _Run) -> str | None:
+    config = run.evidence.config
+    if config is None:
+        return None
+    if config.track == "primary":
+        return "primary"
+    policy = config.reasoning_policy
+    serialization = policy.serialization
+    shown = f"{serialization.path}={json.dumps(serialization.value)}" if serialization else "none"
+    return f"controlled:{policy.effective}:{shown}"
+
+
+def _compare_claims(
+    evidence: Gx10Evidence, axes: Axes, *, rankable: bool, scores: Gx10Scores
+) -> ClaimsCheck:
+    claims = evidence.claims
+    claimed_axes = (claims.outcome, claims.result_validity, claims.profile_decision)
+    names = ("outcome", "result_validity", "profile_decision")
+    differences = [
+        f"{name}: claimed {claimed}, replayed {replayed}"
+        for name, claimed, replayed in zip(names, claimed_axes, axes, strict=True)
+        if claimed != replayed
+    ]
+    if claims.rankable != rankable:
+        differences.append(f"rankable: claimed {claims.rankable}, replayed {rankable}")
+    for name, claimed_value, replayed_value in _numbers(claims, scores):
+        if (claimed_value is None) != (replayed_value is None) or (
+            claimed_value is not None
+            and replayed_value is not None
+            and abs(claimed_value - replayed_value) > CLAIM_TOLERANCE
+        ):
+            differences.append(
+                f"{name}: claimed {_shown(claimed_value)}, replayed {_shown(replayed_value)}"
+            )
+    return ClaimsCheck(match=not differences, differences=tuple(differences))
+
+
+def _numbers(claims: Any, scores: Gx10Scores) -> Iterable[tuple[str, float | None, float | None]]:
+    yield "aggregate_score", claims.aggregate_score, scores.aggregate
+    yield "executed_weight", float(claims.executed_weight), scores.executed_weight
+    for component in COMPONENTS:
+        claimed = claims.component_scores.get(component)
+        yield (
+            f"component_scores.{component}",
+            None if claimed is None else float(claimed),
+            getattr(scores, component),
+        )
+
+
+def _diagnostics(evidence: Gx10Evidence, executed_weight: float) -> Gx10Diagnostics:
+    infermark = evidence.infermark
+    itl = infermark.itl_mean_seconds if infermark else None
+    quarantine = next(iter(sorted(evidence.quarantines.items())), (None, None))[1]
+    return Gx10Diagnostics(
+        comparable=executed_weight >= 100,
+        e2e_visible_chunks_per_second=float(infermark.tokens_per_second) if infermark else None,
+        estimated_visible_generation_chunks_per_second=1 / itl if itl else None,
+        ttft_p50_seconds=infermark.ttft_p50_seconds if infermark else None,
+        itl_mean_seconds=itl,
+        requests=infermark.requests if infermark else None,
+        errors=infermark.errors if infermark else None,
+        tier2=evidence.spark_quality.tier2 if evidence.spark_quality else None,
+        hermes_tasks=tuple(_task_metrics(t) for t in evidence.hermes_tasks or ()),
+        quarantine=quarantine,
+    )
