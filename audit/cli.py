@@ -20,7 +20,14 @@ from rich.table import Table
 
 from audit._archive import pack, unpack
 from audit._store import write_atomically
-from bundle_schema import canonical_bytes, generate_schemas, schema_drift
+from bundle_schema import (
+    KINDS,
+    canonical_bytes,
+    generate_schemas,
+    loads_strict,
+    schema_drift,
+    validate_document,
+)
 from bundle_schema.errors import (
     EXIT_CHECK_FAILED,
     EXIT_INVALID_INPUT,
@@ -31,13 +38,17 @@ from bundle_schema.errors import (
 )
 from bundle_schema.models import (
     DIGEST_PATTERN,
+    Gx10Evidence,
+    PinSetRef,
     QualityCheck,
     QualityProtocolReport,
     QualitySummaryLine,
 )
-from pins import PinSetSource, parse_pin_set
-from verify import VERSION, render_verdict, verdict_json, verify_bundle
-from verify.render import ProgressBar
+from pins import CURRENT, PinSetSource, load_builtin, parse_pin_set
+from verify import VERSION, render_verdict, verdict_json, verify_with_evidence
+from verify.gx10 import replay
+from verify.ranking import Ranked, rank
+from verify.render import ProgressBar, ranking_markdown
 from verify.scorers import lmspeed, load_plan, load_shard, quality, score_shards
 from verify.scorers.lmspeed import DIMENSIONS
 
@@ -100,6 +111,33 @@ def _parser() -> argparse.ArgumentParser:
         metavar="FILE.toml",
         help="judge the run by this pin set (default: the shipped pin set the bundle names)",
     )
+    verify.add_argument(
+        "--evidence-out",
+        metavar="FILE.json",
+        help="also write the evidence the replay read, as one gx10-evidence document "
+        "(what `audit score gx10` replays without the bundle)",
+    )
+
+    rank_cmd = commands.add_parser(
+        "rank",
+        help="the public ranking of verified bundles",
+        description="Verify bundles (directories, tars, or directories holding them) and "
+        "list the public ranking of seed 000: complete VALID / MEETS_PROFILE primary-track "
+        "results of the exact pin set, by overall score then coding, Hermes, tool/instruction, "
+        "reliability and performance, then timestamp and run id; then the 'Completed with "
+        "profile limitations' table, controlled-policy groups, and every other run apart with "
+        "its reasons. Repeated trials stay separate rows.",
+    )
+    rank_cmd.add_argument("paths", nargs="+", metavar="PATH")
+    rank_cmd.add_argument(
+        "--pins",
+        metavar="FILE.toml",
+        help="rank under this pin set (default: the current shipped generation; each bundle is "
+        "judged by the pin set it names)",
+    )
+    rank_format = rank_cmd.add_mutually_exclusive_group()
+    rank_format.add_argument("--json", action="store_true", help="print the ranking as JSON")
+    rank_format.add_argument("--markdown", action="store_true", help="print Markdown tables")
 
     pack_cmd = commands.add_parser(
         "pack",
@@ -161,6 +199,19 @@ def _parser() -> argparse.ArgumentParser:
     bfcl.add_argument("--plan", metavar="PLAN.json", help="the run's shard plan: shard digests")
     bfcl.add_argument("--json", action="store_true", help="print the result as canonical JSON")
 
+    gx10 = scorers.add_parser(
+        "gx10",
+        help="replay a gx10-qualification run from one evidence document (seed 000)",
+        description="Replay a gx10-qualification run from one gx10-evidence document (as "
+        "`audit verify --evidence-out` writes it): the hard gates, scores, outcome, validity, "
+        "profile decision and rankability, compared with the claims it carries. Exit 1 when "
+        "the claims differ from the replay.",
+    )
+    gx10.add_argument("evidence", metavar="EVIDENCE.json")
+    gx10.add_argument(
+        "--pins", metavar="FILE.toml", help="default: the shipped pin set the evidence names"
+    )
+    gx10.add_argument("--json", action="store_true", help="print the replay as canonical JSON")
     _quality_parser(scorers)
     lmspeed = scorers.add_parser(
         "lmspeed",
@@ -254,13 +305,16 @@ def _pins(path: str | None) -> PinSetSource | None:
 
 def _verify(args: argparse.Namespace, out: Console, err: Console) -> int:
     with ProgressBar(err) as bar:
-        verdict = verify_bundle(
+        verdict, evidence = verify_with_evidence(
             args.path,
             expect_digest=args.expect_digest,
             workers=args.workers,
             progress=bar.factory,
             pins=_pins(args.pins),
         )
+    if args.evidence_out:
+        data = canonical_bytes(evidence.model_dump(mode="json")) + b"\n"
+        write_atomically(Path(args.evidence_out), [data])
     if args.json:
         sys.stdout.buffer.write(verdict_json(verdict))
         sys.stdout.flush()
@@ -510,7 +564,42 @@ def _lmspeed(args: argparse.Namespace, out: Console) -> int:
     return EXIT_OK
 
 
+def _gx10(args: argparse.Namespace, out: Console) -> int:
+    evidence = validate_document(
+        KINDS["gx10-evidence"], loads_strict(_read(args.evidence), args.evidence), args.evidence
+    )
+    assert isinstance(evidence, Gx10Evidence)  # noqa: S101 - the kind's model
+    pins = _pins(args.pins) or load_builtin(evidence.pin_set.id)
+    replayed = replay(evidence, pins)
+    if args.json:
+        _print_json(replayed)
+    else:
+        table = Table(title=f"{replayed.run_id} under {replayed.pin_set.id}", show_header=False)
+        table.add_column("field", style="bold")
+        table.add_column("value", overflow="fold")
+        table.add_row("outcome", replayed.outcome)
+        table.add_row(
+            "validity / profile", f"{replayed.result_validity} / {replayed.profile_decision}"
+        )
+        table.add_row("rankable", f"yes ({replayed.rank_group})" if replayed.rankable else "no")
+        for name, value in replayed.scores.model_dump().items():
+            table.add_row(name, "-" if value is None else f"{value:g}")
+        table.add_row("claims", "match" if replayed.claims.match else "DIFFER")
+        out.print(table)
+        for reason in replayed.reasons:
+            out.print(f"  - {reason}", highlight=False)
+    if not replayed.claims.match:
+        sys.stderr.write(
+            f"{PROG} score gx10: the claims differ from the replay: "
+            f"{replayed.claims.differences[0]}\n"
+        )
+        return EXIT_CHECK_FAILED
+    return EXIT_OK
+
+
 def _score(args: argparse.Namespace, out: Console) -> int:
+    if args.scorer == "gx10":
+        return _gx10(args, out)
     if args.scorer == "quality":
         return _quality(args, out)
     if args.scorer == "lmspeed":
@@ -538,26 +627,79 @@ def _score(args: argparse.Namespace, out: Console) -> int:
     return EXIT_OK
 
 
+def _bundles(paths: Sequence[str]) -> list[Path]:
+    found: list[Path] = []
+    for text in paths:
+        path = Path(text)
+        if path.is_file() or (path / "manifest.json").is_file():
+            found.append(path)
+        elif path.is_dir():
+            inside = sorted(
+                child
+                for child in path.iterdir()
+                if (child.is_dir() and (child / "manifest.json").is_file())
+                or (child.is_file() and child.suffix == ".tar")
+            )
+            if not inside:
+                raise InvalidInput(f"{path}: no bundle directory or .tar in it")
+            found += inside
+        else:
+            raise InvalidInput(f"{path}: no such bundle, tar or directory")
+    return found
+
+
+def _rank(args: argparse.Namespace, out: Console) -> int:
+    pins = _pins(args.pins)
+    items = []
+    for path in _bundles(args.paths):
+        verdict, evidence = verify_with_evidence(path, pins=pins)
+        items.append(Ranked(str(path), verdict, evidence))
+    chosen = pins or load_builtin(CURRENT)
+    ranking = rank(items, PinSetRef(id=chosen.id, digest=chosen.digest))
+    if args.json:
+        _print_json(ranking)
+    elif args.markdown:
+        sys.stdout.write(ranking_markdown(ranking))
+    else:
+        out.print(ranking_markdown(ranking), markup=False, highlight=False, soft_wrap=True)
+    return EXIT_OK
+
+
+def _pack(args: argparse.Namespace, out: Console) -> int:
+    result = pack(args.directory, args.output)
+    out.print(f"packed {result.members} files ({result.bytes} bytes) of {result.bundle_digest}")
+    return EXIT_OK
+
+
+def _unpack(args: argparse.Namespace, out: Console) -> int:
+    result = unpack(args.archive, args.output)
+    out.print(f"unpacked {result.members} files of {result.bundle_digest} into {args.output}")
+    return EXIT_OK
+
+
+def _demo(args: argparse.Namespace, out: Console) -> int:
+    from audit.demo import run_demo  # noqa: PLC0415 - gitpython loads only for the demo
+
+    return EXIT_OK if run_demo(Path(args.out), out) else EXIT_CHECK_FAILED
+
+
+_COMMANDS = {
+    "rank": _rank,
+    "pack": _pack,
+    "unpack": _unpack,
+    "schema": _schema,
+    "score": _score,
+    "demo": _demo,
+}
+
+
 def _run(args: argparse.Namespace, out: Console, err: Console) -> int:
     if args.command == "verify":
         return _verify(args, out, err)
-    if args.command == "pack":
-        result = pack(args.directory, args.output)
-        out.print(f"packed {result.members} files ({result.bytes} bytes) of {result.bundle_digest}")
-        return EXIT_OK
-    if args.command == "unpack":
-        result = unpack(args.archive, args.output)
-        out.print(f"unpacked {result.members} files of {result.bundle_digest} into {args.output}")
-        return EXIT_OK
-    if args.command == "schema":
-        return _schema(args, out)
-    if args.command == "score":
-        return _score(args, out)
-    if args.command == "demo":
-        from audit.demo import run_demo  # noqa: PLC0415 - gitpython loads only for the demo
-
-        return EXIT_OK if run_demo(Path(args.out), out) else EXIT_CHECK_FAILED
-    raise InvalidInput(f"give a command (see {PROG} --help)")
+    command = _COMMANDS.get(args.command)
+    if command is None:
+        raise InvalidInput(f"give a command (see {PROG} --help)")
+    return command(args, out)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

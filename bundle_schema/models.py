@@ -543,6 +543,42 @@ class Gx10Replay(_Model):
     diagnostics: Gx10Diagnostics
 
 
+class RankRow(_Model):
+    """One run in a ranking listing; repeated trials are separate rows, never averaged."""
+
+    position: Annotated[int, Field(strict=True, ge=1)] | None
+    run_id: Identifier
+    source: Annotated[str, StringConstraints(max_length=4096)]
+    bundle_digest: Digest
+    created_at: Timestamp
+    model: Annotated[str, StringConstraints(min_length=1, max_length=256)]
+    model_digest: Digest
+    reasoning_policy: Annotated[str, StringConstraints(max_length=256)] | None
+    pin_set: PinSetRef
+    outcome: Literal["QUALIFIED", "NOT_QUALIFIED", "INFRA_ERROR"]
+    result_validity: Literal["VALID", "QUARANTINED", "INFRA_FAILURE", "INCOMPLETE"]
+    profile_decision: Literal["MEETS_PROFILE", "DOES_NOT_MEET_PROFILE", "NOT_ASSESSED"]
+    rank_group: Annotated[str, StringConstraints(max_length=256)] | None
+    scores: Gx10Scores
+    reasons: tuple[Text, ...]
+
+
+class Ranking(_Model):
+    """The public ranking under one pin set (seed 000), with everything else listed apart."""
+
+    schema_version: Literal[1]
+    pin_set: PinSetRef
+    ranked: tuple[RankRow, ...]
+    """Complete VALID / MEETS_PROFILE primary-track results of this exact pin set, in order."""
+    limitations: tuple[RankRow, ...]
+    """"Completed with profile limitations": complete NOT_QUALIFIED results, same order."""
+    controlled: dict[Annotated[str, StringConstraints(max_length=256)], tuple[RankRow, ...]]
+    """Controlled-policy runs, grouped by their exact effective policy, same order."""
+    apart: tuple[RankRow, ...]
+    """Everything else, with its reasons: other generations, smoke, quarantined, incomplete,
+    infrastructure, integrity or claims failures."""
+
+
 # --- scorer inputs and outputs -----------------------------------------------------------------
 
 SubsetName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]{0,63}$")]

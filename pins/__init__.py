@@ -4,12 +4,13 @@ A pin set is a TOML file; :func:`parse_pin_set` reads one into its id, its diges
 canonical JSON, named by every verdict) and its frozen model (:class:`PinSet`).
 """
 
-from pins._loader import BUILTIN, PinSetSource, load_builtin, parse_pin_set, pin_set_digest
+from pins._loader import BUILTIN, CURRENT, PinSetSource, load_builtin, parse_pin_set, pin_set_digest
 from pins._model import COMPONENTS, PinSet, pin_set_model
 
 __all__ = [
     "BUILTIN",
     "COMPONENTS",
+    "CURRENT",
     "PinSet",
     "PinSetSource",
     "load_builtin",

@@ -14,6 +14,8 @@ from pins._model import PinSet, pin_set_model
 
 BUILTIN = ("gx10-qualification-v4", "gx10-qualification-v5")
 """Pin sets shipped with the project, by id."""
+CURRENT = "gx10-qualification-v5"
+"""The active scoring generation's pin set: the one the public ranking is made under."""
 
 
 @dataclass(frozen=True)

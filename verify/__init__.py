@@ -6,7 +6,7 @@ Public API: :func:`verify_bundle` and the values it works with. The core (``_cor
 
 from verify._core import ParsedManifest, parse_manifest
 from verify._hashing import default_workers, hash_members
-from verify._shell import verify_bundle
+from verify._shell import verify_bundle, verify_with_evidence
 from verify._source import DEFAULT_LIMITS, BundleSource, HostileArchive, Limits, Member, open_source
 from verify._version import VERSION
 from verify.render import render_verdict, verdict_json
@@ -26,4 +26,5 @@ __all__ = [
     "render_verdict",
     "verdict_json",
     "verify_bundle",
+    "verify_with_evidence",
 ]

@@ -329,7 +329,7 @@ def make_verdict(
     bytes_checked: int,
     version: str,
     *,
-    records: Mapping[str, Sequence[BaseModel]],
+    evidence: Gx10Evidence,
     pins: PinSetSource,
 ) -> Verdict:
     """Assemble the verdict: findings in a stable order, then the replay under ``pins``."""
@@ -337,7 +337,7 @@ def make_verdict(
         sorted(findings, key=lambda f: (f.entry or "", f.path or "", f.code, f.message))
     )
     failure = f"{len(ordered)} finding(s); first: {ordered[0].message}" if ordered else None
-    replayed = replay(assemble_evidence(manifest, records), pins, failure)
+    replayed = replay(evidence, pins, failure)
     return Verdict(
         schema_version=1,
         bundle_digest=manifest.bundle_digest,

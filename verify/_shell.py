@@ -13,10 +13,11 @@ from pydantic import BaseModel
 
 from bundle_schema import RECORD_MEDIA_TYPES
 from bundle_schema.layout import BLOB_DIR
-from bundle_schema.models import Finding, Verdict
+from bundle_schema.models import Finding, Gx10Evidence, Verdict
 from pins import PinSetSource, load_builtin
 from verify._core import (
     ParsedManifest,
+    assemble_evidence,
     intact_entries,
     integrity_findings,
     make_verdict,
@@ -28,7 +29,7 @@ from verify._hashing import HashJob
 from verify._source import DEFAULT_LIMITS, BundleSource, Limits, Member, open_source
 from verify._version import VERSION
 
-__all__ = ["ProgressFactory", "verify_bundle"]
+__all__ = ["ProgressFactory", "verify_bundle", "verify_with_evidence"]
 
 ProgressFactory = Callable[[int, int], Callable[[int], None] | None]
 """Given (blob count, total bytes), return a callback that advances by bytes, or None."""
@@ -139,6 +140,21 @@ def verify_bundle(
             names a pin set that is not shipped and none was given.
     """
     with collector_paused():
+        return _verify(path, expect_digest, workers, progress, limits, pins=pins)[0]
+
+
+def verify_with_evidence(
+    path: str | os.PathLike[str],
+    *,
+    expect_digest: str | None = None,
+    workers: int | None = None,
+    progress: ProgressFactory | None = None,
+    limits: Limits = DEFAULT_LIMITS,
+    pins: PinSetSource | None = None,
+) -> tuple[Verdict, Gx10Evidence]:
+    """Verify a bundle as :func:`verify_bundle` does, and also return the evidence the replay
+    read (the ``gx10-evidence`` document that ``audit score gx10`` replays on its own)."""
+    with collector_paused():
         return _verify(path, expect_digest, workers, progress, limits, pins=pins)
 
 
@@ -150,7 +166,7 @@ def _verify(
     limits: Limits,
     *,
     pins: PinSetSource | None,
-) -> Verdict:
+) -> tuple[Verdict, Gx10Evidence]:
     source = open_source(path, limits)
     data = source.manifest_bytes(limits)
     with HashJob(_blob_files(source), workers) as job:
@@ -165,12 +181,14 @@ def _verify(
     records: dict[str, list[BaseModel]] = {}
     intact = intact_entries(manifest, findings)
     findings += _record_findings(manifest, source, intact, limits, records)
-    return make_verdict(
+    evidence = assemble_evidence(manifest, records)
+    verdict = make_verdict(
         manifest,
         findings,
         blobs_checked=len(present),
         bytes_checked=sum(hashed[p].size for p in present if p in hashed),
         version=VERSION,
-        records=records,
+        evidence=evidence,
         pins=pins if pins is not None else load_builtin(manifest.model.pin_set.id),
     )
+    return verdict, evidence

@@ -15,9 +15,15 @@ from rich.progress import (
 from rich.table import Table
 
 from bundle_schema import canonical_bytes
-from bundle_schema.models import Verdict
+from bundle_schema.models import Ranking, RankRow, Verdict
 
-__all__ = ["PROGRESS_MIN_BYTES", "ProgressBar", "render_verdict", "verdict_json"]
+__all__ = [
+    "PROGRESS_MIN_BYTES",
+    "ProgressBar",
+    "ranking_markdown",
+    "render_verdict",
+    "verdict_json",
+]
 
 PROGRESS_MIN_BYTES = 256 << 20
 """Below this much hashing, no progress bar is worth drawing."""
@@ -75,6 +81,51 @@ def render_verdict(verdict: Verdict, console: Console, location: str) -> None:
         for finding in integrity.findings:
             findings.add_row(finding.code, finding.entry or "-", finding.message)
         console.print(findings)
+
+
+def _score(value: float | None) -> str:
+    return "-" if value is None else f"{round(value, 3):g}"
+
+
+def _score_table(rows: tuple[RankRow, ...], numbered: bool) -> list[str]:
+    head = ["#"] if numbered else []
+    head += ["run", "model", "policy", "overall", "coding", "Hermes", "tool/instr.",
+             "reliability", "performance", "timestamp"]  # fmt: skip
+    lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
+    for row in rows:
+        s = row.scores
+        cells = [str(row.position)] if numbered else []
+        cells += [row.run_id, row.model, row.reasoning_policy or "-", _score(s.aggregate),
+                  _score(s.coding), _score(s.hermes), _score(s.tool_instruction),
+                  _score(s.reliability), _score(s.performance), row.created_at]  # fmt: skip
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def ranking_markdown(ranking: Ranking) -> str:
+    """The ranking as Markdown: the ranked table, the limitations table, controlled-policy
+    groups, and the runs listed apart with their first reason."""
+    pins = f"{ranking.pin_set.id} ({ranking.pin_set.digest})"
+    out = [f"## Ranked deployments: {pins}", ""]
+    out += _score_table(ranking.ranked, numbered=True) if ranking.ranked else ["(none)"]
+    out += ["", "## Completed with profile limitations", ""]
+    out += _score_table(ranking.limitations, numbered=False) if ranking.limitations else ["(none)"]
+    for group, rows in ranking.controlled.items():
+        out += ["", f"## Controlled policy {group} (not in the primary ranking)", ""]
+        out += _score_table(rows, numbered=False)
+    out += ["", "## Listed apart", ""]
+    if ranking.apart:
+        out += ["| run | pin set | outcome | validity | profile | reason |",
+                "| --- | --- | --- | --- | --- | --- |"]  # fmt: skip
+        for row in ranking.apart:
+            reason = (row.reasons[0] if row.reasons else "-").replace("|", "\\|")
+            out.append(
+                f"| {row.run_id} | {row.pin_set.id} | {row.outcome} | {row.result_validity} | "
+                f"{row.profile_decision} | {reason} |"
+            )
+    else:
+        out.append("(none)")
+    return "\n".join(out) + "\n"
 
 
 class ProgressBar:

@@ -1,0 +1,122 @@
+"""The public ranking (seed 000): who enters it, the order and its tie-breaks, what is apart."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from audit.cli import main
+from bundle_schema.models import PinSetRef
+from pins import load_builtin
+from verify import verify_with_evidence
+from verify.ranking import Ranked, rank
+
+V5 = load_builtin("gx10-qualification-v5")
+V5_REF = PinSetRef(id=V5.id, digest=V5.digest)
+
+
+@pytest.fixture(scope="module")
+def base(built_examples: dict[str, Path]) -> dict[str, Ranked]:
+    items = {}
+    for name, path in built_examples.items():
+        verdict, evidence = verify_with_evidence(path)
+        items[name] = Ranked(name, verdict, evidence)
+    return items
+
+
+def variant(item: Ranked, run_id: str, created_at: str | None = None, **scores: Any) -> Ranked:
+    verdict = item.verdict.model_copy(
+        update={"run_id": run_id, "scores": item.verdict.scores.model_copy(update=scores)}
+    )
+    evidence = item.evidence.model_copy(
+        update={"created_at": created_at or item.evidence.created_at}
+    )
+    return Ranked(run_id, verdict, evidence)
+
+
+def test_order_and_every_tie_break(base: dict[str, Ranked]) -> None:
+    q = base["gx10-full-qualified"]
+    items = [
+        variant(q, "r-low", aggregate=80.0),
+        variant(q, "r-high", aggregate=90.0),
+        variant(q, "r-coding", aggregate=85.0, coding=70.0),
+        variant(q, "r-coding-hi", aggregate=85.0, coding=71.0),
+        variant(q, "r-hermes", aggregate=84.0, hermes=90.0),
+        variant(q, "r-hermes-hi", aggregate=84.0, hermes=95.0),
+        variant(q, "r-tool", aggregate=83.0, tool_instruction=70.0),
+        variant(q, "r-tool-hi", aggregate=83.0, tool_instruction=75.0),
+        variant(q, "r-rel", aggregate=82.0, reliability=80.0),
+        variant(q, "r-rel-hi", aggregate=82.0, reliability=85.0),
+        variant(q, "r-perf", aggregate=81.0, performance=50.0),
+        variant(q, "r-perf-hi", aggregate=81.0, performance=60.0),
+        variant(q, "r-late", "2026-11-09T00:00:00Z", aggregate=79.0),
+        variant(q, "r-early", "2026-11-08T00:00:00Z", aggregate=79.0),
+        variant(q, "r-b", "2026-11-08T00:00:00Z", aggregate=78.0),
+        variant(q, "r-a", "2026-11-08T00:00:00Z", aggregate=78.0),
+    ]
+    ranking = rank(items, V5_REF)
+    assert [r.run_id for r in ranking.ranked] == [
+        "r-high", "r-coding-hi", "r-coding", "r-hermes-hi", "r-hermes", "r-tool-hi", "r-tool",
+        "r-rel-hi", "r-rel", "r-perf-hi", "r-perf", "r-low", "r-early", "r-late", "r-a", "r-b",
+    ]  # fmt: skip
+    assert [r.position for r in ranking.ranked] == list(range(1, 17))
+    # The tie-break alters no score.
+    assert ranking.ranked[0].scores.aggregate == 90.0
+
+
+def test_repeated_trials_are_separate_rows(base: dict[str, Ranked]) -> None:
+    q = base["gx10-full-qualified"]
+    ranking = rank([q, variant(q, "trial-2", aggregate=86.0)], V5_REF)
+    assert [r.scores.aggregate for r in ranking.ranked] == [pytest.approx(87.835), 86.0]
+
+
+def test_who_is_ranked_limited_or_apart(base: dict[str, Ranked]) -> None:
+    ranking = rank(base.values(), V5_REF)
+    assert [r.source for r in ranking.ranked] == ["gx10-full-qualified"]
+    assert [r.source for r in ranking.limitations] == ["gx10-full-not-qualified"]
+    assert ranking.limitations[0].position is None
+    assert {r.source for r in ranking.apart} == {
+        "gx10-full-infra-error", "gx10-spark-quarantined", "gx10-smoke"
+    }  # fmt: skip
+    assert all(r.reasons for r in ranking.apart)
+
+
+def test_controlled_policy_runs_form_their_own_groups(base: dict[str, Ranked]) -> None:
+    q = base["gx10-full-qualified"]
+    verdict = q.verdict.model_copy(
+        update={"rankable": False, "rank_group": 'controlled:on:reasoning_effort="high"'}
+    )
+    ranking = rank([q, Ranked("controlled", verdict, q.evidence)], V5_REF)
+    assert [r.source for r in ranking.ranked] == ["gx10-full-qualified"]
+    assert list(ranking.controlled) == ['controlled:on:reasoning_effort="high"']
+
+
+def test_v4_results_are_listed_apart_even_when_all_else_matches(
+    built_examples: dict[str, Path],
+) -> None:
+    path = built_examples["gx10-full-qualified"]
+    verdict, evidence = verify_with_evidence(path, pins=load_builtin("gx10-qualification-v4"))
+    ranking = rank([Ranked("v4", verdict, evidence)], V5_REF)
+    assert ranking.ranked == ()
+    assert ranking.apart[0].reasons[0] == "judged under gx10-qualification-v4, not " + V5.id
+
+
+def test_rank_cli(built_examples: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    root = str(next(iter(built_examples.values())).parent)
+    assert main(["rank", root, "--json"]) == 0
+    ranking = json.loads(capsys.readouterr().out)
+    assert [r["run_id"] for r in ranking["ranked"]] == ["gx10-v5-full-20261102T100000Z-01"]
+    assert main(["rank", root, "--markdown"]) == 0
+    text = capsys.readouterr().out
+    assert "## Completed with profile limitations" in text
+    assert "| 1 | gx10-v5-full-20261102T100000Z-01 |" in text
+
+
+def test_rank_refuses_a_path_without_bundles(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["rank", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == f"audit rank: {tmp_path}: no bundle directory or .tar in it\n"
