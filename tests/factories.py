@@ -26,11 +26,12 @@ def write_small_bundle(
     *,
     media_type: str = "text/plain; charset=utf-8",
     durable: bool = True,
+    **changes: Any,
 ) -> str:
     """A small valid bundle: one component result, its raw output, and ``extra`` blobs.
 
     ``extra`` maps logical names to bytes, or yields (name, bytes) pairs so that a benchmark can
-    stream a large bundle without holding it in memory.
+    stream a large bundle without holding it in memory; ``changes`` override seal arguments.
     """
     writer = BundleWriter(root, durable=durable)
     writer.add_bytes("raw/output.json", b'{"score":1}', "application/json")
@@ -47,7 +48,7 @@ def write_small_bundle(
     )
     for name, data in extra.items() if isinstance(extra, Mapping) else extra:
         writer.add_bytes(name, data, media_type)
-    return writer.seal(**seal_arguments())
+    return writer.seal(**seal_arguments(**changes))
 
 
 def seal_arguments(**changes: Any) -> dict[str, Any]:
@@ -64,7 +65,7 @@ def seal_arguments(**changes: Any) -> dict[str, Any]:
         "components": (ComponentRef(name="coding", result="components/coding/result.json"),),
         "claims": Claims(
             outcome="INFRA_ERROR",
-            result_validity="INCOMPLETE",
+            result_validity="INFRA_FAILURE",
             profile_decision="NOT_ASSESSED",
             rankable=False,
             aggregate_score=None,

@@ -16,8 +16,9 @@ import pytest
 
 from audit.cli import main
 from bundle_schema.errors import InvalidInput
-from bundle_schema.models import Gx10Evidence, Gx10Replay
+from bundle_schema.models import Gx10Evidence, Gx10Replay, PinSetRef
 from pins import PinSetSource, load_builtin, pin_set_digest, pin_set_model
+from tests.factories import write_small_bundle
 from verify import verify_with_evidence
 from verify.gx10 import performance_score, replay
 
@@ -553,3 +554,23 @@ def test_verify_under_another_pin_set_file(
     captured = capsys.readouterr()
     assert json.loads(captured.out)["pin_set"]["id"] == "gx10-qualification-v4"
     assert "rankable: claimed True, replayed False" in captured.err
+
+
+def test_a_bundle_naming_an_unknown_pin_set_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ref = PinSetRef(id="gx10-qualification-v9", digest="sha256:" + "cd" * 32)
+    write_small_bundle(tmp_path / "b", pin_set=ref)
+    assert main(["verify", str(tmp_path / "b")]) == 2
+    assert capsys.readouterr().err == (
+        "audit verify: unknown pin set 'gx10-qualification-v9'; shipped: "
+        "gx10-qualification-v4, gx10-qualification-v5\n"
+    )
+
+
+def test_the_small_bundles_claims_match_its_replay(
+    small_bundle: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["verify", str(small_bundle), "--json"]) == 0
+    verdict = json.loads(capsys.readouterr().out)
+    assert (verdict["outcome"], verdict["result_validity"]) == ("INFRA_ERROR", "INFRA_FAILURE")
