@@ -144,12 +144,18 @@ class ComponentRef(_Model):
     result: LogicalName
 
 
+QualificationOutcome = Literal["QUALIFIED", "NOT_QUALIFIED", "INFRA_ERROR"]
+ResultValidity = Literal["VALID", "QUARANTINED", "INFRA_FAILURE", "INCOMPLETE"]
+ProfileDecision = Literal["MEETS_PROFILE", "DOES_NOT_MEET_PROFILE", "NOT_ASSESSED"]
+RankGroup = Annotated[str, StringConstraints(max_length=256)]
+
+
 class Claims(_Model):
     """What the runner claims the run achieved; the verifier compares its replay with these."""
 
-    outcome: Literal["QUALIFIED", "NOT_QUALIFIED", "INFRA_ERROR"]
-    result_validity: Literal["VALID", "QUARANTINED", "INFRA_FAILURE", "INCOMPLETE"]
-    profile_decision: Literal["MEETS_PROFILE", "DOES_NOT_MEET_PROFILE", "NOT_ASSESSED"]
+    outcome: QualificationOutcome
+    result_validity: ResultValidity
+    profile_decision: ProfileDecision
     rankable: StrictBool
     aggregate_score: Score | None
     executed_weight: Score
@@ -525,22 +531,27 @@ class ClaimsCheck(_Model):
     differences: tuple[Text, ...]
 
 
-class Gx10Replay(_Model):
-    """The replay of one run under a pin set: the decisions of seed 000."""
+class Gx10Decision(_Model):
+    """The decisions of seed 000 about one run under one pin set."""
 
-    schema_version: Literal[1]
-    run_id: Identifier
     pin_set: PinSetRef
-    outcome: Literal["QUALIFIED", "NOT_QUALIFIED", "INFRA_ERROR"]
-    result_validity: Literal["VALID", "QUARANTINED", "INFRA_FAILURE", "INCOMPLETE"]
-    profile_decision: Literal["MEETS_PROFILE", "DOES_NOT_MEET_PROFILE", "NOT_ASSESSED"]
+    outcome: QualificationOutcome
+    result_validity: ResultValidity
+    profile_decision: ProfileDecision
     rankable: StrictBool
-    rank_group: Annotated[str, StringConstraints(max_length=256)] | None
+    rank_group: RankGroup | None
     scores: Gx10Scores
     gates: tuple[GateResult, ...]
     claims: ClaimsCheck
     reasons: tuple[Text, ...]
     diagnostics: Gx10Diagnostics
+
+
+class Gx10Replay(Gx10Decision):
+    """The replay of one run's evidence document under a pin set (``audit score gx10``)."""
+
+    schema_version: Literal[1]
+    run_id: Identifier
 
 
 class RankRow(_Model):
@@ -555,10 +566,10 @@ class RankRow(_Model):
     model_digest: Digest
     reasoning_policy: Annotated[str, StringConstraints(max_length=256)] | None
     pin_set: PinSetRef
-    outcome: Literal["QUALIFIED", "NOT_QUALIFIED", "INFRA_ERROR"]
-    result_validity: Literal["VALID", "QUARANTINED", "INFRA_FAILURE", "INCOMPLETE"]
-    profile_decision: Literal["MEETS_PROFILE", "DOES_NOT_MEET_PROFILE", "NOT_ASSESSED"]
-    rank_group: Annotated[str, StringConstraints(max_length=256)] | None
+    outcome: QualificationOutcome
+    result_validity: ResultValidity
+    profile_decision: ProfileDecision
+    rank_group: RankGroup | None
     scores: Gx10Scores
     reasons: tuple[Text, ...]
 
@@ -1032,7 +1043,7 @@ class VerifierInfo(_Model):
     version: Identifier
 
 
-class Verdict(_Model):
+class Verdict(Gx10Decision):
     """The verifier's verdict on one bundle: integrity, then the replay of seed 000."""
 
     schema_version: Literal[1]
@@ -1040,14 +1051,3 @@ class Verdict(_Model):
     run_id: Identifier
     integrity: Integrity
     verifier: VerifierInfo
-    pin_set: PinSetRef
-    outcome: Literal["QUALIFIED", "NOT_QUALIFIED", "INFRA_ERROR"]
-    result_validity: Literal["VALID", "QUARANTINED", "INFRA_FAILURE", "INCOMPLETE"]
-    profile_decision: Literal["MEETS_PROFILE", "DOES_NOT_MEET_PROFILE", "NOT_ASSESSED"]
-    rankable: StrictBool
-    rank_group: Annotated[str, StringConstraints(max_length=256)] | None
-    scores: Gx10Scores
-    gates: tuple[GateResult, ...]
-    claims: ClaimsCheck
-    reasons: tuple[Text, ...]
-    diagnostics: Gx10Diagnostics

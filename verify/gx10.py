@@ -31,6 +31,9 @@ from bundle_schema.models import (
     HermesTask,
     HermesTaskMetrics,
     PinSetRef,
+    ProfileDecision,
+    QualificationOutcome,
+    ResultValidity,
     TransportExchange,
 )
 from pins import COMPONENTS, PinSetSource
@@ -741,11 +744,7 @@ def _shown(value: float | None) -> str:
     return "not scored" if value is None else f"{value:g}"
 
 
-Axes = tuple[
-    Literal["QUALIFIED", "NOT_QUALIFIED", "INFRA_ERROR"],
-    Literal["VALID", "QUARANTINED", "INFRA_FAILURE", "INCOMPLETE"],
-    Literal["MEETS_PROFILE", "DOES_NOT_MEET_PROFILE", "NOT_ASSESSED"],
-]
+Axes = tuple[QualificationOutcome, ResultValidity, ProfileDecision]
 
 
 def replay(
