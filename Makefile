@@ -41,6 +41,7 @@ bench: $(STAMP)
 	$(BIN)/python -m benchmarks.verify_throughput
 	$(BIN)/python -m benchmarks.bfcl_aggregate
 	$(BIN)/python -m benchmarks.lmspeed_score
+	$(BIN)/python -m benchmarks.observer_overhead
 
 clean:
 	rm -rf $(VENV) build

@@ -38,7 +38,7 @@ from bundle_schema.models import (
 )
 from pins import COMPONENTS, PinSetSource
 
-__all__ = ["GATES", "GX10_VERSION", "performance_score", "replay"]
+__all__ = ["GATES", "GX10_VERSION", "is_loopback", "performance_score", "replay"]
 
 GX10_VERSION = "1"
 """The version of this replay; it changes whenever a decision it makes could change."""
@@ -72,7 +72,8 @@ def _is_completion(exchange: TransportExchange) -> bool:
     return exchange.method == "POST" and exchange.path.rstrip("/").endswith("/chat/completions")
 
 
-def _loopback(host: str) -> bool:
+def is_loopback(host: str) -> bool:
+    """Whether a host name or address is loopback (``localhost``, 127.0.0.0/8, ``::1``)."""
     if host == "localhost":
         return True
     try:
@@ -167,7 +168,7 @@ def local_endpoint(run: _Run) -> GateResult:
     if endpoint is None:
         return _gate("local_endpoint", "infra", "the endpoint URL was not recorded")
     host = urlsplit(endpoint).hostname or ""
-    if not _loopback(host):
+    if not is_loopback(host):
         return _gate("local_endpoint", "infra", f"endpoint {endpoint} is not on loopback")
     for exchange in run.evidence.transport or ():
         if exchange.redirect is not None or (exchange.status or 0) in range(300, 400):
@@ -213,7 +214,7 @@ def network_isolation(run: _Run) -> GateResult:
     if ledger is None:
         return _gate("network_isolation", "infra", "no socket ledger: isolation is unproven")
     for entry in ledger:
-        if entry.family != "AF_UNIX" and not _loopback(entry.address):
+        if entry.family != "AF_UNIX" and not is_loopback(entry.address):
             return _gate(
                 "network_isolation",
                 "infra",

@@ -1,0 +1,261 @@
+"""The transport observer: a recording reverse proxy on loopback in front of the model endpoint.
+
+Every exchange between a harness and the model passes through it and becomes a
+:class:`~bundle_schema.models.TransportExchange`: id (in order of arrival), method, path,
+status, selected headers with credentials redacted, request and response bodies (UTF-8 text as
+it was, base64 otherwise) and, for a streamed response, every chunk with the monotonic time
+since the request started, taken as the bytes arrive. Built on aiohttp: no HTTP parsing here.
+
+It refuses an endpoint that is not on loopback, never follows a redirect (the harness gets a 502
+and the redirect is recorded), and records the ``model`` each reply names, so a reply from
+another model is visible as a suspected fallback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import codecs
+import itertools
+import json
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+from urllib.parse import urlsplit
+
+import aiohttp
+from aiohttp import web
+
+from bundle_schema.errors import InvalidInput
+from bundle_schema.models import Body, Chunk, TransportExchange
+from verify.gx10 import is_loopback
+
+__all__ = ["REDACTED", "Observer", "observe"]
+
+REDACTED = "[redacted]"
+_CREDENTIALS = frozenset(
+    {"authorization", "proxy-authorization", "api-key", "x-api-key", "cookie", "set-cookie"}
+)
+_HOP_BY_HOP = frozenset(
+    {
+        "connection",
+        "keep-alive",
+        "proxy-authenticate",
+        "proxy-authorization",
+        "te",
+        "trailers",
+        "transfer-encoding",
+        "upgrade",
+        "host",
+        "content-length",
+        "accept-encoding",
+        "content-encoding",
+    }
+)
+_RECORDED_REQUEST = frozenset({"content-type", "accept", "user-agent"}) | _CREDENTIALS
+_RECORDED_RESPONSE = frozenset({"content-type", "location", "x-request-id", "openai-model"})
+
+
+def _body(data: bytes) -> Body | None:
+    if not data:
+        return None
+    try:
+        return Body(encoding="utf-8", data=data.decode("utf-8"))
+    except UnicodeDecodeError:
+        return Body(encoding="base64", data=base64.b64encode(data).decode("ascii"))
+
+
+def _headers(headers: Any, recorded: frozenset[str]) -> dict[str, str]:
+    kept: dict[str, str] = {}
+    for name, value in headers.items():
+        key = name.lower()
+        if key in recorded:
+            kept[key] = REDACTED if key in _CREDENTIALS else value[:4096]
+    return kept
+
+
+def _model_named(text: str) -> str | None:
+    """The ``model`` a JSON reply or the first SSE event that has one names."""
+    candidates = (
+        [text]
+        if not text.lstrip().startswith("data:")
+        else [line[5:].strip() for line in text.splitlines() if line.startswith("data:")]
+    )
+    for candidate in candidates:
+        try:
+            value = json.loads(candidate)
+        except ValueError:
+            continue
+        if isinstance(value, dict) and isinstance(value.get("model"), str):
+            return str(value["model"])[:256]
+    return None
+
+
+class Observer:
+    """The recording reverse proxy, served on 127.0.0.1 (and a Unix socket if asked) from a
+    thread with its own event loop."""
+
+    def __init__(self, upstream: str, *, unix_path: str | None = None) -> None:
+        parts = urlsplit(upstream)
+        if parts.scheme != "http" or not is_loopback(parts.hostname or ""):
+            raise InvalidInput(f"--endpoint {upstream}: not an http:// endpoint on loopback")
+        self.upstream = f"http://{parts.netloc}"
+        self.unix_path = unix_path
+        self.component: str | None = None
+        self._ids = itertools.count()
+        self._records: list[dict[str, Any]] = []
+        """Raw records: turned into models (and their reply's model read) when asked for, so
+        that no request waits for it."""
+        self._lock = threading.Lock()
+        self._origin = time.monotonic()
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
+        self._runner: web.AppRunner | None = None
+        self._session: aiohttp.ClientSession | None = None
+        self.port = 0
+
+    @property
+    def url(self) -> str:
+        """Where harnesses send their requests, e.g. ``http://127.0.0.1:40111``."""
+        return f"http://127.0.0.1:{self.port}"
+
+    def exchanges(self) -> list[TransportExchange]:
+        """Every exchange recorded so far, in order of id."""
+        with self._lock:
+            records = list(self._records)
+        return sorted((_finish(r) for r in records), key=lambda e: e.id)
+
+    def start(self) -> Observer:
+        self._thread.start()
+        asyncio.run_coroutine_threadsafe(self._start(), self._loop).result()
+        return self
+
+    async def _start(self) -> None:
+        self._session = aiohttp.ClientSession(
+            auto_decompress=False, timeout=aiohttp.ClientTimeout(total=None, sock_read=None)
+        )
+        app = web.Application(client_max_size=64 << 20)
+        app.router.add_route("*", "/{tail:.*}", self._handle)
+        self._runner = web.AppRunner(app, access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        self.port = int(self._runner.addresses[0][1])
+        if self.unix_path is not None:
+            await web.UnixSite(self._runner, self.unix_path).start()
+
+    def stop(self) -> None:
+        async def close() -> None:
+            if self._runner is not None:
+                await self._runner.cleanup()
+            if self._session is not None:
+                await self._session.close()
+
+        asyncio.run_coroutine_threadsafe(close(), self._loop).result()
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join()
+        self._loop.close()
+
+    async def _handle(self, request: web.Request) -> web.StreamResponse:
+        number = next(self._ids)
+        begun = time.monotonic()
+        record: dict[str, Any] = {
+            "schema_version": 1,
+            "id": number,
+            "component": self.component,
+            "started": begun - self._origin,
+            "method": request.method,
+            "path": request.path_qs,
+            "request_headers": _headers(request.headers, _RECORDED_REQUEST),
+        }
+        payload = await request.read()
+        record["request_body"] = _body(payload)
+        try:
+            return await self._forward(request, payload, begun, record)
+        finally:
+            record["ended"] = time.monotonic() - self._origin
+            with self._lock:
+                self._records.append(record)
+
+    async def _forward(
+        self, request: web.Request, payload: bytes, begun: float, record: dict[str, Any]
+    ) -> web.StreamResponse:
+        assert self._session is not None  # noqa: S101 - started
+        headers = {k: v for k, v in request.headers.items() if k.lower() not in _HOP_BY_HOP}
+        headers["Accept-Encoding"] = "identity"
+        try:
+            async with self._session.request(
+                request.method,
+                self.upstream + request.path_qs,
+                data=payload or None,
+                headers=headers,
+                allow_redirects=False,
+            ) as upstream:
+                record["status"] = upstream.status
+                record["response_headers"] = _headers(upstream.headers, _RECORDED_RESPONSE)
+                if 300 <= upstream.status < 400:
+                    record["redirect"] = upstream.headers.get("Location", "")[:4096]
+                    return web.json_response(
+                        {"error": {"message": "the observer does not follow redirects"}},
+                        status=502,
+                    )
+                if upstream.content_type == "text/event-stream":
+                    return await self._stream(request, upstream, begun, record)
+                data = await upstream.read()
+                record["response_body"] = data
+                return web.Response(body=data, status=upstream.status, headers=_passed(upstream))
+        except aiohttp.ClientError as exc:
+            record["error"] = f"upstream: {type(exc).__name__}: {exc}"[:4096]
+            return web.json_response({"error": {"message": "upstream failed"}}, status=502)
+
+    async def _stream(
+        self,
+        request: web.Request,
+        upstream: aiohttp.ClientResponse,
+        begun: float,
+        record: dict[str, Any],
+    ) -> web.StreamResponse:
+        response = web.StreamResponse(status=upstream.status, headers=_passed(upstream))
+        await response.prepare(request)
+        decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        chunks: list[Chunk] = []
+        record["chunks"] = chunks
+        async for data in upstream.content.iter_any():
+            text = decoder.decode(data)
+            if text:
+                chunks.append(Chunk(t=time.monotonic() - begun, data=text))
+            try:
+                await response.write(data)
+            except ConnectionResetError:
+                record["error"] = "the client disconnected mid-stream"
+                return response
+        await response.write_eof()
+        return response
+
+
+def _finish(record: dict[str, Any]) -> TransportExchange:
+    """The evidence record of a raw exchange: bodies encoded, the reply's model read."""
+    raw = record.get("response_body")
+    texts = [raw.decode("utf-8", "replace")] if isinstance(raw, bytes) else []
+    texts += [chunk.data for chunk in record.get("chunks", ())]
+    model = next((m for m in map(_model_named, texts) if m is not None), None)
+    body = _body(raw) if isinstance(raw, bytes) else raw
+    return TransportExchange.model_validate(
+        record | {"response_body": body, "response_model": model}
+    )
+
+
+def _passed(upstream: aiohttp.ClientResponse) -> dict[str, str]:
+    return {k: v for k, v in upstream.headers.items() if k.lower() not in _HOP_BY_HOP}
+
+
+@contextmanager
+def observe(upstream: str, *, unix_path: str | None = None) -> Iterator[Observer]:
+    """Run an observer in front of ``upstream`` for the duration of a ``with`` block."""
+    observer = Observer(upstream, unix_path=unix_path).start()
+    try:
+        yield observer
+    finally:
+        observer.stop()

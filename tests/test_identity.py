@@ -1,0 +1,103 @@
+"""Model identity through the observer, against the reference endpoint."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from audit.identity import resolve_identity, weights_digest
+from audit.observer import observe
+from audit.reference_endpoint import MODEL_ID, serve
+from bundle_schema import canonical_bytes, digest_of
+from bundle_schema.errors import InvalidInput
+
+DECLARED = "sha256:" + "12" * 32
+
+
+def test_a_weights_file_is_its_sha256(tmp_path: Path) -> None:
+    weights = tmp_path / "model.gguf"
+    weights.write_bytes(b"GGUF" + bytes(range(256)) * 5000)
+    expected = "sha256:" + hashlib.sha256(weights.read_bytes()).hexdigest()
+    assert weights_digest(weights).digest == expected
+
+
+def test_a_weights_directory_is_the_digest_of_its_file_digests(tmp_path: Path) -> None:
+    (tmp_path / "w" / "sub").mkdir(parents=True)
+    (tmp_path / "w" / "a.safetensors").write_bytes(b"a" * 10)
+    (tmp_path / "w" / "sub" / "b.json").write_bytes(b"{}")
+    files = {
+        "a.safetensors": "sha256:" + hashlib.sha256(b"a" * 10).hexdigest(),
+        "sub/b.json": "sha256:" + hashlib.sha256(b"{}").hexdigest(),
+    }
+    result = weights_digest(tmp_path / "w")
+    assert result.files == files
+    assert result.digest == digest_of(canonical_bytes(files))
+
+
+def test_weights_with_a_symbolic_link_are_refused(tmp_path: Path) -> None:
+    (tmp_path / "w").mkdir()
+    (tmp_path / "w" / "a.bin").write_bytes(b"x")
+    (tmp_path / "w" / "link").symlink_to("/etc/passwd")
+    with pytest.raises(InvalidInput, match="link is a symbolic link"):
+        weights_digest(tmp_path / "w")
+
+
+def test_identity_is_resolved_and_its_answers_recorded(tmp_path: Path) -> None:
+    weights = tmp_path / "model.gguf"
+    weights.write_bytes(b"weights")
+    with serve() as endpoint, observe(endpoint.url) as observer:
+        identity = resolve_identity(
+            observer.url, model=None, model_digest=None, weights=weights, endpoint=endpoint.url
+        )
+        paths = [(e.method, e.path, e.status) for e in observer.exchanges()]
+    assert identity.runtime_model_id == MODEL_ID
+    assert identity.digest == weights_digest(weights).digest
+    assert (identity.digest_source, identity.engine, identity.engine_version) == (
+        "weights",
+        "llama.cpp",
+        "reference-1",
+    )
+    assert paths == [
+        ("GET", "/v1/models", 200),
+        ("GET", "/props", 200),
+        ("POST", "/api/show", 404),
+        ("GET", "/version", 404),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("model", "digest", "message"),
+    [
+        ("qwen3:latest", None, "a model named only by a tag is not an identity"),
+        (None, "sha256:abc", "not sha256:<64 lowercase hex>"),
+        ("other-model", DECLARED, "does not serve 'other-model'"),
+    ],
+)
+def test_identity_refusals(model: str | None, digest: str | None, message: str) -> None:
+    with (
+        serve() as endpoint,
+        observe(endpoint.url) as observer,
+        pytest.raises(InvalidInput, match=message),
+    ):
+        resolve_identity(
+            observer.url, model=model, model_digest=digest, weights=None, endpoint=endpoint.url
+        )
+
+
+def test_a_declared_digest_must_match_the_weights(tmp_path: Path) -> None:
+    weights = tmp_path / "model.gguf"
+    weights.write_bytes(b"weights")
+    with (
+        serve() as endpoint,
+        observe(endpoint.url) as observer,
+        pytest.raises(InvalidInput, match="is not the digest of --weights"),
+    ):
+        resolve_identity(
+            observer.url,
+            model=MODEL_ID,
+            model_digest=DECLARED,
+            weights=weights,
+            endpoint=endpoint.url,
+        )

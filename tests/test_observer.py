@@ -1,0 +1,167 @@
+"""The transport observer in front of the reference endpoint: real HTTP on 127.0.0.1."""
+
+from __future__ import annotations
+
+import base64
+import json
+import socket
+import threading
+import urllib.error
+import urllib.request
+from typing import Any
+
+import pytest
+
+from audit.observer import REDACTED, observe
+from audit.reference_endpoint import MODEL_ID, Behaviour, serve
+from bundle_schema.errors import InvalidInput
+from bundle_schema.models import TransportExchange
+
+
+def post(url: str, payload: dict[str, Any], headers: dict[str, str] | None = None) -> Any:
+    request = urllib.request.Request(  # noqa: S310 - loopback test server
+        url + "/v1/chat/completions",
+        data=json.dumps(payload).encode(),
+        headers={"Content-Type": "application/json", **(headers or {})},
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:  # noqa: S310
+        return response.status, response.read()
+
+
+PROBE = {"model": MODEL_ID, "max_tokens": 1024,
+         "messages": [{"role": "user", "content": "Reply with exactly: READY"}]}  # fmt: skip
+
+
+def test_a_non_streaming_exchange_is_recorded_whole() -> None:
+    with serve() as endpoint, observe(endpoint.url) as observer:
+        observer.component = "probes"
+        status, data = post(observer.url, PROBE, {"Authorization": "Bearer secret-key"})
+        exchanges = observer.exchanges()
+    assert status == 200
+    assert json.loads(data)["choices"][0]["message"]["content"] == "READY"
+    (exchange,) = exchanges
+    assert (exchange.id, exchange.method, exchange.path, exchange.status) == (
+        0, "POST", "/v1/chat/completions", 200
+    )  # fmt: skip
+    assert exchange.component == "probes"
+    assert exchange.request_headers["authorization"] == REDACTED
+    assert "secret-key" not in exchange.model_dump_json()
+    assert exchange.request_body is not None
+    assert json.loads(exchange.request_body.data) == PROBE
+    assert exchange.response_body is not None
+    assert json.loads(exchange.response_body.data) == json.loads(data)
+    assert exchange.response_model == MODEL_ID
+    assert exchange.ended is not None
+    assert exchange.ended >= exchange.started
+    # The record is a valid evidence document.
+    TransportExchange.model_validate(exchange.model_dump(mode="json"))
+
+
+def test_every_streamed_chunk_is_recorded_with_its_time() -> None:
+    payload = PROBE | {"stream": True, "messages": [{"role": "user", "content": "Describe it."}]}
+    with serve(Behaviour(chunk_delay=0.002)) as endpoint, observe(endpoint.url) as observer:
+        _, data = post(observer.url, payload)
+        (exchange,) = observer.exchanges()
+    assert exchange.response_body is None
+    assert "".join(chunk.data for chunk in exchange.chunks) == data.decode()
+    times = [chunk.t for chunk in exchange.chunks]
+    assert times == sorted(times)
+    assert len(exchange.chunks) >= 3
+    assert times[-1] - times[0] >= 0.002
+    assert exchange.response_model == MODEL_ID
+
+
+def test_a_redirect_is_recorded_and_never_followed() -> None:
+    redirect = Behaviour(redirect="http://10.9.8.7/v1/chat/completions")
+    with serve(redirect) as endpoint, observe(endpoint.url) as observer:
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            post(observer.url, PROBE)
+        (exchange,) = observer.exchanges()
+    refused.value.close()
+    assert refused.value.code == 502
+    assert (exchange.status, exchange.redirect) == (307, "http://10.9.8.7/v1/chat/completions")
+
+
+def test_a_reply_from_another_model_is_recorded_as_such() -> None:
+    with serve(Behaviour(served_as="other-model-7b")) as endpoint, observe(endpoint.url) as obs:
+        post(obs.url, PROBE)
+        (exchange,) = obs.exchanges()
+    assert exchange.response_model == "other-model-7b"
+
+
+@pytest.mark.parametrize(
+    "endpoint", ["http://10.0.0.5:8080", "https://127.0.0.1:8443", "http://example.com"]
+)
+def test_an_endpoint_off_loopback_is_refused(endpoint: str) -> None:
+    with pytest.raises(InvalidInput, match="not an http:// endpoint on loopback"):
+        observe(endpoint).__enter__()
+
+
+def test_a_dead_endpoint_is_an_error_exchange() -> None:
+    with socket.socket() as unused:
+        unused.bind(("127.0.0.1", 0))
+        port = unused.getsockname()[1]
+    with observe(f"http://127.0.0.1:{port}") as observer:
+        with pytest.raises(urllib.error.HTTPError) as failed:
+            post(observer.url, PROBE)
+        (exchange,) = observer.exchanges()
+    failed.value.close()
+    assert failed.value.code == 502
+    assert exchange.status is None
+    assert exchange.error is not None
+    assert exchange.error.startswith("upstream: ClientConnectorError")
+
+
+def test_a_client_that_disconnects_mid_stream() -> None:
+    payload = PROBE | {"stream": True, "messages": [{"role": "user", "content": "Tell me more."}]}
+    body = json.dumps(payload).encode()
+    slow = Behaviour(chunk_delay=0.02, verbose=True)
+    with serve(slow) as endpoint, observe(endpoint.url) as observer:
+        with socket.create_connection(("127.0.0.1", observer.port)) as client:
+            client.sendall(
+                b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n"
+                b"Content-Type: application/json\r\n"
+                + f"Content-Length: {len(body)}\r\n\r\n".encode()
+                + body
+            )
+            assert client.recv(4096).startswith(b"HTTP/1.1 200")
+        pause = threading.Event()
+        for _ in range(200):
+            if observer.exchanges():
+                break
+            pause.wait(0.05)
+        (exchange,) = observer.exchanges()
+    assert exchange.error == "the client disconnected mid-stream"
+    assert exchange.chunks
+
+
+def test_concurrent_requests_get_distinct_ordered_ids() -> None:
+    with serve(Behaviour(chunk_delay=0.001)) as endpoint, observe(endpoint.url) as observer:
+        payloads = [PROBE | {"stream": i % 2 == 0, "messages": [{"role": "user",
+                    "content": f"question {i}"}]} for i in range(16)]  # fmt: skip
+        threads = [threading.Thread(target=post, args=(observer.url, p)) for p in payloads]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        exchanges = observer.exchanges()
+    assert [e.id for e in exchanges] == list(range(16))
+    assert all(e.status == 200 for e in exchanges)
+    asked = sorted(json.loads(e.request_body.data)["messages"][0]["content"]
+                   for e in exchanges if e.request_body)  # fmt: skip
+    assert asked == sorted(f"question {i}" for i in range(16))
+
+
+def test_binary_bodies_are_kept_as_base64() -> None:
+    with serve() as endpoint, observe(endpoint.url) as observer:
+        request = urllib.request.Request(  # noqa: S310
+            observer.url + "/v1/chat/completions", data=b"\xff\xfe\x00", method="POST"
+        )
+        with pytest.raises(urllib.error.HTTPError) as bad:
+            urllib.request.urlopen(request, timeout=10)  # noqa: S310
+        bad.value.close()
+        (exchange,) = observer.exchanges()
+    assert exchange.request_body is not None
+    assert exchange.request_body.encoding == "base64"
+    assert base64.b64decode(exchange.request_body.data) == b"\xff\xfe\x00"
+    assert exchange.status == 400
