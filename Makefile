@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint schema bench clean
+.PHONY: demo test lint schema bench clean system-tools
 
 $(STAMP): requirements.lock requirements-dev.lock requirements-peer.lock \
 		requirements-peer-nodeps.lock pyproject.toml
@@ -23,7 +23,16 @@ $(STAMP): requirements.lock requirements-dev.lock requirements-peer.lock \
 demo: $(STAMP)
 	$(BIN)/audit demo --out build/demo
 
-test: $(STAMP)
+# The sandbox tests need strace, iproute2's ip and util-linux's unshare; as root, install what
+# is missing from Debian's packages (a machine that has them installs nothing).
+system-tools:
+	@for tool in strace ip unshare; do command -v $$tool >/dev/null || missing=yes; done; \
+	if [ -n "$$missing" ]; then \
+		apt-get update -qq && apt-get install -y -qq --no-install-recommends \
+			strace iproute2 util-linux; \
+	fi
+
+test: $(STAMP) system-tools
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy

@@ -1,0 +1,124 @@
+"""The sandbox: a real network namespace, real strace, the observer as the only way out."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from audit.observer import observe
+from audit.reference_endpoint import serve
+from audit.sandbox import (
+    SandboxLimits,
+    SandboxUnavailable,
+    check_sandbox,
+    parse_ledger,
+    run_sandboxed,
+)
+
+PORT = 18080
+LIMITS = SandboxLimits(inactivity_s=20, wall_s=60)
+
+HARNESS = f"""
+import json, socket, subprocess, sys, urllib.request
+with urllib.request.urlopen("http://127.0.0.1:{PORT}/v1/models", timeout=10) as response:
+    print(json.loads(response.read())["data"][0]["id"])
+s = socket.socket()
+print("outside:", s.connect_ex(("93.184.216.34", 443)))
+child = ("import socket; s = socket.socket(socket.AF_INET6); "
+         "print('child:', s.connect_ex(('2606:4700::1', 53)))")
+subprocess.run([sys.executable, "-c", child])
+"""
+
+
+def test_parse_ledger_joins_interrupted_calls() -> None:
+    text = (
+        "101<node> 1000.500000 connect(3, {sa_family=AF_INET, sin_port=htons(443), "
+        'sin_addr=inet_addr("10.1.2.3")}, 16 <unfinished ...>\n'
+        '102<python3> 1000.600000 connect(4, {sa_family=AF_UNIX, sun_path="/run/x.sock"}, 110) '
+        "= 0\n"
+        "101<node> 1000.700000 <... connect resumed>) = -1 EINPROGRESS "
+        "(Operation now in progress)\n"
+        "103<curl> 1001.000000 connect(5, {sa_family=AF_INET6, sin6_port=htons(80), "
+        'sin6_flowinfo=htonl(0), inet_pton(AF_INET6, "::1", &sin6_addr), sin6_scope_id=0}, 28) '
+        "= -1 ECONNREFUSED (Connection refused)\n"
+        "104<x> 1001.100000 connect(6, {sa_family=AF_NETLINK, nl_pid=0, nl_groups=00000000}, 12) "
+        "= 0\n"
+    )
+    entries = parse_ledger(text, origin=1000.0, first_seq=5, component="hermes")
+    assert [(e.seq, e.pid, e.process, e.family, e.address, e.port, e.outcome) for e in entries] == [
+        (5, 102, "python3", "AF_UNIX", "/run/x.sock", None, "connected"),
+        (6, 101, "node", "AF_INET", "10.1.2.3", 443, "in-progress"),
+        (7, 103, "curl", "AF_INET6", "::1", 80, "ECONNREFUSED"),
+    ]  # fmt: skip
+    assert entries[1].t == pytest.approx(0.5)
+    assert all(e.component == "hermes" for e in entries)
+
+
+def test_the_observer_is_the_only_way_out_and_every_attempt_is_recorded(tmp_path: Path) -> None:
+    socket_path = tmp_path / "observer.sock"
+    with serve() as endpoint, observe(endpoint.url, unix_path=str(socket_path)) as observer:
+        observer.component = "hermes"
+        result = run_sandboxed(
+            [sys.executable, "-c", HARNESS], observer_socket=socket_path, port=PORT,
+            cwd=tmp_path, scratch=tmp_path, limits=LIMITS, component="hermes",
+        )  # fmt: skip
+        exchanges = observer.exchanges()
+    assert result.returncode == 0, result.stderr.decode()
+    lines = result.stdout.decode().splitlines()
+    assert lines[0] == "reference-model-q8_0"
+    assert lines[1] == "outside: 101"  # ENETUNREACH: no route out of the namespace
+    assert lines[2] == "child: 101"
+    attempts = {(e.family, e.address, e.port, e.outcome) for e in result.ledger}
+    # urllib connects with a timeout, so non-blocking: the kernel says "in progress".
+    assert attempts & {("AF_INET", "127.0.0.1", PORT, o) for o in ("connected", "in-progress")}
+    assert ("AF_INET", "93.184.216.34", 443, "ENETUNREACH") in attempts
+    assert ("AF_INET6", "2606:4700::1", 53, "ENETUNREACH") in attempts
+    assert len({e.pid for e in result.ledger if e.family != "AF_UNIX"}) >= 2  # the child too
+    assert [e.seq for e in result.ledger] == list(range(len(result.ledger)))
+    assert [(e.method, e.path, e.component) for e in exchanges] == [("GET", "/v1/models", "hermes")]
+
+
+def test_silence_past_the_inactivity_limit_kills_the_group(tmp_path: Path) -> None:
+    result = run_sandboxed(
+        [sys.executable, "-c", "import time; print('start', flush=True); time.sleep(60)"],
+        observer_socket=tmp_path / "none.sock", port=PORT, cwd=tmp_path, scratch=tmp_path,
+        limits=SandboxLimits(inactivity_s=2, wall_s=30),
+    )  # fmt: skip
+    assert (result.returncode, result.timeout) == (None, "inactivity")
+    assert 0.5 <= result.max_inactivity_s < 10
+    assert result.stdout == b"start\n"
+
+
+def test_running_past_the_wall_kills_the_group(tmp_path: Path) -> None:
+    chatty = "import time\nwhile True:\n    print('.', flush=True)\n    time.sleep(0.05)"
+    result = run_sandboxed(
+        [sys.executable, "-c", chatty], observer_socket=tmp_path / "none.sock", port=PORT,
+        cwd=tmp_path, scratch=tmp_path, limits=SandboxLimits(inactivity_s=5, wall_s=0.8),
+    )  # fmt: skip
+    assert (result.returncode, result.timeout) == (None, "wall")
+    assert 0.8 <= result.wall_s < 10
+    assert result.max_inactivity_s < 5
+
+
+def test_a_harness_that_exits_non_zero(tmp_path: Path) -> None:
+    result = run_sandboxed(
+        [sys.executable, "-c", "import sys; sys.stderr.write('broken'); sys.exit(3)"],
+        observer_socket=tmp_path / "none.sock", port=PORT, cwd=tmp_path, scratch=tmp_path,
+        limits=LIMITS,
+    )  # fmt: skip
+    assert (result.returncode, result.timeout, result.stderr) == (3, None, b"broken")
+
+
+def test_no_sandbox_without_its_tools(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    for name in ("unshare", "ip"):
+        found = shutil.which(name)
+        assert found is not None
+        (tools / name).symlink_to(found)
+    monkeypatch.setenv("PATH", str(tools))
+    with pytest.raises(SandboxUnavailable, match="strace is not installed"):
+        check_sandbox()
