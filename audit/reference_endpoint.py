@@ -119,7 +119,7 @@ class _App:
             words: list[str] = []
             call: dict[str, Any] | None = _tool_call(messages, tools)
         else:
-            words = reply_words(messages) * (400 if self.behaviour.verbose else 1)
+            words = reply_words(messages) * (2000 if self.behaviour.verbose else 1)
             call = None
         finish = "tool_calls" if call else "stop"
         if len(words) > limit:

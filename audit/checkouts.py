@@ -1,0 +1,109 @@
+"""Upstream checkouts: each pinned harness cloned at its exact commit, proven clean, and kept as
+content-addressed evidence.
+
+An upstream is cloned with gitpython from a local mirror path when one is given, else from its
+repository URL, and checked out (detached) at the pinned commit. The record holds the commit, the
+tree id, ``git status --porcelain`` (empty when clean), the submodule states and the remote URL;
+the tracked files are kept by git blob id, with the ``git ls-tree -r`` listing that names them,
+so that a reader can check every file against the commit.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+
+import git
+
+from bundle_schema.errors import EvidenceAuditError, InvalidInput
+from pins._model import Upstream
+
+__all__ = ["Checkout", "CheckoutFailed", "checkout", "git_blob_id"]
+
+
+class CheckoutFailed(EvidenceAuditError):
+    """An upstream could not be checked out at its pinned commit: the run cannot go on, and it
+    ends as an infrastructure failure (setup) with this reason."""
+
+    exit_code = 1
+
+
+@dataclass(frozen=True)
+class Checkout:
+    """One upstream as checked out."""
+
+    name: str
+    repository: str
+    source: str
+    """Where it was cloned from: the repository URL, or the mirror path used instead."""
+    commit: str
+    tree: str
+    porcelain: str
+    submodules: str
+    remote_url: str
+    listing: bytes
+    """``git ls-tree -r --full-tree`` of the commit."""
+    files: dict[str, bytes]
+    """Every tracked file's bytes, by git blob id."""
+
+    @property
+    def clean(self) -> bool:
+        return self.porcelain == ""
+
+
+def git_blob_id(data: bytes) -> str:
+    """The git (SHA-1) blob id of some bytes, as ``git hash-object`` computes it."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
+
+
+def checkout(name: str, upstream: Upstream, into: Path, mirror: Path | None = None) -> Checkout:
+    """Clone ``upstream`` into ``into`` (new or empty) at its pinned commit and describe it.
+
+    Raises:
+        InvalidInput: ``into`` is not empty, or the repository is a ``reference://`` one and no
+            mirror was given.
+        CheckoutFailed: the clone failed or the pinned commit does not exist there.
+    """
+    if into.exists() and any(into.iterdir()):
+        raise InvalidInput(f"{into}: not empty; a checkout needs a new directory")
+    if mirror is None and upstream.repository.startswith("reference://"):
+        raise InvalidInput(
+            f"upstream {name}: {upstream.repository} is built by the demo; give its mirror path"
+        )
+    source = str(mirror) if mirror is not None else upstream.repository
+    try:
+        repo = git.Repo.clone_from(source, into, no_checkout=True)
+        repo.git.checkout("--detach", upstream.commit)
+    except git.GitCommandError as exc:
+        detail = (exc.stderr or str(exc)).strip().splitlines()
+        reason = detail[-1] if detail else "git failed"
+        raise CheckoutFailed(
+            f"upstream {name}: cannot check out {upstream.commit} from {source}: {reason}"
+        ) from None
+    head = repo.head.commit
+    if head.hexsha != upstream.commit:  # pragma: no cover - git checks out what it is asked
+        raise CheckoutFailed(f"upstream {name}: checked out {head.hexsha}, not {upstream.commit}")
+    return describe(name, upstream.repository, source, repo)
+
+
+def describe(name: str, repository: str, source: str, repo: git.Repo) -> Checkout:
+    """The record of a checkout as it is now (a later edit shows in ``porcelain``)."""
+    head = repo.head.commit
+    files: dict[str, bytes] = {}
+    for path in repo.git.ls_files("-z").split("\0"):
+        if path:
+            data = (Path(repo.working_dir) / path).read_bytes()
+            files[git_blob_id(data)] = data
+    return Checkout(
+        name=name,
+        repository=repository,
+        source=source,
+        commit=head.hexsha,
+        tree=head.tree.hexsha,
+        porcelain=repo.git.status("--porcelain"),
+        submodules=repo.git.submodule("status"),
+        remote_url=repo.remotes.origin.url if repo.remotes else "",
+        listing=(repo.git.ls_tree("-r", "--full-tree", head.hexsha) + "\n").encode(),
+        files=files,
+    )

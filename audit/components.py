@@ -1,0 +1,242 @@
+"""The built-in components of a run: the direct probes of gx10-direct-probe-v1 and the
+concurrency-1 streaming performance measurement with Infermark's legacy semantics.
+
+Both talk to the model through the observer, so every request they make is a transport
+exchange; each probe record names the exchange it used, and the verifier reads the answer from
+that exchange, not from the record.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import statistics
+import time
+from collections.abc import Sequence
+from typing import Any
+from urllib.parse import urlsplit
+
+from audit.observer import Observer
+from bundle_schema.models import DirectProbe, InfermarkStreaming, ReasoningSerialization
+from pins._model import DirectProbeContract
+
+__all__ = [
+    "RESPONSE_PROBE",
+    "TOOL_PROBE",
+    "measure_streaming",
+    "run_direct_probes",
+]
+
+RESPONSE_PROBE = ("Reply with exactly: READY", "READY")
+"""The exact-answer probe: its prompt and the one answer that passes."""
+TOOL_PROBE = (
+    "What is the weather in Oslo? Use the tool.",
+    {"name": "get_weather", "arguments": {"city": "Oslo"}},
+)
+"""The structured tool-call probe: its prompt and the one call that passes."""
+_WEATHER_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "description": "Current weather for a city.",
+        "parameters": {
+            "type": "object",
+            "properties": {"city": {"type": "string"}},
+            "required": ["city"],
+        },
+    },
+}
+
+
+def _user(prompt: str) -> list[dict[str, str]]:
+    return [{"role": "user", "content": prompt}]
+
+
+def _with_policy(
+    body: dict[str, Any], serialization: ReasoningSerialization | None
+) -> dict[str, Any]:
+    """Write the effective reasoning policy into a request, where its serialization says."""
+    if serialization is None:
+        return body
+    node = body
+    *parents, leaf = serialization.path.split(".")
+    for part in parents:
+        node = node.setdefault(part, {})
+    node[leaf] = serialization.value
+    return body
+
+
+def _connection(observer: Observer) -> http.client.HTTPConnection:
+    parts = urlsplit(observer.url)
+    return http.client.HTTPConnection(parts.hostname or "127.0.0.1", parts.port, timeout=600)
+
+
+def _post(observer: Observer, body: dict[str, Any]) -> tuple[int, Any, int]:
+    """POST a completion through the observer; (status, parsed reply, exchange id)."""
+    before = len(observer.exchanges())
+    connection = _connection(observer)
+    try:
+        connection.request("POST", "/v1/chat/completions", json.dumps(body),
+                           {"Content-Type": "application/json"})  # fmt: skip
+        response = connection.getresponse()
+        status, data = response.status, response.read()
+    finally:
+        connection.close()
+    exchanges = _wait_for(observer, before + 1)
+    try:
+        reply = json.loads(data)
+    except ValueError:
+        reply = None
+    return status, reply, exchanges[-1].id
+
+
+def _wait_for(observer: Observer, count: int) -> list[Any]:
+    """The observer's exchanges once it holds ``count`` (a record lands as its handler ends)."""
+    for _ in range(1000):
+        exchanges = observer.exchanges()
+        if len(exchanges) >= count:
+            return exchanges
+        time.sleep(0.005)
+    raise TimeoutError("the observer did not record the exchange")
+
+
+def _reading(reply: Any) -> tuple[str | None, int | None, Any]:
+    choice = (reply.get("choices") or [None])[0] if isinstance(reply, dict) else None
+    message = choice.get("message") if isinstance(choice, dict) else None
+    usage = reply.get("usage") if isinstance(reply, dict) else None
+    tokens = usage.get("completion_tokens") if isinstance(usage, dict) else None
+    finish = choice.get("finish_reason") if isinstance(choice, dict) else None
+    return finish, tokens if isinstance(tokens, int) else None, message
+
+
+def run_direct_probes(
+    observer: Observer,
+    model: str,
+    contract: DirectProbeContract,
+    serialization: ReasoningSerialization | None,
+) -> tuple[DirectProbe, DirectProbe]:
+    """Run the exact-answer probe and the tool-call probe, each with the uniform ceiling."""
+    observer.component = "probes"
+    ceiling = contract.total_completion_ceiling_tokens
+    prompt, expected = RESPONSE_PROBE
+    body = {
+        "model": model,
+        "max_tokens": ceiling,
+        "messages": [{"role": "user", "content": prompt}],
+    }
+    _, reply, exchange = _post(observer, _with_policy(body, serialization))
+    finish, tokens, message = _reading(reply)
+    response = DirectProbe(
+        kind="response", contract=contract.contract, ceiling_tokens=ceiling, exchange=exchange,
+        expected=expected, finish_reason=finish, completion_tokens=tokens,
+        got=message.get("content") if isinstance(message, dict) else None,
+    )  # fmt: skip
+    prompt, expected_call = TOOL_PROBE
+    body = {
+        "model": model,
+        "max_tokens": ceiling,
+        "tool_choice": "required",
+        "tools": [_WEATHER_TOOL],
+        "messages": _user(prompt),
+    }
+    _, reply, exchange = _post(observer, _with_policy(body, serialization))
+    finish, tokens, message = _reading(reply)
+    tool = DirectProbe(
+        kind="tool_call", contract=contract.contract, ceiling_tokens=ceiling, exchange=exchange,
+        expected=expected_call, finish_reason=finish, completion_tokens=tokens,
+        got=_first_call(message),
+    )  # fmt: skip
+    return response, tool
+
+
+def _first_call(message: Any) -> dict[str, Any] | None:
+    calls = message.get("tool_calls") if isinstance(message, dict) else None
+    if not calls or not isinstance(calls[0], dict):
+        return None
+    function = calls[0].get("function") or {}
+    try:
+        arguments = json.loads(function.get("arguments") or "{}")
+    except ValueError:
+        arguments = function.get("arguments")
+    return {"name": function.get("name"), "arguments": arguments}
+
+
+def _visible(line: bytes) -> bool | None:
+    """Whether an SSE line carries visible content (None: not a content event)."""
+    if not line.startswith(b"data:"):
+        return None
+    payload = line[5:].strip()
+    if payload == b"[DONE]":
+        return None
+    try:
+        event = json.loads(payload)
+    except ValueError:
+        return None
+    choices = event.get("choices") if isinstance(event, dict) else None
+    delta = choices[0].get("delta") if choices and isinstance(choices[0], dict) else None
+    content = delta.get("content") if isinstance(delta, dict) else None
+    return bool(content)  # reasoning_content and empty deltas are not visible content
+
+
+def measure_streaming(
+    observer: Observer,
+    model: str,
+    prompts: Sequence[str],
+    *,
+    max_tokens: int = 256,
+    serialization: ReasoningSerialization | None = None,
+) -> InfermarkStreaming:
+    """Infermark's legacy concurrency-1 streaming fields over ``prompts``, one after another.
+
+    ``tokens_per_second`` counts non-empty visible ``delta.content`` chunks over the whole
+    concurrency-level wall (reported as E2E visible chunk/s); TTFT is the time to the first
+    visible content chunk; ITL the gaps between visible chunks; reasoning chunks are ignored.
+    """
+    observer.component = "performance"
+    visible, errors = 0, 0
+    ttfts: list[float] = []
+    gaps: list[float] = []
+    level_start = time.monotonic()
+    for prompt in prompts:
+        request = {
+            "model": model,
+            "max_tokens": max_tokens,
+            "stream": True,
+            "messages": _user(prompt),
+        }
+        body = _with_policy(request, serialization)
+        connection = _connection(observer)
+        started = time.monotonic()
+        last: float | None = None
+        try:
+            connection.request("POST", "/v1/chat/completions", json.dumps(body),
+                               {"Content-Type": "application/json"})  # fmt: skip
+            response = connection.getresponse()
+            if response.status != 200:
+                errors += 1
+                response.read()
+                continue
+            while line := response.readline():
+                if _visible(line.strip()):
+                    now = time.monotonic()
+                    if last is None:
+                        ttfts.append(now - started)
+                    else:
+                        gaps.append(now - last)
+                    last = now
+                    visible += 1
+        except (OSError, http.client.HTTPException):
+            errors += 1
+        finally:
+            connection.close()
+    wall = time.monotonic() - level_start
+    return InfermarkStreaming(
+        concurrency=1,
+        visible_chunks=visible,
+        wall_seconds=wall,
+        tokens_per_second=visible / wall if wall > 0 else 0.0,
+        ttft_p50_seconds=statistics.median(ttfts) if ttfts else 0.0,
+        itl_mean_seconds=statistics.fmean(gaps) if gaps else None,
+        requests=len(prompts),
+        errors=errors,
+    )

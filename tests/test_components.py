@@ -1,0 +1,90 @@
+"""The built-in components against the reference endpoint, judged by the verifier's own gates."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from audit.components import measure_streaming, run_direct_probes
+from audit.identity import resolve_identity
+from audit.observer import observe
+from audit.reference_endpoint import MODEL_ID, Behaviour, reply_words, serve
+from bundle_schema.models import GateResult, Gx10Evidence, ReasoningSerialization
+from pins import load_builtin
+from verify import verify_with_evidence
+from verify.gx10 import GATES, _Run
+
+V5 = load_builtin("gx10-qualification-v5")
+POLICY = ReasoningSerialization(path="chat_template_kwargs.enable_thinking", value=False)
+DIGEST = "sha256:" + "34" * 32
+
+
+@pytest.fixture(scope="module")
+def example(built_examples: dict[str, Path]) -> Gx10Evidence:
+    return verify_with_evidence(built_examples["gx10-full-qualified"])[1]
+
+
+def gates_of_a_run(example: Gx10Evidence, behaviour: Behaviour) -> dict[str, GateResult]:
+    """Probe the reference endpoint through the observer, then judge the transport log and the
+    probe records with the verifier's gates, in the example run's place."""
+    with serve(behaviour) as endpoint, observe(endpoint.url) as observer:
+        observer.component = "identity"
+        identity = resolve_identity(
+            observer.url, model=MODEL_ID, model_digest=DIGEST, weights=None, endpoint=endpoint.url
+        )
+        probes = run_direct_probes(observer, MODEL_ID, V5.pins.direct_probe, POLICY)
+        exchanges = tuple(observer.exchanges())
+    assert example.config is not None
+    config = example.config.model_copy(
+        update={
+            "observer": example.config.observer.model_copy(update={"exchanges": len(exchanges)})
+        }
+    )
+    evidence = example.model_copy(
+        update={"model": identity, "probes": probes, "transport": exchanges, "config": config}
+    )
+    run = _Run(evidence, V5, V5.pins.profiles["full"].components)
+    return {result.id: result for result in (gate(run) for gate in GATES)}
+
+
+def test_a_well_behaved_endpoint_passes_every_run_level_gate(example: Gx10Evidence) -> None:
+    gates = gates_of_a_run(example, Behaviour())
+    for gate_id in ("model_identity", "local_endpoint", "direct_response", "tool_call_protocol",
+                    "reasoning_contamination", "reasoning_serialization", "transport_evidence",
+                    "network_isolation"):  # fmt: skip
+        assert gates[gate_id].status == "pass", gates[gate_id].reason
+
+
+@pytest.mark.parametrize(
+    ("behaviour", "gate_id", "status", "reason"),
+    [
+        (Behaviour(verbose=True), "direct_response", "fail", "output-limit truncation at 1024"),
+        (Behaviour(reasoning=True), "reasoning_contamination", "fail", "reasoning content"),
+        (Behaviour(served_as="other-7b"), "network_isolation", "infra", "fallback activity"),
+    ],
+)
+def test_a_misbehaving_endpoint_fails_the_gate_the_seed_names(
+    example: Gx10Evidence, behaviour: Behaviour, gate_id: str, status: str, reason: str
+) -> None:
+    gate = gates_of_a_run(example, behaviour)[gate_id]
+    assert gate.status == status
+    assert reason in gate.reason
+
+
+def test_streaming_measurement_counts_visible_chunks_only() -> None:
+    prompts = ["First question.", "Second question.", "Third question."]
+    words = sum(len(reply_words([{"role": "user", "content": p}])) for p in prompts)
+    with (
+        serve(Behaviour(chunk_delay=0.01, reasoning=True)) as endpoint,
+        observe(endpoint.url) as obs,
+    ):
+        result = measure_streaming(obs, MODEL_ID, prompts, serialization=POLICY)
+        exchanges = obs.exchanges()
+    assert (result.requests, result.errors, result.visible_chunks) == (3, 0, words)
+    assert result.tokens_per_second == pytest.approx(words / result.wall_seconds)
+    assert result.itl_mean_seconds is not None
+    assert result.itl_mean_seconds >= 0.009
+    assert 0 < result.ttft_p50_seconds < result.wall_seconds
+    assert [e.component for e in exchanges] == ["performance"] * 3
+    assert all(e.chunks for e in exchanges)
