@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 from audit.observer import Observer
 from bundle_schema.models import DirectProbe, InfermarkStreaming, ReasoningSerialization
 from pins._model import DirectProbeContract
+from verify.gx10 import first_tool_call
 
 __all__ = [
     "RESPONSE_PROBE",
@@ -144,21 +145,9 @@ def run_direct_probes(
     tool = DirectProbe(
         kind="tool_call", contract=contract.contract, ceiling_tokens=ceiling, exchange=exchange,
         expected=expected_call, finish_reason=finish, completion_tokens=tokens,
-        got=_first_call(message),
+        got=first_tool_call(message),
     )  # fmt: skip
     return response, tool
-
-
-def _first_call(message: Any) -> dict[str, Any] | None:
-    calls = message.get("tool_calls") if isinstance(message, dict) else None
-    if not calls or not isinstance(calls[0], dict):
-        return None
-    function = calls[0].get("function") or {}
-    try:
-        arguments = json.loads(function.get("arguments") or "{}")
-    except ValueError:
-        arguments = function.get("arguments")
-    return {"name": function.get("name"), "arguments": arguments}
 
 
 def _visible(line: bytes) -> bool | None:

@@ -38,7 +38,14 @@ from bundle_schema.models import (
 )
 from pins import COMPONENTS, PinSetSource
 
-__all__ = ["GATES", "GX10_VERSION", "is_loopback", "performance_score", "replay"]
+__all__ = [
+    "GATES",
+    "GX10_VERSION",
+    "first_tool_call",
+    "is_loopback",
+    "performance_score",
+    "replay",
+]
 
 GX10_VERSION = "1"
 """The version of this replay; it changes whenever a decision it makes could change."""
@@ -320,7 +327,8 @@ def _probe_reply(exchange: TransportExchange) -> tuple[str | None, Any, int | No
     return finish, message, tokens, limit
 
 
-def _tool_call(message: Any) -> dict[str, Any] | None:
+def first_tool_call(message: Any) -> dict[str, Any] | None:
+    """A reply message's first tool call as ``{"name", "arguments"}`` (arguments parsed)."""
     calls = message.get("tool_calls") if isinstance(message, dict) else None
     if not calls or not isinstance(calls[0], dict):
         return None
@@ -374,7 +382,7 @@ def _probe(run: _Run, kind: Literal["response", "tool_call"]) -> GateResult:  # 
         )
     if message is None:
         return _gate(gate_id, "infra", "the probe's response body was not recorded", where)
-    got: Any = message.get("content") if kind == "response" else _tool_call(message)
+    got: Any = message.get("content") if kind == "response" else first_tool_call(message)
     if (probe.got is not None and probe.got != got) or (
         probe.finish_reason is not None and probe.finish_reason != finish
     ):
