@@ -182,6 +182,7 @@ def measure_streaming(
     visible content chunk; ITL the gaps between visible chunks; reasoning chunks are ignored.
     """
     observer.component = "performance"
+    recorded = len(observer.exchanges())
     visible, errors = 0, 0
     ttfts: list[float] = []
     gaps: list[float] = []
@@ -219,6 +220,7 @@ def measure_streaming(
         finally:
             connection.close()
     wall = time.monotonic() - level_start
+    _wait_for(observer, recorded + len(prompts))  # every request is evidence before we go on
     return InfermarkStreaming(
         concurrency=1,
         visible_chunks=visible,

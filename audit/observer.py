@@ -175,8 +175,14 @@ class Observer:
         try:
             return await self._forward(request, payload, begun, record)
         finally:
-            record["ended"] = time.monotonic() - self._origin
-            with self._lock:
+            self._keep(record)
+
+    def _keep(self, record: dict[str, Any]) -> None:
+        """Record an exchange once, when it ends (a stream ends before its last bytes go out,
+        so that a client that has read the whole stream finds it recorded)."""
+        with self._lock:
+            if "ended" not in record:
+                record["ended"] = time.monotonic() - self._origin
                 self._records.append(record)
 
     async def _forward(
@@ -231,6 +237,7 @@ class Observer:
             except ConnectionResetError:
                 record["error"] = "the client disconnected mid-stream"
                 return response
+        self._keep(record)
         await response.write_eof()
         return response
 
