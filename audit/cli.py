@@ -7,6 +7,7 @@ what was wrong and where.
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import sys
 from collections.abc import Sequence
@@ -139,6 +140,8 @@ def _parser() -> argparse.ArgumentParser:
     rank_format.add_argument("--json", action="store_true", help="print the ranking as JSON")
     rank_format.add_argument("--markdown", action="store_true", help="print Markdown tables")
 
+    _run_parser(commands)
+
     pack_cmd = commands.add_parser(
         "pack",
         help="pack a bundle directory into a reproducible tar",
@@ -243,6 +246,45 @@ def _parser() -> argparse.ArgumentParser:
     )
     demo.add_argument("--out", default="build/demo", metavar="DIR", help="default: build/demo")
     return parser
+
+
+def _run_parser(commands: argparse._SubParsersAction[_Parser]) -> None:
+    run_cmd = commands.add_parser(
+        "run",
+        help="record a qualification run against a local endpoint into a sealed bundle",
+        description="Run a qualification against a local OpenAI-compatible endpoint: observer, "
+        "model identity, pinned checkouts, direct probes, each harness in a network sandbox, "
+        "streaming performance; then write the sealed bundle (claims are the verifier's own "
+        "replay of the evidence). Exit 0 when a bundle was written, whatever its outcome.",
+    )
+    run_cmd.add_argument("--endpoint", required=True, metavar="URL", help="http:// on loopback")
+    run_cmd.add_argument(
+        "--pins", required=True, metavar="FILE.toml|ID", help="a pin-set file or a shipped id"
+    )
+    run_cmd.add_argument("--profile", required=True, metavar="NAME", help="e.g. full or smoke")
+    run_cmd.add_argument("--out", required=True, metavar="DIR", help="a new bundle directory")
+    run_cmd.add_argument(
+        "--model", metavar="NAME", help="the runtime model id (default: the one served)"
+    )
+    identity = run_cmd.add_mutually_exclusive_group(required=True)
+    identity.add_argument("--model-digest", type=_digest, metavar="DIGEST")
+    identity.add_argument("--weights", metavar="PATH", help="a weights file or directory to hash")
+    run_cmd.add_argument("--track", choices=["primary", "controlled"], default="primary")
+    run_cmd.add_argument(
+        "--reasoning-policy",
+        choices=["off", "on", "low", "medium", "high"],
+        default="off",
+        help="the effective reasoning policy (default: off)",
+    )
+    run_cmd.add_argument(
+        "--mirror",
+        action="append",
+        default=[],
+        metavar="NAME=PATH",
+        help="clone this upstream from a local mirror (repeatable)",
+    )
+    run_cmd.add_argument("--run-id", metavar="ID", help="default: <pin set>-<profile>-<time>")
+    run_cmd.add_argument("--json", action="store_true", help="print the result as JSON, quietly")
 
 
 def _quality_parser(scorers: argparse._SubParsersAction[_Parser]) -> None:
@@ -665,6 +707,32 @@ def _rank(args: argparse.Namespace, out: Console) -> int:
     return EXIT_OK
 
 
+def _run_command(args: argparse.Namespace, out: Console) -> int:
+    from audit.run import RunRequest, default_policy, run_qualification  # noqa: PLC0415
+
+    path = Path(args.pins)
+    pins = parse_pin_set(_read(path), args.pins) if path.is_file() else load_builtin(args.pins)
+    mirrors = {}
+    for item in args.mirror:
+        name, sep, where = item.partition("=")
+        if not sep or not name or not where:
+            raise InvalidInput(f"--mirror {item!r}: expected NAME=PATH")
+        mirrors[name] = Path(where)
+    request = RunRequest(
+        endpoint=args.endpoint, pins=pins, profile=args.profile, out=Path(args.out),
+        model=args.model, model_digest=args.model_digest,
+        weights=Path(args.weights) if args.weights else None, track=args.track,
+        policy=default_policy(args.reasoning_policy), mirrors=mirrors, run_id=args.run_id,
+    )  # fmt: skip
+    progress = None if args.json else (lambda step: out.print(f"[dim]run:[/] {step}"))
+    digest = run_qualification(request, progress)
+    if args.json:
+        sys.stdout.write(json.dumps({"bundle": args.out, "bundle_digest": digest}) + "\n")
+    else:
+        out.print(f"sealed {digest} in {args.out}; check it with: audit verify {args.out}")
+    return EXIT_OK
+
+
 def _pack(args: argparse.Namespace, out: Console) -> int:
     result = pack(args.directory, args.output)
     out.print(f"packed {result.members} files ({result.bytes} bytes) of {result.bundle_digest}")
@@ -684,6 +752,7 @@ def _demo(args: argparse.Namespace, out: Console) -> int:
 
 
 _COMMANDS = {
+    "run": _run_command,
     "rank": _rank,
     "pack": _pack,
     "unpack": _unpack,

@@ -29,7 +29,7 @@ import aiohttp
 from aiohttp import web
 
 from bundle_schema.errors import InvalidInput
-from bundle_schema.models import Body, Chunk, TransportExchange
+from bundle_schema.models import Body, Chunk, ReasoningSerialization, TransportExchange
 from verify.gx10 import is_loopback
 
 __all__ = ["REDACTED", "Observer", "observe"]
@@ -97,12 +97,19 @@ class Observer:
     """The recording reverse proxy, served on 127.0.0.1 (and a Unix socket if asked) from a
     thread with its own event loop."""
 
-    def __init__(self, upstream: str, *, unix_path: str | None = None) -> None:
+    def __init__(
+        self,
+        upstream: str,
+        *,
+        unix_path: str | None = None,
+        policy: ReasoningSerialization | None = None,
+    ) -> None:
         parts = urlsplit(upstream)
         if parts.scheme != "http" or not is_loopback(parts.hostname or ""):
             raise InvalidInput(f"--endpoint {upstream}: not an http:// endpoint on loopback")
         self.upstream = f"http://{parts.netloc}"
         self.unix_path = unix_path
+        self.policy = policy
         self.component: str | None = None
         self._ids = itertools.count()
         self._records: list[dict[str, Any]] = []
@@ -170,7 +177,7 @@ class Observer:
             "path": request.path_qs,
             "request_headers": _headers(request.headers, _RECORDED_REQUEST),
         }
-        payload = await request.read()
+        payload = _with_policy(await request.read(), request, self.policy)
         record["request_body"] = _body(payload)
         try:
             return await self._forward(request, payload, begun, record)
@@ -254,14 +261,43 @@ def _finish(record: dict[str, Any]) -> TransportExchange:
     )
 
 
+def _with_policy(
+    payload: bytes, request: web.Request, policy: ReasoningSerialization | None
+) -> bytes:
+    """A completion request with the run's reasoning policy written where its serialization
+    says (harnesses cannot be relied on to send it); what is forwarded is what is recorded."""
+    if policy is None or request.method != "POST" or not request.path.endswith("/chat/completions"):
+        return payload
+    try:
+        body = json.loads(payload)
+    except ValueError:
+        return payload
+    if not isinstance(body, dict):
+        return payload
+    node = body
+    *parents, leaf = policy.path.split(".")
+    for part in parents:
+        child = node.get(part)
+        if not isinstance(child, dict):
+            child = node[part] = {}
+        node = child
+    node[leaf] = policy.value
+    return json.dumps(body, separators=(",", ":")).encode()
+
+
 def _passed(upstream: aiohttp.ClientResponse) -> dict[str, str]:
     return {k: v for k, v in upstream.headers.items() if k.lower() not in _HOP_BY_HOP}
 
 
 @contextmanager
-def observe(upstream: str, *, unix_path: str | None = None) -> Iterator[Observer]:
+def observe(
+    upstream: str,
+    *,
+    unix_path: str | None = None,
+    policy: ReasoningSerialization | None = None,
+) -> Iterator[Observer]:
     """Run an observer in front of ``upstream`` for the duration of a ``with`` block."""
-    observer = Observer(upstream, unix_path=unix_path).start()
+    observer = Observer(upstream, unix_path=unix_path, policy=policy).start()
     try:
         yield observer
     finally:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -18,7 +18,15 @@ from pydantic import (
 from bundle_schema.errors import InvalidInput
 from bundle_schema.models import ComponentName, GitCommit, Identifier
 
-__all__ = ["COMPONENTS", "DirectProbeContract", "PinSet", "Profile", "Thresholds", "Upstream"]
+__all__ = [
+    "COMPONENTS",
+    "DirectProbeContract",
+    "Harness",
+    "PinSet",
+    "Profile",
+    "Thresholds",
+    "Upstream",
+]
 
 COMPONENTS: tuple[ComponentName, ...] = (
     "coding",
@@ -70,6 +78,17 @@ class Upstream(_Frozen):
     commit: GitCommit
 
 
+class Harness(_Frozen):
+    """How an upstream harness is run: its command, the parser of its outputs, its limits."""
+
+    command: tuple[Annotated[str, StringConstraints(min_length=1, max_length=1024)], ...]
+    parser: Literal["spark", "hermes", "benchlocal"]
+    inactivity_s: (
+        Annotated[float, Field(strict=True, gt=0)] | Annotated[int, Field(strict=True, gt=0)]
+    )
+    wall_s: Annotated[float, Field(strict=True, gt=0)] | Annotated[int, Field(strict=True, gt=0)]
+
+
 class PinSet(_Frozen):
     """A scoring generation's pins (seed 000): every number a verdict depends on."""
 
@@ -85,6 +104,7 @@ class PinSet(_Frozen):
     profiles: dict[Identifier, Profile]
     component_upstreams: dict[ComponentName, Identifier]
     upstreams: dict[Identifier, Upstream]
+    harnesses: dict[Identifier, Harness] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _consistent(self) -> PinSet:
@@ -98,6 +118,9 @@ class PinSet(_Frozen):
                 raise ValueError(
                     f"component_upstreams.{component}: {upstream!r} is not an upstream"
                 )
+        for name in self.harnesses:
+            if name not in self.upstreams:
+                raise ValueError(f"harnesses.{name}: not an upstream")
         for name in self.thresholds:
             if name not in self.profiles:
                 raise ValueError(f"thresholds.{name}: not a profile")

@@ -315,6 +315,13 @@ def test_a_partial_component_stays_visible_but_cannot_qualify(full: dict[str, An
     assert result.scores.tool_instruction == 82.5
 
 
+def test_a_failed_runner_is_infrastructure(full: dict[str, Any]) -> None:
+    full["results"]["hermes"].update(status="FAILED", reason="hermesbench exited 1")
+    result = judged(full)
+    assert (result.outcome, result.result_validity) == ("INFRA_ERROR", "INFRA_FAILURE")
+    assert "hermes failed: hermesbench exited 1" in result.reasons
+
+
 def test_a_component_that_did_not_run_is_incomplete(full: dict[str, Any]) -> None:
     full["results"]["performance"]["status"] = "NOT_RUN"
     result = judged(full)

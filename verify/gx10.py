@@ -846,10 +846,13 @@ def _axes(
             reasons.append(f"{c} quarantined by its upstream: {reason}")
         return ("INFRA_ERROR", "QUARANTINED", "NOT_ASSESSED")
     infra = [g for g in gates if g.status == "infra"]
-    if infra:
+    failed = [c for c in selected if statuses[c] == "FAILED"]  # a failed runner
+    if infra or failed:
         reasons += [f"{g.id}: {g.reason}" for g in infra]
+        for c in failed:
+            reasons.append(f"{c} failed: {evidence.results[c].reason or 'no reason recorded'}")
         return ("INFRA_ERROR", "INFRA_FAILURE", "NOT_ASSESSED")
-    missing = [c for c in selected if statuses[c] in (None, "NOT_RUN", "FAILED")]
+    missing = [c for c in selected if statuses[c] in (None, "NOT_RUN")]
     partial = [
         c for c in selected if c not in missing and (statuses[c] == "PARTIAL" or scores[c] is None)
     ]

@@ -1,0 +1,435 @@
+"""``audit run``: record a qualification run against a local endpoint into a sealed bundle.
+
+The pipeline, in order: observer in front of the endpoint; model identity; pinned checkouts;
+the direct probes; each selected harness in the sandbox, its outputs parsed into records; the
+streaming performance measurement; then the bundle: raw evidence first, the claims next (the
+verifier's own replay of that evidence, so the two cannot drift), the manifest last. Run-owned
+processes are gone before sealing (each sandbox's process group is killed when its command
+ends); scratch files (checkouts, sockets, outputs) are removed after sealing.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import sys
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import git
+from pydantic import BaseModel
+
+from audit._store import BundleWriter
+from audit.checkouts import Checkout, CheckoutFailed, checkout, describe
+from audit.components import measure_streaming, run_direct_probes
+from audit.identity import resolve_identity
+from audit.observer import Observer, observe
+from audit.parsers import Parsed, ParseFailed, parse_outputs
+from audit.sandbox import SandboxLimits, SandboxResult, SandboxUnavailable, run_sandboxed
+from bundle_schema import KINDS, canonical_bytes
+from bundle_schema.errors import InvalidInput
+from bundle_schema.models import (
+    Claims,
+    ComponentName,
+    ComponentRef,
+    ComponentResult,
+    DirectProbe,
+    Gx10Evidence,
+    ModelIdentity,
+    ObserverRecord,
+    PinSetRef,
+    QuarantineMarker,
+    ReasoningPolicy,
+    RunConfig,
+    RunnerInfo,
+    SocketLedgerEntry,
+    UpstreamCheckout,
+)
+from pins import PinSetSource
+from verify import VERSION
+from verify.gx10 import replay
+
+__all__ = ["RunRequest", "default_policy", "run_qualification"]
+
+SANDBOX_PORT = 18080
+"""The model's port on loopback inside the sandbox (forwarded to the observer)."""
+STREAMING_PROMPTS = (
+    "Describe streaming responses in one sentence.",
+    "Explain what a token is.",
+    "Name three uses of a local language model.",
+    "Summarize the purpose of a benchmark.",
+    "What does time to first token measure?",
+)
+_EVIDENCE_FIELDS = {
+    "spark-quality": "spark_quality",
+    "spark-repeat": "spark_repeat",
+    "hermes-task": "hermes_tasks",
+    "benchlocal-packs": "benchlocal",
+    "infermark-streaming": "infermark",
+}
+_JSON = "application/json"
+_TEXT = "text/plain; charset=utf-8"
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """Everything ``audit run`` was asked to do."""
+
+    endpoint: str
+    pins: PinSetSource
+    profile: str
+    out: Path
+    model: str | None = None
+    model_digest: str | None = None
+    weights: Path | None = None
+    track: Literal["primary", "controlled"] = "primary"
+    policy: ReasoningPolicy = field(
+        default_factory=lambda: ReasoningPolicy.model_validate(
+            {"effective": "off",
+             "serialization": {"path": "chat_template_kwargs.enable_thinking", "value": False}}
+        )
+    )  # fmt: skip
+    mirrors: Mapping[str, Path] = field(default_factory=dict)
+    harness_env: Mapping[str, str] = field(default_factory=dict)
+    run_id: str | None = None
+    streaming_prompts: Sequence[str] = STREAMING_PROMPTS
+
+
+@dataclass
+class _Recorder:
+    """The evidence of a run as it is gathered, before it is written."""
+
+    files: dict[str, tuple[bytes, str]] = field(default_factory=dict)
+    results: dict[ComponentName, ComponentResult] = field(default_factory=dict)
+    ledger: list[SocketLedgerEntry] = field(default_factory=list)
+    checkouts: dict[str, Checkout] = field(default_factory=dict)
+    checkout_failures: dict[str, str] = field(default_factory=dict)
+    probes: tuple[DirectProbe, ...] = ()
+    typed: dict[str, Any] = field(default_factory=lambda: {"quarantines": {}})
+    """The records the replay reads, by their field of the gx10-evidence document."""
+
+    def record(self, name: str, kind: str, value: BaseModel | tuple[BaseModel, ...]) -> None:
+        lines = KINDS[kind].lines
+        values = value if isinstance(value, tuple) else (value,)
+        data = b"".join(canonical_bytes(v.model_dump(mode="json")) + (b"\n" if lines else b"")
+                        for v in values)  # fmt: skip
+        media = KINDS[kind].media_type
+        assert media is not None  # noqa: S101 - every kind recorded here is an evidence record
+        self.files[name] = (data, media)
+        if kind in _EVIDENCE_FIELDS:
+            self.typed[_EVIDENCE_FIELDS[kind]] = value
+        elif kind == "quarantine-marker" and isinstance(value, QuarantineMarker):
+            self.typed["quarantines"][value.component] = value
+
+    def result(self, component: ComponentName, status: str, **fields: Any) -> None:
+        self.results[component] = ComponentResult.model_validate(
+            {"schema_version": 1, "component": component, "status": status, **fields}
+        )
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _environment(scratch: Path, extra: Mapping[str, str]) -> dict[str, str]:
+    home = scratch / "home"
+    home.mkdir(exist_ok=True)
+    return {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(home),
+        "LANG": "C.UTF-8",
+        "PYTHONDONTWRITEBYTECODE": "1",  # a harness must not dirty its checkout
+        **extra,
+    }
+
+
+@dataclass(frozen=True)
+class _Harnesses:
+    """Runs the pin set's harnesses of one run, each in a sandbox of its own."""
+
+    request: RunRequest
+    recorder: _Recorder
+    observer: Observer
+    model: str
+    scratch: Path
+
+    def fail(self, components: Sequence[ComponentName], reason: str, **fields: Any) -> None:
+        for component in components:
+            self.recorder.result(component, "FAILED", reason=reason[:4096], **fields)
+
+    def run(self, upstream: str, components: Sequence[ComponentName]) -> None:
+        """Run one upstream harness in the sandbox and record what it produced."""
+        recorder, started = self.recorder, _now()
+        work = recorder.checkouts.get(upstream)
+        if work is None:
+            reason = recorder.checkout_failures.get(upstream, "not checked out")
+            self.fail(components, f"{upstream}: {reason}")
+            return
+        out = self.scratch / "outputs" / upstream
+        out.mkdir(parents=True)
+        harness = self.request.pins.pins.harnesses[upstream]
+        values = {"python": sys.executable, "endpoint": f"http://127.0.0.1:{SANDBOX_PORT}",
+                  "model": self.model, "out": str(out)}  # fmt: skip
+        self.observer.component = components[0]
+        checkout_dir = self.scratch / "checkouts" / upstream
+        try:
+            result = run_sandboxed(
+                [part.format(**values) for part in harness.command],
+                observer_socket=self.scratch / "observer.sock",
+                port=SANDBOX_PORT,
+                cwd=checkout_dir,
+                scratch=self.scratch,
+                limits=SandboxLimits(float(harness.inactivity_s), float(harness.wall_s)),
+                env=_environment(self.scratch, self.request.harness_env),
+                component=components[0],
+                first_seq=len(recorder.ledger),
+            )
+        except SandboxUnavailable as exc:
+            self.fail(components, f"sandbox unavailable: {exc}")
+            return
+        recorder.ledger += result.ledger
+        recorder.checkouts[upstream] = describe(
+            upstream, work.repository, work.source, git.Repo(checkout_dir)
+        )
+        kept = self._keep_outputs(upstream, components[0], result, out)
+        common = {"started_at": started, "ended_at": _now(), "raw_outputs": kept}
+        if result.timeout is not None or result.returncode != 0:
+            tail = result.stderr.decode("utf-8", "replace")[-300:]
+            why = f"{result.timeout} limit exceeded" if result.timeout else (
+                f"exited {result.returncode}: {tail}")  # fmt: skip
+            self.fail(components, f"{upstream} {why}", **common)
+            return
+        try:
+            parsed = parse_outputs(harness.parser, out)
+        except ParseFailed as exc:
+            self.fail(components, f"{upstream}: {exc}", **common)
+            return
+        self._record(components, parsed, common)
+
+    def _keep_outputs(
+        self, upstream: str, component: str, result: SandboxResult, out: Path
+    ) -> list[str]:
+        """Keep the harness's logs and raw output files as evidence; return their names."""
+        files = self.recorder.files
+        logs = f"logs/{upstream}"
+        files[f"{logs}.stdout.txt"] = (result.stdout, _TEXT)
+        files[f"{logs}.stderr.txt"] = (result.stderr, _TEXT)
+        kept = [f"{logs}.stdout.txt", f"{logs}.stderr.txt"]
+        for path in sorted(p for p in out.rglob("*") if p.is_file()):
+            name = f"components/{component}/raw/{path.relative_to(out).as_posix().lower()}"
+            files[name] = (path.read_bytes(), _JSON if path.suffix == ".json" else _TEXT)
+            kept.append(name)
+        return kept
+
+    def _record(
+        self, components: Sequence[ComponentName], parsed: Parsed, common: dict[str, Any]
+    ) -> None:
+        recorder = self.recorder
+        for name, (kind, value) in parsed.records.items():
+            recorder.record(name, kind, value)
+        for component in components:
+            marker = parsed.quarantines.get(component)
+            if marker is None:
+                metrics = parsed.metrics.get(component, {})
+                recorder.result(component, "COMPLETED", metrics=metrics, **common)
+                continue
+            name = f"components/{component}/quarantine.json"
+            recorder.record(name, "quarantine-marker", marker)
+            recorder.result(
+                component, "QUARANTINED", quarantine=name, reason="upstream quarantine marker",
+                **common,
+            )  # fmt: skip
+
+
+def _checkouts(
+    request: RunRequest, recorder: _Recorder, needed: Sequence[str], scratch: Path
+) -> None:
+    pins = request.pins.pins
+    for name in needed:
+        try:
+            recorder.checkouts[name] = checkout(
+                name, pins.upstreams[name], scratch / "checkouts" / name, request.mirrors.get(name)
+            )
+        except CheckoutFailed as exc:
+            recorder.checkout_failures[name] = str(exc)
+
+
+def run_qualification(request: RunRequest, progress: Callable[[str], None] | None = None) -> str:
+    """Run a qualification and write its sealed bundle to ``request.out``; return its digest.
+
+    Raises:
+        InvalidInput: an unknown profile, an output directory in use, a refused endpoint or
+            identity. Failures during the run are evidence, not exceptions.
+    """
+    say = progress or (lambda _message: None)
+    pins = request.pins.pins
+    profile = pins.profiles.get(request.profile)
+    if profile is None:
+        raise InvalidInput(f"--profile {request.profile}: not a profile of {request.pins.id} "
+                           f"({', '.join(pins.profiles)})")  # fmt: skip
+    if request.out.exists() and any(request.out.iterdir()):
+        raise InvalidInput(f"--out {request.out}: not empty; a bundle needs a new directory")
+    selected = profile.components
+    created = _now()
+    run_id = request.run_id or f"{request.pins.id}-{request.profile}-{created.replace(':', '')}"
+    recorder = _Recorder()
+    with tempfile.TemporaryDirectory(prefix="audit-run-") as scratch_name:
+        scratch = Path(scratch_name)
+        with observe(
+            request.endpoint,
+            unix_path=str(scratch / "observer.sock"),
+            policy=request.policy.serialization,
+        ) as observer:
+            observer.component = "identity"
+            say("identity")
+            identity = resolve_identity(
+                observer.url, model=request.model, model_digest=request.model_digest,
+                weights=request.weights, endpoint=request.endpoint,
+            )  # fmt: skip
+            needed = sorted({pins.component_upstreams[c] for c in selected})
+            say(f"checkouts: {', '.join(needed)}")
+            _checkouts(request, recorder, needed, scratch)
+            say("direct probes")
+            recorder.probes = run_direct_probes(
+                observer, identity.runtime_model_id, pins.direct_probe,
+                request.policy.serialization,
+            )  # fmt: skip
+            harnesses = _Harnesses(request, recorder, observer, identity.runtime_model_id, scratch)
+            for upstream in needed:
+                served = [c for c in selected if pins.component_upstreams[c] == upstream]
+                if upstream in pins.harnesses:
+                    say(f"harness {upstream}: {', '.join(served)}")
+                    harnesses.run(upstream, served)
+            if "performance" in selected:
+                say("streaming performance")
+                started = _now()
+                streaming = measure_streaming(
+                    observer, identity.runtime_model_id, request.streaming_prompts,
+                    serialization=request.policy.serialization,
+                )  # fmt: skip
+                recorder.record("components/performance/infermark-c1.json",
+                                "infermark-streaming", streaming)  # fmt: skip
+                metrics = {
+                    "concurrency_1_tokens_per_second": streaming.tokens_per_second,
+                    "ttft_p50_seconds": streaming.ttft_p50_seconds,
+                    "errors": streaming.errors,
+                }
+                recorder.result("performance", "COMPLETED", started_at=started, ended_at=_now(),
+                                metrics=metrics)  # fmt: skip
+        exchanges = tuple(observer.exchanges())
+        say("writing the bundle")
+        return _write(
+            request, recorder, identity=identity, exchanges=exchanges, selected=selected,
+            run_id=run_id, created=created,
+        )  # fmt: skip
+
+
+def _write(
+    request: RunRequest,
+    recorder: _Recorder,
+    *,
+    identity: ModelIdentity,
+    exchanges: tuple[Any, ...],
+    selected: Sequence[ComponentName],
+    run_id: str,
+    created: str,
+) -> str:
+    pins = request.pins
+    config = RunConfig(
+        schema_version=1,
+        track=request.track,
+        reasoning_policy=request.policy,
+        observer=ObserverRecord(status="complete", exchanges=len(exchanges)),
+        cleanup="removed",
+    )
+    for component in selected:
+        if component not in recorder.results:
+            upstream = pins.pins.component_upstreams[component]
+            reason = recorder.checkout_failures.get(upstream, "not run")
+            recorder.result(component, "FAILED", reason=f"{upstream}: {reason}"[:4096])
+    recorder.record("transport/exchanges.jsonl", "transport-exchange", exchanges)
+    recorder.record("network/socket-ledger.jsonl", "socket-ledger-entry", tuple(recorder.ledger))
+    recorder.record("run/config.json", "run-config", config)
+    recorder.record("probes/direct-response.json", "direct-probe", recorder.probes[0])
+    recorder.record("probes/tool-call.json", "direct-probe", recorder.probes[1])
+    upstreams = []
+    for name, done in sorted(recorder.checkouts.items()):
+        tree = f"upstreams/{name}/tree.txt"
+        recorder.files[tree] = (done.listing, _TEXT)
+        for blob, data in done.files.items():
+            recorder.files[f"upstreams/{name}/files/{blob}"] = (data, "application/octet-stream")
+        upstreams.append(UpstreamCheckout(name=name, repository=done.repository, commit=done.commit,
+                                          clean=done.clean, tree=tree))  # fmt: skip
+    for component, result in recorder.results.items():
+        recorder.record(f"components/{component}/result.json", "component-result", result)
+    ref = PinSetRef(id=pins.id, digest=pins.digest)
+    evidence = Gx10Evidence(
+        schema_version=1, run_id=run_id, created_at=created, profile=request.profile,
+        scoring_generation=pins.pins.scoring_generation, pin_set=ref, model=identity,
+        upstreams=tuple(upstreams), claims=_placeholder_claims(), config=config,
+        results=dict(recorder.results), probes=recorder.probes, transport=exchanges,
+        socket_ledger=tuple(recorder.ledger), **recorder.typed,
+    )  # fmt: skip
+    claims = _claims(evidence, pins, selected)
+    writer = BundleWriter(request.out)
+    for name, (data, media) in sorted(recorder.files.items()):
+        writer.add_bytes(name, data, media)
+    order = {c: i for i, c in enumerate(selected)}
+    return writer.seal(
+        run_id=run_id, created_at=created,
+        runner=RunnerInfo(name="evidence-audit", version=VERSION),
+        scoring_generation=pins.pins.scoring_generation, profile=request.profile, pin_set=ref,
+        model=identity, upstreams=upstreams,
+        components=[ComponentRef(name=c, result=f"components/{c}/result.json")
+                    for c in sorted(recorder.results, key=lambda c: order.get(c, 99))],
+        claims=claims,
+    )  # fmt: skip
+
+
+def _claims(
+    evidence: Gx10Evidence, pins: PinSetSource, selected: Sequence[ComponentName]
+) -> Claims:
+    """The runner's claims: what the verifier's replay of this evidence decides.
+
+    Rankability depends on the claims matching, so the claims that replay as matching are
+    chosen: the decision with ``rankable`` as the replay then confirms it.
+    """
+    decided = replay(evidence, pins)
+    for rankable in (True, False):
+        claims = Claims(
+            outcome=decided.outcome,
+            result_validity=decided.result_validity,
+            profile_decision=decided.profile_decision,
+            rankable=rankable,
+            aggregate_score=decided.scores.aggregate,
+            executed_weight=decided.scores.executed_weight,
+            component_scores={c: getattr(decided.scores, c) for c in selected},
+            reasons=tuple(r[:4096] for r in decided.reasons if not _about_claims(r)),
+        )
+        if replay(evidence.model_copy(update={"claims": claims}), pins).claims.match:
+            return claims
+    return claims  # pragma: no cover - one of the two always matches
+
+
+def _about_claims(reason: str) -> bool:
+    return reason.startswith("claims: ") or reason == "the runner's claims differ from the replay"
+
+
+def _placeholder_claims() -> Claims:
+    """Claims are what the replay says; the replay does not read them to decide."""
+    return Claims(outcome="INFRA_ERROR", result_validity="INCOMPLETE",
+                  profile_decision="NOT_ASSESSED", rankable=False, aggregate_score=None,
+                  executed_weight=0, component_scores={})  # fmt: skip
+
+
+def default_policy(effective: str) -> ReasoningPolicy:
+    """The reasoning policy and its serialization for an effective setting: ``off``/``on`` as
+    the chat template's ``enable_thinking``, levels as ``reasoning_effort``."""
+    if effective in ("off", "on"):
+        serialization = {"path": "chat_template_kwargs.enable_thinking", "value": effective == "on"}
+    else:
+        serialization = {"path": "reasoning_effort", "value": effective}
+    return ReasoningPolicy.model_validate({"effective": effective, "serialization": serialization})

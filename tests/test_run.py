@@ -1,0 +1,147 @@
+"""`audit run` end to end: the reference endpoint, real git mirrors, real sandboxes, and the
+verifier's verdict on what the runner wrote."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from audit.cli import main
+from audit.examples import EXAMPLES_DIR, build_upstream
+from audit.reference_endpoint import Behaviour, serve
+from audit.run import RunRequest, run_qualification
+from bundle_schema.models import Verdict
+from pins import PinSetSource, load_builtin, pin_set_digest, pin_set_model
+from verify import verify_bundle
+
+V5 = load_builtin("gx10-qualification-v5")
+DIGEST = "sha256:" + "ab" * 32
+
+
+@pytest.fixture(scope="module")
+def mirrors(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("mirrors")
+    for name in V5.pins.upstreams:
+        build_upstream(EXAMPLES_DIR / "upstreams" / name, root / name)
+    return {name: root / name for name in V5.pins.upstreams}
+
+
+def run(
+    tmp_path: Path,
+    mirrors: dict[str, Path],
+    behaviour: Behaviour | None = None,
+    pins: PinSetSource = V5,
+    **changes: object,
+) -> Verdict:
+    """Run a full qualification against a reference endpoint; return the verifier's verdict."""
+    with serve(behaviour) as endpoint:
+        fields: dict[str, object] = {
+            "endpoint": endpoint.url,
+            "pins": pins,
+            "profile": "full",
+            "out": tmp_path / "bundle",
+            "model_digest": DIGEST,
+            "mirrors": mirrors,
+        }
+        run_qualification(RunRequest(**(fields | changes)))  # type: ignore[arg-type]
+    return verify_bundle(tmp_path / "bundle", pins=pins)
+
+
+def test_a_full_run_qualifies_and_its_claims_are_the_replay(
+    tmp_path: Path, mirrors: dict[str, Path]
+) -> None:
+    verdict = run(tmp_path, mirrors)
+    assert verdict.integrity.status == "ok"
+    assert (verdict.outcome, verdict.result_validity, verdict.profile_decision) == (
+        "QUALIFIED", "VALID", "MEETS_PROFILE"
+    )  # fmt: skip
+    assert (verdict.rankable, verdict.rank_group, verdict.claims.match) == (True, "primary", True)
+    assert all(g.status == "pass" for g in verdict.gates), verdict.gates
+    assert verdict.scores.executed_weight == 100
+
+
+@pytest.mark.parametrize(
+    ("name", "behaviour", "env", "axes", "reason"),
+    [
+        ("quarantine", None, {"SPARK_QUARANTINE": "golden replay drifted"},
+         ("INFRA_ERROR", "QUARANTINED"), "coding quarantined by its upstream: golden replay"),
+        ("stray change", None, {"HERMES_STRAY": "setup.py"}, ("NOT_QUALIFIED", "VALID"),
+         "allowed_changes: task fix-date-parser changed setup.py"),
+        ("truncation", Behaviour(verbose=True), {}, ("NOT_QUALIFIED", "VALID"),
+         "direct_response: output-limit truncation at 1024 tokens"),
+        ("reasoning", Behaviour(reasoning=True), {}, ("NOT_QUALIFIED", "VALID"),
+         "reasoning_contamination: exchange"),
+        ("fallback", Behaviour(served_as="other-7b"), {}, ("INFRA_ERROR", "INFRA_FAILURE"),
+         "fallback activity"),
+    ],
+)  # fmt: skip
+def test_a_misbehaving_run_ends_as_seed_000_prescribes(  # noqa: PLR0917
+    tmp_path: Path,
+    mirrors: dict[str, Path],
+    name: str,
+    behaviour: Behaviour | None,
+    env: dict[str, str],
+    axes: tuple[str, str],
+    reason: str,
+) -> None:
+    verdict = run(tmp_path, mirrors, behaviour, harness_env=env)
+    assert (verdict.outcome, verdict.result_validity) == axes, name
+    assert any(reason in r for r in verdict.reasons), verdict.reasons
+    assert verdict.claims.match
+    assert not verdict.rankable
+
+
+def test_a_pinned_commit_that_does_not_exist_is_infrastructure(
+    tmp_path: Path, mirrors: dict[str, Path]
+) -> None:
+    data = json.loads(json.dumps(dict(V5.data)))
+    data["upstreams"]["benchlocal"]["commit"] = "0" * 40
+    pins = PinSetSource(V5.id, pin_set_digest(data), data, pin_set_model(data, "custom"))
+    verdict = run(tmp_path, mirrors, pins=pins)
+    assert (verdict.outcome, verdict.result_validity) == ("INFRA_ERROR", "INFRA_FAILURE")
+    assert any("cannot check out 0000000000" in r for r in verdict.reasons)
+    assert verdict.claims.match
+
+
+def test_the_cli_runs_a_smoke_profile(
+    tmp_path: Path, mirrors: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    with serve() as endpoint:
+        argv = ["run", "--endpoint", endpoint.url, "--pins", "gx10-qualification-v5",
+                "--profile", "smoke", "--out", str(tmp_path / "smoke"), "--model-digest", DIGEST,
+                "--json"]  # fmt: skip
+        argv += [f"--mirror={name}={path}" for name, path in mirrors.items()]
+        assert main(argv) == 0
+    written = json.loads(capsys.readouterr().out)
+    assert written["bundle"] == str(tmp_path / "smoke")
+    assert main(["verify", str(tmp_path / "smoke"), "--json"]) == 0
+    verdict = json.loads(capsys.readouterr().out)
+    assert verdict["bundle_digest"] == written["bundle_digest"]
+    assert (verdict["outcome"], verdict["rankable"]) == ("QUALIFIED", False)
+    assert verdict["scores"]["executed_weight"] == 45
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--endpoint", "http://10.1.1.1:8080"], "not an http:// endpoint on loopback"),
+        (["--profile", "nightly"], "--profile nightly: not a profile"),
+    ],
+)
+def test_run_refusals(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    base = {
+        "--endpoint": "http://127.0.0.1:9",
+        "--pins": "gx10-qualification-v5",
+        "--profile": "full",
+        "--out": str(tmp_path / "o"),
+        "--model-digest": DIGEST,
+    }
+    base.update(dict(zip(argv[::2], argv[1::2], strict=True)))
+    assert main(["run", *[x for pair in base.items() for x in pair]]) == 2
+    err = capsys.readouterr().err
+    assert message in err
+    assert err.count("\n") == 1
