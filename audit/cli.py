@@ -242,9 +242,17 @@ def _parser() -> argparse.ArgumentParser:
         "demo",
         help="build, pack and verify the example bundles",
         description="The embedded default: build the example bundles from the example evidence "
-        "in the source tree, pack and verify them, and show that a tampered copy fails.",
+        "in the source tree, pack and verify them, show that a tampered copy fails, then run "
+        "the whole recording pipeline (audit run) against the reference endpoint and verify "
+        "what it wrote. With --scenario, only the pipeline, misbehaving as named.",
     )
     demo.add_argument("--out", default="build/demo", metavar="DIR", help="default: build/demo")
+    demo.add_argument(
+        "--scenario",
+        metavar="NAME",
+        help="run only the recording pipeline, misbehaving this way: well-behaved, truncation, "
+        "non-local, redirect, reasoning, quarantine, stray-change, fallback",
+    )
     return parser
 
 
@@ -746,9 +754,16 @@ def _unpack(args: argparse.Namespace, out: Console) -> int:
 
 
 def _demo(args: argparse.Namespace, out: Console) -> int:
-    from audit.demo import run_demo  # noqa: PLC0415 - gitpython loads only for the demo
+    from audit.demo import SCENARIOS, run_demo, run_pipeline  # noqa: PLC0415 - loads gitpython
 
-    return EXIT_OK if run_demo(Path(args.out), out) else EXIT_CHECK_FAILED
+    target = Path(args.out)
+    if args.scenario is not None:
+        if args.scenario not in SCENARIOS:
+            raise InvalidInput(f"--scenario {args.scenario!r}: not one of {', '.join(SCENARIOS)}")
+        return EXIT_OK if run_pipeline(target, out, args.scenario) else EXIT_CHECK_FAILED
+    held = run_demo(target, out)
+    held = run_pipeline(target, out) and held
+    return EXIT_OK if held else EXIT_CHECK_FAILED
 
 
 _COMMANDS = {

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -14,15 +16,19 @@ from audit._archive import pack
 from audit.examples import (
     EXAMPLES_DIR,
     build_example,
+    build_upstream,
     example_runs,
     expected_digests,
     remove_bundle_dir,
 )
+from audit.reference_endpoint import Behaviour, serve
+from audit.run import RunRequest, run_qualification
 from bundle_schema.layout import blob_path
-from verify import parse_manifest, verify_bundle
+from pins import CURRENT, load_builtin
+from verify import parse_manifest, render_verdict, verify_bundle
 from verify._source import open_source
 
-__all__ = ["DemoRow", "run_demo"]
+__all__ = ["SCENARIOS", "DemoRow", "run_demo", "run_pipeline"]
 
 TAMPERED = "gx10-full-qualified"
 """The example whose copy gets one bit flipped."""
@@ -137,3 +143,74 @@ def run_demo(out: Path, console: Console, examples: Path = EXAMPLES_DIR) -> bool
         r.directory_ok and r.tar_ok and r.claims_match and r.expected in (None, r.digest)
         for r in rows
     )
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A way the reference deployment or a reference harness misbehaves, and the verdict seed 000
+    prescribes for it."""
+
+    behaviour: Behaviour
+    env: Mapping[str, str]
+    expected: tuple[str, str]
+    """(outcome, result_validity)."""
+
+
+SCENARIOS: Mapping[str, Scenario] = {
+    "well-behaved": Scenario(Behaviour(), {}, ("QUALIFIED", "VALID")),
+    "truncation": Scenario(Behaviour(verbose=True), {}, ("NOT_QUALIFIED", "VALID")),
+    "non-local": Scenario(
+        Behaviour(), {"BENCHLOCAL_PHONE_HOME": "93.184.216.34:443"},
+        ("INFRA_ERROR", "INFRA_FAILURE"),
+    ),
+    "redirect": Scenario(
+        Behaviour(redirect="http://10.20.30.40/v1/chat/completions"), {},
+        ("INFRA_ERROR", "INFRA_FAILURE"),
+    ),
+    "reasoning": Scenario(Behaviour(reasoning=True), {}, ("NOT_QUALIFIED", "VALID")),
+    "quarantine": Scenario(
+        Behaviour(), {"SPARK_QUARANTINE": "golden replay drifted between repeats"},
+        ("INFRA_ERROR", "QUARANTINED"),
+    ),
+    "stray-change": Scenario(Behaviour(), {"HERMES_STRAY": "setup.py"}, ("NOT_QUALIFIED", "VALID")),
+    "fallback": Scenario(
+        Behaviour(served_as="other-model-7b"), {}, ("INFRA_ERROR", "INFRA_FAILURE")
+    ),
+}  # fmt: skip
+"""The demo's scenarios by name: the well-behaved run and each misbehaviour."""
+
+DEMO_DIGEST = "sha256:" + hashlib.sha256(b"evidence-audit reference model").hexdigest()
+"""The reference model's declared digest (it has no weights file)."""
+
+
+def run_pipeline(out: Path, console: Console, scenario: str = "well-behaved",
+                 examples: Path = EXAMPLES_DIR) -> bool:  # fmt: skip
+    """Run the whole recording pipeline against the reference endpoint and verify the bundle.
+
+    Writes ``out/run-<scenario>/`` (replacing earlier demo output there). Returns True when the
+    verdict is the one seed 000 prescribes for the scenario and the claims match.
+    """
+    chosen = SCENARIOS[scenario]
+    pins = load_builtin(CURRENT)
+    target = out / f"run-{scenario}"
+    remove_bundle_dir(target)
+    with tempfile.TemporaryDirectory(prefix="audit-demo-") as work:
+        mirrors = {}
+        for name in pins.pins.upstreams:
+            build_upstream(examples / "upstreams" / name, Path(work) / name)
+            mirrors[name] = Path(work) / name
+        with serve(chosen.behaviour) as endpoint:
+            console.print(f"[bold]audit run[/] against the reference endpoint ({scenario})")
+            request = RunRequest(
+                endpoint=endpoint.url, pins=pins, profile="full", out=target,
+                model_digest=DEMO_DIGEST, mirrors=mirrors, harness_env=dict(chosen.env),
+                run_id=f"demo-{scenario}",
+            )  # fmt: skip
+            digest = run_qualification(request, lambda step: console.print(f"  [dim]{step}[/]"))
+    verdict = verify_bundle(target)
+    render_verdict(verdict, console, str(target))
+    got = (verdict.outcome, verdict.result_validity)
+    held = got == chosen.expected and verdict.claims.match and verdict.bundle_digest == digest
+    mark = "[green]as seed 000 prescribes[/]" if held else f"[red]expected {chosen.expected}[/]"
+    console.print(f"scenario {scenario}: {got[0]} / {got[1]}: {mark}", soft_wrap=True)
+    return held

@@ -7,8 +7,10 @@ import json
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 
 from audit.cli import main
+from audit.demo import SCENARIOS, run_pipeline
 from audit.examples import EXAMPLES_DIR, build_upstream
 from audit.reference_endpoint import Behaviour, serve
 from audit.run import RunRequest, run_qualification
@@ -62,35 +64,22 @@ def test_a_full_run_qualifies_and_its_claims_are_the_replay(
     assert verdict.scores.executed_weight == 100
 
 
-@pytest.mark.parametrize(
-    ("name", "behaviour", "env", "axes", "reason"),
-    [
-        ("quarantine", None, {"SPARK_QUARANTINE": "golden replay drifted"},
-         ("INFRA_ERROR", "QUARANTINED"), "coding quarantined by its upstream: golden replay"),
-        ("stray change", None, {"HERMES_STRAY": "setup.py"}, ("NOT_QUALIFIED", "VALID"),
-         "allowed_changes: task fix-date-parser changed setup.py"),
-        ("truncation", Behaviour(verbose=True), {}, ("NOT_QUALIFIED", "VALID"),
-         "direct_response: output-limit truncation at 1024 tokens"),
-        ("reasoning", Behaviour(reasoning=True), {}, ("NOT_QUALIFIED", "VALID"),
-         "reasoning_contamination: exchange"),
-        ("fallback", Behaviour(served_as="other-7b"), {}, ("INFRA_ERROR", "INFRA_FAILURE"),
-         "fallback activity"),
-    ],
-)  # fmt: skip
-def test_a_misbehaving_run_ends_as_seed_000_prescribes(  # noqa: PLR0917
-    tmp_path: Path,
-    mirrors: dict[str, Path],
-    name: str,
-    behaviour: Behaviour | None,
-    env: dict[str, str],
-    axes: tuple[str, str],
-    reason: str,
+@pytest.mark.parametrize("scenario", list(SCENARIOS))
+def test_every_demo_scenario_ends_as_seed_000_prescribes(
+    tmp_path: Path, scenario: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    verdict = run(tmp_path, mirrors, behaviour, harness_env=env)
-    assert (verdict.outcome, verdict.result_validity) == axes, name
-    assert any(reason in r for r in verdict.reasons), verdict.reasons
+    assert run_pipeline(tmp_path, Console(width=100), scenario)
+    verdict = verify_bundle(tmp_path / f"run-{scenario}")
+    assert (verdict.outcome, verdict.result_validity) == SCENARIOS[scenario].expected
     assert verdict.claims.match
-    assert not verdict.rankable
+    assert "as seed 000 prescribes" in capsys.readouterr().out
+
+
+def test_the_outside_attempt_is_in_the_ledger(tmp_path: Path) -> None:
+    assert run_pipeline(tmp_path, Console(width=100), "non-local")
+    verdict = verify_bundle(tmp_path / "run-non-local")
+    isolation = next(g for g in verdict.gates if g.id == "network_isolation")
+    assert isolation.reason.endswith("tried 93.184.216.34:443 (ENETUNREACH)")
 
 
 def test_a_pinned_commit_that_does_not_exist_is_infrastructure(
