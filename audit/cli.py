@@ -716,6 +716,7 @@ def _rank(args: argparse.Namespace, out: Console) -> int:
 
 
 def _run_command(args: argparse.Namespace, out: Console) -> int:
+    from audit.progress import LiveProgress  # noqa: PLC0415 - aiohttp loads only for a run
     from audit.run import RunRequest, default_policy, run_qualification  # noqa: PLC0415
 
     path = Path(args.pins)
@@ -732,8 +733,11 @@ def _run_command(args: argparse.Namespace, out: Console) -> int:
         weights=Path(args.weights) if args.weights else None, track=args.track,
         policy=default_policy(args.reasoning_policy), mirrors=mirrors, run_id=args.run_id,
     )  # fmt: skip
-    progress = None if args.json else (lambda step: out.print(f"[dim]run:[/] {step}"))
-    digest = run_qualification(request, progress)
+    if args.json:
+        digest = run_qualification(request)
+    else:
+        with LiveProgress(out) as live:
+            digest = run_qualification(request, live.step, live.watch)
     if args.json:
         sys.stdout.write(json.dumps({"bundle": args.out, "bundle_digest": digest}) + "\n")
     else:

@@ -134,6 +134,11 @@ class Observer:
             records = list(self._records)
         return sorted((_finish(r) for r in records), key=lambda e: e.id)
 
+    def counts(self) -> tuple[int, int]:
+        """(exchanges recorded, streamed chunks recorded) so far: cheap, for a live display."""
+        with self._lock:
+            return len(self._records), sum(len(r.get("chunks", ())) for r in self._records)
+
     def start(self) -> Observer:
         self._thread.start()
         asyncio.run_coroutine_threadsafe(self._start(), self._loop).result()

@@ -257,7 +257,11 @@ def _checkouts(
             recorder.checkout_failures[name] = str(exc)
 
 
-def run_qualification(request: RunRequest, progress: Callable[[str], None] | None = None) -> str:
+def run_qualification(
+    request: RunRequest,
+    progress: Callable[[str], None] | None = None,
+    watch: Callable[[Observer], None] | None = None,
+) -> str:
     """Run a qualification and write its sealed bundle to ``request.out``; return its digest.
 
     Raises:
@@ -283,6 +287,8 @@ def run_qualification(request: RunRequest, progress: Callable[[str], None] | Non
             unix_path=str(scratch / "observer.sock"),
             policy=request.policy.serialization,
         ) as observer:
+            if watch is not None:
+                watch(observer)
             observer.component = "identity"
             say("identity")
             identity = resolve_identity(
@@ -301,7 +307,9 @@ def run_qualification(request: RunRequest, progress: Callable[[str], None] | Non
             for upstream in needed:
                 served = [c for c in selected if pins.component_upstreams[c] == upstream]
                 if upstream in pins.harnesses:
-                    say(f"harness {upstream}: {', '.join(served)}")
+                    limits = pins.harnesses[upstream]
+                    say(f"harness {upstream}: {', '.join(served)} (limits: silence "
+                        f"{limits.inactivity_s:g} s, wall {limits.wall_s:g} s)")  # fmt: skip
                     harnesses.run(upstream, served)
             if "performance" in selected:
                 say("streaming performance")
