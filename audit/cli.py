@@ -251,7 +251,7 @@ def _parser() -> argparse.ArgumentParser:
         "--scenario",
         metavar="NAME",
         help="run only the recording pipeline, misbehaving this way: well-behaved, truncation, "
-        "non-local, redirect, reasoning, quarantine, stray-change, fallback",
+        "non-local, redirect, reasoning, quarantine, hang, stray-change, fallback",
     )
     return parser
 

@@ -172,6 +172,10 @@ SCENARIOS: Mapping[str, Scenario] = {
         Behaviour(), {"SPARK_QUARANTINE": "golden replay drifted between repeats"},
         ("INFRA_ERROR", "QUARANTINED"),
     ),
+    "hang": Scenario(
+        Behaviour(), {"HERMES_HANG": "1.5", "HERMES_INACTIVITY_LIMIT": "1"},
+        ("NOT_QUALIFIED", "VALID"),
+    ),
     "stray-change": Scenario(Behaviour(), {"HERMES_STRAY": "setup.py"}, ("NOT_QUALIFIED", "VALID")),
     "fallback": Scenario(
         Behaviour(served_as="other-model-7b"), {}, ("INFRA_ERROR", "INFRA_FAILURE")

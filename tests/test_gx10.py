@@ -257,6 +257,21 @@ def test_gate(full: dict[str, Any], rule: str, edit: Edit, gate_id: str, status:
     assert any(reason.startswith(f"{gate_id}: ") for reason in result.reasons)
 
 
+def test_a_task_that_timed_out_is_the_models_failure(full: dict[str, Any]) -> None:
+    untested = {"present": False, "trusted": False}
+    task(full, 1).update(
+        outcome="TIMEOUT", max_inactivity_s=301.0, wall_s=320.0, cases=[],
+        protected_inputs={"before": None, "after": None}, completion_claim=None,
+        evidence={"process": {"present": True, "trusted": True}, "checkpoint": untested,
+                  "model_response": untested, "task_state": untested, "evaluator": untested},
+    )  # fmt: skip
+    result = judged(full)
+    assert (result.outcome, result.result_validity) == ("NOT_QUALIFIED", "VALID")
+    assert gate(result, "hermes_time_limits") == "fail"
+    assert gate(result, "hermes_evidence") == "pass"
+    assert gate(result, "hermes_evaluator") == "pass"
+
+
 def test_a_missing_trajectory_or_final_response_overrides_nothing(full: dict[str, Any]) -> None:
     task(full).update(trajectory="malformed", final_response=None)
     task(full, 1).update(trajectory="missing")

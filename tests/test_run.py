@@ -94,6 +94,20 @@ def test_a_pinned_commit_that_does_not_exist_is_infrastructure(
     assert verdict.claims.match
 
 
+def test_a_harness_that_exits_non_zero_is_a_failed_runner(
+    tmp_path: Path, mirrors: dict[str, Path]
+) -> None:
+    data = json.loads(json.dumps(dict(V5.data)))
+    data["harnesses"]["hermesbench"]["command"] = [
+        "{python}", "-c", "import sys; sys.stderr.write('agent crashed'); sys.exit(3)"
+    ]  # fmt: skip
+    pins = PinSetSource(V5.id, pin_set_digest(data), data, pin_set_model(data, "custom"))
+    verdict = run(tmp_path, mirrors, pins=pins)
+    assert (verdict.outcome, verdict.result_validity) == ("INFRA_ERROR", "INFRA_FAILURE")
+    assert "hermes failed: hermesbench exited 3: agent crashed" in verdict.reasons
+    assert verdict.claims.match
+
+
 def test_the_cli_runs_a_smoke_profile(
     tmp_path: Path, mirrors: dict[str, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:

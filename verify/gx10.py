@@ -527,14 +527,16 @@ def hermes_time_limits(run: _Run) -> GateResult:
 
 def hermes_evidence(run: _Run) -> GateResult:
     """Trustworthy Hermes process, checkpoint, model-response/tool, task-state and evaluator
-    evidence (infrastructure); a missing trajectory or final response overrides nothing."""
+    evidence (infrastructure); a missing trajectory or final response overrides nothing. A task
+    that timed out never reached its checkpoint or evaluation: its process evidence must hold,
+    and the time-limit gate judges it."""
     tasks = _hermes_tasks(run)
     if tasks is None:
         return _hermes_absent(run, "hermes_evidence")
     for task in tasks:
         if task.outcome == "HARNESS_ERROR":
             return _gate("hermes_evidence", "infra", f"task {task.task}: harness error")
-        for kind in EVIDENCE_KINDS:
+        for kind in ("process",) if task.outcome == "TIMEOUT" else EVIDENCE_KINDS:
             trust = task.evidence.get(kind)  # type: ignore[call-overload]
             if trust is None or not trust.present:
                 return _gate("hermes_evidence", "infra", f"task {task.task}: no {kind} evidence")
@@ -554,6 +556,8 @@ def hermes_evaluator(run: _Run) -> GateResult:  # noqa: PLR0911
         return _hermes_absent(run, "hermes_evaluator")
     expected = run.pins.pins.hermes_evaluator
     for task in tasks:
+        if task.outcome == "TIMEOUT":
+            continue  # never evaluated: the time-limit gate judges it
         if task.evaluator != expected:
             return _gate(
                 "hermes_evaluator",
@@ -576,7 +580,8 @@ def hermes_evaluator(run: _Run) -> GateResult:  # noqa: PLR0911
     for task in tasks:
         if task.outcome == "FAIL":
             return _gate("hermes_evaluator", "fail", f"task {task.task}: evaluator did not pass")
-    return _gate("hermes_evaluator", "pass", f"{len(tasks)} tasks passed the isolated evaluator")
+    evaluated = sum(task.outcome != "TIMEOUT" for task in tasks)
+    return _gate("hermes_evaluator", "pass", f"{evaluated} tasks passed the isolated evaluator")
 
 
 def allowed_changes(run: _Run) -> GateResult:

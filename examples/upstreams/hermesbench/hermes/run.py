@@ -3,7 +3,8 @@
 usage: python -m hermes.run --endpoint URL --model ID --out DIR   (writes DIR/tasks.jsonl)
 Each task gets a workspace with a protected input; the model's answer is written to the task's
 first allowed path; the frozen evaluator checks it; the workspace is removed afterwards.
-HERMES_HANG=<seconds> makes the harness stop answering (for the inactivity-limit scenario);
+HERMES_HANG=<seconds> makes each task's agent fall silent that long; a task silent past its
+inactivity limit (HERMES_INACTIVITY_LIMIT, default 300 s) is stopped and recorded as TIMEOUT.
 HERMES_STRAY=<path> makes the candidate also change that path.
 """
 
@@ -20,7 +21,7 @@ from pathlib import Path
 from hermes.client import chat
 from hermes.evaluator import EVALUATOR_ID
 
-INACTIVITY_LIMIT_S = 300
+INACTIVITY_LIMIT_S = float(os.environ.get("HERMES_INACTIVITY_LIMIT", "300"))
 WALL_LIMIT_S = 1800
 
 
@@ -28,8 +29,32 @@ def digest(path):
     return "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def timed_out(task, silent, wall):
+    """The record of a task stopped at its inactivity limit: only its process was observed."""
+    missing = {"present": False, "trusted": False}
+    return {
+        "task": task["id"], "outcome": "TIMEOUT",
+        "inactivity_limit_s": INACTIVITY_LIMIT_S, "max_inactivity_s": round(silent, 3),
+        "wall_limit_s": WALL_LIMIT_S, "wall_s": round(wall, 3),
+        "evaluator": EVALUATOR_ID, "evaluator_isolated": True,
+        "evidence": {"process": {"present": True, "trusted": True}, "checkpoint": missing,
+                     "model_response": missing, "task_state": missing, "evaluator": missing},
+        "cases": [], "completion_claim": None, "changed_paths": [],
+        "allowed_changes": task["allowed_changes"],
+        "protected_inputs": {"before": None, "after": None},
+        "cleanup": "removed", "trajectory": "missing", "final_response": None,
+    }
+
+
 def run_task(args, task):
     started = time.monotonic()
+    hang = float(os.environ.get("HERMES_HANG", "0"))
+    if hang:
+        silent_from = time.monotonic()
+        time.sleep(min(hang, INACTIVITY_LIMIT_S + 0.05))
+        silent = time.monotonic() - silent_from
+        if silent > INACTIVITY_LIMIT_S:
+            return timed_out(task, silent, time.monotonic() - started)
     workspace = Path(tempfile.mkdtemp(prefix="hermes-"))
     try:
         protected = workspace / "tests" / "frozen_cases.txt"
@@ -75,11 +100,8 @@ def main():
     args = parser.parse_args()
     manifest = Path(__file__).parent.parent / "tasks" / "manifest.toml"
     tasks = tomllib.loads(manifest.read_text())["task"]
-    hang = float(os.environ.get("HERMES_HANG", "0"))
     with Path(args.out, "tasks.jsonl").open("w") as out:
         for task in tasks:
-            if hang:
-                time.sleep(hang)
             out.write(json.dumps(run_task(args, task)) + "\n")
             out.flush()
             print(f"hermes: {task['id']} done", flush=True)
