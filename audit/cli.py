@@ -10,7 +10,7 @@ import argparse
 import json
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import NoReturn
@@ -44,6 +44,7 @@ from bundle_schema.models import (
     QualityCheck,
     QualityProtocolReport,
     QualitySummaryLine,
+    Verdict,
 )
 from pins import CURRENT, PinSetSource, load_builtin, parse_pin_set
 from verify import VERSION, render_verdict, verdict_json, verify_with_evidence
@@ -111,6 +112,14 @@ def _parser() -> argparse.ArgumentParser:
         "--pins",
         metavar="FILE.toml",
         help="judge the run by this pin set (default: the shipped pin set the bundle names)",
+    )
+    verify.add_argument(
+        "--require",
+        action="append",
+        default=[],
+        choices=list(_REQUIREMENTS),
+        help="exit 1 unless the verdict meets this (repeatable): rankable, qualified (outcome "
+        "QUALIFIED), valid (result validity VALID), signed (a verified signature)",
     )
     verify.add_argument(
         "--evidence-out",
@@ -383,7 +392,32 @@ def _verify(args: argparse.Namespace, out: Console, err: Console) -> int:
             f"{verdict.claims.differences[0]}\n"
         )
         return EXIT_CHECK_FAILED
+    for requirement in args.require:
+        unmet = _REQUIREMENTS[requirement](verdict)
+        if unmet is not None:
+            sys.stderr.write(f"{PROG} verify: requirement not met: {requirement}: {unmet}\n")
+            return EXIT_CHECK_FAILED
     return EXIT_OK
+
+
+def _first_reason(verdict: Verdict) -> str:
+    return verdict.reasons[0] if verdict.reasons else "no reason recorded"
+
+
+_REQUIREMENTS: dict[str, Callable[[Verdict], str | None]] = {
+    "rankable": lambda v: None if v.rankable else f"not rankable: {_first_reason(v)}",
+    "qualified": lambda v: (
+        None if v.outcome == "QUALIFIED" else f"outcome {v.outcome}: {_first_reason(v)}"
+    ),
+    "valid": lambda v: (
+        None if v.result_validity == "VALID" else f"{v.result_validity}: {_first_reason(v)}"
+    ),
+    # Signatures are not verified by this version yet: no bundle meets the requirement.
+    "signed": lambda _v: (
+        "this verifier does not verify signatures yet; the bundle counts as unsigned"
+    ),
+}
+"""What ``--require`` can ask of a verdict: each returns why it is unmet, or None."""
 
 
 def _schema(args: argparse.Namespace, out: Console) -> int:

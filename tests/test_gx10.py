@@ -596,3 +596,35 @@ def test_the_small_bundles_claims_match_its_replay(
     assert main(["verify", str(small_bundle), "--json"]) == 0
     verdict = json.loads(capsys.readouterr().out)
     assert (verdict["outcome"], verdict["result_validity"]) == ("INFRA_ERROR", "INFRA_FAILURE")
+
+
+@pytest.mark.parametrize(
+    ("name", "requirements", "code", "message"),
+    [
+        ("gx10-full-qualified", ["rankable", "qualified", "valid"], 0, ""),
+        ("gx10-full-not-qualified", ["valid", "qualified"], 1,
+         "audit verify: requirement not met: qualified: outcome NOT_QUALIFIED: hermes_evaluator: "
+         "task add-retry-policy: evaluator did not pass\n"),
+        ("gx10-smoke", ["qualified", "rankable"], 1,
+         "audit verify: requirement not met: rankable: not rankable: executed weight 45 < 100: "
+         "a plumbing qualification, not a comparable full deployment score\n"),
+        ("gx10-spark-quarantined", ["valid"], 1,
+         "audit verify: requirement not met: valid: QUARANTINED: coding quarantined by its "
+         "upstream: golden replay drifted between repeats\n"),
+        ("gx10-full-qualified", ["signed"], 1,
+         "audit verify: requirement not met: signed: this verifier does not verify signatures "
+         "yet; the bundle counts as unsigned\n"),
+    ],
+)  # fmt: skip
+def test_verify_require(  # noqa: PLR0917
+    built_examples: dict[str, Path],
+    capsys: pytest.CaptureFixture[str],
+    name: str,
+    requirements: list[str],
+    code: int,
+    message: str,
+) -> None:
+    argv = ["verify", str(built_examples[name]), "--json"]
+    argv += [f"--require={r}" for r in requirements]
+    assert main(argv) == code
+    assert capsys.readouterr().err == message
