@@ -48,6 +48,7 @@ from bundle_schema.models import (
 )
 from pins import CURRENT, PinSetSource, load_builtin, parse_pin_set
 from verify import VERSION, render_verdict, verdict_json, verify_with_evidence
+from verify.diffing import diff_runs
 from verify.gx10 import replay
 from verify.ranking import Ranked, rank
 from verify.render import ProgressBar, ranking_markdown
@@ -150,6 +151,8 @@ def _parser() -> argparse.ArgumentParser:
     rank_format.add_argument("--markdown", action="store_true", help="print Markdown tables")
 
     _run_parser(commands)
+
+    _diff_parser(commands)
 
     pack_cmd = commands.add_parser(
         "pack",
@@ -302,6 +305,20 @@ def _run_parser(commands: argparse._SubParsersAction[_Parser]) -> None:
     )
     run_cmd.add_argument("--run-id", metavar="ID", help="default: <pin set>-<profile>-<time>")
     run_cmd.add_argument("--json", action="store_true", help="print the result as JSON, quietly")
+
+
+def _diff_parser(commands: argparse._SubParsersAction[_Parser]) -> None:
+    diff = commands.add_parser(
+        "diff",
+        help="what differs between two bundles",
+        description="Verify two bundles and list what differs: pin set, model digest, engine and "
+        "version, upstream commits, verdict, scores (with deltas, B - A) and gates. Exit 0 when "
+        "the verdicts are the same, 1 when they differ.",
+    )
+    diff.add_argument("a", metavar="A")
+    diff.add_argument("b", metavar="B")
+    diff.add_argument("--pins", metavar="FILE.toml", help="judge both by this pin set")
+    diff.add_argument("--json", action="store_true", help="print the differences as JSON")
 
 
 def _quality_parser(scorers: argparse._SubParsersAction[_Parser]) -> None:
@@ -779,6 +796,25 @@ def _run_command(args: argparse.Namespace, out: Console) -> int:
     return EXIT_OK
 
 
+def _diff(args: argparse.Namespace, out: Console) -> int:
+    pins = _pins(args.pins)
+    result = diff_runs(
+        verify_with_evidence(args.a, pins=pins), verify_with_evidence(args.b, pins=pins)
+    )
+    if args.json:
+        _print_json(result)
+    else:
+        table = Table(title=f"{args.a} -> {args.b}: verdict "
+                      + ("the same" if result.same_verdict else "DIFFERS"))  # fmt: skip
+        for column in ("field", "A", "B", "B - A"):
+            table.add_column(column, overflow="fold")
+        for item in result.differences:
+            delta = "" if item.delta is None else f"{item.delta:+g}"
+            table.add_row(item.field, item.a or "-", item.b or "-", delta)
+        out.print(table)
+    return EXIT_OK if result.same_verdict else EXIT_CHECK_FAILED
+
+
 def _pack(args: argparse.Namespace, out: Console) -> int:
     result = pack(args.directory, args.output)
     out.print(f"packed {result.members} files ({result.bytes} bytes) of {result.bundle_digest}")
@@ -806,6 +842,7 @@ def _demo(args: argparse.Namespace, out: Console) -> int:
 
 _COMMANDS = {
     "run": _run_command,
+    "diff": _diff,
     "rank": _rank,
     "pack": _pack,
     "unpack": _unpack,

@@ -590,6 +590,25 @@ class Ranking(_Model):
     infrastructure, integrity or claims failures."""
 
 
+class DiffItem(_Model):
+    """One thing that differs between two runs; ``delta`` is b - a for scores."""
+
+    field: Annotated[str, StringConstraints(max_length=256)]
+    a: Text | None
+    b: Text | None
+    delta: float | None = None
+
+
+class RunDiff(_Model):
+    """What differs between two verified runs (``audit diff``)."""
+
+    schema_version: Literal[1]
+    a: Digest
+    b: Digest
+    same_verdict: StrictBool
+    differences: tuple[DiffItem, ...]
+
+
 # --- scorer inputs and outputs -----------------------------------------------------------------
 
 SubsetName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]{0,63}$")]

@@ -120,3 +120,24 @@ def test_rank_refuses_a_path_without_bundles(
 ) -> None:
     assert main(["rank", str(tmp_path)]) == 2
     assert capsys.readouterr().err == f"audit rank: {tmp_path}: no bundle directory or .tar in it\n"
+
+
+def test_diff_names_what_differs(
+    built_examples: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    a = str(built_examples["gx10-full-qualified"])
+    b = str(built_examples["gx10-full-not-qualified"])
+    assert main(["diff", a, a, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["differences"] == []
+    assert main(["diff", a, b, "--json"]) == 1
+    result = json.loads(capsys.readouterr().out)
+    assert result["same_verdict"] is False
+    items = {d["field"]: d for d in result["differences"]}
+    assert items["outcome"]["a"] == "QUALIFIED"
+    assert items["outcome"]["b"] == "NOT_QUALIFIED"
+    assert items["scores.hermes"]["delta"] == -50.0
+    assert items["scores.aggregate"]["delta"] == pytest.approx(-15.0)
+    assert items["gates.hermes_evaluator"] == {
+        "field": "gates.hermes_evaluator", "a": "pass", "b": "fail", "delta": None
+    }  # fmt: skip
+    assert "model.digest" not in items
