@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable, Sequence
 from importlib import resources
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from pydantic import BaseModel
 from rich.console import Console
@@ -153,6 +153,7 @@ def _parser() -> argparse.ArgumentParser:
     _run_parser(commands)
 
     _diff_parser(commands)
+    _rejudge_parser(commands)
 
     pack_cmd = commands.add_parser(
         "pack",
@@ -189,44 +190,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     mode.add_argument("--out", metavar="DIR", help="write the schema files into DIR")
 
-    score = commands.add_parser(
-        "score",
-        help="replay a published score from recorded evidence",
-        description="Replay a scorer over recorded evidence and print what it computes.",
-    )
-    scorers = score.add_subparsers(dest="scorer", metavar="SCORER", parser_class=_Parser)
-    bfcl = scorers.add_parser(
-        "bfcl",
-        help="aggregate BFCL shard reports (seed 003)",
-        description="Sum per-subset (hits, n) tallies over BFCL shard reports and aggregate the "
-        "union as score.py does, or as the official BFCL V4 overall. Refuses (exit 2) a "
-        "duplicated or overlapping shard, a shard missing from or extra to --plan, an unknown "
-        "subset, and hits above n.",
-    )
-    bfcl.add_argument("shards", nargs="+", metavar="SHARD.json")
-    bfcl.add_argument(
-        "--aggregation",
-        choices=["score-py", "bfcl-v4"],
-        default="score-py",
-        help="score-py: the seed's score.py (default); bfcl-v4: the official BFCL V4 overall "
-        "as bfcl-eval 2026.3.23 computes it",
-    )
-    bfcl.add_argument("--plan", metavar="PLAN.json", help="the run's shard plan: shard digests")
-    bfcl.add_argument("--json", action="store_true", help="print the result as canonical JSON")
-
-    gx10 = scorers.add_parser(
-        "gx10",
-        help="replay a gx10-qualification run from one evidence document (seed 000)",
-        description="Replay a gx10-qualification run from one gx10-evidence document (as "
-        "`audit verify --evidence-out` writes it): the hard gates, scores, outcome, validity, "
-        "profile decision and rankability, compared with the claims it carries. Exit 1 when "
-        "the claims differ from the replay.",
-    )
-    gx10.add_argument("evidence", metavar="EVIDENCE.json")
-    gx10.add_argument(
-        "--pins", metavar="FILE.toml", help="default: the shipped pin set the evidence names"
-    )
-    gx10.add_argument("--json", action="store_true", help="print the replay as canonical JSON")
+    scorers = _score_parser(commands)
     _quality_parser(scorers)
     lmspeed = scorers.add_parser(
         "lmspeed",
@@ -266,6 +230,50 @@ def _parser() -> argparse.ArgumentParser:
         "non-local, redirect, reasoning, quarantine, hang, stray-change, fallback",
     )
     return parser
+
+
+def _score_parser(
+    commands: argparse._SubParsersAction[_Parser],
+) -> argparse._SubParsersAction[_Parser]:
+    score = commands.add_parser(
+        "score",
+        help="replay a published score from recorded evidence",
+        description="Replay a scorer over recorded evidence and print what it computes.",
+    )
+    scorers = score.add_subparsers(dest="scorer", metavar="SCORER", parser_class=_Parser)
+    bfcl = scorers.add_parser(
+        "bfcl",
+        help="aggregate BFCL shard reports (seed 003)",
+        description="Sum per-subset (hits, n) tallies over BFCL shard reports and aggregate the "
+        "union as score.py does, or as the official BFCL V4 overall. Refuses (exit 2) a "
+        "duplicated or overlapping shard, a shard missing from or extra to --plan, an unknown "
+        "subset, and hits above n.",
+    )
+    bfcl.add_argument("shards", nargs="+", metavar="SHARD.json")
+    bfcl.add_argument(
+        "--aggregation",
+        choices=["score-py", "bfcl-v4"],
+        default="score-py",
+        help="score-py: the seed's score.py (default); bfcl-v4: the official BFCL V4 overall "
+        "as bfcl-eval 2026.3.23 computes it",
+    )
+    bfcl.add_argument("--plan", metavar="PLAN.json", help="the run's shard plan: shard digests")
+    bfcl.add_argument("--json", action="store_true", help="print the result as canonical JSON")
+
+    gx10 = scorers.add_parser(
+        "gx10",
+        help="replay a gx10-qualification run from one evidence document (seed 000)",
+        description="Replay a gx10-qualification run from one gx10-evidence document (as "
+        "`audit verify --evidence-out` writes it): the hard gates, scores, outcome, validity, "
+        "profile decision and rankability, compared with the claims it carries. Exit 1 when "
+        "the claims differ from the replay.",
+    )
+    gx10.add_argument("evidence", metavar="EVIDENCE.json")
+    gx10.add_argument(
+        "--pins", metavar="FILE.toml", help="default: the shipped pin set the evidence names"
+    )
+    gx10.add_argument("--json", action="store_true", help="print the replay as canonical JSON")
+    return scorers
 
 
 def _run_parser(commands: argparse._SubParsersAction[_Parser]) -> None:
@@ -319,6 +327,19 @@ def _diff_parser(commands: argparse._SubParsersAction[_Parser]) -> None:
     diff.add_argument("b", metavar="B")
     diff.add_argument("--pins", metavar="FILE.toml", help="judge both by this pin set")
     diff.add_argument("--json", action="store_true", help="print the differences as JSON")
+
+
+def _rejudge_parser(commands: argparse._SubParsersAction[_Parser]) -> None:
+    rejudge = commands.add_parser(
+        "rejudge",
+        help="re-verify an archive of bundles under another pin set",
+        description="Verify every bundle under PATH (directories, tars, or directories of them) "
+        "twice: under the pin set each names, and under --pins; list the runs whose verdict "
+        "changes, with what changed. Exit 0 (a report), 2 for unreadable input.",
+    )
+    rejudge.add_argument("paths", nargs="+", metavar="PATH")
+    rejudge.add_argument("--pins", required=True, metavar="FILE.toml|ID", help="the new pin set")
+    rejudge.add_argument("--json", action="store_true", help="print the report as JSON")
 
 
 def _quality_parser(scorers: argparse._SubParsersAction[_Parser]) -> None:
@@ -815,6 +836,37 @@ def _diff(args: argparse.Namespace, out: Console) -> int:
     return EXIT_OK if result.same_verdict else EXIT_CHECK_FAILED
 
 
+_AXES = ("outcome", "result_validity", "profile_decision", "rankable")
+
+
+def _rejudge(args: argparse.Namespace, out: Console) -> int:
+    path = Path(args.pins)
+    pins = parse_pin_set(_read(path), args.pins) if path.is_file() else load_builtin(args.pins)
+    changed: list[dict[str, Any]] = []
+    bundles = _bundles(args.paths)
+    for bundle in bundles:
+        before = verify_with_evidence(bundle)
+        after = verify_with_evidence(bundle, pins=pins)
+        result = diff_runs(before, after)
+        if not result.same_verdict:
+            changed.append({"bundle": str(bundle), "run_id": before[0].run_id,
+                            "diff": result.model_dump(mode="json"),
+                            "reasons": list(after[0].reasons)})  # fmt: skip
+    if args.json:
+        report = {"pin_set": {"id": pins.id, "digest": pins.digest}, "bundles": len(bundles),
+                  "changed": changed}  # fmt: skip
+        sys.stdout.write(json.dumps(report, sort_keys=True) + "\n")
+        return EXIT_OK
+    out.print(f"{len(changed)} of {len(bundles)} verdicts change under {pins.id} ({pins.digest})")
+    for row in changed:
+        fields = [d for d in row["diff"]["differences"] if d["field"] in _AXES]
+        shown = "; ".join(f"{d['field']} {d['a']} -> {d['b']}" for d in fields)
+        out.print(f"- {row['run_id']} ({row['bundle']}): {shown}", soft_wrap=True)
+        for reason in row["reasons"][:3]:
+            out.print(f"    {reason}", soft_wrap=True, highlight=False)
+    return EXIT_OK
+
+
 def _pack(args: argparse.Namespace, out: Console) -> int:
     result = pack(args.directory, args.output)
     out.print(f"packed {result.members} files ({result.bytes} bytes) of {result.bundle_digest}")
@@ -842,6 +894,7 @@ def _demo(args: argparse.Namespace, out: Console) -> int:
 
 _COMMANDS = {
     "run": _run_command,
+    "rejudge": _rejudge,
     "diff": _diff,
     "rank": _rank,
     "pack": _pack,

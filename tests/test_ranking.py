@@ -141,3 +141,21 @@ def test_diff_names_what_differs(
         "field": "gates.hermes_evaluator", "a": "pass", "b": "fail", "delta": None
     }  # fmt: skip
     assert "model.digest" not in items
+
+
+def test_rejudge_lists_the_verdicts_that_change(
+    built_examples: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = str(next(iter(built_examples.values())).parent)
+    assert main(["rejudge", root, "--pins", "gx10-qualification-v5", "--json"]) == 0
+    same = json.loads(capsys.readouterr().out)
+    assert (same["bundles"], same["changed"]) == (5, [])
+    assert main(["rejudge", root, "--pins", "pins/gx10-qualification-v4.toml", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["pin_set"]["id"] == "gx10-qualification-v4"
+    (changed,) = report["changed"]
+    assert changed["run_id"] == "gx10-v5-full-20261102T100000Z-01"
+    assert {"field": "rankable", "a": "True", "b": "False", "delta": None} in changed["diff"][
+        "differences"
+    ]
+    assert any("historical generation" in r for r in changed["reasons"])
