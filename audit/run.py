@@ -367,6 +367,10 @@ def _write(
     for name, done in sorted(recorder.checkouts.items()):
         tree = f"upstreams/{name}/tree.txt"
         recorder.files[tree] = (done.listing, _TEXT)
+        state = {"commit": done.commit, "tree": done.tree, "porcelain": done.porcelain,
+                 "submodules": done.submodules, "remote_url": done.remote_url,
+                 "source": done.source, "repository": done.repository}  # fmt: skip
+        recorder.files[f"upstreams/{name}/checkout.json"] = (canonical_bytes(state), _JSON)
         for blob, data in done.files.items():
             recorder.files[f"upstreams/{name}/files/{blob}"] = (data, "application/octet-stream")
         upstreams.append(UpstreamCheckout(name=name, repository=done.repository, commit=done.commit,

@@ -16,7 +16,8 @@ from audit.reference_endpoint import Behaviour, serve
 from audit.run import RunRequest, run_qualification
 from bundle_schema.models import Verdict
 from pins import PinSetSource, load_builtin, pin_set_digest, pin_set_model
-from verify import verify_bundle
+from verify import parse_manifest, verify_bundle
+from verify._source import open_source
 
 V5 = load_builtin("gx10-qualification-v5")
 DIGEST = "sha256:" + "ab" * 32
@@ -62,6 +63,12 @@ def test_a_full_run_qualifies_and_its_claims_are_the_replay(
     assert (verdict.rankable, verdict.rank_group, verdict.claims.match) == (True, "primary", True)
     assert all(g.status == "pass" for g in verdict.gates), verdict.gates
     assert verdict.scores.executed_weight == 100
+    manifest = parse_manifest(open_source(tmp_path / "bundle").manifest_bytes())
+    entry = manifest.model.evidence["upstreams/sparkbench/checkout.json"]
+    state = json.loads((tmp_path / "bundle" / "blobs" / "sha256" / entry.digest[7:]).read_bytes())
+    assert state["commit"] == V5.pins.upstreams["sparkbench"].commit
+    assert (state["porcelain"], state["submodules"]) == ("", "")
+    assert state["remote_url"] == str(mirrors["sparkbench"])
 
 
 @pytest.mark.parametrize("scenario", list(SCENARIOS))
