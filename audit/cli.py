@@ -47,11 +47,13 @@ from bundle_schema.models import (
     Verdict,
 )
 from pins import CURRENT, PinSetSource, load_builtin, parse_pin_set
-from verify import VERSION, render_verdict, verdict_json, verify_with_evidence
+from verify import VERSION, parse_manifest, render_verdict, verdict_json, verify_with_evidence
+from verify._source import open_source
 from verify.diffing import diff_runs
+from verify.forensics import show_report
 from verify.gx10 import replay
 from verify.ranking import Ranked, rank
-from verify.render import ProgressBar, ranking_markdown
+from verify.render import ProgressBar, ranking_markdown, render_show
 from verify.scorers import lmspeed, load_plan, load_shard, quality, score_shards
 from verify.scorers.lmspeed import DIMENSIONS
 
@@ -153,6 +155,18 @@ def _parser() -> argparse.ArgumentParser:
     _run_parser(commands)
 
     _diff_parser(commands)
+    show = commands.add_parser(
+        "show",
+        help="a reviewer's view of one bundle",
+        description="Verify a bundle and show it for review: the verdict and its reasons; for a "
+        "result that is not a valid model decision, which part failed, its first evidence, what "
+        "the model had done before it, and the best and worst aggregate the run could have "
+        "reached; each gate with the evidence entries it read; the timeline against its limits; "
+        "the transport log summarized; the non-loopback socket attempts; checkouts and identity.",
+    )
+    show.add_argument("path", metavar="PATH")
+    show.add_argument("--pins", metavar="FILE.toml", help="judge by this pin set")
+    show.add_argument("--json", action="store_true", help="print the report as canonical JSON")
     _rejudge_parser(commands)
 
     pack_cmd = commands.add_parser(
@@ -867,6 +881,19 @@ def _rejudge(args: argparse.Namespace, out: Console) -> int:
     return EXIT_OK
 
 
+def _show(args: argparse.Namespace, out: Console) -> int:
+    pins = _pins(args.pins)
+    verdict, evidence = verify_with_evidence(args.path, pins=pins)
+    manifest = parse_manifest(open_source(args.path).manifest_bytes())
+    judged = pins or load_builtin(verdict.pin_set.id)
+    report = show_report(verdict, evidence, manifest.model.evidence, judged)
+    if args.json:
+        _print_json(report)
+    else:
+        render_show(report, out, args.path)
+    return EXIT_OK
+
+
 def _pack(args: argparse.Namespace, out: Console) -> int:
     result = pack(args.directory, args.output)
     out.print(f"packed {result.members} files ({result.bytes} bytes) of {result.bundle_digest}")
@@ -894,6 +921,7 @@ def _demo(args: argparse.Namespace, out: Console) -> int:
 
 _COMMANDS = {
     "run": _run_command,
+    "show": _show,
     "rejudge": _rejudge,
     "diff": _diff,
     "rank": _rank,

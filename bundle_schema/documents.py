@@ -118,6 +118,7 @@ KINDS: Mapping[str, DocumentKind] = {
         DocumentKind("gx10-replay", models.Gx10Replay, versioned=True),
         DocumentKind("ranking", models.Ranking, versioned=True),
         DocumentKind("run-diff", models.RunDiff, versioned=True),
+        DocumentKind("show-report", models.ShowReport, versioned=True),
         DocumentKind("verdict", models.Verdict, versioned=True),
         DocumentKind("bfcl-shard", models.BfclShard, versioned=False),
         DocumentKind("bfcl-plan", models.BfclPlan, versioned=False),

@@ -1070,3 +1070,83 @@ class Verdict(Gx10Decision):
     run_id: Identifier
     integrity: Integrity
     verifier: VerifierInfo
+
+
+# --- forensic review -------------------------------------------------------------------------
+
+
+class EvidenceRef(_Model):
+    """An evidence entry by logical name and digest."""
+
+    name: LogicalName
+    digest: Digest
+
+
+class GateView(_Model):
+    """A gate as ``audit show`` presents it: its result and the evidence entries it read."""
+
+    id: Identifier
+    status: Literal["pass", "fail", "infra", "not_selected"]
+    reason: Text
+    details: tuple[Annotated[str, StringConstraints(max_length=512)], ...]
+    evidence: tuple[EvidenceRef, ...]
+
+
+class ForensicAnswer(_Model):
+    """For a result that is not a valid model decision: what broke, and was it the model."""
+
+    failed_part: Literal[
+        "integrity", "quarantine", "observer", "runner", "identity", "endpoint", "isolation",
+        "evaluator", "harness", "setup", "incomplete",
+    ]  # fmt: skip
+    summary: Text
+    first_evidence: Text | None
+    model_before: Text
+    """What the model had done before the failure, from the transport log."""
+    best_aggregate: Score | None
+    """The aggregate had every unscored component scored 100."""
+    worst_aggregate: Score | None
+    """The aggregate had every unscored component scored 0."""
+
+
+class TimelineItem(_Model):
+    """A component or a task of the run, against its limits."""
+
+    kind: Literal["component", "task"]
+    name: Identifier
+    status: Identifier
+    started_at: Timestamp | None = None
+    ended_at: Timestamp | None = None
+    wall_s: Seconds | None = None
+    wall_limit_s: Seconds | None = None
+    inactivity_s: Seconds | None = None
+    inactivity_limit_s: Seconds | None = None
+    cleanup: Identifier | None = None
+    reason: Text | None = None
+
+
+class TransportSummary(_Model):
+    """The transport log in numbers, with the exchanges a reviewer looks at first."""
+
+    requests: Count
+    statuses: dict[Annotated[str, StringConstraints(max_length=16)], Count]
+    streamed_chunks: Count
+    errors: tuple[Size, ...]
+    truncations: tuple[Size, ...]
+    redirects: tuple[Size, ...]
+    suspected_fallbacks: tuple[Size, ...]
+
+
+class ShowReport(_Model):
+    """Everything ``audit show`` presents about one bundle."""
+
+    schema_version: Literal[1]
+    verdict: Verdict
+    forensic: ForensicAnswer | None
+    gates: tuple[GateView, ...]
+    timeline: tuple[TimelineItem, ...]
+    transport: TransportSummary | None
+    socket_attempts: Count
+    non_loopback: tuple[SocketLedgerEntry, ...]
+    upstreams: tuple[UpstreamCheckout, ...]
+    model: ModelIdentity

@@ -15,12 +15,13 @@ from rich.progress import (
 from rich.table import Table
 
 from bundle_schema import canonical_bytes
-from bundle_schema.models import Ranking, RankRow, Verdict
+from bundle_schema.models import Ranking, RankRow, ShowReport, Verdict
 
 __all__ = [
     "PROGRESS_MIN_BYTES",
     "ProgressBar",
     "ranking_markdown",
+    "render_show",
     "render_verdict",
     "verdict_json",
 ]
@@ -83,21 +84,120 @@ def render_verdict(verdict: Verdict, console: Console, location: str) -> None:
         console.print(findings)
 
 
+def render_show(report: ShowReport, console: Console, location: str) -> None:
+    """A reviewer's view of one bundle: the verdict, the forensic answer, then the detail."""
+    render_verdict(report.verdict, console, location)
+    forensic = report.forensic
+    if forensic is not None:
+        table = Table(
+            title="what broke, and was it the model?", show_header=False, title_justify="left"
+        )
+        table.add_column("field", style="bold")
+        table.add_column("value", overflow="fold")
+        table.add_row("failed", f"[bold red]{forensic.failed_part}[/]")
+        table.add_row("summary", forensic.summary)
+        table.add_row("first evidence", forensic.first_evidence or "-")
+        table.add_row("the model before it", forensic.model_before)
+        table.add_row(
+            "aggregate had it held",
+            f"{_score(forensic.worst_aggregate)} to "
+            f"{_score(forensic.best_aggregate)} (unscored components at 0 or 100)",
+        )
+        console.print(table)
+    timeline = Table(title="timeline", title_justify="left")
+    for column in ("kind", "name", "status", "started", "ended", "wall / limit", "silence / limit"):
+        timeline.add_column(column, overflow="fold")
+    for item in report.timeline:
+        wall = f"{_score(item.wall_s)} / {_score(item.wall_limit_s)}" if item.wall_s else "-"
+        quiet = (
+            f"{_score(item.inactivity_s)} / {_score(item.inactivity_limit_s)}"
+            if item.inactivity_s is not None
+            else "-"
+        )
+        timeline.add_row(
+            item.kind,
+            item.name,
+            item.status,
+            item.started_at or "-",
+            item.ended_at or "-",
+            wall,
+            quiet,
+        )
+    console.print(timeline)
+    evidence = Table(title="evidence each gate read", title_justify="left")
+    evidence.add_column("gate")
+    evidence.add_column("entries", overflow="fold")
+    for gate in report.gates:
+        names = ", ".join(f"{ref.name} ({ref.digest[:15]}…)" for ref in gate.evidence) or "-"
+        evidence.add_row(gate.id, names)
+    console.print(evidence)
+    transport = report.transport
+    if transport is None:
+        console.print("[bold red]no transport log[/]")
+    else:
+        statuses = ", ".join(f"{k}: {v}" for k, v in transport.statuses.items())
+        console.print(
+            f"transport: {transport.requests} requests ({statuses}), "
+            f"{transport.streamed_chunks} streamed chunks; errors {list(transport.errors)}, "
+            f"truncations {list(transport.truncations)}, redirects {list(transport.redirects)}, "
+            f"suspected fallbacks {list(transport.suspected_fallbacks)}",
+            soft_wrap=True,
+        )
+    console.print(f"socket ledger: {report.socket_attempts} connect() attempts")
+    for entry in report.non_loopback:
+        console.print(
+            f"  [bold red]non-loopback[/]: seq {entry.seq} {entry.process} (pid {entry.pid}) "
+            f"{entry.address}:{entry.port} {entry.outcome}",
+            soft_wrap=True,
+        )
+    for upstream in report.upstreams:
+        console.print(
+            f"checkout {upstream.name}: {upstream.repository}@{upstream.commit} "
+            f"({'clean' if upstream.clean else 'DIRTY'})",
+            soft_wrap=True,
+        )
+    model = report.model
+    console.print(
+        f"model {model.runtime_model_id} {model.digest} ({model.digest_source}); "
+        f"engine {model.engine or '-'} {model.engine_version or ''}",
+        soft_wrap=True,
+    )
+
+
 def _score(value: float | None) -> str:
     return "-" if value is None else f"{round(value, 3):g}"
 
 
 def _score_table(rows: tuple[RankRow, ...], numbered: bool) -> list[str]:
     head = ["#"] if numbered else []
-    head += ["run", "model", "policy", "overall", "coding", "Hermes", "tool/instr.",
-             "reliability", "performance", "timestamp"]  # fmt: skip
+    head += [
+        "run",
+        "model",
+        "policy",
+        "overall",
+        "coding",
+        "Hermes",
+        "tool/instr.",
+        "reliability",
+        "performance",
+        "timestamp",
+    ]
     lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
     for row in rows:
         s = row.scores
         cells = [str(row.position)] if numbered else []
-        cells += [row.run_id, row.model, row.reasoning_policy or "-", _score(s.aggregate),
-                  _score(s.coding), _score(s.hermes), _score(s.tool_instruction),
-                  _score(s.reliability), _score(s.performance), row.created_at]  # fmt: skip
+        cells += [
+            row.run_id,
+            row.model,
+            row.reasoning_policy or "-",
+            _score(s.aggregate),
+            _score(s.coding),
+            _score(s.hermes),
+            _score(s.tool_instruction),
+            _score(s.reliability),
+            _score(s.performance),
+            row.created_at,
+        ]
         lines.append("| " + " | ".join(cells) + " |")
     return lines
 
@@ -115,8 +215,10 @@ def ranking_markdown(ranking: Ranking) -> str:
         out += _score_table(rows, numbered=False)
     out += ["", "## Listed apart", ""]
     if ranking.apart:
-        out += ["| run | pin set | outcome | validity | profile | reason |",
-                "| --- | --- | --- | --- | --- | --- |"]  # fmt: skip
+        out += [
+            "| run | pin set | outcome | validity | profile | reason |",
+            "| --- | --- | --- | --- | --- | --- |",
+        ]
         for row in ranking.apart:
             reason = (row.reasons[0] if row.reasons else "-").replace("|", "\\|")
             out.append(
