@@ -23,13 +23,15 @@ $(STAMP): requirements.lock requirements-dev.lock requirements-peer.lock \
 demo: $(STAMP)
 	$(BIN)/audit demo --out build/demo
 
-# The sandbox tests need strace, iproute2's ip and util-linux's unshare; as root, install what
-# is missing from Debian's packages (a machine that has them installs nothing).
+# The sandbox tests need strace, iproute2's ip and util-linux's unshare, and the HTML report's
+# browser test Debian's chromium and chromium-driver; as root, install what is missing from
+# Debian's packages (a machine that has them installs nothing).
 system-tools:
-	@for tool in strace ip unshare; do command -v $$tool >/dev/null || missing=yes; done; \
+	@for tool in strace ip unshare chromium chromedriver; do \
+		command -v $$tool >/dev/null || missing=yes; done; \
 	if [ -n "$$missing" ]; then \
-		apt-get update -qq && apt-get install -y -qq --no-install-recommends \
-			strace iproute2 util-linux; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+			--no-install-recommends strace iproute2 util-linux chromium chromium-driver; \
 	fi
 
 test: $(STAMP) system-tools

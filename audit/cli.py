@@ -54,6 +54,7 @@ from verify.forensics import show_report
 from verify.gx10 import replay
 from verify.ranking import Ranked, rank
 from verify.render import ProgressBar, ranking_markdown, render_show
+from verify.report_html import report_html
 from verify.scorers import lmspeed, load_plan, load_shard, quality, score_shards
 from verify.scorers.lmspeed import DIMENSIONS
 
@@ -167,6 +168,11 @@ def _parser() -> argparse.ArgumentParser:
     show.add_argument("path", metavar="PATH")
     show.add_argument("--pins", metavar="FILE.toml", help="judge by this pin set")
     show.add_argument("--json", action="store_true", help="print the report as canonical JSON")
+    show.add_argument(
+        "--html",
+        metavar="OUT.html",
+        help="also write the report as one self-contained HTML file (no network needed to view it)",
+    )
     _rejudge_parser(commands)
 
     pack_cmd = commands.add_parser(
@@ -887,6 +893,15 @@ def _show(args: argparse.Namespace, out: Console) -> int:
     manifest = parse_manifest(open_source(args.path).manifest_bytes())
     judged = pins or load_builtin(verdict.pin_set.id)
     report = show_report(verdict, evidence, manifest.model.evidence, judged)
+    if args.html:
+        bounds = judged.pins.thresholds.get(evidence.profile)
+        html = report_html(
+            report,
+            evidence.transport or (),
+            evidence.socket_ledger or (),
+            bounds.model_dump() if bounds is not None else {},
+        )
+        write_atomically(Path(args.html), [html.encode()])
     if args.json:
         _print_json(report)
     else:

@@ -1,0 +1,275 @@
+"""One self-contained HTML file for a bundle's review (``audit show --html``): inline CSS, JS and
+SVG only, nothing fetched. The verdict banner, reasons, the forensic answer, score bars against
+their thresholds, a timeline chart, the gates table, a searchable and filterable transport log
+with bodies and streamed-chunk timing, and the socket ledger. The same report gives the same
+bytes."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping, Sequence
+from html import escape
+
+from bundle_schema.models import EvidenceRef, ShowReport, SocketLedgerEntry, TransportExchange
+from verify.gx10 import is_loopback
+
+__all__ = ["report_html"]
+
+_CSS = """
+body{font:14px/1.45 system-ui,sans-serif;margin:0;color:#1b1f24;background:#f6f7f9}
+main{max-width:1100px;margin:0 auto;padding:16px}
+section{background:#fff;border:1px solid #d8dde3;border-radius:6px;padding:12px 16px;margin:12px 0}
+h2{font-size:16px;margin:0 0 8px}
+.verdict{padding:18px 16px;color:#fff;font-size:20px;font-weight:600}
+.verdict.QUALIFIED{background:#1a7f37}.verdict.NOT_QUALIFIED{background:#9a6700}
+.verdict.INFRA_ERROR{background:#cf222e}
+.verdict small{display:block;font-size:13px;font-weight:400;opacity:.9}
+table{border-collapse:collapse;width:100%}
+th,td{text-align:left;padding:4px 6px;border-bottom:1px solid #eaeef2;vertical-align:top}
+td.evidence{word-break:break-all;font-size:12px;width:30%}
+tr[data-status=pass] .status{color:#1a7f37}tr[data-status=fail] .status{color:#9a6700}
+tr[data-status=infra] .status{color:#cf222e;font-weight:600}
+tr[data-status=not_selected] .status{color:#6e7781}
+tr.outside{background:#ffebe9}
+pre{white-space:pre-wrap;word-break:break-all;background:#f6f8fa;padding:6px;max-height:240px;overflow:auto}
+.controls{display:flex;gap:8px;margin-bottom:8px}
+input,select{font:inherit;padding:4px 6px}
+svg text{font:12px system-ui,sans-serif}
+"""
+
+_JS = """
+(function(){
+  var search=document.getElementById('transport-search');
+  var filter=document.getElementById('transport-filter');
+  var rows=Array.prototype.slice.call(
+    document.querySelectorAll('#transport-table tbody tr.exchange'));
+  var count=document.getElementById('transport-count');
+  function apply(){
+    var q=search.value.toLowerCase(), f=filter.value, shown=0;
+    rows.forEach(function(r){
+      var ok=(!q||r.textContent.toLowerCase().indexOf(q)>=0)&&(!f||r.getAttribute('data-'+f)==='1');
+      r.style.display=ok?'':'none'; if(ok){shown++;}
+    });
+    count.textContent=shown+' of '+rows.length+' exchanges shown';
+  }
+  search.addEventListener('input',apply); filter.addEventListener('change',apply); apply();
+})();
+"""
+
+
+def _e(value: object) -> str:
+    return escape("" if value is None else str(value))
+
+
+def _banner(report: ShowReport) -> str:
+    v = report.verdict
+    rank = f"rankable ({v.rank_group})" if v.rankable else "not rankable"
+    claims = "claims match the replay" if v.claims.match else "claims DIFFER from the replay"
+    return (
+        f'<header id="verdict" class="verdict {_e(v.outcome)}">{_e(v.outcome)}'
+        f"<small>{_e(v.result_validity)} · {_e(v.profile_decision)} · {rank} · {claims} · "
+        f"run {_e(v.run_id)} · pin set {_e(v.pin_set.id)} · bundle {_e(v.bundle_digest)}"
+        "</small></header>"
+    )
+
+
+def _reasons(report: ShowReport) -> str:
+    items = "".join(f"<li>{_e(r)}</li>" for r in report.verdict.reasons) or "<li>none</li>"
+    forensic = report.forensic
+    extra = ""
+    if forensic is not None:
+        extra = (
+            '<section id="forensic"><h2>What broke, and was it the model?</h2><table>'
+            f"<tr><th>failed</th><td>{_e(forensic.failed_part)}</td></tr>"
+            f"<tr><th>summary</th><td>{_e(forensic.summary)}</td></tr>"
+            f"<tr><th>first evidence</th><td>{_e(forensic.first_evidence or '-')}</td></tr>"
+            f"<tr><th>the model before it</th><td>{_e(forensic.model_before)}</td></tr>"
+            f"<tr><th>aggregate had it held</th><td>{_e(forensic.worst_aggregate)} to "
+            f"{_e(forensic.best_aggregate)}</td></tr></table></section>"
+        )
+    return f'<section id="reasons"><h2>Reasons</h2><ul>{items}</ul></section>{extra}'
+
+
+def _scores(report: ShowReport, thresholds: Mapping[str, float]) -> str:
+    scores = report.verdict.scores.model_dump()
+    names = [n for n in scores if n != "executed_weight"]
+    row, width, left = 26, 520, 140
+    parts = [
+        f'<svg id="score-bars" width="{left + width + 80}" height="{row * len(names) + 10}" '
+        'role="img" aria-label="scores against thresholds">'
+    ]
+    for i, name in enumerate(names):
+        y = 5 + i * row
+        value = scores[name]
+        shown = "-" if value is None else f"{round(value, 3):g}"
+        bar = 0 if value is None else width * value / 100
+        parts.append(f'<text x="0" y="{y + 15}">{_e(name)}</text>')
+        parts.append(f'<rect x="{left}" y="{y}" width="{width}" height="18" fill="#eaeef2"/>')
+        parts.append(
+            f'<rect class="score" x="{left}" y="{y}" width="{bar:.1f}" height="18" fill="#0969da"/>'
+        )
+        if name in thresholds:
+            x = left + width * thresholds[name] / 100
+            parts.append(
+                f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{y - 2}" y2="{y + 20}" '
+                'stroke="#cf222e" stroke-width="2"><title>threshold '
+                f"{thresholds[name]:g}</title></line>"
+            )
+        parts.append(f'<text x="{left + width + 8}" y="{y + 15}">{shown}</text>')
+    parts.append("</svg>")
+    weight = scores["executed_weight"]
+    return (
+        '<section id="scores"><h2>Scores (red: the profile\'s threshold)</h2>'
+        f"{''.join(parts)}<p>executed weight {weight:g}</p></section>"
+    )
+
+
+def _timeline(report: ShowReport) -> str:
+    spans = []
+    for item in report.timeline:
+        if item.kind == "component" and item.started_at and item.ended_at:
+            began = dt.datetime.fromisoformat(item.started_at.replace("Z", "+00:00"))
+            ended = dt.datetime.fromisoformat(item.ended_at.replace("Z", "+00:00"))
+            spans.append((item.name, item.status, began.timestamp(), ended.timestamp()))
+    if not spans:
+        return '<section id="timeline"><h2>Timeline</h2><p>no timed components</p></section>'
+    first, last = min(s[2] for s in spans), max(s[3] for s in spans)
+    total = max(last - first, 1.0)
+    row, width, left = 24, 700, 140
+    parts = [
+        f'<svg id="timeline-chart" width="{left + width + 20}" height="{row * len(spans) + 24}" '
+        'role="img" aria-label="run timeline">'
+    ]
+    for i, (name, status, start, end) in enumerate(spans):
+        y = 4 + i * row
+        x = left + width * (start - first) / total
+        w = max(2.0, width * (end - start) / total)
+        colour = "#1a7f37" if status == "COMPLETED" else "#cf222e"
+        parts.append(f'<text x="0" y="{y + 14}">{_e(name)}</text>')
+        parts.append(
+            f'<rect x="{x:.1f}" y="{y}" width="{w:.1f}" height="16" fill="{colour}">'
+            f"<title>{_e(name)} {_e(status)}: {end - start:.0f} s</title></rect>"
+        )
+    parts.append(f'<text x="{left}" y="{row * len(spans) + 18}">0 s</text>')
+    parts.append(f'<text x="{left + width - 40}" y="{row * len(spans) + 18}">{total:.0f} s</text>')
+    parts.append("</svg>")
+    tasks = "".join(
+        f"<tr><td>{_e(t.name)}</td><td>{_e(t.status)}</td><td>{_e(t.wall_s)} / "
+        f"{_e(t.wall_limit_s)}</td><td>{_e(t.inactivity_s)} / {_e(t.inactivity_limit_s)}</td>"
+        f"<td>{_e(t.cleanup)}</td></tr>"
+        for t in report.timeline
+        if t.kind == "task"
+    )
+    table = (
+        (
+            "<table><thead><tr><th>task</th><th>outcome</th><th>wall / limit (s)</th>"
+            "<th>silence / limit (s)</th><th>cleanup</th></tr></thead>"
+            f"<tbody>{tasks}</tbody></table>"
+        )
+        if tasks
+        else ""
+    )
+    return f'<section id="timeline"><h2>Timeline</h2>{"".join(parts)}{table}</section>'
+
+
+def _refs(refs: Sequence[EvidenceRef]) -> str:
+    return "<br>".join(f"{_e(r.name)} {_e(r.digest[:19])}…" for r in refs)
+
+
+def _gates(report: ShowReport) -> str:
+    rows = "".join(
+        f'<tr class="gate" data-status="{_e(g.status)}"><td>{_e(g.id)}</td>'
+        f'<td class="status">{_e(g.status)}</td><td>{_e(g.reason)}</td>'
+        f'<td class="evidence">{_refs(g.evidence)}</td></tr>'
+        for g in report.gates
+    )
+    return (
+        '<section id="gates"><h2>Hard gates</h2><table id="gates-table"><thead><tr>'
+        "<th>gate</th><th>status</th><th>reason</th><th>evidence</th></tr></thead>"
+        f"<tbody>{rows}</tbody></table></section>"
+    )
+
+
+def _body(body: object) -> str:
+    data = getattr(body, "data", None)
+    return "" if data is None else _e(data)
+
+
+def _transport(exchanges: Sequence[TransportExchange], runtime: str) -> str:
+    rows = []
+    for e in exchanges:
+        text = (e.response_body.data if e.response_body else "") + "".join(c.data for c in e.chunks)
+        flags = {
+            "error": e.error is not None or (e.status or 0) >= 400,
+            "stream": bool(e.chunks),
+            "redirect": e.redirect is not None,
+            "fallback": e.response_model not in (None, runtime),
+            "truncated": '"finish_reason":"length"' in text.replace(" ", ""),
+        }
+        data = " ".join(f'data-{k}="{int(v)}"' for k, v in flags.items())
+        chunks = "".join(f"<li>{c.t:.4f} s: {_e(c.data)}</li>" for c in e.chunks)
+        rows.append(
+            f'<tr class="exchange" {data}><td>{e.id}</td><td>{_e(e.component)}</td>'
+            f"<td>{_e(e.method)} {_e(e.path)}</td><td>{_e(e.status)}</td>"
+            f"<td>{_e(e.response_model)}</td><td>{len(e.chunks)}</td>"
+            f"<td><details><summary>bodies</summary><p>request</p><pre>{_body(e.request_body)}"
+            f"</pre><p>response</p><pre>{_body(e.response_body)}</pre>"
+            + (f"<p>chunks</p><ol>{chunks}</ol>" if chunks else "")
+            + (f"<p>error: {_e(e.error)}</p>" if e.error else "")
+            + (f"<p>redirect: {_e(e.redirect)}</p>" if e.redirect else "")
+            + "</details></td></tr>"
+        )
+    options = "".join(
+        f'<option value="{k}">{label}</option>'
+        for k, label in (
+            ("", "all exchanges"),
+            ("stream", "streamed"),
+            ("error", "errors"),
+            ("truncated", "truncated"),
+            ("redirect", "redirects"),
+            ("fallback", "suspected fallbacks"),
+        )
+    )
+    return (
+        '<section id="transport"><h2>Transport log</h2><div class="controls">'
+        '<input id="transport-search" type="search" placeholder="search the transport log">'
+        f'<select id="transport-filter">{options}</select>'
+        '<span id="transport-count"></span></div><table id="transport-table"><thead><tr>'
+        "<th>id</th><th>component</th><th>request</th><th>status</th><th>model</th>"
+        f"<th>chunks</th><th>bodies</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
+        "</section>"
+    )
+
+
+def _ledger(entries: Sequence[SocketLedgerEntry]) -> str:
+    rows = "".join(
+        f'<tr class="{"" if e.family == "AF_UNIX" or is_loopback(e.address) else "outside"}">'
+        f"<td>{e.seq}</td><td>{e.t:.3f}</td><td>{_e(e.process)} ({e.pid})</td>"
+        f"<td>{_e(e.family)}</td><td>{_e(e.address)}</td><td>{_e(e.port)}</td>"
+        f"<td>{_e(e.outcome)}</td><td>{_e(e.component)}</td></tr>"
+        for e in entries
+    )
+    return (
+        '<section id="ledger"><h2>Socket ledger (red: not loopback)</h2><table>'
+        "<thead><tr><th>seq</th><th>t (s)</th><th>process</th><th>family</th>"
+        "<th>address</th><th>port</th><th>outcome</th><th>component</th></tr></thead>"
+        f"<tbody>{rows}</tbody></table></section>"
+    )
+
+
+def report_html(
+    report: ShowReport,
+    exchanges: Sequence[TransportExchange],
+    ledger: Sequence[SocketLedgerEntry],
+    thresholds: Mapping[str, float],
+) -> str:
+    """The review report as one self-contained HTML document."""
+    v = report.verdict
+    return (
+        '<!doctype html><html lang="en"><head><meta charset="utf-8">'
+        f"<title>{_e(v.outcome)}: {_e(v.run_id)}</title><style>{_CSS}</style></head><body>"
+        f"{_banner(report)}<main>{_reasons(report)}{_scores(report, thresholds)}"
+        f"{_timeline(report)}{_gates(report)}"
+        f"{_transport(exchanges, report.model.runtime_model_id)}{_ledger(ledger)}</main>"
+        f"<script>{_JS}</script></body></html>\n"
+    )
