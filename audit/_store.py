@@ -105,13 +105,25 @@ class BundleWriter:
     With ``durable=False`` blobs are not fsynced one by one (the manifest still is): only for
     data that can be generated again, such as benchmark bundles.
 
+    With a ``store`` (a directory shared by many runs), every blob is written there once, by its
+    digest, and hard-linked into the bundle (copied where a link cannot be made), so runs that
+    share evidence (the same upstream checkout, say) keep one copy of it on disk. Stored blobs
+    are made read-only: every bundle that links one shares its bytes.
+
     Raises (constructor):
         InvalidInput: the directory exists and is not empty, or is not a directory.
     """
 
-    def __init__(self, root: str | os.PathLike[str], *, durable: bool = True) -> None:
+    def __init__(
+        self,
+        root: str | os.PathLike[str],
+        *,
+        durable: bool = True,
+        store: str | os.PathLike[str] | None = None,
+    ) -> None:
         self.root = Path(root)
         self._durable = durable
+        self._store = Path(store) if store is not None else None
         if self.root.exists() and (not self.root.is_dir() or any(self.root.iterdir())):
             raise InvalidInput(f"{self.root}: exists and is not an empty directory")
         self._blobs = self.root / BLOB_DIR
@@ -137,6 +149,10 @@ class BundleWriter:
             raise ValueError(f"{name!r} is not a logical evidence name")
         if name in self._entries:
             raise ValueError(f"evidence {name!r} is already written")
+        if self._store is not None:
+            entry = self._add_stored(chunks, media_type)
+            self._entries[name] = entry
+            return entry
         temp, digest, size = _stream_to_temporary(self._blobs, "blob", chunks, self._durable)
         try:
             entry = EvidenceEntry(digest=digest, size=size, media_type=media_type)
@@ -149,6 +165,41 @@ class BundleWriter:
             temp.unlink(missing_ok=True)
             raise
         self._entries[name] = entry
+        return entry
+
+    def _add_stored(self, chunks: Iterable[bytes], media_type: str) -> EvidenceEntry:
+        """Write a blob into the shared store once, then link it into the bundle."""
+        assert self._store is not None  # noqa: S101 - only called with a store
+        shelf = self._store / BLOB_DIR
+        shelf.mkdir(parents=True, exist_ok=True)
+        temp, digest, size = _stream_to_temporary(shelf, "blob", chunks, self._durable)
+        entry = EvidenceEntry(digest=digest, size=size, media_type=media_type)
+        stored = self._store / blob_path(digest)
+        try:
+            if stored.is_file() and stored.stat().st_size == size:
+                temp.unlink()
+            else:
+                temp.chmod(0o444)
+                os.replace(temp, stored)
+        except BaseException:
+            temp.unlink(missing_ok=True)
+            raise
+        final = self.root / blob_path(digest)
+        if final.is_file() and final.stat().st_size == size:
+            return entry
+        link = self._blobs / f".blob.link-{secrets.token_hex(8)}"
+        try:
+            try:
+                os.link(stored, link)
+            except OSError:  # another filesystem, or links not allowed: a copy instead
+                with stored.open("rb") as source:
+                    link, _, _ = _stream_to_temporary(
+                        self._blobs, "blob", iter(lambda: source.read(1 << 20), b""), self._durable
+                    )
+            os.replace(link, final)
+        except BaseException:
+            link.unlink(missing_ok=True)
+            raise
         return entry
 
     def add_bytes(self, name: str, data: bytes, media_type: str) -> EvidenceEntry:

@@ -332,6 +332,11 @@ def _run_parser(commands: argparse._SubParsersAction[_Parser]) -> None:
         help="clone this upstream from a local mirror (repeatable)",
     )
     run_cmd.add_argument("--run-id", metavar="ID", help="default: <pin set>-<profile>-<time>")
+    run_cmd.add_argument(
+        "--store",
+        metavar="DIR",
+        help="a blob store shared by runs: each blob kept there once, hard-linked into the bundle",
+    )
     run_cmd.add_argument("--json", action="store_true", help="print the result as JSON, quietly")
 
 
@@ -824,6 +829,7 @@ def _run_command(args: argparse.Namespace, out: Console) -> int:
         model=args.model, model_digest=args.model_digest,
         weights=Path(args.weights) if args.weights else None, track=args.track,
         policy=default_policy(args.reasoning_policy), mirrors=mirrors, run_id=args.run_id,
+        store=Path(args.store) if args.store else None,
     )  # fmt: skip
     if args.json:
         digest = run_qualification(request)

@@ -95,6 +95,8 @@ class RunRequest:
     mirrors: Mapping[str, Path] = field(default_factory=dict)
     harness_env: Mapping[str, str] = field(default_factory=dict)
     run_id: str | None = None
+    store: Path | None = None
+    """A blob store shared by runs: each blob written once, hard-linked into the bundle."""
     streaming_prompts: Sequence[str] = STREAMING_PROMPTS
 
 
@@ -386,7 +388,7 @@ def _write(
         socket_ledger=tuple(recorder.ledger), **recorder.typed,
     )  # fmt: skip
     claims = _claims(evidence, pins, selected)
-    writer = BundleWriter(request.out)
+    writer = BundleWriter(request.out, store=request.store)
     for name, (data, media) in sorted(recorder.files.items()):
         writer.add_bytes(name, data, media)
     order = {c: i for i, c in enumerate(selected)}

@@ -155,3 +155,18 @@ def test_run_refusals(
     err = capsys.readouterr().err
     assert message in err
     assert err.count("\n") == 1
+
+
+def test_runs_sharing_a_store_keep_one_copy_of_their_checkouts(
+    tmp_path: Path, mirrors: dict[str, Path]
+) -> None:
+    store = tmp_path / "store"
+    for run_name in ("first", "second"):
+        verdict = run(tmp_path / run_name, mirrors, store=store, run_id=f"store-{run_name}")
+        assert (verdict.integrity.status, verdict.claims.match) == ("ok", True)
+    manifest = parse_manifest(open_source(tmp_path / "first" / "bundle").manifest_bytes())
+    name = next(n for n in manifest.model.evidence if n.startswith("upstreams/sparkbench/files/"))
+    digest = manifest.model.evidence[name].digest[7:]
+    inodes = {(tmp_path / r / "bundle" / "blobs" / "sha256" / digest).stat().st_ino
+              for r in ("first", "second")}  # fmt: skip
+    assert inodes == {(store / "blobs" / "sha256" / digest).stat().st_ino}

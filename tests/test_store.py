@@ -11,7 +11,7 @@ import pytest
 from audit import BundleWriter
 from bundle_schema import digest_of
 from bundle_schema.errors import InvalidInput, SchemaViolation
-from bundle_schema.layout import content_digest
+from bundle_schema.layout import blob_path, content_digest
 from tests.factories import seal_arguments, write_small_bundle
 from verify import parse_manifest, verify_bundle
 
@@ -119,3 +119,24 @@ def test_writing_after_seal_is_refused(tmp_path: Path) -> None:
 def test_blob_files_are_not_world_writable(small_bundle: Path) -> None:
     for blob in (small_bundle / "blobs" / "sha256").iterdir():
         assert not os.stat(blob).st_mode & 0o022
+
+
+def test_a_shared_store_keeps_each_blob_once(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    digests = []
+    for run in ("one", "two"):
+        writer = BundleWriter(tmp_path / run, store=store)
+        writer.add_bytes("shared/file.txt", b"the same checkout file\n", "text/plain")
+        writer.add_bytes(f"own/{run}.txt", run.encode(), "text/plain")
+        digests.append(writer.seal(**seal_arguments(components=())))
+    shared = BundleWriter(tmp_path / "x").add_bytes("a", b"the same checkout file\n", "t/p").digest
+    one = tmp_path / "one" / blob_path(shared)
+    two = tmp_path / "two" / blob_path(shared)
+    kept = store / blob_path(shared)
+    assert one.stat().st_ino == two.stat().st_ino == kept.stat().st_ino
+    assert kept.stat().st_mode & 0o777 == 0o444
+    assert len(list((store / "blobs" / "sha256").iterdir())) == 3  # shared, one, two
+    for run, digest in zip(("one", "two"), digests, strict=True):
+        verdict = verify_bundle(tmp_path / run)
+        assert verdict.integrity.status == "ok"
+        assert verdict.bundle_digest == digest
