@@ -32,7 +32,7 @@ from bundle_schema.errors import InvalidInput
 from bundle_schema.models import Body, Chunk, ReasoningSerialization, TransportExchange
 from verify.gx10 import is_loopback
 
-__all__ = ["REDACTED", "Observer", "observe"]
+__all__ = ["REDACTED", "REFERENCE_HEADER", "Observer", "observe"]
 
 REDACTED = "[redacted]"
 _CREDENTIALS = frozenset(
@@ -54,7 +54,11 @@ _HOP_BY_HOP = frozenset(
         "content-encoding",
     }
 )
-_RECORDED_REQUEST = frozenset({"content-type", "accept", "user-agent"}) | _CREDENTIALS
+REFERENCE_HEADER = "x-evidence-ref"
+"""A harness names the record a request belongs to (e.g. ``hermes/<task>``) in this header."""
+_RECORDED_REQUEST = (
+    frozenset({"content-type", "accept", "user-agent", REFERENCE_HEADER}) | _CREDENTIALS
+)
 _RECORDED_RESPONSE = frozenset({"content-type", "location", "x-request-id", "openai-model"})
 
 

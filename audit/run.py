@@ -26,7 +26,7 @@ from audit._store import BundleWriter
 from audit.checkouts import Checkout, CheckoutFailed, checkout, describe
 from audit.components import measure_streaming, run_direct_probes
 from audit.identity import resolve_identity
-from audit.observer import Observer, observe
+from audit.observer import REFERENCE_HEADER, Observer, observe
 from audit.parsers import Parsed, ParseFailed, parse_outputs
 from audit.sandbox import SandboxLimits, SandboxResult, SandboxUnavailable, run_sandboxed
 from bundle_schema import KINDS, canonical_bytes
@@ -38,6 +38,7 @@ from bundle_schema.models import (
     ComponentResult,
     DirectProbe,
     Gx10Evidence,
+    HermesTask,
     ModelIdentity,
     ObserverRecord,
     PinSetRef,
@@ -230,8 +231,9 @@ class _Harnesses:
         self, components: Sequence[ComponentName], parsed: Parsed, common: dict[str, Any]
     ) -> None:
         recorder = self.recorder
+        references = _references(self.observer.exchanges())
         for name, (kind, value) in parsed.records.items():
-            recorder.record(name, kind, value)
+            recorder.record(name, kind, _with_references(kind, value, references))
         for component in components:
             marker = parsed.quarantines.get(component)
             if marker is None:
@@ -244,6 +246,29 @@ class _Harnesses:
                 component, "QUARANTINED", quarantine=name, reason="upstream quarantine marker",
                 **common,
             )  # fmt: skip
+
+
+def _with_references(
+    kind: str, value: BaseModel | tuple[BaseModel, ...], references: Mapping[str, tuple[int, ...]]
+) -> BaseModel | tuple[BaseModel, ...]:
+    """Hermes task records with the exchanges their agents made, by the reference header."""
+    if kind != "hermes-task" or not isinstance(value, tuple):
+        return value
+    return tuple(
+        task.model_copy(update={"exchanges": references.get(f"hermes/{task.task}", ())})
+        for task in value
+        if isinstance(task, HermesTask)
+    )
+
+
+def _references(exchanges: Sequence[Any]) -> dict[str, tuple[int, ...]]:
+    """Exchange ids by the record a harness named in each request's reference header."""
+    found: dict[str, list[int]] = {}
+    for exchange in exchanges:
+        ref = exchange.request_headers.get(REFERENCE_HEADER)
+        if ref:
+            found.setdefault(ref, []).append(exchange.id)
+    return {ref: tuple(ids) for ref, ids in found.items()}
 
 
 def _checkouts(

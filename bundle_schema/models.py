@@ -361,6 +361,8 @@ class HermesTask(_Model):
     cleanup: Literal["removed", "failed", "not_run"]
     trajectory: Literal["present", "missing", "malformed"] = "missing"
     final_response: Text | None = None
+    exchanges: tuple[Size, ...] = ()
+    """The transport exchanges the task's agent made (by id), where the runner could tell."""
 
 
 class BenchLocalPacks(_Model):

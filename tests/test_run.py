@@ -69,6 +69,10 @@ def test_a_full_run_qualifies_and_its_claims_are_the_replay(
     assert state["commit"] == V5.pins.upstreams["sparkbench"].commit
     assert (state["porcelain"], state["submodules"]) == ("", "")
     assert state["remote_url"] == str(mirrors["sparkbench"])
+    tasks_entry = manifest.model.evidence["components/hermes/tasks.jsonl"]
+    tasks_blob = tmp_path / "bundle" / "blobs" / "sha256" / tasks_entry.digest[7:]
+    tasks = [json.loads(line) for line in tasks_blob.read_bytes().splitlines()]
+    assert all(len(t["exchanges"]) == 1 for t in tasks)  # one model request per reference task
 
 
 @pytest.mark.parametrize("scenario", list(SCENARIOS))

@@ -189,7 +189,7 @@ def local_endpoint(run: _Run) -> GateResult:
     return _gate("local_endpoint", "pass", f"{endpoint} is loopback; no redirect")
 
 
-def transport_evidence(run: _Run) -> GateResult:
+def transport_evidence(run: _Run) -> GateResult:  # noqa: PLR0911
     """Trustworthy model-transport evidence: a complete observer log."""
     config, transport = run.evidence.config, run.evidence.transport
     if transport is None:
@@ -212,7 +212,24 @@ def transport_evidence(run: _Run) -> GateResult:
     ids = [e.id for e in transport]
     if len(set(ids)) != len(ids):
         return _gate("transport_evidence", "infra", "the transport log repeats an exchange id")
+    problem = _reference_problem(run.evidence, set(ids))
+    if problem is not None:
+        return _gate("transport_evidence", "infra", problem)
     return _gate("transport_evidence", "pass", f"{len(transport)} exchanges, observer complete")
+
+
+def _reference_problem(evidence: Gx10Evidence, ids: set[int]) -> str | None:
+    """A record that names an exchange the log does not hold, or two records that name one."""
+    named: dict[int, str] = {}
+    references = [(f"{p.kind.replace('_', ' ')} probe", p.exchange) for p in evidence.probes]
+    references += [(f"task {t.task}", e) for t in evidence.hermes_tasks or () for e in t.exchanges]
+    for record, exchange in references:
+        if exchange not in ids:
+            return f"{record} refers to exchange {exchange}, which the log does not hold"
+        if exchange in named:
+            return f"exchange {exchange} is claimed by both {named[exchange]} and {record}"
+        named[exchange] = record
+    return None
 
 
 def network_isolation(run: _Run) -> GateResult:

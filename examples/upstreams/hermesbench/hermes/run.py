@@ -61,7 +61,8 @@ def run_task(args, task):
         protected.parent.mkdir(parents=True)
         protected.write_text(f"frozen cases of {task['id']}\n")
         before = digest(protected)
-        reply = chat(args.endpoint, args.model, f"Complete task {task['id']} and say done.")
+        reply = chat(args.endpoint, args.model, f"Complete task {task['id']} and say done.",
+                     ref=f"hermes/{task['id']}")
         target = task["allowed_changes"][0].replace("**", "fix.py")
         changed = [target]
         (workspace / target).parent.mkdir(parents=True, exist_ok=True)
