@@ -4,19 +4,20 @@ evidence records the verifier replays, or says what is wrong with it.
 A parser never scores: it turns the harness's own files into typed records (SparkBench quality,
 repeat reliability and quarantine marker; Hermes task lines; BenchLocal pack scores). A missing or
 malformed output is a :class:`ParseFailed`, which the runner records as a failed component (an
-infrastructure failure: "compatible structured output").
+infrastructure failure: "compatible structured output"). BFCL shard reports are checked and
+aggregated as evidence; no gx10 component scores them yet.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from pydantic import BaseModel
 
 from bundle_schema import KINDS, loads_strict, validate_document
-from bundle_schema.errors import DocumentError
+from bundle_schema.errors import DocumentError, InvalidInput
 from bundle_schema.models import (
     BenchLocalPacks,
     ComponentName,
@@ -25,6 +26,7 @@ from bundle_schema.models import (
     SparkQuality,
     SparkRepeat,
 )
+from verify.scorers import load_plan, load_shard, score_shards
 
 __all__ = ["PARSERS", "ParseFailed", "Parsed", "parse_outputs"]
 
@@ -52,7 +54,7 @@ def _document(path: Path, kind: str) -> BaseModel:
         raise ParseFailed(str(exc)) from None
 
 
-def _spark(out: Path) -> Parsed:
+def _spark(out: Path, _components: Sequence[ComponentName]) -> Parsed:
     quality = _document(out / "quality.json", "spark-quality")
     repeat = _document(out / "repeat.json", "spark-repeat")
     assert isinstance(quality, SparkQuality) and isinstance(repeat, SparkRepeat)  # noqa: S101
@@ -90,7 +92,7 @@ def _spark(out: Path) -> Parsed:
     return parsed
 
 
-def _hermes(out: Path) -> Parsed:
+def _hermes(out: Path, _components: Sequence[ComponentName]) -> Parsed:
     path = out / "tasks.jsonl"
     if not path.is_file():
         raise ParseFailed("tasks.jsonl: the harness did not write it")
@@ -114,7 +116,7 @@ def _hermes(out: Path) -> Parsed:
     )
 
 
-def _benchlocal(out: Path) -> Parsed:
+def _benchlocal(out: Path, _components: Sequence[ComponentName]) -> Parsed:
     packs = _document(out / "packs.json", "benchlocal-packs")
     assert isinstance(packs, BenchLocalPacks)  # noqa: S101
     return Parsed(
@@ -123,18 +125,48 @@ def _benchlocal(out: Path) -> Parsed:
     )
 
 
-PARSERS: Mapping[str, Callable[[Path], Parsed]] = {
+def _bfcl(out: Path, components: Sequence[ComponentName]) -> Parsed:
+    """BFCL shard reports (``shards/*.json``) and their plan (``plan.json``), checked and
+    aggregated as ``audit score bfcl`` does (score.py); the aggregate is a metric of the first
+    component the harness serves."""
+    paths = sorted((out / "shards").glob("*.json")) if (out / "shards").is_dir() else []
+    if not paths:
+        raise ParseFailed("shards/: the harness wrote no shard report")
+    try:
+        shards = [load_shard(path.read_bytes(), f"shards/{path.name}") for path in paths]
+        plan = load_plan((out / "plan.json").read_bytes(), "plan.json") if (
+            out / "plan.json").is_file() else None  # fmt: skip
+        score = score_shards(shards, plan)
+    except InvalidInput as exc:
+        raise ParseFailed(str(exc)) from None
+    component = components[0]
+    records: dict[str, tuple[str, BaseModel | tuple[BaseModel, ...]]] = {
+        f"components/{component}/bfcl/shard-{i:04d}.json": ("bfcl-shard", shard.shard)
+        for i, shard in enumerate(shards)
+    }
+    if plan is not None:
+        records[f"components/{component}/bfcl/plan.json"] = ("bfcl-plan", plan)
+    overall = score.categories.get("overall_accuracy")
+    return Parsed(
+        records=records,
+        metrics={component: {"bfcl_overall_accuracy": None if overall is None else 100 * overall,
+                             "bfcl_samples": sum(t.n for t in score.tallies.values())}},
+    )  # fmt: skip
+
+
+PARSERS: Mapping[str, Callable[[Path, Sequence[ComponentName]], Parsed]] = {
     "spark": _spark,
     "hermes": _hermes,
     "benchlocal": _benchlocal,
+    "bfcl": _bfcl,
 }
 """Each named parser of the pin set's harness declarations."""
 
 
-def parse_outputs(parser: str, out: Path) -> Parsed:
-    """Read a harness's output directory with the named parser.
+def parse_outputs(parser: str, out: Path, components: Sequence[ComponentName]) -> Parsed:
+    """Read a harness's output directory with the named parser, for the components it serves.
 
     Raises:
         ParseFailed: an output is missing or malformed.
     """
-    return PARSERS[parser](out)
+    return PARSERS[parser](out, components)

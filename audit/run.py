@@ -183,7 +183,7 @@ class _Harnesses:
                 [part.format(**values) for part in harness.command],
                 observer_socket=self.scratch / "observer.sock",
                 port=SANDBOX_PORT,
-                cwd=checkout_dir,
+                cwd=checkout_dir / harness.workdir,
                 scratch=self.scratch,
                 limits=SandboxLimits(float(harness.inactivity_s), float(harness.wall_s)),
                 env=_environment(self.scratch, self.request.harness_env),
@@ -205,8 +205,12 @@ class _Harnesses:
                 f"exited {result.returncode}: {tail}")  # fmt: skip
             self.fail(components, f"{upstream} {why}", **common)
             return
+        missing = [name for name in harness.outputs if not (out / name).is_file()]
+        if missing:
+            self.fail(components, f"{upstream} did not write {', '.join(missing)}", **common)
+            return
         try:
-            parsed = parse_outputs(harness.parser, out)
+            parsed = parse_outputs(harness.parser, out, components)
         except ParseFailed as exc:
             self.fail(components, f"{upstream}: {exc}", **common)
             return

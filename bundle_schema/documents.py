@@ -120,8 +120,12 @@ KINDS: Mapping[str, DocumentKind] = {
         DocumentKind("run-diff", models.RunDiff, versioned=True),
         DocumentKind("show-report", models.ShowReport, versioned=True),
         DocumentKind("verdict", models.Verdict, versioned=True),
-        DocumentKind("bfcl-shard", models.BfclShard, versioned=False),
-        DocumentKind("bfcl-plan", models.BfclPlan, versioned=False),
+        DocumentKind(
+            "bfcl-shard", models.BfclShard, versioned=False, media_type=f"{_VENDOR}.bfcl-shard+json"
+        ),
+        DocumentKind(
+            "bfcl-plan", models.BfclPlan, versioned=False, media_type=f"{_VENDOR}.bfcl-plan+json"
+        ),
         DocumentKind("bfcl-score", models.BfclScore, versioned=True),
         DocumentKind("quality-pair-logit", models.QualityPairLogit, versioned=False),
         DocumentKind("quality-task-logit", models.QualityTaskLogit, versioned=False),

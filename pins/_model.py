@@ -79,10 +79,13 @@ class Upstream(_Frozen):
 
 
 class Harness(_Frozen):
-    """How an upstream harness is run: its command, the parser of its outputs, its limits."""
+    """How an upstream harness is run: its command and working directory (in its checkout),
+    the output files it must write, the parser of its outputs, its limits."""
 
     command: tuple[Annotated[str, StringConstraints(min_length=1, max_length=1024)], ...]
-    parser: Literal["spark", "hermes", "benchlocal"]
+    workdir: str = "."
+    outputs: tuple[str, ...] = ()
+    parser: Literal["spark", "hermes", "benchlocal", "bfcl"]
     inactivity_s: (
         Annotated[float, Field(strict=True, gt=0)] | Annotated[int, Field(strict=True, gt=0)]
     )
@@ -118,9 +121,13 @@ class PinSet(_Frozen):
                 raise ValueError(
                     f"component_upstreams.{component}: {upstream!r} is not an upstream"
                 )
-        for name in self.harnesses:
+        for name, harness in self.harnesses.items():
             if name not in self.upstreams:
                 raise ValueError(f"harnesses.{name}: not an upstream")
+            for path in (harness.workdir, *harness.outputs):
+                parts = path.split("/")
+                if path.startswith("/") or ".." in parts or not path:
+                    raise ValueError(f"harnesses.{name}: {path!r} must stay inside its directory")
         for name in self.thresholds:
             if name not in self.profiles:
                 raise ValueError(f"thresholds.{name}: not a profile")
