@@ -32,6 +32,7 @@ from audit.sandbox import SandboxLimits, SandboxResult, SandboxUnavailable, run_
 from bundle_schema import KINDS, canonical_bytes
 from bundle_schema.errors import InvalidInput
 from bundle_schema.models import (
+    BfclShard,
     Claims,
     ComponentName,
     ComponentRef,
@@ -255,7 +256,11 @@ class _Harnesses:
 def _with_references(
     kind: str, value: BaseModel | tuple[BaseModel, ...], references: Mapping[str, tuple[int, ...]]
 ) -> BaseModel | tuple[BaseModel, ...]:
-    """Hermes task records with the exchanges their agents made, by the reference header."""
+    """Hermes task and BFCL shard records with the exchanges they were made from, by the
+    reference header (``hermes/<task>``, ``bfcl/<shard_id>``)."""
+    if kind == "bfcl-shard" and isinstance(value, BfclShard) and value.shard_id:
+        found = references.get(f"bfcl/{value.shard_id}")
+        return value.model_copy(update={"exchanges": found}) if found else value
     if kind != "hermes-task" or not isinstance(value, tuple):
         return value
     return tuple(

@@ -636,6 +636,9 @@ class BfclShard(_Model):
     sample_ids: (
         tuple[Annotated[str, StringConstraints(min_length=1, max_length=256)], ...] | None
     ) = None
+    exchanges: tuple[Size, ...] | None = None
+    """The transport exchanges the shard's samples were scored from, where the runner recorded
+    them (the harness names them ``bfcl/<shard_id>``)."""
 
 
 class BfclPlan(_Model):

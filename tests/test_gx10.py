@@ -204,6 +204,8 @@ CASES: list[tuple[str, Edit, str, str]] = [
      lambda d: d["config"]["observer"].update(exchanges=6), "transport_evidence", "infra"),
     ("a_task_naming_a_missing_exchange_is_infra",
      lambda d: task(d).update(exchanges=[42]), "transport_evidence", "infra"),
+    ("an_orphaned_probe_exchange_is_infra",
+     lambda d: exchange(d, 3).update(component="probes"), "transport_evidence", "infra"),
     ("an_exchange_claimed_twice_is_infra",
      lambda d: task(d).update(exchanges=[1]), "transport_evidence", "infra"),
     ("a_non_local_socket_is_infra", _non_local, "network_isolation", "infra"),

@@ -69,3 +69,15 @@ def test_malformed_outputs_are_refused(
         (tmp_path / name).write_text(text)
     with pytest.raises(ParseFailed, match=message):
         parse_outputs(parser, tmp_path, ["coding"])
+
+
+def test_records_gain_the_exchanges_their_header_named() -> None:
+    from audit.run import _with_references  # noqa: PLC0415 - the runner's own step
+    from bundle_schema.models import BfclShard, Tally  # noqa: PLC0415
+
+    shard = BfclShard(subset_totals={"multiple": Tally(hits=1, n=1)}, shard_id="s0")
+    references = {"bfcl/s0": (4, 5), "hermes/other": (6,)}
+    named = _with_references("bfcl-shard", shard, references)
+    assert isinstance(named, BfclShard)
+    assert named.exchanges == (4, 5)
+    assert _with_references("spark-quality", shard, references) is shard

@@ -219,7 +219,9 @@ def transport_evidence(run: _Run) -> GateResult:  # noqa: PLR0911
 
 
 def _reference_problem(evidence: Gx10Evidence, ids: set[int]) -> str | None:
-    """A record that names an exchange the log does not hold, or two records that name one."""
+    """A record that names an exchange the log does not hold, two records that name one
+    exchange, or (where a component's records name their exchanges) a completion of that
+    component that no record names: an orphaned exchange."""
     named: dict[int, str] = {}
     references = [(f"{p.kind.replace('_', ' ')} probe", p.exchange) for p in evidence.probes]
     references += [(f"task {t.task}", e) for t in evidence.hermes_tasks or () for e in t.exchanges]
@@ -229,6 +231,13 @@ def _reference_problem(evidence: Gx10Evidence, ids: set[int]) -> str | None:
         if exchange in named:
             return f"exchange {exchange} is claimed by both {named[exchange]} and {record}"
         named[exchange] = record
+    owners = {"probes": bool(evidence.probes),
+              "hermes": any(t.exchanges for t in evidence.hermes_tasks or ())}  # fmt: skip
+    for logged in evidence.transport or ():
+        owned = owners.get(logged.component or "") and _is_completion(logged)
+        if owned and logged.id not in named:
+            return (f"exchange {logged.id} of {logged.component} is named by no record: "
+                    "an orphaned exchange")  # fmt: skip
     return None
 
 
