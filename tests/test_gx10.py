@@ -210,6 +210,8 @@ CASES: list[tuple[str, Edit, str, str]] = [
      lambda d: task(d).update(exchanges=[1]), "transport_evidence", "infra"),
     ("a_non_local_socket_is_infra", _non_local, "network_isolation", "infra"),
     ("fallback_activity_is_infra", _fallback, "network_isolation", "infra"),
+    ("a_socket_ledger_with_a_gap_is_infra",
+     lambda d: d["socket_ledger"].pop(2), "network_isolation", "infra"),
     ("no_socket_ledger_is_infra", lambda d: d.update(socket_ledger=None), "network_isolation",
      "infra"),
     ("inactivity_over_its_limit_is_the_models",

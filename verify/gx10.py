@@ -246,7 +246,11 @@ def network_isolation(run: _Run) -> GateResult:
     ledger = run.evidence.socket_ledger
     if ledger is None:
         return _gate("network_isolation", "infra", "no socket ledger: isolation is unproven")
-    for entry in ledger:
+    for expected, entry in enumerate(ledger):
+        if entry.seq != expected:
+            return _gate("network_isolation", "infra",
+                         f"the socket ledger skips from seq {expected - 1} to {entry.seq}: an "
+                         "attempt is missing, isolation is unproven")  # fmt: skip
         if entry.family != "AF_UNIX" and not is_loopback(entry.address):
             return _gate(
                 "network_isolation",
