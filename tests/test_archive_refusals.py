@@ -233,3 +233,14 @@ def test_symlinked_manifest_is_refused(small_bundle: Path, tmp_path: Path) -> No
     (small_bundle / "manifest.json").symlink_to(real)
     with pytest.raises(HostileArchive, match=r"'manifest\.json' is a symbolic link"):
         open_source(small_bundle)
+
+
+def test_a_directory_bundle_nested_too_deep(
+    small_bundle: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    deep = small_bundle / "a" / "b" / "c" / "d" / "e"
+    deep.mkdir(parents=True)
+    assert main(["verify", str(small_bundle)]) == 2
+    err = capsys.readouterr().err
+    assert "'a/b/c/d/e' is nested deeper than a bundle's layout (4 levels)" in err
+    assert err.count("\n") == 1

@@ -48,6 +48,10 @@ class Limits:
 
 DEFAULT_LIMITS = Limits()
 
+MAX_DIRECTORY_DEPTH = 4
+"""A bundle's layout is at most ``blobs/sha256/<hex>`` deep; a directory bundle nested deeper
+than this is refused before it is walked further (a deep tree costs time, and is never a bundle)."""
+
 
 def read_all(fd: int, chunk: int = READ_CHUNK) -> Iterator[bytes]:
     """Yield what remains of an open file, in chunks."""
@@ -179,6 +183,11 @@ def _scan_directory(root: str, limits: Limits) -> dict[str, Member]:
             if entry.is_file(follow_symlinks=False):
                 members[name] = Member(name, entry.path)
             elif entry.is_dir(follow_symlinks=False):
+                if name.count("/") >= MAX_DIRECTORY_DEPTH:
+                    raise HostileArchive(
+                        f"{root}: {name!r} is nested deeper than a bundle's layout "
+                        f"({MAX_DIRECTORY_DEPTH} levels)"
+                    )
                 pending.append(name)
             else:
                 mode = entry.stat(follow_symlinks=False).st_mode
