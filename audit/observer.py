@@ -244,15 +244,23 @@ class Observer:
         decoder = codecs.getincrementaldecoder("utf-8")("replace")
         chunks: list[Chunk] = []
         record["chunks"] = chunks
-        async for data in upstream.content.iter_any():
-            text = decoder.decode(data)
-            if text:
-                chunks.append(Chunk(t=time.monotonic() - begun, data=text))
-            try:
-                await response.write(data)
-            except ConnectionResetError:
-                record["error"] = "the client disconnected mid-stream"
-                return response
+        try:
+            async for data in upstream.content.iter_any():
+                text = decoder.decode(data)
+                if text:
+                    chunks.append(Chunk(t=time.monotonic() - begun, data=text))
+                try:
+                    await response.write(data)
+                except ConnectionResetError:
+                    record["error"] = "the client disconnected mid-stream"
+                    return response
+        except aiohttp.ClientError as exc:
+            # The endpoint broke off mid-stream: so does the harness's stream, never "complete".
+            record["error"] = f"upstream broke off mid-stream: {type(exc).__name__}"
+            self._keep(record)
+            if request.transport is not None:
+                request.transport.close()
+            return response
         self._keep(record)
         await response.write_eof()
         return response

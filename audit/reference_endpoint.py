@@ -51,6 +51,8 @@ class Behaviour:
     """Answer completions with a 307 to this URL."""
     served_as: str | None = None
     """Report this model in replies instead of :data:`MODEL_ID`: a fallback."""
+    dies_after: int | None = None
+    """Answer this many completions, then die: every later one is cut off mid-answer."""
 
 
 def reply_words(messages: list[Any]) -> list[str]:
@@ -87,6 +89,7 @@ class _App:
     def __init__(self, behaviour: Behaviour) -> None:
         self.behaviour = behaviour
         self.model = behaviour.served_as or MODEL_ID
+        self.answered = 0
 
     async def models(self, _request: web.Request) -> web.Response:
         return web.json_response(
@@ -108,6 +111,10 @@ class _App:
     async def completions(self, request: web.Request) -> web.StreamResponse:
         if self.behaviour.redirect is not None:
             raise web.HTTPTemporaryRedirect(self.behaviour.redirect)
+        self.answered += 1
+        dies = self.behaviour.dies_after
+        if dies is not None and self.answered > dies:
+            return await self._die(request)
         try:
             body = await request.json()
         except ValueError:
@@ -141,6 +148,15 @@ class _App:
                 "usage": {"completion_tokens": len(words) + (12 if call else 0)},
             }
         )
+
+    async def _die(self, request: web.Request) -> web.StreamResponse:
+        """Start an answer and drop the connection in the middle of it."""
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await response.prepare(request)
+        await response.write(b'data: {"choices":[{"index":0,"delta":{"role":"assistant"}}]}\n\n')
+        if request.transport is not None:
+            request.transport.close()
+        return response
 
     async def _stream(
         self,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import http.client
 import json
 import socket
 import threading
@@ -165,3 +166,18 @@ def test_binary_bodies_are_kept_as_base64() -> None:
     assert exchange.request_body.encoding == "base64"
     assert base64.b64decode(exchange.request_body.data) == b"\xff\xfe\x00"
     assert exchange.status == 400
+
+
+def test_an_endpoint_that_breaks_off_mid_stream() -> None:
+    payload = PROBE | {"stream": True}
+    with serve(Behaviour(dies_after=0)) as endpoint, observe(endpoint.url) as observer:
+        with pytest.raises(http.client.IncompleteRead):
+            post(observer.url, payload)
+        pause = threading.Event()
+        for _ in range(200):
+            if observer.exchanges():
+                break
+            pause.wait(0.05)
+        (exchange,) = observer.exchanges()
+    assert exchange.error == "upstream broke off mid-stream: ClientPayloadError"
+    assert len(exchange.chunks) == 1

@@ -174,3 +174,14 @@ def test_runs_sharing_a_store_keep_one_copy_of_their_checkouts(
     inodes = {(tmp_path / r / "bundle" / "blobs" / "sha256" / digest).stat().st_ino
               for r in ("first", "second")}  # fmt: skip
     assert inodes == {(store / "blobs" / "sha256" / digest).stat().st_ino}
+
+
+def test_an_endpoint_that_dies_mid_run_never_yields_a_valid_result(
+    tmp_path: Path, mirrors: dict[str, Path]
+) -> None:
+    verdict = run(tmp_path, mirrors, Behaviour(dies_after=4))  # the probes, then two more
+    assert verdict.integrity.status == "ok"
+    assert verdict.claims.match
+    assert verdict.result_validity != "VALID"
+    assert verdict.outcome == "INFRA_ERROR"
+    assert any("failed" in reason for reason in verdict.reasons)
