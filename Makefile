@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint schema bench clean system-tools
+.PHONY: demo test lint schema bench clean sandbox-tools browser-tools
 
 $(STAMP): requirements.lock requirements-dev.lock requirements-peer.lock \
 		requirements-peer-nodeps.lock pyproject.toml
@@ -20,21 +20,28 @@ $(STAMP): requirements.lock requirements-dev.lock requirements-peer.lock \
 		--no-build-isolation -e .
 	touch $(STAMP)
 
-demo: $(STAMP)
+demo: $(STAMP) sandbox-tools
 	$(BIN)/audit demo --out build/demo
 
-# The sandbox tests need strace, iproute2's ip and util-linux's unshare, and the HTML report's
-# browser test Debian's chromium and chromium-driver; as root, install what is missing from
-# Debian's packages (a machine that has them installs nothing).
-system-tools:
-	@for tool in strace ip unshare chromium chromedriver; do \
-		command -v $$tool >/dev/null || missing=yes; done; \
+# The recording pipeline (the demo and its tests) runs harnesses in a network sandbox: strace,
+# iproute2's ip and util-linux's unshare. The HTML report's browser test needs Debian's chromium
+# and chromium-driver. As root, install what is missing from Debian's packages (a machine that
+# has them installs nothing).
+sandbox-tools:
+	@for tool in strace ip unshare; do command -v $$tool >/dev/null || missing=yes; done; \
 	if [ -n "$$missing" ]; then \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
-			--no-install-recommends strace iproute2 util-linux chromium chromium-driver; \
+			--no-install-recommends strace iproute2 util-linux; \
 	fi
 
-test: $(STAMP) system-tools
+browser-tools:
+	@for tool in chromium chromedriver; do command -v $$tool >/dev/null || missing=yes; done; \
+	if [ -n "$$missing" ]; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+			--no-install-recommends chromium chromium-driver; \
+	fi
+
+test: $(STAMP) sandbox-tools browser-tools
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
