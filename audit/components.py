@@ -16,10 +16,10 @@ from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
-from audit.observer import Observer
+from audit.observer import Observer, write_policy
 from bundle_schema.models import DirectProbe, InfermarkStreaming, ReasoningSerialization
 from pins._model import DirectProbeContract
-from verify.gx10 import first_tool_call
+from verify.gx10 import first_tool_call, read_reply
 
 __all__ = [
     "RESPONSE_PROBE",
@@ -56,15 +56,7 @@ def _user(prompt: str) -> list[dict[str, str]]:
 def _with_policy(
     body: dict[str, Any], serialization: ReasoningSerialization | None
 ) -> dict[str, Any]:
-    """Write the effective reasoning policy into a request, where its serialization says."""
-    if serialization is None:
-        return body
-    node = body
-    *parents, leaf = serialization.path.split(".")
-    for part in parents:
-        node = node.setdefault(part, {})
-    node[leaf] = serialization.value
-    return body
+    return body if serialization is None else write_policy(body, serialization)
 
 
 def _connection(observer: Observer) -> http.client.HTTPConnection:
@@ -83,7 +75,7 @@ def _post(observer: Observer, body: dict[str, Any]) -> tuple[int, Any, int]:
         status, data = response.status, response.read()
     finally:
         connection.close()
-    exchanges = _wait_for(observer, before + 1)
+    exchanges = observer.wait_for(before + 1)
     try:
         reply = json.loads(data)
     except ValueError:
@@ -91,22 +83,8 @@ def _post(observer: Observer, body: dict[str, Any]) -> tuple[int, Any, int]:
     return status, reply, exchanges[-1].id
 
 
-def _wait_for(observer: Observer, count: int) -> list[Any]:
-    """The observer's exchanges once it holds ``count`` (a record lands as its handler ends)."""
-    for _ in range(1000):
-        exchanges = observer.exchanges()
-        if len(exchanges) >= count:
-            return exchanges
-        time.sleep(0.005)
-    raise TimeoutError("the observer did not record the exchange")
-
-
 def _reading(reply: Any) -> tuple[str | None, int | None, Any]:
-    choice = (reply.get("choices") or [None])[0] if isinstance(reply, dict) else None
-    message = choice.get("message") if isinstance(choice, dict) else None
-    usage = reply.get("usage") if isinstance(reply, dict) else None
-    tokens = usage.get("completion_tokens") if isinstance(usage, dict) else None
-    finish = choice.get("finish_reason") if isinstance(choice, dict) else None
+    finish, message, tokens = read_reply(reply)
     return finish, tokens if isinstance(tokens, int) else None, message
 
 
@@ -220,7 +198,7 @@ def measure_streaming(
         finally:
             connection.close()
     wall = time.monotonic() - level_start
-    _wait_for(observer, recorded + len(prompts))  # every request is evidence before we go on
+    observer.wait_for(recorded + len(prompts))  # every request is evidence before we go on
     return InfermarkStreaming(
         concurrency=1,
         visible_chunks=visible,

@@ -32,7 +32,7 @@ from bundle_schema.errors import InvalidInput
 from bundle_schema.models import Body, Chunk, ReasoningSerialization, TransportExchange
 from verify.gx10 import is_loopback
 
-__all__ = ["REDACTED", "REFERENCE_HEADER", "Observer", "observe"]
+__all__ = ["REDACTED", "REFERENCE_HEADER", "Observer", "observe", "write_policy"]
 
 REDACTED = "[redacted]"
 _CREDENTIALS = frozenset(
@@ -137,6 +137,23 @@ class Observer:
         with self._lock:
             records = list(self._records)
         return sorted((_finish(r) for r in records), key=lambda e: e.id)
+
+    def wait_for(self, count: int, timeout: float = 5.0) -> list[TransportExchange]:
+        """The exchanges once at least ``count`` are recorded (a record lands as its handler
+        ends, which can be just after the client has read the whole reply).
+
+        Raises:
+            TimeoutError: fewer were recorded within ``timeout`` seconds.
+        """
+        deadline = time.monotonic() + timeout
+        while True:
+            with self._lock:
+                ready = len(self._records) >= count
+            if ready:
+                return self.exchanges()
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"the observer recorded fewer than {count} exchanges")
+            time.sleep(0.001)
 
     def counts(self) -> tuple[int, int]:
         """(exchanges recorded, streamed chunks recorded) so far: cheap, for a live display."""
@@ -278,6 +295,20 @@ def _finish(record: dict[str, Any]) -> TransportExchange:
     )
 
 
+def write_policy(body: dict[str, Any], policy: ReasoningSerialization) -> dict[str, Any]:
+    """Write the effective reasoning policy into a request body where its serialization says
+    (``a.b.c``), making the objects on the way; returns the same body."""
+    node = body
+    *parents, leaf = policy.path.split(".")
+    for part in parents:
+        child = node.get(part)
+        if not isinstance(child, dict):
+            child = node[part] = {}
+        node = child
+    node[leaf] = policy.value
+    return body
+
+
 def _with_policy(
     payload: bytes, request: web.Request, policy: ReasoningSerialization | None
 ) -> bytes:
@@ -291,15 +322,7 @@ def _with_policy(
         return payload
     if not isinstance(body, dict):
         return payload
-    node = body
-    *parents, leaf = policy.path.split(".")
-    for part in parents:
-        child = node.get(part)
-        if not isinstance(child, dict):
-            child = node[part] = {}
-        node = child
-    node[leaf] = policy.value
-    return json.dumps(body, separators=(",", ":")).encode()
+    return json.dumps(write_policy(body, policy), separators=(",", ":")).encode()
 
 
 def _passed(upstream: aiohttp.ClientResponse) -> dict[str, str]:

@@ -72,9 +72,7 @@ def main() -> int:
             added.append(via - direct)
             before = len(observer.exchanges())
             seconds, events = _stream(observer.port)
-            while len(observer.exchanges()) == before:  # recorded once the handler returns
-                time.sleep(0.001)
-            recorded = "".join(c.data for c in observer.exchanges()[-1].chunks)
+            recorded = "".join(c.data for c in observer.wait_for(before + 1)[-1].chunks)
             assert recorded.count("data: ") == events  # every event relayed and recorded
             rates.append(events / seconds)
             direct_seconds, _ = _stream(endpoint.port)

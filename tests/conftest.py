@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from audit.examples import build_example, example_runs
+from audit.examples import EXAMPLES_DIR, build_example, build_upstream, example_runs
+from pins import CURRENT, load_builtin
 from tests.factories import write_small_bundle
 
 
@@ -36,3 +37,13 @@ def small_bundle(tmp_path: Path) -> Path:
     root = tmp_path / "small"
     write_small_bundle(root)
     return root
+
+
+@pytest.fixture(scope="session")
+def mirrors(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Every upstream the current pin set pins, as a real git repository at its pinned commit."""
+    root = tmp_path_factory.mktemp("mirrors")
+    upstreams = load_builtin(CURRENT).pins.upstreams
+    for name in upstreams:
+        build_upstream(EXAMPLES_DIR / "upstreams" / name, root / name)
+    return {name: root / name for name in upstreams}

@@ -126,12 +126,7 @@ def test_a_client_that_disconnects_mid_stream() -> None:
                 + body
             )
             assert client.recv(4096).startswith(b"HTTP/1.1 200")
-        pause = threading.Event()
-        for _ in range(200):
-            if observer.exchanges():
-                break
-            pause.wait(0.05)
-        (exchange,) = observer.exchanges()
+        (exchange,) = observer.wait_for(1)
     assert exchange.error == "the client disconnected mid-stream"
     assert exchange.chunks
 
@@ -173,11 +168,6 @@ def test_an_endpoint_that_breaks_off_mid_stream() -> None:
     with serve(Behaviour(dies_after=0)) as endpoint, observe(endpoint.url) as observer:
         with pytest.raises(http.client.IncompleteRead):
             post(observer.url, payload)
-        pause = threading.Event()
-        for _ in range(200):
-            if observer.exchanges():
-                break
-            pause.wait(0.05)
-        (exchange,) = observer.exchanges()
+        (exchange,) = observer.wait_for(1)
     assert exchange.error == "upstream broke off mid-stream: ClientPayloadError"
     assert len(exchange.chunks) == 1

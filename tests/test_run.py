@@ -11,7 +11,6 @@ from rich.console import Console
 
 from audit.cli import main
 from audit.demo import SCENARIOS, run_pipeline
-from audit.examples import EXAMPLES_DIR, build_upstream
 from audit.reference_endpoint import Behaviour, serve
 from audit.run import RunRequest, run_qualification
 from bundle_schema.models import Verdict
@@ -21,14 +20,6 @@ from verify._source import open_source
 
 V5 = load_builtin("gx10-qualification-v5")
 DIGEST = "sha256:" + "ab" * 32
-
-
-@pytest.fixture(scope="module")
-def mirrors(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    root = tmp_path_factory.mktemp("mirrors")
-    for name in V5.pins.upstreams:
-        build_upstream(EXAMPLES_DIR / "upstreams" / name, root / name)
-    return {name: root / name for name in V5.pins.upstreams}
 
 
 def run(

@@ -15,7 +15,6 @@ from pathlib import Path
 import pytest
 
 from audit.cli import main
-from audit.examples import EXAMPLES_DIR, build_upstream
 from audit.reference_endpoint import Behaviour, serve
 from pins import load_builtin
 
@@ -25,18 +24,10 @@ DELAYS = (0.4, 0.9, 1.4, 1.9, 2.4, 2.9, 3.4, "writing", None)
 directory appears (while blobs are being written); None: it is left to finish."""
 
 
-@pytest.fixture(scope="module")
-def mirrors(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
-    root = tmp_path_factory.mktemp("mirrors")
-    for name in V5.pins.upstreams:
-        build_upstream(EXAMPLES_DIR / "upstreams" / name, root / name)
-    return [f"--mirror={name}={root / name}" for name in V5.pins.upstreams]
-
-
 @pytest.mark.parametrize("delay", DELAYS)
 def test_a_killed_run_leaves_nothing_or_a_whole_bundle(
     tmp_path: Path,
-    mirrors: list[str],
+    mirrors: dict[str, Path],
     delay: float | str | None,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -45,7 +36,8 @@ def test_a_killed_run_leaves_nothing_or_a_whole_bundle(
         process = subprocess.Popen(
             [sys.executable, "-c", "from audit.cli import main; raise SystemExit(main())",
              "run", "--endpoint", endpoint.url, "--pins", V5.id, "--profile", "full",
-             "--out", str(out), "--model-digest", "sha256:" + "cd" * 32, "--json", *mirrors],
+             "--out", str(out), "--model-digest", "sha256:" + "cd" * 32, "--json",
+             *(f"--mirror={name}={path}" for name, path in mirrors.items())],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
         )  # fmt: skip
         try:

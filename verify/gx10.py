@@ -44,6 +44,7 @@ __all__ = [
     "first_tool_call",
     "is_loopback",
     "performance_score",
+    "read_reply",
     "replay",
 ]
 
@@ -342,15 +343,21 @@ def reasoning_contamination(run: _Run) -> GateResult:
     return _gate("reasoning_contamination", "pass", "no reasoning content with the policy off")
 
 
-def _probe_reply(exchange: TransportExchange) -> tuple[str | None, Any, int | None, Any]:
-    """(finish_reason, message, completion_tokens, max_tokens) from an exchange's bodies."""
-    body = _json(exchange.response_body)
-    request = _json(exchange.request_body)
-    choice = (body.get("choices") or [None])[0] if isinstance(body, dict) else None
+def read_reply(reply: Any) -> tuple[str | None, Any, Any]:
+    """(finish_reason, message, completion_tokens) of a chat-completion reply's first choice;
+    None for what it does not hold."""
+    choice = (reply.get("choices") or [None])[0] if isinstance(reply, dict) else None
     finish = choice.get("finish_reason") if isinstance(choice, dict) else None
     message = choice.get("message") if isinstance(choice, dict) else None
-    usage = body.get("usage") if isinstance(body, dict) else None
+    usage = reply.get("usage") if isinstance(reply, dict) else None
     tokens = usage.get("completion_tokens") if isinstance(usage, dict) else None
+    return finish, message, tokens
+
+
+def _probe_reply(exchange: TransportExchange) -> tuple[str | None, Any, int | None, Any]:
+    """(finish_reason, message, completion_tokens, max_tokens) from an exchange's bodies."""
+    finish, message, tokens = read_reply(_json(exchange.response_body))
+    request = _json(exchange.request_body)
     limit = None
     if isinstance(request, dict):
         limit = request.get("max_completion_tokens", request.get("max_tokens"))
