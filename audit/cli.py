@@ -19,6 +19,7 @@ from pydantic import BaseModel
 from rich.console import Console
 from rich.table import Table
 
+from audit import _signing_cli
 from audit._archive import pack, unpack
 from audit._store import write_atomically
 from bundle_schema import (
@@ -94,12 +95,14 @@ def _parser() -> argparse.ArgumentParser:
 
     verify = commands.add_parser(
         "verify",
-        help="check a bundle's integrity offline",
+        help="check a bundle offline: integrity, signature, replay, claims",
         description="Check a bundle (directory or tar) offline: strict manifest, every blob "
         "hashed, every evidence record validated; then replay the run under its pin set (hard "
         "gates, scores, outcome, validity, profile decision, rankability) and compare with the "
-        "runner's claims. Exit 1 when integrity fails or the claims differ from the replay; a "
-        "NOT_QUALIFIED or INFRA_ERROR verdict is a result, not a failure of the check.",
+        "runner's claims. With --identity and --issuer, the bundle's Sigstore signature is "
+        "checked offline against a pinned trust root. Exit 1 when integrity fails, the signature "
+        "fails, or the claims differ from the replay; a NOT_QUALIFIED or INFRA_ERROR verdict is "
+        "a result, not a failure of the check.",
     )
     verify.add_argument("path", metavar="PATH", help="bundle directory or .tar")
     verify.add_argument("--json", action="store_true", help="print the verdict as canonical JSON")
@@ -131,6 +134,10 @@ def _parser() -> argparse.ArgumentParser:
         help="also write the evidence the replay read, as one gx10-evidence document "
         "(what `audit score gx10` replays without the bundle)",
     )
+    _signing_cli.add_policy_options(verify, attest=True)
+    _signing_cli.sign_parser(commands)
+    _signing_cli.verify_attestation_parser(commands, _REQUIREMENTS)
+    _signing_cli.trust_root_parser(commands)
 
     rank_cmd = commands.add_parser(
         "rank",
@@ -338,6 +345,13 @@ def _run_parser(commands: argparse._SubParsersAction[_Parser]) -> None:
         help="a blob store shared by runs: each blob kept there once, hard-linked into the bundle",
     )
     run_cmd.add_argument("--json", action="store_true", help="print the result as JSON, quietly")
+    run_cmd.add_argument(
+        "--sign",
+        action="store_true",
+        help="sign the sealed bundle with Sigstore (see audit sign); the identity is looked up "
+        "before the run starts, so a missing one fails fast",
+    )
+    _signing_cli.add_signer_options(run_cmd)
 
 
 def _diff_parser(commands: argparse._SubParsersAction[_Parser]) -> None:
@@ -426,6 +440,7 @@ def _pins(path: str | None) -> PinSetSource | None:
 
 
 def _verify(args: argparse.Namespace, out: Console, err: Console) -> int:
+    policy = _signing_cli.policy_from(args)
     with ProgressBar(err) as bar:
         verdict, evidence = verify_with_evidence(
             args.path,
@@ -433,10 +448,13 @@ def _verify(args: argparse.Namespace, out: Console, err: Console) -> int:
             workers=args.workers,
             progress=bar.factory,
             pins=_pins(args.pins),
+            signature_policy=policy,
         )
     if args.evidence_out:
         data = canonical_bytes(evidence.model_dump(mode="json")) + b"\n"
         write_atomically(Path(args.evidence_out), [data])
+    if args.attest:
+        _signing_cli.attest(verdict, args.attest)
     if args.json:
         sys.stdout.buffer.write(verdict_json(verdict))
         sys.stdout.flush()
@@ -448,6 +466,9 @@ def _verify(args: argparse.Namespace, out: Console, err: Console) -> int:
             f"{PROG} verify: integrity failed: {len(findings)} finding(s); first: "
             f"{findings[0].message}\n"
         )
+        return EXIT_CHECK_FAILED
+    if verdict.signature.status == "failed":
+        sys.stderr.write(f"{PROG} verify: signature failed: {verdict.signature.reason}\n")
         return EXIT_CHECK_FAILED
     if not verdict.claims.match:
         sys.stderr.write(
@@ -475,9 +496,12 @@ _REQUIREMENTS: dict[str, Callable[[Verdict], str | None]] = {
     "valid": lambda v: (
         None if v.result_validity == "VALID" else f"{v.result_validity}: {_first_reason(v)}"
     ),
-    # Signatures are not verified by this version yet: no bundle meets the requirement.
-    "signed": lambda _v: (
-        "this verifier does not verify signatures yet; the bundle counts as unsigned"
+    "signed": lambda v: (
+        None
+        if v.signature.status == "verified"
+        else "the bundle is unsigned"
+        if v.signature.status == "unsigned"
+        else f"signature {v.signature.status}: {v.signature.reason}"
     ),
 }
 """What ``--require`` can ask of a verdict: each returns why it is unmet, or None."""
@@ -831,13 +855,19 @@ def _run_command(args: argparse.Namespace, out: Console) -> int:
         policy=default_policy(args.reasoning_policy), mirrors=mirrors, run_id=args.run_id,
         store=Path(args.store) if args.store else None,
     )  # fmt: skip
+    if args.sign:
+        _signing_cli.signer_from(args)  # fail fast: no identity, no run
     if args.json:
         digest = run_qualification(request)
     else:
         with LiveProgress(out) as live:
             digest = run_qualification(request, live.step, live.watch)
+    signed = _signing_cli.sign_after_run(args, out) if args.sign else None
     if args.json:
-        sys.stdout.write(json.dumps({"bundle": args.out, "bundle_digest": digest}) + "\n")
+        result = {"bundle": args.out, "bundle_digest": digest}
+        if signed is not None:
+            result["signature"] = str(signed)
+        sys.stdout.write(json.dumps(result) + "\n")
     else:
         out.print(f"sealed {digest} in {args.out}; check it with: audit verify {args.out}")
     return EXIT_OK
@@ -940,6 +970,10 @@ def _demo(args: argparse.Namespace, out: Console) -> int:
     return EXIT_OK if held else EXIT_CHECK_FAILED
 
 
+def _verify_attestation(args: argparse.Namespace, out: Console) -> int:
+    return _signing_cli.verify_attestation_command(args, out, _REQUIREMENTS)
+
+
 _COMMANDS = {
     "run": _run_command,
     "show": _show,
@@ -951,6 +985,9 @@ _COMMANDS = {
     "schema": _schema,
     "score": _score,
     "demo": _demo,
+    "sign": _signing_cli.sign_command,
+    "trust-root": _signing_cli.trust_root_command,
+    "verify-attestation": _verify_attestation,
 }
 
 

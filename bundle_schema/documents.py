@@ -120,6 +120,9 @@ KINDS: Mapping[str, DocumentKind] = {
         DocumentKind("run-diff", models.RunDiff, versioned=True),
         DocumentKind("show-report", models.ShowReport, versioned=True),
         DocumentKind("verdict", models.Verdict, versioned=True),
+        DocumentKind("attestation-report", models.AttestationReport, versioned=True),
+        DocumentKind("bundle-statement", models.BundleStatement, versioned=False),
+        DocumentKind("verification-statement", models.VerificationStatement, versioned=False),
         DocumentKind(
             "bfcl-shard", models.BfclShard, versioned=False, media_type=f"{_VENDOR}.bfcl-shard+json"
         ),

@@ -19,6 +19,7 @@ __all__ = [
     "BLOB_DIR",
     "BLOB_NAME",
     "MANIFEST",
+    "MANIFEST_SIGNATURE",
     "SEAL_FIELD",
     "SIGNATURES_DIR",
     "blob_path",
@@ -30,6 +31,8 @@ __all__ = [
 MANIFEST = "manifest.json"
 BLOB_DIR = "blobs/sha256"
 SIGNATURES_DIR = "signatures"
+MANIFEST_SIGNATURE = SIGNATURES_DIR + "/manifest.sigstore.json"
+"""The Sigstore bundle over the manifest's in-toto Statement (outside the manifest's digest)."""
 SEAL_FIELD = "content_digest"
 BLOB_NAME = re.compile(r"^[0-9a-f]{64}$")
 SIGNATURE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")

@@ -23,10 +23,13 @@ from pydantic import (
 
 __all__ = [
     "SCHEMA_VERSION",
+    "AttestationReport",
     "BfclPlan",
     "BfclScore",
     "BfclShard",
     "Body",
+    "BundlePredicate",
+    "BundleStatement",
     "Chunk",
     "Claims",
     "ComponentRef",
@@ -39,11 +42,15 @@ __all__ = [
     "PinSetRef",
     "QuarantineMarker",
     "RunnerInfo",
+    "SignatureCheck",
     "SocketLedgerEntry",
+    "StatementSubject",
     "Tally",
     "TransportExchange",
     "UpstreamCheckout",
     "Verdict",
+    "VerificationPredicate",
+    "VerificationStatement",
     "VerifierInfo",
 ]
 
@@ -1067,14 +1074,105 @@ class VerifierInfo(_Model):
     version: Identifier
 
 
+SignatureStatus = Literal["verified", "unsigned", "unchecked", "failed"]
+
+
+class SignatureCheck(_Model):
+    """What the verifier found of the bundle's Sigstore signature over its manifest.
+
+    ``unchecked``: a signature is present but no identity policy was given, so nothing is claimed
+    about it. ``identity``, ``issuer`` and ``integrated_time`` are those of a verified signature;
+    ``trusted_root`` is the digest of the trust root it was checked against.
+    """
+
+    status: SignatureStatus
+    identity: Text | None = None
+    issuer: Text | None = None
+    integrated_time: Timestamp | None = None
+    trusted_root: Digest | None = None
+    reason: Text | None = None
+
+
 class Verdict(Gx10Decision):
-    """The verifier's verdict on one bundle: integrity, then the replay of seed 000."""
+    """The verifier's verdict on one bundle: integrity, signature, then the replay of seed 000."""
 
     schema_version: Literal[1]
     bundle_digest: Digest
     run_id: Identifier
     integrity: Integrity
+    signature: SignatureCheck
     verifier: VerifierInfo
+
+
+# --- in-toto statements ------------------------------------------------------------------------
+
+STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
+BUNDLE_PREDICATE_TYPE = "https://evidence-audit.dev/predicates/bundle/v1"
+VERIFICATION_PREDICATE_TYPE = "https://evidence-audit.dev/predicates/verification/v1"
+
+
+class SubjectDigest(_Model):
+    """A subject's digest set: this project names its subjects by SHA-256 only."""
+
+    sha256: Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
+
+
+class StatementSubject(_Model):
+    """One subject of an in-toto Statement v1."""
+
+    name: Annotated[str, StringConstraints(min_length=1, max_length=1024)]
+    digest: SubjectDigest
+
+
+class _Statement(_Model):
+    type: Literal["https://in-toto.io/Statement/v1"] = Field(alias="_type")
+    subject: Annotated[tuple[StatementSubject, ...], Field(min_length=1, max_length=1)]
+
+
+class BundlePredicate(_Model):
+    """What a publisher's signature over a bundle says about the run it seals."""
+
+    run_id: Identifier
+    created_at: Timestamp
+    scoring_generation: Identifier
+    profile: Identifier
+    pin_set: PinSetRef
+    runner: RunnerInfo
+
+
+class BundleStatement(_Statement):
+    """The in-toto Statement signed over a bundle: subject ``manifest.json`` by its digest."""
+
+    predicate_type: Literal["https://evidence-audit.dev/predicates/bundle/v1"] = Field(
+        alias="predicateType"
+    )
+    predicate: BundlePredicate
+
+
+class VerificationPredicate(_Model):
+    """A verifier's verdict on a bundle, as an attestation's predicate."""
+
+    verdict: Verdict
+    pin_set: PinSetRef
+    verifier: VerifierInfo
+
+
+class VerificationStatement(_Statement):
+    """The in-toto Statement of a verification: subject the bundle by its digest."""
+
+    predicate_type: Literal["https://evidence-audit.dev/predicates/verification/v1"] = Field(
+        alias="predicateType"
+    )
+    predicate: VerificationPredicate
+
+
+class AttestationReport(_Model):
+    """``audit verify-attestation``: the signature over an attestation, and what it attests."""
+
+    schema_version: Literal[1]
+    signature: SignatureCheck
+    bundle_digest: Digest | None
+    verdict: Verdict | None
 
 
 # --- forensic review -------------------------------------------------------------------------

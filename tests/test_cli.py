@@ -24,7 +24,8 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
         [], ["verify"], ["pack"], ["unpack"], ["schema"], ["demo"], ["score"], ["score", "bfcl"],
         ["score", "quality"], ["score", "quality", "pairs"], ["score", "quality", "tasks"],
         ["score", "quality", "protocol"], ["score", "lmspeed"], ["score", "gx10"],
-        ["run"], ["rank"], ["diff"], ["show"], ["rejudge"],
+        ["run"], ["rank"], ["diff"], ["show"], ["rejudge"], ["sign"], ["verify-attestation"],
+        ["trust-root"], ["trust-root", "show"], ["trust-root", "update"],
     ],
 )  # fmt: skip
 def test_help(command: list[str], capsys: pytest.CaptureFixture[str]) -> None:

@@ -620,8 +620,7 @@ def test_the_small_bundles_claims_match_its_replay(
          "audit verify: requirement not met: valid: QUARANTINED: coding quarantined by its "
          "upstream: golden replay drifted between repeats\n"),
         ("gx10-full-qualified", ["signed"], 1,
-         "audit verify: requirement not met: signed: this verifier does not verify signatures "
-         "yet; the bundle counts as unsigned\n"),
+         "audit verify: requirement not met: signed: the bundle is unsigned\n"),
     ],
 )  # fmt: skip
 def test_verify_require(  # noqa: PLR0917

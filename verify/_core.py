@@ -35,6 +35,7 @@ from bundle_schema.models import (
     Manifest,
     QuarantineMarker,
     RunConfig,
+    SignatureCheck,
     SocketLedgerEntry,
     SparkQuality,
     SparkRepeat,
@@ -331,6 +332,7 @@ def make_verdict(
     *,
     evidence: Gx10Evidence,
     pins: PinSetSource,
+    signature: SignatureCheck,
 ) -> Verdict:
     """Assemble the verdict: findings in a stable order, then the replay under ``pins``."""
     ordered = tuple(
@@ -348,6 +350,7 @@ def make_verdict(
             blobs_checked=blobs_checked,
             bytes_checked=bytes_checked,
         ),
+        signature=signature,
         verifier=VerifierInfo(name=VERIFIER_NAME, version=version),
         **replayed.model_dump(exclude={"schema_version", "run_id"}, round_trip=True),
     )

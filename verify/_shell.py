@@ -12,8 +12,8 @@ from collections.abc import Callable, Iterator
 from pydantic import BaseModel
 
 from bundle_schema import RECORD_MEDIA_TYPES
-from bundle_schema.layout import BLOB_DIR
-from bundle_schema.models import Finding, Gx10Evidence, Verdict
+from bundle_schema.layout import BLOB_DIR, MANIFEST_SIGNATURE
+from bundle_schema.models import Finding, Gx10Evidence, SignatureCheck, Verdict
 from pins import PinSetSource, load_builtin
 from verify._core import (
     ParsedManifest,
@@ -26,6 +26,7 @@ from verify._core import (
 )
 from verify._gc import collector_paused
 from verify._hashing import HashJob
+from verify._signature import MAX_SIGNATURE_SIZE, IdentityPolicy, check_bundle_signature
 from verify._source import DEFAULT_LIMITS, BundleSource, Limits, Member, open_source
 from verify._version import VERSION
 
@@ -121,6 +122,7 @@ def verify_bundle(
     progress: ProgressFactory | None = None,
     limits: Limits = DEFAULT_LIMITS,
     pins: PinSetSource | None = None,
+    signature_policy: IdentityPolicy | None = None,
 ) -> Verdict:
     """Verify a bundle: manifest, every blob, every evidence record, then replay the run.
 
@@ -131,16 +133,27 @@ def verify_bundle(
         progress: makes a progress callback for long work (see :data:`ProgressFactory`).
         limits: caps on sizes and counts.
         pins: the pin set to judge the run by; default: the shipped pin set the bundle names.
+        signature_policy: who must have signed the bundle; without one a signature present is
+            reported ``unchecked``.
 
     Returns:
-        The verdict; its ``integrity.status`` is ``failed`` when any finding was made.
+        The verdict; its ``integrity.status`` is ``failed`` when any finding was made, its
+        ``signature.status`` is ``failed`` when a signature did not verify under the policy.
 
     Raises:
         InvalidInput: the bundle was refused (unreadable, hostile, no valid manifest), or it
             names a pin set that is not shipped and none was given.
     """
     with collector_paused():
-        return _verify(path, expect_digest, workers, progress, limits, pins=pins)[0]
+        return _verify(
+            path,
+            expect_digest,
+            workers,
+            progress,
+            limits,
+            pins=pins,
+            signature_policy=signature_policy,
+        )[0]
 
 
 def verify_with_evidence(
@@ -151,11 +164,20 @@ def verify_with_evidence(
     progress: ProgressFactory | None = None,
     limits: Limits = DEFAULT_LIMITS,
     pins: PinSetSource | None = None,
+    signature_policy: IdentityPolicy | None = None,
 ) -> tuple[Verdict, Gx10Evidence]:
     """Verify a bundle as :func:`verify_bundle` does, and also return the evidence the replay
     read (the ``gx10-evidence`` document that ``audit score gx10`` replays on its own)."""
     with collector_paused():
-        return _verify(path, expect_digest, workers, progress, limits, pins=pins)
+        return _verify(
+            path,
+            expect_digest,
+            workers,
+            progress,
+            limits,
+            pins=pins,
+            signature_policy=signature_policy,
+        )
 
 
 def _verify(
@@ -166,6 +188,7 @@ def _verify(
     limits: Limits,
     *,
     pins: PinSetSource | None,
+    signature_policy: IdentityPolicy | None,
 ) -> tuple[Verdict, Gx10Evidence]:
     source = open_source(path, limits)
     data = source.manifest_bytes(limits)
@@ -182,6 +205,7 @@ def _verify(
     intact = intact_entries(manifest, findings)
     findings += _record_findings(manifest, source, intact, limits, records)
     evidence = assemble_evidence(manifest, records)
+    signature = _signature(source, manifest, signature_policy)
     verdict = make_verdict(
         manifest,
         findings,
@@ -190,5 +214,26 @@ def _verify(
         version=VERSION,
         evidence=evidence,
         pins=pins if pins is not None else load_builtin(manifest.model.pin_set.id),
+        signature=signature,
     )
     return verdict, evidence
+
+
+def _signature(
+    source: BundleSource, manifest: ParsedManifest, policy: IdentityPolicy | None
+) -> SignatureCheck:
+    member = source.members.get(MANIFEST_SIGNATURE)
+    if member is None or policy is None:
+        data = None if member is None else b""
+        return check_bundle_signature(data, manifest.model, manifest.bundle_digest, policy, "")
+    try:
+        data = member.read(MAX_SIGNATURE_SIZE)
+        problem = f"over {MAX_SIGNATURE_SIZE >> 20} MiB" if data is None else None
+    except OSError as exc:
+        data, problem = None, f"cannot be read: {exc.strerror}"
+    if data is None:
+        reason = f"{MANIFEST_SIGNATURE}: {problem}"
+        return SignatureCheck(status="failed", trusted_root=policy.trust.digest, reason=reason)
+    return check_bundle_signature(
+        data, manifest.model, manifest.bundle_digest, policy, MANIFEST_SIGNATURE
+    )

@@ -15,11 +15,12 @@ from rich.progress import (
 from rich.table import Table
 
 from bundle_schema import canonical_bytes
-from bundle_schema.models import Ranking, RankRow, ShowReport, Verdict
+from bundle_schema.models import Ranking, RankRow, ShowReport, SignatureCheck, Verdict
 
 __all__ = [
     "PROGRESS_MIN_BYTES",
     "ProgressBar",
+    "describe_signature",
     "ranking_markdown",
     "render_show",
     "render_verdict",
@@ -37,6 +38,16 @@ def verdict_json(verdict: Verdict) -> bytes:
 
 _AXIS_STYLE = {"QUALIFIED": "bold green", "NOT_QUALIFIED": "bold yellow", "INFRA_ERROR": "bold red"}
 _GATE_STYLE = {"pass": "green", "fail": "yellow", "infra": "red", "not_selected": "dim"}
+
+
+def describe_signature(check: SignatureCheck) -> str:
+    """One line on a signature check, for people."""
+    if check.status == "verified":
+        when = f" at {check.integrated_time}" if check.integrated_time else ""
+        return f"verified: signed by {check.identity} ({check.issuer}){when}"
+    if check.status == "unsigned":
+        return "unsigned"
+    return f"{check.status}: {check.reason}"
 
 
 def render_verdict(verdict: Verdict, console: Console, location: str) -> None:
@@ -57,6 +68,10 @@ def render_verdict(verdict: Verdict, console: Console, location: str) -> None:
     status = "[green]ok[/]" if integrity.status == "ok" else "[bold red]FAILED[/]"
     table.add_row("integrity", status)
     table.add_row("checked", f"{integrity.blobs_checked} blobs, {integrity.bytes_checked} bytes")
+    signature = describe_signature(verdict.signature)
+    if verdict.signature.status == "failed":
+        signature = f"[bold red]{signature}[/]"
+    table.add_row("signature", signature)
     table.add_row("verifier", f"{verdict.verifier.name} {verdict.verifier.version}")
     console.print(table)
     for reason in verdict.reasons:

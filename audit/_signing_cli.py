@@ -1,0 +1,413 @@
+"""The signing side of the command line: options, ``sign``, ``verify-attestation``, ``trust-root``.
+
+Kept apart from :mod:`audit.cli` so that the dispatcher stays small; nothing here imports sigstore
+at module level (``audit --help`` does not pay for it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from audit._store import write_atomically
+from bundle_schema import canonical_bytes, digest_of
+from bundle_schema.attestation import verification_statement
+from bundle_schema.errors import (
+    EXIT_CHECK_FAILED,
+    EXIT_OK,
+    CheckFailed,
+    EvidenceAuditError,
+    InvalidInput,
+)
+from bundle_schema.models import AttestationReport, Verdict
+from verify._signature import (
+    MAX_SIGNATURE_SIZE,
+    IdentityPolicy,
+    SignatureFailed,
+    build_verifier,
+    check_attestation,
+)
+from verify._source import open_source
+from verify._trust import (
+    PINS_FILE,
+    SHIPPED_ROOTS,
+    TrustRoot,
+    shipped_root,
+    trust_root_from_file,
+)
+from verify.render import describe_signature
+
+__all__ = [
+    "add_policy_options",
+    "add_signer_options",
+    "attest",
+    "policy_from",
+    "replace_shipped_root",
+    "sign_after_run",
+    "sign_command",
+    "sign_parser",
+    "signer_from",
+    "trust_root_command",
+    "trust_root_parser",
+    "verify_attestation_command",
+    "verify_attestation_parser",
+]
+
+PROG = "audit"
+Subparsers = Any  # argparse's private _SubParsersAction, as cli.py builds it
+
+
+def add_policy_options(parser: argparse.ArgumentParser, *, attest: bool = False) -> None:
+    """--identity, --issuer and the trust root they are checked under (and --attest)."""
+    group = parser.add_argument_group("signature (checked offline)")
+    if attest:
+        group.add_argument(
+            "--attest",
+            metavar="FILE.json",
+            help="also write the verdict as an in-toto Statement (sign it: audit sign --statement)",
+        )
+    group.add_argument(
+        "--identity",
+        metavar="ID",
+        help="who must have signed: the certificate's identity (an e-mail, or a URI such as a "
+        "GitHub Actions workflow ref)",
+    )
+    group.add_argument(
+        "--issuer",
+        metavar="URL",
+        help="the OIDC issuer of that identity (e.g. https://token.actions.githubusercontent.com)",
+    )
+    roots = group.add_mutually_exclusive_group()
+    roots.add_argument(
+        "--trusted-root",
+        metavar="FILE",
+        help="a Sigstore trusted_root.json to trust instead of the shipped production root",
+    )
+    roots.add_argument(
+        "--trust",
+        choices=SHIPPED_ROOTS,
+        default="production",
+        help="which shipped, hash-pinned root to trust (default: production)",
+    )
+
+
+def policy_from(args: argparse.Namespace, *, required: bool = False) -> IdentityPolicy | None:
+    """The identity policy the options name, or None when neither --identity nor --issuer is given.
+
+    Raises:
+        InvalidInput: only one of the two is given (or neither, when ``required``), or the trust
+            root cannot be loaded.
+    """
+    if args.identity is None and args.issuer is None and not required:
+        return None
+    if args.identity is None or args.issuer is None:
+        raise InvalidInput("give both --identity and --issuer: a signature is checked against both")
+    trust = (
+        trust_root_from_file(args.trusted_root) if args.trusted_root else shipped_root(args.trust)
+    )
+    return IdentityPolicy(args.identity, args.issuer, trust)
+
+
+def add_signer_options(parser: argparse.ArgumentParser) -> None:
+    """Where the signing identity and the Sigstore instance come from."""
+    group = parser.add_argument_group("signing (keyless Sigstore)")
+    group.add_argument(
+        "--identity-token",
+        metavar="JWT",
+        help="an OIDC identity token (default: $SIGSTORE_ID_TOKEN, then ambient CI credentials)",
+    )
+    where = group.add_mutually_exclusive_group()
+    where.add_argument(
+        "--instance",
+        choices=["production", "staging"],
+        default="production",
+        help="the public Sigstore instance to sign with (default: production)",
+    )
+    where.add_argument(
+        "--trust-config",
+        metavar="FILE",
+        help="a Sigstore ClientTrustConfig JSON file describing a custom instance",
+    )
+
+
+def signer_from(args: argparse.Namespace) -> tuple[Any, Any]:
+    """The signing context and identity token the options name (sigstore loads here)."""
+    from audit.signing import identity_token, signing_context  # noqa: PLC0415 - loads sigstore
+
+    token = identity_token(args.identity_token)
+    return signing_context(args.instance, args.trust_config), token
+
+
+def sign_after_run(args: argparse.Namespace, out: Console) -> Path:
+    """``audit run --sign``: sign the bundle just sealed (a fresh ambient token, if ambient).
+
+    Raises:
+        CheckFailed: signing failed; the sealed bundle stays, unsigned, and the message says how
+            to sign it later.
+    """
+    from audit.signing import sign_bundle  # noqa: PLC0415 - loads sigstore
+
+    try:
+        context, token = signer_from(args)
+        signed = sign_bundle(args.out, context, token)
+    except EvidenceAuditError as exc:
+        raise CheckFailed(
+            f"the bundle is sealed in {args.out} but not signed: {exc}; "
+            f"sign it with: audit sign {args.out}"
+        ) from None
+    if not args.json:
+        out.print(f"signed as {signed.identity} ({signed.issuer}); wrote {signed.signature}")
+    return signed.signature
+
+
+# --- audit sign ----------------------------------------------------------------------------------
+
+
+def sign_parser(commands: Subparsers) -> None:
+    sign = commands.add_parser(
+        "sign",
+        help="sign a bundle (or a verification attestation) with Sigstore",
+        description="Keyless Sigstore signing. Given a bundle directory: check its integrity, "
+        "sign an in-toto Statement whose subject is the bundle's manifest, and store the "
+        "Sigstore bundle as signatures/manifest.sigstore.json. Given --statement: sign that "
+        "Statement (as written by audit verify --attest) into FILE.sigstore.json. Needs the "
+        "network (Fulcio and Rekor) and an OIDC identity. Exit 1 when signing fails.",
+    )
+    sign.add_argument("bundle", nargs="?", metavar="BUNDLE", help="a bundle directory")
+    sign.add_argument("--statement", metavar="FILE", help="an attestation Statement to sign")
+    sign.add_argument("-o", "--output", metavar="FILE", help="with --statement: where to write")
+    sign.add_argument("--replace", action="store_true", help="replace an existing signature")
+    add_signer_options(sign)
+
+
+def sign_command(args: argparse.Namespace, out: Console) -> int:
+    from audit.signing import sign_bundle, sign_statement  # noqa: PLC0415 - loads sigstore
+
+    if (args.bundle is None) == (args.statement is None):
+        raise InvalidInput("give either a bundle directory or --statement FILE")
+    if args.statement is None:
+        context, token = signer_from(args)
+        signed = sign_bundle(args.bundle, context, token, replace=args.replace)
+        out.print(
+            f"signed {signed.bundle_digest} as {signed.identity} ({signed.issuer}); "
+            f"wrote {signed.signature}"
+        )
+        return EXIT_OK
+    statement = _read_capped(args.statement, MAX_SIGNATURE_SIZE)
+    subject = _parse_statement(statement, args.statement)
+    target = Path(args.output or f"{args.statement}.sigstore.json")
+    if target.exists() and not args.replace:
+        raise InvalidInput(f"{target}: exists; pass --replace to overwrite it")
+    context, token = signer_from(args)
+    signature = sign_statement(statement, context, token)
+    write_atomically(target, [signature])
+    out.print(
+        f"signed the attestation of {subject} as {token.identity} ({token.issuer}); wrote {target}"
+    )
+    return EXIT_OK
+
+
+def _read_capped(path: str, cap: int) -> bytes:
+    try:
+        with open(path, "rb") as file:
+            data = file.read(cap + 1)
+    except OSError as exc:
+        raise InvalidInput(f"{path}: cannot read: {exc.strerror}") from None
+    if len(data) > cap:
+        raise InvalidInput(f"{path}: over {cap >> 20} MiB")
+    return data
+
+
+def _parse_statement(data: bytes, where: str) -> str:
+    from bundle_schema.attestation import (  # noqa: PLC0415
+        read_verification_statement,
+        subject_digest,
+    )
+
+    return subject_digest(read_verification_statement(data, where))
+
+
+# --- audit verify --attest -------------------------------------------------------------------
+
+
+def attest(verdict: Verdict, path: str) -> Path:
+    """Write the verdict as an in-toto Statement (canonical JSON) to ``path``."""
+    target = Path(path)
+    write_atomically(target, [verification_statement(verdict)])
+    return target
+
+
+# --- audit verify-attestation ------------------------------------------------------------------
+
+
+def verify_attestation_parser(
+    commands: Subparsers, requirements: dict[str, Callable[[Verdict], str | None]]
+) -> None:
+    check = commands.add_parser(
+        "verify-attestation",
+        help="check a signed verification attestation offline",
+        description="Check, offline, a Sigstore-signed verification attestation (from audit "
+        "verify --attest, then audit sign --statement): the signature under --identity and "
+        "--issuer, the payload and predicate types, and, with --bundle, that it is about that "
+        "bundle. Prints the attested verdict. Exit 1 when the signature fails or a --require "
+        "is not met by the attested verdict.",
+    )
+    check.add_argument("attestation", metavar="FILE.sigstore.json")
+    check.add_argument("--bundle", metavar="PATH", help="the attested bundle must be this one")
+    check.add_argument(
+        "--require",
+        action="append",
+        default=[],
+        choices=[r for r in requirements if r != "signed"],
+        help="exit 1 unless the attested verdict meets this (repeatable)",
+    )
+    check.add_argument("--json", action="store_true", help="print the report as canonical JSON")
+    add_policy_options(check)
+
+
+def verify_attestation_command(
+    args: argparse.Namespace,
+    out: Console,
+    requirements: dict[str, Callable[[Verdict], str | None]],
+) -> int:
+    policy = policy_from(args, required=True)
+    assert policy is not None  # noqa: S101 - required=True never returns None
+    data = _read_capped(args.attestation, MAX_SIGNATURE_SIZE)
+    bundle_digest = None
+    if args.bundle is not None:
+        bundle_digest = digest_of(open_source(args.bundle).manifest_bytes())
+    signature, statement = check_attestation(
+        data, policy, args.attestation, bundle_digest=bundle_digest
+    )
+    verdict = statement.predicate.verdict if statement is not None else None
+    report = AttestationReport(
+        schema_version=1,
+        signature=signature,
+        bundle_digest=verdict.bundle_digest if verdict is not None else None,
+        verdict=verdict,
+    )
+    if args.json:
+        sys.stdout.buffer.write(canonical_bytes(report.model_dump(mode="json")) + b"\n")
+        sys.stdout.flush()
+    else:
+        _render_attestation(report, out)
+    if verdict is None:
+        sys.stderr.write(f"{PROG} verify-attestation: signature failed: {signature.reason}\n")
+        return EXIT_CHECK_FAILED
+    for requirement in args.require:
+        unmet = requirements[requirement](verdict)
+        if unmet is not None:
+            sys.stderr.write(
+                f"{PROG} verify-attestation: requirement not met: {requirement}: {unmet}\n"
+            )
+            return EXIT_CHECK_FAILED
+    return EXIT_OK
+
+
+def _render_attestation(report: AttestationReport, out: Console) -> None:
+    out.print(f"signature: {describe_signature(report.signature)}")
+    verdict = report.verdict
+    if verdict is None:
+        return
+    out.print(f"attests bundle {verdict.bundle_digest} (run {verdict.run_id})")
+    out.print(
+        f"verdict: {verdict.outcome} / {verdict.result_validity} / {verdict.profile_decision}; "
+        f"rankable: {'yes' if verdict.rankable else 'no'}; integrity: {verdict.integrity.status}; "
+        f"bundle signature: {verdict.signature.status}"
+    )
+    out.print(
+        f"by {verdict.verifier.name} {verdict.verifier.version}, pin set {verdict.pin_set.id}"
+    )
+
+
+# --- audit trust-root ----------------------------------------------------------------------------
+
+
+def trust_root_parser(commands: Subparsers) -> None:
+    root = commands.add_parser(
+        "trust-root",
+        help="show or replace the shipped Sigstore trust roots",
+        description="The verifier trusts the shipped production root by default (staging with "
+        "--trust staging), each pinned by its SHA-256 in verify/trust/SHA256SUMS and checked at "
+        "every load. 'show' prints them; 'update NAME FILE' replaces one with a trusted_root.json "
+        "you have obtained and checked yourself (e.g. from Sigstore's TUF repository), and pins "
+        "its new digest. Nothing is ever fetched.",
+    )
+    actions = root.add_subparsers(dest="action", metavar="ACTION", required=True)
+    show = actions.add_parser("show", help="print each shipped root's digest and contents")
+    show.add_argument("--trusted-root", metavar="FILE", help="describe this file instead")
+    update = actions.add_parser("update", help="replace a shipped root, explicitly")
+    update.add_argument("name", choices=SHIPPED_ROOTS)
+    update.add_argument("file", metavar="FILE")
+    update.add_argument(
+        "--expect-sha256",
+        required=True,
+        metavar="HEX",
+        help="the SHA-256 of FILE as obtained from a source you trust; refused if it differs",
+    )
+
+
+def _describe_root(root: TrustRoot, out: Console) -> None:
+    import json  # noqa: PLC0415
+
+    value = json.loads(root.data)
+    out.print(f"{root.name}: {root.digest}", soft_wrap=True)
+    for label, key in (("CA", "certificateAuthorities"), ("tlog", "tlogs"), ("ctlog", "ctlogs")):
+        for item in value.get(key, []):
+            url = item.get("uri") or item.get("baseUrl")
+            valid = item.get("validFor") or item.get("publicKey", {}).get("validFor", {})
+            span = f"{valid.get('start', '?')} .. {valid.get('end', 'open')}"
+            out.print(f"  {label:6} {url}  {span}", soft_wrap=True)
+    for item in value.get("timestampAuthorities", []):
+        out.print(f"  TSA    {item.get('uri')}", soft_wrap=True)
+
+
+def trust_root_command(args: argparse.Namespace, out: Console) -> int:
+    if args.action == "show":
+        if args.trusted_root:
+            _describe_root(trust_root_from_file(args.trusted_root), out)
+        else:
+            for name in SHIPPED_ROOTS:
+                _describe_root(shipped_root(name), out)
+        return EXIT_OK
+    new = trust_root_from_file(args.file)
+    expected = "sha256:" + args.expect_sha256.lower().removeprefix("sha256:")
+    if new.digest != expected:
+        raise InvalidInput(f"{args.file}: sha256 is {new.digest}, not the expected {expected}")
+    folder = Path(str(resources.files("verify") / "trust"))
+    check = replace_shipped_root(folder, args.name, new)
+    out.print(f"{args.name} trust root replaced: {check.digest} in {os.fspath(folder)}")
+    return EXIT_OK
+
+
+def replace_shipped_root(folder: Path, name: str, new: TrustRoot) -> TrustRoot:
+    """Write a new shipped root into ``folder`` and pin its digest in SHA256SUMS.
+
+    Raises:
+        InvalidInput: sigstore cannot use the new root (nothing is written).
+    """
+    _usable(new)
+    file_name = f"{name}.trusted_root.json"
+    sums = (folder / PINS_FILE).read_bytes().decode("ascii").splitlines()
+    lines = [line for line in sums if line.partition("  ")[2] != file_name]
+    lines.append(f"{new.digest.removeprefix('sha256:')}  {file_name}")
+    lines.sort(key=lambda line: line.partition("  ")[2])
+    # The root first, then its pin: an interrupted update leaves a mismatch that refuses to load.
+    write_atomically(folder / file_name, [new.data])
+    write_atomically(folder / PINS_FILE, ["\n".join(lines).encode() + b"\n"])
+    return shipped_root(name, folder)
+
+
+def _usable(root: TrustRoot) -> None:
+    """Refuse a root that sigstore cannot build a verifier from."""
+    try:
+        build_verifier(root)
+    except SignatureFailed as exc:
+        raise InvalidInput(str(exc)) from None

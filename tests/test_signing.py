@@ -1,0 +1,561 @@
+"""Signing and offline verification, end to end through the CLI.
+
+Signatures are made by sigstore's unmodified Signer against a private Sigstore instance whose
+Fulcio and Rekor listen on 127.0.0.1 (tests/private_sigstore.py), and checked by the unmodified
+sigstore Verifier inside ``audit verify``, with no network at all.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from audit.cli import main
+from bundle_schema import canonical_bytes
+from bundle_schema.attestation import (
+    BUNDLE_PREDICATE_TYPE,
+    STATEMENT_TYPE,
+    bundle_statement,
+    read_verification_statement,
+)
+from bundle_schema.errors import InvalidInput
+from bundle_schema.layout import MANIFEST_SIGNATURE
+from tests.factories import write_small_bundle
+from tests.private_sigstore import ISSUER, PrivateSigstore, Services
+from verify import open_source, parse_manifest
+from verify._trust import PINS_FILE, shipped_root
+
+WHO = "release-bot@test.local"
+
+
+@pytest.fixture(autouse=True)
+def _private_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """sigstore must never find (or write) a cache in the user's home directory."""
+    for variable in ("HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_CONFIG_HOME"):
+        monkeypatch.setenv(variable, str(tmp_path / "home" / variable.lower()))
+    monkeypatch.delenv("SIGSTORE_ID_TOKEN", raising=False)
+    for variable in [v for v in os.environ if v.startswith(("ACTIONS_ID_TOKEN", "GITHUB_"))]:
+        monkeypatch.delenv(variable)
+
+
+@pytest.fixture(scope="module")
+def instance() -> PrivateSigstore:
+    return PrivateSigstore()
+
+
+@pytest.fixture(scope="module")
+def services(instance: PrivateSigstore) -> Iterator[Services]:
+    with Services(instance) as running:
+        yield running
+
+
+@pytest.fixture
+def trust(tmp_path: Path, instance: PrivateSigstore, services: Services) -> dict[str, str]:
+    """The files a signer and a verifier of the private instance use."""
+    root, config = tmp_path / "trusted_root.json", tmp_path / "trust_config.json"
+    root.write_bytes(instance.trusted_root_bytes())
+    config.write_text(json.dumps(services.trust_config()))
+    return {"root": str(root), "config": str(config)}
+
+
+def sign(path: Path, instance: PrivateSigstore, trust: dict[str, str], who: str = WHO) -> int:
+    token = instance.mint_token(who)
+    return main(["sign", str(path), "--trust-config", trust["config"], "--identity-token", token])
+
+
+def verify(path: Path, trust: dict[str, str], *extra: str, who: str = WHO) -> list[str]:
+    return [
+        "verify", str(path), "--identity", who, "--issuer", ISSUER,
+        "--trusted-root", trust["root"], *extra,
+    ]  # fmt: skip
+
+
+@pytest.fixture
+def signed(tmp_path: Path, instance: PrivateSigstore, trust: dict[str, str]) -> Path:
+    bundle = tmp_path / "bundle"
+    write_small_bundle(bundle)
+    assert sign(bundle, instance, trust) == 0
+    return bundle
+
+
+def verdict_of(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, Any, str]:
+    code = main([*argv, "--json"])
+    captured = capsys.readouterr()
+    return code, json.loads(captured.out), captured.err
+
+
+def test_a_signed_bundle_verifies_offline(
+    signed: Path, trust: dict[str, str], capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    code, verdict, err = verdict_of(verify(signed, trust, "--require", "signed"), capsys)
+    assert code == 0, err
+    signature = verdict["signature"]
+    assert signature["status"] == "verified"
+    assert (signature["identity"], signature["issuer"]) == (WHO, ISSUER)
+    assert signature["integrated_time"].endswith("Z")
+    assert signature["trusted_root"].startswith("sha256:")
+    assert not (tmp_path / "home").exists()  # nothing cached in the home directory
+
+
+def test_the_signature_is_outside_the_manifest_digest(
+    tmp_path: Path, instance: PrivateSigstore, trust: dict[str, str]
+) -> None:
+    bundle = tmp_path / "bundle"
+    digest = write_small_bundle(bundle)
+    assert sign(bundle, instance, trust) == 0
+    assert parse_manifest(open_source(bundle).manifest_bytes()).bundle_digest == digest
+    envelope = json.loads((bundle / MANIFEST_SIGNATURE).read_bytes())["dsseEnvelope"]
+    assert envelope["payloadType"] == "application/vnd.in-toto+json"
+    import base64  # noqa: PLC0415
+
+    statement = json.loads(base64.b64decode(envelope["payload"]))
+    assert statement["_type"] == STATEMENT_TYPE
+    assert statement["predicateType"] == BUNDLE_PREDICATE_TYPE
+    assert statement["subject"] == [{"name": "manifest.json", "digest": {"sha256": digest[7:]}}]
+    assert set(statement["predicate"]) == {
+        "run_id", "created_at", "scoring_generation", "profile", "pin_set", "runner",
+    }  # fmt: skip
+
+
+def test_verification_never_opens_a_socket(signed: Path, trust: dict[str, str]) -> None:
+    """In a network namespace of its own (no interface but a down loopback), it still verifies."""
+    audit = str(Path(sys.executable).parent / "audit")
+    result = subprocess.run(
+        ["unshare", "--net", audit, *verify(signed, trust, "--require", "signed")],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+
+
+def test_an_unsigned_bundle_is_unsigned(
+    small_bundle: Path, trust: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, verdict, _ = verdict_of(verify(small_bundle, trust), capsys)
+    assert (code, verdict["signature"]) == (0, {"status": "unsigned"} | _NULLS)
+    code, _, err = verdict_of(verify(small_bundle, trust, "--require", "signed"), capsys)
+    assert code == 1
+    assert err == "audit verify: requirement not met: signed: the bundle is unsigned\n"
+
+
+_NULLS = dict.fromkeys(("identity", "issuer", "integrated_time", "trusted_root", "reason"))
+
+
+def test_a_signature_without_an_identity_is_unchecked(
+    signed: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, verdict, _ = verdict_of(["verify", str(signed)], capsys)
+    assert code == 0
+    assert verdict["signature"]["status"] == "unchecked"
+    code, _, err = verdict_of(["verify", str(signed), "--require", "signed"], capsys)
+    assert code == 1
+    assert "signature unchecked: the bundle is signed; give --identity and --issuer" in err
+
+
+# --- attacks on a signature: each ends in exit 1 and status "failed" ---------------------------
+
+Attack = Callable[[Path, PrivateSigstore, dict[str, str], Path], list[str] | None]
+
+
+def _statement(bundle: Path) -> bytes:
+    manifest = parse_manifest(open_source(bundle).manifest_bytes())
+    return bundle_statement(manifest.model, manifest.bundle_digest)
+
+
+def _plant(bundle: Path, signature: bytes) -> None:
+    (bundle / MANIFEST_SIGNATURE).parent.mkdir(exist_ok=True)
+    (bundle / MANIFEST_SIGNATURE).write_bytes(signature)
+
+
+def _edited_statement(bundle: Path, edit: Callable[[dict[str, Any]], None]) -> bytes:
+    statement = json.loads(_statement(bundle))
+    edit(statement)
+    return canonical_bytes(statement)
+
+
+def _tampered_manifest(bundle: Path, *_: object) -> None:
+    signature = (bundle / MANIFEST_SIGNATURE).read_bytes()
+    shutil.rmtree(bundle)
+    write_small_bundle(bundle, run_id="run-2")  # a resealed, internally consistent manifest
+    _plant(bundle, signature)
+
+
+def _another_bundles_signature(
+    bundle: Path, instance: PrivateSigstore, trust: dict[str, str], tmp: Path
+) -> None:
+    other = tmp / "other"
+    write_small_bundle(other, created_at="2026-11-02T00:00:00Z")
+    assert sign(other, instance, trust) == 0
+    _plant(bundle, (other / MANIFEST_SIGNATURE).read_bytes())
+
+
+def _another_instance(bundle: Path, *_: object) -> None:
+    _plant(bundle, PrivateSigstore(name="other.local").sign_dsse(_statement(bundle), identity=WHO))
+
+
+def _bad_inclusion_proof(bundle: Path, *_: object) -> None:
+    signature = json.loads((bundle / MANIFEST_SIGNATURE).read_bytes())
+    proof = signature["verificationMaterial"]["tlogEntries"][0]["inclusionProof"]
+    assert proof["hashes"], "the module's log holds several entries: the path is not empty"
+    proof["hashes"][0] = "A" * 43 + "="
+    _plant(bundle, json.dumps(signature).encode())
+
+
+def _signed_directly(edit: Callable[[dict[str, Any]], None], **options: str) -> Attack:
+    def attack(bundle: Path, instance: PrivateSigstore, *_: object) -> None:
+        statement = _edited_statement(bundle, edit)
+        _plant(bundle, instance.sign_dsse(statement, identity=WHO, **options))
+
+    return attack
+
+
+def _set(path: str, value: Any) -> Callable[[dict[str, Any]], None]:
+    def edit(statement: dict[str, Any]) -> None:
+        *parents, last = path.split(".")
+        node: Any = statement
+        for key in parents:
+            node = node[int(key)] if isinstance(node, list) else node[key]
+        node[last] = value
+
+    return edit
+
+
+def _root_file(root: dict[str, Any], tmp: Path) -> str:
+    path = tmp / "other_root.json"
+    path.write_text(json.dumps(root))
+    return str(path)
+
+
+def _expired_root(
+    _bundle: Path, instance: PrivateSigstore, trust: dict[str, str], tmp: Path
+) -> list[str]:
+    import datetime as dt  # noqa: PLC0415
+
+    ended = instance.start + dt.timedelta(hours=1)  # before any certificate was issued
+    return ["--trusted-root", _root_file(instance.trusted_root(ca_end=ended), tmp)]
+
+
+def _expired_log_key(
+    _bundle: Path, instance: PrivateSigstore, _t: dict[str, str], tmp: Path
+) -> list[str]:
+    import datetime as dt  # noqa: PLC0415
+
+    root = instance.trusted_root()
+    ended = (instance.start + dt.timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    root["tlogs"][0]["publicKey"]["validFor"]["end"] = ended
+    return ["--trusted-root", _root_file(root, tmp)]
+
+
+def _swapped_root(_bundle: Path, _i: PrivateSigstore, _t: dict[str, str], tmp: Path) -> list[str]:
+    return ["--trusted-root", _root_file(PrivateSigstore(name="swap.local").trusted_root(), tmp)]
+
+
+ATTACKS: list[tuple[str, Attack, str]] = [
+    ("tampered manifest", _tampered_manifest, "not this bundle"),
+    ("signature of another bundle", _another_bundles_signature, "not this bundle"),
+    ("wrong identity", lambda *_: ["--identity", "mallory@test.local"], "SANs do not match"),
+    ("wrong issuer", lambda *_: ["--issuer", "https://evil.test"], "OIDCIssuer does not match"),
+    ("another instance's CA", _another_instance, "CertValidationError"),
+    ("bad inclusion proof", _bad_inclusion_proof, "inclusion proof"),
+    (
+        "wrong predicate type",
+        _signed_directly(_set("predicateType", "https://slsa.dev/provenance/v1")),
+        "predicateType",
+    ),
+    (
+        "wrong subject digest",
+        _signed_directly(_set("subject.0.digest.sha256", "0" * 64)),
+        "not this bundle",
+    ),
+    (
+        "wrong payload type",
+        _signed_directly(lambda _s: None, payload_type="application/json"),
+        "DSSE payload type is 'application/json'",
+    ),
+    (
+        "predicate that disagrees with the manifest",
+        _signed_directly(_set("predicate.profile", "full")),
+        "disagrees with the manifest on profile",
+    ),
+    ("two subjects", _signed_directly(lambda s: s["subject"].append(s["subject"][0])), "subject"),
+    ("not a Sigstore bundle", lambda b, *_: _plant(b, b'{"mediaType": "x"}'), "not a Sigstore"),
+    ("expired trust root", _expired_root, "was not valid when it issued the signing certificate"),
+    ("expired log key", _expired_log_key, "was not valid at the entry's integrated time"),
+    ("swapped trust root", _swapped_root, "CertValidationError"),
+]
+
+
+@pytest.mark.parametrize(
+    ("attack", "fragment"), [a[1:] for a in ATTACKS], ids=[a[0] for a in ATTACKS]
+)
+def test_an_attack_on_the_signature_fails_closed(  # noqa: PLR0917
+    signed: Path,
+    instance: PrivateSigstore,
+    trust: dict[str, str],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    attack: Attack,
+    fragment: str,
+) -> None:
+    for _ in range(3):  # the log holds more than one entry, so inclusion paths are not empty
+        instance.sign_dsse(b"{}", identity="filler@test.local")
+    extra = attack(signed, instance, trust, tmp_path) or []
+    capsys.readouterr()
+    code, verdict, err = verdict_of([*verify(signed, trust), *extra], capsys)
+    assert code == 1, err
+    assert verdict["signature"]["status"] == "failed"
+    assert fragment in verdict["signature"]["reason"], verdict["signature"]["reason"]
+    assert err.startswith("audit verify: signature failed: ")
+    assert err.count("\n") == 1
+    assert verdict["integrity"]["status"] == "ok"  # the evidence itself is intact
+
+
+# --- refusals (exit 2) ---------------------------------------------------------------------------
+
+
+def test_a_changed_shipped_root_is_refused(tmp_path: Path) -> None:
+    folder = tmp_path / "trust"
+    shutil.copytree(Path(__file__).parents[1] / "verify" / "trust", folder)
+    assert shipped_root("production", folder).digest.startswith("sha256:")
+    root = folder / "production.trusted_root.json"
+    root.write_bytes(root.read_bytes().replace(b"rekor.sigstore.dev", b"rekor.evil.example", 1))
+    with pytest.raises(InvalidInput, match=f"but {PINS_FILE} pins sha256:"):
+        shipped_root("production", folder)
+
+
+@pytest.mark.parametrize(
+    ("extra", "fragment"),
+    [
+        (["--identity", WHO], "give both --identity and --issuer"),
+        (["--issuer", ISSUER], "give both --identity and --issuer"),
+        (["--identity", WHO, "--issuer", ISSUER, "--trusted-root", "/nonexistent"], "cannot read"),
+        (
+            ["--identity", WHO, "--issuer", ISSUER, "--trusted-root", "MANIFEST"],
+            "not a Sigstore trusted root",
+        ),
+    ],
+)
+def test_policy_refusals(
+    signed: Path, capsys: pytest.CaptureFixture[str], extra: list[str], fragment: str
+) -> None:
+    extra = [str(signed / "manifest.json") if x == "MANIFEST" else x for x in extra]
+    assert main(["verify", str(signed), *extra]) == 2
+    err = capsys.readouterr().err
+    assert fragment in err
+    assert err.count("\n") == 1
+
+
+def test_signing_refusals(
+    signed: Path,
+    instance: PrivateSigstore,
+    trust: dict[str, str],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    before = (signed / MANIFEST_SIGNATURE).read_bytes()
+    assert sign(signed, instance, trust) == 2  # already signed
+    assert "already signed" in capsys.readouterr().err
+    assert (signed / MANIFEST_SIGNATURE).read_bytes() == before
+    broken = tmp_path / "broken"
+    write_small_bundle(broken)
+    blob = next((broken / "blobs" / "sha256").iterdir())
+    blob.write_bytes(b"changed")
+    assert sign(broken, instance, trust) == 1
+    assert "refusing to sign a bundle that fails integrity" in capsys.readouterr().err
+    assert not (broken / "signatures").exists()
+    assert main(["sign", str(broken), "--identity-token", "not-a-jwt"]) == 2
+    assert "identity token refused" in capsys.readouterr().err
+    assert main(["sign", str(tmp_path / "x"), "--statement", "y"]) == 2
+    assert "either a bundle directory or --statement" in capsys.readouterr().err
+
+
+def test_no_identity_means_no_signature(
+    small_bundle: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["sign", str(small_bundle)]) == 2
+    err = capsys.readouterr().err
+    assert "no identity token: pass --identity-token, set SIGSTORE_ID_TOKEN" in err
+    assert not (small_bundle / "signatures").exists()
+
+
+def test_unreachable_signing_services_leave_the_bundle_unsigned(
+    small_bundle: Path,
+    instance: PrivateSigstore,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    config = instance.client_trust_config("http://127.0.0.1:9", "http://127.0.0.1:9")
+    (tmp_path / "down.json").write_text(json.dumps(config))
+    token = instance.mint_token(WHO)
+    argv = ["sign", str(small_bundle), "--trust-config", str(tmp_path / "down.json")]
+    assert main([*argv, "--identity-token", token]) == 1
+    assert "audit sign: signing failed: " in capsys.readouterr().err
+    assert not (small_bundle / "signatures").exists()
+
+
+# --- verification attestations ------------------------------------------------------------------
+
+
+def test_a_verification_attestation_round_trip(
+    signed: Path,
+    instance: PrivateSigstore,
+    trust: dict[str, str],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    statement = tmp_path / "verdict.intoto.json"
+    code, verdict, _ = verdict_of(verify(signed, trust, "--attest", str(statement)), capsys)
+    assert code == 0
+    attested = read_verification_statement(statement.read_bytes(), str(statement))
+    assert attested.predicate.verdict.model_dump(mode="json") == verdict
+    assert attested.subject[0].digest.sha256 == verdict["bundle_digest"][7:]
+    token = instance.mint_token("auditor@test.local")
+    argv = ["sign", "--statement", str(statement), "--trust-config", trust["config"]]
+    assert main([*argv, "--identity-token", token]) == 0
+    capsys.readouterr()
+    signature = f"{statement}.sigstore.json"
+    check = ["verify-attestation", signature, "--identity", "auditor@test.local", "--issuer",
+             ISSUER, "--trusted-root", trust["root"]]  # fmt: skip
+    code = main([*check, "--bundle", str(signed), "--json"])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert report["signature"]["status"] == "verified"
+    assert report["verdict"] == verdict
+    assert main([*check, "--require", "rankable"]) == 1  # the small bundle is not rankable
+    assert "requirement not met: rankable: not rankable" in capsys.readouterr().err
+    other = tmp_path / "other"
+    write_small_bundle(other, run_id="run-other")
+    assert main([*check, "--bundle", str(other)]) == 1
+    assert "not this bundle" in capsys.readouterr().err
+    check[3] = "mallory@test.local"
+    assert main(check) == 1
+    assert "SANs do not match" in capsys.readouterr().err
+
+
+def test_a_bundle_signature_is_not_a_verification_attestation(
+    signed: Path, trust: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    check = ["verify-attestation", str(signed / MANIFEST_SIGNATURE), "--identity", WHO,
+             "--issuer", ISSUER, "--trusted-root", trust["root"]]  # fmt: skip
+    assert main(check) == 1
+    assert "predicateType" in capsys.readouterr().err
+
+
+def test_only_a_verification_statement_is_signed_as_one(
+    signed: Path, trust: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["sign", "--statement", str(signed / "manifest.json"), "--trust-config", trust["config"]]
+    assert main(argv) == 2
+    assert capsys.readouterr().err.count("\n") == 1
+    assert not Path(f"{signed / 'manifest.json'}.sigstore.json").exists()
+
+
+# --- start-up ------------------------------------------------------------------------------------
+
+
+def test_help_and_unsigned_verification_do_not_import_sigstore(small_bundle: Path) -> None:
+    program = (
+        "import sys\n"
+        "from audit.cli import main\n"
+        "assert main(['verify', sys.argv[1], '--json']) == 0\n"
+        "try:\n"
+        "    main(['--help'])\n"
+        "finally:\n"
+        "    loaded = sorted(m for m in sys.modules if m.split('.')[0] in ('sigstore', 'tuf'))\n"
+        "    assert not loaded, loaded\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", program, str(small_bundle)],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+
+
+# --- audit run --sign ----------------------------------------------------------------------------
+
+
+def test_a_run_signs_what_it_seals(
+    tmp_path: Path,
+    mirrors: dict[str, Path],
+    instance: PrivateSigstore,
+    trust: dict[str, str],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from audit.reference_endpoint import serve  # noqa: PLC0415
+
+    out = tmp_path / "run"
+    with serve() as endpoint:
+        argv = ["run", "--endpoint", endpoint.url, "--pins", "gx10-qualification-v5",
+                "--profile", "smoke", "--out", str(out), "--model-digest", "sha256:" + "ab" * 32,
+                "--json", "--sign", "--trust-config", trust["config"],
+                "--identity-token", instance.mint_token(WHO)]  # fmt: skip
+        argv += [f"--mirror={name}={path}" for name, path in mirrors.items()]
+        assert main(argv) == 0
+    written = json.loads(capsys.readouterr().out)
+    assert written["signature"] == str(out / MANIFEST_SIGNATURE)
+    code, verdict, err = verdict_of(verify(out, trust, "--require", "signed"), capsys)
+    assert code == 0, err
+    assert verdict["bundle_digest"] == written["bundle_digest"]
+    assert verdict["signature"]["identity"] == WHO
+
+
+def test_a_run_without_an_identity_to_sign_with_does_not_start(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["run", "--endpoint", "http://127.0.0.1:9", "--pins", "gx10-qualification-v5",
+            "--profile", "smoke", "--out", str(tmp_path / "run"),
+            "--model-digest", "sha256:" + "ab" * 32, "--sign"]  # fmt: skip
+    assert main(argv) == 2
+    assert "no identity token" in capsys.readouterr().err
+    assert not (tmp_path / "run").exists()
+
+
+# --- the shipped trust roots ------------------------------------------------------------------
+
+
+def test_trust_root_show_prints_each_shipped_root(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["trust-root", "show"]) == 0
+    printed = capsys.readouterr().out
+    for name in ("production", "staging"):
+        assert f"{name}: {shipped_root(name).digest}" in printed
+    assert "https://fulcio.sigstore.dev" in printed
+
+
+def test_a_shipped_root_is_replaced_only_with_the_digest_expected(
+    tmp_path: Path, instance: PrivateSigstore, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from audit._signing_cli import replace_shipped_root  # noqa: PLC0415
+    from verify._trust import trust_root_from_file  # noqa: PLC0415
+
+    new = tmp_path / "new_root.json"
+    new.write_bytes(instance.trusted_root_bytes())
+    before = shipped_root("production").digest
+    argv = ["trust-root", "update", "production", str(new), "--expect-sha256", "0" * 64]
+    assert main(argv) == 2
+    assert "not the expected sha256:0000" in capsys.readouterr().err
+    assert shipped_root("production").digest == before  # nothing was written
+    folder = tmp_path / "trust"
+    shutil.copytree(Path(__file__).parents[1] / "verify" / "trust", folder)
+    replaced = replace_shipped_root(folder, "staging", trust_root_from_file(new))
+    assert replaced.data == new.read_bytes()
+    assert shipped_root("staging", folder).digest == replaced.digest
+    assert shipped_root("production", folder).digest == before
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"mediaType": "application/vnd.dev.sigstore.trustedroot+json;version=0.1", '
+                      '"tlogs": "no"}')  # fmt: skip
+    with pytest.raises(InvalidInput, match="cannot be used"):
+        replace_shipped_root(folder, "staging", trust_root_from_file(broken))
+    assert shipped_root("staging", folder).digest == replaced.digest
