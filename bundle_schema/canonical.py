@@ -164,10 +164,22 @@ def _float(text: str) -> float:
 
 
 def _int(text: str) -> int:
-    value = int(text)
+    # Past 16 digits it is beyond 2**53 anyway; never convert a huge one (Python refuses
+    # integers of more than 4300 digits with a message about its own settings).
+    value = int(text) if len(text) <= 17 else _SAFE_INTEGER + 1
     if not -_SAFE_INTEGER <= value <= _SAFE_INTEGER:
         raise _RefusedError(f"integer {text[:40]} is beyond 2**53")
     return value
+
+
+MAX_INTEGER_DIGITS = 4300
+"""Python's own cap on converting digits to an integer; past it, a clear refusal of ours."""
+
+
+def _bounded_int(text: str) -> int:
+    if len(text) > MAX_INTEGER_DIGITS:
+        raise _RefusedError(f"an integer of {len(text)} digits (over {MAX_INTEGER_DIGITS})")
+    return int(text)
 
 
 def _depth(value: Any) -> int:
@@ -207,7 +219,11 @@ def loads_strict(data: bytes, where: str) -> Any:
         raise MalformedJSON(where, "starts with a byte-order mark")
     try:
         value = json.loads(
-            text, object_pairs_hook=_pairs, parse_constant=_constant, parse_float=_float
+            text,
+            object_pairs_hook=_pairs,
+            parse_constant=_constant,
+            parse_float=_float,
+            parse_int=_bounded_int,
         )
     except _RefusedError as exc:
         raise MalformedJSON(where, str(exc)) from None

@@ -41,7 +41,7 @@ class Limits:
 
     max_member_size: int = 64 * GiB
     max_total_size: int = 1024 * GiB
-    max_members: int = 2_000_000
+    max_members: int = 500_000
     max_manifest_size: int = 64 * MiB
     max_record_line: int = 16 * MiB
 

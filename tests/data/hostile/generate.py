@@ -1,0 +1,846 @@
+"""The hostile-bundle corpus: every case built by code, with its expected exit code and message.
+
+Run ``python -m tests.data.hostile.generate OUT`` to write the corpus into OUT (each case is a
+file or a directory named after it) and ``--check`` to compare the deterministic cases with the
+digests committed in ``expected.json`` (``--write`` rewrites that file). The tests
+(tests/test_hostile_corpus.py) generate it into a temp directory, check the digests, and run every
+case through the CLI in one process whose peak memory must stay under 512 MiB.
+
+Categories: ``archive`` (tar attacks), ``directory`` (directory-bundle attacks), ``json`` (the
+manifest's bytes), ``record`` (an evidence record's bytes), ``schema`` (a manifest that parses but
+breaks its schema), ``content`` (evidence edited and resealed so that integrity holds), and
+``signature`` (attacks on a bundle's Sigstore signature). Nothing here is a hand-made binary.
+
+Cases marked ``deterministic=False`` (signatures carry fresh keys and times; compressors differ
+between library versions; the largest archives are not worth a digest; sockets and links cannot
+be hashed) are rebuilt on every run and checked by behaviour only.
+"""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import hashlib
+import io
+import json
+import lzma
+import os
+import re
+import shutil
+import socket
+import sys
+import tarfile
+import zipfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from audit import BundleWriter
+from audit._archive import pack
+from bundle_schema import canonical_bytes
+from bundle_schema.attestation import bundle_statement
+from bundle_schema.layout import MANIFEST_SIGNATURE, content_digest
+from bundle_schema.models import Manifest
+from pins import load_builtin
+from tests.factories import COMPONENT_RESULT, write_small_bundle
+from verify import parse_manifest
+from verify._source import open_source
+
+__all__ = ["CASES", "Case", "Context", "M", "craft", "generate", "read_bundle", "reseal"]
+
+HERE = Path(__file__).resolve().parent
+EXPECTED = HERE / "expected.json"
+HEX = "0" * 64
+TRANSPORT = "application/vnd.evidence-audit.transport-exchange+jsonl"
+
+
+# --- how a case is made --------------------------------------------------------------------------
+
+
+@dataclass
+class Context:
+    """What builders draw on: a work directory, the example bundles, a private Sigstore."""
+
+    work: Path
+    examples: dict[str, Path]
+    sigstore: dict[str, Any] = field(default_factory=dict)
+    """``instance``, ``trust`` {root, config}: set by the generator when signature cases run."""
+
+    def small(self, name: str, **changes: Any) -> Path:
+        """A fresh copy of the small valid bundle (deterministic bytes)."""
+        target = self.work / "small" / name
+        shutil.rmtree(target, ignore_errors=True)
+        write_small_bundle(target, **changes)
+        return target
+
+
+Builder = Callable[[Context, Path], list[str] | None]
+"""Writes a case at the path given (a file or a directory); may return extra CLI arguments."""
+
+
+@dataclass(frozen=True)
+class Case:
+    """One hostile input and what the CLI must answer."""
+
+    name: str
+    category: str
+    build: Builder
+    exit: int
+    fragment: str
+    command: str = "verify"
+    deterministic: bool = True
+
+    @property
+    def slug(self) -> str:
+        return "".join(c if c.isalnum() else "-" for c in self.name.lower()).strip("-")
+
+
+# --- tars ----------------------------------------------------------------------------------------
+
+
+@dataclass
+class M:
+    """A tar member to craft: a name, a type and data (``size`` overrides the header size)."""
+
+    name: str
+    type: bytes = tarfile.REGTYPE
+    data: bytes = b""
+    linkname: str = ""
+    size: int | None = None
+    pax: dict[str, str] = field(default_factory=dict)
+
+
+def craft(path: Path, bundle: Path, members: list[M], fmt: int = tarfile.USTAR_FORMAT) -> None:
+    """Write a tar holding a valid small bundle followed by ``members`` (headers as given).
+
+    A member with ``size`` set gets a forged header declaring that size, followed by its data
+    and nothing else: no padding and no end-of-archive blocks. Member times are fixed: the same
+    case gives the same bytes.
+    """
+    out = io.BytesIO()
+    archive = tarfile.open(fileobj=out, mode="w", format=fmt)  # noqa: SIM115 - left open on purpose for forged tails
+    for file in sorted(p for p in bundle.rglob("*") if p.is_file()):
+        info = tarfile.TarInfo(file.relative_to(bundle).as_posix())
+        info.size, info.mode = file.stat().st_size, 0o644
+        archive.addfile(info, io.BytesIO(file.read_bytes()))
+    forged = b""
+    for member in members:
+        info = tarfile.TarInfo(member.name)
+        info.type, info.linkname, info.mode = member.type, member.linkname, 0o644
+        info.size = len(member.data) if member.type == tarfile.REGTYPE else 0
+        info.pax_headers = member.pax
+        if member.size is not None:
+            info.size = member.size
+            forged += info.tobuf(fmt, tarfile.ENCODING, "surrogateescape") + member.data
+        else:
+            archive.addfile(info, io.BytesIO(member.data) if info.size else None)
+    if forged:
+        path.write_bytes(out.getvalue()[: archive.offset] + forged)
+        return
+    archive.close()
+    path.write_bytes(out.getvalue())
+
+
+def _tar(*members: M, fmt: int = tarfile.USTAR_FORMAT) -> Builder:
+    def build(context: Context, path: Path) -> None:
+        craft(path, context.small("tar"), list(members), fmt)
+
+    return build
+
+
+def _packed(context: Context) -> bytes:
+    target = context.work / "packed.tar"
+    if not target.exists():
+        pack(context.small("packed"), target)
+    return target.read_bytes()
+
+
+def _bytes(make: Callable[[Context], bytes]) -> Builder:
+    def build(context: Context, path: Path) -> None:
+        path.write_bytes(make(context))
+
+    return build
+
+
+def _gzip_bomb(_context: Context) -> bytes:
+    """A multi-member gzip that would inflate to 16 GiB of zeros; it is 16 MiB."""
+    member = gzip.compress(b"\0" * (1 << 20), mtime=0)
+    return member * (16 << 10)
+
+
+def _zip(context: Context) -> bytes:
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as archive:
+        info = zipfile.ZipInfo("manifest.json", date_time=(2026, 1, 1, 0, 0, 0))
+        archive.writestr(info, _packed(context)[:512])
+    return out.getvalue()
+
+
+def _many_members(count: int) -> Builder:
+    """A tar of ``count`` empty members with distinct blob names, headers written directly."""
+
+    def build(_context: Context, path: Path) -> None:
+        template = tarfile.TarInfo("blobs/sha256/" + HEX)
+        template.mode, template.size = 0o644, 0
+        header = bytearray(template.tobuf(tarfile.USTAR_FORMAT))
+        with path.open("wb") as out:
+            for number in range(count):
+                name = f"blobs/sha256/{number:064x}".encode()
+                header[0:77] = name
+                header[148:156] = b"        "
+                checksum = sum(header)
+                header[148:156] = b"%06o\0 " % checksum
+                out.write(header)
+            out.write(b"\0" * 1024)
+
+    return build
+
+
+def _huge_manifest(_context: Context, path: Path) -> None:
+    body = b'{"padding":"' + b"x" * (65 << 20) + b'"}'
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w", format=tarfile.USTAR_FORMAT) as archive:
+        info = tarfile.TarInfo("manifest.json")
+        info.size, info.mode = len(body), 0o644
+        archive.addfile(info, io.BytesIO(body))
+    path.write_bytes(out.getvalue())
+
+
+def _without_manifest(context: Context, path: Path) -> None:
+    bundle = context.small("no-manifest")
+    (bundle / "manifest.json").unlink()
+    craft(path, bundle, [])
+
+
+def _unpack_into_occupied(context: Context, path: Path) -> list[str]:
+    path.write_bytes(_packed(context))
+    occupied = context.work / "occupied"
+    occupied.mkdir(exist_ok=True)
+    (occupied / "keep.txt").write_text("mine")
+    return ["-o", str(occupied)]
+
+
+ARCHIVE: list[Case] = [
+    Case("absolute path", "archive", _tar(M("/etc/cron.d/evil", data=b"x")), 2,
+         "'/etc/cron.d/evil' has an absolute path"),
+    Case("dot-dot traversal", "archive", _tar(M("blobs/../../evil", data=b"x")), 2,
+         "'blobs/../../evil' climbs out with '..'"),
+    Case("leading dot-dot", "archive", _tar(M("../evil", data=b"x")), 2, "'../evil' climbs out"),
+    Case("dot segment", "archive", _tar(M("./manifest.json", data=b"x")), 2,
+         "'./manifest.json' has an empty or '.' path segment"),
+    Case("empty segment", "archive", _tar(M("blobs//sha256/" + HEX, data=b"x")), 2,
+         "has an empty or '.' path segment"),
+    Case("backslash", "archive", _tar(M("blobs\\sha256\\x", data=b"x")), 2, "has a backslash"),
+    Case("windows drive", "archive", _tar(M("C:/evil", data=b"x")), 2,
+         "'C:/evil' has an absolute path"),
+    Case("symbolic link", "archive",
+         _tar(M(f"blobs/sha256/{HEX}", tarfile.SYMTYPE, linkname="/etc/passwd")), 2,
+         "is a symbolic link"),
+    Case("hard link", "archive",
+         _tar(M(f"blobs/sha256/{HEX}", tarfile.LNKTYPE, linkname="manifest.json")), 2,
+         "is a hard link"),
+    Case("character device", "archive", _tar(M(f"blobs/sha256/{HEX}", tarfile.CHRTYPE)), 2,
+         "is a device"),
+    Case("block device", "archive", _tar(M(f"blobs/sha256/{HEX}", tarfile.BLKTYPE)), 2,
+         "is a device"),
+    Case("FIFO member", "archive", _tar(M(f"blobs/sha256/{HEX}", tarfile.FIFOTYPE)), 2,
+         "is a FIFO"),
+    Case("sparse member", "archive", _tar(M(f"blobs/sha256/{HEX}", tarfile.GNUTYPE_SPARSE),
+                                          fmt=tarfile.GNU_FORMAT), 2, "is a sparse file"),
+    Case("duplicate manifest", "archive", _tar(M("manifest.json", data=b"{}")), 2,
+         "member 'manifest.json' appears twice"),
+    Case("duplicate blob", "archive", _tar(M(f"blobs/sha256/{HEX}", data=b"a"),
+                                           M(f"blobs/sha256/{HEX}", data=b"b")), 2,
+         f"member 'blobs/sha256/{HEX}' appears twice"),
+    Case("member outside layout", "archive", _tar(M("run.sh", data=b"rm -rf /")), 2,
+         "'run.sh' is outside the bundle layout"),
+    Case("misnamed blob", "archive", _tar(M("blobs/sha256/ABC", data=b"x")), 2,
+         "'blobs/sha256/ABC' is outside the bundle layout"),
+    Case("other digest directory", "archive", _tar(M("blobs/md5/" + "0" * 32, data=b"x")), 2,
+         "is outside the bundle layout"),
+    Case("hidden signature name", "archive", _tar(M("signatures/.hidden", data=b"x")), 2,
+         "is outside the bundle layout"),
+    Case("directory outside layout", "archive", _tar(M("hooks", tarfile.DIRTYPE)), 2,
+         "'hooks' is a directory outside the bundle layout"),
+    Case("manifest as a directory", "archive", _tar(M("manifest.json/", tarfile.DIRTYPE)), 2,
+         "is a directory outside the bundle layout"),
+    Case("deep directories", "archive",
+         _tar(M("blobs/sha256/a/b/c/d/e/f/g/h", tarfile.DIRTYPE)), 2,
+         "is a directory outside the bundle layout"),
+    Case("huge declared size", "archive",
+         _tar(M(f"blobs/sha256/{HEX}", size=1 << 40), fmt=tarfile.GNU_FORMAT), 2,
+         "declares 1099511627776 bytes, over the member cap"),
+    Case("truncated member", "archive",
+         _tar(M(f"blobs/sha256/{HEX}", data=b"short", size=4096)), 2, "is truncated"),
+    Case("pax path traversal", "archive",
+         _tar(M(f"blobs/sha256/{HEX}", data=b"x", pax={"path": "../../evil"}),
+              fmt=tarfile.PAX_FORMAT), 2, "'../../evil' climbs out"),
+    Case("gnu long name traversal", "archive",
+         _tar(M("blobs/" + "a" * 120 + "/../../../evil", data=b"x"), fmt=tarfile.GNU_FORMAT),
+         2, "climbs out with '..'"),
+    Case("a million tiny members", "archive", _many_members(1_000_001), 2,
+         "more than 500000 members", deterministic=False),
+    Case("manifest over its cap", "archive", _huge_manifest, 2, "over the cap of 67108864",
+         deterministic=False),
+    Case("no manifest", "archive", _without_manifest, 2, "manifest.json"),
+    Case("gzip-compressed bundle", "archive",
+         _bytes(lambda c: gzip.compress(_packed(c), mtime=0)), 2,
+         "not a readable uncompressed tar", deterministic=False),
+    Case("gzip bomb", "archive", _bytes(_gzip_bomb), 2, "not a readable uncompressed tar",
+         deterministic=False),
+    Case("bzip2-compressed bundle", "archive", _bytes(lambda c: bz2.compress(_packed(c))), 2,
+         "not a readable uncompressed tar", deterministic=False),
+    Case("xz-compressed bundle", "archive", _bytes(lambda c: lzma.compress(_packed(c))), 2,
+         "not a readable uncompressed tar", deterministic=False),
+    Case("zip archive", "archive", _bytes(_zip), 2, "not a readable uncompressed tar"),
+    Case("empty file", "archive", _bytes(lambda _c: b""), 2, "not a readable uncompressed tar"),
+    Case("random bytes", "archive",
+         _bytes(lambda _c: hashlib.shake_256(b"hostile").digest(4096)), 2,
+         "not a readable uncompressed tar"),
+    Case("unpack traversal", "archive", _tar(M("../evil", data=b"x")), 2,
+         "'../evil' climbs out", command="unpack"),
+    Case("unpack symbolic link", "archive",
+         _tar(M(f"blobs/sha256/{HEX}", tarfile.SYMTYPE, linkname="/etc/passwd")), 2,
+         "is a symbolic link", command="unpack"),
+    Case("unpack into an occupied directory", "archive", _unpack_into_occupied, 2,
+         "exists and is not empty", command="unpack"),
+]  # fmt: skip
+
+
+# --- directory bundles ---------------------------------------------------------------------------
+
+
+def _directory(change: Callable[[Path], None]) -> Builder:
+    def build(context: Context, path: Path) -> None:
+        shutil.copytree(context.small("directory"), path)
+        change(path)
+
+    return build
+
+
+def _bind_socket(path: Path) -> None:
+    here = Path.cwd()
+    os.chdir(path)  # AF_UNIX paths are short: bind a relative one
+    try:
+        with socket.socket(socket.AF_UNIX) as server:
+            server.bind(f"blobs/sha256/{HEX}")
+    finally:
+        os.chdir(here)
+
+
+def _symlinked_manifest(path: Path) -> None:
+    (path / "manifest.json").rename(path / "blobs" / "elsewhere")
+    (path / "manifest.json").symlink_to("blobs/elsewhere")
+
+
+DIRECTORY: list[Case] = [
+    Case("directory symbolic link", "directory",
+         _directory(lambda p: (p / "blobs" / "sha256" / HEX).symlink_to("/etc/passwd")), 2,
+         f"'blobs/sha256/{HEX}' is a symbolic link, not a file", deterministic=False),
+    Case("directory FIFO", "directory",
+         _directory(lambda p: os.mkfifo(p / "blobs" / "sha256" / HEX)), 2,
+         f"'blobs/sha256/{HEX}' is a FIFO, not a file", deterministic=False),
+    Case("directory socket", "directory", _directory(_bind_socket), 2, "is a socket, not a file",
+         deterministic=False),
+    Case("directory symlinked manifest", "directory", _directory(_symlinked_manifest), 2,
+         "'manifest.json' is a symbolic link", deterministic=False),
+    Case("directory nested too deep", "directory",
+         _directory(lambda p: (p / "a" / "b" / "c" / "d" / "e").mkdir(parents=True)), 2,
+         "is nested deeper than a bundle's layout (4 levels)"),
+    Case("directory without a manifest", "directory",
+         _directory(lambda p: (p / "manifest.json").unlink()), 2, "manifest.json"),
+    Case("directory file outside layout", "directory",
+         _directory(lambda p: (p / "run.sh").write_text("rm -rf /")), 1, "run.sh"),
+]  # fmt: skip
+
+
+# --- the manifest's bytes ------------------------------------------------------------------------
+
+
+def _manifest_value(bundle: Path) -> dict[str, Any]:
+    value: dict[str, Any] = json.loads((bundle / "manifest.json").read_bytes())
+    return value
+
+
+def _manifest_bytes(make: Callable[[dict[str, Any], bytes], bytes]) -> Builder:
+    """A small bundle whose manifest.json holds ``make(value, canonical bytes)``."""
+
+    def build(context: Context, path: Path) -> None:
+        shutil.copytree(context.small("manifest"), path)
+        data = (path / "manifest.json").read_bytes()
+        (path / "manifest.json").write_bytes(make(json.loads(data), data))
+
+    return build
+
+
+def _replace(old: bytes, new: bytes) -> Builder:
+    return _manifest_bytes(lambda _v, data: data.replace(old, new, 1))
+
+
+JSON: list[Case] = [
+    Case("duplicate key", "json", _replace(b'{"claims"', b'{"run_id":"x","claims"'), 2,
+         "duplicate key 'run_id'"),
+    Case("duplicate nested key", "json",
+         _replace(b'"media_type":', b'"size":1,"media_type":'), 2, "duplicate key 'size'"),
+    Case("NaN", "json", _replace(b'"schema_version":1', b'"schema_version":NaN'), 2, "NaN"),
+    Case("Infinity", "json", _replace(b'"schema_version":1', b'"schema_version":Infinity'), 2,
+         "Infinity"),
+    Case("negative Infinity", "json",
+         _replace(b'"schema_version":1', b'"schema_version":-Infinity'), 2, "Infinity"),
+    Case("a million-deep nesting", "json",
+         _manifest_bytes(lambda _v, _d: b"[" * 1_000_000 + b"]" * 1_000_000), 2,
+         "nested deeper than 64 levels"),
+    Case("nesting past the depth cap", "json",
+         _replace(b'"schema_version":1', b'"schema_version":' + b"[" * 65 + b"]" * 65), 2,
+         "is not one this verifier reads"),
+    Case("huge integer", "json",
+         _replace(b'"schema_version":1', b'"schema_version":1' + b"0" * 5000), 2,
+         "an integer of 5001 digits (over 4300)"),
+    Case("huge float", "json", _replace(b'"schema_version":1', b'"schema_version":1e400'), 2,
+         "manifest.json"),
+    Case("integer beyond 2^53", "json",
+         _replace(b'"schema_version":1', b'"schema_version":9007199254740993'), 2,
+         "manifest.json"),
+    Case("invalid UTF-8", "json", _replace(b'"run-1"', b'"run-\xff"'), 2, "UTF-8"),
+    Case("lone surrogate", "json", _replace(b'"run-1"', b'"run-\\ud800"'), 2, "manifest.json"),
+    Case("byte order mark", "json", _manifest_bytes(lambda _v, d: b"\xef\xbb\xbf" + d), 2,
+         "manifest.json"),
+    Case("insignificant whitespace", "json", _manifest_bytes(lambda v, _d: json.dumps(
+        v, sort_keys=True, indent=1).encode()), 2, "not RFC 8785 canonical JSON"),
+    Case("unsorted keys", "json", _manifest_bytes(lambda v, _d: json.dumps(
+        dict(reversed(list(v.items()))), separators=(",", ":")).encode()), 2,
+         "not RFC 8785 canonical JSON"),
+    Case("escaped ASCII", "json", _replace(b'"run-1"', b'"run-\\u0031"'), 2,
+         "not RFC 8785 canonical JSON"),
+    Case("trailing data", "json", _manifest_bytes(lambda _v, d: d + b"{}"), 2, "manifest.json"),
+    Case("trailing newline", "json", _manifest_bytes(lambda _v, d: d + b"\n"), 2,
+         "manifest.json"),
+    Case("empty manifest", "json", _manifest_bytes(lambda _v, _d: b""), 2, "manifest.json"),
+    Case("array manifest", "json", _manifest_bytes(lambda _v, _d: b"[]"), 2, "manifest.json"),
+    Case("truncated manifest", "json", _manifest_bytes(lambda _v, d: d[: len(d) // 2]), 2,
+         "manifest.json"),
+    Case("control character", "json", _replace(b'"run-1"', b'"run-\x01"'), 2, "manifest.json"),
+    Case("leading zero", "json", _replace(b'"schema_version":1', b'"schema_version":01'), 2,
+         "manifest.json"),
+    Case("exponent form", "json", _replace(b'"schema_version":1', b'"schema_version":1E0'), 2,
+         "manifest.json"),
+    Case("single quotes", "json", _replace(b'"run_id":"run-1"', b"'run_id':'run-1'"), 2,
+         "manifest.json"),
+    Case("comment", "json", _manifest_bytes(lambda _v, d: b"// evil\n" + d), 2, "manifest.json"),
+]  # fmt: skip
+
+
+# --- an evidence record's bytes (the manifest intact: a finding, exit 1) -------------------------
+
+
+def _record(data: bytes, media_type: str = COMPONENT_RESULT) -> Builder:
+    def build(_context: Context, path: Path) -> None:
+        write_small_bundle(path, {"components/extra/result.json": data}, media_type=media_type)
+
+    return build
+
+
+RESULT = (b'{"component":"extra","metrics":{},"raw_outputs":[],"schema_version":1,'
+          b'"status":"COMPLETED"}')  # fmt: skip
+
+RECORD: list[Case] = [
+    Case("record with a duplicate key", "record",
+         _record(RESULT.replace(b'{"component"', b'{"status":"FAILED","component"')), 1,
+         "duplicate key 'status'"),
+    Case("record with NaN", "record",
+         _record(RESULT.replace(b'"metrics":{}', b'"metrics":{"x":NaN}')), 1, "NaN"),
+    Case("record nested too deep", "record",
+         _record(RESULT.replace(b'"metrics":{}', b'"metrics":{"x":' + b"[" * 70 + b"]" * 70 +
+                                b"}")), 1, "$.metrics.x"),
+    Case("record with invalid UTF-8", "record", _record(RESULT.replace(b"extra", b"ex\xfftra")),
+         1, "UTF-8"),
+    Case("record not canonical", "record", _record(RESULT.replace(b"{", b"{ ", 1)), 1,
+         "not RFC 8785 canonical JSON"),
+    Case("record with an extra field", "record",
+         _record(RESULT.replace(b'{"component"', b'{"backdoor":1,"component"')), 1, "backdoor"),
+    Case("record of an unknown version", "record",
+         _record(RESULT.replace(b'"schema_version":1', b'"schema_version":9')), 1,
+         "schema_version"),
+    Case("record of the wrong type", "record",
+         _record(RESULT.replace(b'"status":"COMPLETED"', b'"status":7')), 1, "status"),
+    Case("record lines without a final newline", "record", _record(b"{}", TRANSPORT), 1,
+         "does not end with a newline"),
+    Case("record lines with a blank line", "record", _record(b"\n", TRANSPORT), 1,
+         "components/extra/result.json"),
+]  # fmt: skip
+
+
+# --- a manifest that parses but breaks its schema ------------------------------------------------
+
+
+def _resealed(change: Callable[[dict[str, Any]], None]) -> Builder:
+    """A small bundle whose manifest value is changed and resealed (canonical bytes)."""
+
+    def make(value: dict[str, Any], _data: bytes) -> bytes:
+        change(value)
+        value.pop("content_digest", None)
+        value["content_digest"] = content_digest(value)
+        return canonical_bytes(value)
+
+    return _manifest_bytes(make)
+
+
+def _set(path: str, new: Any) -> Callable[[dict[str, Any]], None]:
+    def change(value: dict[str, Any]) -> None:
+        *parents, last = path.split("/")
+        node: Any = value
+        for key in parents:
+            if key == "*":
+                node = node[next(iter(node))]
+            else:
+                node = node[int(key)] if isinstance(node, list) else node[key]
+        if last == "*":
+            last = next(iter(node))
+        if new is _DELETE:
+            del node[last]
+        else:
+            node[last] = new
+
+    return change
+
+
+_DELETE = object()
+
+
+def _rename_entry(new_name: str) -> Callable[[dict[str, Any]], None]:
+    def change(value: dict[str, Any]) -> None:
+        name, entry = next(iter(value["evidence"].items()))
+        del value["evidence"][name]
+        value["evidence"][new_name] = entry
+
+    return change
+
+
+SCHEMA: list[Case] = [
+    Case("unknown schema version", "schema", _resealed(_set("schema_version", 2)), 2,
+         "schema_version"),
+    Case("schema version as a string", "schema", _resealed(_set("schema_version", "1")), 2,
+         "schema_version"),
+    Case("schema version missing", "schema", _resealed(_set("schema_version", _DELETE)), 2,
+         "schema_version"),
+    Case("extra top-level field", "schema", _resealed(_set("backdoor", True)), 2, "backdoor"),
+    Case("extra field in an entry", "schema", _resealed(_set("evidence/*/exec", "sh")), 2,
+         "exec"),
+    Case("size as a string", "schema", _resealed(_set("evidence/*/size", "11")), 2, "size"),
+    Case("negative size", "schema", _resealed(_set("evidence/*/size", -1)), 2, "size"),
+    Case("size past 2^53", "schema", _manifest_bytes(lambda _v, d: re.sub(
+        rb'"size":\d+', b'"size":9007199254740992', d, count=1)), 2, "manifest.json"),
+    Case("uppercase digest", "schema", _resealed(_set("evidence/*/digest", "sha256:" + "A" * 64)),
+         2, "digest"),
+    Case("md5 digest", "schema", _resealed(_set("evidence/*/digest", "md5:" + "0" * 32)), 2,
+         "digest"),
+    Case("bad media type", "schema", _resealed(_set("evidence/*/media_type", "text/plain\n")),
+         2, "media_type"),
+    Case("traversing logical name", "schema", _resealed(_rename_entry("../etc/passwd")), 2,
+         "evidence"),
+    Case("uppercase logical name", "schema", _resealed(_rename_entry("Raw/Output.json")), 2,
+         "evidence"),
+    Case("empty run id", "schema", _resealed(_set("run_id", "")), 2, "run_id"),
+    Case("bad creation time", "schema", _resealed(_set("created_at", "yesterday")), 2,
+         "created_at"),
+    Case("component naming missing evidence", "schema",
+         _resealed(_set("components/0/result", "nowhere.json")), 2,
+         "which is not an evidence entry"),
+    Case("claims of the wrong type", "schema", _resealed(_set("claims", "all good")), 2,
+         "claims"),
+    Case("unknown pin set", "schema",
+         _resealed(_set("pin_set", {"id": "gx10-qualification-v99", "digest": "sha256:" + HEX})),
+         2, "gx10-qualification-v99"),
+    Case("unsealed edit", "schema", _manifest_bytes(lambda v, _d: canonical_bytes(
+        v | {"run_id": "run-edited"})), 1, "content_digest"),
+]  # fmt: skip
+
+
+# --- content attacks on the full example (resealed: integrity holds) -----------------------------
+
+Files = dict[str, tuple[bytes, str]]
+Attack = Callable[[Files, dict[str, Any], dict[str, Path]], None]
+
+
+def read_bundle(path: Path) -> tuple[Manifest, Files]:
+    """A bundle's manifest and every evidence file by logical name (bytes, media type)."""
+    manifest = parse_manifest(open_source(path).manifest_bytes()).model
+    files = {
+        name: ((path / "blobs" / "sha256" / entry.digest[7:]).read_bytes(), entry.media_type)
+        for name, entry in manifest.evidence.items()
+    }
+    return manifest, files
+
+
+def reseal(target: Path, manifest: Manifest, files: Files, fields: dict[str, Any]) -> str:
+    """Write the (attacked) evidence and manifest fields as a new, internally consistent bundle."""
+    writer = BundleWriter(target, durable=False)
+    for name, (data, media) in sorted(files.items()):
+        writer.add_bytes(name, data, media)
+    seal = {
+        key: getattr(manifest, key)
+        for key in ("run_id", "created_at", "runner", "scoring_generation", "profile", "pin_set",
+                    "model", "upstreams", "components", "claims")
+    }  # fmt: skip
+    for key, value in fields.items():
+        seal[key] = (
+            type(seal[key]).model_validate(value) if hasattr(seal[key], "model_validate") else value
+        )
+    return writer.seal(**seal)
+
+
+def _lines(files: Files, name: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in files[name][0].splitlines()]
+
+
+def _put_lines(files: Files, name: str, values: list[dict[str, Any]]) -> None:
+    data = b"".join(json.dumps(v, separators=(",", ":"), sort_keys=True).encode() + b"\n"
+                    for v in values)  # fmt: skip
+    files[name] = (data, files[name][1])
+
+
+def _put_json(files: Files, name: str, value: dict[str, Any]) -> None:
+    data = json.dumps(value, separators=(",", ":"), sort_keys=True).encode()
+    files[name] = (data, files[name][1])
+
+
+def _claims(**changes: Any) -> Attack:
+    def attack(_files: Files, fields: dict[str, Any], _others: dict[str, Path]) -> None:
+        fields["claims"] = fields["claims"] | changes
+
+    return attack
+
+
+def _pin_set(pin_id: str) -> Attack:
+    def attack(_files: Files, fields: dict[str, Any], _others: dict[str, Path]) -> None:
+        fields["pin_set"] = {"id": pin_id, "digest": load_builtin(pin_id).digest}
+
+    return attack
+
+
+def _splice(files: Files, _fields: dict[str, Any], others: dict[str, Path]) -> None:
+    _, donor = read_bundle(others["gx10-spark-quarantined"])
+    files["transport/exchanges.jsonl"] = donor["transport/exchanges.jsonl"]
+
+
+def _truncate(files: Files, _fields: dict[str, Any], _others: dict[str, Path]) -> None:
+    _put_lines(files, "transport/exchanges.jsonl", _lines(files, "transport/exchanges.jsonl")[:-1])
+
+
+def _drop_ledger_line(files: Files, _fields: dict[str, Any], _others: dict[str, Path]) -> None:
+    entries = _lines(files, "network/socket-ledger.jsonl")
+    _put_lines(files, "network/socket-ledger.jsonl", entries[:2] + entries[3:])
+
+
+def _probe_to_nowhere(files: Files, _fields: dict[str, Any], _others: dict[str, Path]) -> None:
+    probe = json.loads(files["probes/direct-response.json"][0])
+    _put_json(files, "probes/direct-response.json", probe | {"exchange": 99})
+
+
+def _protected_input(files: Files, _fields: dict[str, Any], _others: dict[str, Path]) -> None:
+    tasks = _lines(files, "components/hermes/tasks.jsonl")
+    tasks[0]["protected_inputs"]["after"] = "sha256:" + "9" * 64
+    _put_lines(files, "components/hermes/tasks.jsonl", tasks)
+
+
+def _observer_count(files: Files, _fields: dict[str, Any], _others: dict[str, Path]) -> None:
+    config = json.loads(files["run/config.json"][0])
+    config["observer"]["exchanges"] = 4
+    _put_json(files, "run/config.json", config)
+
+
+def _quality(files: Files, _fields: dict[str, Any], _others: dict[str, Path]) -> None:
+    quality = json.loads(files["components/coding/spark-quality.json"][0])
+    _put_json(files, "components/coding/spark-quality.json", quality | {"code_domain_quality": 99})
+
+
+def _fallback(files: Files, _fields: dict[str, Any], _others: dict[str, Path]) -> None:
+    exchanges = _lines(files, "transport/exchanges.jsonl")
+    exchanges[3]["response_model"] = "another-model-7b"
+    _put_lines(files, "transport/exchanges.jsonl", exchanges)
+
+
+def _outside(files: Files, _fields: dict[str, Any], _others: dict[str, Path]) -> None:
+    entries = _lines(files, "network/socket-ledger.jsonl")
+    entries[1]["address"] = "203.0.113.9"
+    _put_lines(files, "network/socket-ledger.jsonl", entries)
+
+
+def _content(attack: Attack) -> Builder:
+    def build(context: Context, path: Path) -> None:
+        manifest, files = read_bundle(context.examples["gx10-full-qualified"])
+        fields: dict[str, Any] = {"claims": manifest.claims.model_dump(mode="json")}
+        attack(files, fields, context.examples)
+        reseal(path, manifest, files, fields)
+
+    return build
+
+
+def _swapped_blob(context: Context, path: Path) -> None:
+    """A blob's bytes replaced by another bundle's blob (the manifest untouched)."""
+    shutil.copytree(context.examples["gx10-full-qualified"], path)
+    manifest, _ = read_bundle(path)
+    _, donor = read_bundle(context.examples["gx10-spark-quarantined"])
+    entry = manifest.evidence["transport/exchanges.jsonl"]
+    target = path / "blobs" / "sha256" / entry.digest[7:]
+    target.chmod(0o644)
+    target.write_bytes(donor["transport/exchanges.jsonl"][0])
+
+
+def _other_size(context: Context, path: Path) -> None:
+    """An entry that names its blob by digest but declares another size (resealed)."""
+    shutil.copytree(context.small("size"), path)
+    value = _manifest_value(path)
+    name = next(iter(value["evidence"]))
+    value["evidence"][name]["size"] += 1
+    value.pop("content_digest")
+    value["content_digest"] = content_digest(value)
+    (path / "manifest.json").write_bytes(canonical_bytes(value))
+
+
+CONTENT: list[Case] = [
+    Case("claimed score edited", "content", _content(_claims(aggregate_score=99.0)), 1,
+         "claims differ from the replay: aggregate_score: claimed 99"),
+    Case("claimed outcome edited", "content", _content(_claims(outcome="NOT_QUALIFIED")), 1,
+         "claims differ from the replay: outcome: claimed NOT_QUALIFIED, replayed QUALIFIED"),
+    Case("pin set swapped for v4", "content", _content(_pin_set("gx10-qualification-v4")), 1,
+         "rankable: claimed True, replayed False"),
+    Case("evidence spliced from another run", "content", _content(_splice), 1,
+         "outcome: claimed QUALIFIED"),
+    Case("transport log truncated", "content", _content(_truncate), 1,
+         "outcome: claimed QUALIFIED, replayed INFRA_ERROR"),
+    Case("socket-ledger line removed", "content", _content(_drop_ledger_line), 1,
+         "outcome: claimed QUALIFIED, replayed INFRA_ERROR"),
+    Case("probe naming a missing exchange", "content", _content(_probe_to_nowhere), 1,
+         "replayed INFRA_ERROR"),
+    Case("protected input changed", "content", _content(_protected_input), 1,
+         "replayed NOT_QUALIFIED"),
+    Case("observer count edited", "content", _content(_observer_count), 1,
+         "replayed INFRA_ERROR"),
+    Case("harness score edited", "content", _content(_quality), 1,
+         "aggregate_score: claimed 87.835, replayed 96.075"),
+    Case("reply from another model", "content", _content(_fallback), 1, "replayed INFRA_ERROR"),
+    Case("outside attempt recorded", "content", _content(_outside), 1, "replayed INFRA_ERROR"),
+    Case("blob swapped for another bundle's", "content", _swapped_blob, 1,
+         "has 3723 bytes, the manifest says 6225"),
+    Case("entry naming a blob of another size", "content", _other_size, 1,
+         "has 184 bytes, the manifest says 185"),
+]  # fmt: skip
+
+
+# --- signature attacks ---------------------------------------------------------------------------
+
+
+def _signature_case(attack_name: str) -> Builder:
+    def build(context: Context, path: Path) -> list[str]:
+        from tests.private_sigstore import ISSUER  # noqa: PLC0415
+        from tests.test_signing import ATTACKS, WHO  # noqa: PLC0415
+
+        attack = {a[0]: a[1] for a in ATTACKS}[attack_name]
+        instance, trust = context.sigstore["instance"], context.sigstore["trust"]
+        shutil.copytree(context.small("signed"), path)
+        source = parse_manifest((path / "manifest.json").read_bytes())
+        statement = bundle_statement(source.model, source.bundle_digest)
+        (path / "signatures").mkdir()
+        (path / MANIFEST_SIGNATURE).write_bytes(instance.sign_dsse(statement, identity=WHO))
+        scratch = context.work / "signature-scratch" / path.name
+        scratch.mkdir(parents=True, exist_ok=True)
+        extra = attack(path, instance, trust, scratch) or []
+        policy = ["--identity", WHO, "--issuer", ISSUER, "--trusted-root", trust["root"]]
+        return policy + list(extra)
+
+    return build
+
+
+def _signature_cases() -> list[Case]:
+    from tests.test_signing import ATTACKS  # noqa: PLC0415
+
+    return [
+        Case(f"signature: {name}", "signature", _signature_case(name), 1, fragment,
+             deterministic=False)
+        for name, _attack, fragment in ATTACKS
+    ]  # fmt: skip
+
+
+CASES: list[Case] = [*ARCHIVE, *DIRECTORY, *JSON, *RECORD, *SCHEMA, *CONTENT, *_signature_cases()]
+"""Every case of the corpus, by category."""
+
+
+# --- generation ----------------------------------------------------------------------------------
+
+
+def digest_of_path(path: Path) -> str:
+    """sha256 of a file, or of a directory's sorted (path, file digest) listing."""
+    if path.is_file():
+        return "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
+    listing = "".join(
+        f"{p.relative_to(path).as_posix()}\0{hashlib.sha256(p.read_bytes()).hexdigest()}\n"
+        for p in sorted(path.rglob("*"))
+        if p.is_file() and not p.is_symlink()
+    )
+    return "sha256:" + hashlib.sha256(listing.encode()).hexdigest()
+
+
+def generate(out: Path, context: Context, cases: list[Case] = CASES) -> dict[str, dict[str, Any]]:
+    """Write every case into ``out``; return, by case name, its path, arguments and digest."""
+    out.mkdir(parents=True, exist_ok=True)
+    built: dict[str, dict[str, Any]] = {}
+    for case in cases:
+        suffix = ".tar" if case.category == "archive" else ""
+        path = out / f"{case.slug}{suffix}"
+        extra = case.build(context, path) or []
+        built[case.name] = {
+            "path": str(path),
+            "args": extra,
+            "digest": digest_of_path(path) if case.deterministic else None,
+        }
+    return built
+
+
+def expectations(built: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The committed table: each case's category, command, exit, fragment and digest."""
+    return {
+        case.name: {
+            "category": case.category,
+            "command": case.command,
+            "exit": case.exit,
+            "fragment": case.fragment,
+            "digest": built[case.name]["digest"],
+        }
+        for case in CASES
+    }
+
+
+def main(argv: list[str]) -> int:
+    """``generate.py OUT [--check | --write]``: build the corpus (needs the example bundles)."""
+    import tempfile  # noqa: PLC0415
+
+    from audit.examples import build_example, example_runs  # noqa: PLC0415
+
+    out = Path(argv[0])
+    with tempfile.TemporaryDirectory() as scratch:
+        work = Path(scratch)
+        examples = {}
+        for run in example_runs():
+            build_example(run, work / "examples" / run.name, work / f"build-{run.name}")
+            examples[run.name] = work / "examples" / run.name
+        context = Context(work, examples)
+        deterministic = [c for c in CASES if c.deterministic]
+        table = expectations(generate(out, context, deterministic) | {
+            c.name: {"digest": None} for c in CASES if not c.deterministic
+        })  # fmt: skip
+    if "--write" in argv:
+        EXPECTED.write_text(json.dumps(table, indent=1, sort_keys=True) + "\n")
+        return 0
+    if "--check" in argv:
+        committed = json.loads(EXPECTED.read_text())
+        drift = sorted(n for n in table if committed.get(n) != table[n])
+        for name in drift:
+            sys.stderr.write(f"drift: {name}\n")
+        return 1 if drift else 0
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -1,0 +1,134 @@
+"""The hostile-bundle corpus (tests/data/hostile): every case is refused (exit 2) or fails its
+check (exit 1) with a located one-line message, no traceback, nothing written outside the target,
+and the whole corpus runs in one process whose peak memory stays under 512 MiB."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.data.hostile.generate import CASES, EXPECTED, Case, Context, expectations, generate
+from tests.private_sigstore import PrivateSigstore, Services
+
+MEMORY_CAP = 512 << 20
+BY_NAME = {case.name: case for case in CASES}
+
+
+def _tree(root: Path) -> dict[str, tuple[int, int]]:
+    """Every path under root with its size and mtime (lstat: links are not followed)."""
+    listing = {}
+    for path in [root, *root.rglob("*")]:
+        status = path.lstat()
+        listing[str(path)] = (status.st_size, status.st_mtime_ns)
+    return listing
+
+
+@pytest.fixture(scope="module")
+def corpus(
+    tmp_path_factory: pytest.TempPathFactory, built_examples: dict[str, Path]
+) -> Iterator[tuple[Path, dict[str, dict[str, Any]]]]:
+    home = tmp_path_factory.mktemp("home")
+    saved = {v: os.environ.get(v) for v in ("HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME")}
+    os.environ.update(HOME=str(home), XDG_CACHE_HOME=str(home), XDG_DATA_HOME=str(home))
+    root = tmp_path_factory.mktemp("corpus")
+    instance = PrivateSigstore()
+    try:
+        with Services(instance) as services:
+            (root / "trusted_root.json").write_bytes(instance.trusted_root_bytes())
+            (root / "trust_config.json").write_text(json.dumps(services.trust_config()))
+            trust = {"root": str(root / "trusted_root.json"),
+                     "config": str(root / "trust_config.json")}  # fmt: skip
+            context = Context(root / "work", built_examples, {"instance": instance, "trust": trust})
+            built = generate(root / "cases", context)
+            yield root, built
+    finally:
+        for variable, value in saved.items():
+            if value is None:
+                os.environ.pop(variable, None)
+            else:
+                os.environ[variable] = value
+
+
+def test_the_corpus_covers_every_category_with_at_least_100_cases() -> None:
+    assert len(CASES) >= 100
+    assert len({case.name for case in CASES}) == len(CASES)
+    assert len({case.slug for case in CASES}) == len(CASES)
+    counts = Counter(case.category for case in CASES)
+    assert set(counts) == {
+        "archive", "directory", "json", "record", "schema", "content", "signature",
+    }  # fmt: skip
+    assert all(case.exit in {1, 2} for case in CASES)
+
+
+def test_the_committed_expectations_match_the_generator(
+    corpus: tuple[Path, dict[str, dict[str, Any]]],
+) -> None:
+    """The deterministic cases regenerate byte for byte (see generate.py --check / --write)."""
+    _, built = corpus
+    committed = json.loads(EXPECTED.read_text())
+    assert committed == expectations(built)
+
+
+def _argv(case: Case, path: str, extra: list[str], unpacked: Path) -> list[str]:
+    if case.command == "unpack":
+        return ["unpack", path, *(extra or ["-o", str(unpacked / case.slug)])]
+    return ["verify", path, *extra]
+
+
+def test_every_case_fails_closed_in_bounded_memory(
+    corpus: tuple[Path, dict[str, dict[str, Any]]], tmp_path: Path
+) -> None:
+    root, built = corpus
+    unpacked = tmp_path / "unpacked"
+    unpacked.mkdir()
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    plan = []
+    for case in CASES:
+        path, extra = built[case.name]["path"], built[case.name]["args"]
+        plan.append({"name": case.name, "argv": _argv(case, path, extra, unpacked)})
+        if case.category == "archive" and case.command == "verify":  # and unpacking it, too
+            target = str(unpacked / case.slug)
+            plan.append({"name": f"{case.name} (unpack)", "argv": ["unpack", path, "-o", target]})
+    (tmp_path / "plan.json").write_text(json.dumps(plan))
+    before = _tree(root)
+    result = subprocess.run(
+        [sys.executable, "-m", "tests.data.hostile.run", str(tmp_path / "plan.json")],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=cwd,
+        env=os.environ | {"PYTHONPATH": str(Path(__file__).parents[1])},
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    document = json.loads(result.stdout)
+    wrong = []
+    for name, answer in document["results"].items():
+        case, err = BY_NAME[name.removesuffix(" (unpack)")], answer["stderr"]
+        problems = []
+        if answer["exit"] != case.exit:
+            problems.append(f"exit {answer['exit']}, expected {case.exit}")
+        if err.count("\n") != 1:
+            problems.append("not exactly one line")
+        if "Traceback" in err:
+            problems.append("a traceback")
+        if case.fragment not in err:
+            problems.append(f"no {case.fragment!r}")
+        if problems:
+            wrong.append(f"{name}: {'; '.join(problems)}: {err.strip()[:300]}")
+    assert not wrong, "\n".join(wrong)
+    assert document["max_rss_bytes"] < MEMORY_CAP, document["max_rss_bytes"]
+    assert _tree(root) == before  # nothing of the corpus (or beside it) was changed or added
+    assert list(cwd.iterdir()) == []  # nothing written where the commands ran
+    assert list(unpacked.iterdir()) == []  # no refused unpack left a directory behind
+    occupied = root / "work" / "occupied"
+    assert sorted(p.name for p in occupied.iterdir()) == ["keep.txt"]
