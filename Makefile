@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint schema bench clean sandbox-tools browser-tools
+.PHONY: demo test lint schema bench fuzz clean sandbox-tools browser-tools
 
 $(STAMP): requirements.lock requirements-dev.lock requirements-peer.lock \
 		requirements-peer-nodeps.lock pyproject.toml
@@ -60,6 +60,19 @@ bench: $(STAMP)
 	$(BIN)/python -m benchmarks.bfcl_aggregate
 	$(BIN)/python -m benchmarks.lmspeed_score
 	$(BIN)/python -m benchmarks.observer_overhead
+
+# Opt-in fuzzing: 100,000 hypothesis examples per reader property, then atheris on the manifest
+# and archive readers for FUZZ_SECONDS each (new inputs land in a temp dir; keep what adds
+# coverage with: tests/fuzz/fuzz_<name> -merge=1 tests/fuzz/corpus/<name> <that dir>).
+FUZZ_SECONDS ?= 600
+fuzz: $(STAMP)
+	EVIDENCE_AUDIT_FUZZ_EXAMPLES=100000 $(BIN)/python -m pytest -q -p no:cacheprovider \
+		tests/test_fuzz_properties.py
+	for name in manifest archive; do \
+		found=$$(mktemp -d) && echo "atheris $$name: new inputs in $$found" && \
+		tests/fuzz/fuzz_$$name $$found tests/fuzz/corpus/$$name -max_total_time=$(FUZZ_SECONDS) \
+			-rss_limit_mb=1024 -artifact_prefix=$$found/ || exit 1; \
+	done
 
 clean:
 	rm -rf $(VENV) build

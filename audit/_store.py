@@ -17,6 +17,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from audit._faults import point
 from bundle_schema import KINDS, canonical_bytes, digest_of, validate_document
 from bundle_schema.errors import InvalidInput
 from bundle_schema.layout import BLOB_DIR, MANIFEST, SEAL_FIELD, blob_path, content_digest
@@ -72,6 +73,7 @@ def _stream_to_temporary(
                 digest.update(chunk)
                 size += len(chunk)
                 out.write(chunk)
+                point("temp-chunk")  # mid-blob-write: a temp file, never a final name
             out.flush()
             if durable:
                 os.fsync(out.fileno())
@@ -272,7 +274,9 @@ class BundleWriter:
         validate_document(KINDS["manifest"], value, MANIFEST)
         data = canonical_bytes(value)
         _fsync_directory(self._blobs)
+        point("manifest")
         write_atomically(self.root / MANIFEST, [data])
+        point("sealed")
         _fsync_directory(self.root)
         self.digest = digest_of(data)
         return self.digest

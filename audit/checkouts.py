@@ -16,6 +16,7 @@ from pathlib import Path
 
 import git
 
+from audit._faults import point
 from bundle_schema.errors import EvidenceAuditError, InvalidInput
 from pins._model import Upstream
 
@@ -74,6 +75,7 @@ def checkout(name: str, upstream: Upstream, into: Path, mirror: Path | None = No
     source = str(mirror) if mirror is not None else upstream.repository
     try:
         repo = git.Repo.clone_from(source, into, no_checkout=True)
+        point(f"cloned:{name}")  # during a checkout: cloned, not yet checked out
         repo.git.checkout("--detach", upstream.commit)
     except git.GitCommandError as exc:
         detail = (exc.stderr or str(exc)).strip().splitlines()

@@ -28,6 +28,7 @@ from urllib.parse import urlsplit
 import aiohttp
 from aiohttp import web
 
+from audit._faults import point
 from bundle_schema.errors import InvalidInput
 from bundle_schema.models import Body, Chunk, ReasoningSerialization, TransportExchange
 from verify.gx10 import is_loopback
@@ -266,6 +267,7 @@ class Observer:
                 text = decoder.decode(data)
                 if text:
                     chunks.append(Chunk(t=time.monotonic() - begun, data=text))
+                point("stream-chunk")  # mid-stream
                 try:
                     await response.write(data)
                 except ConnectionResetError:

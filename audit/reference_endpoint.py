@@ -18,12 +18,14 @@ import hashlib
 import json
 import re
 import threading
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 from aiohttp import web
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 __all__ = ["MODEL_ID", "Behaviour", "ReferenceEndpoint", "reply_words", "serve"]
 
@@ -201,9 +203,15 @@ class _App:
         yield event({}, finish)
 
 
-def _application(behaviour: Behaviour) -> web.Application:
+def _application(behaviour: Behaviour, seen: Callable[[], None]) -> web.Application:
     handlers = _App(behaviour)
-    app = web.Application()
+
+    @web.middleware
+    async def count(request: web.Request, handler: Handler) -> web.StreamResponse:
+        seen()
+        return await handler(request)
+
+    app = web.Application(middlewares=[count])
     app.router.add_get("/v1/models", handlers.models)
     app.router.add_get("/props", handlers.props)
     app.router.add_post("/v1/chat/completions", handlers.completions)
@@ -219,6 +227,8 @@ class ReferenceEndpoint:
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
         self._runner: web.AppRunner | None = None
         self.port = 0
+        self.requests = 0
+        """How many requests it has received."""
 
     @property
     def url(self) -> str:
@@ -231,11 +241,14 @@ class ReferenceEndpoint:
         return self
 
     async def _start(self) -> None:
-        self._runner = web.AppRunner(_application(self.behaviour), access_log=None)
+        self._runner = web.AppRunner(_application(self.behaviour, self._seen), access_log=None)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0)
         await site.start()
         self.port = int(self._runner.addresses[0][1])
+
+    def _seen(self) -> None:
+        self.requests += 1
 
     def stop(self) -> None:
         if self._runner is not None:

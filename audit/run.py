@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import shutil
 import sys
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
@@ -22,7 +23,8 @@ from typing import Any, Literal
 import git
 from pydantic import BaseModel
 
-from audit._store import BundleWriter
+from audit._faults import point
+from audit._store import BundleWriter, temporary_file
 from audit.checkouts import Checkout, CheckoutFailed, checkout, describe
 from audit.components import measure_streaming, run_direct_probes
 from audit.identity import resolve_identity
@@ -310,9 +312,53 @@ def run_qualification(
     if profile is None:
         raise InvalidInput(f"--profile {request.profile}: not a profile of {request.pins.id} "
                            f"({', '.join(pins.profiles)})")  # fmt: skip
-    if request.out.exists() and any(request.out.iterdir()):
+    if request.out.exists() and (not request.out.is_dir() or any(request.out.iterdir())):
         raise InvalidInput(f"--out {request.out}: not empty; a bundle needs a new directory")
-    selected = profile.components
+    created_out = not request.out.exists()
+    _check_writable(request.out)
+    try:
+        return _run(request, say, watch, profile.components)
+    except BaseException as exc:
+        # Nothing half-made is left: the directory goes (or is emptied, if it was given empty).
+        if created_out:
+            shutil.rmtree(request.out, ignore_errors=True)
+        else:
+            for child in list(request.out.iterdir()):
+                if child.is_dir():
+                    shutil.rmtree(child, ignore_errors=True)
+                else:
+                    child.unlink()
+        if isinstance(exc, OSError):
+            where = f"{exc.filename}: " if exc.filename else ""
+            raise InvalidInput(
+                f"--out {request.out}: cannot write the bundle: {where}{exc.strerror or exc}; "
+                "nothing was kept"
+            ) from None
+        raise
+
+
+def _check_writable(out: Path) -> None:
+    """Fail before the run, not after it, when the bundle cannot be written where asked.
+
+    Raises:
+        InvalidInput: the directory cannot be created or written.
+    """
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe, fd = temporary_file(out, "probe")
+        os.close(fd)
+        probe.unlink()
+    except OSError as exc:
+        raise InvalidInput(f"--out {out}: cannot write there: {exc.strerror}") from None
+
+
+def _run(
+    request: RunRequest,
+    say: Callable[[str], None],
+    watch: Callable[[Observer], None] | None,
+    selected: Sequence[ComponentName],
+) -> str:
+    pins = request.pins.pins
     created = _now()
     run_id = request.run_id or f"{request.pins.id}-{request.profile}-{created.replace(':', '')}"
     recorder = _Recorder()
@@ -327,6 +373,7 @@ def run_qualification(
                 watch(observer)
             observer.component = "identity"
             say("identity")
+            point("identity")
             identity = resolve_identity(
                 observer.url, model=request.model, model_digest=request.model_digest,
                 weights=request.weights, endpoint=request.endpoint,
@@ -335,6 +382,7 @@ def run_qualification(
             say(f"checkouts: {', '.join(needed)}")
             _checkouts(request, recorder, needed, scratch)
             say("direct probes")
+            point("probes")
             recorder.probes = run_direct_probes(
                 observer, identity.runtime_model_id, pins.direct_probe,
                 request.policy.serialization,
@@ -346,9 +394,12 @@ def run_qualification(
                     limits = pins.harnesses[upstream]
                     say(f"harness {upstream}: {', '.join(served)} (limits: silence "
                         f"{limits.inactivity_s:g} s, wall {limits.wall_s:g} s)")  # fmt: skip
+                    point(f"harness:{upstream}")
                     harnesses.run(upstream, served)
+                    point(f"harness-done:{upstream}")
             if "performance" in selected:
                 say("streaming performance")
+                point("streaming")
                 started = _now()
                 streaming = measure_streaming(
                     observer, identity.runtime_model_id, request.streaming_prompts,
@@ -365,6 +416,7 @@ def run_qualification(
                                 metrics=metrics)  # fmt: skip
         exchanges = tuple(observer.exchanges())
         say("writing the bundle")
+        point("write")
         return _write(
             request, recorder, identity=identity, exchanges=exchanges, selected=selected,
             run_id=run_id, created=created,
@@ -422,9 +474,11 @@ def _write(
         socket_ledger=tuple(recorder.ledger), **recorder.typed,
     )  # fmt: skip
     claims = _claims(evidence, pins, selected)
+    point("claims")
     writer = BundleWriter(request.out, store=request.store)
     for name, (data, media) in sorted(recorder.files.items()):
         writer.add_bytes(name, data, media)
+    point("before-manifest")
     order = {c: i for i, c in enumerate(selected)}
     return writer.seal(
         run_id=run_id, created_at=created,
