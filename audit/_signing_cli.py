@@ -34,7 +34,7 @@ from verify._signature import (
     build_verifier,
     check_attestation,
 )
-from verify._source import open_source
+from verify._source import open_source, read_capped
 from verify._trust import (
     PINS_FILE,
     SHIPPED_ROOTS,
@@ -200,7 +200,7 @@ def sign_command(args: argparse.Namespace, out: Console) -> int:
             f"wrote {signed.signature}"
         )
         return EXIT_OK
-    statement = _read_capped(args.statement, MAX_SIGNATURE_SIZE)
+    statement = read_capped(args.statement, MAX_SIGNATURE_SIZE, "a Statement")
     subject = _parse_statement(statement, args.statement)
     target = Path(args.output or f"{args.statement}.sigstore.json")
     if target.exists() and not args.replace:
@@ -212,17 +212,6 @@ def sign_command(args: argparse.Namespace, out: Console) -> int:
         f"signed the attestation of {subject} as {token.identity} ({token.issuer}); wrote {target}"
     )
     return EXIT_OK
-
-
-def _read_capped(path: str, cap: int) -> bytes:
-    try:
-        with open(path, "rb") as file:
-            data = file.read(cap + 1)
-    except OSError as exc:
-        raise InvalidInput(f"{path}: cannot read: {exc.strerror}") from None
-    if len(data) > cap:
-        raise InvalidInput(f"{path}: over {cap >> 20} MiB")
-    return data
 
 
 def _parse_statement(data: bytes, where: str) -> str:
@@ -279,7 +268,7 @@ def verify_attestation_command(
 ) -> int:
     policy = policy_from(args, required=True)
     assert policy is not None  # noqa: S101 - required=True never returns None
-    data = _read_capped(args.attestation, MAX_SIGNATURE_SIZE)
+    data = read_capped(args.attestation, MAX_SIGNATURE_SIZE, "a Sigstore bundle")
     bundle_digest = None
     if args.bundle is not None:
         bundle_digest = digest_of(open_source(args.bundle).manifest_bytes())

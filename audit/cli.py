@@ -48,8 +48,15 @@ from bundle_schema.models import (
     Verdict,
 )
 from pins import CURRENT, PinSetSource, load_builtin, parse_pin_set
-from verify import VERSION, parse_manifest, render_verdict, verdict_json, verify_with_evidence
-from verify._source import open_source
+from verify import (
+    VERSION,
+    BlobCache,
+    parse_manifest,
+    render_verdict,
+    verdict_json,
+    verify_with_evidence,
+)
+from verify._source import open_source, read_capped
 from verify.diffing import diff_runs
 from verify.forensics import show_report
 from verify.gx10 import replay
@@ -546,14 +553,7 @@ MAX_INPUT_BYTES = 64 << 20
 
 
 def _read(path: str | Path) -> bytes:
-    try:
-        with Path(path).open("rb") as file:
-            data = file.read(MAX_INPUT_BYTES + 1)
-    except OSError as exc:
-        raise InvalidInput(f"{path}: cannot read: {exc.strerror}") from None
-    if len(data) > MAX_INPUT_BYTES:
-        raise InvalidInput(f"{path}: over {MAX_INPUT_BYTES >> 20} MiB; not a scorer input")
-    return data
+    return read_capped(path, MAX_INPUT_BYTES, "a scorer input")
 
 
 def _located(path: str | Path | None) -> tuple[bytes, str] | None:
@@ -822,8 +822,9 @@ def _bundles(paths: Sequence[str]) -> list[Path]:
 def _rank(args: argparse.Namespace, out: Console) -> int:
     pins = _pins(args.pins)
     items = []
+    cache = BlobCache()  # a blob linked into many bundles from a shared store: hashed once
     for path in _bundles(args.paths):
-        verdict, evidence = verify_with_evidence(path, pins=pins)
+        verdict, evidence = verify_with_evidence(path, pins=pins, cache=cache)
         items.append(Ranked(str(path), verdict, evidence))
     chosen = pins or load_builtin(CURRENT)
     ranking = rank(items, PinSetRef(id=chosen.id, digest=chosen.digest))
@@ -900,9 +901,10 @@ def _rejudge(args: argparse.Namespace, out: Console) -> int:
     pins = parse_pin_set(_read(path), args.pins) if path.is_file() else load_builtin(args.pins)
     changed: list[dict[str, Any]] = []
     bundles = _bundles(args.paths)
+    cache = BlobCache()  # each bundle is verified twice: its blobs are hashed once
     for bundle in bundles:
-        before = verify_with_evidence(bundle)
-        after = verify_with_evidence(bundle, pins=pins)
+        before = verify_with_evidence(bundle, cache=cache)
+        after = verify_with_evidence(bundle, pins=pins, cache=cache)
         result = diff_runs(before, after)
         if not result.same_verdict:
             changed.append({"bundle": str(bundle), "run_id": before[0].run_id,

@@ -27,6 +27,7 @@ from bundle_schema.errors import CheckFailed, InvalidInput, one_line
 from bundle_schema.layout import MANIFEST_SIGNATURE, SIGNATURES_DIR
 from verify import hash_members, open_source, parse_manifest
 from verify._core import integrity_findings
+from verify._source import read_capped
 
 if TYPE_CHECKING:
     from sigstore.oidc import IdentityToken
@@ -79,13 +80,7 @@ def signing_context(
     from sigstore.sign import SigningContext  # noqa: PLC0415
 
     if trust_config is not None:
-        try:
-            with open(trust_config, "rb") as file:
-                raw = file.read(MAX_TRUST_CONFIG_SIZE + 1)
-        except OSError as exc:
-            raise InvalidInput(f"{trust_config}: cannot read: {exc.strerror}") from None
-        if len(raw) > MAX_TRUST_CONFIG_SIZE:
-            raise InvalidInput(f"{trust_config}: over 4 MiB; not a trust configuration")
+        raw = read_capped(trust_config, MAX_TRUST_CONFIG_SIZE, "a trust configuration")
         try:
             config = ClientTrustConfig.from_json(raw.decode("utf-8"))
             return SigningContext.from_trust_config(config)

@@ -26,14 +26,16 @@ def write_small_bundle(
     *,
     media_type: str = "text/plain; charset=utf-8",
     durable: bool = True,
+    store: Path | None = None,
     **changes: Any,
 ) -> str:
     """A small valid bundle: one component result, its raw output, and ``extra`` blobs.
 
     ``extra`` maps logical names to bytes, or yields (name, bytes) pairs so that a benchmark can
-    stream a large bundle without holding it in memory; ``changes`` override seal arguments.
+    stream a large bundle without holding it in memory; ``store`` shares blobs by hard links
+    (see ``audit run --store``); ``changes`` override seal arguments.
     """
-    writer = BundleWriter(root, durable=durable)
+    writer = BundleWriter(root, durable=durable, store=store)
     writer.add_bytes("raw/output.json", b'{"score":1}', "application/json")
     writer.add_record(
         "components/coding/result.json",

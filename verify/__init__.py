@@ -5,7 +5,7 @@ Public API: :func:`verify_bundle` and the values it works with. The core (``_cor
 """
 
 from verify._core import ParsedManifest, parse_manifest
-from verify._hashing import default_workers, hash_members
+from verify._hashing import BlobCache, default_workers, hash_members
 from verify._shell import verify_bundle, verify_with_evidence
 from verify._source import DEFAULT_LIMITS, BundleSource, HostileArchive, Limits, Member, open_source
 from verify._version import VERSION
@@ -14,6 +14,7 @@ from verify.render import render_verdict, verdict_json
 __all__ = [
     "DEFAULT_LIMITS",
     "VERSION",
+    "BlobCache",
     "BundleSource",
     "HostileArchive",
     "Limits",

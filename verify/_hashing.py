@@ -30,6 +30,7 @@ from verify._source import READ_CHUNK, Member, read_range
 __all__ = [
     "MIN_PROCESSES",
     "PROCESS_THRESHOLD",
+    "BlobCache",
     "HashJob",
     "Hashed",
     "default_workers",
@@ -187,6 +188,59 @@ class HashJob:
         _traceback: TracebackType | None,
     ) -> None:
         self.close()
+
+
+_FileKey = tuple[int, int, int, int]
+"""A file's identity and state: device, inode, size, modification time (ns)."""
+
+
+class BlobCache:
+    """Digests of files already hashed, by file identity: a blob hard-linked into many bundles
+    (a store shared by runs, see ``audit run --store``) is hashed once per process.
+
+    Only the same file is reused: the key is (device, inode, size, mtime), so a copy of a blob
+    in another bundle, or a blob rewritten since, is hashed again. Tar members are never cached.
+    """
+
+    def __init__(self) -> None:
+        self._known: dict[_FileKey, Hashed] = {}
+        self.hashed = 0
+        """Files hashed through this cache."""
+        self.reused = 0
+        """Files whose digest was reused."""
+
+    def split(
+        self, members: Sequence[Member]
+    ) -> tuple[dict[str, Hashed], list[Member], dict[str, _FileKey]]:
+        """Sort members into those already known (with their results) and those to hash."""
+        known: dict[str, Hashed] = {}
+        todo: list[Member] = []
+        keys: dict[str, _FileKey] = {}
+        for member in members:
+            if member.size is not None:  # a tar member
+                todo.append(member)
+                continue
+            try:
+                status = os.stat(member.file, follow_symlinks=False)
+            except OSError:
+                todo.append(member)  # hashing will say what is wrong
+                continue
+            key = (status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns)
+            found = self._known.get(key)
+            if found is None:
+                todo.append(member)
+                keys[member.path] = key
+            else:
+                known[member.path] = found
+        self.reused += len(known)
+        return known, todo, keys
+
+    def remember(self, results: dict[str, Hashed], keys: dict[str, _FileKey]) -> None:
+        """Keep the results of files hashed after :meth:`split` (read errors are not kept)."""
+        self.hashed += len(results)
+        for path, result in results.items():
+            if path in keys and result.error is None:
+                self._known[keys[path]] = result
 
 
 def hash_members(

@@ -25,7 +25,7 @@ from verify._core import (
     record_findings,
 )
 from verify._gc import collector_paused
-from verify._hashing import HashJob
+from verify._hashing import BlobCache, HashJob
 from verify._signature import MAX_SIGNATURE_SIZE, IdentityPolicy, check_bundle_signature
 from verify._source import DEFAULT_LIMITS, BundleSource, Limits, Member, open_source
 from verify._version import VERSION
@@ -123,6 +123,7 @@ def verify_bundle(
     limits: Limits = DEFAULT_LIMITS,
     pins: PinSetSource | None = None,
     signature_policy: IdentityPolicy | None = None,
+    cache: BlobCache | None = None,
 ) -> Verdict:
     """Verify a bundle: manifest, every blob, every evidence record, then replay the run.
 
@@ -135,6 +136,7 @@ def verify_bundle(
         pins: the pin set to judge the run by; default: the shipped pin set the bundle names.
         signature_policy: who must have signed the bundle; without one a signature present is
             reported ``unchecked``.
+        cache: digests of files already hashed (several bundles sharing a store's blobs).
 
     Returns:
         The verdict; its ``integrity.status`` is ``failed`` when any finding was made, its
@@ -144,16 +146,16 @@ def verify_bundle(
         InvalidInput: the bundle was refused (unreadable, hostile, no valid manifest), or it
             names a pin set that is not shipped and none was given.
     """
-    with collector_paused():
-        return _verify(
-            path,
-            expect_digest,
-            workers,
-            progress,
-            limits,
-            pins=pins,
-            signature_policy=signature_policy,
-        )[0]
+    return verify_with_evidence(
+        path,
+        expect_digest=expect_digest,
+        workers=workers,
+        progress=progress,
+        limits=limits,
+        pins=pins,
+        signature_policy=signature_policy,
+        cache=cache,
+    )[0]
 
 
 def verify_with_evidence(
@@ -165,6 +167,7 @@ def verify_with_evidence(
     limits: Limits = DEFAULT_LIMITS,
     pins: PinSetSource | None = None,
     signature_policy: IdentityPolicy | None = None,
+    cache: BlobCache | None = None,
 ) -> tuple[Verdict, Gx10Evidence]:
     """Verify a bundle as :func:`verify_bundle` does, and also return the evidence the replay
     read (the ``gx10-evidence`` document that ``audit score gx10`` replays on its own)."""
@@ -177,6 +180,7 @@ def verify_with_evidence(
             limits,
             pins=pins,
             signature_policy=signature_policy,
+            cache=cache,
         )
 
 
@@ -189,10 +193,13 @@ def _verify(
     *,
     pins: PinSetSource | None,
     signature_policy: IdentityPolicy | None,
+    cache: BlobCache | None,
 ) -> tuple[Verdict, Gx10Evidence]:
     source = open_source(path, limits)
     data = source.manifest_bytes(limits)
-    with HashJob(_blob_files(source), workers) as job:
+    files = _blob_files(source)
+    known, todo, keys = cache.split(files) if cache is not None else ({}, files, {})
+    with HashJob(todo, workers) as job:
         manifest = parse_manifest(data)
         present = {p for p in manifest.blob_paths.values() if p in source.members}
         advance = None
@@ -200,6 +207,9 @@ def _verify(
             sizes = {manifest.blob_paths[n]: e.size for n, e in manifest.model.evidence.items()}
             advance = progress(len(present), sum(sizes[p] for p in present))
         hashed = job.results(advance)
+    if cache is not None:
+        cache.remember(hashed, keys)
+        hashed |= known
     findings = integrity_findings(manifest, source.members.keys(), hashed, expect_digest)
     records: dict[str, list[BaseModel]] = {}
     intact = intact_entries(manifest, findings)

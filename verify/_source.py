@@ -23,7 +23,15 @@ from typing import NamedTuple
 from bundle_schema.errors import InvalidInput
 from bundle_schema.layout import BLOB_DIR, MANIFEST, SIGNATURES_DIR, classify_path
 
-__all__ = ["DEFAULT_LIMITS", "BundleSource", "HostileArchive", "Limits", "Member", "open_source"]
+__all__ = [
+    "DEFAULT_LIMITS",
+    "BundleSource",
+    "HostileArchive",
+    "Limits",
+    "Member",
+    "open_source",
+    "read_capped",
+]
 
 GiB = 1 << 30
 MiB = 1 << 20
@@ -51,6 +59,23 @@ DEFAULT_LIMITS = Limits()
 MAX_DIRECTORY_DEPTH = 4
 """A bundle's layout is at most ``blobs/sha256/<hex>`` deep; a directory bundle nested deeper
 than this is refused before it is walked further (a deep tree costs time, and is never a bundle)."""
+
+
+def read_capped(path: str | os.PathLike[str], cap: int, what: str = "") -> bytes:
+    """Read a whole input file of at most ``cap`` bytes.
+
+    Raises:
+        InvalidInput: it cannot be read, or it is larger (``what`` names what it should be).
+    """
+    try:
+        with open(path, "rb") as file:
+            data = file.read(cap + 1)
+    except OSError as exc:
+        raise InvalidInput(f"{os.fspath(path)}: cannot read: {exc.strerror}") from None
+    if len(data) > cap:
+        suffix = f"; not {what}" if what else ""
+        raise InvalidInput(f"{os.fspath(path)}: over {cap >> 20} MiB{suffix}")
+    return data
 
 
 def read_all(fd: int, chunk: int = READ_CHUNK) -> Iterator[bytes]:

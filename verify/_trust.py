@@ -17,6 +17,7 @@ from importlib import resources
 from importlib.abc import Traversable
 
 from bundle_schema.errors import InvalidInput
+from verify._source import read_capped
 
 __all__ = [
     "MAX_TRUST_ROOT_SIZE",
@@ -118,9 +119,5 @@ def trust_root_from_file(path: str | os.PathLike[str]) -> TrustRoot:
     Raises:
         InvalidInput: unreadable, too large, or not a trusted root.
     """
-    try:
-        with open(path, "rb") as file:
-            data = file.read(MAX_TRUST_ROOT_SIZE + 1)
-    except OSError as exc:
-        raise InvalidInput(f"{path}: cannot read: {exc.strerror}") from None
+    data = read_capped(path, MAX_TRUST_ROOT_SIZE, "a trusted root")
     return trust_root_from_bytes(data, os.fspath(path))
