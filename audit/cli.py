@@ -170,23 +170,7 @@ def _parser() -> argparse.ArgumentParser:
     _run_parser(commands)
 
     _diff_parser(commands)
-    show = commands.add_parser(
-        "show",
-        help="a reviewer's view of one bundle",
-        description="Verify a bundle and show it for review: the verdict and its reasons; for a "
-        "result that is not a valid model decision, which part failed, its first evidence, what "
-        "the model had done before it, and the best and worst aggregate the run could have "
-        "reached; each gate with the evidence entries it read; the timeline against its limits; "
-        "the transport log summarized; the non-loopback socket attempts; checkouts and identity.",
-    )
-    show.add_argument("path", metavar="PATH")
-    show.add_argument("--pins", metavar="FILE.toml", help="judge by this pin set")
-    show.add_argument("--json", action="store_true", help="print the report as canonical JSON")
-    show.add_argument(
-        "--html",
-        metavar="OUT.html",
-        help="also write the report as one self-contained HTML file (no network needed to view it)",
-    )
+    _show_parser(commands)
     _rejudge_parser(commands)
 
     pack_cmd = commands.add_parser(
@@ -359,6 +343,27 @@ def _run_parser(commands: argparse._SubParsersAction[_Parser]) -> None:
         "before the run starts, so a missing one fails fast",
     )
     _signing_cli.add_signer_options(run_cmd)
+
+
+def _show_parser(commands: argparse._SubParsersAction[_Parser]) -> None:
+    show = commands.add_parser(
+        "show",
+        help="a reviewer's view of one bundle",
+        description="Verify a bundle and show it for review: the verdict and its reasons; for a "
+        "result that is not a valid model decision, which part failed, its first evidence, what "
+        "the model had done before it, and the best and worst aggregate the run could have "
+        "reached; each gate with the evidence entries it read; the timeline against its limits; "
+        "the transport log summarized; the non-loopback socket attempts; checkouts and identity.",
+    )
+    show.add_argument("path", metavar="PATH")
+    show.add_argument("--pins", metavar="FILE.toml", help="judge by this pin set")
+    show.add_argument("--json", action="store_true", help="print the report as canonical JSON")
+    show.add_argument(
+        "--html",
+        metavar="OUT.html",
+        help="also write the report as one self-contained HTML file (no network needed to view it)",
+    )
+    _signing_cli.add_policy_options(show)
 
 
 def _diff_parser(commands: argparse._SubParsersAction[_Parser]) -> None:
@@ -927,7 +932,8 @@ def _rejudge(args: argparse.Namespace, out: Console) -> int:
 
 def _show(args: argparse.Namespace, out: Console) -> int:
     pins = _pins(args.pins)
-    verdict, evidence = verify_with_evidence(args.path, pins=pins)
+    policy = _signing_cli.policy_from(args)
+    verdict, evidence = verify_with_evidence(args.path, pins=pins, signature_policy=policy)
     manifest = parse_manifest(open_source(args.path).manifest_bytes())
     judged = pins or load_builtin(verdict.pin_set.id)
     report = show_report(verdict, evidence, manifest.model.evidence, judged)

@@ -31,6 +31,7 @@ def test_the_report_is_self_contained_and_deterministic(
     assert "url(" not in html
     assert '<header id="verdict" class="verdict INFRA_ERROR">' in html
     assert '<tr class="outside">' in html  # the non-loopback attempt, highlighted
+    assert '<span id="signature">signature unsigned</span>' in html
 
 
 @pytest.mark.skipif(
@@ -62,6 +63,7 @@ def test_the_report_in_headless_chromium(
         banner = driver.find_element(By.ID, "verdict")
         assert banner.is_displayed()
         assert banner.text.startswith("INFRA_ERROR")
+        assert driver.find_element(By.ID, "signature").text == "signature unsigned"
         gates = driver.find_elements(By.CSS_SELECTOR, "#gates-table tr.gate")
         assert len(gates) == 16
         assert all(row.is_displayed() for row in gates)

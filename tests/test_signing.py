@@ -162,6 +162,19 @@ def test_a_signature_without_an_identity_is_unchecked(
     assert "signature unchecked: the bundle is signed; give --identity and --issuer" in err
 
 
+def test_a_reviewer_sees_the_signature(
+    signed: Path, trust: dict[str, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    policy = ["--identity", WHO, "--issuer", ISSUER, "--trusted-root", trust["root"]]
+    html = tmp_path / "report.html"
+    assert main(["show", str(signed), *policy, "--json", "--html", str(html)]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["verdict"]["signature"]["status"] == "verified"
+    assert f"signature verified: signed by {WHO} ({ISSUER})" in html.read_text()
+    assert main(["show", str(signed)]) == 0
+    assert "unchecked: the bundle is signed" in capsys.readouterr().out
+
+
 # --- attacks on a signature: each ends in exit 1 and status "failed" ---------------------------
 
 Attack = Callable[[Path, PrivateSigstore, dict[str, str], Path], list[str] | None]

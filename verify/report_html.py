@@ -12,6 +12,7 @@ from html import escape
 
 from bundle_schema.models import EvidenceRef, ShowReport, SocketLedgerEntry, TransportExchange
 from verify.gx10 import is_loopback
+from verify.render import describe_signature
 
 __all__ = ["report_html"]
 
@@ -68,7 +69,9 @@ def _banner(report: ShowReport) -> str:
     return (
         f'<header id="verdict" class="verdict {_e(v.outcome)}">{_e(v.outcome)}'
         f"<small>{_e(v.result_validity)} · {_e(v.profile_decision)} · {rank} · {claims} · "
-        f"run {_e(v.run_id)} · pin set {_e(v.pin_set.id)} · bundle {_e(v.bundle_digest)}"
+        f"run {_e(v.run_id)} · pin set {_e(v.pin_set.id)} · bundle {_e(v.bundle_digest)} · "
+        f"integrity {_e(v.integrity.status)} · "
+        f'<span id="signature">signature {_e(describe_signature(v.signature))}</span>'
         "</small></header>"
     )
 
