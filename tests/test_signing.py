@@ -162,6 +162,21 @@ def test_a_signature_without_an_identity_is_unchecked(
     assert "signature unchecked: the bundle is signed; give --identity and --issuer" in err
 
 
+def test_the_signature_travels_in_the_tar(
+    signed: Path, trust: dict[str, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    tar = tmp_path / "bundle.tar"
+    assert main(["pack", str(signed), "-o", str(tar)]) == 0
+    capsys.readouterr()
+    code, verdict, err = verdict_of(verify(tar, trust, "--require", "signed"), capsys)
+    assert code == 0, err
+    assert verdict["signature"]["status"] == "verified"
+    unpacked = tmp_path / "unpacked"
+    assert main(["unpack", str(tar), "-o", str(unpacked)]) == 0
+    original = (signed / MANIFEST_SIGNATURE).read_bytes()
+    assert (unpacked / MANIFEST_SIGNATURE).read_bytes() == original
+
+
 def test_a_reviewer_sees_the_signature(
     signed: Path, trust: dict[str, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
