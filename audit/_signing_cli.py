@@ -155,8 +155,7 @@ def sign_after_run(args: argparse.Namespace, out: Console) -> Path:
     from audit.signing import sign_bundle  # noqa: PLC0415 - loads sigstore
 
     try:
-        context, token = signer_from(args)
-        signed = sign_bundle(args.out, context, token)
+        signed = sign_bundle(args.out, lambda: signer_from(args))
     except EvidenceAuditError as exc:
         raise CheckFailed(
             f"the bundle is sealed in {args.out} but not signed: {exc}; "
@@ -193,8 +192,7 @@ def sign_command(args: argparse.Namespace, out: Console) -> int:
     if (args.bundle is None) == (args.statement is None):
         raise InvalidInput("give either a bundle directory or --statement FILE")
     if args.statement is None:
-        context, token = signer_from(args)
-        signed = sign_bundle(args.bundle, context, token, replace=args.replace)
+        signed = sign_bundle(args.bundle, lambda: signer_from(args), replace=args.replace)
         out.print(
             f"signed {signed.bundle_digest} as {signed.identity} ({signed.issuer}); "
             f"wrote {signed.signature}"

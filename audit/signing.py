@@ -17,6 +17,7 @@ sigstore is imported inside the functions: ``audit --help`` does not pay for it.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -142,12 +143,17 @@ def sign_statement(statement: bytes, context: SigningContext, token: IdentityTok
 
 def sign_bundle(
     path: str | os.PathLike[str],
-    context: SigningContext,
-    token: IdentityToken,
+    signer: Callable[[], tuple[SigningContext, IdentityToken]],
     *,
     replace: bool = False,
 ) -> SignedBundle:
     """Sign a bundle directory: check its integrity, sign its Statement, store the signature.
+
+    Args:
+        path: the bundle directory.
+        signer: gives the signing context and identity token; called only once the bundle has
+            been checked (a production context reads Sigstore's TUF repository: the network).
+        replace: replace an existing signature.
 
     Raises:
         InvalidInput: not a bundle directory, or already signed and ``replace`` is false.
@@ -169,9 +175,9 @@ def sign_bundle(
             f"{path}: refusing to sign a bundle that fails integrity ({len(findings)} "
             f"finding(s); first: {findings[0].message})"
         )
-    signature = sign_statement(
-        bundle_statement(manifest.model, manifest.bundle_digest), context, token
-    )
+    context, token = signer()
+    statement = bundle_statement(manifest.model, manifest.bundle_digest)
+    signature = sign_statement(statement, context, token)
     target = Path(path) / MANIFEST_SIGNATURE
     (Path(path) / SIGNATURES_DIR).mkdir(exist_ok=True)
     write_atomically(target, [signature])

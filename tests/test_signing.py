@@ -401,7 +401,11 @@ def test_signing_refusals(
     assert sign(broken, instance, trust) == 1
     assert "refusing to sign a bundle that fails integrity" in capsys.readouterr().err
     assert not (broken / "signatures").exists()
-    assert main(["sign", str(broken), "--identity-token", "not-a-jwt"]) == 2
+    assert main(["sign", str(broken), "--identity-token", "not-a-jwt"]) == 1  # the bundle first
+    assert "refusing to sign a bundle that fails integrity" in capsys.readouterr().err
+    sound = tmp_path / "sound"
+    write_small_bundle(sound)
+    assert main(["sign", str(sound), "--identity-token", "not-a-jwt"]) == 2
     assert "identity token refused" in capsys.readouterr().err
     assert main(["sign", str(tmp_path / "x"), "--statement", "y"]) == 2
     assert "either a bundle directory or --statement" in capsys.readouterr().err
