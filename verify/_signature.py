@@ -118,7 +118,12 @@ def _verified_payload(
         )
     except Exception as exc:  # fail closed on whatever sigstore raises
         raise SignatureFailed(f"{where}: {type(exc).__name__}: {exc}") from None
-    _check_windows(policy.trust, bundle, where)
+    try:
+        _check_windows(policy.trust, bundle, where)
+    except SignatureFailed:
+        raise
+    except Exception as exc:  # an entry of the root sigstore accepted but this check cannot read
+        raise SignatureFailed(f"{where}: trust root {policy.trust.name}: {exc!r}") from None
     if payload_type != PAYLOAD_TYPE:
         raise SignatureFailed(
             f"{where}: DSSE payload type is {payload_type!r}, expected {PAYLOAD_TYPE!r}"
