@@ -75,18 +75,26 @@ def checkout(name: str, upstream: Upstream, into: Path, mirror: Path | None = No
     source = str(mirror) if mirror is not None else upstream.repository
     try:
         repo = git.Repo.clone_from(source, into, no_checkout=True)
-        point(f"cloned:{name}")  # during a checkout: cloned, not yet checked out
-        repo.git.checkout("--detach", upstream.commit)
     except git.GitCommandError as exc:
-        detail = (exc.stderr or str(exc)).strip().splitlines()
-        reason = detail[-1] if detail else "git failed"
-        raise CheckoutFailed(
-            f"upstream {name}: cannot check out {upstream.commit} from {source}: {reason}"
-        ) from None
-    head = repo.head.commit
-    if head.hexsha != upstream.commit:  # pragma: no cover - git checks out what it is asked
-        raise CheckoutFailed(f"upstream {name}: checked out {head.hexsha}, not {upstream.commit}")
-    return describe(name, upstream.repository, source, repo)
+        raise _failed(name, upstream.commit, source, exc) from None
+    with repo:  # closes git's persistent helper processes
+        try:
+            point(f"cloned:{name}")  # during a checkout: cloned, not yet checked out
+            repo.git.checkout("--detach", upstream.commit)
+        except git.GitCommandError as exc:
+            raise _failed(name, upstream.commit, source, exc) from None
+        head = repo.head.commit
+        if head.hexsha != upstream.commit:  # pragma: no cover - git checks out what it is asked
+            raise CheckoutFailed(
+                f"upstream {name}: checked out {head.hexsha}, not {upstream.commit}"
+            )
+        return describe(name, upstream.repository, source, repo)
+
+
+def _failed(name: str, commit: str, source: str, exc: git.GitCommandError) -> CheckoutFailed:
+    detail = (exc.stderr or str(exc)).strip().splitlines()
+    reason = detail[-1] if detail else "git failed"
+    return CheckoutFailed(f"upstream {name}: cannot check out {commit} from {source}: {reason}")
 
 
 def describe(name: str, repository: str, source: str, repo: git.Repo) -> Checkout:

@@ -125,24 +125,24 @@ def build_upstream(source: Path, work: Path) -> tuple[str, bytes]:
     Returns:
         The commit id and the ``git ls-tree -r --full-tree`` listing of it.
     """
-    repo = git.Repo.init(work, initial_branch="main")
-    paths = sorted(p.relative_to(source).as_posix() for p in source.rglob("*") if p.is_file())
-    for relative in paths:
-        target = work / relative
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes((source / relative).read_bytes())
-        target.chmod(0o644)
-    repo.index.add(paths)
-    commit = repo.index.commit(
-        "reference harness",
-        author=_AUTHOR,
-        committer=_AUTHOR,
-        author_date=_DATE,
-        commit_date=_DATE,
-    )
-    if repo.is_dirty(untracked_files=True):  # pragma: no cover - every file was committed
-        raise InvalidInput(f"{work}: checkout is not clean after commit")
-    listing = repo.git.ls_tree("-r", "--full-tree", commit.hexsha) + "\n"
+    with git.Repo.init(work, initial_branch="main") as repo:  # closes git's helper processes
+        paths = sorted(p.relative_to(source).as_posix() for p in source.rglob("*") if p.is_file())
+        for relative in paths:
+            target = work / relative
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes((source / relative).read_bytes())
+            target.chmod(0o644)
+        repo.index.add(paths)
+        commit = repo.index.commit(
+            "reference harness",
+            author=_AUTHOR,
+            committer=_AUTHOR,
+            author_date=_DATE,
+            commit_date=_DATE,
+        )
+        if repo.is_dirty(untracked_files=True):  # pragma: no cover - every file was committed
+            raise InvalidInput(f"{work}: checkout is not clean after commit")
+        listing = repo.git.ls_tree("-r", "--full-tree", commit.hexsha) + "\n"
     return commit.hexsha, listing.encode()
 
 

@@ -197,9 +197,8 @@ class _Harnesses:
             self.fail(components, f"sandbox unavailable: {exc}")
             return
         recorder.ledger += result.ledger
-        recorder.checkouts[upstream] = describe(
-            upstream, work.repository, work.source, git.Repo(checkout_dir)
-        )
+        with git.Repo(checkout_dir) as repo:  # closes git's persistent helper processes
+            recorder.checkouts[upstream] = describe(upstream, work.repository, work.source, repo)
         kept = self._keep_outputs(upstream, components[0], result, out)
         common = {"started_at": started, "ended_at": _now(), "raw_outputs": kept}
         if result.timeout is not None or result.returncode != 0:

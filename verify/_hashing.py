@@ -5,10 +5,11 @@ Two ways to use the cores, chosen by the number of blobs:
 - a few blobs (fewer than :data:`PROCESS_THRESHOLD`): threads. hashlib releases the GIL while it
   hashes buffers larger than 2 KiB and file reads release it too, so threads keep every core busy
   on large blobs without the cost of starting processes;
-- many blobs: processes, one fewer than the cores, since the calling process parses the manifest
-  meanwhile; per-file work in the interpreter (open, read, close) holds the GIL, so threads
-  contend on small files. With fewer than :data:`MIN_PROCESSES` helpers (two cores or fewer)
-  the calling process hashes them itself, after parsing: that measured fastest.
+- many blobs: helper processes, one fewer than the cores, since the calling process parses the
+  manifest meanwhile (per-file work in the interpreter, open, read and close, holds the GIL, so
+  threads contend on small files). Each helper gets its share of the members when it starts and
+  sends all its results at once when done: a pool fed batch by batch starves while the calling
+  process holds the GIL parsing the manifest.
 
 Work starts when a :class:`HashJob` is made, so the caller can parse the manifest meanwhile.
 Memory stays bounded: each worker holds one read buffer at a time.
@@ -20,15 +21,15 @@ import hashlib
 import multiprocessing
 import os
 import threading
-from collections.abc import Callable, Sequence
-from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
+from multiprocessing.connection import Connection
 from types import TracebackType
 from typing import Any, NamedTuple
 
 from verify._source import READ_CHUNK, Member, read_range
 
 __all__ = [
-    "MIN_PROCESSES",
     "PROCESS_THRESHOLD",
     "BlobCache",
     "HashJob",
@@ -39,9 +40,6 @@ __all__ = [
 
 PROCESS_THRESHOLD = 64
 """From this many blobs on, hash in worker processes rather than threads."""
-MIN_PROCESSES = 2
-"""Fewer worker processes than this cost more than they save on many small blobs (measured on
-two cores: one helper process made verification slower than hashing in the calling process)."""
 MAX_BATCH = 4096
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
@@ -82,8 +80,8 @@ _Result = tuple[str, str | None, int, str | None]
 """A result as plain data (path, hex digest, size, error)."""
 
 
-def _hash_batch(batch: Sequence[_Job]) -> list[_Result]:
-    """Hash a batch of members.
+def _hash_jobs(jobs: Sequence[_Job], indices: Iterable[int]) -> list[_Result]:
+    """Hash ``jobs[i]`` for each index given (the indices may stop early).
 
     Files of a directory bundle are opened relative to their directory (one path lookup per
     file, not one per path component: half the cost on many small files); a tar is opened once.
@@ -91,7 +89,8 @@ def _hash_batch(batch: Sequence[_Job]) -> list[_Result]:
     results: list[_Result] = []
     opened: dict[str, int] = {}
     try:
-        for path, file, size, offset in batch:
+        for index in indices:
+            path, file, size, offset = jobs[index]
             digest = hashlib.sha256()
             try:
                 if size is None:
@@ -117,6 +116,35 @@ def _hash_batch(batch: Sequence[_Job]) -> list[_Result]:
     return results
 
 
+def _hash_batch(batch: Sequence[_Job]) -> list[_Result]:
+    """Hash every member of a batch."""
+    return _hash_jobs(batch, range(len(batch)))
+
+
+def _from_the_front(bounds: Any, count: int) -> Iterator[int]:
+    """A helper's indices: 0, 1, ... while the caller has not taken them from the back.
+
+    ``bounds`` is shared memory [front, back]: the helper writes front, the caller back. Each
+    side checks the other's bound, then writes its claim, then hashes; so no index is skipped
+    whatever the order in which the writes become visible (the one where they meet may be
+    hashed twice, to the same result).
+    """
+    index = 0
+    while index < count and index <= bounds[1]:
+        bounds[0] = index + 1
+        yield index
+        index += 1
+
+
+def _from_the_back(bounds: Any, count: int) -> Iterator[int]:
+    """The caller's indices into a helper's share: the last, then down to where they meet."""
+    index = count - 1
+    while index >= 0 and index >= bounds[0]:
+        bounds[1] = index - 1
+        yield index
+        index -= 1
+
+
 def _batches(members: Sequence[Member], workers: int) -> list[list[_Job]]:
     jobs = [(m.path, m.file, m.size, m.offset) for m in members]  # listing order: tar offsets
     size = max(1, min(MAX_BATCH, len(jobs) // (workers * 8)))
@@ -128,6 +156,22 @@ def _process_context() -> multiprocessing.context.BaseContext:
     if "fork" in methods and threading.active_count() == 1:
         return multiprocessing.get_context("fork")
     return multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
+
+
+def _hash_part(jobs: Sequence[_Job], bounds: Any, connection: Connection) -> None:
+    """A helper process: hash its share from the front, then send every result at once."""
+    try:
+        connection.send(_hash_jobs(jobs, _from_the_front(bounds, len(jobs))))
+    finally:
+        connection.close()
+
+
+class _Helper(NamedTuple):
+    process: multiprocessing.process.BaseProcess
+    receive: Connection
+    jobs: list[_Job]
+    bounds: Any
+    """Shared [front, back]: how far the helper and the caller have taken its share."""
 
 
 class HashJob:
@@ -143,37 +187,69 @@ class HashJob:
         self._batches = _batches(members, workers)
         self._pool: Executor | None = None
         self._futures: list[Future[list[_Result]]] = []
-        if len(self._batches) > 1:
-            if len(members) < PROCESS_THRESHOLD and workers > 1:
-                self._pool = ThreadPoolExecutor(workers, thread_name_prefix="sha256")
-            elif workers - 1 >= MIN_PROCESSES:
-                # the calling process parses the manifest meanwhile: it keeps one core
-                self._pool = ProcessPoolExecutor(workers - 1, mp_context=_process_context())
-        if self._pool is not None:
+        self._helpers: list[_Helper] = []
+        if len(members) >= PROCESS_THRESHOLD and workers > 1:
+            self._start_helpers(members, workers - 1)
+        elif len(self._batches) > 1 and workers > 1:
+            self._pool = ThreadPoolExecutor(workers, thread_name_prefix="sha256")
             self._futures = [self._pool.submit(_hash_batch, b) for b in self._batches]
+
+    def _start_helpers(self, members: Sequence[Member], count: int) -> None:
+        """Give each helper process its share up front (every count-th member), so that none
+        waits on the calling process while it parses the manifest (which holds the GIL)."""
+        jobs = [(m.path, m.file, m.size, m.offset) for m in members]
+        context: Any = _process_context()  # each start method's context has Process and Pipe
+        for index in range(count):
+            share = jobs[index::count]
+            bounds = context.RawArray("q", [0, len(share) - 1])
+            receive, send = context.Pipe(duplex=False)
+            process = context.Process(target=_hash_part, args=(share, bounds, send), daemon=True)
+            process.start()
+            send.close()
+            self._helpers.append(_Helper(process, receive, share, bounds))
+
+    def _finished(self) -> Iterator[list[_Result]]:
+        if self._helpers:
+            # The caller is done parsing: it hashes each share from the back until it meets
+            # the helper, then takes the helper's results.
+            for helper in self._helpers:
+                yield _hash_jobs(helper.jobs, _from_the_back(helper.bounds, len(helper.jobs)))
+            for helper in self._helpers:
+                try:
+                    done = helper.receive.recv()
+                except (EOFError, OSError):  # the helper died: hash its share here
+                    done = _hash_batch(helper.jobs)
+                helper.receive.close()
+                helper.process.join()
+                yield done
+        elif self._pool is not None:
+            yield from (future.result() for future in self._futures)
+        else:
+            yield from map(_hash_batch, self._batches)
 
     def results(self, advance: Callable[[int], None] | None = None) -> dict[str, Hashed]:
         """Wait for every member's result (read errors are results, not exceptions).
 
         Args:
-            advance: called with the bytes of each finished batch, from the calling thread.
+            advance: called with the bytes of each finished part, from the calling thread.
         """
-        finished = (
-            (future.result() for future in self._futures)
-            if self._pool
-            else map(_hash_batch, self._batches)
-        )
         results: dict[str, Hashed] = {}
-        for done in finished:
+        for done in self._finished():
             for path, hexdigest, size, error in done:
                 digest = None if hexdigest is None else "sha256:" + hexdigest
                 results[path] = Hashed(digest, size, error)
             if advance:
                 advance(sum(size for _, _, size, _ in done))
+        self._helpers = []
         return results
 
     def close(self) -> None:
         """Stop the workers, cancelling what has not started."""
+        for helper in self._helpers:
+            helper.process.kill()
+            helper.process.join()
+            helper.receive.close()
+        self._helpers = []
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
