@@ -145,8 +145,7 @@ def _from_the_back(bounds: Any, count: int) -> Iterator[int]:
         index -= 1
 
 
-def _batches(members: Sequence[Member], workers: int) -> list[list[_Job]]:
-    jobs = [(m.path, m.file, m.size, m.offset) for m in members]  # listing order: tar offsets
+def _batches(jobs: Sequence[_Job], workers: int) -> list[Sequence[_Job]]:
     size = max(1, min(MAX_BATCH, len(jobs) // (workers * 8)))
     return [jobs[i : i + size] for i in range(0, len(jobs), size)]
 
@@ -184,20 +183,22 @@ class HashJob:
 
     def __init__(self, members: Sequence[Member], workers: int | None = None) -> None:
         workers = workers or default_workers()
-        self._batches = _batches(members, workers)
+        jobs = [(m.path, m.file, m.size, m.offset) for m in members]  # listing order: tar offsets
+        self._batches: list[Sequence[_Job]] = []
         self._pool: Executor | None = None
         self._futures: list[Future[list[_Result]]] = []
         self._helpers: list[_Helper] = []
-        if len(members) >= PROCESS_THRESHOLD and workers > 1:
-            self._start_helpers(members, workers - 1)
-        elif len(self._batches) > 1 and workers > 1:
+        if len(jobs) >= PROCESS_THRESHOLD and workers > 1:
+            self._start_helpers(jobs, workers - 1)
+            return
+        self._batches = _batches(jobs, workers)
+        if len(self._batches) > 1 and workers > 1:
             self._pool = ThreadPoolExecutor(workers, thread_name_prefix="sha256")
             self._futures = [self._pool.submit(_hash_batch, b) for b in self._batches]
 
-    def _start_helpers(self, members: Sequence[Member], count: int) -> None:
+    def _start_helpers(self, jobs: list[_Job], count: int) -> None:
         """Give each helper process its share up front (every count-th member), so that none
         waits on the calling process while it parses the manifest (which holds the GIL)."""
-        jobs = [(m.path, m.file, m.size, m.offset) for m in members]
         context: Any = _process_context()  # each start method's context has Process and Pipe
         for index in range(count):
             share = jobs[index::count]
