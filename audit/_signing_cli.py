@@ -18,7 +18,11 @@ from rich.console import Console
 
 from audit._store import write_atomically
 from bundle_schema import canonical_bytes, digest_of
-from bundle_schema.attestation import verification_statement
+from bundle_schema.attestation import (
+    read_verification_statement,
+    subject_digest,
+    verification_statement,
+)
 from bundle_schema.errors import (
     EXIT_CHECK_FAILED,
     EXIT_OK,
@@ -199,7 +203,7 @@ def sign_command(args: argparse.Namespace, out: Console) -> int:
         )
         return EXIT_OK
     statement = read_capped(args.statement, MAX_SIGNATURE_SIZE, "a Statement")
-    subject = _parse_statement(statement, args.statement)
+    subject = subject_digest(read_verification_statement(statement, args.statement))
     target = Path(args.output or f"{args.statement}.sigstore.json")
     if target.exists() and not args.replace:
         raise InvalidInput(f"{target}: exists; pass --replace to overwrite it")
@@ -210,15 +214,6 @@ def sign_command(args: argparse.Namespace, out: Console) -> int:
         f"signed the attestation of {subject} as {token.identity} ({token.issuer}); wrote {target}"
     )
     return EXIT_OK
-
-
-def _parse_statement(data: bytes, where: str) -> str:
-    from bundle_schema.attestation import (  # noqa: PLC0415
-        read_verification_statement,
-        subject_digest,
-    )
-
-    return subject_digest(read_verification_statement(data, where))
 
 
 # --- audit verify --attest -------------------------------------------------------------------
