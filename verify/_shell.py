@@ -26,7 +26,12 @@ from verify._core import (
 )
 from verify._gc import collector_paused
 from verify._hashing import BlobCache, HashJob
-from verify._signature import MAX_SIGNATURE_SIZE, IdentityPolicy, check_bundle_signature
+from verify._signature import (
+    MAX_SIGNATURE_SIZE,
+    IdentityPolicy,
+    check_bundle_signature,
+    signature_failed,
+)
 from verify._source import DEFAULT_LIMITS, BundleSource, Limits, Member, open_source
 from verify._version import VERSION
 
@@ -242,8 +247,7 @@ def _signature(
     except OSError as exc:
         data, problem = None, f"cannot be read: {exc.strerror}"
     if data is None:
-        reason = f"{MANIFEST_SIGNATURE}: {problem}"
-        return SignatureCheck(status="failed", trusted_root=policy.trust.digest, reason=reason)
+        return signature_failed(policy, f"{MANIFEST_SIGNATURE}: {problem}")
     return check_bundle_signature(
         data, manifest.model, manifest.bundle_digest, policy, MANIFEST_SIGNATURE
     )

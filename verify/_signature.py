@@ -45,6 +45,7 @@ __all__ = [
     "build_verifier",
     "check_attestation",
     "check_bundle_signature",
+    "signature_failed",
 ]
 
 T = TypeVar("T")
@@ -210,9 +211,10 @@ def _verified(policy: IdentityPolicy, integrated_time: str | None) -> SignatureC
     )
 
 
-def _failed(policy: IdentityPolicy, exc: Exception) -> SignatureCheck:
+def signature_failed(policy: IdentityPolicy, reason: object) -> SignatureCheck:
+    """A ``failed`` signature check, with its reason on one line."""
     return SignatureCheck(
-        status="failed", trusted_root=policy.trust.digest, reason=one_line(str(exc))[:4096]
+        status="failed", trusted_root=policy.trust.digest, reason=one_line(str(reason))[:4096]
     )
 
 
@@ -265,7 +267,7 @@ def check_bundle_signature(
     try:
         return _bundle_signature(signature, manifest, bundle_digest, policy, where)
     except SignatureFailed as exc:
-        return _failed(policy, exc)
+        return signature_failed(policy, exc)
 
 
 def _attestation(
@@ -298,4 +300,4 @@ def check_attestation(
     try:
         return _attestation(signature, policy, where, bundle_digest)
     except SignatureFailed as exc:
-        return _failed(policy, exc), None
+        return signature_failed(policy, exc), None
