@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 from audit.observer import Observer, write_policy
 from bundle_schema.models import DirectProbe, InfermarkStreaming, ReasoningSerialization
 from pins._model import DirectProbeContract
-from verify.gx10 import first_tool_call, read_reply
+from verify.replies import first_tool_call, read_reply
 
 __all__ = [
     "RESPONSE_PROBE",

@@ -31,7 +31,9 @@ from aiohttp import web
 from audit._faults import point
 from bundle_schema.errors import InvalidInput
 from bundle_schema.models import Body, Chunk, ReasoningSerialization, TransportExchange
+from bundle_schema.roles import REFERENCE_HEADER
 from verify.gx10 import is_loopback
+from verify.replies import is_completion_path
 
 __all__ = ["REDACTED", "REFERENCE_HEADER", "Observer", "observe", "write_policy"]
 
@@ -55,7 +57,6 @@ _HOP_BY_HOP = frozenset(
         "content-encoding",
     }
 )
-REFERENCE_HEADER = "x-evidence-ref"
 """A harness names the record a request belongs to (e.g. ``hermes/<task>``) in this header."""
 _RECORDED_REQUEST = (
     frozenset({"content-type", "accept", "user-agent", REFERENCE_HEADER}) | _CREDENTIALS
@@ -316,7 +317,7 @@ def _with_policy(
 ) -> bytes:
     """A completion request with the run's reasoning policy written where its serialization
     says (harnesses cannot be relied on to send it); what is forwarded is what is recorded."""
-    if policy is None or request.method != "POST" or not request.path.endswith("/chat/completions"):
+    if policy is None or request.method != "POST" or not is_completion_path(request.path):
         return payload
     try:
         body = json.loads(payload)

@@ -1044,6 +1044,10 @@ FindingCode = Literal[
     "bundle_digest_mismatch",
     "record_invalid",
     "dangling_reference",
+    "misplaced_evidence",
+    "record_disagrees",
+    "checkout_mismatch",
+    "ledger_incoherent",
 ]
 
 
@@ -1102,6 +1106,9 @@ class Verdict(Gx10Decision):
     integrity: Integrity
     signature: SignatureCheck
     verifier: VerifierInfo
+    unread: tuple[LogicalName, ...] = ()
+    """Entries kept as evidence that no gate reads (logs, replies shown to reviewers, files at
+    no place of the format): listed, so that nothing in a bundle is silently ignored."""
 
 
 # --- in-toto statements ------------------------------------------------------------------------

@@ -6,6 +6,7 @@ each case changes one thing and checks the decision and the class of the failure
 
 from __future__ import annotations
 
+import base64
 import copy
 import json
 from collections.abc import Callable
@@ -152,7 +153,56 @@ def _unserialized(document: dict[str, Any]) -> None:
 
 
 def _fallback(document: dict[str, Any]) -> None:
-    exchange(document, 3)["response_model"] = "gpt-4o-mini"
+    ex = exchange(document, 3)
+    response = body(ex, "response_body")
+    response["model"] = "gpt-4o-mini"  # read from the reply, not from the observer's note
+    set_body(ex, "response_body", response)
+    ex["response_model"] = "gpt-4o-mini"
+
+
+def _fallback_in_stream(document: dict[str, Any]) -> None:
+    ex = exchange(document, 4)
+    ex["chunks"][1]["data"] = ex["chunks"][1]["data"].replace(
+        '"model":"qwen3-coder-30b-a3b-instruct-q8_0"', '"model":"gpt-4o-mini"'
+    )
+
+
+def _split_event(document: dict[str, Any], delta: dict[str, Any], at: int) -> None:
+    """Put a streamed event carrying ``delta`` into the performance stream, split across two
+    chunks ``at`` characters in."""
+    chunks = exchange(document, 4)["chunks"]
+    event = "data: " + json.dumps({"choices": [{"index": 0, "delta": delta}]}) + "\n\n"
+    chunks[1]["data"] += event[:at]
+    chunks[2]["data"] = event[at:] + chunks[2]["data"]
+
+
+def _legacy_completion(document: dict[str, Any], path: str, text: str) -> None:
+    ex = exchange(document, 3)
+    ex["path"] = path
+    response = body(ex, "response_body")
+    response["choices"] = [{"index": 0, "text": text, "finish_reason": "stop"}]
+    set_body(ex, "response_body", response)
+
+
+def _base64_reasoning(document: dict[str, Any]) -> None:
+    ex = exchange(document, 3)
+    response = body(ex, "response_body")
+    response["choices"][0]["message"]["reasoning_content"] = "Let me think @"
+    data = json.dumps(response).encode().replace(b"@", b"\xff")  # not UTF-8: kept as base64
+    ex["response_body"] = {"encoding": "base64", "data": base64.b64encode(data).decode()}
+
+
+def _conflicting_switch(document: dict[str, Any]) -> None:
+    ex = exchange(document, 3)
+    request = body(ex, "request_body")
+    request["reasoning_effort"] = "high"
+    set_body(ex, "request_body", request)
+
+
+def _retried_probe(document: dict[str, Any]) -> None:
+    retry = copy.deepcopy(exchange(document, 1)) | {"id": 99}
+    document["transport"].append(retry)
+    document["config"]["observer"]["exchanges"] += 1
 
 
 def _non_local(document: dict[str, Any]) -> None:
@@ -210,6 +260,29 @@ CASES: list[tuple[str, Edit, str, str]] = [
      lambda d: task(d).update(exchanges=[1]), "transport_evidence", "infra"),
     ("a_non_local_socket_is_infra", _non_local, "network_isolation", "infra"),
     ("fallback_activity_is_infra", _fallback, "network_isolation", "infra"),
+    ("fallback_named_inside_a_stream_is_infra", _fallback_in_stream, "network_isolation",
+     "infra"),
+    ("reasoning_split_across_chunks_is_found",
+     lambda d: _split_event(d, {"reasoning_content": "hmm"}, 40), "reasoning_contamination",
+     "fail"),
+    ("a_think_tag_split_across_chunks_is_found",
+     lambda d: _split_event(d, {"content": "<think>plan</think>"}, 52),
+     "reasoning_contamination", "fail"),
+    ("reasoning_in_a_legacy_completion_is_found",
+     lambda d: _legacy_completion(d, "/v1/completions", "<think>x</think>ok"),
+     "reasoning_contamination", "fail"),
+    ("reasoning_behind_a_query_string_is_found",
+     lambda d: _legacy_completion(d, "/v1/chat/completions?trace=1", "<think>x</think>"),
+     "reasoning_contamination", "fail"),
+    ("reasoning_in_a_base64_body_is_found", _base64_reasoning, "reasoning_contamination",
+     "fail"),
+    ("a_request_that_also_asks_for_reasoning_is_infra", _conflicting_switch,
+     "reasoning_serialization", "infra"),
+    ("a_retried_probe_is_infra", _retried_probe, "transport_evidence", "infra"),
+    ("an_exchange_of_no_component_is_infra",
+     lambda d: exchange(d, 3).update(component=None), "transport_evidence", "infra"),
+    ("a_completion_of_an_unselected_component_is_infra",
+     lambda d: exchange(d, 3).update(component="bogus"), "transport_evidence", "infra"),
     ("a_socket_ledger_with_a_gap_is_infra",
      lambda d: d["socket_ledger"].pop(2), "network_isolation", "infra"),
     ("no_socket_ledger_is_infra", lambda d: d.update(socket_ledger=None), "network_isolation",

@@ -23,26 +23,19 @@ from bundle_schema.layout import (
     content_digest_of_members,
 )
 from bundle_schema.models import (
-    BenchLocalPacks,
     ComponentResult,
     DirectProbe,
     EvidenceEntry,
     Finding,
     Gx10Evidence,
-    HermesTask,
-    InfermarkStreaming,
     Integrity,
     Manifest,
     QuarantineMarker,
-    RunConfig,
     SignatureCheck,
-    SocketLedgerEntry,
-    SparkQuality,
-    SparkRepeat,
-    TransportExchange,
     Verdict,
     VerifierInfo,
 )
+from bundle_schema.roles import COMPONENT_NAMES, Placement, place
 from pins import PinSetSource
 from verify._hashing import Hashed
 from verify.gx10 import replay
@@ -55,7 +48,10 @@ __all__ = [
     "integrity_findings",
     "make_verdict",
     "parse_manifest",
+    "placed_record_findings",
+    "placement_findings",
     "record_findings",
+    "unread_entries",
 ]
 
 VERIFIER_NAME = "evidence-audit"
@@ -269,37 +265,167 @@ def _references(model: object) -> list[tuple[str, str]]:
     return []
 
 
+def placement_findings(manifest: ParsedManifest) -> tuple[list[Finding], dict[str, Placement]]:
+    """Place every evidence entry in its role of the format (:mod:`bundle_schema.roles`).
+
+    Returns:
+        The findings (a record off its place, a place under another media type, a component or
+        checkout the manifest names at another place) and every entry's placement, by name.
+    """
+    model = manifest.model
+    findings: list[Finding] = []
+    placements: dict[str, Placement] = {}
+    for name, entry in sorted(model.evidence.items()):
+        placed = placements[name] = place(name, entry.media_type)
+        if placed.problem is not None:
+            findings.append(
+                _finding(
+                    "misplaced_evidence",
+                    f"evidence {name!r}: {placed.problem}",
+                    entry=name,
+                    got=entry.media_type,
+                )
+            )
+    named = set()
+    for index, ref in enumerate(model.components):
+        expected = f"components/{ref.name}/result.json"
+        named.add(ref.result)
+        if ref.name not in COMPONENT_NAMES:
+            findings.append(
+                _finding(
+                    "misplaced_evidence",
+                    f"{MANIFEST}: components[{index}] names {ref.name!r}, not a component of "
+                    f"the format ({', '.join(COMPONENT_NAMES)})",
+                    path=MANIFEST,
+                    got=ref.name,
+                )
+            )
+        elif ref.result != expected:
+            findings.append(
+                _finding(
+                    "misplaced_evidence",
+                    f"{MANIFEST}: components[{index}] ({ref.name}) names its result "
+                    f"{ref.result!r}; the format gives it {expected!r}",
+                    entry=ref.result,
+                    expected=expected,
+                    got=ref.result,
+                )
+            )
+    for name, placed in sorted(placements.items()):
+        if placed.role is not None and placed.role.id == "component result" and name not in named:
+            findings.append(
+                _finding(
+                    "misplaced_evidence",
+                    f"evidence {name!r}: a component result that no manifest component names",
+                    entry=name,
+                )
+            )
+    for index, upstream in enumerate(model.upstreams):
+        expected = f"upstreams/{upstream.name}/tree.txt"
+        if upstream.tree is not None and upstream.tree != expected:
+            findings.append(
+                _finding(
+                    "misplaced_evidence",
+                    f"{MANIFEST}: upstreams[{index}] ({upstream.name}) names its listing "
+                    f"{upstream.tree!r}; the format gives it {expected!r}",
+                    entry=upstream.tree,
+                    expected=expected,
+                    got=upstream.tree,
+                )
+            )
+    return findings, placements
+
+
+_PROBE_KINDS = {"response probe": "response", "tool-call probe": "tool_call"}
+
+
+def _disagrees(name: str, message: str, **where: str | None) -> Finding:
+    return _finding("record_disagrees", f"evidence {name!r}: {message}", entry=name, **where)
+
+
+def placed_record_findings(
+    placements: Mapping[str, Placement], records: Mapping[str, Sequence[BaseModel]]
+) -> list[Finding]:
+    """A record that says it is something its place is not: a result or marker of another
+    component, a probe of the other kind, a JSON record that is not one document."""
+    findings = []
+    for name, documents in sorted(records.items()):
+        placed = placements[name]
+        role = placed.role
+        if role is None:
+            continue
+        first = documents[0] if documents else None
+        if isinstance(first, ComponentResult | QuarantineMarker):
+            if first.component != placed.component:
+                findings.append(
+                    _disagrees(
+                        name,
+                        f"the record is of component {first.component!r}, its place is "
+                        f"{placed.component!r}'s",
+                        expected=placed.component,
+                        got=first.component,
+                    )
+                )
+        elif isinstance(first, DirectProbe) and first.kind != _PROBE_KINDS.get(role.id):
+            findings.append(
+                _disagrees(
+                    name,
+                    f"a {first.kind} probe at the place of the {role.id}",
+                    expected=_PROBE_KINDS.get(role.id),
+                    got=first.kind,
+                )
+            )
+    return findings
+
+
+_FIELDS: Mapping[str, str] = {
+    "transport log": "transport",
+    "socket ledger": "socket_ledger",
+    "run config": "config",
+    "spark quality": "spark_quality",
+    "spark repeat": "spark_repeat",
+    "hermes tasks": "hermes_tasks",
+    "benchlocal packs": "benchlocal",
+    "infermark streaming": "infermark",
+}
+"""The gx10-evidence field each role of one entry fills."""
+_MANY = {"transport", "socket_ledger", "hermes_tasks"}
+
+
 def assemble_evidence(
-    manifest: ParsedManifest, records: Mapping[str, Sequence[BaseModel]]
+    manifest: ParsedManifest,
+    records: Mapping[str, Sequence[BaseModel]],
+    placements: Mapping[str, Placement] | None = None,
 ) -> Gx10Evidence:
-    """The gx10 evidence of a bundle: its manifest and its valid evidence records, by type.
+    """The gx10 evidence of a bundle: each fact from the one entry its role allows.
 
     Args:
         manifest: the parsed manifest.
         records: the valid documents of each record entry, by logical name.
+        placements: every entry's role (default: placed from the manifest).
     """
     model = manifest.model
-    found: dict[str, Any] = {"results": {}, "quarantines": {}, "probes": []}
-    by_result = {ref.result: ref.name for ref in model.components}
+    if placements is None:
+        placements = {n: place(n, e.media_type) for n, e in model.evidence.items()}
+    found: dict[str, Any] = {"results": {}, "quarantines": {}}
+    probes: dict[str, DirectProbe] = {}
     for name in sorted(records):
-        documents = records[name]
-        first = documents[0] if documents else None
-        if isinstance(first, ComponentResult) and name in by_result:
-            found["results"][by_result[name]] = first
-        elif isinstance(first, QuarantineMarker):
-            found["quarantines"][first.component] = first
-        elif isinstance(first, DirectProbe):
-            found["probes"].append(first)
-        elif isinstance(first, TransportExchange):
-            found["transport"] = tuple(documents)
-        elif isinstance(first, SocketLedgerEntry):
-            found["socket_ledger"] = tuple(documents)
-        elif isinstance(first, HermesTask):
-            found["hermes_tasks"] = tuple(documents)
-        elif first is not None:
-            for field, kind in _SINGLE_RECORDS.items():
-                if isinstance(first, kind):
-                    found.setdefault(field, first)
+        placed, documents = placements[name], records[name]
+        role = placed.role
+        if role is None or placed.problem is not None or not documents:
+            continue
+        first = documents[0]
+        if role.id in _FIELDS:
+            field = _FIELDS[role.id]
+            found[field] = tuple(documents) if field in _MANY else first
+        elif isinstance(first, ComponentResult | QuarantineMarker):
+            # a record of another component than its place's is a finding, and is not read
+            field = "results" if role.id == "component result" else "quarantines"
+            if first.component == placed.component:
+                found[field][placed.component] = first
+        elif isinstance(first, DirectProbe) and first.kind == _PROBE_KINDS.get(role.id):
+            probes[role.id] = first
+    found["probes"] = tuple(probes[r] for r in _PROBE_KINDS if r in probes)
     return Gx10Evidence(
         schema_version=1,
         run_id=model.run_id,
@@ -314,13 +440,15 @@ def assemble_evidence(
     )
 
 
-_SINGLE_RECORDS: Mapping[str, type[BaseModel]] = {
-    "config": RunConfig,
-    "spark_quality": SparkQuality,
-    "spark_repeat": SparkRepeat,
-    "benchlocal": BenchLocalPacks,
-    "infermark": InfermarkStreaming,
-}
+def unread_entries(placements: Mapping[str, Placement]) -> tuple[str, ...]:
+    """The entries no gate reads: kept as evidence, listed in the verdict as unread."""
+    return tuple(
+        sorted(
+            name
+            for name, placed in placements.items()
+            if placed.problem is None and (placed.role is None or not placed.role.read)
+        )
+    )
 
 
 def make_verdict(
@@ -333,6 +461,7 @@ def make_verdict(
     evidence: Gx10Evidence,
     pins: PinSetSource,
     signature: SignatureCheck,
+    unread: Sequence[str] = (),
 ) -> Verdict:
     """Assemble the verdict: findings in a stable order, then the replay under ``pins``."""
     ordered = tuple(
@@ -352,5 +481,6 @@ def make_verdict(
         ),
         signature=signature,
         verifier=VerifierInfo(name=VERIFIER_NAME, version=version),
+        unread=tuple(unread),
         **replayed.model_dump(exclude={"schema_version", "run_id"}, round_trip=True),
     )

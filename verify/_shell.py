@@ -22,7 +22,10 @@ from verify._core import (
     integrity_findings,
     make_verdict,
     parse_manifest,
+    placed_record_findings,
+    placement_findings,
     record_findings,
+    unread_entries,
 )
 from verify._gc import collector_paused
 from verify._hashing import BlobCache, HashJob
@@ -216,10 +219,13 @@ def _verify(
         cache.remember(hashed, keys)
         hashed |= known
     findings = integrity_findings(manifest, source.members.keys(), hashed, expect_digest)
+    placed, placements = placement_findings(manifest)
+    findings += placed
     records: dict[str, list[BaseModel]] = {}
     intact = intact_entries(manifest, findings)
     findings += _record_findings(manifest, source, intact, limits, records)
-    evidence = assemble_evidence(manifest, records)
+    findings += placed_record_findings(placements, records)
+    evidence = assemble_evidence(manifest, records, placements)
     signature = _signature(source, manifest, signature_policy)
     verdict = make_verdict(
         manifest,
@@ -230,6 +236,7 @@ def _verify(
         evidence=evidence,
         pins=pins if pins is not None else load_builtin(manifest.model.pin_set.id),
         signature=signature,
+        unread=unread_entries(placements),
     )
     return verdict, evidence
 

@@ -15,7 +15,7 @@ import json
 import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
@@ -36,7 +36,17 @@ from bundle_schema.models import (
     ResultValidity,
     TransportExchange,
 )
+from bundle_schema.roles import REFERENCE_HEADER
 from pins import COMPONENTS, PinSetSource
+from verify.replies import (
+    Reply,
+    body_json,
+    first_tool_call,
+    is_completion,
+    read_exchange,
+    read_reply,
+    request_reasoning,
+)
 
 __all__ = [
     "GATES",
@@ -64,20 +74,6 @@ EVIDENCE_KINDS = ("process", "checkpoint", "model_response", "task_state", "eval
 
 def _gate(gate_id: str, status: Status, reason: str, *evidence: str) -> GateResult:
     return GateResult(id=gate_id, status=status, reason=reason, evidence=tuple(evidence))
-
-
-def _json(body: Any) -> Any:
-    """A JSON request or response body, or None when absent, base64 or not JSON."""
-    if body is None or body.encoding != "utf-8":
-        return None
-    try:
-        return json.loads(body.data)
-    except ValueError:
-        return None
-
-
-def _is_completion(exchange: TransportExchange) -> bool:
-    return exchange.method == "POST" and exchange.path.rstrip("/").endswith("/chat/completions")
 
 
 def is_loopback(host: str) -> bool:
@@ -128,10 +124,18 @@ class _Run:
     evidence: Gx10Evidence
     pins: PinSetSource
     selected: tuple[ComponentName, ...]
+    _replies: dict[int, Reply] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def exchanges(self) -> dict[int, TransportExchange]:
         return {e.id: e for e in self.evidence.transport or ()}
+
+    def reply(self, exchange: TransportExchange) -> Reply:
+        """What an exchange's reply held (its body and stream read once per run)."""
+        key = id(exchange)
+        if key not in self._replies:
+            self._replies[key] = read_exchange(exchange)
+        return self._replies[key]
 
     def has(self, *components: ComponentName) -> bool:
         return any(c in self.selected for c in components)
@@ -150,7 +154,7 @@ def model_identity(run: _Run) -> GateResult:
         return _gate("model_identity", "infra", "the endpoint's model list was not recorded")
     served: set[str] = set()
     for exchange in listings:
-        body = _json(exchange.response_body)
+        body = body_json(exchange.response_body)
         data = body.get("data") if isinstance(body, dict) else None
         served |= {str(m.get("id")) for m in data or () if isinstance(m, dict)}
     evidence = f"transport exchange {listings[0].id}"
@@ -213,16 +217,18 @@ def transport_evidence(run: _Run) -> GateResult:  # noqa: PLR0911
     ids = [e.id for e in transport]
     if len(set(ids)) != len(ids):
         return _gate("transport_evidence", "infra", "the transport log repeats an exchange id")
-    problem = _reference_problem(run.evidence, set(ids))
+    problem = _reference_problem(run, set(ids))
     if problem is not None:
         return _gate("transport_evidence", "infra", problem)
     return _gate("transport_evidence", "pass", f"{len(transport)} exchanges, observer complete")
 
 
-def _reference_problem(evidence: Gx10Evidence, ids: set[int]) -> str | None:
-    """A record that names an exchange the log does not hold, two records that name one
-    exchange, or (where a component's records name their exchanges) a completion of that
-    component that no record names: an orphaned exchange."""
+def _reference_problem(run: _Run, ids: set[int]) -> str | None:  # noqa: PLR0911, PLR0912
+    """Every exchange of the run accounted for: a record that names an exchange the log does
+    not hold, two records that name one exchange, a request whose reference header names
+    another record than the one that claims it, or an exchange no record or selected component
+    accounts for (an orphaned exchange: a retried probe, a completion outside every component)."""
+    evidence = run.evidence
     named: dict[int, str] = {}
     references = [(f"{p.kind.replace('_', ' ')} probe", p.exchange) for p in evidence.probes]
     references += [(f"task {t.task}", e) for t in evidence.hermes_tasks or () for e in t.exchanges]
@@ -232,13 +238,26 @@ def _reference_problem(evidence: Gx10Evidence, ids: set[int]) -> str | None:
         if exchange in named:
             return f"exchange {exchange} is claimed by both {named[exchange]} and {record}"
         named[exchange] = record
-    owners = {"probes": bool(evidence.probes),
-              "hermes": any(t.exchanges for t in evidence.hermes_tasks or ())}  # fmt: skip
     for logged in evidence.transport or ():
-        owned = owners.get(logged.component or "") and _is_completion(logged)
-        if owned and logged.id not in named:
-            return (f"exchange {logged.id} of {logged.component} is named by no record: "
-                    "an orphaned exchange")  # fmt: skip
+        component, where = logged.component, f"exchange {logged.id}"
+        ref = logged.request_headers.get(REFERENCE_HEADER)
+        if ref is not None and ref.startswith("hermes/"):
+            claimed = named.get(logged.id)
+            if claimed != f"task {ref[7:]}":
+                return (f"{where} was sent for {ref} but is claimed by "
+                        f"{claimed or 'no record'}")  # fmt: skip
+        if component is None:
+            return f"{where} belongs to no component: an orphaned exchange"
+        if component == "identity":
+            if is_completion(logged):
+                return f"{where} is a completion made while resolving the identity: orphaned"
+        elif component == "probes":
+            if logged.id not in named:
+                return f"{where} of the probes is named by no probe record: a retried probe"
+        elif component not in run.selected:
+            return f"{where} belongs to {component!r}, not a selected component: orphaned"
+        elif component == "hermes" and is_completion(logged) and logged.id not in named:
+            return f"{where} of hermes is named by no task record: an orphaned exchange"
     return None
 
 
@@ -262,12 +281,13 @@ def network_isolation(run: _Run) -> GateResult:
             )
     runtime = run.evidence.model.runtime_model_id
     for exchange in run.evidence.transport or ():
-        if exchange.response_model is not None and exchange.response_model != runtime:
+        other = next((m for m in run.reply(exchange).models if m != runtime), None)
+        if other is not None:  # read from the reply itself, not from the observer's note
             return _gate(
                 "network_isolation",
                 "infra",
-                f"exchange {exchange.id} was answered by {exchange.response_model!r}, not "
-                f"{runtime!r}: fallback activity",
+                f"exchange {exchange.id} was answered by {other!r}, not {runtime!r}: fallback "
+                "activity",
                 f"transport exchange {exchange.id}",
             )
     return _gate("network_isolation", "pass", f"{len(ledger)} connect() attempts, all loopback")
@@ -280,9 +300,10 @@ def reasoning_serialization(run: _Run) -> GateResult:
         return _gate("reasoning_serialization", "infra", "no reasoning-policy serialization")
     serialization = config.reasoning_policy.serialization
     for exchange in run.evidence.transport or ():
-        if not _is_completion(exchange):
+        if not is_completion(exchange):
             continue
-        value = _at(serialization.path, _json(exchange.request_body))
+        request = body_json(exchange.request_body)
+        value = _at(serialization.path, request)
         if (
             value is _MISSING
             or value != serialization.value
@@ -295,30 +316,26 @@ def reasoning_serialization(run: _Run) -> GateResult:
                 f"{json.dumps(serialization.value)}",
                 f"transport exchange {exchange.id}",
             )
+        wanted = config.reasoning_policy.effective != "off"
+        conflict = next(
+            (p for p, on in request_reasoning(request) if p != serialization.path and on != wanted),
+            None,
+        )
+        if conflict is not None:
+            return _gate(
+                "reasoning_serialization",
+                "infra",
+                f"exchange {exchange.id} also sets {conflict}, which "
+                f"{'disables' if wanted else 'asks for'} reasoning against the effective policy "
+                f"{config.reasoning_policy.effective}",
+                f"transport exchange {exchange.id}",
+            )
     return _gate(
         "reasoning_serialization",
         "pass",
         f"policy {config.reasoning_policy.effective} as {serialization.path} = "
         f"{json.dumps(serialization.value)} in every completion request",
     )
-
-
-def _reasoning_text(exchange: TransportExchange) -> str | None:
-    body = _json(exchange.response_body)
-    texts: list[Any] = []
-    for choice in body.get("choices", []) if isinstance(body, dict) else []:
-        message = choice.get("message") if isinstance(choice, dict) else None
-        if isinstance(message, dict):
-            texts += [message.get("reasoning_content"), message.get("reasoning")]
-            content = message.get("content")
-            if isinstance(content, str) and "<think>" in content:
-                texts.append(content)
-    for chunk in exchange.chunks:
-        for line in chunk.data.splitlines():
-            if line.startswith("data:") and "reasoning" in line:
-                texts.append(line)
-    found = [t for t in texts if isinstance(t, str) and t.strip()]
-    return found[0] if found else None
 
 
 def reasoning_contamination(run: _Run) -> GateResult:
@@ -333,7 +350,7 @@ def reasoning_contamination(run: _Run) -> GateResult:
             f"effective policy {config.reasoning_policy.effective}: reasoning is allowed",
         )
     for exchange in run.evidence.transport or ():
-        if _is_completion(exchange) and _reasoning_text(exchange) is not None:
+        if is_completion(exchange) and run.reply(exchange).contaminated:
             return _gate(
                 "reasoning_contamination",
                 "fail",
@@ -343,38 +360,14 @@ def reasoning_contamination(run: _Run) -> GateResult:
     return _gate("reasoning_contamination", "pass", "no reasoning content with the policy off")
 
 
-def read_reply(reply: Any) -> tuple[str | None, Any, Any]:
-    """(finish_reason, message, completion_tokens) of a chat-completion reply's first choice;
-    None for what it does not hold."""
-    choice = (reply.get("choices") or [None])[0] if isinstance(reply, dict) else None
-    finish = choice.get("finish_reason") if isinstance(choice, dict) else None
-    message = choice.get("message") if isinstance(choice, dict) else None
-    usage = reply.get("usage") if isinstance(reply, dict) else None
-    tokens = usage.get("completion_tokens") if isinstance(usage, dict) else None
-    return finish, message, tokens
-
-
 def _probe_reply(exchange: TransportExchange) -> tuple[str | None, Any, int | None, Any]:
     """(finish_reason, message, completion_tokens, max_tokens) from an exchange's bodies."""
-    finish, message, tokens = read_reply(_json(exchange.response_body))
-    request = _json(exchange.request_body)
+    finish, message, tokens = read_reply(body_json(exchange.response_body))
+    request = body_json(exchange.request_body)
     limit = None
     if isinstance(request, dict):
         limit = request.get("max_completion_tokens", request.get("max_tokens"))
     return finish, message, tokens, limit
-
-
-def first_tool_call(message: Any) -> dict[str, Any] | None:
-    """A reply message's first tool call as ``{"name", "arguments"}`` (arguments parsed)."""
-    calls = message.get("tool_calls") if isinstance(message, dict) else None
-    if not calls or not isinstance(calls[0], dict):
-        return None
-    function = calls[0].get("function") or {}
-    try:
-        arguments = json.loads(function.get("arguments") or "{}")
-    except ValueError:
-        arguments = function.get("arguments")
-    return {"name": function.get("name"), "arguments": arguments}
 
 
 def _probe(run: _Run, kind: Literal["response", "tool_call"]) -> GateResult:  # noqa: PLR0911

@@ -657,6 +657,8 @@ def _quality(files: Files, _fields: dict[str, Any], _others: dict[str, Path]) ->
 
 def _fallback(files: Files, _fields: dict[str, Any], _others: dict[str, Path]) -> None:
     exchanges = _lines(files, "transport/exchanges.jsonl")
+    reply = json.loads(exchanges[3]["response_body"]["data"])
+    exchanges[3]["response_body"]["data"] = json.dumps(reply | {"model": "another-model-7b"})
     exchanges[3]["response_model"] = "another-model-7b"
     _put_lines(files, "transport/exchanges.jsonl", exchanges)
 

@@ -1,0 +1,254 @@
+"""Readers of what a model endpoint was asked and answered, shared by the runner and the verifier.
+
+Every reader here is total: it takes any recorded value (a body that is base64, not JSON, nested
+100,000 deep; choices that are an object or a number; a tool call whose function is a string)
+and returns what it holds or None, never raises. A streamed reply is reassembled from its chunks
+before it is read, so that a key or a tag split across chunks is found where a model put it.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import contextlib
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from bundle_schema.models import Body, Chunk, TransportExchange
+
+__all__ = [
+    "COMPLETION_SUFFIXES",
+    "REASONING_KEYS",
+    "Reply",
+    "body_bytes",
+    "body_json",
+    "first_tool_call",
+    "is_completion",
+    "is_completion_path",
+    "read_exchange",
+    "read_reply",
+    "request_reasoning",
+    "sse_events",
+]
+
+_NOT_JSON = object()
+
+COMPLETION_SUFFIXES = ("/chat/completions", "/completions", "/responses")
+"""The endpoints that generate text: chat and legacy completions and the responses API."""
+
+REASONING_KEYS = ("reasoning_content", "reasoning", "thinking", "reasoning_text")
+"""Fields of a reply message or a streamed delta that carry reasoning, as engines name them."""
+
+REQUEST_REASONING_PATHS = (
+    "chat_template_kwargs.enable_thinking",
+    "chat_template_kwargs.thinking",
+    "enable_thinking",
+    "reasoning_effort",
+    "reasoning",
+    "thinking",
+    "think",
+)
+"""Where engines read a request's reasoning switch (llama.cpp and vLLM chat templates, the
+OpenAI reasoning effort and responses API, Ollama's ``think``)."""
+
+_OFF = (False, None, 0, "none", "off", "disabled", "false", "minimal")
+
+THINK_TAGS = ("<think>", "</think>", "<thinking>", "</thinking>")
+
+
+def _enabled(value: Any) -> bool:
+    """Whether a request's reasoning value asks for reasoning."""
+    if isinstance(value, dict):
+        inner = value.get("effort", value.get("type", value.get("enabled", True)))
+        return _enabled(inner)
+    if isinstance(value, str):
+        return value.strip().lower() not in _OFF
+    return value not in _OFF
+
+
+def request_reasoning(request: Any) -> list[tuple[str, bool]]:
+    """Each reasoning switch a request body sets, with whether it asks for reasoning."""
+    found = []
+    for path in REQUEST_REASONING_PATHS:
+        node = request
+        for part in path.split("."):
+            node = node.get(part, _NOT_JSON) if isinstance(node, dict) else _NOT_JSON
+        if node is not _NOT_JSON:
+            found.append((path, _enabled(node)))
+    return found
+
+
+def is_completion_path(path: str) -> bool:
+    """Whether a request path (with or without a query string) is a completion endpoint."""
+    clean = urlsplit(path).path.rstrip("/")
+    return clean.endswith(COMPLETION_SUFFIXES)
+
+
+def is_completion(exchange: TransportExchange) -> bool:
+    """Whether an exchange is a completion request (POST to a completion endpoint)."""
+    return exchange.method == "POST" and is_completion_path(exchange.path)
+
+
+def body_bytes(body: Body | None) -> bytes | None:
+    """A body's bytes as they were sent, or None when absent or not decodable base64."""
+    if body is None:
+        return None
+    if body.encoding == "utf-8":
+        return body.data.encode("utf-8")
+    try:
+        return base64.b64decode(body.data, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+
+
+def _loads(data: bytes | str) -> Any:
+    try:
+        return json.loads(data)
+    except (ValueError, RecursionError):  # not JSON, or nested past the parser's stack
+        return None
+
+
+def body_json(body: Body | None) -> Any:
+    """A body's JSON value (base64 bodies decoded first, bytes that are not UTF-8 read as
+    U+FFFD), or None when it holds none."""
+    data = body_bytes(body)
+    return None if data is None else _loads(data.decode("utf-8", "replace"))
+
+
+def sse_events(chunks: Iterable[Chunk]) -> Iterator[tuple[float, Any]]:
+    """The JSON events of a server-sent event stream, reassembled across chunk boundaries,
+    each with the time of the chunk its line ended in; ``[DONE]`` and non-JSON lines skipped."""
+    pending = ""
+    for chunk in chunks:
+        pending += chunk.data
+        *lines, pending = pending.split("\n")
+        for line in lines:
+            event = _event(line)
+            if event is not _NOT_JSON:
+                yield chunk.t, event
+    if pending:
+        event = _event(pending)
+        if event is not _NOT_JSON:
+            yield -1.0, event
+
+
+def _event(line: str) -> Any:
+    line = line.rstrip("\r")
+    if not line.startswith("data:"):
+        return _NOT_JSON
+    payload = line[5:].strip()
+    if payload == "[DONE]" or not payload:
+        return _NOT_JSON
+    value = _loads(payload)
+    return _NOT_JSON if value is None else value
+
+
+def _dicts(value: Any) -> list[dict[str, Any]]:
+    """The objects of a list (a lone object counts as one; anything else holds none)."""
+    if isinstance(value, dict):
+        return [value]
+    if isinstance(value, list):
+        return [v for v in value if isinstance(v, dict)]
+    return []
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):  # content parts: [{"type": "text", "text": ...}]
+        return "".join(str(p.get("text", "")) for p in value if isinstance(p, dict))
+    return ""
+
+
+@dataclass(frozen=True)
+class Reply:
+    """What one reply held, streamed or not: its visible text, its reasoning text, the models
+    it named, and for a stream the time of each visible chunk."""
+
+    content: str
+    reasoning: str
+    models: tuple[str, ...]
+    visible_times: tuple[float, ...] = ()
+
+    @property
+    def contaminated(self) -> bool:
+        """Reasoning text, or a thinking tag in the visible text."""
+        return bool(self.reasoning.strip()) or any(t in self.content for t in THINK_TAGS)
+
+
+def _read_message(message: dict[str, Any], content: list[str], reasoning: list[str]) -> None:
+    content.append(_text(message.get("content")))
+    for key in REASONING_KEYS:
+        value = message.get(key)
+        reasoning.append("{...}" if isinstance(value, dict) and value else _text(value))
+
+
+def _read_value(value: Any, content: list[str], reasoning: list[str], models: list[str]) -> bool:
+    """Read one reply document or stream event; whether it carried visible text."""
+    if not isinstance(value, dict):
+        return False
+    model = value.get("model")
+    if isinstance(model, str):
+        models.append(model[:256])
+    before = len("".join(content))
+    for choice in _dicts(value.get("choices")):
+        content.append(_text(choice.get("text")))  # legacy completions
+        for key in ("message", "delta"):
+            for message in _dicts(choice.get(key)):
+                _read_message(message, content, reasoning)
+    for item in _dicts(value.get("output")):  # the responses API
+        if item.get("type") == "reasoning":
+            reasoning.append("reasoning item")
+        for part in _dicts(item.get("content")):
+            content.append(_text(part.get("text")))
+    kind = value.get("type")
+    if isinstance(kind, str) and kind.startswith("response.reasoning"):
+        reasoning.append(_text(value.get("delta")) or "reasoning event")
+    elif kind == "response.output_text.delta":
+        content.append(_text(value.get("delta")))
+    return len("".join(content)) > before
+
+
+def read_exchange(exchange: TransportExchange) -> Reply:
+    """Everything a recorded reply holds: its body and its stream, both read."""
+    content: list[str] = []
+    reasoning: list[str] = []
+    models: list[str] = []
+    _read_value(body_json(exchange.response_body), content, reasoning, models)
+    times = []
+    for t, event in sse_events(exchange.chunks):
+        if _read_value(event, content, reasoning, models):
+            times.append(t)
+    return Reply("".join(content), "".join(reasoning), tuple(models), tuple(times))
+
+
+def read_reply(reply: Any) -> tuple[str | None, Any, Any]:
+    """(finish_reason, message, completion_tokens) of a chat-completion reply's first choice;
+    None for what it does not hold."""
+    choices = reply.get("choices") if isinstance(reply, dict) else None
+    choice = choices[0] if isinstance(choices, list) and choices else None
+    finish = choice.get("finish_reason") if isinstance(choice, dict) else None
+    message = choice.get("message") if isinstance(choice, dict) else None
+    usage = reply.get("usage") if isinstance(reply, dict) else None
+    tokens = usage.get("completion_tokens") if isinstance(usage, dict) else None
+    return (finish if isinstance(finish, str) else None), message, tokens
+
+
+def first_tool_call(message: Any) -> dict[str, Any] | None:
+    """A reply message's first tool call as ``{"name", "arguments"}`` (arguments parsed when
+    they are a JSON string); None when the message holds no readable tool call."""
+    calls = message.get("tool_calls") if isinstance(message, dict) else None
+    if not isinstance(calls, list) or not calls or not isinstance(calls[0], dict):
+        return None
+    function = calls[0].get("function")
+    if not isinstance(function, dict):
+        return None
+    arguments = function.get("arguments")
+    if isinstance(arguments, str):
+        # a string that is not JSON stays the string it was: it cannot equal an expected object
+        with contextlib.suppress(ValueError, RecursionError):
+            arguments = json.loads(arguments or "{}")
+    return {"name": function.get("name"), "arguments": arguments}
