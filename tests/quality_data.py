@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
 from pathlib import Path
 
 from bundle_schema import canonical_bytes
@@ -127,16 +128,20 @@ class TasksRun:
     doses: str = "0,0.5"
     axis: str = "valence"
 
+    def task_lines(self) -> bytes:
+        return "".join("\t".join(t) + "\n" for t in self.tasks).encode()
+
+    def logit_lines(self) -> bytes:
+        return jsonl(
+            [{"dose": d, "item": i, "logits": list(v), "query_bytes": 300}
+             for (d, i), v in self.logits.items()]
+        )  # fmt: skip
+
     def write(self, directory: Path, *, claimed: bool = True) -> dict[str, Path]:
         directory.mkdir(parents=True, exist_ok=True)
         files = {"tasks": directory / "tasks.tsv", "logits": directory / "task-logits.jsonl"}
-        files["tasks"].write_text("".join("\t".join(t) + "\n" for t in self.tasks))
-        files["logits"].write_bytes(
-            jsonl(
-                [{"dose": d, "item": i, "logits": list(v), "query_bytes": 300}
-                 for (d, i), v in self.logits.items()]
-            )
-        )  # fmt: skip
+        files["tasks"].write_bytes(self.task_lines())
+        files["logits"].write_bytes(self.logit_lines())
         if claimed:
             result = quality.replay_tasks(
                 (files["tasks"].read_bytes(), "tasks"),
@@ -170,24 +175,79 @@ def graded_tasks(n: int, plain: int, working: int) -> TasksRun:
     return TasksRun(tasks, logits, doses="0,0.25")
 
 
+def pairs_score(run: PairsRun) -> quality.QualityPairsScore:
+    """The replayed pair mode of a run, from its files' bytes (nothing written)."""
+    rubric = "".join(f"{i}\t{q}\n" for i, q in run.rubric).encode()
+    return quality.replay_pairs(
+        {
+            "pairs": (jsonl(run.conversations), "pairs"),
+            "rubric": (rubric, "rubric"),
+            "logits": (run.logit_lines(), "logits"),
+        }
+    )
+
+
+def tasks_score(run: TasksRun) -> quality.QualityTasksScore:
+    """The replayed task mode of a run, from its files' bytes (nothing written)."""
+    return quality.replay_tasks(
+        (run.task_lines(), "tasks"), (run.logit_lines(), "logits"), run.axis, run.doses, None
+    )
+
+
+Figure = float | str
+"""A recorded number: a float is written as JSON writes it (its repr), a str as it stands."""
+
+
+def quality_stream(values: Sequence[tuple[Figure, Figure]]) -> bytes:
+    """A ``quality.jsonl`` with one line per (coherence_prompt, repetition), numbers written as
+    given, so a test controls the exact decimal text a run recorded."""
+    return b"".join(
+        f'{{"turn":{t},"coherence_prompt":{_text(c)},"repetition":{_text(r)},"refusal":0}}\n'
+        .encode()
+        for t, (c, r) in enumerate(values, start=1)
+    )  # fmt: skip
+
+
+def _text(value: Figure) -> str:
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def _spread(mean: Figure, by: str) -> str:
+    """``mean`` + ``by`` as an exact decimal text."""
+    return str(Decimal(_text(mean)) + Decimal(by))
+
+
+def _around(coherence: Figure, repetition: Figure) -> list[tuple[Figure, Figure]]:
+    """Two lines whose means are exactly ``coherence`` and ``repetition``."""
+    return [
+        (_spread(coherence, "0.05"), _spread(repetition, "-0.05")),
+        (_spread(coherence, "-0.05"), _spread(repetition, "0.05")),
+    ]
+
+
 def write_measurement(
     root: Path,
     pairs: PairsRun,
     tasks: TasksRun,
     *,
     working_dose: float = 0.25,
-    off: tuple[float, float] = (0.8, 0.1),
-    on: tuple[float, float] = (0.8, 0.1),
+    off: tuple[Figure, Figure] = (0.8, 0.1),
+    on: tuple[Figure, Figure] = (0.8, 0.1),
+    streams: tuple[Sequence[tuple[Figure, Figure]], Sequence[tuple[Figure, Figure]]] | None = None,
     blind_read: bool = True,
 ) -> Path:
-    """Write a whole paired-substrate measurement under ``root``; return its measurement file."""
+    """Write a whole paired-substrate measurement under ``root``; return its measurement file.
+
+    Each run's ``quality.jsonl`` holds two lines 0.05 either side of the means ``off`` and ``on``
+    (exact decimals, so the means recorded are exactly those), or the lines of ``streams``.
+    """
     pair_files = pairs.write(root / "pairs")
     task_files = tasks.write(root / "tasks")
-    for name, (coherence, repetition) in (("off", off), ("on", on)):
+    if streams is None:
+        streams = (_around(*off), _around(*on))
+    for name, values in zip(("off", "on"), streams, strict=True):
         (root / name).mkdir()
-        lines = [{"turn": t, "coherence_prompt": coherence + d, "repetition": repetition - d,
-                  "refusal": 0} for t, d in ((1, 0.05), (2, -0.05))]  # fmt: skip
-        (root / name / "quality.jsonl").write_bytes(jsonl(lines))
+        (root / name / "quality.jsonl").write_bytes(quality_stream(values))
     measurement: dict[str, object] = {
         "schema_version": 1,
         "pairs": {k: str(v.relative_to(root)) for k, v in pair_files.items()},

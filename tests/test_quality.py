@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import math
+from fractions import Fraction
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -17,12 +19,16 @@ from verify.scorers import quality
 from verify.scorers.quality import QualityRefused
 
 from .quality_data import (
+    Figure,
     PairsRun,
     conversation,
     example_pairs,
     example_tasks,
     graded_tasks,
     jsonl,
+    pairs_score,
+    quality_stream,
+    tasks_score,
     winning_pairs,
     write_measurement,
 )
@@ -384,6 +390,264 @@ def test_protocol_verdicts(
 def test_the_working_dose_must_have_been_measured(tmp_path: Path) -> None:
     with pytest.raises(QualityRefused, match="the working dose"):
         protocol(tmp_path, working_dose=0.5)
+
+
+# --- decimals as recorded ---------------------------------------------------------------------
+#
+# The seed's thresholds are decimals and so are the numbers a run records; the comparisons are
+# made on those decimals (quality.recorded), never on binary floats.
+
+
+@cache
+def _gain_scores() -> tuple[quality.QualityPairsScore, quality.QualityTasksScore]:
+    """A pair mode and a task mode that meet their conditions (a gain apart from the means)."""
+    return pairs_score(winning_pairs(40, wins=36, ties=4)), tasks_score(graded_tasks(20, 20, 19))
+
+
+Lines = list[tuple[Figure, Figure]]
+
+
+def judged(off: Lines, on: Lines) -> quality.QualityProtocolReport:
+    pairs, tasks = _gain_scores()
+    streams = (
+        quality.parse_quality_stream(quality_stream(off), "off/quality.jsonl"),
+        quality.parse_quality_stream(quality_stream(on), "on/quality.jsonl"),
+    )
+    return quality.judge_protocol(pairs, tasks, 0.25, streams, None)
+
+
+def met(report: quality.QualityProtocolReport) -> dict[str, bool]:
+    return {c.id: c.met for c in report.conditions}
+
+
+def test_the_float_differences_these_edges_guard_against() -> None:
+    # What binary floats say at the edges below; the decimals say exactly 0.02 each time.
+    assert 0.80 - 0.78 > 0.02
+    assert 0.07 - 0.05 > 0.02
+    assert (1.3 - 0.2) - (0.6 - 0.0) > 0.5
+
+
+@pytest.mark.parametrize(
+    ("off", "on", "expected"),
+    [
+        ("0.80", "0.78", True),  # a drop of exactly 0.02
+        ("0.8", "0.78", True),  # the same decimals, written shorter
+        (0.8, 0.78, True),  # as a JSON writer prints the doubles
+        ("0.80000000000000004", "0.78000000000000003", True),  # %.17g of the same doubles
+        ("0.80", "0.7800001", True),  # a drop of 0.0199999
+        ("0.80", "0.7799999", False),  # a drop of 0.0200001
+        ("0.05", "0.03", True),
+        ("0.05", "0.0299999", False),
+        ("1", "0.98", True),  # an integer recorded
+        ("1", "0.9799999", False),
+        ("-0.01", "-0.03", True),
+        ("-0.01", "-0.0300001", False),
+        ("0.78", "0.80", True),  # a rise of 0.02 is no cost
+        ("0.7799999", "0.80", True),  # nor is a rise of 0.0200001
+        ("0.5", "0.9", True),
+    ],
+)
+def test_coherence_edges(off: str | float, on: str | float, expected: bool) -> None:
+    report = judged([(off, "0.1")], [(on, "0.1")])
+    assert met(report)["coherence"] is expected
+    assert met(report)["repetition"]
+    assert report.verdict == ("incomplete" if expected else "a style gain at a cost")
+
+
+@pytest.mark.parametrize(
+    ("off", "on", "expected"),
+    [
+        ("0.78", "0.80", True),  # a rise of exactly 0.02
+        (0.78, 0.8, True),
+        ("0.78000000000000003", "0.80000000000000004", True),
+        ("0.78", "0.7999999", True),  # a rise of 0.0199999
+        ("0.78", "0.8000001", False),  # a rise of 0.0200001
+        ("0.05", "0.07", True),
+        ("0.05", "0.0700001", False),
+        ("0", "0.02", True),
+        ("0", "0.0200001", False),
+        ("0.1", "0.12", True),
+        ("0.1", "0.1200001", False),
+        ("0.80", "0.78", True),  # a fall of 0.02 is no cost
+        ("0.8000001", "0.78", True),  # nor is a fall of 0.0200001
+    ],
+)
+def test_repetition_edges(off: str | float, on: str | float, expected: bool) -> None:
+    report = judged([("0.8", off)], [("0.8", on)])
+    assert met(report)["repetition"] is expected
+    assert met(report)["coherence"]
+    assert report.verdict == ("incomplete" if expected else "a style gain at a cost")
+
+
+@pytest.mark.parametrize(
+    ("off", "on", "expected"),
+    [
+        (["0.79", "0.81"], ["0.77", "0.79"], True),  # means 0.80 and 0.78
+        (["0.8"] * 3, ["0.78"] * 3, True),  # fsum / 3 makes it 0.02000000000000024
+        (["0.7", "0.8", "0.9"], ["0.68", "0.78", "0.88"], True),
+        (["0.7", "0.8", "0.9"], ["0.68", "0.78", "0.8799997"], False),  # 0.0200001
+        (["0.1", "0.1", "0.11"], ["0.08", "0.08", "0.09"], True),  # 0.31/3 - 0.25/3 = 0.02
+        (["0.8"], ["0.77", "0.79"], True),  # a mean of one line against a mean of two
+        (["0.8"], ["0.77", "0.7899998"], False),
+    ],
+)
+def test_means_are_exact_over_the_recorded_lines(
+    off: list[str], on: list[str], expected: bool
+) -> None:
+    coherence = judged([(c, "0.1") for c in off], [(c, "0.1") for c in on])
+    assert met(coherence)["coherence"] is expected
+    # The same numbers as repetition, the other way round: on above off.
+    repetition = judged([("0.8", r) for r in on], [("0.8", r) for r in off])
+    assert met(repetition)["repetition"] is expected
+
+
+def test_the_observed_means_are_shown_exactly() -> None:
+    report = judged([("0.80", "0.78")], [("0.7799999", "0.80")])
+    shown = {c.id: c.observed for c in report.conditions}
+    assert shown["coherence"] == "on 0.7799999, off 0.8, on - off -0.0200001"
+    assert shown["repetition"] == "on 0.8, off 0.78, on - off 0.02"
+    assert report.means == {
+        "coherence_off": 0.8, "coherence_on": 0.7799999,
+        "repetition_off": 0.78, "repetition_on": 0.8,
+    }  # fmt: skip
+    thirds = judged([("0.1", "0"), ("0.1", "0"), ("0.11", "0")], [("0.1", "0")])
+    observed = next(c.observed for c in thirds.conditions if c.id == "coherence")
+    assert observed.startswith("on 0.1, off 0.10333333333333333 (rounded), ")
+
+
+def test_the_edge_through_the_measurement_files(tmp_path: Path) -> None:
+    report = protocol(tmp_path / "met", off=("0.80", "0.78"), on=("0.78", "0.80"))
+    assert report.verdict == "a gain"
+    report = protocol(tmp_path / "coherence", off=("0.80", "0.1"), on=("0.7799999", "0.1"))
+    assert report.verdict == "a style gain at a cost"
+    assert [c.id for c in report.conditions if not c.met] == ["coherence"]
+    report = protocol(tmp_path / "repetition", off=("0.8", "0.78"), on=("0.8", "0.8000001"))
+    assert [c.id for c in report.conditions if not c.met] == ["repetition"]
+
+
+def _figure(value: int, places: int, padded: bool) -> str:
+    """``value`` / 10**places as JSON text: padded to ``places`` decimals, or as a writer
+    prints the double (its shortest round-trip form)."""
+    if not padded:
+        return json.dumps(value / 10**places)
+    whole, part = divmod(abs(value), 10**places)
+    return f"{'-' if value < 0 else ''}{whole}.{part:0{places}d}"
+
+
+@st.composite
+def stream_values(draw: st.DrawFn) -> tuple[int, list[int], list[int]]:
+    """(places, off, on): lines as integers in units of 10**-places, often 0.02 apart."""
+    places = draw(st.sampled_from([2, 3, 4, 7]))
+    one = 10**places
+    off = draw(st.lists(st.integers(-one, one), min_size=1, max_size=6))
+    if draw(st.booleans()):
+        slack, sign = 2 * one // 100, draw(st.sampled_from([-1, 1]))
+        on = [v + sign * slack + draw(st.integers(-1, 1)) for v in off]
+    else:
+        on = draw(st.lists(st.integers(-one, one), min_size=1, max_size=6))
+    return places, off, on
+
+
+@settings(max_examples=300, deadline=None)
+@given(stream_values(), stream_values(), st.booleans())
+def test_the_mean_conditions_are_the_decimal_arithmetic(
+    coherence: tuple[int, list[int], list[int]],
+    repetition: tuple[int, list[int], list[int]],
+    padded: bool,
+) -> None:
+    def sides(places: int, off: list[int], on: list[int]) -> tuple[list[str], list[str]]:
+        return [_figure(v, places, padded) for v in off], [_figure(v, places, padded) for v in on]
+
+    (c_off, c_on), (r_off, r_on) = sides(*coherence), sides(*repetition)
+    # The two lists of one side may differ in length, so each condition gets streams of its own.
+    c_report = judged([(c, "0") for c in c_off], [(c, "0") for c in c_on])
+    r_report = judged([("0", r) for r in r_off], [("0", r) for r in r_on])
+
+    def within(places: int, larger: list[int], smaller: list[int]) -> bool:
+        # mean(larger) - mean(smaller) <= 0.02, in integers.
+        slack = 2 * 10**places // 100
+        left = sum(larger) * len(smaller) - sum(smaller) * len(larger)
+        return left <= slack * len(larger) * len(smaller)
+
+    places, off, on = coherence
+    assert met(c_report)["coherence"] is within(places, off, on)
+    places, off, on = repetition
+    assert met(r_report)["repetition"] is within(places, on, off)
+    # The mean itself is the exact mean of the decimals.
+    places, off, _ = coherence
+    mean = quality.parse_quality_stream(quality_stream([(c, "0") for c in c_off]), "q")[0]
+    assert mean == Fraction(sum(off), 10**places * len(off))
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "result"),
+    [
+        # 1.1 - 0.6 = 0.5 exactly, a tie; 0.5000000000000001 in floats, a win.
+        (((0.6, 0.0),), ((1.3, 0.2),), "tie"),
+        (((1.3, 0.2),), ((0.6, 0.0),), "tie"),  # -0.5 exactly
+        (((0.6, -0.0000001),), ((1.3, 0.2),), "tie"),  # 0.4999999
+        (((0.6, 0.0000001),), ((1.3, 0.2),), "win"),  # 0.5000001
+        (((1.3, 0.2),), ((0.6, 0.0000001),), "loss"),  # -0.5000001
+        (((0.6, 0.0), (0.1, 0.0)), ((1.3, 0.2), (0.7, 0.1)), "tie"),  # both items 0.5: mean 0.5
+        (((0.6, 0.0), (0.1, 0.0)), ((1.3, 0.2), (0.7, 0.0999998)), "win"),  # mean 0.5000001
+    ],
+)
+def test_the_margin_is_compared_with_the_recorded_decimals(
+    a: tuple[tuple[float, float], ...], b: tuple[tuple[float, float], ...], result: str
+) -> None:
+    items = [f"i{n}" for n in range(len(a))]
+    logits = {(1, "a", i): v for i, v in zip(items, a, strict=True)}
+    logits |= {(1, "b", i): v for i, v in zip(items, b, strict=True)}
+    run = PairsRun([conversation("c1")], [(i, f"{i}?") for i in items], logits)
+    line = pairs_score(run).pair_lines[0]
+    assert line.result == result
+    if len(items) == 1:
+        assert line.items["i0"].result == result
+
+
+@st.composite
+def margin_runs(draw: st.DrawFn) -> tuple[PairsRun, dict[tuple[int, str], int]]:
+    """Runs whose logits are thousandths, item deltas often within one of +-0.5 nats; with the
+    exact item deltas in thousandths."""
+    n = draw(st.integers(1, 6))
+    items = [f"i{k}" for k in range(draw(st.integers(1, 3)))]
+    value = st.integers(-20_000, 20_000)
+    logits: dict[tuple[int, str, str], tuple[float, float]] = {}
+    deltas: dict[tuple[int, str], int] = {}
+    for p in range(1, n + 1):
+        for item in items:
+            ya, na, nb = draw(value), draw(value), draw(value)
+            if draw(st.booleans()):
+                yb = nb + (ya - na) + draw(st.sampled_from([-500, 500])) + draw(st.integers(-1, 1))
+            else:
+                yb = draw(value)
+            logits[p, "a", item] = (ya / 1000, na / 1000)
+            logits[p, "b", item] = (yb / 1000, nb / 1000)
+            deltas[p, item] = (yb - nb) - (ya - na)
+    run = PairsRun(
+        [conversation(f"c{p}") for p in range(1, n + 1)], [(i, f"{i}?") for i in items], logits
+    )
+    return run, deltas
+
+
+def _expected(delta: int, margin: int) -> str:
+    return "win" if delta > margin else "loss" if delta < -margin else "tie"
+
+
+@settings(max_examples=200, deadline=None)
+@given(margin_runs())
+def test_pair_results_are_the_decimal_arithmetic(
+    case: tuple[PairsRun, dict[tuple[int, str], int]],
+) -> None:
+    run, deltas = case
+    k = len(run.rubric)
+    for line in pairs_score(run).pair_lines:
+        mine = {item: d for (p, item), d in deltas.items() if p == line.pair}
+        assert {i: o.result for i, o in line.items.items()} == {
+            i: _expected(d, 500) for i, d in mine.items()
+        }
+        # The side scores are means over k items: b - a > 0.5 is sum(deltas) > 0.5 k.
+        assert line.result == _expected(sum(mine.values()), 500 * k)
 
 
 # --- the CLI ----------------------------------------------------------------------------------

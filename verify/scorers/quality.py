@@ -15,6 +15,15 @@ printed and wrote, then compares them with the files the run left:
 - **protocol**: the five conditions of the paired-substrate protocol, each reported on its own,
   and the seed's verdict words.
 
+Every threshold of the seed (the 0.5-nat margin, the 0.02 of mean coherence and of mean
+repetition, the 0.05 of the task score) is a decimal, and so is every number a run recorded in
+JSON. They are compared as decimals, never as binary floats: 0.80 -> 0.78 is a drop of exactly
+0.02, although ``0.80 - 0.78`` is 0.020000000000000018 in floating point. The decimal a recorded
+number stands for is :func:`recorded`: the shortest decimal that reads back as the same double,
+which is what a JSON writer (RFC 8785, JavaScript, Python) prints, and equal to the text itself
+whenever the text has at most 15 significant digits. Sums, means and differences over those
+decimals are exact (:class:`fractions.Fraction`); only the numbers written out are doubles.
+
 Inputs the seed refuses are refused here with the same limits (:class:`QualityRefused`, exit 2);
 a recorded run that did not complete fails (:class:`bundle_schema.errors.CheckFailed`, exit 1).
 """
@@ -74,16 +83,18 @@ __all__ = [
     "parse_rubric",
     "parse_task_logits",
     "parse_tasks",
+    "recorded",
     "score_pairs",
     "score_tasks",
     "wilson",
 ]
 
-QUALITY_VERSION = "1"
+QUALITY_VERSION = "2"
 """The version of this scorer; it changes whenever a number it computes could change."""
 
 MARGIN = 0.5
 """Nats by which one side score must exceed the other to win a pair (a constant of the tool)."""
+_MARGIN = Fraction("0.5")
 CONFIDENCE = 0.9
 Z = NormalDist().inv_cdf(1 - (1 - CONFIDENCE) / 2)
 """The normal quantile of a nominal 90% two-sided interval, 1.6448536269514722."""
@@ -113,7 +124,7 @@ Verdict = Literal["a gain", "a style gain at a cost", "no measured gain", "incom
 _ITEM_ID = re.compile(r"[A-Za-z0-9_-]+")
 _FIGURE = re.compile(r"-?[0-9]+(\.[0-9]+)?")
 
-# The protocol's thresholds, as exact decimals.
+# The protocol's thresholds, as exact decimals (compared with recorded decimals, see recorded()).
 _COHERENCE_SLACK = Fraction("0.02")
 _REPETITION_SLACK = Fraction("0.02")
 _TASK_SLACK = Fraction("0.05")
@@ -125,6 +136,21 @@ _M = TypeVar("_M", bound=BaseModel)
 
 class QualityRefused(InvalidInput):
     """An input the seed's score tool refuses (exit 2); the message names the limit."""
+
+
+def recorded(value: float | Fraction) -> Fraction:
+    """The decimal a recorded number stands for, exactly.
+
+    A float is taken as ``Fraction(repr(value))``: the shortest decimal that reads back as the
+    same double. That is the text a JSON writer prints (RFC 8785, JavaScript, Python), and it is
+    the decimal of the JSON text itself whenever that text has at most 15 significant digits
+    (``0.78`` and ``0.780`` both give 78/100); a longer text, such as ``%.17g`` prints
+    (``0.78000000000000003``), gives the shortest decimal of the same double, so how many digits
+    a writer printed never changes a verdict. An int, or a Fraction already exact, is itself.
+    """
+    if isinstance(value, float):
+        return Fraction(repr(value))
+    return Fraction(value)
 
 
 @dataclass(frozen=True)
@@ -359,16 +385,18 @@ def _record(kind: str, model: type[_M], line: bytes, at: str) -> _M:
 _STREAM_FIELDS = ("coherence_prompt", "repetition")
 
 
-def parse_quality_stream(data: bytes, where: str) -> tuple[float, float]:
-    """The mean ``coherence_prompt`` and mean ``repetition`` of a ``quality.jsonl``.
+def parse_quality_stream(data: bytes, where: str) -> tuple[Fraction, Fraction]:
+    """The mean ``coherence_prompt`` and mean ``repetition`` of a ``quality.jsonl``, exactly.
 
-    Only those two fields are read; the stream's other fields are the runtime's.
+    Only those two fields are read; the stream's other fields are the runtime's. Each value is
+    the decimal its line recorded (:func:`recorded`) and the means are exact rationals, so the
+    protocol's 0.02 conditions are judged on the decimals, not on binary sums.
 
     Raises:
         QualityRefused: no line, or a line without both as numbers.
     """
-    coherence: list[float] = []
-    repetition: list[float] = []
+    coherence: list[Fraction] = []
+    repetition: list[Fraction] = []
     for number, line in _lines(data, where, 1 << 20, "a quality line"):
         at = f"{where}:{number}"
         try:
@@ -381,21 +409,30 @@ def parse_quality_stream(data: bytes, where: str) -> tuple[float, float]:
             raise QualityRefused(
                 f"{at}: a quality line needs numbers coherence_prompt and repetition"
             )
-        coherence.append(float(numbers[0]))
-        repetition.append(float(numbers[1]))
+        coherence.append(recorded(numbers[0]))
+        repetition.append(recorded(numbers[1]))
     if not coherence:
         raise QualityRefused(f"{where}: holds no quality line")
-    return math.fsum(coherence) / len(coherence), math.fsum(repetition) / len(repetition)
+    return _mean(coherence), _mean(repetition)
+
+
+def _mean(values: Sequence[Fraction]) -> Fraction:
+    return sum(values, Fraction(0)) / len(values)
 
 
 # --- the pair mode ----------------------------------------------------------------------------
 
 
-def outcome(delta: float) -> Outcome:
-    """Side b's result from ``delta`` = b - a: win above the margin, loss under minus it."""
-    if delta > MARGIN:
+def outcome(delta: Fraction | float) -> Outcome:
+    """Side b's result from ``delta`` = b - a: win above the margin, loss under minus it.
+
+    The comparison is exact on the number given; the replay passes the exact difference of the
+    recorded decimals, so a delta of exactly 0.5 nats is a tie even where floats make it
+    0.5000000000000001.
+    """
+    if delta > _MARGIN:
         return "win"
-    if delta < -MARGIN:
+    if delta < -_MARGIN:
         return "loss"
     return "tie"
 
@@ -481,22 +518,22 @@ def score_pairs(
     lines: list[QualityPairLine] = []
     per_item: dict[str, list[Outcome]] = {item.id: [] for item in rubric}
     for pair in pairs:
+        # Exact over the recorded decimals: the margin is compared with the exact delta.
         odds = {
             side: [
-                float(found[pair.number, side, item.id].logit_yes)
-                - float(found[pair.number, side, item.id].logit_no)
+                recorded(found[pair.number, side, item.id].logit_yes)
+                - recorded(found[pair.number, side, item.id].logit_no)
                 for item in rubric
             ]
             for side in ("a", "b")
         }
-        a = math.fsum(odds["a"]) / len(rubric)
-        b = math.fsum(odds["b"]) / len(rubric)
+        a, b = _mean(odds["a"]), _mean(odds["b"])
         items: dict[str, QualityItemOutcome] = {}
         for index, item in enumerate(rubric):
             result = outcome(odds["b"][index] - odds["a"][index])
             per_item[item.id].append(result)
             items[item.id] = QualityItemOutcome(
-                a=odds["a"][index], b=odds["b"][index], result=result
+                a=float(odds["a"][index]), b=float(odds["b"][index]), result=result
             )
         cut = any(found[pair.number, side, rubric[0].id].cut for side in ("a", "b"))
         lines.append(
@@ -505,9 +542,9 @@ def score_pairs(
                 pair=pair.number,
                 name=pair.name,
                 cut=int(cut),
-                a=a,
-                b=b,
-                delta=b - a,
+                a=float(a),
+                b=float(b),
+                delta=float(b - a),
                 result=outcome(b - a),
                 items=items,
             )
@@ -844,10 +881,16 @@ def judge_protocol(
     pairs: QualityPairsScore,
     tasks: QualityTasksScore,
     working_dose: float,
-    streams: tuple[tuple[float, float], tuple[float, float]],
+    streams: tuple[
+        tuple[Fraction | float, Fraction | float], tuple[Fraction | float, Fraction | float]
+    ],
     blind_read: tuple[bytes, str] | None,
 ) -> QualityProtocolReport:
     """Judge the paired-substrate protocol's conditions, each on its own, and the verdict.
+
+    Every condition is exact: the win rate and the task scores from their counts, the means as
+    the decimals they stand for (a float is read by :func:`recorded`; the exact means of
+    :func:`parse_quality_stream` are used as they are), each against its decimal threshold.
 
     Args:
         pairs: the replayed pair mode (side a: substrate off; side b: on).
@@ -865,13 +908,17 @@ def judge_protocol(
             raise QualityRefused(f"the task mode's doses do not include {label} ({needed:g})")
     summary = pairs.summary
     overall = summary.overall
-    (coherence_off, repetition_off), (coherence_on, repetition_on) = streams
+    (coherence_off, repetition_off), (coherence_on, repetition_on) = (
+        (recorded(coherence), recorded(repetition)) for coherence, repetition in streams
+    )
     plain, working = by_dose[0.0], by_dose[float(working_dose)]
     task_delta = Fraction(working.correct, working.capability.items) - Fraction(
         plain.correct, plain.capability.items
     )
+    win_rate = Fraction(2 * overall.wins + overall.ties, 2 * summary.pairs)
+    # The Wilson low end is irrational; it is compared as the double the replay computed.
     win = (
-        Fraction(2 * overall.wins + overall.ties, 2 * summary.pairs) > Fraction(1, 2)
+        win_rate > Fraction(1, 2)
         and overall.wilson_low > 0.5
         and summary.pairs >= MIN_PROTOCOL_PAIRS
     )
@@ -887,16 +934,18 @@ def judge_protocol(
         ),
         QualityCondition(
             id="coherence",
-            met=Fraction(coherence_off) - Fraction(coherence_on) <= _COHERENCE_SLACK,
+            met=coherence_off - coherence_on <= _COHERENCE_SLACK,
             rule="mean coherence_prompt with the substrate on not under the other run by more "
             "than 0.02",
-            observed=f"on {coherence_on:.6f}, off {coherence_off:.6f}",
+            observed=f"on {_shown(coherence_on)}, off {_shown(coherence_off)}, "
+            f"on - off {_shown(coherence_on - coherence_off)}",
         ),
         QualityCondition(
             id="repetition",
-            met=Fraction(repetition_on) - Fraction(repetition_off) <= _REPETITION_SLACK,
+            met=repetition_on - repetition_off <= _REPETITION_SLACK,
             rule="mean repetition with the substrate on not above the other run by more than 0.02",
-            observed=f"on {repetition_on:.6f}, off {repetition_off:.6f}",
+            observed=f"on {_shown(repetition_on)}, off {_shown(repetition_off)}, "
+            f"on - off {_shown(repetition_on - repetition_off)}",
         ),
         QualityCondition(
             id="task_cost",
@@ -914,7 +963,7 @@ def judge_protocol(
     )
     met = {c.id: c.met for c in conditions}
     verdict: Verdict
-    if overall.win_rate <= 0.5 or not met["win_rate"]:
+    if win_rate <= Fraction(1, 2) or not met["win_rate"]:
         verdict = "no measured gain"
     elif not (met["coherence"] and met["repetition"] and met["task_cost"]):
         verdict = "a style gain at a cost"
@@ -931,13 +980,28 @@ def judge_protocol(
         summary=summary,
         capability=tuple(d.capability for d in tasks.doses),
         means={
-            "coherence_off": coherence_off,
-            "coherence_on": coherence_on,
-            "repetition_off": repetition_off,
-            "repetition_on": repetition_on,
+            "coherence_off": float(coherence_off),
+            "coherence_on": float(coherence_on),
+            "repetition_off": float(repetition_off),
+            "repetition_on": float(repetition_on),
         },
         checks=pairs.checks + tasks.checks,
     )
+
+
+def _shown(value: Fraction) -> str:
+    """An exact decimal as written when it has at most 12 places, else its nearest double."""
+    text = _decimal(value)
+    return text if text is not None else f"{float(value)!r} (rounded)"
+
+
+def _decimal(value: Fraction, places: int = 12) -> str | None:
+    scaled = value * 10**places
+    if scaled.denominator != 1:
+        return None
+    sign, digits = ("-" if scaled < 0 else ""), str(abs(scaled.numerator)).rjust(places + 1, "0")
+    whole, fraction = digits[:-places], digits[-places:].rstrip("0")
+    return f"{sign}{whole}.{fraction}" if fraction else f"{sign}{whole}"
 
 
 def _blind_read(record: tuple[bytes, str] | None, pairs: int) -> str | None:
