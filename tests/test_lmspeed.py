@@ -7,6 +7,8 @@ import copy
 import json
 import math
 import random
+from decimal import Decimal, localcontext
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -33,12 +35,14 @@ def coding(doc: Any) -> dict[str, Any]:
 def test_worked_example_by_hand() -> None:
     out = score(*worked_example())
     models = coding(out)
-    # Fractions 0.75, 0.5, 0.25 -> logits ln 3, 0, -ln 3; median 0; MAD ln 3; scale 1.4826 ln 3.
+    # Fractions 0.75, 0.5, 0.25 -> logits ln 3, 0, -ln 3; median 0; MAD ln 3;
+    # scale 1.482602218505602 ln 3, so z = +-Phi^-1(3/4) = +-0.674490.
     z = 1 / lmspeed.MAD_SCALE
     # q = min(1, 3/8) x min(1, 3/3) = 0.375; variance 0.25^2 / 0.375 -> precision 6, capped to 1.
     bench = out.categories["coding"].benchmarks[0]
     assert (bench.q, bench.median, bench.models, bench.developers) == (0.375, 0.0, 3, 3)
     assert bench.scale == pytest.approx(lmspeed.MAD_SCALE * math.log(3), abs=1e-15)
+    assert z == pytest.approx(0.674490, abs=5e-7)
     # One benchmark, w = 1: D_t = 2, S = 0.1 + 3 - 3/2 = 1.6, beta = 0 (the z sum to 0),
     # theta = z / 2, Var(theta) = 1/2 + (1/2)^2 / 1.6 = 0.65625.
     a = models["A"]
@@ -76,6 +80,62 @@ def test_rated_models_are_ranked_and_estimated_are_not() -> None:
         if name != "coding"
         for m in category.models
     )
+
+
+def _inverse_normal_three_quarters(digits: int = 40) -> Decimal:
+    """Phi^-1(3/4) to ``digits`` digits: Newton on erf(y) = 1/2, x = sqrt(2) y (erf by series)."""
+    with localcontext() as context:
+        context.prec = digits + 10
+        pi, term, k = Decimal(3), Decimal(3), 0  # pi by the series of the decimal module's recipe
+        while True:
+            k += 1
+            term = term * (2 * k - 1) ** 2 / (8 * k * (2 * k + 1))
+            if pi + term == pi:
+                break
+            pi += term
+
+        def erf(y: Decimal) -> Decimal:
+            total, power, n = Decimal(0), y, 0
+            while True:
+                step = power / (math.factorial(n) * (2 * n + 1))
+                if total + step == total:
+                    return 2 / pi.sqrt() * total
+                total += step
+                power *= -y * y
+                n += 1
+
+        y = Decimal("0.5")
+        for _ in range(60):
+            y -= (erf(y) - Decimal("0.5")) / (2 / pi.sqrt() * (-y * y).exp())
+        return +(Decimal(2).sqrt() * y)
+
+
+def test_mad_scale_is_one_over_the_normal_quartile() -> None:
+    quartile = _inverse_normal_three_quarters()
+    assert str(quartile).startswith("0.67448975019608174320")
+    # The constant is 1 / Phi^-1(3/4) computed in doubles: the quartile rounded to its nearest
+    # double first, then the quotient rounded.
+    assert float(quartile) == 0.6744897501960817
+    assert 1 / float(quartile) == lmspeed.MAD_SCALE
+    # That is one unit in the last place above the double nearest the exact 1 / Phi^-1(3/4).
+    exact = 1 / Fraction(quartile)
+    assert float(exact) == 1.4826022185056018
+    assert math.nextafter(float(exact), 2) == lmspeed.MAD_SCALE
+    assert lmspeed.MAD_SCALE != 1.4826  # the rounded constant is not the one used
+
+
+TIMES = "\N{MULTIPLICATION SIGN}"
+
+
+def test_the_docs_state_the_constants_the_code_uses() -> None:
+    docs = (Path(__file__).resolve().parent.parent / "docs" / "scorers.md").read_text()
+    stated = repr(lmspeed.MAD_SCALE)
+    assert f"`MAD_SCALE` = {stated} {TIMES}" in docs
+    assert f"scale {stated} {TIMES} ln 3" in docs
+    assert f"MAD_SCALE = {stated} = 1 / Phi^-1(3/4)" in (lmspeed.__doc__ or "")
+    assert f"1.4826 {TIMES}" not in docs
+    assert "1 / 1.4826 " not in docs
+    assert f"\N{MINUS-OR-PLUS SIGN} {lmspeed.Z80} \N{GREEK SMALL LETTER SIGMA}_c" in docs
 
 
 # --- the exact posterior ----------------------------------------------------------------------

@@ -9,7 +9,9 @@ Per category, from the results of the run and a versioned catalog:
 3. **Benchmarks** (family + protocol) that cover fewer than three models are dropped.
 4. **Normalization** from the unit only: ``score`` / 100, ``score_fraction`` as is (bounded
    logit), ``rating`` as is (identity); other units are excluded. Lower-is-better is negated.
-   Robust z per benchmark: (x - median) / (1.4826 MAD), clamped to [-3, 3].
+   Robust z per benchmark: (x - median) / (MAD_SCALE x MAD), clamped to [-3, 3], with
+   MAD_SCALE = 1.482602218505602 = 1 / Phi^-1(3/4) computed in doubles (the often-quoted
+   1.4826 is it rounded; see :data:`MAD_SCALE`).
 5. **Evidence quality** q = min(1, n/8) x min(1, developers/3); variance =
    max(stderr_z^2, floor^2) / q with floors verified 0.25, official 0.35, reported 0.50,
    self-reported 0.75; a model's precision within one family of one dimension is capped at 1.
@@ -103,7 +105,10 @@ FAMILY_PRECISION_CAP = 1.0
 LOGIT_BOUND = 0.001
 """Fractions are clamped to [0.001, 0.999] before the logit, so a raw 0 or 1 stays finite."""
 MAD_SCALE = 1.482602218505602
-"""1 / Phi^-1(0.75): makes the median absolute deviation a normal standard deviation."""
+"""1 / Phi^-1(3/4) computed in doubles (``1 / NormalDist().inv_cdf(0.75)``): makes the median
+absolute deviation a normal standard deviation. The exact 1 / Phi^-1(3/4) is
+1.48260221850560186...; this is one unit in the last place above its nearest double
+(1.4826022185056018), and 1.4826 is it rounded to four places."""
 MEAN_ABS_SCALE = math.sqrt(math.pi / 2)
 """Makes the mean absolute deviation from the median a normal standard deviation."""
 Z80 = 1.281552
