@@ -7,6 +7,7 @@ at module level (``audit --help`` does not pay for it).
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from collections.abc import Callable
@@ -29,8 +30,11 @@ from bundle_schema.errors import (
     CheckFailed,
     EvidenceAuditError,
     InvalidInput,
+    one_line,
 )
-from bundle_schema.models import AttestationReport, Verdict
+from bundle_schema.models import AttestationReport, Verdict, VerificationStatement
+from pins import load_builtin, parse_pin_set
+from verify import verify_bundle
 from verify._signature import (
     MAX_SIGNATURE_SIZE,
     IdentityPolicy,
@@ -60,11 +64,14 @@ __all__ = [
     "signer_from",
     "trust_root_command",
     "trust_root_parser",
+    "verdict_difference",
     "verify_attestation_command",
     "verify_attestation_parser",
 ]
 
 PROG = "audit"
+MAX_PINS_SIZE = 64 << 20
+"""A pin set file larger than this is refused before it is read whole."""
 Subparsers = Any  # argparse's private _SubParsersAction, as cli.py builds it
 
 
@@ -238,11 +245,27 @@ def verify_attestation_parser(
         description="Check, offline, a Sigstore-signed verification attestation (from audit "
         "verify --attest, then audit sign --statement): the signature under --identity and "
         "--issuer, the payload and predicate types, and, with --bundle, that it is about that "
-        "bundle. Prints the attested verdict. Exit 1 when the signature fails or a --require "
-        "is not met by the attested verdict.",
+        "bundle and that this verifier, verifying the bundle again now under the attested pin "
+        "set (or --pins), reaches the attested verdict: every field of the canonical verdict "
+        "but 'verifier' (integrity, gates, scores, outcome, validity, profile decision, "
+        "rankability, reasons, claims, and the bundle's signature, checked again under the "
+        "identity and issuer the attested verdict names). Prints the attested verdict. Exit 1 "
+        "when the signature fails, the verdict differs (one line names the first field that "
+        "differs), or a --require is not met by the attested verdict.",
     )
     check.add_argument("attestation", metavar="FILE.sigstore.json")
-    check.add_argument("--bundle", metavar="PATH", help="the attested bundle must be this one")
+    check.add_argument(
+        "--bundle",
+        metavar="PATH",
+        help="the attested bundle must be this one, and verifying it now must give the attested "
+        "verdict",
+    )
+    check.add_argument(
+        "--pins",
+        metavar="FILE.toml",
+        help="with --bundle: the pin set to verify it under, when the attested one is not shipped "
+        "(default: the shipped pin set of the attested id; a digest that differs is a difference)",
+    )
     check.add_argument(
         "--require",
         action="append",
@@ -269,6 +292,10 @@ def verify_attestation_command(
         data, policy, args.attestation, bundle_digest=bundle_digest
     )
     verdict = statement.predicate.verdict if statement is not None else None
+    difference = None
+    if statement is not None and args.bundle is not None:
+        fresh = _verify_again(args, policy, statement)
+        difference = verdict_difference(statement.predicate.verdict, fresh)
     report = AttestationReport(
         schema_version=1,
         signature=signature,
@@ -283,6 +310,16 @@ def verify_attestation_command(
     if verdict is None:
         sys.stderr.write(f"{PROG} verify-attestation: signature failed: {signature.reason}\n")
         return EXIT_CHECK_FAILED
+    if difference is not None:
+        sys.stderr.write(
+            f"{PROG} verify-attestation: the attested verdict is not the one this verifier "
+            f"reaches for {args.bundle} now: {difference}\n"
+        )
+        return EXIT_CHECK_FAILED
+    if args.bundle is not None and not args.json:
+        out.print(
+            f"re-verified {args.bundle}: this verifier reaches the attested verdict", soft_wrap=True
+        )
     for requirement in args.require:
         unmet = requirements[requirement](verdict)
         if unmet is not None:
@@ -291,6 +328,97 @@ def verify_attestation_command(
             )
             return EXIT_CHECK_FAILED
     return EXIT_OK
+
+
+def _verify_again(
+    args: argparse.Namespace, policy: IdentityPolicy, statement: VerificationStatement
+) -> Verdict:
+    """Verify the bundle of ``--bundle`` now, as the attested verdict was made: under the
+    attested pin set (or ``--pins``), and its signature under the attested identity policy."""
+    if args.pins is not None:
+        pins = parse_pin_set(read_capped(args.pins, MAX_PINS_SIZE, "a pin set"), args.pins)
+    else:
+        pins = load_builtin(statement.predicate.pin_set.id)
+    check = statement.predicate.verdict.signature
+    bundle_policy = None
+    if check.status == "verified" and check.identity is not None and check.issuer is not None:
+        bundle_policy = IdentityPolicy(
+            check.identity, check.issuer, _root_for(check.trusted_root, policy.trust)
+        )
+    fresh = verify_bundle(args.bundle, pins=pins, signature_policy=bundle_policy)
+    if check.status == "failed" and fresh.signature.status == "unchecked":
+        # A failed check records no identity to check it under again: the bundle must still
+        # carry a signature, and the attested failure stands for what that check found.
+        fresh = fresh.model_copy(update={"signature": check})
+    return fresh
+
+
+def _root_for(digest: str | None, given: TrustRoot) -> TrustRoot:
+    """The trust root the attested bundle signature was checked under: the given one, or the
+    shipped one with that digest; otherwise the given one (a difference the comparison names)."""
+    if digest is None or given.digest == digest:
+        return given
+    for name in SHIPPED_ROOTS:
+        root = shipped_root(name)
+        if root.digest == digest:
+            return root
+    return given
+
+
+def _flat(value: object, prefix: str = "") -> dict[str, object]:
+    if isinstance(value, dict):
+        items: dict[str, object] = {}
+        for key in sorted(value):
+            items |= _flat(value[key], f"{prefix}.{key}" if prefix else str(key))
+        return items or {prefix: {}}
+    if isinstance(value, list):
+        items = {}
+        for i, item in enumerate(value):
+            items |= _flat(item, f"{prefix}[{i}]")
+        items[f"{prefix}.length"] = len(value)
+        return items
+    return {prefix: value}
+
+
+_ABSENT = object()
+"""A field one verdict has and the other has not (a longer list)."""
+
+_FIRST = (
+    "pin_set.id",
+    "pin_set.digest",
+    "integrity.status",
+    "signature.status",
+    "outcome",
+    "result_validity",
+    "profile_decision",
+    "rankable",
+    "claims.match",
+)
+"""The fields named first when they differ (the causes, then the decisions); then the others by
+their dotted path."""
+
+
+def verdict_difference(attested: Verdict, fresh: Verdict) -> str | None:
+    """The first field where the attested verdict and a fresh one differ (see :data:`_FIRST`),
+    on one line, with how many differ; None when every field but ``verifier`` is the same."""
+    left = _flat(attested.model_dump(mode="json", exclude={"verifier"}))
+    right = _flat(fresh.model_dump(mode="json", exclude={"verifier"}))
+    fields = sorted(
+        (f for f in left.keys() | right.keys() if left.get(f, _ABSENT) != right.get(f, _ABSENT)),
+        key=lambda f: (_FIRST.index(f) if f in _FIRST else len(_FIRST), f),
+    )
+    if not fields:
+        return None
+    first = fields[0]
+    more = f" ({len(fields)} fields differ)" if len(fields) > 1 else ""
+    return one_line(
+        f"{first}: attested {_shown(left.get(first, _ABSENT))}, "
+        f"now {_shown(right.get(first, _ABSENT))}{more}"
+    )
+
+
+def _shown(value: object) -> str:
+    return "(absent)" if value is _ABSENT else json.dumps(value)[:200]
 
 
 def _render_attestation(report: AttestationReport, out: Console) -> None:
@@ -337,8 +465,6 @@ def trust_root_parser(commands: Subparsers) -> None:
 
 
 def _describe_root(root: TrustRoot, out: Console) -> None:
-    import json  # noqa: PLC0415
-
     value = json.loads(root.data)
     out.print(f"{root.name}: {root.digest}", soft_wrap=True)
     for label, key in (("CA", "certificateAuthorities"), ("tlog", "tlogs"), ("ctlog", "ctlogs")):

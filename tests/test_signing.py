@@ -474,6 +474,119 @@ def test_a_verification_attestation_round_trip(
     assert "SANs do not match" in capsys.readouterr().err
 
 
+AUDITOR = "auditor@test.local"
+PINS_V4 = str(Path(__file__).parents[1] / "pins" / "gx10-qualification-v4.toml")
+
+
+def _verdict_edit(path: str, value: Any) -> Callable[[dict[str, Any]], None]:
+    return _set(f"predicate.verdict.{path}", value)
+
+
+def _both_pin_digests(statement: dict[str, Any]) -> None:
+    for node in (statement["predicate"], statement["predicate"]["verdict"]):
+        node["pin_set"]["digest"] = "sha256:" + "cd" * 32
+
+
+def _corrupt_a_blob(bundle: Path) -> None:
+    blob = next(p for p in sorted((bundle / "blobs" / "sha256").iterdir()))
+    blob.write_bytes(blob.read_bytes() + b" ")
+
+
+@pytest.mark.parametrize(
+    ("edit", "after", "extra", "expected"),
+    [
+        pytest.param(None, None, (), None, id="honest"),
+        pytest.param(
+            _verdict_edit("outcome", "QUALIFIED"),
+            None,
+            (),
+            'outcome: attested "QUALIFIED", now "INFRA_ERROR"',
+            id="outcome-edited",
+        ),
+        pytest.param(
+            _verdict_edit("reasons", []),
+            None,
+            (),
+            "reasons.length: attested 0, now ",
+            id="reasons-removed",
+        ),
+        pytest.param(
+            _verdict_edit("integrity.blobs_checked", 99),
+            None,
+            (),
+            "integrity.blobs_checked: attested 99, now 2",
+            id="integrity-edited",
+        ),
+        pytest.param(
+            _verdict_edit("signature.identity", "mallory@test.local"),
+            None,
+            (),
+            'signature.status: attested "verified", now "failed" (',
+            id="bundle-signer-edited",
+        ),
+        pytest.param(
+            _both_pin_digests, None, (), 'pin_set.digest: attested "sha256:cdcd', id="pins-edited"
+        ),
+        pytest.param(
+            None,
+            _corrupt_a_blob,
+            (),
+            'integrity.status: attested "ok", now "failed" (',
+            id="bundle-changed-since",
+        ),
+        pytest.param(
+            None,
+            None,
+            ("--pins", PINS_V4),
+            'pin_set.id: attested "gx10-qualification-v5", now "gx10-qualification-v4" (',
+            id="other-pin-set",
+        ),
+    ],
+)
+def test_an_attestation_with_its_bundle_must_give_the_verdict_this_verifier_reaches(  # noqa: PLR0917
+    signed: Path,
+    instance: PrivateSigstore,
+    trust: dict[str, str],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    edit: Callable[[dict[str, Any]], None] | None,
+    after: Callable[[Path], None] | None,
+    extra: tuple[str, ...],
+    expected: str | None,
+) -> None:
+    """The attested verdict (signed genuinely, by the private instance) is compared field by
+    field with a fresh verify of the bundle; an edited verdict, or a bundle that changed since,
+    fails with one line naming the first field that differs."""
+    statement = tmp_path / "verdict.intoto.json"
+    code, _verdict, _ = verdict_of(verify(signed, trust, "--attest", str(statement)), capsys)
+    assert code == 0
+    value = json.loads(statement.read_bytes())
+    if edit is not None:
+        edit(value)
+    signature = tmp_path / "verdict.intoto.json.sigstore.json"
+    signature.write_bytes(instance.sign_dsse(canonical_bytes(value), identity=AUDITOR))
+    if after is not None:
+        after(signed)
+    check = ["verify-attestation", str(signature), "--identity", AUDITOR, "--issuer", ISSUER,
+             "--trusted-root", trust["root"]]  # fmt: skip
+    assert main(check) == 0  # without --bundle only the signature and the subject are checked
+    out = capsys.readouterr().out
+    assert "re-verified" not in out
+    code = main([*check, "--bundle", str(signed), *extra])
+    captured = capsys.readouterr()
+    if expected is None:
+        assert code == 0, captured.err
+        assert f"re-verified {signed}: this verifier reaches the attested verdict" in captured.out
+        return
+    assert code == 1
+    prefix = (
+        f"audit verify-attestation: the attested verdict is not the one this verifier reaches "
+        f"for {signed} now: "
+    )
+    assert captured.err.startswith(prefix + expected), captured.err
+    assert captured.err.count("\n") == 1
+
+
 def test_a_bundle_signature_is_not_a_verification_attestation(
     signed: Path, trust: dict[str, str], capsys: pytest.CaptureFixture[str]
 ) -> None:
