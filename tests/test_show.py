@@ -3,12 +3,20 @@ valid model decision."""
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
+from rich.console import Console
 
 from audit.cli import main
+from pins import PinSetSource, load_builtin
+from verify import open_source, parse_manifest, verify_with_evidence
+from verify.forensics import show_report
+from verify.render import render_show
+from verify.report_html import report_html
 
 
 def show(path: Path, capsys: pytest.CaptureFixture[str]) -> dict[str, object]:
@@ -65,3 +73,65 @@ def test_show_renders_for_people(
     out = capsys.readouterr().out
     assert "what broke, and was it the model?" in out
     assert "non-loopback" in out
+
+
+def _report_of(path: Path) -> tuple[Any, Any, Any, PinSetSource]:
+    verdict, evidence = verify_with_evidence(path)
+    manifest = parse_manifest(open_source(path).manifest_bytes())
+    return verdict, evidence, manifest.model.evidence, load_builtin(verdict.pin_set.id)
+
+
+def test_a_record_reason_of_the_longest_length_still_fits_the_forensic_answer(
+    built_examples: dict[str, Path],
+) -> None:
+    verdict, evidence, entries, pins = _report_of(built_examples["gx10-full-qualified"])
+    failed = evidence.results["coding"].model_copy(
+        update={"status": "FAILED", "reason": "r" * 4096}
+    )
+    evidence = evidence.model_copy(update={"results": evidence.results | {"coding": failed}})
+    verdict = verdict.model_copy(update={"result_validity": "INFRA_FAILURE"})
+    forensic = show_report(verdict, evidence, entries, pins).forensic
+    assert forensic is not None
+    assert forensic.first_evidence is not None
+    assert forensic.first_evidence.startswith("coding FAILED at ")
+    assert len(forensic.first_evidence) == 4096
+    assert forensic.first_evidence.endswith("r…")
+
+
+def test_bundle_text_is_shown_as_it_is_not_read_as_markup(
+    built_examples: dict[str, Path],
+) -> None:
+    verdict, evidence, entries, pins = _report_of(built_examples["gx10-full-infra-error"])
+    odd = "[/] [bold]:warning:"
+    verdict = verdict.model_copy(update={"reasons": (odd, *verdict.reasons)})
+    evidence = evidence.model_copy(
+        update={"model": evidence.model.model_copy(update={"runtime_model_id": odd})}
+    )
+    report = show_report(verdict, evidence, entries, pins)
+    console = Console(file=io.StringIO(), width=200, highlight=False)
+    render_show(report, console, "bundle[/]")
+    out = console.file.getvalue()  # type: ignore[attr-defined]
+    assert f"  - {odd}" in out
+    assert f"model {odd} " in out
+    assert "evidence bundle bundle[/]" in out
+
+
+@pytest.mark.parametrize(
+    "times",
+    [
+        ("2026-13-45T99:99:99Z", "2026-11-02T11:41:48Z"),
+        ("0000-01-01T00:00:00Z", "2026-11-02T11:41:48Z"),
+        ("2026-11-02T11:40:03Z", "2026-11-02T23:59:60Z"),
+    ],
+)
+def test_html_lists_times_that_name_no_calendar_time_apart(
+    built_examples: dict[str, Path], times: tuple[str, str]
+) -> None:
+    verdict, evidence, entries, pins = _report_of(built_examples["gx10-full-qualified"])
+    started, ended = times
+    odd = evidence.results["coding"].model_copy(update={"started_at": started, "ended_at": ended})
+    evidence = evidence.model_copy(update={"results": evidence.results | {"coding": odd}})
+    html = report_html(show_report(verdict, evidence, entries, pins), (), (), {})
+    assert f"not calendar times, left off the chart: coding ({started} to {ended})" in html
+    assert 'id="timeline-chart"' in html  # the other components are still charted
+    assert "fix-date-parser" in html  # and the tasks listed

@@ -62,6 +62,16 @@ _PART: Mapping[str, str] = {
 }
 
 
+_TEXT_MAX = 4096
+"""The longest text a report field holds (the schema's ``Text``)."""
+
+
+def _clip(text: str) -> str:
+    """Text built from evidence, cut to fit a report field: a record's own 4096-character
+    reason, with the words around it, must not make the report invalid."""
+    return text if len(text) <= _TEXT_MAX else text[: _TEXT_MAX - 1] + "…"
+
+
 def _kind(name: str, entry: EvidenceEntry) -> str:
     if name.startswith("upstreams/") and name.endswith("/tree.txt"):
         return "tree"
@@ -241,9 +251,9 @@ def _forensic(
     )
     return ForensicAnswer(
         failed_part=part,
-        summary=f"{verdict.result_validity}: the {part} failed; {verdict_on_model}",
-        first_evidence=first,
-        model_before=_model_before(evidence, when),
+        summary=_clip(f"{verdict.result_validity}: the {part} failed; {verdict_on_model}"),
+        first_evidence=None if first is None else _clip(first),
+        model_before=_clip(_model_before(evidence, when)),
         best_aggregate=best,
         worst_aggregate=worst,
     )

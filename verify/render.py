@@ -13,6 +13,7 @@ from rich.progress import (
     TransferSpeedColumn,
 )
 from rich.table import Table
+from rich.text import Text
 
 from bundle_schema import canonical_bytes
 from bundle_schema.models import Ranking, RankRow, ShowReport, SignatureCheck, Verdict
@@ -29,6 +30,12 @@ __all__ = [
 
 PROGRESS_MIN_BYTES = 256 << 20
 """Below this much hashing, no progress bar is worth drawing."""
+
+
+def _t(value: object, style: str = "") -> Text:
+    """Bundle text as it is: never read as rich markup or emoji codes (a publisher's ``[/]`` in
+    a model name or a reason is shown, not interpreted)."""
+    return Text("-" if value is None else str(value), style=style)
 
 
 def verdict_json(verdict: Verdict) -> bytes:
@@ -53,29 +60,29 @@ def describe_signature(check: SignatureCheck) -> str:
 def render_verdict(verdict: Verdict, console: Console, location: str) -> None:
     """Print a verdict: the decision and its reasons first, then scores, gates and findings."""
     integrity = verdict.integrity
-    table = Table(title=f"evidence bundle {location}", show_header=False, title_justify="left")
+    table = Table(title=_t(f"evidence bundle {location}"), show_header=False, title_justify="left")
     table.add_column("field", style="bold")
     table.add_column("value", overflow="fold")
     style = _AXIS_STYLE[verdict.outcome]
     table.add_row("outcome", f"[{style}]{verdict.outcome}[/]")
     table.add_row("validity / profile", f"{verdict.result_validity} / {verdict.profile_decision}")
     rank = f"yes ({verdict.rank_group})" if verdict.rankable else "no"
-    table.add_row("rankable", rank)
+    table.add_row("rankable", _t(rank))
     table.add_row("claims", "match" if verdict.claims.match else "[bold red]DIFFER[/]")
-    table.add_row("run", verdict.run_id)
-    table.add_row("pin set", f"{verdict.pin_set.id} {verdict.pin_set.digest}")
-    table.add_row("bundle digest", verdict.bundle_digest)
+    table.add_row("run", _t(verdict.run_id))
+    table.add_row("pin set", _t(f"{verdict.pin_set.id} {verdict.pin_set.digest}"))
+    table.add_row("bundle digest", _t(verdict.bundle_digest))
     status = "[green]ok[/]" if integrity.status == "ok" else "[bold red]FAILED[/]"
     table.add_row("integrity", status)
     table.add_row("checked", f"{integrity.blobs_checked} blobs, {integrity.bytes_checked} bytes")
-    signature = describe_signature(verdict.signature)
-    if verdict.signature.status == "failed":
-        signature = f"[bold red]{signature}[/]"
-    table.add_row("signature", signature)
+    failed = verdict.signature.status == "failed"
+    table.add_row(
+        "signature", _t(describe_signature(verdict.signature), "bold red" if failed else "")
+    )
     table.add_row("verifier", f"{verdict.verifier.name} {verdict.verifier.version}")
     console.print(table)
     for reason in verdict.reasons:
-        console.print(f"  - {reason}", highlight=False)
+        console.print(_t(f"  - {reason}"))
     scores = Table(title="scores (replayed)", title_justify="left")
     for column in ("component", "score"):
         scores.add_column(column, justify="left" if column == "component" else "right")
@@ -87,7 +94,7 @@ def render_verdict(verdict: Verdict, console: Console, location: str) -> None:
     for column in ("gate", "status", "reason"):
         gates.add_column(column, overflow="fold")
     for gate in verdict.gates:
-        gates.add_row(gate.id, f"[{_GATE_STYLE[gate.status]}]{gate.status}[/]", gate.reason)
+        gates.add_row(_t(gate.id), _t(gate.status, _GATE_STYLE[gate.status]), _t(gate.reason))
     console.print(gates)
     if integrity.findings:
         findings = Table(title="findings", title_justify="left")
@@ -95,7 +102,7 @@ def render_verdict(verdict: Verdict, console: Console, location: str) -> None:
         findings.add_column("evidence")
         findings.add_column("message", overflow="fold")
         for finding in integrity.findings:
-            findings.add_row(finding.code, finding.entry or "-", finding.message)
+            findings.add_row(_t(finding.code), _t(finding.entry), _t(finding.message))
         console.print(findings)
 
 
@@ -109,10 +116,10 @@ def render_show(report: ShowReport, console: Console, location: str) -> None:
         )
         table.add_column("field", style="bold")
         table.add_column("value", overflow="fold")
-        table.add_row("failed", f"[bold red]{forensic.failed_part}[/]")
-        table.add_row("summary", forensic.summary)
-        table.add_row("first evidence", forensic.first_evidence or "-")
-        table.add_row("the model before it", forensic.model_before)
+        table.add_row("failed", _t(forensic.failed_part, "bold red"))
+        table.add_row("summary", _t(forensic.summary))
+        table.add_row("first evidence", _t(forensic.first_evidence))
+        table.add_row("the model before it", _t(forensic.model_before))
         table.add_row(
             "aggregate had it held",
             f"{_score(forensic.worst_aggregate)} to "
@@ -130,13 +137,9 @@ def render_show(report: ShowReport, console: Console, location: str) -> None:
             else "-"
         )
         timeline.add_row(
-            item.kind,
-            item.name,
-            item.status,
-            item.started_at or "-",
-            item.ended_at or "-",
-            wall,
-            quiet,
+            *(_t(v) for v in (item.kind, item.name, item.status, item.started_at, item.ended_at)),
+            _t(wall),
+            _t(quiet),
         )
     console.print(timeline)
     evidence = Table(title="evidence each gate read", title_justify="left")
@@ -144,7 +147,7 @@ def render_show(report: ShowReport, console: Console, location: str) -> None:
     evidence.add_column("entries", overflow="fold")
     for gate in report.gates:
         names = ", ".join(f"{ref.name} ({ref.digest[:15]}…)" for ref in gate.evidence) or "-"
-        evidence.add_row(gate.id, names)
+        evidence.add_row(_t(gate.id), _t(names))
     console.print(evidence)
     transport = report.transport
     if transport is None:
@@ -152,35 +155,51 @@ def render_show(report: ShowReport, console: Console, location: str) -> None:
     else:
         statuses = ", ".join(f"{k}: {v}" for k, v in transport.statuses.items())
         console.print(
-            f"transport: {transport.requests} requests ({statuses}), "
-            f"{transport.streamed_chunks} streamed chunks; errors {list(transport.errors)}, "
-            f"truncations {list(transport.truncations)}, redirects {list(transport.redirects)}, "
-            f"suspected fallbacks {list(transport.suspected_fallbacks)}",
+            _t(
+                f"transport: {transport.requests} requests ({statuses}), "
+                f"{transport.streamed_chunks} streamed chunks; errors {list(transport.errors)}, "
+                f"truncations {list(transport.truncations)}, redirects "
+                f"{list(transport.redirects)}, suspected fallbacks "
+                f"{list(transport.suspected_fallbacks)}"
+            ),
             soft_wrap=True,
         )
-    console.print(f"socket ledger: {report.socket_attempts} connect() attempts")
+    console.print(_t(f"socket ledger: {report.socket_attempts} connect() attempts"))
     for entry in report.non_loopback:
         console.print(
-            f"  [bold red]non-loopback[/]: seq {entry.seq} {entry.process} (pid {entry.pid}) "
-            f"{entry.address}:{entry.port} {entry.outcome}",
+            Text.assemble(
+                "  ",
+                ("non-loopback", "bold red"),
+                f": seq {entry.seq} {entry.process} (pid {entry.pid}) "
+                f"{entry.address}:{entry.port} {entry.outcome}",
+            ),
             soft_wrap=True,
         )
     for upstream in report.upstreams:
         console.print(
-            f"checkout {upstream.name}: {upstream.repository}@{upstream.commit} "
-            f"({'clean' if upstream.clean else 'DIRTY'})",
+            _t(
+                f"checkout {upstream.name}: {upstream.repository}@{upstream.commit} "
+                f"({'clean' if upstream.clean else 'DIRTY'})"
+            ),
             soft_wrap=True,
         )
     model = report.model
     console.print(
-        f"model {model.runtime_model_id} {model.digest} ({model.digest_source}); "
-        f"engine {model.engine or '-'} {model.engine_version or ''}",
+        _t(
+            f"model {model.runtime_model_id} {model.digest} ({model.digest_source}); "
+            f"engine {model.engine or '-'} {model.engine_version or ''}"
+        ),
         soft_wrap=True,
     )
 
 
 def _score(value: float | None) -> str:
     return "-" if value is None else f"{round(value, 3):g}"
+
+
+def _cell(value: str) -> str:
+    """Bundle text as one Markdown table cell: a ``|`` or a line break would end it early."""
+    return " ".join(value.replace("|", "\\|").splitlines())
 
 
 def _score_table(rows: tuple[RankRow, ...], numbered: bool) -> list[str]:
@@ -202,9 +221,9 @@ def _score_table(rows: tuple[RankRow, ...], numbered: bool) -> list[str]:
         s = row.scores
         cells = [str(row.position)] if numbered else []
         cells += [
-            row.run_id,
-            row.model,
-            row.reasoning_policy or "-",
+            _cell(row.run_id),
+            _cell(row.model),
+            _cell(row.reasoning_policy or "-"),
             _score(s.aggregate),
             _score(s.coding),
             _score(s.hermes),
@@ -235,10 +254,10 @@ def ranking_markdown(ranking: Ranking) -> str:
             "| --- | --- | --- | --- | --- | --- |",
         ]
         for row in ranking.apart:
-            reason = (row.reasons[0] if row.reasons else "-").replace("|", "\\|")
+            reason = _cell(row.reasons[0] if row.reasons else "-")
             out.append(
-                f"| {row.run_id} | {row.pin_set.id} | {row.outcome} | {row.result_validity} | "
-                f"{row.profile_decision} | {reason} |"
+                f"| {_cell(row.run_id)} | {row.pin_set.id} | {row.outcome} | "
+                f"{row.result_validity} | {row.profile_decision} | {reason} |"
             )
     else:
         out.append("(none)")

@@ -127,15 +127,36 @@ def _scores(report: ShowReport, thresholds: Mapping[str, float]) -> str:
     )
 
 
+def _seconds(timestamp: str) -> float | None:
+    """A schema-valid timestamp as POSIX seconds; None when it names no calendar time (the
+    schema's pattern admits month 13, hour 99, a leap second and year 0)."""
+    try:
+        return dt.datetime.fromisoformat(timestamp.replace("Z", "+00:00")).timestamp()
+    except (ValueError, OverflowError):
+        return None
+
+
 def _timeline(report: ShowReport) -> str:
     spans = []
+    untimed = []
     for item in report.timeline:
         if item.kind == "component" and item.started_at and item.ended_at:
-            began = dt.datetime.fromisoformat(item.started_at.replace("Z", "+00:00"))
-            ended = dt.datetime.fromisoformat(item.ended_at.replace("Z", "+00:00"))
-            spans.append((item.name, item.status, began.timestamp(), ended.timestamp()))
+            began, ended = _seconds(item.started_at), _seconds(item.ended_at)
+            if began is None or ended is None:
+                untimed.append(f"{item.name} ({item.started_at} to {item.ended_at})")
+            else:
+                spans.append((item.name, item.status, began, ended))
+    odd = (
+        f'<p id="untimed">not calendar times, left off the chart: {_e(", ".join(untimed))}</p>'
+        if untimed
+        else ""
+    )
+    return f'<section id="timeline"><h2>Timeline</h2>{_chart(spans)}{odd}{_tasks(report)}</section>'
+
+
+def _chart(spans: Sequence[tuple[str, str, float, float]]) -> str:
     if not spans:
-        return '<section id="timeline"><h2>Timeline</h2><p>no timed components</p></section>'
+        return "<p>no timed components</p>"
     first, last = min(s[2] for s in spans), max(s[3] for s in spans)
     total = max(last - first, 1.0)
     row, width, left = 24, 700, 140
@@ -156,6 +177,10 @@ def _timeline(report: ShowReport) -> str:
     parts.append(f'<text x="{left}" y="{row * len(spans) + 18}">0 s</text>')
     parts.append(f'<text x="{left + width - 40}" y="{row * len(spans) + 18}">{total:.0f} s</text>')
     parts.append("</svg>")
+    return "".join(parts)
+
+
+def _tasks(report: ShowReport) -> str:
     tasks = "".join(
         f"<tr><td>{_e(t.name)}</td><td>{_e(t.status)}</td><td>{_e(t.wall_s)} / "
         f"{_e(t.wall_limit_s)}</td><td>{_e(t.inactivity_s)} / {_e(t.inactivity_limit_s)}</td>"
@@ -163,16 +188,13 @@ def _timeline(report: ShowReport) -> str:
         for t in report.timeline
         if t.kind == "task"
     )
-    table = (
-        (
-            "<table><thead><tr><th>task</th><th>outcome</th><th>wall / limit (s)</th>"
-            "<th>silence / limit (s)</th><th>cleanup</th></tr></thead>"
-            f"<tbody>{tasks}</tbody></table>"
-        )
-        if tasks
-        else ""
+    if not tasks:
+        return ""
+    return (
+        "<table><thead><tr><th>task</th><th>outcome</th><th>wall / limit (s)</th>"
+        "<th>silence / limit (s)</th><th>cleanup</th></tr></thead>"
+        f"<tbody>{tasks}</tbody></table>"
     )
-    return f'<section id="timeline"><h2>Timeline</h2>{"".join(parts)}{table}</section>'
 
 
 def _refs(refs: Sequence[EvidenceRef]) -> str:
