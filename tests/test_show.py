@@ -103,7 +103,8 @@ def test_bundle_text_is_shown_as_it_is_not_read_as_markup(
 ) -> None:
     verdict, evidence, entries, pins = _report_of(built_examples["gx10-full-infra-error"])
     odd = "[/] [bold]:warning:"
-    verdict = verdict.model_copy(update={"reasons": (odd, *verdict.reasons)})
+    escape = "clear\x1b[2J\x1b]0;title\x07\x9b"
+    verdict = verdict.model_copy(update={"reasons": (odd, escape, *verdict.reasons)})
     evidence = evidence.model_copy(
         update={"model": evidence.model.model_copy(update={"runtime_model_id": odd})}
     )
@@ -114,6 +115,8 @@ def test_bundle_text_is_shown_as_it_is_not_read_as_markup(
     assert f"  - {odd}" in out
     assert f"model {odd} " in out
     assert "evidence bundle bundle[/]" in out
+    assert "  - clear\\x1b[2J\\x1b]0;title\\x07\\x9b" in out
+    assert "\x1b" not in out
 
 
 @pytest.mark.parametrize(

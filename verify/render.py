@@ -32,10 +32,19 @@ PROGRESS_MIN_BYTES = 256 << 20
 """Below this much hashing, no progress bar is worth drawing."""
 
 
+_CONTROLS = {
+    code: f"\\x{code:02x}"
+    for code in (*range(0x20), 0x7F, *range(0x80, 0xA0))
+    if code not in (0x09, 0x0A)
+}
+"""Control characters other than tab and line feed, to be shown as ``\\xNN``."""
+
+
 def _t(value: object, style: str = "") -> Text:
     """Bundle text as it is: never read as rich markup or emoji codes (a publisher's ``[/]`` in
-    a model name or a reason is shown, not interpreted)."""
-    return Text("-" if value is None else str(value), style=style)
+    a model name or a reason is shown, not interpreted), and with its control characters made
+    visible (an ESC sequence in a reason must not clear or retitle the reviewer's terminal)."""
+    return Text(("-" if value is None else str(value)).translate(_CONTROLS), style=style)
 
 
 def verdict_json(verdict: Verdict) -> bytes:
@@ -170,8 +179,10 @@ def render_show(report: ShowReport, console: Console, location: str) -> None:
             Text.assemble(
                 "  ",
                 ("non-loopback", "bold red"),
-                f": seq {entry.seq} {entry.process} (pid {entry.pid}) "
-                f"{entry.address}:{entry.port} {entry.outcome}",
+                _t(
+                    f": seq {entry.seq} {entry.process} (pid {entry.pid}) "
+                    f"{entry.address}:{entry.port} {entry.outcome}"
+                ),
             ),
             soft_wrap=True,
         )
