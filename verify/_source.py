@@ -3,19 +3,27 @@
 Opening a source lists its files and refuses hostile input before any byte of evidence is read:
 
 - a directory: symbolic links, devices, FIFOs and sockets anywhere under it;
-- a tar: absolute paths, ``..``/``.``/empty segments, links of any kind, devices, FIFOs, sparse
-  and other special members, duplicate members, members outside ``manifest.json``,
-  ``blobs/sha256/<64 hex>`` and ``signatures/<name>``, truncated members, and members or
-  archives past the size and count caps of :class:`Limits`.
+- a tar: absolute paths, ``..``/``.``/empty segments and control characters in names, links of
+  any kind, devices, FIFOs, sparse members in every form (old GNU ``S`` and the GNU 0.0, 0.1 and
+  1.0 pax forms) and other special members, duplicate members, members outside
+  ``manifest.json``, ``blobs/sha256/<64 hex>`` and ``signatures/<name>``, truncated members,
+  and members or archives past the size and count caps of :class:`Limits`;
+- and in a tar, whatever readers could read two ways: headers that are not POSIX ustar or GNU,
+  numeric fields that are not plain octal (or GNU base-256), text fields with bytes after a NUL,
+  a ustar prefix field on a header that is not ustar or with a GNU long name, pax keys other
+  than path, size, times and owners, global pax headers, two extended headers for one member,
+  an invalid header anywhere, and anything but zero padding after the end-of-archive marker.
 
-A tar's members are read in place, at their data offset, so verifying a tar extracts nothing.
+A tar is read by this module's own header parser, not by :mod:`tarfile` (see the tar section
+below), and its members in place, at their data offsets, so verifying a tar extracts nothing.
+Every refusal names the member and the offset of its header.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import stat
-import tarfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -234,23 +242,249 @@ def _kind(mode: int) -> str:
     return "special file"
 
 
+# --- tars ----------------------------------------------------------------------------------------
+#
+# A bundle tar is read by this module's own header parser, not by tarfile: a tar must mean one
+# thing, and readers (GNU tar, Python's tarfile, libarchive) differ wherever the format is loose.
+# What is accepted is the part of ustar, pax and GNU tar on which they agree: headers whose every
+# field parses one way, member names from one source each, regular files and directories only,
+# and nothing but zeros after the end-of-archive marker. Everything else is refused, naming the
+# member and the offset of its header.
+
+BLOCK = 512
+ZERO_BLOCK = bytes(BLOCK)
+MAX_EXTENDED_HEADER = 64 * 1024
+"""The most data a pax or GNU long-name header may hold (a bundle path is under 120 bytes)."""
+MAX_PADDING = 1 * MiB
+"""The most zero bytes accepted after the end-of-archive marker (record padding)."""
+_WINDOW = 64 * 1024
+
+_POSIX_MAGIC = b"ustar\x0000"
+_GNU_MAGIC = b"ustar  \x00"
+_OCTAL = re.compile(rb"\x00*| *[0-7]+[ \x00]*")
+"""A numeric field read the same by GNU tar and tarfile: all NUL (zero), or octal digits after
+optional spaces and before only spaces and NULs (tarfile also takes ``1_0``, ``+1`` and stops at
+a leading NUL where GNU tar skips it)."""
+_HIGH_BYTES = bytes(range(128, 256))
+_NUMERIC_FIELDS = (
+    ("mode", 100, 108),
+    ("uid", 108, 116),
+    ("gid", 116, 124),
+    ("size", 124, 136),
+    ("mtime", 136, 148),
+    ("devmajor", 329, 337),
+    ("devminor", 337, 345),
+)
+_TEXT_FIELDS = (("name", 0, 100), ("linkname", 157, 257), ("uname", 265, 297), ("gname", 297, 329))
+
+_REGULAR = frozenset({b"0", b"\x00"})
+_DIRECTORY = b"5"
+_PAX = b"x"
+_LONGNAME = b"L"
 _REFUSED_TYPES = {
-    tarfile.SYMTYPE: "symbolic link",
-    tarfile.LNKTYPE: "hard link",
-    tarfile.CHRTYPE: "device",
-    tarfile.BLKTYPE: "device",
-    tarfile.FIFOTYPE: "FIFO",
-    tarfile.GNUTYPE_SPARSE: "sparse file",
+    b"1": "hard link",
+    b"2": "symbolic link",
+    b"3": "device",
+    b"4": "device",
+    b"6": "FIFO",
+    b"S": "sparse file",
+}
+_EXTENSION_TYPES = {
+    b"g": "a global pax header",
+    b"K": "a GNU long link name",
+    b"N": "an old GNU long name",
+    b"V": "a GNU volume label",
+    b"M": "a GNU multi-volume continuation",
 }
 
+_PAX_NUMBER = re.compile(rb"0|[1-9][0-9]{0,19}")
+_PAX_TIME = re.compile(rb"-?[0-9]{1,20}(?:\.[0-9]{1,20})?")
+_PAX_VALUES = {
+    "path": None,
+    "size": _PAX_NUMBER,
+    "uid": _PAX_NUMBER,
+    "gid": _PAX_NUMBER,
+    "uname": None,
+    "gname": None,
+    "mtime": _PAX_TIME,
+    "atime": _PAX_TIME,
+    "ctime": _PAX_TIME,
+}
+"""The pax keys a bundle tar may carry (what GNU tar and tarfile write for regular files), with
+the form of their values; any other key (``GNU.sparse.*``, ``linkpath``, ``hdrcharset``,
+``SCHILY.*``, ``LIBARCHIVE.*``, ``comment``, ...) is refused."""
+_PAX_RECORD = re.compile(rb"[1-9][0-9]{0,6} ")
 
-def _member_kind(info: tarfile.TarInfo) -> str | None:
-    """What is wrong with a member's type, or None for a regular file or directory."""
-    if info.type in _REFUSED_TYPES:
-        return _REFUSED_TYPES[info.type]
-    if info.isreg() or info.isdir():
+
+class _Header(NamedTuple):
+    """One 512-byte header, its fields checked."""
+
+    offset: int
+    type: bytes
+    name: bytes
+    prefix: bytes
+    size: int
+    ustar: bool
+    """POSIX ustar magic (``ustar\\0`` ``00``); otherwise GNU (``ustar  \\0``)."""
+
+
+class _Extended(NamedTuple):
+    """A pax or GNU long-name header waiting for the member it describes."""
+
+    offset: int
+    type: bytes
+    data: bytes
+    records: list[tuple[str, bytes]]
+
+
+class _Reader:
+    """Reads blocks of an open tar through a window (headers are read in order)."""
+
+    def __init__(self, fd: int, size: int) -> None:
+        self.fd, self.size = fd, size
+        self._start, self._data = 0, b""
+
+    def read(self, offset: int, size: int) -> bytes:
+        end = offset + size
+        if not (self._start <= offset and end <= self._start + len(self._data)):
+            self._start = offset
+            self._data = os.pread(self.fd, max(size, _WINDOW), offset)
+        return self._data[offset - self._start : end - self._start]
+
+
+def _raw_name(block: bytes) -> bytes:
+    return block[:100].split(b"\x00", 1)[0]
+
+
+def _shown(name: bytes) -> str:
+    return name.decode("utf-8", "surrogateescape")
+
+
+def _text(field: bytes) -> bytes | None:
+    """A NUL-padded text field's value, or None when bytes follow a NUL (readers differ there)."""
+    value = field.rstrip(b"\x00")
+    return None if b"\x00" in value else value
+
+
+def _number(field: bytes) -> int | None:
+    """A numeric field (octal, or GNU base-256), or None when it is not one readers agree on."""
+    if field[:1] == b"\x80":
+        value = int.from_bytes(field[1:], "big")
+        return value if value < 1 << 63 else None
+    if _OCTAL.fullmatch(field) is None:
         return None
-    return f"special member (type {info.type!r})"
+    digits = field.strip(b" \x00")
+    return int(digits, 8) if digits else 0
+
+
+def _checksum_ok(block: bytes) -> bool:
+    field = block[148:156]
+    if _OCTAL.fullmatch(field) is None or not field.strip(b" \x00"):
+        return False
+    recorded = int(field.strip(b" \x00"), 8)
+    unsigned = sum(block) - sum(field) + 8 * 32
+    if recorded == unsigned:
+        return True
+    high = len(block) - len(block.translate(None, _HIGH_BYTES))
+    high -= len(field) - len(field.translate(None, _HIGH_BYTES))
+    return recorded == unsigned - 256 * high  # a signed sum: both readers accept it
+
+
+def _parse_header(block: bytes, offset: int, location: str) -> _Header:
+    """Check one header's fields; raise what is wrong with them (at offset 0: not a tar)."""
+    raw_name = _raw_name(block)
+    where = f"{location}: header at offset {offset}: member {_shown(raw_name)!r}"
+    if not _checksum_ok(block):
+        if offset == 0:
+            raise InvalidInput(f"{location}: not a readable uncompressed tar: no tar header")
+        raise HostileArchive(
+            f"{location}: header at offset {offset} (name field {_shown(raw_name)!r}) is not a "
+            "tar header (its checksum does not match)"
+        )
+    magic, kind = block[257:265], block[156:157]
+    if magic not in (_POSIX_MAGIC, _GNU_MAGIC):
+        if any(block[345:500]):
+            raise HostileArchive(
+                f"{where} has a ustar prefix field (bytes 345-500) in a header that is not "
+                f"ustar (magic {magic!r}); readers disagree on its name"
+            )
+        raise HostileArchive(f"{where} is neither ustar nor GNU tar (magic {magic!r})")
+    ustar = magic == _POSIX_MAGIC
+    for field, start, end in _TEXT_FIELDS:
+        if _text(block[start:end]) is None:
+            raise HostileArchive(f"{where} has bytes after a NUL in its {field} field")
+    prefix = b""
+    if ustar:
+        text = _text(block[345:500])
+        if text is None:
+            raise HostileArchive(f"{where} has bytes after a NUL in its ustar prefix field")
+        prefix = text
+        if any(block[500:]):
+            raise HostileArchive(f"{where} has bytes after its ustar prefix field (500-512)")
+    elif kind != b"S" and any(block[345:]):
+        raise HostileArchive(
+            f"{where} is a GNU header with bytes in the ustar prefix field (345-500): GNU tar "
+            "reads them as times and sparse data, tarfile as a name prefix"
+        )
+    numbers = {}
+    for field, start, end in _NUMERIC_FIELDS:
+        value = _number(block[start:end])
+        if value is None:
+            raise HostileArchive(
+                f"{where} has a {field} field that is not a number: {block[start:end]!r}"
+            )
+        numbers[field] = value
+    return _Header(offset, kind, raw_name, prefix, numbers["size"], ustar)
+
+
+def _pax_records(data: bytes, where: str) -> list[tuple[str, bytes]]:
+    """Split a pax header's data into (key, value) records, exactly as long as they say."""
+    records, position = [], 0
+    while position < len(data):
+        match = _PAX_RECORD.match(data, position)
+        end = position + int(match.group()[:-1]) if match else 0
+        if match is None or end > len(data) or data[end - 1 : end] != b"\n":
+            raise HostileArchive(f"{where} has a malformed pax record at byte {position}")
+        key, equals, value = data[match.end() : end - 1].partition(b"=")
+        try:
+            name = key.decode("utf-8")
+        except UnicodeDecodeError:
+            name = ""
+        if not equals or not name:
+            raise HostileArchive(f"{where} has a malformed pax record at byte {position}")
+        records.append((name, value))
+        position = end
+    return records
+
+
+def _apply_pax(records: list[tuple[str, bytes]], member: str) -> tuple[bytes | None, int | None]:
+    """Check a member's pax records; return its path and size from them, where given."""
+    keys = [key for key, _ in records]
+    sparse = sorted(key for key in keys if key.startswith("GNU.sparse."))
+    if sparse:
+        raise HostileArchive(f"{member} is a sparse file ({sparse[0]} in its pax header)")
+    if len(set(keys)) != len(keys):
+        twice = next(key for key in keys if keys.count(key) > 1)
+        raise HostileArchive(f"{member} has the pax key {twice!r} twice")
+    path: bytes | None = None
+    size: int | None = None
+    for key, value in records:
+        if key not in _PAX_VALUES:
+            raise HostileArchive(
+                f"{member} has the pax key {key!r}, which this reader does not take"
+            )
+        form = _PAX_VALUES[key]
+        if not value or (form is not None and form.fullmatch(value) is None):
+            raise HostileArchive(f"{member} has an invalid pax {key}: {value[:80]!r}")
+        try:
+            value.decode("utf-8")
+        except UnicodeDecodeError:
+            raise HostileArchive(f"{member} has a pax {key} that is not UTF-8") from None
+        if key == "path":
+            path = value
+        elif key == "size":
+            size = int(value)
+    return path, size
 
 
 def _check_name(name: str, where: str) -> None:
@@ -260,6 +494,8 @@ def _check_name(name: str, where: str) -> None:
         raise HostileArchive(f"{where}: member {name!r} has an absolute path")
     if "\\" in name or "\x00" in name:
         raise HostileArchive(f"{where}: member {name!r} has a backslash or NUL in its name")
+    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in name):
+        raise HostileArchive(f"{where}: member {name!r} has a control character in its name")
     segments = name.split("/")
     if ".." in segments:
         raise HostileArchive(f"{where}: member {name!r} climbs out with '..'")
@@ -267,61 +503,196 @@ def _check_name(name: str, where: str) -> None:
         raise HostileArchive(f"{where}: member {name!r} has an empty or '.' path segment")
 
 
-def _screen_member(info: tarfile.TarInfo, location: str, limits: Limits) -> str | None:
-    """Refuse a hostile member; return its bundle path if it is a file, None for a directory."""
-    name = info.name[:-1] if info.isdir() and info.name.endswith("/") else info.name
-    _check_name(name, location)
-    problem = _member_kind(info)
+def _member_kind(kind: bytes) -> str | None:
+    """What is wrong with a member's type, or None for a regular file or directory."""
+    if kind in _REFUSED_TYPES:
+        return _REFUSED_TYPES[kind]
+    if kind in _REGULAR or kind == _DIRECTORY:
+        return None
+    return f"special member (type {kind!r})"
+
+
+def _screen_member(
+    header: _Header, extended: _Extended | None, location: str, limits: Limits
+) -> tuple[str, int]:
+    """Refuse a hostile member; return its name (a directory's without its slash) and size."""
+    first = extended.offset if extended is not None else header.offset
+    where = f"{location}: header at offset {first}"
+    raw = header.prefix + b"/" + header.name if header.prefix else header.name
+    size = header.size
+    if extended is not None and extended.type == _LONGNAME:
+        if header.prefix:
+            raise HostileArchive(
+                f"{where}: member {_shown(extended.data)!r} has both a GNU long name and a "
+                f"ustar prefix (header at offset {header.offset})"
+            )
+        raw = extended.data
+    if header.type == b"S":
+        raise HostileArchive(f"{where}: member {_shown(raw)!r} is a sparse file")
+    if extended is not None and extended.type == _PAX:
+        path, pax_size = _apply_pax(extended.records, f"{where}: member {_shown(raw)!r}")
+        raw = raw if path is None else path
+        size = size if pax_size is None else pax_size
+    name = _shown(raw)
+    if header.type == _DIRECTORY and name.endswith("/"):
+        name = name[:-1]
+    _check_name(name, where)
+    problem = _member_kind(header.type)
     if problem is not None:
-        raise HostileArchive(f"{location}: member {name!r} is a {problem}")
-    if info.isdir():
+        raise HostileArchive(f"{where}: member {name!r} is a {problem}")
+    if header.type == _DIRECTORY:
         if name not in ALLOWED_DIRS:
             raise HostileArchive(
-                f"{location}: member {name!r} is a directory outside the bundle layout"
+                f"{where}: member {name!r} is a directory outside the bundle layout"
             )
-        return None
+        if size:
+            raise HostileArchive(
+                f"{where}: member {name!r} is a directory with {size} bytes of data"
+            )
+        return name, 0
     if classify_path(name) == "other":
         raise HostileArchive(
-            f"{location}: member {name!r} is outside the bundle layout "
+            f"{where}: member {name!r} is outside the bundle layout "
             f"({MANIFEST}, {BLOB_DIR}/<64 lowercase hex>, {SIGNATURES_DIR}/<name>)"
         )
-    if info.size > limits.max_member_size:
+    if size > limits.max_member_size:
         raise HostileArchive(
-            f"{location}: member {name!r} declares {info.size} bytes, over the "
+            f"{where}: member {name!r} declares {size} bytes, over the "
             f"member cap of {limits.max_member_size}"
         )
-    return name
+    return name, size
+
+
+def _extended(header: _Header, reader: _Reader, location: str) -> _Extended:
+    """Read a pax or GNU long-name header's data (capped)."""
+    what = "pax" if header.type == _PAX else "GNU long-name"
+    where = f"{location}: header at offset {header.offset}: {what} header {_shown(header.name)!r}"
+    if header.size > MAX_EXTENDED_HEADER:
+        raise HostileArchive(
+            f"{where} declares {header.size} bytes, over the cap of {MAX_EXTENDED_HEADER}"
+        )
+    if header.offset + BLOCK + header.size > reader.size:
+        raise HostileArchive(f"{where} is truncated")
+    data = reader.read(header.offset + BLOCK, header.size)
+    if header.type == _PAX:
+        return _Extended(header.offset, _PAX, data, _pax_records(data, where))
+    name = _text(data)
+    if name is None:
+        head = _shown(data.split(b"\x00", 1)[0])
+        raise HostileArchive(f"{where} has bytes after a NUL in the name it holds, {head!r}")
+    return _Extended(header.offset, _LONGNAME, name, [])
+
+
+def _check_end(reader: _Reader, offset: int, location: str) -> None:
+    """After the first zero block: a second one, then nothing but zero padding."""
+    if reader.size < offset + 2 * BLOCK:
+        raise HostileArchive(
+            f"{location}: the end-of-archive marker at offset {offset} is one zero block, not two"
+        )
+    if reader.size - offset - 2 * BLOCK > MAX_PADDING:
+        raise HostileArchive(
+            f"{location}: more than {MAX_PADDING} bytes after the end-of-archive marker at "
+            f"offset {offset}"
+        )
+    position = offset + BLOCK
+    while position < reader.size:
+        data = reader.read(position, min(_WINDOW, reader.size - position))
+        rest = data.lstrip(b"\x00")
+        if rest:
+            at = position + len(data) - len(rest)
+            start = at - at % BLOCK
+            block = reader.read(start, BLOCK)
+            what = ""
+            if len(block) == BLOCK and _checksum_ok(block):
+                what = f" (a header for member {_shown(_raw_name(block))!r})"
+            raise HostileArchive(
+                f"{location}: non-zero bytes at offset {at}, after the end-of-archive marker "
+                f"at offset {offset}{what}"
+            )
+        position += len(data)
 
 
 def _scan_tar(location: str, limits: Limits) -> dict[str, Member]:
-    members: dict[str, Member] = {}
-    seen: set[str] = set()
-    total = 0
-    file_size = os.stat(location).st_size
     try:
-        with tarfile.open(location, mode="r:") as archive:
-            while (info := archive.next()) is not None:
-                archive.members = []  # type: ignore[attr-defined]  # keep memory flat on archives with many members
-                name = _screen_member(info, location, limits)
-                key = name or info.name.rstrip("/")
-                if key in seen:
-                    raise HostileArchive(f"{location}: member {key!r} appears twice")
-                seen.add(key)
-                if len(seen) > limits.max_members:
-                    raise HostileArchive(f"{location}: more than {limits.max_members} members")
-                if name is None:
-                    continue
-                total += info.size
-                if total > limits.max_total_size:
-                    raise HostileArchive(
-                        f"{location}: members total over the archive cap of "
-                        f"{limits.max_total_size} bytes at {name!r}"
-                    )
-                if info.offset_data + info.size > file_size:
-                    raise HostileArchive(f"{location}: member {name!r} is truncated")
-                members[name] = Member(name, location, info.size, info.offset_data)
-    except (tarfile.TarError, EOFError) as exc:
-        raise InvalidInput(f"{location}: not a readable uncompressed tar: {exc}") from None
+        fd = os.open(location, os.O_RDONLY)
     except OSError as exc:
         raise InvalidInput(f"{location}: cannot read: {exc.strerror}") from None
-    return members
+    try:
+        return _scan_tar_fd(fd, location, limits)
+    except OSError as exc:
+        raise InvalidInput(f"{location}: cannot read: {exc.strerror}") from None
+    finally:
+        os.close(fd)
+
+
+def _scan_tar_fd(fd: int, location: str, limits: Limits) -> dict[str, Member]:
+    reader = _Reader(fd, os.fstat(fd).st_size)
+    if reader.size == 0:
+        raise InvalidInput(f"{location}: not a readable uncompressed tar: empty file")
+    members: dict[str, Member] = {}
+    seen: set[str] = set()
+    total = offset = 0
+    extended: _Extended | None = None
+    while True:
+        block = _next_block(reader, offset, location)
+        if block == ZERO_BLOCK:
+            if extended is not None:
+                raise HostileArchive(
+                    f"{location}: header at offset {extended.offset}: an extended header "
+                    "describes no member (the archive ends after it)"
+                )
+            _check_end(reader, offset, location)
+            return members
+        header = _parse_header(block, offset, location)
+        if header.type in _EXTENSION_TYPES:
+            raise HostileArchive(
+                f"{location}: header at offset {offset}: member {_shown(header.name)!r} is "
+                f"{_EXTENSION_TYPES[header.type]} (type {header.type!r}), which a bundle never has"
+            )
+        if header.type in (_PAX, _LONGNAME):
+            if extended is not None:
+                raise HostileArchive(
+                    f"{location}: header at offset {offset}: a second extended header for one "
+                    f"member (the first at offset {extended.offset}); readers disagree on which "
+                    "one wins"
+                )
+            extended = _extended(header, reader, location)
+            offset += BLOCK + _padded(header.size)
+            continue
+        name, size = _screen_member(header, extended, location, limits)
+        first = extended.offset if extended is not None else offset
+        extended = None
+        where = f"{location}: header at offset {first}"
+        if name in seen:
+            raise HostileArchive(f"{where}: member {name!r} appears twice")
+        seen.add(name)
+        if len(seen) > limits.max_members:
+            raise HostileArchive(f"{where}: more than {limits.max_members} members")
+        data_offset = offset + BLOCK
+        offset = data_offset + _padded(size)
+        if header.type == _DIRECTORY:
+            continue
+        total += size
+        if total > limits.max_total_size:
+            raise HostileArchive(
+                f"{where}: members total over the archive cap of "
+                f"{limits.max_total_size} bytes at {name!r}"
+            )
+        if data_offset + size > reader.size:
+            raise HostileArchive(f"{where}: member {name!r} is truncated")
+        members[name] = Member(name, location, size, data_offset)
+
+
+def _next_block(reader: _Reader, offset: int, location: str) -> bytes:
+    block = reader.read(offset, BLOCK)
+    if len(block) == BLOCK:
+        return block
+    if offset == 0:
+        raise InvalidInput(f"{location}: not a readable uncompressed tar: truncated header")
+    if block:
+        raise HostileArchive(f"{location}: truncated header at offset {offset}")
+    raise HostileArchive(f"{location}: ends at offset {offset} without the end-of-archive marker")
+
+
+def _padded(size: int) -> int:
+    return -(-size // BLOCK) * BLOCK
