@@ -221,6 +221,100 @@ def _unpack_into_occupied(context: Context, path: Path) -> list[str]:
     return ["-o", str(occupied)]
 
 
+# --- tars written header by header (for what tarfile will not write) ---------------------------
+
+POSIX_MAGIC = b"ustar\x0000"
+GNU_MAGIC = b"ustar  \x00"
+END = bytes(1024)
+"""The end-of-archive marker: two zero blocks."""
+EXTRA = {n: f"blobs/sha256/{n * 64}" for n in "123456789"}
+"""Blob paths for members that a case adds to a valid bundle (the manifest lists none of them)."""
+
+
+def _header(
+    name: bytes,
+    kind: bytes = b"0",
+    size: int = 0,
+    *,
+    magic: bytes = POSIX_MAGIC,
+    at: dict[int, bytes] | None = None,
+    signed: bool = False,
+) -> bytes:
+    """One 512-byte header, field by field; ``at`` overwrites bytes at the offsets given."""
+    block = bytearray(512)
+    block[0 : min(len(name), 100)] = name[:100]
+    block[100:136] = b"0000644\x00" + b"0000000\x00" * 2 + b"%011o\x00" % size
+    block[136:148] = b"00000000000\x00"
+    block[156:157] = kind
+    block[257:265] = magic
+    if magic == POSIX_MAGIC:
+        block[329:345] = b"0000000\x00" * 2
+    for offset, data in (at or {}).items():
+        block[offset : offset + len(data)] = data
+    block[148:156] = b" " * 8
+    checksum = sum(block) - (256 * sum(b >= 128 for b in block) if signed else 0)
+    block[148:156] = b"%06o\x00 " % checksum
+    return bytes(block[:512])
+
+
+def _blocks(data: bytes) -> bytes:
+    return data + bytes(-len(data) % 512)
+
+
+def _file(name: str | bytes, data: bytes = b"x", **header: Any) -> bytes:
+    raw = name.encode() if isinstance(name, str) else name
+    return _header(raw, size=len(data), **header) + _blocks(data)
+
+
+def _pax(records: list[tuple[str, str]], kind: bytes = b"x") -> bytes:
+    """A pax header (``kind`` x, or g for a global one) holding the records given."""
+    data = b""
+    for key, value in records:
+        body = f" {key}={value}\n".encode()
+        length = len(body) + 1
+        while len(str(length)) + len(body) != length:
+            length += 1
+        data += str(length).encode() + body
+    return _header(b"././@PaxHeader", kind, len(data)) + _blocks(data)
+
+
+def _longname(name: bytes, kind: bytes = b"L") -> bytes:
+    data = name + b"\x00"
+    return _header(b"././@LongLink", kind, len(data), magic=GNU_MAGIC) + _blocks(data)
+
+
+def _bundle_members(bundle: Path) -> bytes:
+    """A bundle's files as ustar members, without the end-of-archive marker."""
+    out = io.BytesIO()
+    archive = tarfile.open(fileobj=out, mode="w", format=tarfile.USTAR_FORMAT)  # noqa: SIM115 - no end marker
+    for file in sorted(p for p in bundle.rglob("*") if p.is_file()):
+        info = tarfile.TarInfo(file.relative_to(bundle).as_posix())
+        info.size, info.mode = file.stat().st_size, 0o644
+        archive.addfile(info, io.BytesIO(file.read_bytes()))
+    return out.getvalue()[: archive.offset]
+
+
+def _raw(*parts: bytes, tail: bytes = END) -> Builder:
+    """A valid small bundle's members, then the raw bytes given, then ``tail``."""
+
+    def build(context: Context, path: Path) -> None:
+        path.write_bytes(_bundle_members(context.small("tar")) + b"".join(parts) + tail)
+
+    return build
+
+
+def _bad_checksum(block: bytes) -> bytes:
+    return block[:148] + b"000000\x00 " + block[156:]
+
+
+def _unreferenced(key: str) -> str:
+    return f"blob {EXTRA[key]} is not referenced by any evidence entry"
+
+
+_SPARSE_MAP = b"1\n0\n3\n".ljust(512, b"\x00")
+_PREFIXED = {345: b"blobs/sha256"}
+
+
 ARCHIVE: list[Case] = [
     Case("absolute path", "archive", _tar(M("/etc/cron.d/evil", data=b"x")), 2,
          "'/etc/cron.d/evil' has an absolute path"),
@@ -305,7 +399,165 @@ ARCHIVE: list[Case] = [
          "is a symbolic link", command="unpack"),
     Case("unpack into an occupied directory", "archive", _unpack_into_occupied, 2,
          "exists and is not empty", command="unpack"),
+    # sparse members in every form
+    Case("old GNU sparse member with a map", "archive",
+         _raw(_header(f"blobs/sha256/{HEX}".encode(), b"S", 512, magic=GNU_MAGIC,
+                      at={386: b"%011o\x00%011o\x00" % (0, 3), 483: b"%011o\x00" % 4096}),
+              _blocks(b"abc")), 2, f"member 'blobs/sha256/{HEX}' is a sparse file"),
+    Case("pax GNU sparse 0.0", "archive",
+         _raw(_pax([("GNU.sparse.size", "4096"), ("GNU.sparse.numblocks", "1"),
+                    ("GNU.sparse.offset", "0"), ("GNU.sparse.numbytes", "3")]),
+              _file(f"blobs/sha256/{HEX}", b"abc")), 2,
+         "is a sparse file (GNU.sparse.numblocks in its pax header)"),
+    Case("pax GNU sparse 0.1", "archive",
+         _raw(_pax([("GNU.sparse.size", "4096"), ("GNU.sparse.numblocks", "1"),
+                    ("GNU.sparse.map", "0,3")]), _file(f"blobs/sha256/{HEX}", b"abc")), 2,
+         "is a sparse file (GNU.sparse.map in its pax header)"),
+    Case("pax GNU sparse 1.0", "archive",
+         _raw(_pax([("GNU.sparse.major", "1"), ("GNU.sparse.minor", "0"),
+                    ("GNU.sparse.name", f"blobs/sha256/{HEX}"), ("GNU.sparse.realsize", "4096")]),
+              _file(f"./GNUSparseFile.0/{HEX}", _SPARSE_MAP + b"abc")), 2,
+         "is a sparse file (GNU.sparse.major in its pax header)"),
+    Case("pax GNU sparse name alone", "archive",
+         _raw(_pax([("GNU.sparse.name", f"blobs/sha256/{HEX}")]), _file("decoy")), 2,
+         "is a sparse file (GNU.sparse.name in its pax header)"),
+    # pax headers beyond what a bundle needs
+    Case("pax extended attribute", "archive",
+         _raw(_pax([("SCHILY.xattr.user.x", "1")]), _file(f"blobs/sha256/{HEX}")), 2,
+         "has the pax key 'SCHILY.xattr.user.x', which this reader does not take"),
+    Case("pax header charset", "archive",
+         _raw(_pax([("hdrcharset", "BINARY"), ("path", EXTRA["1"])]), _file("decoy")), 2,
+         "has the pax key 'hdrcharset'"),
+    Case("pax link path on a file", "archive",
+         _raw(_pax([("linkpath", "/etc/passwd")]), _file(f"blobs/sha256/{HEX}")), 2,
+         "has the pax key 'linkpath'"),
+    Case("pax key given twice", "archive",
+         _raw(_pax([("path", EXTRA["1"]), ("path", EXTRA["2"])]), _file("decoy")), 2,
+         "member 'decoy' has the pax key 'path' twice"),
+    Case("empty pax path", "archive",
+         _raw(_pax([("path", "")]), _file(f"blobs/sha256/{HEX}")), 2,
+         "has an invalid pax path: b''"),
+    Case("pax size not a plain decimal", "archive",
+         _raw(_pax([("size", "1_0")]), _file(f"blobs/sha256/{HEX}")), 2,
+         "has an invalid pax size: b'1_0'"),
+    Case("malformed pax record", "archive",
+         _raw(_header(b"././@PaxHeader", b"x", 14), _blocks(b"30 path=evil\n\n"),
+              _file(f"blobs/sha256/{HEX}")), 2,
+         "pax header '././@PaxHeader' has a malformed pax record at byte 0"),
+    Case("global pax header", "archive",
+         _raw(_pax([("path", EXTRA["1"])], kind=b"g"), _file("decoy")), 2,
+         "is a global pax header (type b'g')"),
+    Case("pax header over its cap", "archive",
+         _raw(_header(b"././@PaxHeader", b"x", 1 << 20)), 2,
+         "pax header '././@PaxHeader' declares 1048576 bytes, over the cap of 65536"),
+    Case("pax header describing no member", "archive", _raw(_pax([("path", EXTRA["1"])])), 2,
+         "an extended header describes no member"),
+    # names that readers take from different places
+    Case("ustar prefix on a GNU header", "archive",
+         _raw(_file(HEX, magic=GNU_MAGIC, at=_PREFIXED)), 2,
+         f"member '{HEX}' is a GNU header with bytes in the ustar prefix field"),
+    Case("ustar prefix on a v7 header", "archive", _raw(_file(HEX, magic=bytes(8), at=_PREFIXED)),
+         2, "has a ustar prefix field (bytes 345-500) in a header that is not ustar"),
+    Case("ustar prefix with another version", "archive",
+         _raw(_file(HEX, magic=b"ustar\x00  ", at=_PREFIXED)), 2,
+         "has a ustar prefix field (bytes 345-500) in a header that is not ustar"),
+    Case("v7 header", "archive", _raw(_file(f"blobs/sha256/{HEX}", magic=bytes(8))), 2,
+         "is neither ustar nor GNU tar"),
+    Case("ustar prefix with a GNU long name", "archive",
+         _raw(_longname(EXTRA["1"].encode()), _file(HEX, at=_PREFIXED)), 2,
+         f"member '{EXTRA['1']}' has both a GNU long name and a ustar prefix"),
+    Case("NUL inside the name field", "archive",
+         _raw(_file(f"blobs/sha256/{HEX}\x00../../evil")), 2,
+         "has bytes after a NUL in its name field"),
+    Case("NUL inside the prefix field", "archive",
+         _raw(_file(HEX, at={345: b"blobs\x00sha256"})), 2,
+         "has bytes after a NUL in its ustar prefix field"),
+    Case("NUL inside a GNU long name", "archive",
+         _raw(_longname(f"blobs/sha256/{HEX}\x00../evil".encode()), _file("decoy")), 2,
+         "has bytes after a NUL in the name it holds, 'blobs/sha256/"),
+    Case("two GNU long names", "archive",
+         _raw(_longname(EXTRA["1"].encode()), _longname(EXTRA["2"].encode()), _file("decoy")), 2,
+         "a second extended header for one member"),
+    Case("pax header and a GNU long name", "archive",
+         _raw(_pax([("path", EXTRA["1"])]), _longname(EXTRA["2"].encode()), _file("decoy")), 2,
+         "a second extended header for one member"),
+    Case("GNU long link name", "archive",
+         _raw(_longname(b"/etc/passwd", kind=b"K"), _file(f"blobs/sha256/{HEX}")), 2,
+         "is a GNU long link name (type b'K')"),
+    Case("GNU long name over its cap", "archive",
+         _raw(_header(b"././@LongLink", b"L", 1 << 20, magic=GNU_MAGIC)), 2,
+         "GNU long-name header '././@LongLink' declares 1048576 bytes, over the cap of 65536"),
+    Case("newline in a member name", "archive", _raw(_file(f"blobs/sha256/{HEX}\n")), 2,
+         "has a control character in its name"),
+    # header fields readers parse differently
+    Case("size field with an underscore", "archive",
+         _raw(_file(f"blobs/sha256/{HEX}", at={124: b"000000000_1\x00"})), 2,
+         "has a size field that is not a number"),
+    Case("size field with a leading NUL", "archive",
+         _raw(_file(f"blobs/sha256/{HEX}", at={124: b"\x000000000001\x00"})), 2,
+         "has a size field that is not a number"),
+    Case("size field of blanks", "archive",
+         _raw(_file(f"blobs/sha256/{HEX}", b"", at={124: b" " * 11 + b"\x00"})), 2,
+         "has a size field that is not a number"),
+    Case("bad checksum after the first member", "archive",
+         _raw(_bad_checksum(_file(f"blobs/sha256/{HEX}")), _file(EXTRA["1"])), 2,
+         "is not a tar header (its checksum does not match)"),
+    Case("contiguous file", "archive", _raw(_file(f"blobs/sha256/{HEX}", kind=b"7")), 2,
+         "is a special member (type b'7')"),
+    Case("directory with data", "archive", _raw(_header(b"blobs/", b"5", 3), _blocks(b"abc")), 2,
+         "member 'blobs' is a directory with 3 bytes of data"),
+    # the end of the archive
+    Case("member after the end-of-archive marker", "archive",
+         _raw(tail=END + _file(EXTRA["1"]) + END), 2,
+         f"after the end-of-archive marker at offset 4096 (a header for member '{EXTRA['1']}')"),
+    Case("member after a lone zero block", "archive",
+         _raw(tail=bytes(512) + _file(EXTRA["1"]) + END), 2,
+         "non-zero bytes at offset 4608, after the end-of-archive marker at offset 4096"),
+    Case("a byte after the end-of-archive marker", "archive", _raw(tail=END + b"\x00\x01"), 2,
+         "non-zero bytes at offset 5121, after the end-of-archive marker"),
+    Case("no end-of-archive marker", "archive", _raw(_file(EXTRA["1"]), tail=b""), 2,
+         "ends at offset 5120 without the end-of-archive marker"),
+    Case("one zero block at the end", "archive", _raw(tail=bytes(512)), 2,
+         "the end-of-archive marker at offset 4096 is one zero block, not two"),
+    Case("padding past its cap", "archive", _raw(tail=bytes(1024 + (1 << 20) + 512)), 2,
+         "more than 1048576 bytes after the end-of-archive marker"),
 ]  # fmt: skip
+
+
+AGREEING: list[Case] = [
+    Case("extra blob named by a ustar prefix", "archive",
+         _raw(_file(EXTRA["1"][13:], at=_PREFIXED)), 1, _unreferenced("1")),
+    Case("extra blob named by a pax path", "archive",
+         _raw(_pax([("path", EXTRA["2"])]), _file("decoy")), 1, _unreferenced("2")),
+    Case("extra blob named by a GNU long name", "archive",
+         _raw(_longname(EXTRA["3"].encode()), _file("decoy", magic=GNU_MAGIC)), 1,
+         _unreferenced("3")),
+    Case("pax size over the header size", "archive",
+         _raw(_pax([("size", "3")]), _header(EXTRA["4"].encode()), _blocks(b"abc")), 1,
+         _unreferenced("4")),
+    Case("base-256 size", "archive",
+         _raw(_header(EXTRA["5"].encode(), magic=GNU_MAGIC,
+                      at={124: b"\x80" + (3).to_bytes(11, "big")}), _blocks(b"abc")), 1,
+         _unreferenced("5")),
+    Case("signed header checksum", "archive",
+         _raw(_file(EXTRA["6"], at={265: "é".encode()}, signed=True)), 1, _unreferenced("6")),
+    Case("zero padding after the end-of-archive marker", "archive",
+         _raw(_file(EXTRA["7"]), tail=bytes(1024 + 64 * 1024)), 1, _unreferenced("7")),
+    Case("pax header as GNU tar writes it", "archive",
+         _raw(_pax([("path", EXTRA["8"]), ("mtime", "1767225600.5"), ("atime", "1767225600"),
+                    ("ctime", "1767225600.123456789"), ("uid", "0"), ("gid", "0"),
+                    ("uname", "root"), ("gname", "root")]), _file("decoy")), 1,
+         _unreferenced("8")),
+    Case("directory entries in GNU format", "archive",
+         _raw(*(_header(d, b"5", magic=GNU_MAGIC) for d in (b"blobs/", b"blobs/sha256/")),
+              _file(EXTRA["9"], magic=GNU_MAGIC)), 1, _unreferenced("9")),
+]  # fmt: skip
+"""Tar forms that GNU tar and this verifier read alike: accepted, the extra blob a finding.
+
+Not in :data:`CASES`: the corpus also unpacks every tar case and expects the verdict's exit
+code, and unpacking judges no integrity (it exits 0 here). tests/test_tar_agreement.py runs
+them, with every tar case of the corpus that is not refused, through GNU tar.
+"""
 
 
 # --- directory bundles ---------------------------------------------------------------------------
