@@ -36,3 +36,11 @@ def test_manifest_over_the_cap(
     with pytest.raises(Exception, match="over the cap of 10"):
         source.manifest_bytes(Limits(max_manifest_size=10))
     del capsys
+
+
+def test_a_refusal_names_the_member_and_its_header_offset(
+    small_bundle: Path, tmp_path: Path
+) -> None:
+    craft(tmp_path / "b.tar", small_bundle, [])
+    with pytest.raises(HostileArchive, match=r"header at offset \d+: member '[^']+' declares"):
+        open_source(tmp_path / "b.tar", Limits(max_member_size=8))
