@@ -10,17 +10,18 @@ so that a reader can check every file against the commit.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
 import git
 
 from audit._faults import point
+from bundle_schema import canonical_bytes
 from bundle_schema.errors import EvidenceAuditError, InvalidInput
 from pins._model import Upstream
+from verify import git_blob_id
 
-__all__ = ["Checkout", "CheckoutFailed", "checkout", "git_blob_id"]
+__all__ = ["Checkout", "CheckoutFailed", "checkout", "checkout_evidence", "git_blob_id"]
 
 
 class CheckoutFailed(EvidenceAuditError):
@@ -45,6 +46,9 @@ class Checkout:
     remote_url: str
     listing: bytes
     """``git ls-tree -r --full-tree`` of the commit."""
+    commit_object: bytes
+    """The commit object's raw bytes (``git cat-file commit``): they hash to the commit id and
+    name the tree, so a reader can tie the listing to the pinned commit."""
     files: dict[str, bytes]
     """Every tracked file's bytes, by git blob id."""
 
@@ -53,9 +57,24 @@ class Checkout:
         return self.porcelain == ""
 
 
-def git_blob_id(data: bytes) -> str:
-    """The git (SHA-1) blob id of some bytes, as ``git hash-object`` computes it."""
-    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
+_TEXT = "text/plain; charset=utf-8"
+
+
+def checkout_evidence(done: Checkout) -> dict[str, tuple[bytes, str]]:
+    """A checkout's evidence entries (logical name -> bytes and media type): the listing, the
+    state record, the commit object and every tracked file by its git blob id."""
+    base = f"upstreams/{done.name}"
+    state = {"commit": done.commit, "tree": done.tree, "porcelain": done.porcelain,
+             "submodules": done.submodules, "remote_url": done.remote_url,
+             "source": done.source, "repository": done.repository}  # fmt: skip
+    files = {
+        f"{base}/tree.txt": (done.listing, _TEXT),
+        f"{base}/checkout.json": (canonical_bytes(state), "application/json"),
+        f"{base}/commit.txt": (done.commit_object, _TEXT),
+    }
+    for blob, data in done.files.items():
+        files[f"{base}/files/{blob}"] = (data, "application/octet-stream")
+    return files
 
 
 def checkout(name: str, upstream: Upstream, into: Path, mirror: Path | None = None) -> Checkout:
@@ -115,5 +134,6 @@ def describe(name: str, repository: str, source: str, repo: git.Repo) -> Checkou
         submodules=repo.git.submodule("status"),
         remote_url=repo.remotes.origin.url if repo.remotes else "",
         listing=(repo.git.ls_tree("-r", "--full-tree", head.hexsha) + "\n").encode(),
+        commit_object=repo.odb.stream(head.binsha).read(),
         files=files,
     )

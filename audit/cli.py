@@ -62,7 +62,7 @@ from verify.diffing import diff_runs
 from verify.forensics import show_report
 from verify.gx10 import replay
 from verify.ranking import Distinct, Found, contents_key, distinct, rank
-from verify.render import ProgressBar, ranking_markdown, render_show
+from verify.render import ProgressBar, plain_text, ranking_markdown, render_show
 from verify.report_html import report_html
 from verify.scorers import lmspeed, load_plan, load_shard, quality, score_shards
 from verify.scorers.lmspeed import DIMENSIONS
@@ -965,7 +965,7 @@ def _diff(args: argparse.Namespace, out: Console) -> int:
             table.add_column(column, overflow="fold")
         for item in result.differences:
             delta = "" if item.delta is None else f"{item.delta:+g}"
-            table.add_row(item.field, item.a or "-", item.b or "-", delta)
+            table.add_row(plain_text(item.field), plain_text(item.a), plain_text(item.b), delta)
         out.print(table)
     return EXIT_OK if result.same_verdict else EXIT_CHECK_FAILED
 

@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 from audit.observer import Observer, write_policy
 from bundle_schema.models import DirectProbe, InfermarkStreaming, ReasoningSerialization
 from pins._model import DirectProbeContract
-from verify.replies import first_tool_call, read_reply
+from verify.replies import exchange_failed, first_tool_call, read_reply
 
 __all__ = [
     "RESPONSE_PROBE",
@@ -161,7 +161,7 @@ def measure_streaming(
     """
     observer.component = "performance"
     recorded = len(observer.exchanges())
-    visible, errors = 0, 0
+    visible = 0
     ttfts: list[float] = []
     gaps: list[float] = []
     level_start = time.monotonic()
@@ -180,8 +180,7 @@ def measure_streaming(
             connection.request("POST", "/v1/chat/completions", json.dumps(body),
                                {"Content-Type": "application/json"})  # fmt: skip
             response = connection.getresponse()
-            if response.status != 200:
-                errors += 1
+            if response.status != 200:  # an error of the evidence (counted below)
                 response.read()
                 continue
             while line := response.readline():
@@ -194,11 +193,15 @@ def measure_streaming(
                     last = now
                     visible += 1
         except (OSError, http.client.HTTPException):
-            errors += 1
+            pass  # the exchange the observer recorded says what went wrong
         finally:
             connection.close()
     wall = time.monotonic() - level_start
-    observer.wait_for(recorded + len(prompts))  # every request is evidence before we go on
+    # every request is evidence before we go on; a stream the endpoint broke off can look
+    # complete to this client, so the errors are counted as the verifier counts them: from
+    # the recorded exchanges (not 200, or broken off)
+    exchanges = observer.wait_for(recorded + len(prompts))[recorded:]
+    errors = sum(1 for e in exchanges if exchange_failed(e))
     return InfermarkStreaming(
         concurrency=1,
         visible_chunks=visible,

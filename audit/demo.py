@@ -24,7 +24,7 @@ from audit.examples import (
 from audit.reference_endpoint import Behaviour, serve
 from audit.run import RunRequest, run_qualification
 from bundle_schema.layout import blob_path
-from pins import CURRENT, load_builtin
+from pins import CURRENT, PinSetSource, load_builtin, pin_set_digest, pin_set_model
 from verify import parse_manifest, render_verdict, verify_bundle
 from verify._source import open_source
 
@@ -154,6 +154,21 @@ class Scenario:
     env: Mapping[str, str]
     expected: tuple[str, str]
     """(outcome, result_validity)."""
+    hermes_inactivity_s: float | None = None
+    """A shorter per-task inactivity limit than the pin set's, for a demo that cannot wait
+    300 s: the run is made and judged under the current pin set with only that number changed
+    (so it names a pin set of its own digest and is never ranked)."""
+
+    def pins(self) -> PinSetSource:
+        """The pin set this scenario runs and is judged under."""
+        pins = load_builtin(CURRENT)
+        if self.hermes_inactivity_s is None:
+            return pins
+        data = dict(pins.data)
+        data["hermes"] = dict(data["hermes"]) | {"inactivity_s": self.hermes_inactivity_s}
+        return PinSetSource(
+            pins.id, pin_set_digest(data), data, pin_set_model(data, f"{pins.id} (demo)")
+        )
 
 
 SCENARIOS: Mapping[str, Scenario] = {
@@ -174,7 +189,7 @@ SCENARIOS: Mapping[str, Scenario] = {
     ),
     "hang": Scenario(
         Behaviour(), {"HERMES_HANG": "1.5", "HERMES_INACTIVITY_LIMIT": "1"},
-        ("NOT_QUALIFIED", "VALID"),
+        ("NOT_QUALIFIED", "VALID"), hermes_inactivity_s=1.0,
     ),
     "stray-change": Scenario(Behaviour(), {"HERMES_STRAY": "setup.py"}, ("NOT_QUALIFIED", "VALID")),
     "fallback": Scenario(
@@ -195,7 +210,7 @@ def run_pipeline(out: Path, console: Console, scenario: str = "well-behaved",
     verdict is the one seed 000 prescribes for the scenario and the claims match.
     """
     chosen = SCENARIOS[scenario]
-    pins = load_builtin(CURRENT)
+    pins = chosen.pins()
     target = out / f"run-{scenario}"
     remove_bundle_dir(target)
     with tempfile.TemporaryDirectory(prefix="audit-demo-") as work:
@@ -211,7 +226,7 @@ def run_pipeline(out: Path, console: Console, scenario: str = "well-behaved",
                 run_id=f"demo-{scenario}",
             )  # fmt: skip
             digest = run_qualification(request, lambda step: console.print(f"  [dim]{step}[/]"))
-    verdict = verify_bundle(target)
+    verdict = verify_bundle(target, pins=pins)
     render_verdict(verdict, console, str(target))
     got = (verdict.outcome, verdict.result_validity)
     held = got == chosen.expected and verdict.claims.match and verdict.bundle_digest == digest

@@ -22,6 +22,7 @@ from typing import Any
 import git
 
 from audit._store import BundleWriter
+from audit.checkouts import checkout_evidence, describe
 from bundle_schema import RECORD_MEDIA_TYPES, canonical_bytes, loads_strict
 from bundle_schema.errors import InvalidInput
 from bundle_schema.models import (
@@ -104,7 +105,8 @@ def media_type(logical: str) -> str:
     if logical in _MEDIA_BY_NAME:
         return _MEDIA_BY_NAME[logical]
     leaf = logical.rsplit("/", 1)[-1]
-    if logical.startswith("components/") and leaf in _MEDIA_BY_LEAF:
+    raw = logical.split("/")[2:3] == ["raw"]  # a harness's own files: opaque evidence
+    if logical.startswith("components/") and leaf in _MEDIA_BY_LEAF and not raw:
         return _MEDIA_BY_LEAF[leaf]
     return _MEDIA_BY_SUFFIX.get(Path(leaf).suffix, "application/octet-stream")
 
@@ -123,7 +125,8 @@ def build_upstream(source: Path, work: Path) -> tuple[str, bytes]:
     """Make a git repository of ``source`` with one deterministic commit.
 
     Returns:
-        The commit id and the ``git ls-tree -r --full-tree`` listing of it.
+        The commit id and the ``git ls-tree -r --full-tree`` listing of it (the checkout's
+        whole evidence is :func:`audit.checkouts.describe` of the repository at ``work``).
     """
     with git.Repo.init(work, initial_branch="main") as repo:  # closes git's helper processes
         paths = sorted(p.relative_to(source).as_posix() for p in source.rglob("*") if p.is_file())
@@ -174,7 +177,7 @@ def build_example(run: ExampleRun, out: Path, work: Path, examples: Path = EXAMP
     writer = BundleWriter(out)
     upstreams = []
     for name in meta.get("upstreams", []):
-        commit, listing = build_upstream(examples / "upstreams" / name, work / name)
+        commit, _listing = build_upstream(examples / "upstreams" / name, work / name)
         pinned = pin_set.data["upstreams"][name]
         if commit != pinned["commit"]:
             raise InvalidInput(
@@ -182,7 +185,10 @@ def build_example(run: ExampleRun, out: Path, work: Path, examples: Path = EXAMP
                 f"{pin_set.id} pins {pinned['commit']}; update the pin set"
             )
         tree = f"upstreams/{name}/tree.txt"
-        writer.add_bytes(tree, listing, "text/plain; charset=utf-8")
+        with git.Repo(work / name) as repo:  # closes git's persistent helper processes
+            done = describe(name, pinned["repository"], pinned["repository"], repo)
+        for logical, (data, media) in sorted(checkout_evidence(done).items()):
+            writer.add_bytes(logical, data, media)
         upstreams.append(
             UpstreamCheckout(
                 name=name, repository=pinned["repository"], commit=commit, clean=True, tree=tree

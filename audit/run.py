@@ -25,7 +25,7 @@ from pydantic import BaseModel
 
 from audit._faults import point
 from audit._store import BundleWriter, temporary_file
-from audit.checkouts import Checkout, CheckoutFailed, checkout, describe
+from audit.checkouts import Checkout, CheckoutFailed, checkout, checkout_evidence, describe
 from audit.components import measure_streaming, run_direct_probes
 from audit.identity import resolve_identity
 from audit.observer import REFERENCE_HEADER, Observer, observe
@@ -42,6 +42,7 @@ from bundle_schema.models import (
     DirectProbe,
     Gx10Evidence,
     HermesTask,
+    LedgerRecord,
     ModelIdentity,
     ObserverRecord,
     PinSetRef,
@@ -358,8 +359,8 @@ def _run(
     selected: Sequence[ComponentName],
 ) -> str:
     pins = request.pins.pins
-    created = _now()
-    run_id = request.run_id or f"{request.pins.id}-{request.profile}-{created.replace(':', '')}"
+    started = _now()
+    run_id = request.run_id or f"{request.pins.id}-{request.profile}-{started.replace(':', '')}"
     recorder = _Recorder()
     with tempfile.TemporaryDirectory(prefix="audit-run-") as scratch_name:
         scratch = Path(scratch_name)
@@ -418,7 +419,7 @@ def _run(
         point("write")
         return _write(
             request, recorder, identity=identity, exchanges=exchanges, selected=selected,
-            run_id=run_id, created=created,
+            run_id=run_id,
         )  # fmt: skip
 
 
@@ -430,14 +431,16 @@ def _write(
     exchanges: tuple[Any, ...],
     selected: Sequence[ComponentName],
     run_id: str,
-    created: str,
 ) -> str:
+    """Write the bundle; its ``created_at`` is now, after every component ended."""
+    created = _now()
     pins = request.pins
     config = RunConfig(
         schema_version=1,
         track=request.track,
         reasoning_policy=request.policy,
         observer=ObserverRecord(status="complete", exchanges=len(exchanges)),
+        ledger=LedgerRecord(entries=len(recorder.ledger)),  # every traced process has exited
         cleanup="removed",
     )
     for component in selected:
@@ -452,14 +455,8 @@ def _write(
     recorder.record("probes/tool-call.json", "direct-probe", recorder.probes[1])
     upstreams = []
     for name, done in sorted(recorder.checkouts.items()):
+        recorder.files.update(checkout_evidence(done))
         tree = f"upstreams/{name}/tree.txt"
-        recorder.files[tree] = (done.listing, _TEXT)
-        state = {"commit": done.commit, "tree": done.tree, "porcelain": done.porcelain,
-                 "submodules": done.submodules, "remote_url": done.remote_url,
-                 "source": done.source, "repository": done.repository}  # fmt: skip
-        recorder.files[f"upstreams/{name}/checkout.json"] = (canonical_bytes(state), _JSON)
-        for blob, data in done.files.items():
-            recorder.files[f"upstreams/{name}/files/{blob}"] = (data, "application/octet-stream")
         upstreams.append(UpstreamCheckout(name=name, repository=done.repository, commit=done.commit,
                                           clean=done.clean, tree=tree))  # fmt: skip
     for component, result in recorder.results.items():

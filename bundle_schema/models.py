@@ -438,13 +438,21 @@ class ObserverRecord(_Model):
     reason: Text | None = None
 
 
+class LedgerRecord(_Model):
+    """The supervisor's closing record of the socket ledger, written after the last traced
+    process exited: how many attempts the ledger holds, so that a cut tail shows."""
+
+    entries: Count
+
+
 class RunConfig(_Model):
-    """How the run was configured: its track, reasoning policy and observer."""
+    """How the run was configured: its track, reasoning policy, observer and ledger."""
 
     schema_version: Literal[1]
     track: Literal["primary", "controlled"]
     reasoning_policy: ReasoningPolicy
     observer: ObserverRecord
+    ledger: LedgerRecord | None = None
     cleanup: Literal["removed", "failed", "not_run"]
     """Run-owned processes and files, removed after the evidence was preserved."""
 

@@ -22,6 +22,7 @@ __all__ = [
     "COMPONENTS",
     "DirectProbeContract",
     "Harness",
+    "HermesPins",
     "PinSet",
     "Profile",
     "Thresholds",
@@ -92,6 +93,22 @@ class Harness(_Frozen):
     wall_s: Annotated[float, Field(strict=True, gt=0)] | Annotated[int, Field(strict=True, gt=0)]
 
 
+Limit = Annotated[float, Field(strict=True, gt=0)] | Annotated[int, Field(strict=True, gt=0)]
+
+
+class HermesPins(_Frozen):
+    """What decides a run's Hermes tasks: the task manifest inside the pinned Hermes checkout
+    (its ``[[task]]`` tables give each task's id and frozen allowed-change patterns, and may
+    give its own limits) and the per-task limits where the manifest gives none."""
+
+    upstream: Identifier
+    tasks_manifest: Annotated[str, StringConstraints(min_length=1, max_length=1024)]
+    inactivity_s: Limit
+    wall_s: Limit
+    tasks: tuple[Identifier, ...] | None = None
+    """The selected tasks, by id (default: every task of the manifest)."""
+
+
 class PinSet(_Frozen):
     """A scoring generation's pins (seed 000): every number a verdict depends on."""
 
@@ -108,9 +125,10 @@ class PinSet(_Frozen):
     component_upstreams: dict[ComponentName, Identifier]
     upstreams: dict[Identifier, Upstream]
     harnesses: dict[Identifier, Harness] = Field(default_factory=dict)
+    hermes: HermesPins | None = None
 
     @model_validator(mode="after")
-    def _consistent(self) -> PinSet:
+    def _consistent(self) -> PinSet:  # noqa: PLR0912 - one branch per rule of the pin set
         missing = [c for c in COMPONENTS if c not in self.weights]
         if missing:
             raise ValueError(f"weights: no weight for {', '.join(missing)}")
@@ -128,6 +146,12 @@ class PinSet(_Frozen):
                 parts = path.split("/")
                 if path.startswith("/") or ".." in parts or not path:
                     raise ValueError(f"harnesses.{name}: {path!r} must stay inside its directory")
+        if self.hermes is not None:
+            if self.hermes.upstream not in self.upstreams:
+                raise ValueError(f"hermes.upstream: {self.hermes.upstream!r} is not an upstream")
+            parts = self.hermes.tasks_manifest.split("/")
+            if self.hermes.tasks_manifest.startswith("/") or ".." in parts or "" in parts:
+                raise ValueError("hermes.tasks_manifest: must be a path inside the checkout")
         for name in self.thresholds:
             if name not in self.profiles:
                 raise ValueError(f"thresholds.{name}: not a profile")

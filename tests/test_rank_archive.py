@@ -88,7 +88,7 @@ def _rerun_later(a: Archive) -> list[Path]:
 
 
 def _rerun_earlier(a: Archive) -> list[Path]:
-    return [a.copy(FULL, "full"), a.rerun(FULL, "rerun", "rerun-01", "2026-11-01T00:00:00Z")]
+    return [a.copy(FULL, "full"), a.rerun(FULL, "rerun", "rerun-01", "2026-11-02T11:44:00Z")]
 
 
 def _corrupt(bundle: Path) -> Path:
@@ -98,7 +98,7 @@ def _corrupt(bundle: Path) -> Path:
 
 
 def _broken_rerun_earlier(a: Archive) -> list[Path]:
-    rerun = a.rerun(FULL, "rerun", "rerun-01", "2026-11-01T00:00:00Z")
+    rerun = a.rerun(FULL, "rerun", "rerun-01", "2026-11-02T11:44:00Z")
     return [a.copy(FULL, "full"), _corrupt(rerun)]
 
 

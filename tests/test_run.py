@@ -71,8 +71,9 @@ def test_every_demo_scenario_ends_as_seed_000_prescribes(
     tmp_path: Path, scenario: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert run_pipeline(tmp_path, Console(width=100), scenario)
-    verdict = verify_bundle(tmp_path / f"run-{scenario}")
-    assert (verdict.outcome, verdict.result_validity) == SCENARIOS[scenario].expected
+    chosen = SCENARIOS[scenario]
+    verdict = verify_bundle(tmp_path / f"run-{scenario}", pins=chosen.pins())
+    assert (verdict.outcome, verdict.result_validity) == chosen.expected
     assert verdict.claims.match
     assert "as seed 000 prescribes" in capsys.readouterr().out
 

@@ -60,7 +60,7 @@ def test_a_valid_result_needs_no_forensics_and_lists_its_evidence(
     ]  # fmt: skip
     transport = report["transport"]
     assert isinstance(transport, dict)
-    assert (transport["requests"], transport["statuses"]) == (5, {"200": 5})
+    assert (transport["requests"], transport["statuses"]) == (24, {"200": 24})
     assert [t["name"] for t in report["timeline"] if t["kind"] == "task"] == [  # type: ignore[union-attr]
         "fix-date-parser", "add-retry-policy"
     ]  # fmt: skip

@@ -4,6 +4,7 @@ Public API: :func:`verify_bundle` and the values it works with. The core (``_cor
 ``_shell`` does the reading.
 """
 
+from verify._consistency import git_blob_id
 from verify._core import ParsedManifest, parse_manifest
 from verify._hashing import BlobCache, default_workers, hash_members
 from verify._shell import verify_bundle, verify_with_evidence
@@ -21,6 +22,7 @@ __all__ = [
     "Member",
     "ParsedManifest",
     "default_workers",
+    "git_blob_id",
     "hash_members",
     "open_source",
     "parse_manifest",

@@ -6,6 +6,7 @@ and never opens a socket.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Callable, Iterator
 
@@ -15,6 +16,7 @@ from bundle_schema import RECORD_MEDIA_TYPES
 from bundle_schema.layout import BLOB_DIR, MANIFEST_SIGNATURE
 from bundle_schema.models import Finding, Gx10Evidence, SignatureCheck, Verdict
 from pins import PinSetSource, load_builtin
+from verify._consistency import BlobIds, Reader, consistency_findings
 from verify._core import (
     ParsedManifest,
     assemble_evidence,
@@ -226,6 +228,19 @@ def _verify(
     findings += _record_findings(manifest, source, intact, limits, records)
     findings += placed_record_findings(placements, records)
     evidence = assemble_evidence(manifest, records, placements)
+    judge = pins if pins is not None else load_builtin(manifest.model.pin_set.id)
+    oversize: list[str] = []
+    read = _reader(manifest, source, intact, limits, oversize)
+    findings += consistency_findings(evidence, judge, read, _blob_ids(manifest, source, intact))
+    findings += [
+        Finding(
+            code="record_disagrees",
+            entry=name,
+            message=f"evidence {name!r}: over {limits.max_record_line} bytes, too large to be "
+            "checked against the records derived from it",
+        )
+        for name in sorted(set(oversize))
+    ]
     signature = _signature(source, manifest, signature_policy)
     verdict = make_verdict(
         manifest,
@@ -234,11 +249,56 @@ def _verify(
         bytes_checked=sum(hashed[p].size for p in present if p in hashed),
         version=VERSION,
         evidence=evidence,
-        pins=pins if pins is not None else load_builtin(manifest.model.pin_set.id),
+        pins=judge,
         signature=signature,
         unread=unread_entries(placements),
     )
     return verdict, evidence
+
+
+def _reader(
+    manifest: ParsedManifest,
+    source: BundleSource,
+    intact: list[str],
+    limits: Limits,
+    oversize: list[str],
+) -> Reader:
+    """Reads an intact entry's bytes, up to the record-line cap; an entry past the cap is
+    noted in ``oversize`` (a finding: nothing escapes a cross-check by being large)."""
+    readable = set(intact)
+
+    def read(name: str) -> bytes | None:
+        if name not in readable:
+            return None
+        try:
+            data = source.members[manifest.blob_paths[name]].read(limits.max_record_line)
+        except OSError:
+            return None
+        if data is None:
+            oversize.append(name)
+        return data
+
+    return read
+
+
+def _blob_ids(manifest: ParsedManifest, source: BundleSource, intact: list[str]) -> BlobIds:
+    """The git blob id of an intact entry's bytes, streamed whatever its size."""
+    readable = set(intact)
+
+    def blob_id(name: str) -> str | None:
+        if name not in readable:
+            return None
+        member = source.members[manifest.blob_paths[name]]
+        size = manifest.model.evidence[name].size  # intact: the blob has this many bytes
+        digest = hashlib.sha1(b"blob %d\0" % size, usedforsecurity=False)
+        try:
+            for data in member.chunks():
+                digest.update(data)
+        except OSError:
+            return None
+        return digest.hexdigest()
+
+    return blob_id
 
 
 def _signature(

@@ -72,8 +72,19 @@ EVIDENCE_KINDS = ("process", "checkpoint", "model_response", "task_state", "eval
 # --- helpers ----------------------------------------------------------------------------------
 
 
+def _text(text: str, limit: int = 4096) -> str:
+    """Text from a bundle made fit for a verdict: lone surrogates escaped, cut to ``limit``."""
+    clean = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return clean if len(clean) <= limit else clean[: limit - 1] + "…"
+
+
 def _gate(gate_id: str, status: Status, reason: str, *evidence: str) -> GateResult:
-    return GateResult(id=gate_id, status=status, reason=reason, evidence=tuple(evidence))
+    return GateResult(
+        id=gate_id,
+        status=status,
+        reason=_text(reason),
+        evidence=tuple(_text(e, 512) for e in evidence),
+    )
 
 
 def is_loopback(host: str) -> bool:
@@ -156,7 +167,8 @@ def model_identity(run: _Run) -> GateResult:
     for exchange in listings:
         body = body_json(exchange.response_body)
         data = body.get("data") if isinstance(body, dict) else None
-        served |= {str(m.get("id")) for m in data or () if isinstance(m, dict)}
+        items = data if isinstance(data, list) else ()
+        served |= {str(m.get("id")) for m in items if isinstance(m, dict)}
     evidence = f"transport exchange {listings[0].id}"
     if model.runtime_model_id not in served:
         return _gate(
@@ -412,6 +424,8 @@ def _probe(run: _Run, kind: Literal["response", "tool_call"]) -> GateResult:  # 
         )
     if message is None:
         return _gate(gate_id, "infra", "the probe's response body was not recorded", where)
+    if not isinstance(message, dict):
+        return _gate(gate_id, "fail", "the reply's message is not an object", where)
     got: Any = message.get("content") if kind == "response" else first_tool_call(message)
     if (probe.got is not None and probe.got != got) or (
         probe.finish_reason is not None and probe.finish_reason != finish
@@ -853,7 +867,7 @@ def replay(
         scores=score_model,
         gates=gates,
         claims=claims,
-        reasons=tuple(reasons + [r for r in blockers if r not in reasons]),
+        reasons=tuple(_text(r) for r in reasons + [r for r in blockers if r not in reasons]),
         diagnostics=_diagnostics(evidence, executed_weight),
     )
 

@@ -22,6 +22,7 @@ __all__ = [
     "PROGRESS_MIN_BYTES",
     "ProgressBar",
     "describe_signature",
+    "plain_text",
     "ranking_markdown",
     "render_show",
     "render_verdict",
@@ -45,6 +46,10 @@ def _t(value: object, style: str = "") -> Text:
     a model name or a reason is shown, not interpreted), and with its control characters made
     visible (an ESC sequence in a reason must not clear or retitle the reviewer's terminal)."""
     return Text(("-" if value is None else str(value)).translate(_CONTROLS), style=style)
+
+
+plain_text = _t
+"""Bundle text for a rich table cell: shown as it is, never read as markup."""
 
 
 def verdict_json(verdict: Verdict) -> bytes:
@@ -103,7 +108,11 @@ def render_verdict(verdict: Verdict, console: Console, location: str) -> None:
     for column in ("gate", "status", "reason"):
         gates.add_column(column, overflow="fold")
     for gate in verdict.gates:
-        gates.add_row(_t(gate.id), _t(gate.status, _GATE_STYLE[gate.status]), _t(gate.reason))
+        gates.add_row(
+            _t(gate.id),
+            _t(gate.status, _GATE_STYLE[gate.status]),
+            _t(gate.reason),
+        )
     console.print(gates)
     if integrity.findings:
         findings = Table(title="findings", title_justify="left")

@@ -25,6 +25,7 @@ __all__ = [
     "Reply",
     "body_bytes",
     "body_json",
+    "exchange_failed",
     "first_tool_call",
     "is_completion",
     "is_completion_path",
@@ -90,6 +91,11 @@ def is_completion_path(path: str) -> bool:
 def is_completion(exchange: TransportExchange) -> bool:
     """Whether an exchange is a completion request (POST to a completion endpoint)."""
     return exchange.method == "POST" and is_completion_path(exchange.path)
+
+
+def exchange_failed(exchange: TransportExchange) -> bool:
+    """Whether an exchange is an error: not a 200, or broken off (the observer says why)."""
+    return exchange.status != 200 or exchange.error is not None
 
 
 def body_bytes(body: Body | None) -> bytes | None:

@@ -1,0 +1,93 @@
+"""What the hostile corpus's cases are made of: a case, the context its builder draws on, and
+the reading and resealing of a bundle's evidence (shared by generate.py and forgeries.py)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from audit import BundleWriter
+from bundle_schema.models import Manifest
+from tests.factories import write_small_bundle
+from verify import parse_manifest
+from verify._source import open_source
+
+__all__ = ["Builder", "Case", "Context", "Files", "lines", "read_bundle", "reseal"]
+
+# --- how a case is made --------------------------------------------------------------------------
+
+
+@dataclass
+class Context:
+    """What builders draw on: a work directory, the example bundles, a private Sigstore."""
+
+    work: Path
+    examples: dict[str, Path]
+    sigstore: dict[str, Any] = field(default_factory=dict)
+    """``instance``, ``trust`` {root, config}: set by the generator when signature cases run."""
+
+    def small(self, name: str, **changes: Any) -> Path:
+        """A fresh copy of the small valid bundle (deterministic bytes)."""
+        target = self.work / "small" / name
+        shutil.rmtree(target, ignore_errors=True)
+        write_small_bundle(target, **changes)
+        return target
+
+
+Builder = Callable[[Context, Path], list[str] | None]
+"""Writes a case at the path given (a file or a directory); may return extra CLI arguments."""
+
+
+@dataclass(frozen=True)
+class Case:
+    """One hostile input and what the CLI must answer."""
+
+    name: str
+    category: str
+    build: Builder
+    exit: int
+    fragment: str
+    command: str = "verify"
+    deterministic: bool = True
+
+    @property
+    def slug(self) -> str:
+        return "".join(c if c.isalnum() else "-" for c in self.name.lower()).strip("-")
+
+
+Files = dict[str, tuple[bytes, str]]
+
+
+def read_bundle(path: Path) -> tuple[Manifest, Files]:
+    """A bundle's manifest and every evidence file by logical name (bytes, media type)."""
+    manifest = parse_manifest(open_source(path).manifest_bytes()).model
+    files = {
+        name: ((path / "blobs" / "sha256" / entry.digest[7:]).read_bytes(), entry.media_type)
+        for name, entry in manifest.evidence.items()
+    }
+    return manifest, files
+
+
+def reseal(target: Path, manifest: Manifest, files: Files, fields: dict[str, Any]) -> str:
+    """Write the (attacked) evidence and manifest fields as a new, internally consistent bundle."""
+    writer = BundleWriter(target, durable=False)
+    for name, (data, media) in sorted(files.items()):
+        writer.add_bytes(name, data, media)
+    seal = {
+        key: getattr(manifest, key)
+        for key in ("run_id", "created_at", "runner", "scoring_generation", "profile", "pin_set",
+                    "model", "upstreams", "components", "claims")
+    }  # fmt: skip
+    for key, value in fields.items():
+        seal[key] = (
+            type(seal[key]).model_validate(value) if hasattr(seal[key], "model_validate") else value
+        )
+    return writer.seal(**seal)
+
+
+def lines(files: Files, name: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in files[name][0].splitlines()]

@@ -1,0 +1,676 @@
+"""Cross-checks: every derived record against what it was derived from.
+
+Pure: the checks take the assembled evidence, the trusted pin set and a reader of evidence
+entries' bytes (bounded by the caller), and return findings. What they establish:
+
+- the socket ledger is coherent (each entry's family agrees with its address) and ends where
+  the supervisor's closing count says;
+- component records are what the verifier's own readers (:mod:`verify.harness_outputs`) make of
+  the raw harness outputs kept beside them, quarantine markers included;
+- the Hermes task set, each task's limits and its frozen allowed-change patterns are those of the
+  pin set and of the task manifest inside the recorded checkout, each task once; a PASS has
+  evaluator cases and every one of them passed; changed paths are paths inside the workspace;
+- upstream files hash to their git blob ids, the listing to the recorded tree, the commit object
+  to the pinned commit, and the checkout state agrees with the manifest;
+- probe and Infermark figures agree with the exchanges they were measured on;
+- the run's times agree with each other and with the pinned harness limits.
+"""
+
+from __future__ import annotations
+
+import ast
+import datetime as dt
+import hashlib
+import ipaddress
+import json
+import math
+import statistics
+import tomllib
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel
+
+from bundle_schema.models import (
+    ComponentName,
+    Finding,
+    Gx10Evidence,
+    HermesTask,
+    TransportExchange,
+)
+from pins import PinSetSource
+from verify.harness_outputs import OutputsUnreadable, read_outputs
+from verify.replies import body_json, exchange_failed, read_exchange, read_reply
+
+__all__ = [
+    "BlobIds",
+    "Reader",
+    "consistency_findings",
+    "git_blob_id",
+    "git_tree_id",
+    "normal_path",
+]
+
+Reader = Callable[[str], bytes | None]
+"""Reads an evidence entry's bytes by logical name. None: absent or not intact, which integrity
+already reports, so the cross-check that needs it is left out rather than repeated; the shell
+reports an entry too large to read as a finding of its own."""
+
+BlobIds = Callable[[str], str | None]
+"""The git blob id of an evidence entry's bytes, streamed (None: absent or not intact)."""
+
+TIME_SLACK_S = 2.0
+"""Record times are whole seconds: a component may seem to run up to this much longer."""
+TTFT_SLACK_S = 0.001
+"""The client's TTFT includes the hop to the observer (which times each chunk from when it saw
+the request), so the observer's median first-chunk time is never later; this is for rounding."""
+SPAN_SLACK_S = 0.001
+"""The client's wall encloses the observer's span of the same requests (one monotonic clock:
+the observer sees each request after it is sent, and records a stream before its last bytes go
+out); this much is allowed for rounding."""
+
+
+def _finding(code: Any, entry: str | None, message: str, **where: str | None) -> Finding:
+    return Finding(code=code, entry=entry, message=message, **where)
+
+
+def _disagrees(entry: str | None, message: str, **where: str | None) -> Finding:
+    return _finding("record_disagrees", entry, f"evidence {entry!r}: {message}", **where)
+
+
+def git_blob_id(data: bytes) -> str:
+    """The git (SHA-1) blob id of some bytes, as ``git hash-object`` computes it."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
+
+
+def _git_object(kind: bytes, data: bytes) -> str:
+    return hashlib.sha1(kind + b" %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
+
+
+@dataclass(frozen=True)
+class _Listed:
+    mode: str
+    kind: str
+    object_id: str
+    path: str
+
+
+def _unquote(path: str) -> str | None:
+    """A path as ``git ls-tree`` printed it, C-quoted when unusual; None when unreadable."""
+    if not path.startswith('"'):
+        return path
+    try:
+        value = ast.literal_eval("b" + path)
+        return value.decode("utf-8") if isinstance(value, bytes) else None
+    except (ValueError, SyntaxError, UnicodeDecodeError):
+        return None
+
+
+def _listing(data: bytes) -> list[_Listed] | str:
+    """The entries of a ``git ls-tree -r`` listing, or why it is not one."""
+    entries = []
+    for number, line in enumerate(data.decode("utf-8", "replace").splitlines(), start=1):
+        head, tab, path = line.partition("\t")
+        parts = head.split(" ")
+        unquoted = _unquote(path)
+        if not tab or len(parts) != 3 or unquoted is None or len(parts[2]) != 40:
+            return f"line {number} is not a git ls-tree entry"
+        entries.append(_Listed(parts[0], parts[1], parts[2], unquoted))
+    return entries
+
+
+def git_tree_id(entries: Sequence[_Listed]) -> str | None:
+    """The id of the root tree a recursive listing describes (None: the listing is not one)."""
+    root: dict[str, Any] = {}
+    for entry in entries:
+        *dirs, leaf = entry.path.split("/")
+        node = root
+        for part in dirs:
+            child = node.setdefault(part, {})
+            if not isinstance(child, dict):
+                return None
+            node = child
+        if leaf in node:
+            return None
+        node[leaf] = entry
+
+    def tree(node: dict[str, Any]) -> str | None:
+        items = []
+        for name, value in node.items():
+            if isinstance(value, dict):
+                sub = tree(value)
+                if sub is None:
+                    return None
+                items.append((name + "/", b"40000 " + name.encode() + b"\0" + bytes.fromhex(sub)))
+            else:
+                try:
+                    raw = bytes.fromhex(value.object_id)
+                except ValueError:
+                    return None
+                items.append((name, value.mode.encode() + b" " + name.encode() + b"\0" + raw))
+        items.sort(key=lambda item: item[0].encode())
+        return _git_object(b"tree", b"".join(data for _, data in items))
+
+    return tree(root)
+
+
+def normal_path(path: str) -> str | None:
+    """A changed path or pattern as a normal relative path (``./`` and empty segments dropped);
+    None for an absolute path, a ``..`` segment, a backslash or a NUL."""
+    if path.startswith("/") or "\\" in path or "\0" in path:
+        return None
+    parts = [p for p in path.split("/") if p not in ("", ".")]
+    if not parts or ".." in parts:
+        return None
+    return "/".join(parts)
+
+
+def _stamp(value: str | None) -> float | None:
+    """Seconds since the epoch of an RFC 3339 UTC time (sub-second digits past six dropped)."""
+    if value is None:
+        return None
+    head, _, fraction = value.rstrip("Z").partition(".")
+    try:
+        moment = dt.datetime.fromisoformat(head).replace(tzinfo=dt.UTC)
+    except ValueError:
+        return None
+    return moment.timestamp() + (float("0." + fraction) if fraction else 0.0)
+
+
+# --- the socket ledger --------------------------------------------------------------------------
+
+
+def _ledger(evidence: Gx10Evidence) -> list[Finding]:
+    ledger = evidence.socket_ledger
+    name = "network/socket-ledger.jsonl"
+    if ledger is None:
+        return []
+    findings = []
+    for number, entry in enumerate(ledger, start=1):
+        problem = None
+        if entry.family == "AF_UNIX":
+            if entry.port is not None or _is_ip(entry.address):
+                problem = "an AF_UNIX attempt names an IP address or port, not a socket path"
+        else:
+            version = 4 if entry.family == "AF_INET" else 6
+            if entry.port is None or _ip_version(entry.address) != version:
+                problem = f"an {entry.family} attempt needs an IPv{version} address and a port"
+        if problem is not None:
+            findings.append(
+                _finding(
+                    "ledger_incoherent",
+                    name,
+                    f"evidence {name!r}: line {number} (seq {entry.seq}): {problem} (got "
+                    f"{entry.address!r} port {entry.port})",
+                    path=f"{name}:{number}",
+                )
+            )
+    closing = evidence.config.ledger if evidence.config is not None else None
+    if closing is None:
+        findings.append(
+            _finding(
+                "ledger_incoherent",
+                name,
+                f"evidence {name!r}: the run config holds no closing count of the socket "
+                "ledger: a cut tail would not show",
+            )
+        )
+    elif closing.entries != len(ledger):
+        findings.append(
+            _finding(
+                "ledger_incoherent",
+                name,
+                f"evidence {name!r}: the supervisor closed the ledger at {closing.entries} "
+                f"attempts; it holds {len(ledger)}",
+                expected=str(closing.entries),
+                got=str(len(ledger)),
+            )
+        )
+    return findings
+
+
+def _ip_version(address: str) -> int | None:
+    try:
+        return ipaddress.ip_address(address.strip("[]")).version
+    except ValueError:
+        return None
+
+
+def _is_ip(address: str) -> bool:
+    return _ip_version(address) is not None
+
+
+# --- raw outputs ----------------------------------------------------------------------------------
+
+
+def _raw_files(evidence: Gx10Evidence, component: str, read: Reader) -> dict[str, bytes] | None:
+    """A harness's raw outputs as kept, by their path relative to its output directory."""
+    result = evidence.results.get(component)  # type: ignore[call-overload]
+    if result is None:
+        return None
+    prefix = f"components/{component}/raw/"
+    files = {}
+    for name in result.raw_outputs:
+        if name.startswith(prefix):
+            data = read(name)
+            if data is None:
+                return None  # not intact: integrity says so
+            files[name[len(prefix) :]] = data
+    return files
+
+
+def _derived(evidence: Gx10Evidence) -> Mapping[str, BaseModel | tuple[BaseModel, ...] | None]:
+    return {
+        "components/coding/spark-quality.json": evidence.spark_quality,
+        "components/reliability/spark-repeat.json": evidence.spark_repeat,
+        "components/hermes/tasks.jsonl": (
+            tuple(t.model_copy(update={"exchanges": ()}) for t in evidence.hermes_tasks)
+            if evidence.hermes_tasks is not None
+            else None
+        ),
+        "components/tool_instruction/benchlocal-packs.json": evidence.benchlocal,
+    }
+
+
+def _raw_outputs(evidence: Gx10Evidence, pins: PinSetSource, read: Reader) -> list[Finding]:
+    """Each harness's records re-read from its raw outputs with the runner's own readers."""
+    findings: list[Finding] = []
+    derived = _derived(evidence)
+    upstreams = pins.pins.component_upstreams
+    served: dict[str, list[ComponentName]] = {}
+    for component in upstreams:
+        served.setdefault(upstreams[component], []).append(component)
+    for upstream, components in sorted(served.items()):
+        harness = pins.pins.harnesses.get(upstream)
+        first = components[0]
+        records = {
+            n: v for n, v in derived.items() if v is not None and n.split("/")[1] in components
+        }
+        markers = {c: evidence.quarantines[c] for c in components if c in evidence.quarantines}
+        if harness is None or (not records and not markers):
+            continue
+        where = f"components/{first}/result.json"
+        files = _raw_files(evidence, first, read)
+        if files is None:  # no valid result, or a raw output not intact: integrity says so
+            continue
+        if not files:
+            findings.append(
+                _disagrees(where, f"the {upstream} records have no raw output they were read from")
+            )
+            continue
+        try:
+            parsed = read_outputs(harness.parser, files, components)
+        except OutputsUnreadable as exc:
+            findings.append(_disagrees(where, f"the {upstream} raw outputs do not read: {exc}"))
+            continue
+        for name, value in sorted(records.items()):
+            kind_value = parsed.records.get(name)
+            reread = kind_value[1] if kind_value is not None else None
+            if reread != value:
+                findings.append(
+                    _disagrees(name, f"the record is not what the raw outputs of {upstream} say")
+                )
+        for component in components:
+            marker, reread_marker = markers.get(component), parsed.quarantines.get(component)
+            if marker is None and reread_marker is not None:
+                findings.append(
+                    _disagrees(
+                        f"components/{component}/raw/quarantine.json",
+                        f"{upstream} wrote a quarantine marker ({reread_marker.upstream_reason}) "
+                        "that no quarantine record carries",
+                    )
+                )
+            elif marker is not None and marker != reread_marker:
+                findings.append(
+                    _disagrees(
+                        f"components/{component}/quarantine.json",
+                        f"the marker is not what the raw outputs of {upstream} say",
+                    )
+                )
+    return findings
+
+
+# --- upstream checkouts -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Checkout:
+    name: str
+    entries: list[_Listed]
+    files: dict[str, str]
+    """Path -> blob id."""
+
+
+def _checkouts(
+    evidence: Gx10Evidence, read: Reader, blob_id: BlobIds, findings: list[Finding]
+) -> dict[str, _Checkout]:
+    """Each recorded checkout whose evidence holds together; findings for those that do not."""
+    found = {}
+    for upstream in evidence.upstreams:
+        base = f"upstreams/{upstream.name}"
+        if upstream.tree is None:
+            continue
+        data = read(upstream.tree)
+        if data is None:
+            continue
+        entries = _listing(data)
+        if isinstance(entries, str):
+            findings.append(
+                _finding("checkout_mismatch", upstream.tree, f"{upstream.tree}: {entries}")
+            )
+            continue
+        tree = git_tree_id(entries)
+        state_data = read(f"{base}/checkout.json")
+        state: Any = None
+        if state_data is not None:
+            try:
+                state = json.loads(state_data)
+            except (ValueError, RecursionError):
+                state = None
+            problem = _state_problem(state, upstream, tree)
+            if problem is not None:
+                findings.append(_finding("checkout_mismatch", f"{base}/checkout.json", problem))
+                continue
+        commit = read(f"{base}/commit.txt")
+        if commit is not None:
+            problem = _commit_problem(commit, upstream.commit, tree)
+            if problem is not None:
+                findings.append(_finding("checkout_mismatch", f"{base}/commit.txt", problem))
+                continue
+        files = {e.path: e.object_id for e in entries if e.kind == "blob"}
+        bad = False
+        for object_id in sorted(set(files.values())):
+            seen = blob_id(f"{base}/files/{object_id}")
+            if seen is not None and seen != object_id:
+                findings.append(
+                    _finding(
+                        "checkout_mismatch",
+                        f"{base}/files/{object_id}",
+                        f"{base}/files/{object_id}: the file's git blob id is {seen}, not its name",
+                        expected=object_id,
+                        got=seen,
+                    )
+                )
+                bad = True
+        if not bad:
+            found[upstream.name] = _Checkout(upstream.name, entries, files)
+    return found
+
+
+def _state_problem(state: Any, upstream: Any, tree: str | None) -> str | None:
+    where = f"upstreams/{upstream.name}/checkout.json"
+    if not isinstance(state, dict):
+        return f"{where}: not a checkout record"
+    if state.get("commit") != upstream.commit:
+        return f"{where}: commit {state.get('commit')!r}, the manifest says {upstream.commit}"
+    if state.get("repository") != upstream.repository:
+        said = state.get("repository")
+        return f"{where}: repository {said!r}, the manifest says {upstream.repository}"
+    if (state.get("porcelain") == "") != upstream.clean:
+        return (
+            f"{where}: git status {state.get('porcelain')!r} disagrees with clean={upstream.clean}"
+        )
+    if tree is None or state.get("tree") != tree:
+        return f"{where}: tree {state.get('tree')!r}; the listing hashes to {tree}"
+    return None
+
+
+def _commit_problem(data: bytes, commit: str, tree: str | None) -> str | None:
+    if _git_object(b"commit", data) != commit:
+        return f"the commit object hashes to {_git_object(b'commit', data)}, not {commit}"
+    first = data.split(b"\n", 1)[0]
+    if tree is None or first != b"tree " + tree.encode():
+        return (
+            f"the commit's tree is {first[5:].decode('ascii', 'replace')!r}, the listing's {tree}"
+        )
+    return None
+
+
+# --- Hermes -----------------------------------------------------------------------------------
+
+
+def _task_manifest(  # noqa: PLR0911 - one return per reason the task set cannot be read
+    pins: PinSetSource, checkouts: Mapping[str, _Checkout], read: Reader
+) -> dict[str, dict[str, Any]] | str:
+    """The pinned Hermes tasks by id (limits filled in from the pins), or why they cannot be
+    read from the recorded checkout."""
+    hermes = pins.pins.hermes
+    assert hermes is not None  # noqa: S101 - the caller checks
+    checkout = checkouts.get(hermes.upstream)
+    if checkout is None:
+        return f"the {hermes.upstream} checkout is not recorded whole"
+    object_id = checkout.files.get(hermes.tasks_manifest)
+    if object_id is None:
+        return f"{hermes.tasks_manifest} is not in the {hermes.upstream} checkout's listing"
+    data = read(f"upstreams/{hermes.upstream}/files/{object_id}")
+    if data is None:
+        return f"{hermes.tasks_manifest} ({object_id}) is not kept in the bundle"
+    try:
+        manifest = tomllib.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        return f"{hermes.tasks_manifest}: not TOML: {exc}"
+    tasks: dict[str, dict[str, Any]] = {}
+    for task in manifest.get("task", []) if isinstance(manifest.get("task"), list) else []:
+        if not isinstance(task, dict) or not isinstance(task.get("id"), str):
+            return f"{hermes.tasks_manifest}: a task without an id"
+        tasks[task["id"]] = {
+            "allowed_changes": tuple(str(p) for p in task.get("allowed_changes", ())),
+            "inactivity_s": task.get("inactivity_s", hermes.inactivity_s),
+            "wall_s": task.get("wall_s", hermes.wall_s),
+        }
+    if hermes.tasks is not None:
+        missing = [t for t in hermes.tasks if t not in tasks]
+        if missing:
+            return f"{hermes.tasks_manifest} has no task {missing[0]!r} the pin set selects"
+        tasks = {t: tasks[t] for t in hermes.tasks}
+    return tasks
+
+
+def _hermes(
+    evidence: Gx10Evidence,
+    pins: PinSetSource,
+    selected: Sequence[ComponentName],
+    checkouts: Mapping[str, _Checkout],
+    read: Reader,
+) -> list[Finding]:
+    tasks = evidence.hermes_tasks
+    name = "components/hermes/tasks.jsonl"
+    if tasks is None or "hermes" not in selected:
+        return []
+    findings = []
+    for number, task in enumerate(tasks, start=1):
+        findings += _task_self(task, name, number)
+    if pins.pins.hermes is None:
+        return findings
+    pinned = _task_manifest(pins, checkouts, read)
+    if isinstance(pinned, str):
+        return [*findings, _disagrees(name, f"the pinned task set cannot be read: {pinned}")]
+    seen: set[str] = set()
+    for number, task in enumerate(tasks, start=1):
+        where = f"{name}:{number}"
+        if task.task in seen:
+            findings.append(_disagrees(name, f"task {task.task} is recorded twice", path=where))
+            continue
+        seen.add(task.task)
+        frozen = pinned.get(task.task)
+        if frozen is None:
+            findings.append(_disagrees(name, f"task {task.task} is not a pinned task", path=where))
+            continue
+        for field, got, expected in (
+            ("allowed_changes", task.allowed_changes, frozen["allowed_changes"]),
+            ("inactivity_limit_s", task.inactivity_limit_s, frozen["inactivity_s"]),
+            ("wall_limit_s", task.wall_limit_s, frozen["wall_s"]),
+        ):
+            if got != expected:
+                findings.append(
+                    _disagrees(
+                        name,
+                        f"task {task.task}: {field} is {json.dumps(got)}; the pinned task "
+                        f"manifest and pin set give {json.dumps(expected)}",
+                        path=where,
+                        expected=json.dumps(expected)[:4096],
+                        got=json.dumps(got)[:4096],
+                    )
+                )
+    for missing in sorted(set(pinned) - seen):
+        findings.append(_disagrees(name, f"pinned task {missing} has no record"))
+    return findings
+
+
+def _task_self(task: HermesTask, name: str, number: int) -> list[Finding]:
+    where = f"{name}:{number}"
+    findings = []
+    if task.outcome == "PASS" and (not task.cases or not all(c.passed for c in task.cases)):
+        findings.append(
+            _disagrees(
+                name,
+                f"task {task.task} is PASS, but "
+                f"{'has no evaluator case' if not task.cases else 'an evaluator case failed'}",
+                path=where,
+            )
+        )
+    for path in (*task.changed_paths, *task.allowed_changes):
+        if normal_path(path) is None:
+            findings.append(
+                _disagrees(
+                    name,
+                    f"task {task.task}: {path!r} is not a path inside the workspace",
+                    path=where,
+                )
+            )
+    return findings
+
+
+# --- figures measured on exchanges --------------------------------------------------------------
+
+
+def _probes(evidence: Gx10Evidence) -> list[Finding]:
+    exchanges = {e.id: e for e in evidence.transport or ()}
+    findings = []
+    for probe in evidence.probes:
+        name = (
+            "probes/direct-response.json" if probe.kind == "response" else "probes/tool-call.json"
+        )
+        exchange = exchanges.get(probe.exchange)
+        if exchange is None:
+            continue  # the transport gate says so
+        finish, _message, tokens = read_reply(body_json(exchange.response_body))
+        tokens = tokens if isinstance(tokens, int) and not isinstance(tokens, bool) else None
+        if probe.completion_tokens != tokens or probe.finish_reason != finish:
+            findings.append(
+                _disagrees(
+                    name,
+                    f"the probe records {probe.completion_tokens} tokens and finish "
+                    f"{probe.finish_reason!r}; exchange {probe.exchange} says {tokens} and "
+                    f"{finish!r}",
+                )
+            )
+    return findings
+
+
+def _infermark(evidence: Gx10Evidence) -> list[Finding]:
+    record = evidence.infermark
+    name = "components/performance/infermark-c1.json"
+    if record is None or evidence.transport is None:
+        return []
+    measured = [e for e in evidence.transport or () if e.component == "performance"]
+    problems = []
+    errors = sum(1 for e in measured if exchange_failed(e))
+    replies = [(e, read_exchange(e)) for e in measured]
+    visible = sum(len(r.visible_times) for _, r in replies)
+    if record.requests != len(measured):
+        problems.append(f"{record.requests} requests, the log holds {len(measured)}")
+    if record.errors != errors:
+        problems.append(f"{record.errors} errors, the exchanges show {errors}")
+    if record.visible_chunks != visible:
+        problems.append(f"{record.visible_chunks} visible chunks, the streams hold {visible}")
+    rate = record.visible_chunks / record.wall_seconds if record.wall_seconds > 0 else 0.0
+    if not math.isclose(float(record.tokens_per_second), rate, rel_tol=1e-6, abs_tol=1e-9):
+        problems.append(
+            f"{record.tokens_per_second} chunk/s is not {record.visible_chunks} chunks over "
+            f"{record.wall_seconds} s"
+        )
+    span = _span(measured)
+    if span is not None and record.wall_seconds + SPAN_SLACK_S < span:
+        problems.append(f"a wall of {record.wall_seconds} s, the exchanges span {span:.3f} s")
+    firsts = [r.visible_times[0] for e, r in replies if r.visible_times and r.visible_times[0] >= 0]
+    if firsts and record.ttft_p50_seconds + TTFT_SLACK_S < statistics.median(firsts):
+        problems.append(
+            f"a TTFT p50 of {record.ttft_p50_seconds} s, the observer saw the first visible "
+            f"chunks at a median {statistics.median(firsts):.3f} s"
+        )
+    return [_disagrees(name, f"the record says {p}", path=name) for p in problems]
+
+
+def _span(exchanges: Iterable[TransportExchange]) -> float | None:
+    starts = [e.started for e in exchanges]
+    ends = [e.ended for e in exchanges if e.ended is not None]
+    return max(ends) - min(starts) if starts and ends else None
+
+
+# --- times ------------------------------------------------------------------------------------
+
+
+def _times(evidence: Gx10Evidence, pins: PinSetSource) -> list[Finding]:
+    created = _stamp(evidence.created_at)
+    findings = []
+    for component, result in sorted(evidence.results.items()):
+        name = f"components/{component}/result.json"
+        started, ended = _stamp(result.started_at), _stamp(result.ended_at)
+        if started is not None and ended is not None and ended < started:
+            findings.append(_disagrees(name, f"ends at {result.ended_at}, before it starts"))
+        if ended is not None and created is not None and ended > created + TIME_SLACK_S:
+            findings.append(
+                _disagrees(
+                    name,
+                    f"ends at {result.ended_at}, after the bundle was made ({evidence.created_at})",
+                )
+            )
+        upstream = pins.pins.component_upstreams.get(component)
+        harness = pins.pins.harnesses.get(upstream) if upstream else None
+        took = ended - started if started is not None and ended is not None else None
+        if harness is not None and took is not None and took > harness.wall_s + TIME_SLACK_S:
+            findings.append(
+                _disagrees(
+                    name,
+                    f"ran {took:g} s, over its harness's pinned wall of {harness.wall_s:g} s, "
+                    "yet was not stopped",
+                )
+            )
+    return findings
+
+
+# --- all --------------------------------------------------------------------------------------
+
+
+def consistency_findings(
+    evidence: Gx10Evidence,
+    pins: PinSetSource,
+    read: Reader,
+    blob_id: BlobIds | None = None,
+    selected: Sequence[ComponentName] | None = None,
+) -> list[Finding]:
+    """Every cross-check of a run's records against what they were derived from.
+
+    Args:
+        evidence: the assembled evidence.
+        pins: the trusted pin set it is judged by.
+        read: reads an evidence entry's bytes (bounded by the caller).
+        blob_id: the git blob id of an entry's bytes (default: of what ``read`` returns).
+        selected: the profile's components (default: those of the run's profile).
+    """
+    if selected is None:
+        profile = pins.pins.profiles.get(evidence.profile)
+        selected = profile.components if profile else ()
+    findings: list[Finding] = []
+    findings += _ledger(evidence)
+    findings += _raw_outputs(evidence, pins, read)
+    if blob_id is None:
+        blob_id = lambda name: None if (data := read(name)) is None else git_blob_id(data)  # noqa: E731
+    checkouts = _checkouts(evidence, read, blob_id, findings)
+    findings += _hermes(evidence, pins, selected, checkouts, read)
+    findings += _probes(evidence)
+    findings += _infermark(evidence)
+    findings += _times(evidence, pins)
+    return findings
