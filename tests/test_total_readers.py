@@ -10,10 +10,6 @@ text that looks like terminal markup. Every case runs in-process through ``audit
 honest bundle, and ``audit rank`` and ``audit rejudge`` with the honest bundle beside it. Each
 must answer with an exit code (0 or 1; 2 only where the case is a refusal) and at most one line
 on stderr, never a traceback.
-
-Crashes in code that is being rewritten elsewhere are marked ``xfail(strict=True)`` with the
-function and the input that breaks it: the mark turns red once the crash is fixed, and is then
-removed.
 """
 
 from __future__ import annotations
@@ -22,7 +18,7 @@ import json
 import shutil
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -199,46 +195,18 @@ COMMANDS = ("verify", "verify-json", "show", "show-json", "show-html", "diff", "
 
 @dataclass(frozen=True)
 class Case:
-    """One odd but schema-valid bundle; ``xfail`` maps commands to why they crash elsewhere."""
+    """One odd but schema-valid bundle."""
 
     name: str
     edit: Edit
     refusal: bool = False
     """Exit 2 (a refusal with one line) is a correct answer too."""
-    xfail: dict[str, str] = field(default_factory=dict)
 
     @property
     def slug(self) -> str:
         return "".join(c if c.isalnum() else "-" for c in self.name.lower()).strip("-")
 
 
-def _everywhere(reason: str) -> dict[str, str]:
-    return dict.fromkeys(COMMANDS, reason)
-
-
-PROBE_MESSAGE = (
-    "verify/gx10.py _probe: message.get('content') on a reply whose choices[0].message is a "
-    "list or a string (AttributeError)"
-)
-MODELS_DATA = (
-    "verify/gx10.py model_identity: iterates /v1/models' data when it is a number (TypeError)"
-)
-MODELS_SURROGATE = (
-    "verify/gx10.py model_identity: a served id '\\ud800' (a lone surrogate, legal JSON text in "
-    "a body) goes into the gate reason, and GateResult refuses it (ValidationError)"
-)
-MODELS_LONG = (
-    "verify/gx10.py model_identity: 100 served ids of 105 characters make the reason longer "
-    "than 4096 characters (GateResult ValidationError)"
-)
-REPLAY_REASON = (
-    "verify/gx10.py replay: a FAILED component's 4096-character reason, prefixed, is longer "
-    "than a verdict reason may be (Gx10Replay ValidationError)"
-)
-DIFF_MARKUP = (
-    "audit/cli.py _diff: Table.add_row reads item.a / item.b as rich markup; a runtime_model_id "
-    "'[/bold] [link=x]' raises MarkupError"
-)
 READY = {"role": "assistant", "content": "READY"}
 CALL = {"id": "call_0", "type": "function", "function": {"name": "get_weather", "arguments": "{}"}}
 
@@ -284,12 +252,10 @@ CASES = (
     Case(
         "message is a list",
         _body(PROBE_RESPONSE, _reply(["READY"])),
-        xfail=_everywhere(PROBE_MESSAGE),
     ),
     Case(
         "message is a string",
         _body(PROBE_RESPONSE, _reply("READY")),
-        xfail=_everywhere(PROBE_MESSAGE),
     ),
     Case("message content is an object", _body(PROBE_RESPONSE, _reply({"content": {"a": 1}}))),
     Case("usage is a list", _body(PROBE_RESPONSE, _reply(READY, usage=[2]))),
@@ -304,7 +270,7 @@ CASES = (
     Case("tool calls is a string", _calls("get_weather")),
     Case("tool call is a number", _body(PROBE_TOOL, _tool_reply(5))),
     # the endpoint's model list
-    Case("models data is a number", _listing(5), xfail=_everywhere(MODELS_DATA)),
+    Case("models data is a number", _listing(5)),
     Case("models data is a string", _listing("qwen")),
     Case("models data is an object", _listing({"id": "qwen"})),
     Case("models items are not objects", _listing([1, "x", None, []])),
@@ -316,11 +282,8 @@ CASES = (
     Case(
         "models id is a lone surrogate",
         _body(MODELS, '{"data":[{"id":"\\ud800"}]}', raw=True),
-        xfail=_everywhere(MODELS_SURROGATE),
     ),
-    Case(
-        "models list longer than a reason", _listing(LONG_LISTING), xfail=_everywhere(MODELS_LONG)
-    ),
+    Case("models list longer than a reason", _listing(LONG_LISTING)),
     # nested 100,000 deep
     Case("reply nested 100,000 deep", _body(PROBE_RESPONSE, DEEP, raw=True)),
     Case("models list nested 100,000 deep", _body(MODELS, DEEP, raw=True)),
@@ -353,7 +316,6 @@ CASES = (
     Case(
         "runtime model id like markup",
         _model(runtime_model_id="[/bold] [link=x]"),
-        xfail={"diff": DIFF_MARKUP},
     ),
     Case("upstream repository like markup", _upstreams(repository="[/]")),
     Case(
@@ -368,7 +330,6 @@ CASES = (
     Case(
         "component failed with the longest reason",
         _result("coding", **FAILED, reason="r" * 4096),
-        xfail=_everywhere(REPLAY_REASON),
     ),
     Case(
         "exchange error like markup", _exchange(CODING, lambda e: e.update(error="[/]", status=500))
@@ -445,10 +406,7 @@ def _params() -> list[Any]:
     params = []
     for case in CASES:
         for command in COMMANDS:
-            marks = []
-            if command in case.xfail:
-                marks.append(pytest.mark.xfail(strict=True, reason=case.xfail[command]))
-            params.append(pytest.param(case, command, id=f"{case.slug}-{command}", marks=marks))
+            params.append(pytest.param(case, command, id=f"{case.slug}-{command}"))
     return params
 
 
