@@ -63,7 +63,7 @@ def test_the_corpus_covers_every_category_with_at_least_100_cases() -> None:
     assert len({case.slug for case in CASES}) == len(CASES)
     counts = Counter(case.category for case in CASES)
     assert set(counts) == {
-        "archive", "directory", "json", "record", "schema", "content", "signature",
+        "archive", "directory", "json", "record", "schema", "content", "signature", "forgery",
     }  # fmt: skip
     assert all(case.exit in {1, 2} for case in CASES)
 

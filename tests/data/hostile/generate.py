@@ -9,7 +9,9 @@ case through the CLI in one process whose peak memory must stay under 512 MiB.
 Categories: ``archive`` (tar attacks), ``directory`` (directory-bundle attacks), ``json`` (the
 manifest's bytes), ``record`` (an evidence record's bytes), ``schema`` (a manifest that parses but
 breaks its schema), ``content`` (evidence edited and resealed so that integrity holds), and
-``signature`` (attacks on a bundle's Sigstore signature). Nothing here is a hand-made binary.
+``signature`` (attacks on a bundle's Sigstore signature), and ``forgery`` (a real recorded run
+edited and resealed, one or more cases per class of attack on the verifier's judgement:
+tests/data/hostile/forgeries.py). Nothing here is a hand-made binary.
 
 Cases marked ``deterministic=False`` (signatures carry fresh keys and times; compressors differ
 between library versions; the largest archives are not worth a digest; sockets and links cannot
@@ -36,16 +38,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from audit import BundleWriter
 from audit._archive import pack
 from bundle_schema import canonical_bytes
 from bundle_schema.attestation import bundle_statement
 from bundle_schema.layout import MANIFEST_SIGNATURE, content_digest
-from bundle_schema.models import Manifest
+from bundle_schema.models import ComponentRef
 from pins import load_builtin
+from tests.data.hostile.forgeries import FORGERIES
+from tests.data.hostile.kit import Builder, Case, Context, Files, lines, read_bundle, reseal
 from tests.factories import COMPONENT_RESULT, write_small_bundle
 from verify import parse_manifest
-from verify._source import open_source
 
 __all__ = ["CASES", "Case", "Context", "M", "craft", "generate", "read_bundle", "reseal"]
 
@@ -53,47 +55,6 @@ HERE = Path(__file__).resolve().parent
 EXPECTED = HERE / "expected.json"
 HEX = "0" * 64
 TRANSPORT = "application/vnd.evidence-audit.transport-exchange+jsonl"
-
-
-# --- how a case is made --------------------------------------------------------------------------
-
-
-@dataclass
-class Context:
-    """What builders draw on: a work directory, the example bundles, a private Sigstore."""
-
-    work: Path
-    examples: dict[str, Path]
-    sigstore: dict[str, Any] = field(default_factory=dict)
-    """``instance``, ``trust`` {root, config}: set by the generator when signature cases run."""
-
-    def small(self, name: str, **changes: Any) -> Path:
-        """A fresh copy of the small valid bundle (deterministic bytes)."""
-        target = self.work / "small" / name
-        shutil.rmtree(target, ignore_errors=True)
-        write_small_bundle(target, **changes)
-        return target
-
-
-Builder = Callable[[Context, Path], list[str] | None]
-"""Writes a case at the path given (a file or a directory); may return extra CLI arguments."""
-
-
-@dataclass(frozen=True)
-class Case:
-    """One hostile input and what the CLI must answer."""
-
-    name: str
-    category: str
-    build: Builder
-    exit: int
-    fragment: str
-    command: str = "verify"
-    deterministic: bool = True
-
-    @property
-    def slug(self) -> str:
-        return "".join(c if c.isalnum() else "-" for c in self.name.lower()).strip("-")
 
 
 # --- tars ----------------------------------------------------------------------------------------
@@ -686,14 +647,27 @@ JSON: list[Case] = [
 # --- an evidence record's bytes (the manifest intact: a finding, exit 1) -------------------------
 
 
+_HERMES_RESULT = "components/hermes/result.json"
+
+
 def _record(data: bytes, media_type: str = COMPONENT_RESULT) -> Builder:
+    """A small bundle with a bad record at its role's place: a hermes result the manifest
+    names, or the transport log."""
+    result = media_type == COMPONENT_RESULT
+
     def build(_context: Context, path: Path) -> None:
-        write_small_bundle(path, {"components/extra/result.json": data}, media_type=media_type)
+        name = _HERMES_RESULT if result else "transport/exchanges.jsonl"
+        components = (
+            ComponentRef(name="coding", result="components/coding/result.json"),
+            ComponentRef(name="hermes", result=_HERMES_RESULT),
+        )
+        changes: dict[str, Any] = {"components": components} if result else {}
+        write_small_bundle(path, {name: data}, media_type=media_type, **changes)
 
     return build
 
 
-RESULT = (b'{"component":"extra","metrics":{},"raw_outputs":[],"schema_version":1,'
+RESULT = (b'{"component":"hermes","metrics":{},"raw_outputs":[],"schema_version":1,'
           b'"status":"COMPLETED"}')  # fmt: skip
 
 RECORD: list[Case] = [
@@ -705,7 +679,7 @@ RECORD: list[Case] = [
     Case("record nested too deep", "record",
          _record(RESULT.replace(b'"metrics":{}', b'"metrics":{"x":' + b"[" * 70 + b"]" * 70 +
                                 b"}")), 1, "$.metrics.x"),
-    Case("record with invalid UTF-8", "record", _record(RESULT.replace(b"extra", b"ex\xfftra")),
+    Case("record with invalid UTF-8", "record", _record(RESULT.replace(b"hermes", b"her\xffmes")),
          1, "UTF-8"),
     Case("record not canonical", "record", _record(RESULT.replace(b"{", b"{ ", 1)), 1,
          "not RFC 8785 canonical JSON"),
@@ -719,7 +693,7 @@ RECORD: list[Case] = [
     Case("record lines without a final newline", "record", _record(b"{}", TRANSPORT), 1,
          "does not end with a newline"),
     Case("record lines with a blank line", "record", _record(b"\n", TRANSPORT), 1,
-         "components/extra/result.json"),
+         "transport/exchanges.jsonl"),
 ]  # fmt: skip
 
 
@@ -811,39 +785,8 @@ SCHEMA: list[Case] = [
 
 # --- content attacks on the full example (resealed: integrity holds) -----------------------------
 
-Files = dict[str, tuple[bytes, str]]
 Attack = Callable[[Files, dict[str, Any], dict[str, Path]], None]
-
-
-def read_bundle(path: Path) -> tuple[Manifest, Files]:
-    """A bundle's manifest and every evidence file by logical name (bytes, media type)."""
-    manifest = parse_manifest(open_source(path).manifest_bytes()).model
-    files = {
-        name: ((path / "blobs" / "sha256" / entry.digest[7:]).read_bytes(), entry.media_type)
-        for name, entry in manifest.evidence.items()
-    }
-    return manifest, files
-
-
-def reseal(target: Path, manifest: Manifest, files: Files, fields: dict[str, Any]) -> str:
-    """Write the (attacked) evidence and manifest fields as a new, internally consistent bundle."""
-    writer = BundleWriter(target, durable=False)
-    for name, (data, media) in sorted(files.items()):
-        writer.add_bytes(name, data, media)
-    seal = {
-        key: getattr(manifest, key)
-        for key in ("run_id", "created_at", "runner", "scoring_generation", "profile", "pin_set",
-                    "model", "upstreams", "components", "claims")
-    }  # fmt: skip
-    for key, value in fields.items():
-        seal[key] = (
-            type(seal[key]).model_validate(value) if hasattr(seal[key], "model_validate") else value
-        )
-    return writer.seal(**seal)
-
-
-def _lines(files: Files, name: str) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in files[name][0].splitlines()]
+_lines = lines
 
 
 def _put_lines(files: Files, name: str, values: list[dict[str, Any]]) -> None:
@@ -921,11 +864,29 @@ def _outside(files: Files, _fields: dict[str, Any], _others: dict[str, Path]) ->
     _put_lines(files, "network/socket-ledger.jsonl", entries)
 
 
-def _content(attack: Attack) -> Builder:
+_RAW = {
+    "components/coding/spark-quality.json": "components/coding/raw/quality.json",
+    "components/hermes/tasks.jsonl": "components/hermes/raw/tasks.jsonl",
+}
+"""The raw harness output each derived record of the example was read from."""
+
+
+def _content(attack: Attack, *, raw: bool = False) -> Builder:
+    """A resealed attack on the full example; with ``raw``, every raw harness output is edited
+    to agree with its edited record (the forger keeps the two consistent)."""
+
     def build(context: Context, path: Path) -> None:
         manifest, files = read_bundle(context.examples["gx10-full-qualified"])
         fields: dict[str, Any] = {"claims": manifest.claims.model_dump(mode="json")}
         attack(files, fields, context.examples)
+        if raw:
+            for record, output in _RAW.items():
+                data = files[record][0]
+                if record.endswith(".jsonl"):
+                    lines = [json.loads(line) for line in data.splitlines()]
+                    kept = [{k: v for k, v in line.items() if k != "exchanges"} for line in lines]
+                    data = b"".join(json.dumps(line).encode() + b"\n" for line in kept)
+                files[output] = (data, files[output][1])
         reseal(path, manifest, files, fields)
 
     return build
@@ -961,23 +922,27 @@ CONTENT: list[Case] = [
     Case("pin set swapped for v4", "content", _content(_pin_set("gx10-qualification-v4")), 1,
          "rankable: claimed True, replayed False"),
     Case("evidence spliced from another run", "content", _content(_splice), 1,
-         "outcome: claimed QUALIFIED"),
+         "the streams hold 0"),
     Case("transport log truncated", "content", _content(_truncate), 1,
-         "outcome: claimed QUALIFIED, replayed INFRA_ERROR"),
+         "visible chunks, the streams hold"),
     Case("socket-ledger line removed", "content", _content(_drop_ledger_line), 1,
-         "outcome: claimed QUALIFIED, replayed INFRA_ERROR"),
+         "the supervisor closed the ledger at 5 attempts; it holds 4"),
     Case("probe naming a missing exchange", "content", _content(_probe_to_nowhere), 1,
          "replayed INFRA_ERROR"),
     Case("protected input changed", "content", _content(_protected_input), 1,
-         "replayed NOT_QUALIFIED"),
+         "the record is not what the raw outputs of hermesbench say"),
+    Case("protected input changed in the raw output too", "content",
+         _content(_protected_input, raw=True), 1, "replayed NOT_QUALIFIED"),
     Case("observer count edited", "content", _content(_observer_count), 1,
          "replayed INFRA_ERROR"),
     Case("harness score edited", "content", _content(_quality), 1,
-         "aggregate_score: claimed 87.835, replayed 96.075"),
+         "the record is not what the raw outputs of sparkbench say"),
+    Case("harness score edited in the raw output too", "content", _content(_quality, raw=True),
+         1, "aggregate_score: claimed 87.835, replayed 96.075"),
     Case("reply from another model", "content", _content(_fallback), 1, "replayed INFRA_ERROR"),
     Case("outside attempt recorded", "content", _content(_outside), 1, "replayed INFRA_ERROR"),
     Case("blob swapped for another bundle's", "content", _swapped_blob, 1,
-         "has 3723 bytes, the manifest says 6225"),
+         "bytes, the manifest says"),
     Case("entry naming a blob of another size", "content", _other_size, 1,
          "has 184 bytes, the manifest says 185"),
 ]  # fmt: skip
@@ -1017,7 +982,10 @@ def _signature_cases() -> list[Case]:
     ]  # fmt: skip
 
 
-CASES: list[Case] = [*ARCHIVE, *DIRECTORY, *JSON, *RECORD, *SCHEMA, *CONTENT, *_signature_cases()]
+CASES: list[Case] = [
+    *ARCHIVE, *DIRECTORY, *JSON, *RECORD, *SCHEMA, *CONTENT, *_signature_cases(),
+    *FORGERIES,
+]  # fmt: skip
 """Every case of the corpus, by category."""
 
 

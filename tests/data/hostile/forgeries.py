@@ -1,0 +1,366 @@
+"""Resealed forgeries of a real recorded run, one or more per class of attack on the verifier.
+
+The base is a run recorded by ``audit run`` against the reference endpoint (well-behaved:
+QUALIFIED, its claims the replay's). Each forgery edits what a publisher controls (every byte)
+and reseals the manifest so that integrity holds; each keeps the claims of a QUALIFIED, rankable
+run, since that is what a forger wants believed. Every one must end exit 1, never QUALIFIED. The
+honest control is the recording itself, untouched: exit 0.
+
+Classes (the issue's numbering): 1 one entry per fact, 2 what the pins or the upstream decide,
+3 every derived record against its source, 4 the socket ledger, 5 reasoning wherever it hides.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from bundle_schema import canonical_bytes
+from tests.data.hostile.kit import Builder, Case, Context, Files, read_bundle, reseal
+from tests.data.hostile.kit import lines as _lines
+from verify import git_blob_id
+
+__all__ = ["CONTROL", "FORGERIES", "record_reference_run"]
+
+TRANSPORT = "transport/exchanges.jsonl"
+LEDGER = "network/socket-ledger.jsonl"
+TASKS = "components/hermes/tasks.jsonl"
+RAW_TASKS = "components/hermes/raw/tasks.jsonl"
+QUALITY = "components/coding/spark-quality.json"
+INFERMARK = "components/performance/infermark-c1.json"
+TRANSPORT_MEDIA = "application/vnd.evidence-audit.transport-exchange+jsonl"
+PROBE_MEDIA = "application/vnd.evidence-audit.direct-probe+json"
+
+Forgery = Callable[[Files, dict[str, Any]], None]
+
+
+def _put_lines(files: Files, name: str, values: list[dict[str, Any]]) -> None:
+    """Write JSON Lines back as the format's canonical bytes (a forger writes valid records)."""
+    files[name] = (b"".join(canonical_bytes(v) + b"\n" for v in values), files[name][1])
+
+
+def _put_json(files: Files, name: str, value: dict[str, Any]) -> None:
+    files[name] = (canonical_bytes(value), files[name][1])
+
+
+def record_reference_run(out: Path, work: Path) -> Path:
+    """Record a well-behaved run against the reference endpoint into ``out`` (once)."""
+    from audit.demo import DEMO_DIGEST  # noqa: PLC0415
+    from audit.examples import EXAMPLES_DIR, build_upstream  # noqa: PLC0415
+    from audit.reference_endpoint import serve  # noqa: PLC0415
+    from audit.run import RunRequest, run_qualification  # noqa: PLC0415
+    from pins import CURRENT, load_builtin  # noqa: PLC0415
+
+    if (out / "manifest.json").is_file():
+        return out
+    pins = load_builtin(CURRENT)
+    mirrors = {}
+    for name in pins.pins.upstreams:
+        build_upstream(EXAMPLES_DIR / "upstreams" / name, work / "mirrors" / name)
+        mirrors[name] = work / "mirrors" / name
+    with serve() as endpoint:
+        run_qualification(
+            RunRequest(
+                endpoint=endpoint.url, pins=pins, profile="full", out=out,
+                model_digest=DEMO_DIGEST, mirrors=mirrors, run_id="recorded-reference",
+            )
+        )  # fmt: skip
+    return out
+
+
+def _recorded(context: Context) -> Path:
+    return record_reference_run(context.work / "recorded", context.work / "recording")
+
+
+def _forged(forgery: Forgery) -> Builder:
+    def build(context: Context, path: Path) -> None:
+        manifest, files = read_bundle(_recorded(context))
+        fields: dict[str, Any] = {}
+        forgery(files, fields)
+        reseal(path, manifest, files, fields)
+
+    return build
+
+
+def _control(context: Context, path: Path) -> None:
+    shutil.copytree(_recorded(context), path)
+
+
+# --- helpers ----------------------------------------------------------------------------------
+
+
+def _exchanges(files: Files) -> list[dict[str, Any]]:
+    return _lines(files, TRANSPORT)
+
+
+def _of(exchanges: list[dict[str, Any]], component: str) -> list[dict[str, Any]]:
+    return [e for e in exchanges if e["component"] == component]
+
+
+def _count_exchanges(files: Files, exchanges: list[dict[str, Any]]) -> None:
+    """Write the log back with the observer's count in step (a forger keeps them agreeing)."""
+    _put_lines(files, TRANSPORT, exchanges)
+    config = json.loads(files["run/config.json"][0])
+    config["observer"]["exchanges"] = len(exchanges)
+    _put_json(files, "run/config.json", config)
+
+
+def _tasks(files: Files, change: Callable[[list[dict[str, Any]]], None]) -> None:
+    """Edit the Hermes task records and their raw output alike (consistent with each other)."""
+    tasks = _lines(files, TASKS)
+    change(tasks)
+    _put_lines(files, TASKS, tasks)
+    raw = [{k: v for k, v in t.items() if k != "exchanges"} for t in tasks]
+    files[RAW_TASKS] = (b"".join(json.dumps(t).encode() + b"\n" for t in raw), files[RAW_TASKS][1])
+
+
+def _add(files: Files, name: str, data: bytes, media: str) -> None:
+    files[name] = (data, media)
+
+
+# --- 1: one entry per fact ----------------------------------------------------------------------
+
+
+def _second_transport_log(files: Files, _fields: dict[str, Any]) -> None:
+    clean = [e for e in _exchanges(files) if e["component"] != "performance"]
+    data = b"".join(canonical_bytes(e) + b"\n" for e in clean)
+    _add(files, "transport/exchanges-clean.jsonl", data, TRANSPORT_MEDIA)
+
+
+def _second_probe(files: Files, _fields: dict[str, Any]) -> None:
+    _add(files, "probes/direct-response-retry.json", files["probes/direct-response.json"][0],
+         PROBE_MEDIA)  # fmt: skip
+
+
+def _retried_probe(files: Files, _fields: dict[str, Any]) -> None:
+    exchanges = _exchanges(files)
+    retry = dict(_of(exchanges, "probes")[0]) | {"id": len(exchanges)}
+    _count_exchanges(files, [*exchanges, retry])
+
+
+def _probe_record_of_the_other_kind(files: Files, _fields: dict[str, Any]) -> None:
+    files["probes/direct-response.json"] = files["probes/tool-call.json"]
+
+
+# --- 2: what the pins or the upstream decide ----------------------------------------------------
+
+
+def _widened_patterns(files: Files, _fields: dict[str, Any]) -> None:
+    def change(tasks: list[dict[str, Any]]) -> None:
+        tasks[0]["allowed_changes"] = ["**"]
+        tasks[0]["changed_paths"] = [*tasks[0]["changed_paths"], "setup.py"]
+
+    _tasks(files, change)
+
+
+def _dropped_task(files: Files, _fields: dict[str, Any]) -> None:
+    _tasks(files, lambda tasks: tasks.pop())
+
+
+def _raised_limit(files: Files, _fields: dict[str, Any]) -> None:
+    _tasks(files, lambda tasks: tasks[0].update(wall_limit_s=99999.0))
+
+
+def _escaping_path(files: Files, _fields: dict[str, Any]) -> None:
+    def change(tasks: list[dict[str, Any]]) -> None:
+        tasks[0]["allowed_changes"] = [*tasks[0]["allowed_changes"], "../**"]
+        tasks[0]["changed_paths"] = ["../outside.py"]
+
+    _tasks(files, change)
+
+
+def _task_twice(files: Files, _fields: dict[str, Any]) -> None:
+    _tasks(files, lambda tasks: tasks.append(dict(tasks[0]) | {"exchanges": []}))
+
+
+def _hidden_quarantine(files: Files, _fields: dict[str, Any]) -> None:
+    marker = b'{"quarantined":true,"reason":"golden replay drifted","provisional":{}}'
+    _add(files, "components/coding/raw/quarantine.json", marker, "application/json")
+    for component in ("coding", "reliability"):
+        name = f"components/{component}/result.json"
+        result = json.loads(files[name][0])
+        result["raw_outputs"] = sorted([*result["raw_outputs"],
+                                        "components/coding/raw/quarantine.json"])  # fmt: skip
+        _put_json(files, name, result)
+
+
+def _fallback_in_body_only(files: Files, _fields: dict[str, Any]) -> None:
+    exchanges = _exchanges(files)
+    coding = _of(exchanges, "coding")[0]
+    reply = json.loads(coding["response_body"]["data"])
+    coding["response_body"]["data"] = json.dumps(reply | {"model": "cloud-model-405b"})
+    _put_lines(files, TRANSPORT, exchanges)  # the observer's response_model note left as it was
+
+
+# --- 3: every derived record against its source -------------------------------------------------
+
+
+def _quality_record(files: Files, _fields: dict[str, Any]) -> None:
+    quality = json.loads(files[QUALITY][0])
+    _put_json(files, QUALITY, quality | {"code_domain_quality": 99})
+
+
+def _pass_with_a_failed_case(files: Files, _fields: dict[str, Any]) -> None:
+    def change(tasks: list[dict[str, Any]]) -> None:
+        tasks[0]["cases"][0]["passed"] = False
+
+    _tasks(files, change)
+
+
+def _pass_without_cases(files: Files, _fields: dict[str, Any]) -> None:
+    _tasks(files, lambda tasks: tasks[0].update(cases=[]))
+
+
+def _forged_upstream_file(files: Files, _fields: dict[str, Any]) -> None:
+    """The pinned task manifest replaced by one that allows every change (same name)."""
+    name = next(
+        n for n in files
+        if n.startswith("upstreams/hermesbench/files/") and b"[[task]]" in files[n][0]
+    )  # fmt: skip
+    files[name] = (files[name][0].replace(b'"src/dates/**"', b'"**"'), files[name][1])
+
+
+def _forged_listing(files: Files, _fields: dict[str, Any]) -> None:
+    """A forged task manifest kept under its own blob id, and the listing pointed at it."""
+    manifest = next(
+        n for n in files
+        if n.startswith("upstreams/hermesbench/files/") and b"[[task]]" in files[n][0]
+    )  # fmt: skip
+    forged = files[manifest][0].replace(b'"src/dates/**"', b'"**"')
+    forged_id = git_blob_id(forged)
+    _add(files, f"upstreams/hermesbench/files/{forged_id}", forged, "application/octet-stream")
+    listing = "upstreams/hermesbench/tree.txt"
+    old_id = manifest.rsplit("/", 1)[1]
+    files[listing] = (files[listing][0].replace(old_id.encode(), forged_id.encode()),
+                      files[listing][1])  # fmt: skip
+
+
+def _dirty_state(files: Files, _fields: dict[str, Any]) -> None:
+    name = "upstreams/sparkbench/checkout.json"
+    state = json.loads(files[name][0])
+    _put_json(files, name, state | {"commit": "0" * 40})
+
+
+def _inflated_throughput(files: Files, _fields: dict[str, Any]) -> None:
+    record = json.loads(files[INFERMARK][0])
+    record["wall_seconds"] = record["wall_seconds"] / 10
+    record["tokens_per_second"] = record["visible_chunks"] / record["wall_seconds"]
+    _put_json(files, INFERMARK, record)
+
+
+def _faster_ttft(files: Files, _fields: dict[str, Any]) -> None:
+    exchanges = _exchanges(files)
+    for exchange in _of(exchanges, "performance"):
+        for chunk in exchange["chunks"]:
+            chunk["t"] += 5.0  # the observer saw the first chunks 5 s later than claimed
+    _put_lines(files, TRANSPORT, exchanges)
+
+
+def _probe_tokens(files: Files, _fields: dict[str, Any]) -> None:
+    name = "probes/direct-response.json"
+    probe = json.loads(files[name][0])
+    _put_json(files, name, probe | {"completion_tokens": 1000})
+
+
+def _bundle_before_its_run(files: Files, fields: dict[str, Any]) -> None:
+    fields["created_at"] = "2020-01-01T00:00:00Z"
+
+
+# --- 4: the socket ledger -------------------------------------------------------------------------
+
+
+def _unix_with_an_ip(files: Files, _fields: dict[str, Any]) -> None:
+    entries = _lines(files, LEDGER)
+    entries[0] |= {"family": "AF_UNIX", "address": "203.0.113.9", "port": 443}
+    _put_lines(files, LEDGER, entries)
+
+
+def _cut_tail(files: Files, _fields: dict[str, Any]) -> None:
+    entries = _lines(files, LEDGER)
+    _put_lines(files, LEDGER, entries[: len(entries) // 2])
+
+
+# --- 5: reasoning wherever it hides --------------------------------------------------------------
+
+
+def _reasoning_split_across_chunks(files: Files, _fields: dict[str, Any]) -> None:
+    exchanges = _exchanges(files)
+    stream = next(e for e in _of(exchanges, "performance") if len(e["chunks"]) >= 2)
+    event = 'data: {"choices":[{"index":0,"delta":{"reasoning_content":"step 1"}}]}\n\n'
+    stream["chunks"][0]["data"] += event[:38]
+    stream["chunks"][1]["data"] = event[38:] + stream["chunks"][1]["data"]
+    _put_lines(files, TRANSPORT, exchanges)
+
+
+def _reasoning_in_base64(files: Files, _fields: dict[str, Any]) -> None:
+    exchanges = _exchanges(files)
+    coding = _of(exchanges, "coding")[0]
+    reply = json.loads(coding["response_body"]["data"])
+    reply["choices"][0]["message"]["reasoning_content"] = "hidden @"
+    data = json.dumps(reply).encode().replace(b"@", b"\xff")
+    coding["response_body"] = {"encoding": "base64", "data": base64.b64encode(data).decode()}
+    _put_lines(files, TRANSPORT, exchanges)
+
+
+def _reasoning_behind_a_query(files: Files, _fields: dict[str, Any]) -> None:
+    exchanges = _exchanges(files)
+    coding = _of(exchanges, "coding")[0]
+    coding["path"] += "?trace=1"
+    reply = json.loads(coding["response_body"]["data"])
+    reply["choices"][0]["message"]["content"] = "<think>plan</think>done"
+    coding["response_body"]["data"] = json.dumps(reply)
+    _put_lines(files, TRANSPORT, exchanges)
+
+
+def _case(name: str, forgery: Forgery, fragment: str) -> Case:
+    return Case(name, "forgery", _forged(forgery), 1, fragment, deterministic=False)
+
+
+FORGERIES: list[Case] = [
+    _case("1: a second transport log under another name", _second_transport_log,
+          "transport/exchanges-clean.jsonl"),
+    _case("1: a second response probe under another name", _second_probe,
+          "direct-response-retry.json"),
+    _case("1: a retried probe in the log", _retried_probe, "replayed INFRA_ERROR"),
+    _case("1: a probe record of the other kind", _probe_record_of_the_other_kind,
+          "a tool_call probe at the place of the response probe"),
+    _case("2: a task's patterns widened", _widened_patterns, "allowed_changes"),
+    _case("2: a task dropped", _dropped_task, "has no record"),
+    _case("2: a task's wall limit raised", _raised_limit, "wall_limit_s"),
+    _case("2: a changed path outside the workspace", _escaping_path,
+          "is not a path inside the workspace"),
+    _case("2: a task recorded twice", _task_twice, "recorded twice"),
+    _case("2: a quarantine marker no record carries", _hidden_quarantine,
+          "no quarantine record carries"),
+    _case("2: a fallback reply under the observer's note", _fallback_in_body_only,
+          "replayed INFRA_ERROR"),
+    _case("3: a record that disagrees with its raw output", _quality_record,
+          "not what the raw outputs of sparkbench say"),
+    _case("3: a PASS with a failed case", _pass_with_a_failed_case, "an evaluator case failed"),
+    _case("3: a PASS without evaluator cases", _pass_without_cases, "has no evaluator case"),
+    _case("3: an upstream file forged in place", _forged_upstream_file,
+          "the hermesbench checkout is not recorded whole"),
+    _case("3: the listing pointed at a forged file", _forged_listing,
+          "the hermesbench checkout is not recorded whole"),
+    _case("3: a checkout state of another commit", _dirty_state, "checkout.json: commit"),
+    _case("3: throughput inflated", _inflated_throughput, "the exchanges span"),
+    _case("3: a TTFT the observer did not see", _faster_ttft, "TTFT p50"),
+    _case("3: probe tokens edited", _probe_tokens, "the probe records 1000 tokens"),
+    _case("3: a bundle made before its run ended", _bundle_before_its_run,
+          "after the bundle was made"),
+    _case("4: an AF_UNIX attempt with an IP address", _unix_with_an_ip, "AF_UNIX"),
+    _case("4: the ledger's tail cut", _cut_tail, "the supervisor closed the ledger"),
+    _case("5: reasoning split across stream chunks", _reasoning_split_across_chunks,
+          "replayed NOT_QUALIFIED"),
+    _case("5: reasoning in a base64 body", _reasoning_in_base64, "replayed NOT_QUALIFIED"),
+    _case("5: a think tag behind a query string", _reasoning_behind_a_query,
+          "replayed NOT_QUALIFIED"),
+]  # fmt: skip
+"""Every forgery: each must end exit 1 with its fragment, and never QUALIFIED."""
+
+CONTROL: Builder = _control
+"""The honest control: the recorded run, untouched (QUALIFIED, exit 0)."""
