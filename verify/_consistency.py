@@ -26,7 +26,7 @@ import json
 import math
 import statistics
 import tomllib
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -244,14 +244,18 @@ def _is_ip(address: str) -> bool:
 # --- raw outputs ----------------------------------------------------------------------------------
 
 
-def _raw_files(evidence: Gx10Evidence, component: str, read: Reader) -> dict[str, bytes] | None:
-    """A harness's raw outputs as kept, by their path relative to its output directory."""
+def _raw_files(
+    evidence: Gx10Evidence, component: str, read: Reader, names: Collection[str]
+) -> dict[str, bytes] | None:
+    """A harness's raw outputs as kept, by their path relative to its output directory: every
+    entry at the component's raw place, whether or not its result lists it (a quarantine
+    marker the upstream wrote counts wherever the record's list leaves it out)."""
     result = evidence.results.get(component)  # type: ignore[call-overload]
     if result is None:
         return None
     prefix = f"components/{component}/raw/"
     files = {}
-    for name in result.raw_outputs:
+    for name in sorted({*result.raw_outputs, *names}):
         if name.startswith(prefix):
             data = read(name)
             if data is None:
@@ -273,7 +277,9 @@ def _derived(evidence: Gx10Evidence) -> Mapping[str, BaseModel | tuple[BaseModel
     }
 
 
-def _raw_outputs(evidence: Gx10Evidence, pins: PinSetSource, read: Reader) -> list[Finding]:
+def _raw_outputs(
+    evidence: Gx10Evidence, pins: PinSetSource, read: Reader, names: Collection[str]
+) -> list[Finding]:
     """Each harness's records re-read from its raw outputs with the runner's own readers."""
     findings: list[Finding] = []
     derived = _derived(evidence)
@@ -291,7 +297,7 @@ def _raw_outputs(evidence: Gx10Evidence, pins: PinSetSource, read: Reader) -> li
         if harness is None or (not records and not markers):
             continue
         where = f"components/{first}/result.json"
-        files = _raw_files(evidence, first, read)
+        files = _raw_files(evidence, first, read, names)
         if files is None:  # no valid result, or a raw output not intact: integrity says so
             continue
         if not files:
@@ -649,7 +655,9 @@ def consistency_findings(
     pins: PinSetSource,
     read: Reader,
     blob_id: BlobIds | None = None,
+    *,
     selected: Sequence[ComponentName] | None = None,
+    names: Collection[str] = (),
 ) -> list[Finding]:
     """Every cross-check of a run's records against what they were derived from.
 
@@ -659,13 +667,14 @@ def consistency_findings(
         read: reads an evidence entry's bytes (bounded by the caller).
         blob_id: the git blob id of an entry's bytes (default: of what ``read`` returns).
         selected: the profile's components (default: those of the run's profile).
+        names: every evidence entry's logical name (raw outputs are found by their place).
     """
     if selected is None:
         profile = pins.pins.profiles.get(evidence.profile)
         selected = profile.components if profile else ()
     findings: list[Finding] = []
     findings += _ledger(evidence)
-    findings += _raw_outputs(evidence, pins, read)
+    findings += _raw_outputs(evidence, pins, read, names)
     if blob_id is None:
         blob_id = lambda name: None if (data := read(name)) is None else git_blob_id(data)  # noqa: E731
     checkouts = _checkouts(evidence, read, blob_id, findings)

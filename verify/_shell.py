@@ -231,7 +231,13 @@ def _verify(
     judge = pins if pins is not None else load_builtin(manifest.model.pin_set.id)
     oversize: list[str] = []
     read = _reader(manifest, source, intact, limits, oversize)
-    findings += consistency_findings(evidence, judge, read, _blob_ids(manifest, source, intact))
+    findings += consistency_findings(
+        evidence,
+        judge,
+        read,
+        _blob_ids(manifest, source, intact),
+        names=manifest.model.evidence.keys(),
+    )
     findings += [
         Finding(
             code="record_disagrees",

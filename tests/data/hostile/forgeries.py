@@ -188,6 +188,11 @@ def _hidden_quarantine(files: Files, _fields: dict[str, Any]) -> None:
         _put_json(files, name, result)
 
 
+def _unlisted_quarantine(files: Files, _fields: dict[str, Any]) -> None:
+    marker = b'{"quarantined":true,"reason":"golden replay drifted","provisional":{}}'
+    _add(files, "components/coding/raw/quarantine.json", marker, "application/json")
+
+
 def _fallback_in_body_only(files: Files, _fields: dict[str, Any]) -> None:
     exchanges = _exchanges(files)
     coding = _of(exchanges, "coding")[0]
@@ -335,6 +340,8 @@ FORGERIES: list[Case] = [
           "is not a path inside the workspace"),
     _case("2: a task recorded twice", _task_twice, "recorded twice"),
     _case("2: a quarantine marker no record carries", _hidden_quarantine,
+          "no quarantine record carries"),
+    _case("2: a quarantine marker left off the result's list", _unlisted_quarantine,
           "no quarantine record carries"),
     _case("2: a fallback reply under the observer's note", _fallback_in_body_only,
           "replayed INFRA_ERROR"),
