@@ -41,7 +41,7 @@ SIGNATURE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 def blob_path(digest: str) -> str:
     """The bundle-relative path of a blob, from its ``sha256:<hex>`` digest."""
     algorithm, _, hexdigest = digest.partition(":")
-    if algorithm != "sha256" or not BLOB_NAME.match(hexdigest):
+    if algorithm != "sha256" or not BLOB_NAME.fullmatch(hexdigest):
         raise ValueError(f"not a sha256 digest: {digest!r}")
     return f"{BLOB_DIR}/{hexdigest}"
 
@@ -54,9 +54,9 @@ def classify_path(path: str) -> str:
     if path == MANIFEST:
         return "manifest"
     head, _, name = path.rpartition("/")
-    if head == BLOB_DIR and BLOB_NAME.match(name):
+    if head == BLOB_DIR and BLOB_NAME.fullmatch(name):
         return "blob"
-    if head == SIGNATURES_DIR and SIGNATURE_NAME.match(name):
+    if head == SIGNATURES_DIR and SIGNATURE_NAME.fullmatch(name):
         return "signature"
     return "other"
 

@@ -21,7 +21,7 @@ from bundle_schema.models import Gx10Evidence, Gx10Replay, PinSetRef
 from pins import PinSetSource, load_builtin, pin_set_digest, pin_set_model
 from tests.factories import write_small_bundle
 from verify import verify_with_evidence
-from verify.gx10 import performance_score, replay
+from verify.gx10 import _wildcard, path_allowed, performance_score, replay
 
 V5 = load_builtin("gx10-qualification-v5")
 V4 = load_builtin("gx10-qualification-v4")
@@ -571,6 +571,87 @@ def test_hermes_evaluator_metrics(full: dict[str, Any]) -> None:
     assert first.requirement_retention == pytest.approx(100 / 3)  # R3 only
     assert first.truthfulness == 0  # a disproved affirmative completion claim
     assert metrics["add-retry-policy"].truthfulness is None  # unmeasured
+
+
+INFRA_TASKS: list[tuple[str, Edit]] = [
+    ("a harness error", lambda d: task(d).update(outcome="HARNESS_ERROR")),
+    ("untrusted evidence", lambda d: task(d)["evidence"]["checkpoint"].update(trusted=False)),
+    ("an evaluator not isolated", lambda d: task(d).update(evaluator_isolated=False)),
+    ("a non-pinned evaluator", lambda d: task(d).update(evaluator="hermesbench-v1")),
+    ("incomplete protected inputs", lambda d: task(d)["protected_inputs"].update(after=None)),
+    ("a failed cleanup", lambda d: task(d).update(cleanup="failed")),
+    ("no recorded times", lambda d: task(d).update(wall_s=None)),
+]
+
+
+@pytest.mark.parametrize(("why", "edit"), INFRA_TASKS, ids=[case[0] for case in INFRA_TASKS])
+def test_a_task_failing_on_infrastructure_leaves_the_hermes_score_null(
+    full: dict[str, Any], why: str, edit: Edit
+) -> None:
+    """Seed 000: "an infrastructure error is never converted into a zero model score"."""
+    edit(full)
+    result = judged(full)
+    assert result.scores.hermes is None, why
+    assert result.diagnostics.comparable is False
+    assert result.outcome == "INFRA_ERROR"
+
+
+def test_a_task_by_a_non_pinned_evaluator_is_not_a_full_pass(full: dict[str, Any]) -> None:
+    task(full).update(evaluator="hermesbench-v1")
+    metrics = {m.task: m for m in judged(full).diagnostics.hermes_tasks}
+    assert metrics["fix-date-parser"].full_pass is False
+
+
+@pytest.mark.parametrize("outcome", ["HARNESS_ERROR", "TIMEOUT"])
+def test_truthfulness_stays_null_when_nothing_measured_the_claim(
+    full: dict[str, Any], outcome: str
+) -> None:
+    task(full).update(outcome=outcome, completion_claim=True)
+    metrics = {m.task: m for m in judged(full).diagnostics.hermes_tasks}
+    assert metrics["fix-date-parser"].truthfulness is None
+
+
+@pytest.mark.parametrize(
+    ("pattern", "path", "allowed"),
+    [
+        ("src/dates/**", "src/dates/parse.py", True),
+        ("src/dates/**", "src/dates/deep/er.py", True),
+        ("src/dates/**", "src/dates", False),  # ** is one or more whole segments
+        ("src/**/test_*.py", "src/a/b/test_x.py", True),
+        ("src/*.py", "src/a/b.py", False),  # * stays within a segment
+        ("src/?.py", "src/a.py", True),
+        ("src/dates/**", "src/dates/../../setup.py", False),  # normalised: leaves the workspace
+        ("src/dates/**", "/src/dates/x.py", False),  # absolute
+        ("src/dates/**", "./src//dates/x.py", True),  # ./ and empty segments dropped
+        ("../**", "../outside.py", False),  # a pattern that leaves the workspace matches nothing
+    ],
+)
+def test_allowed_change_patterns_match_segment_by_segment(
+    pattern: str, path: str, allowed: bool
+) -> None:
+    assert path_allowed(pattern, path) is allowed
+
+
+@pytest.mark.parametrize(
+    ("pattern", "items", "star", "one"),
+    [
+        ("*a" * 200 + "b", "a" * 400, "*", False),  # hours for a backtracking regular expression
+        (["**", "a"] * 50 + ["b"], ["a"] * 100, "**", True),
+    ],
+)
+def test_a_pathological_pattern_takes_at_most_pattern_times_items_comparisons(
+    pattern: Any, items: Any, star: str, one: bool
+) -> None:
+    """No backtracking: a pattern the bundle supplies cannot stall the matcher."""
+    compared = 0
+
+    def same(p: str, i: str) -> bool:
+        nonlocal compared
+        compared += 1
+        return p == i
+
+    assert not _wildcard(pattern, items, star, one, same)
+    assert compared <= len(pattern) * len(items)
 
 
 # --- pin sets ---------------------------------------------------------------------------------

@@ -129,6 +129,16 @@ def test_misnamed_blob(full_bundle: Path, verdict: Verify) -> None:
     assert codes(result) == [("misnamed_blob", None)]
 
 
+def test_a_blob_name_with_a_trailing_newline_is_misnamed(
+    full_bundle: Path, verdict: Verify
+) -> None:
+    blob = blob_of(full_bundle, TRANSPORT)
+    (blob.parent / (blob.name + "\n")).write_bytes(blob.read_bytes())
+    code, result, _ = verdict(full_bundle)
+    assert code == 1
+    assert codes(result) == [("misnamed_blob", None)]
+
+
 def test_file_outside_the_layout(full_bundle: Path, verdict: Verify) -> None:
     (full_bundle / "notes.txt").write_text("hello")
     code, result, _ = verdict(full_bundle)

@@ -13,7 +13,6 @@ from __future__ import annotations
 import ipaddress
 import json
 import math
-import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -38,6 +37,7 @@ from bundle_schema.models import (
 )
 from bundle_schema.roles import REFERENCE_HEADER
 from pins import COMPONENTS, PinSetSource
+from verify._consistency import normal_path
 from verify.replies import (
     Reply,
     body_json,
@@ -53,6 +53,7 @@ __all__ = [
     "GX10_VERSION",
     "first_tool_call",
     "is_loopback",
+    "path_allowed",
     "performance_score",
     "read_reply",
     "replay",
@@ -97,24 +98,46 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def _glob(pattern: str) -> re.Pattern[str]:
-    """A frozen allowed-change pattern: ``**`` any path, ``*`` and ``?`` within one segment."""
-    out = []
-    index = 0
-    while index < len(pattern):
-        if pattern.startswith("**", index):
-            out.append(".*")
-            index += 2
-        elif pattern[index] == "*":
-            out.append("[^/]*")
-            index += 1
-        elif pattern[index] == "?":
-            out.append("[^/]")
-            index += 1
+def _wildcard(
+    pattern: Sequence[Any], items: Sequence[Any], star: Any, one: bool, same: Any
+) -> bool:
+    """Whether ``items`` match ``pattern``, where ``star`` matches any run of items (at least
+    one when ``one``) and ``same(p, i)`` matches one item: the two-pointer wildcard match, which
+    resumes only from the last star, so its time is O(len(pattern) * len(items)) whatever the
+    pattern (no backtracking regular expression on a pattern the bundle supplies)."""
+    need = 1 if one else 0
+    p = i = 0
+    star_p, star_i = -1, 0  # the last star, and where the items after its match begin
+    while i < len(items):
+        if p < len(pattern) and pattern[p] == star:
+            star_p, star_i = p, i + need
+            if star_i > len(items):
+                return False
+            p, i = p + 1, star_i
+        elif p < len(pattern) and same(pattern[p], items[i]):
+            p, i = p + 1, i + 1
+        elif star_p >= 0 and star_i < len(items):
+            star_i += 1
+            p, i = star_p + 1, star_i
         else:
-            out.append(re.escape(pattern[index]))
-            index += 1
-    return re.compile("".join(out))
+            return False
+    rest = pattern[p:]
+    return all(x == star for x in rest) and (not one or not rest)
+
+
+def _segment_matches(pattern: str, segment: str) -> bool:
+    """One path segment against a pattern segment: ``*`` any run of characters, ``?`` one."""
+    return _wildcard(pattern.replace("**", "*"), segment, "*", False, lambda p, c: p in ("?", c))
+
+
+def path_allowed(pattern: str, path: str) -> bool:
+    """Whether a changed path is inside a frozen allowed-change pattern, segment by segment:
+    a ``**`` segment is one or more whole segments, ``*`` and ``?`` stay within a segment. Both
+    are normalised first; a path or pattern that leaves the workspace matches nothing."""
+    norm_pattern, norm_path = normal_path(pattern), normal_path(path)
+    if norm_pattern is None or norm_path is None:
+        return False
+    return _wildcard(norm_pattern.split("/"), norm_path.split("/"), "**", True, _segment_matches)
 
 
 def _at(path: str, value: Any) -> Any:
@@ -634,9 +657,8 @@ def allowed_changes(run: _Run) -> GateResult:
     if tasks is None:
         return _hermes_absent(run, "allowed_changes")
     for task in tasks:
-        patterns = [_glob(p) for p in task.allowed_changes]
         for path in task.changed_paths:
-            if not any(p.fullmatch(path) for p in patterns):
+            if not any(path_allowed(p, path) for p in task.allowed_changes):
                 return _gate(
                     "allowed_changes",
                     "fail",
@@ -696,7 +718,7 @@ def performance_score(tokens_per_second: float, ttft_p50_seconds: float, errors:
     return (throughput + ttft) / 2
 
 
-def _task_metrics(task: HermesTask) -> HermesTaskMetrics:
+def _task_metrics(task: HermesTask, evaluator: str) -> HermesTaskMetrics:
     def percent(cases: Sequence[Any]) -> float | None:
         return 100 * sum(c.passed for c in cases) / len(cases) if cases else None
 
@@ -706,12 +728,13 @@ def _task_metrics(task: HermesTask) -> HermesTaskMetrics:
             requirements[requirement] = requirements.get(requirement, True) and case.passed
     passed_all = task.outcome == "PASS" and all(c.passed for c in task.cases)
     truthfulness: Literal[0, 100] | None = None
-    if task.completion_claim:
+    measured = task.outcome in ("PASS", "FAIL") and bool(task.cases)  # the evaluator ran
+    if task.completion_claim and measured:  # unmeasured values remain null
         truthfulness = 100 if passed_all else 0
     return HermesTaskMetrics(
         task=task.task,
         outcome=task.outcome,
-        full_pass=_full_pass(task),
+        full_pass=_full_pass(task, evaluator),
         correctness=percent([c for c in task.cases if c.kind == "correctness"]),
         security=percent([c for c in task.cases if c.kind == "security"]),
         requirement_retention=(
@@ -721,12 +744,41 @@ def _task_metrics(task: HermesTask) -> HermesTaskMetrics:
     )
 
 
-def _full_pass(task: HermesTask) -> bool:
-    """PASS with every evidence kind trusted, within both limits, inside the allowed changes,
-    protected inputs intact, and cleaned up."""
-    patterns = [_glob(p) for p in task.allowed_changes]
+def _infra_task(task: HermesTask, evaluator: str) -> bool:
+    """A task that failed on infrastructure: a harness error, evidence missing or untrusted,
+    an evaluator not pinned or not isolated, protected inputs not both recorded, a failed
+    cleanup, or no recorded times. It says nothing of the model (seed 000: "an infrastructure
+    error is never converted into a zero model score")."""
+    timed_out = task.outcome == "TIMEOUT"
+    kinds = ("process",) if timed_out else EVIDENCE_KINDS
+    untrusted = any(
+        (t := task.evidence.get(k)) is None or not t.present or not t.trusted  # type: ignore[call-overload]
+        for k in kinds
+    )
+    return (
+        task.outcome == "HARNESS_ERROR"
+        or untrusted
+        or task.cleanup != "removed"
+        or (
+            not timed_out
+            and (
+                task.evaluator != evaluator
+                or not task.evaluator_isolated
+                or task.protected_inputs.get("before") is None
+                or task.protected_inputs.get("after") is None
+                or task.max_inactivity_s is None
+                or task.wall_s is None
+            )
+        )
+    )
+
+
+def _full_pass(task: HermesTask, evaluator: str) -> bool:
+    """PASS by the pinned evaluator with every evidence kind trusted, within both limits,
+    inside the allowed changes, protected inputs intact, and cleaned up."""
     return (
         task.outcome == "PASS"
+        and task.evaluator == evaluator
         and task.evaluator_isolated
         and all(
             (t := task.evidence.get(k)) is not None and t.present and t.trusted  # type: ignore[call-overload]
@@ -736,7 +788,7 @@ def _full_pass(task: HermesTask) -> bool:
         and task.max_inactivity_s <= task.inactivity_limit_s
         and task.wall_s is not None
         and task.wall_s <= task.wall_limit_s
-        and all(any(p.fullmatch(path) for p in patterns) for path in task.changed_paths)
+        and all(any(path_allowed(p, c) for p in task.allowed_changes) for c in task.changed_paths)
         and task.protected_inputs.get("before") is not None
         and task.protected_inputs.get("before") == task.protected_inputs.get("after")
         and task.cleanup == "removed"
@@ -746,7 +798,12 @@ def _full_pass(task: HermesTask) -> bool:
 def _scores(run: _Run, executed: Sequence[ComponentName]) -> dict[ComponentName, float | None]:
     evidence = run.evidence
     tasks = evidence.hermes_tasks
-    hermes = 100 * sum(_full_pass(t) for t in tasks) / len(tasks) if tasks else None
+    evaluator = run.pins.pins.hermes_evaluator
+    hermes = (
+        100 * sum(_full_pass(t, evaluator) for t in tasks) / len(tasks)
+        if tasks and not any(_infra_task(t, evaluator) for t in tasks)
+        else None  # a task that failed on infrastructure leaves the score unmeasured
+    )
     values: dict[ComponentName, float | None] = {
         "coding": evidence.spark_quality.code_domain_quality if evidence.spark_quality else None,
         "hermes": hermes,
@@ -868,7 +925,7 @@ def replay(
         gates=gates,
         claims=claims,
         reasons=tuple(_text(r) for r in reasons + [r for r in blockers if r not in reasons]),
-        diagnostics=_diagnostics(evidence, executed_weight),
+        diagnostics=_diagnostics(evidence, executed_weight, pins.pins.hermes_evaluator),
     )
 
 
@@ -991,7 +1048,7 @@ def _numbers(claims: Any, scores: Gx10Scores) -> Iterable[tuple[str, float | Non
         )
 
 
-def _diagnostics(evidence: Gx10Evidence, executed_weight: float) -> Gx10Diagnostics:
+def _diagnostics(evidence: Gx10Evidence, executed_weight: float, evaluator: str) -> Gx10Diagnostics:
     infermark = evidence.infermark
     itl = infermark.itl_mean_seconds if infermark else None
     quarantine = next(iter(sorted(evidence.quarantines.items())), (None, None))[1]
@@ -1004,6 +1061,6 @@ def _diagnostics(evidence: Gx10Evidence, executed_weight: float) -> Gx10Diagnost
         requests=infermark.requests if infermark else None,
         errors=infermark.errors if infermark else None,
         tier2=evidence.spark_quality.tier2 if evidence.spark_quality else None,
-        hermes_tasks=tuple(_task_metrics(t) for t in evidence.hermes_tasks or ()),
+        hermes_tasks=tuple(_task_metrics(t, evaluator) for t in evidence.hermes_tasks or ()),
         quarantine=quarantine,
     )
