@@ -110,6 +110,7 @@ def test_human_output_shows_the_verdict(
     assert main(["verify", str(full_bundle)]) == 0
     out = capsys.readouterr().out
     assert "integrity" in out and "ok" in out and "gx10-v5-full-20261102T100000Z-01" in out
+    assert "3 entries no gate reads: identity/endpoint-models.json" in " ".join(out.split())
 
 
 def test_through_a_subprocess(full_bundle: Path) -> None:

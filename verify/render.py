@@ -89,6 +89,9 @@ def render_verdict(verdict: Verdict, console: Console, location: str) -> None:
     status = "[green]ok[/]" if integrity.status == "ok" else "[bold red]FAILED[/]"
     table.add_row("integrity", status)
     table.add_row("checked", f"{integrity.blobs_checked} blobs, {integrity.bytes_checked} bytes")
+    if verdict.unread:
+        shown = ", ".join(verdict.unread[:3]) + (", ..." if len(verdict.unread) > 3 else "")
+        table.add_row("unread", _t(f"{len(verdict.unread)} entries no gate reads: {shown}"))
     failed = verdict.signature.status == "failed"
     table.add_row(
         "signature", _t(describe_signature(verdict.signature), "bold red" if failed else "")
