@@ -61,6 +61,7 @@ bench: $(STAMP)
 	$(BIN)/python -m benchmarks.bfcl_aggregate
 	$(BIN)/python -m benchmarks.lmspeed_score
 	$(BIN)/python -m benchmarks.observer_overhead
+	$(BIN)/python -m benchmarks.big_records
 
 # Opt-in fuzzing: 100,000 hypothesis examples per reader property, then atheris on the manifest
 # and archive readers for FUZZ_SECONDS each (new inputs land in a temp dir; keep what adds

@@ -55,6 +55,7 @@ from verify import (
     parse_manifest,
     render_verdict,
     verdict_json,
+    verify_bundle,
     verify_with_evidence,
 )
 from verify._source import open_source, read_capped
@@ -461,10 +462,16 @@ def _pins(path: str | None) -> PinSetSource | None:
     return None if path is None else parse_pin_set(_read(path), path)
 
 
+def _bounded(path: str, **options: Any) -> tuple[Verdict, None]:
+    return verify_bundle(path, **options), None
+
+
 def _verify(args: argparse.Namespace, out: Console, err: Console) -> int:
     policy = _signing_cli.policy_from(args)
+    # without --evidence-out the bounded path: memory does not grow with the records (ADR 0012)
+    verify = verify_with_evidence if args.evidence_out else _bounded
     with ProgressBar(err) as bar:
-        verdict, evidence = verify_with_evidence(
+        verdict, evidence = verify(
             args.path,
             expect_digest=args.expect_digest,
             workers=args.workers,
@@ -472,7 +479,7 @@ def _verify(args: argparse.Namespace, out: Console, err: Console) -> int:
             pins=_pins(args.pins),
             signature_policy=policy,
         )
-    if args.evidence_out:
+    if args.evidence_out and evidence is not None:
         data = canonical_bytes(evidence.model_dump(mode="json")) + b"\n"
         write_atomically(Path(args.evidence_out), [data])
     if args.attest:

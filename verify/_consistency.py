@@ -21,7 +21,6 @@ from __future__ import annotations
 import ast
 import datetime as dt
 import hashlib
-import ipaddress
 import json
 import math
 import statistics
@@ -40,8 +39,9 @@ from bundle_schema.models import (
     TransportExchange,
 )
 from pins import PinSetSource
+from verify._facts import LedgerFacts, ledger_facts, ledger_problem, reply_facts
 from verify.harness_outputs import OutputsUnreadable, read_outputs
-from verify.replies import body_json, exchange_failed, read_exchange, read_reply
+from verify.replies import body_json, exchange_failed, read_reply
 
 __all__ = [
     "BlobIds",
@@ -181,21 +181,14 @@ def _stamp(value: str | None) -> float | None:
 # --- the socket ledger --------------------------------------------------------------------------
 
 
-def _ledger(evidence: Gx10Evidence) -> list[Finding]:
-    ledger = evidence.socket_ledger
+def _ledger(evidence: Gx10Evidence, facts: LedgerFacts | None) -> list[Finding]:
     name = "network/socket-ledger.jsonl"
-    if ledger is None:
+    if evidence.socket_ledger is None:
         return []
+    ledger = facts if facts is not None else ledger_facts(evidence.socket_ledger)
     findings = []
-    for number, entry in enumerate(ledger, start=1):
-        problem = None
-        if entry.family == "AF_UNIX":
-            if entry.port is not None or _is_ip(entry.address):
-                problem = "an AF_UNIX attempt names an IP address or port, not a socket path"
-        else:
-            version = 4 if entry.family == "AF_INET" else 6
-            if entry.port is None or _ip_version(entry.address) != version:
-                problem = f"an {entry.family} attempt needs an IPv{version} address and a port"
+    for number, entry in ledger.incoherent:
+        problem = ledger_problem(entry)
         if problem is not None:
             findings.append(
                 _finding(
@@ -216,29 +209,18 @@ def _ledger(evidence: Gx10Evidence) -> list[Finding]:
                 "ledger: a cut tail would not show",
             )
         )
-    elif closing.entries != len(ledger):
+    elif closing.entries != ledger.count:
         findings.append(
             _finding(
                 "ledger_incoherent",
                 name,
                 f"evidence {name!r}: the supervisor closed the ledger at {closing.entries} "
-                f"attempts; it holds {len(ledger)}",
+                f"attempts; it holds {ledger.count}",
                 expected=str(closing.entries),
-                got=str(len(ledger)),
+                got=str(ledger.count),
             )
         )
     return findings
-
-
-def _ip_version(address: str) -> int | None:
-    try:
-        return ipaddress.ip_address(address.strip("[]")).version
-    except ValueError:
-        return None
-
-
-def _is_ip(address: str) -> bool:
-    return _ip_version(address) is not None
 
 
 # --- raw outputs ----------------------------------------------------------------------------------
@@ -583,8 +565,8 @@ def _infermark(evidence: Gx10Evidence) -> list[Finding]:
     measured = [e for e in evidence.transport or () if e.component == "performance"]
     problems = []
     errors = sum(1 for e in measured if exchange_failed(e))
-    replies = [(e, read_exchange(e)) for e in measured]
-    visible = sum(len(r.visible_times) for _, r in replies)
+    replies = [(e, reply_facts(e)) for e in measured]
+    visible = sum(r.visible for _, r in replies)
     if record.requests != len(measured):
         problems.append(f"{record.requests} requests, the log holds {len(measured)}")
     if record.errors != errors:
@@ -600,7 +582,9 @@ def _infermark(evidence: Gx10Evidence) -> list[Finding]:
     span = _span(measured)
     if span is not None and record.wall_seconds + SPAN_SLACK_S < span:
         problems.append(f"a wall of {record.wall_seconds} s, the exchanges span {span:.3f} s")
-    firsts = [r.visible_times[0] for e, r in replies if r.visible_times and r.visible_times[0] >= 0]
+    firsts = [
+        r.first_visible for _, r in replies if r.first_visible is not None and r.first_visible >= 0
+    ]
     if firsts and record.ttft_p50_seconds + TTFT_SLACK_S < statistics.median(firsts):
         problems.append(
             f"a TTFT p50 of {record.ttft_p50_seconds} s, the observer saw the first visible "
@@ -658,6 +642,7 @@ def consistency_findings(
     *,
     selected: Sequence[ComponentName] | None = None,
     names: Collection[str] = (),
+    ledger: LedgerFacts | None = None,
 ) -> list[Finding]:
     """Every cross-check of a run's records against what they were derived from.
 
@@ -668,12 +653,14 @@ def consistency_findings(
         blob_id: the git blob id of an entry's bytes (default: of what ``read`` returns).
         selected: the profile's components (default: those of the run's profile).
         names: every evidence entry's logical name (raw outputs are found by their place).
+        ledger: the socket ledger's facts, when a bounded reader kept them instead of its
+            entries (default: read from ``evidence.socket_ledger``).
     """
     if selected is None:
         profile = pins.pins.profiles.get(evidence.profile)
         selected = profile.components if profile else ()
     findings: list[Finding] = []
-    findings += _ledger(evidence)
+    findings += _ledger(evidence, ledger)
     findings += _raw_outputs(evidence, pins, read, names)
     if blob_id is None:
         blob_id = lambda name: None if (data := read(name)) is None else git_blob_id(data)  # noqa: E731

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic import BaseModel
 
@@ -37,6 +37,7 @@ from bundle_schema.models import (
 )
 from bundle_schema.roles import COMPONENT_NAMES, Placement, place
 from pins import PinSetSource
+from verify._facts import LedgerFacts
 from verify._hashing import Hashed
 from verify.gx10 import replay
 
@@ -51,6 +52,7 @@ __all__ = [
     "placed_record_findings",
     "placement_findings",
     "record_findings",
+    "role_entry",
     "unread_entries",
 ]
 
@@ -212,12 +214,18 @@ def intact_entries(manifest: ParsedManifest, findings: Iterable[Finding]) -> lis
     return [name for name in sorted(manifest.model.evidence) if name not in broken]
 
 
+class Sink(Protocol):
+    """Takes a record's valid documents one by one (a list, or a reader that keeps less)."""
+
+    def append(self, model: Any, /) -> None: ...
+
+
 def record_findings(
     manifest: ParsedManifest,
     name: str,
     documents: Iterable[bytes],
     where: str,
-    into: list[BaseModel] | None = None,
+    into: Sink | None = None,
 ) -> list[Finding]:
     """Validate the documents of one evidence record blob and the names they reference.
 
@@ -226,7 +234,8 @@ def record_findings(
         name: the logical name of the record's evidence entry.
         documents: the record's documents (one for JSON, one per line for JSON Lines).
         where: the record's location for messages.
-        into: when given, receives every valid document's model, in order.
+        into: when given, receives every valid document's model, in order (as it is read, so
+            that a bounded reader can keep less than every document).
     """
     entry = manifest.model.evidence[name]
     kind = RECORD_MEDIA_TYPES[entry.media_type]
@@ -440,6 +449,19 @@ def assemble_evidence(
     )
 
 
+def role_entry(
+    records: Mapping[str, Sequence[BaseModel]], placements: Mapping[str, Placement], role_id: str
+) -> str | None:
+    """The entry :func:`assemble_evidence` reads for a role of one entry, or None."""
+    found = None
+    for name in sorted(records):
+        placed = placements[name]
+        role = placed.role
+        if role is not None and placed.problem is None and records[name] and role.id == role_id:
+            found = name
+    return found
+
+
 def unread_entries(placements: Mapping[str, Placement]) -> tuple[str, ...]:
     """The entries no gate reads: kept as evidence, listed in the verdict as unread."""
     return tuple(
@@ -462,13 +484,16 @@ def make_verdict(
     pins: PinSetSource,
     signature: SignatureCheck,
     unread: Sequence[str] = (),
+    ledger: LedgerFacts | None = None,
 ) -> Verdict:
-    """Assemble the verdict: findings in a stable order, then the replay under ``pins``."""
+    """Assemble the verdict: findings in a stable order, then the replay under ``pins``
+    (``ledger``: the socket ledger's facts, when a bounded reader kept them instead of its
+    entries)."""
     ordered = tuple(
         sorted(findings, key=lambda f: (f.entry or "", f.path or "", f.code, f.message))
     )
     failure = f"{len(ordered)} finding(s); first: {ordered[0].message}" if ordered else None
-    replayed = replay(evidence, pins, failure)
+    replayed = replay(evidence, pins, failure, ledger=ledger)
     return Verdict(
         schema_version=1,
         bundle_digest=manifest.bundle_digest,

@@ -14,7 +14,15 @@ from pydantic import BaseModel
 
 from bundle_schema import RECORD_MEDIA_TYPES
 from bundle_schema.layout import BLOB_DIR, MANIFEST_SIGNATURE
-from bundle_schema.models import Finding, Gx10Evidence, SignatureCheck, Verdict
+from bundle_schema.models import (
+    Finding,
+    Gx10Evidence,
+    RunConfig,
+    SignatureCheck,
+    SocketLedgerEntry,
+    TransportExchange,
+    Verdict,
+)
 from pins import PinSetSource, load_builtin
 from verify._consistency import BlobIds, Reader, consistency_findings
 from verify._core import (
@@ -27,8 +35,10 @@ from verify._core import (
     placed_record_findings,
     placement_findings,
     record_findings,
+    role_entry,
     unread_entries,
 )
+from verify._facts import LedgerFacts, LedgerTally, slim_exchange
 from verify._gc import collector_paused
 from verify._hashing import BlobCache, HashJob
 from verify._signature import (
@@ -76,12 +86,48 @@ def _documents(member: Member, lines: bool, cap: int) -> Iterator[bytes]:
     yield data
 
 
+class _Slimmer(list[BaseModel]):
+    """Keeps each transport exchange reduced to its facts (a probe's exchange whole)."""
+
+    def __init__(self, config: RunConfig | None, whole: set[int]) -> None:
+        super().__init__()
+        self._config, self._whole = config, whole
+
+    def append(self, model: BaseModel, /) -> None:
+        if isinstance(model, TransportExchange) and model.id not in self._whole:
+            model = slim_exchange(model, self._config)
+        super().append(model)
+
+
+class _Tally(list[BaseModel]):
+    """Keeps a socket ledger's facts and its first entry, not every entry."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tally = LedgerTally()
+
+    def append(self, model: BaseModel, /) -> None:
+        if not isinstance(model, SocketLedgerEntry):
+            super().append(model)
+            return
+        self.tally.append(model)
+        if not self:
+            super().append(model)
+
+
+def _kind_of(manifest: ParsedManifest, name: str) -> type[BaseModel] | None:
+    kind = RECORD_MEDIA_TYPES.get(manifest.model.evidence[name].media_type)
+    return None if kind is None else kind.model
+
+
 def _record_findings(
     manifest: ParsedManifest,
     source: BundleSource,
     names: list[str],
     limits: Limits,
     records: dict[str, list[BaseModel]],
+    *,
+    sink: Callable[[], list[BaseModel]] = list,
 ) -> list[Finding]:
     findings: list[Finding] = []
     for name in names:
@@ -93,7 +139,7 @@ def _record_findings(
         member = source.members[path]
         try:
             documents = _documents(member, kind.lines, limits.max_record_line)
-            valid: list[BaseModel] = []
+            valid = sink()
             found = record_findings(manifest, name, documents, path, valid)
             findings += found
             if not found:
@@ -156,16 +202,18 @@ def verify_bundle(
         InvalidInput: the bundle was refused (unreadable, hostile, no valid manifest), or it
             names a pin set that is not shipped and none was given.
     """
-    return verify_with_evidence(
-        path,
-        expect_digest=expect_digest,
-        workers=workers,
-        progress=progress,
-        limits=limits,
-        pins=pins,
-        signature_policy=signature_policy,
-        cache=cache,
-    )[0]
+    with collector_paused():
+        return _verify(
+            path,
+            expect_digest,
+            workers,
+            progress,
+            limits,
+            pins=pins,
+            signature_policy=signature_policy,
+            cache=cache,
+            bounded=True,
+        )[0]
 
 
 def verify_with_evidence(
@@ -191,6 +239,7 @@ def verify_with_evidence(
             pins=pins,
             signature_policy=signature_policy,
             cache=cache,
+            bounded=False,
         )
 
 
@@ -204,7 +253,11 @@ def _verify(
     pins: PinSetSource | None,
     signature_policy: IdentityPolicy | None,
     cache: BlobCache | None,
+    bounded: bool,
 ) -> tuple[Verdict, Gx10Evidence]:
+    """Verify; ``bounded``: keep each transport exchange reduced to its facts and only the
+    socket ledger's facts (ADR 0012), so that memory does not grow with those records; the
+    evidence returned is then not the whole evidence (the verdict is the same)."""
     source = open_source(path, limits)
     data = source.manifest_bytes(limits)
     files = _blob_files(source)
@@ -225,7 +278,28 @@ def _verify(
     findings += placed
     records: dict[str, list[BaseModel]] = {}
     intact = intact_entries(manifest, findings)
-    findings += _record_findings(manifest, source, intact, limits, records)
+    ledger: LedgerFacts | None = None
+    if bounded:
+        # everything else first: the run config and the probes say what to keep of the log
+        big = {n for n in intact if _kind_of(manifest, n) in (TransportExchange, SocketLedgerEntry)}
+        findings += _record_findings(
+            manifest, source, [n for n in intact if n not in big], limits, records
+        )
+        first = assemble_evidence(manifest, records, placements)
+        whole = {p.exchange for p in first.probes}
+
+        def slimmer() -> list[BaseModel]:
+            return _Slimmer(first.config, whole)
+
+        for name in sorted(big):
+            sink = _Tally if _kind_of(manifest, name) is SocketLedgerEntry else slimmer
+            findings += _record_findings(manifest, source, [name], limits, records, sink=sink)
+        ledger_name = role_entry(records, placements, "socket ledger")
+        ledger_record = records.get(ledger_name) if ledger_name is not None else None
+        if isinstance(ledger_record, _Tally):
+            ledger = ledger_record.tally.facts()
+    else:
+        findings += _record_findings(manifest, source, intact, limits, records)
     findings += placed_record_findings(placements, records)
     evidence = assemble_evidence(manifest, records, placements)
     judge = pins if pins is not None else load_builtin(manifest.model.pin_set.id)
@@ -237,6 +311,7 @@ def _verify(
         read,
         _blob_ids(manifest, source, intact),
         names=manifest.model.evidence.keys(),
+        ledger=ledger,
     )
     findings += [
         Finding(
@@ -258,6 +333,7 @@ def _verify(
         pins=judge,
         signature=signature,
         unread=unread_entries(placements),
+        ledger=ledger,
     )
     return verdict, evidence
 

@@ -38,14 +38,12 @@ from bundle_schema.models import (
 from bundle_schema.roles import REFERENCE_HEADER
 from pins import COMPONENTS, PinSetSource
 from verify._consistency import normal_path
+from verify._facts import LedgerFacts, ReplyFacts, ledger_facts, reply_facts, request_facts
 from verify.replies import (
-    Reply,
     body_json,
     first_tool_call,
     is_completion,
-    read_exchange,
     read_reply,
-    request_reasoning,
 )
 
 __all__ = [
@@ -158,18 +156,27 @@ class _Run:
     evidence: Gx10Evidence
     pins: PinSetSource
     selected: tuple[ComponentName, ...]
-    _replies: dict[int, Reply] = field(default_factory=dict, compare=False, repr=False)
+    given_ledger: LedgerFacts | None = field(default=None, compare=False, repr=False)
+    _replies: dict[int, ReplyFacts] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def exchanges(self) -> dict[int, TransportExchange]:
         return {e.id: e for e in self.evidence.transport or ()}
 
-    def reply(self, exchange: TransportExchange) -> Reply:
+    def reply(self, exchange: TransportExchange) -> ReplyFacts:
         """What an exchange's reply held (its body and stream read once per run)."""
         key = id(exchange)
         if key not in self._replies:
-            self._replies[key] = read_exchange(exchange)
+            self._replies[key] = reply_facts(exchange)
         return self._replies[key]
+
+    def ledger(self) -> LedgerFacts | None:
+        """The socket ledger's facts (given by a bounded reader, or read from the evidence)."""
+        if self.evidence.socket_ledger is None:
+            return None
+        if self.given_ledger is not None:
+            return self.given_ledger
+        return ledger_facts(self.evidence.socket_ledger)
 
     def has(self, *components: ComponentName) -> bool:
         return any(c in self.selected for c in components)
@@ -298,10 +305,11 @@ def _reference_problem(run: _Run, ids: set[int]) -> str | None:  # noqa: PLR0911
 
 def network_isolation(run: _Run) -> GateResult:
     """No non-local socket or auxiliary provider/fallback attempt (isolation: infrastructure)."""
-    ledger = run.evidence.socket_ledger
+    ledger = run.ledger()
     if ledger is None:
         return _gate("network_isolation", "infra", "no socket ledger: isolation is unproven")
-    for expected, entry in enumerate(ledger):
+    if ledger.first_event is not None:  # the first entry out of sequence or off loopback
+        expected, entry = ledger.first_event
         if entry.seq != expected:
             return _gate("network_isolation", "infra",
                          f"the socket ledger skips from seq {expected - 1} to {entry.seq}: an "
@@ -325,7 +333,7 @@ def network_isolation(run: _Run) -> GateResult:
                 "activity",
                 f"transport exchange {exchange.id}",
             )
-    return _gate("network_isolation", "pass", f"{len(ledger)} connect() attempts, all loopback")
+    return _gate("network_isolation", "pass", f"{ledger.count} connect() attempts, all loopback")
 
 
 def reasoning_serialization(run: _Run) -> GateResult:
@@ -334,16 +342,12 @@ def reasoning_serialization(run: _Run) -> GateResult:
     if config is None or config.reasoning_policy.serialization is None:
         return _gate("reasoning_serialization", "infra", "no reasoning-policy serialization")
     serialization = config.reasoning_policy.serialization
+    wanted = config.reasoning_policy.effective != "off"
     for exchange in run.evidence.transport or ():
         if not is_completion(exchange):
             continue
-        request = body_json(exchange.request_body)
-        value = _at(serialization.path, request)
-        if (
-            value is _MISSING
-            or value != serialization.value
-            or type(value) is not type(serialization.value)
-        ):
+        facts = request_facts(exchange, serialization, wanted)
+        if not facts.carries:
             return _gate(
                 "reasoning_serialization",
                 "infra",
@@ -351,11 +355,7 @@ def reasoning_serialization(run: _Run) -> GateResult:
                 f"{json.dumps(serialization.value)}",
                 f"transport exchange {exchange.id}",
             )
-        wanted = config.reasoning_policy.effective != "off"
-        conflict = next(
-            (p for p, on in request_reasoning(request) if p != serialization.path and on != wanted),
-            None,
-        )
+        conflict = facts.conflict
         if conflict is not None:
             return _gate(
                 "reasoning_serialization",
@@ -863,7 +863,11 @@ Axes = tuple[QualificationOutcome, ResultValidity, ProfileDecision]
 
 
 def replay(
-    evidence: Gx10Evidence, pins: PinSetSource, integrity_failure: str | None = None
+    evidence: Gx10Evidence,
+    pins: PinSetSource,
+    integrity_failure: str | None = None,
+    *,
+    ledger: LedgerFacts | None = None,
 ) -> Gx10Replay:
     """Replay a run under a trusted pin set and compare with its claims.
 
@@ -872,9 +876,11 @@ def replay(
         pins: the pin set to judge it by (trusted: shipped or named on the command line).
         integrity_failure: why the bundle failed integrity, if it did: nothing in it can then
             be trusted, and the result is an infrastructure failure.
+        ledger: the socket ledger's facts, when a bounded reader kept them instead of its
+            entries (default: read from ``evidence.socket_ledger``).
     """
     profile = pins.pins.profiles.get(evidence.profile)
-    run = _Run(evidence, pins, profile.components if profile else ())
+    run = _Run(evidence, pins, profile.components if profile else (), ledger)
     gates = tuple(gate(run) for gate in GATES)
     statuses = {
         c: evidence.results[c].status if c in evidence.results else None for c in run.selected

@@ -199,7 +199,7 @@ def _read_value(value: Any, content: list[str], reasoning: list[str], models: li
     model = value.get("model")
     if isinstance(model, str):
         models.append(model[:256])
-    before = len("".join(content))
+    before = len(content)
     for choice in _dicts(value.get("choices")):
         content.append(_text(choice.get("text")))  # legacy completions
         for key in ("message", "delta"):
@@ -215,7 +215,7 @@ def _read_value(value: Any, content: list[str], reasoning: list[str], models: li
         reasoning.append(_text(value.get("delta")) or "reasoning event")
     elif kind == "response.output_text.delta":
         content.append(_text(value.get("delta")))
-    return len("".join(content)) > before
+    return any(content[before:])  # visible text appended (no join: streams are long)
 
 
 def read_exchange(exchange: TransportExchange) -> Reply:

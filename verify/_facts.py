@@ -1,0 +1,241 @@
+"""The small facts the gates and cross-checks read from huge records (ADR 0012).
+
+A transport log can hold a gigabyte of bodies and streamed chunks, a socket ledger a million
+attempts. The gates read little of either: an exchange's ids, route, status and times, whether
+its request carries the reasoning serialization, the models its reply names, whether the reply
+holds reasoning, and its visible chunks; a ledger's length, its first gap or non-loopback
+attempt, and its incoherent entries. This module computes those facts once per exchange and in
+one pass over a ledger, so that the bounded path (``audit verify``) keeps them instead of every
+parsed document, and the full path (``verify_with_evidence``, ``audit score gx10``) computes the
+very same facts from the documents it keeps. Both paths run the same gates on the same facts,
+so their verdicts are the same bytes.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import PrivateAttr
+
+from bundle_schema.models import (
+    Body,
+    ReasoningSerialization,
+    RunConfig,
+    SocketLedgerEntry,
+    TransportExchange,
+)
+from bundle_schema.roles import REFERENCE_HEADER
+from verify.replies import body_json, read_exchange, request_reasoning
+
+__all__ = [
+    "LedgerFacts",
+    "LedgerTally",
+    "ReplyFacts",
+    "RequestFacts",
+    "SlimExchange",
+    "ledger_facts",
+    "ledger_problem",
+    "reply_facts",
+    "request_facts",
+    "slim_exchange",
+]
+
+_MISSING = object()
+
+
+@dataclass(frozen=True, slots=True)
+class ReplyFacts:
+    """What the gates read of one reply: the first two distinct models it names (enough to find
+    the first that is not the runtime model, whichever that is), whether it holds reasoning,
+    how many visible chunks it streamed and the time of the first."""
+
+    models: tuple[str, ...]
+    contaminated: bool
+    visible: int
+    first_visible: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class RequestFacts:
+    """Of one request, under a serialization and wanted policy: whether it carries the
+    serialization's value at its path, and the first other reasoning switch set against it."""
+
+    key: tuple[str, str, bool]
+    carries: bool
+    conflict: str | None
+
+
+def reply_facts(exchange: TransportExchange) -> ReplyFacts:
+    """The reply facts of an exchange (stored ones for a slim exchange)."""
+    if isinstance(exchange, SlimExchange):
+        return exchange._reply
+    reply = read_exchange(exchange)
+    models: list[str] = []
+    for model in reply.models:
+        if model not in models:
+            models.append(model)
+            if len(models) == 2:  # the runtime model and one other
+                break
+    times = reply.visible_times
+    return ReplyFacts(tuple(models), reply.contaminated, len(times), times[0] if times else None)
+
+
+def _at(path: str, value: Any) -> Any:
+    for part in path.split("."):
+        if not isinstance(value, dict) or part not in value:
+            return _MISSING
+        value = value[part]
+    return value
+
+
+def _key(serialization: ReasoningSerialization, wanted: bool) -> tuple[str, str, bool]:
+    return (serialization.path, repr(serialization.value), wanted)
+
+
+def request_facts(
+    exchange: TransportExchange, serialization: ReasoningSerialization, wanted: bool
+) -> RequestFacts:
+    """The request facts of an exchange under ``serialization`` and the wanted policy."""
+    key = _key(serialization, wanted)
+    if isinstance(exchange, SlimExchange) and exchange._request is not None:
+        if exchange._request.key != key:  # pragma: no cover - slimmed under the run's config
+            raise ValueError("a slim exchange was reduced under another reasoning policy")
+        return exchange._request
+    request = body_json(exchange.request_body)
+    value = _at(serialization.path, request)
+    carries = not (
+        value is _MISSING
+        or value != serialization.value
+        or type(value) is not type(serialization.value)
+    )
+    conflict = next(
+        (p for p, on in request_reasoning(request) if p != serialization.path and on != wanted),
+        None,
+    )
+    return RequestFacts(key, carries, conflict)
+
+
+class SlimExchange(TransportExchange):
+    """An exchange reduced to what the gates read: its fields but bodies, chunks and headers
+    (bar the reference header), with its reply and request facts computed before they went. A
+    model list keeps its response body as the distinct model ids it lists."""
+
+    _reply: ReplyFacts = PrivateAttr()
+    _request: RequestFacts | None = PrivateAttr(default=None)
+
+
+def _listing(exchange: TransportExchange) -> Body | None:
+    if not (exchange.method == "GET" and exchange.path == "/v1/models"):
+        return None
+    body = body_json(exchange.response_body)
+    data = body.get("data") if isinstance(body, dict) else None
+    items = data if isinstance(data, list) else ()
+    served = sorted({str(m.get("id")) for m in items if isinstance(m, dict)})
+    import json  # noqa: PLC0415 - only for model lists
+
+    return Body(encoding="utf-8", data=json.dumps({"data": [{"id": s} for s in served]}))
+
+
+def slim_exchange(exchange: TransportExchange, config: RunConfig | None) -> SlimExchange:
+    """``exchange`` reduced to its facts under the run's ``config``."""
+    headers = exchange.request_headers
+    slim = SlimExchange.model_construct(
+        schema_version=exchange.schema_version,
+        id=exchange.id,
+        component=exchange.component,
+        started=exchange.started,
+        ended=exchange.ended,
+        method=exchange.method,
+        path=exchange.path,
+        status=exchange.status,
+        request_headers=(
+            {REFERENCE_HEADER: headers[REFERENCE_HEADER]} if REFERENCE_HEADER in headers else {}
+        ),
+        response_headers={},
+        request_body=None,
+        response_body=_listing(exchange),
+        chunks=(),
+        error=exchange.error,
+        redirect=exchange.redirect,
+        response_model=exchange.response_model,
+    )
+    slim._reply = reply_facts(exchange)
+    policy = config.reasoning_policy if config is not None else None
+    if policy is not None and policy.serialization is not None:
+        slim._request = request_facts(exchange, policy.serialization, policy.effective != "off")
+    return slim
+
+
+# --- the socket ledger --------------------------------------------------------------------------
+
+
+def _ip_version(address: str) -> int | None:
+    try:
+        return ipaddress.ip_address(address.strip("[]")).version
+    except ValueError:
+        return None
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def ledger_problem(entry: SocketLedgerEntry) -> str | None:
+    """Why an entry's family and address disagree, or None."""
+    if entry.family == "AF_UNIX":
+        if entry.port is not None or _ip_version(entry.address) is not None:
+            return "an AF_UNIX attempt names an IP address or port, not a socket path"
+        return None
+    version = 4 if entry.family == "AF_INET" else 6
+    if entry.port is None or _ip_version(entry.address) != version:
+        return f"an {entry.family} attempt needs an IPv{version} address and a port"
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class LedgerFacts:
+    """What the gates read of a socket ledger: its length, the first entry (by position) whose
+    seq is not its position or that tried a non-loopback address, and every incoherent entry
+    with its line number."""
+
+    count: int
+    first_event: tuple[int, SocketLedgerEntry] | None
+    incoherent: tuple[tuple[int, SocketLedgerEntry], ...]
+
+
+class LedgerTally:
+    """Takes a ledger's entries one by one and keeps only its facts."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.first_event: tuple[int, SocketLedgerEntry] | None = None
+        self.incoherent: list[tuple[int, SocketLedgerEntry]] = []
+
+    def append(self, entry: SocketLedgerEntry) -> None:
+        index = self.count
+        self.count += 1
+        if self.first_event is None and (
+            entry.seq != index or (entry.family != "AF_UNIX" and not _is_loopback(entry.address))
+        ):
+            self.first_event = (index, entry)
+        if ledger_problem(entry) is not None:
+            self.incoherent.append((index + 1, entry))
+
+    def facts(self) -> LedgerFacts:
+        return LedgerFacts(self.count, self.first_event, tuple(self.incoherent))
+
+
+def ledger_facts(entries: Iterable[SocketLedgerEntry]) -> LedgerFacts:
+    """The facts of a whole ledger."""
+    tally = LedgerTally()
+    for entry in entries:
+        tally.append(entry)
+    return tally.facts()
