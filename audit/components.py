@@ -18,35 +18,11 @@ from urllib.parse import urlsplit
 
 from audit.observer import Observer, write_policy
 from bundle_schema.models import DirectProbe, InfermarkStreaming, ReasoningSerialization
+from pins import PROBE_CONTRACTS
 from pins._model import DirectProbeContract
 from verify.replies import exchange_failed, first_tool_call, read_reply
 
-__all__ = [
-    "RESPONSE_PROBE",
-    "TOOL_PROBE",
-    "measure_streaming",
-    "run_direct_probes",
-]
-
-RESPONSE_PROBE = ("Reply with exactly: READY", "READY")
-"""The exact-answer probe: its prompt and the one answer that passes."""
-TOOL_PROBE = (
-    "What is the weather in Oslo? Use the tool.",
-    {"name": "get_weather", "arguments": {"city": "Oslo"}},
-)
-"""The structured tool-call probe: its prompt and the one call that passes."""
-_WEATHER_TOOL = {
-    "type": "function",
-    "function": {
-        "name": "get_weather",
-        "description": "Current weather for a city.",
-        "parameters": {
-            "type": "object",
-            "properties": {"city": {"type": "string"}},
-            "required": ["city"],
-        },
-    },
-}
+__all__ = ["measure_streaming", "run_direct_probes"]
 
 
 def _user(prompt: str) -> list[dict[str, str]]:
@@ -97,7 +73,8 @@ def run_direct_probes(
     """Run the exact-answer probe and the tool-call probe, each with the uniform ceiling."""
     observer.component = "probes"
     ceiling = contract.total_completion_ceiling_tokens
-    prompt, expected = RESPONSE_PROBE
+    spec = PROBE_CONTRACTS[contract.contract]
+    prompt, expected = spec.response_prompt, spec.response_expected
     body = {
         "model": model,
         "max_tokens": ceiling,
@@ -110,12 +87,12 @@ def run_direct_probes(
         expected=expected, finish_reason=finish, completion_tokens=tokens,
         got=message.get("content") if isinstance(message, dict) else None,
     )  # fmt: skip
-    prompt, expected_call = TOOL_PROBE
+    prompt, expected_call = spec.tool_prompt, dict(spec.tool_expected)
     body = {
         "model": model,
         "max_tokens": ceiling,
         "tool_choice": "required",
-        "tools": [_WEATHER_TOOL],
+        "tools": [dict(spec.tool)],
         "messages": _user(prompt),
     }
     _, reply, exchange = _post(observer, _with_policy(body, serialization))

@@ -97,8 +97,9 @@ ROLES: tuple[Role, ...] = (
         "benchlocal packs", "components/tool_instruction/benchlocal-packs.json", "benchlocal-packs"
     ),
     Role("infermark streaming", "components/performance/infermark-c1.json", "infermark-streaming"),
-    Role("bfcl plan", "components/{component}/bfcl/plan.json", "bfcl-plan"),
-    Role("bfcl shard", "components/{component}/bfcl/{name}", "bfcl-shard"),
+    # BFCL shards are validated as records but scored by no gx10 component yet: unread
+    Role("bfcl plan", "components/{component}/bfcl/plan.json", "bfcl-plan", read=False),
+    Role("bfcl shard", "components/{component}/bfcl/{name}", "bfcl-shard", read=False),
     Role("raw output", "components/{component}/raw/**", None),
     Role("harness log", "logs/{name}", None, read=False),
     Role("identity reply", "identity/{name}", None, read=False),

@@ -6,13 +6,16 @@ canonical JSON, named by every verdict) and its frozen model (:class:`PinSet`).
 
 from pins._loader import BUILTIN, CURRENT, PinSetSource, load_builtin, parse_pin_set, pin_set_digest
 from pins._model import COMPONENTS, PinSet, pin_set_model
+from pins._probes import PROBE_CONTRACTS, ProbeContract
 
 __all__ = [
     "BUILTIN",
     "COMPONENTS",
     "CURRENT",
+    "PROBE_CONTRACTS",
     "PinSet",
     "PinSetSource",
+    "ProbeContract",
     "load_builtin",
     "parse_pin_set",
     "pin_set_digest",

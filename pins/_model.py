@@ -17,6 +17,7 @@ from pydantic import (
 
 from bundle_schema.errors import InvalidInput
 from bundle_schema.models import ComponentName, GitCommit, Identifier
+from pins._probes import PROBE_CONTRACTS
 
 __all__ = [
     "COMPONENTS",
@@ -146,6 +147,11 @@ class PinSet(_Frozen):
                 parts = path.split("/")
                 if path.startswith("/") or ".." in parts or not path:
                     raise ValueError(f"harnesses.{name}: {path!r} must stay inside its directory")
+        if self.direct_probe.contract not in PROBE_CONTRACTS:
+            known = ", ".join(PROBE_CONTRACTS)
+            raise ValueError(
+                f"direct_probe.contract: {self.direct_probe.contract!r} is not {known}"
+            )
         if self.hermes is not None:
             if self.hermes.upstream not in self.upstreams:
                 raise ValueError(f"hermes.upstream: {self.hermes.upstream!r} is not an upstream")

@@ -17,6 +17,8 @@ DETAIL = {case.name: case.fragment for case in FORGERIES} | {
     "1: a retried probe in the log": "a retried probe",
     "3: an upstream file forged in place": "git blob id",
     "3: the listing pointed at a forged file": "the listing hashes to",
+    "3: a listing path quoted to exhaust a parser": "is not a git ls-tree entry",
+    "3: a listing path 5,000 segments deep": "the listing hashes to None",
 }
 """What the verdict must say of each forgery, where its first line says something else."""
 

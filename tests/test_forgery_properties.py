@@ -31,8 +31,8 @@ matching (``verify_bundle``), unless the change is **provably neutral**, which i
 - and an addition that the format says no gate reads (a non-record at ``logs/``, ``identity/``
   or at no place) must be listed in ``unread``: nothing is ignored silently.
 
-Known holes: each class of change that breaks the property today has a named regression case
-below, marked ``xfail(strict=True)`` with what the verifier misses. The property exempts a
+Holes: each class of change that broke the property has a named regression case below; one
+still open is marked ``xfail(strict=True)`` with what the verifier misses. The property exempts a
 change of such a class only while that class's reproduction still breaks the property (checked
 once per module), so a fix in verify/ makes its regression case XPASS (strict: the mark must go)
 and the exemption lapses by itself: from then on the property covers the class in full.
@@ -574,34 +574,28 @@ def _xfail(hole_id: str) -> pytest.MarkDecorator:
     return pytest.mark.xfail(strict=True, reason=HOLE_BY_ID[hole_id].reason)
 
 
-@_xfail("raw-output-ignored-by-its-reader")
 def test_regression_raw_output_ignored_by_its_reader(recording: Recording) -> None:
     _regression(recording, "raw-output-ignored-by-its-reader")
 
 
-@_xfail("raw-output-of-no-harness")
 def test_regression_raw_output_of_no_harness(recording: Recording) -> None:
     _regression(recording, "raw-output-of-no-harness")
 
 
-@_xfail("bfcl-records-unread")
 def test_regression_bfcl_records_unread(recording: Recording) -> None:
     _regression(recording, "bfcl-records-unread")
 
 
-@_xfail("checkout-file-not-in-the-listing")
 def test_regression_checkout_file_not_in_the_listing(recording: Recording) -> None:
     _regression(recording, "checkout-file-not-in-the-listing")
 
 
-@_xfail("checkout-of-an-upstream-the-manifest-does-not-name")
 def test_regression_checkout_of_an_upstream_the_manifest_does_not_name(
     recording: Recording,
 ) -> None:
     _regression(recording, "checkout-of-an-upstream-the-manifest-does-not-name")
 
 
-@_xfail("exchange-removed-with-the-count")
 def test_regression_exchange_removed_with_the_count(recording: Recording) -> None:
     _regression(recording, "exchange-removed-with-the-count")
 

@@ -18,7 +18,6 @@ entries' bytes (bounded by the caller), and return findings. What they establish
 
 from __future__ import annotations
 
-import ast
 import datetime as dt
 import hashlib
 import json
@@ -38,9 +37,9 @@ from bundle_schema.models import (
     HermesTask,
     TransportExchange,
 )
-from pins import PinSetSource
+from pins import PROBE_CONTRACTS, PinSetSource
 from verify._facts import LedgerFacts, ledger_facts, ledger_problem, reply_facts
-from verify.harness_outputs import OutputsUnreadable, read_outputs
+from verify.harness_outputs import READS, OutputsUnreadable, read_outputs
 from verify.replies import body_json, exchange_failed, read_reply
 
 __all__ = [
@@ -50,6 +49,7 @@ __all__ = [
     "git_blob_id",
     "git_tree_id",
     "normal_path",
+    "unread_raw_outputs",
 ]
 
 Reader = Callable[[str], bytes | None]
@@ -96,14 +96,42 @@ class _Listed:
     path: str
 
 
+_C_ESCAPES = {"a": 7, "b": 8, "t": 9, "n": 10, "v": 11, "f": 12, "r": 13, '"': 34, "\\": 92}
+MAX_PATH_SEGMENTS = 256
+"""A listed path deeper than this is no checkout's (git itself refuses far less in practice)."""
+
+
 def _unquote(path: str) -> str | None:
-    """A path as ``git ls-tree`` printed it, C-quoted when unusual; None when unreadable."""
+    """A path as ``git ls-tree`` printed it, C-quoted when unusual (backslash escapes, octal
+    bytes); None when it is not such a quoting or not UTF-8. Linear, never recursive."""
     if not path.startswith('"'):
         return path
+    if len(path) < 2 or not path.endswith('"'):
+        return None
+    out = bytearray()
+    inner, index = path[1:-1], 0
+    while index < len(inner):
+        char = inner[index]
+        if char == '"':
+            return None
+        if char != "\\":
+            out += char.encode("utf-8")
+            index += 1
+            continue
+        escape = inner[index + 1 : index + 2]
+        if escape in _C_ESCAPES:
+            out.append(_C_ESCAPES[escape])
+            index += 2
+        elif len(octal := inner[index + 1 : index + 4]) == 3 and all(
+            c in "01234567" for c in octal
+        ):
+            out.append(int(octal, 8) & 0xFF)
+            index += 4
+        else:
+            return None
     try:
-        value = ast.literal_eval("b" + path)
-        return value.decode("utf-8") if isinstance(value, bytes) else None
-    except (ValueError, SyntaxError, UnicodeDecodeError):
+        return out.decode("utf-8")
+    except UnicodeDecodeError:
         return None
 
 
@@ -125,6 +153,8 @@ def git_tree_id(entries: Sequence[_Listed]) -> str | None:
     root: dict[str, Any] = {}
     for entry in entries:
         *dirs, leaf = entry.path.split("/")
+        if len(dirs) >= MAX_PATH_SEGMENTS:
+            return None
         node = root
         for part in dirs:
             child = node.setdefault(part, {})
@@ -227,22 +257,37 @@ def _ledger(evidence: Gx10Evidence, facts: LedgerFacts | None) -> list[Finding]:
 
 
 def _raw_files(
-    evidence: Gx10Evidence, component: str, read: Reader, names: Collection[str]
+    evidence: Gx10Evidence,
+    components: Sequence[str],
+    read: Reader,
+    names: Collection[str],
+    findings: list[Finding],
 ) -> dict[str, bytes] | None:
     """A harness's raw outputs as kept, by their path relative to its output directory: every
-    entry at the component's raw place, whether or not its result lists it (a quarantine
-    marker the upstream wrote counts wherever the record's list leaves it out)."""
-    result = evidence.results.get(component)  # type: ignore[call-overload]
-    if result is None:
+    entry at the raw place of any component it serves, whether or not a result lists it (a
+    quarantine marker the upstream wrote counts wherever it was moved or left off a list).
+    None when no component has a valid result, or a raw output is not intact (integrity says
+    so); one relative path kept at two places is a finding (the verifier does not choose)."""
+    results = [evidence.results.get(c) for c in components]  # type: ignore[call-overload]
+    if all(r is None for r in results):
         return None
-    prefix = f"components/{component}/raw/"
-    files = {}
-    for name in sorted({*result.raw_outputs, *names}):
-        if name.startswith(prefix):
+    listed = {n for r in results if r is not None for n in r.raw_outputs}
+    files: dict[str, bytes] = {}
+    for component in components:
+        prefix = f"components/{component}/raw/"
+        for name in sorted({*listed, *names}):
+            if not name.startswith(prefix):
+                continue
             data = read(name)
             if data is None:
-                return None  # not intact: integrity says so
-            files[name[len(prefix) :]] = data
+                return None
+            relative = name[len(prefix) :]
+            if relative in files:
+                findings.append(
+                    _disagrees(name, f"a second raw output {relative!r} of the same harness")
+                )
+                continue
+            files[relative] = data
     return files
 
 
@@ -279,7 +324,7 @@ def _raw_outputs(
         if harness is None or (not records and not markers):
             continue
         where = f"components/{first}/result.json"
-        files = _raw_files(evidence, first, read, names)
+        files = _raw_files(evidence, components, read, names, findings)
         if files is None:  # no valid result, or a raw output not intact: integrity says so
             continue
         if not files:
@@ -330,13 +375,36 @@ class _Checkout:
     """Path -> blob id."""
 
 
-def _checkouts(
-    evidence: Gx10Evidence, read: Reader, blob_id: BlobIds, findings: list[Finding]
+def _checkouts(  # noqa: PLR0912 - one branch per piece of a checkout's evidence
+    evidence: Gx10Evidence,
+    read: Reader,
+    blob_id: BlobIds,
+    findings: list[Finding],
+    names: Collection[str],
 ) -> dict[str, _Checkout]:
-    """Each recorded checkout whose evidence holds together; findings for those that do not."""
+    """Each recorded checkout whose evidence holds together; findings for those that do not.
+
+    A checkout is its listing, its state record and its commit object, all three: the commit
+    object is what ties the listing (and every file read through it) to the pinned commit, so
+    a checkout without one of them proves nothing and is a finding, not a check left out."""
     found = {}
     for upstream in evidence.upstreams:
         base = f"upstreams/{upstream.name}"
+        needed = [
+            upstream.tree or f"{base}/tree.txt",
+            f"{base}/checkout.json",
+            f"{base}/commit.txt",
+        ]
+        missing = [n for n in needed if n not in names]
+        if names and missing:
+            findings.append(
+                _finding(
+                    "checkout_mismatch",
+                    missing[0],
+                    f"the {upstream.name} checkout is not recorded whole: no {missing[0]}",
+                )
+            )
+            continue
         if upstream.tree is None:
             continue
         data = read(upstream.tree)
@@ -368,6 +436,17 @@ def _checkouts(
                 continue
         files = {e.path: e.object_id for e in entries if e.kind == "blob"}
         bad = False
+        listed = set(files.values())
+        for name in sorted(n for n in names if n.startswith(f"{base}/files/")):
+            if name.rsplit("/", 1)[1] not in listed:
+                findings.append(
+                    _finding(
+                        "checkout_mismatch",
+                        name,
+                        f"{name}: a file the {upstream.name} listing does not name",
+                    )
+                )
+                bad = True
         for object_id in sorted(set(files.values())):
             seen = blob_id(f"{base}/files/{object_id}")
             if seen is not None and seen != object_id:
@@ -436,16 +515,24 @@ def _task_manifest(  # noqa: PLR0911 - one return per reason the task set cannot
         return f"{hermes.tasks_manifest} ({object_id}) is not kept in the bundle"
     try:
         manifest = tomllib.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        return f"{hermes.tasks_manifest}: not TOML: {exc}"
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError) as exc:
+        return f"{hermes.tasks_manifest}: not TOML: {str(exc)[:200]}"
     tasks: dict[str, dict[str, Any]] = {}
     for task in manifest.get("task", []) if isinstance(manifest.get("task"), list) else []:
         if not isinstance(task, dict) or not isinstance(task.get("id"), str):
             return f"{hermes.tasks_manifest}: a task without an id"
+        patterns = task.get("allowed_changes", [])
+        limits = [task.get("inactivity_s", hermes.inactivity_s), task.get("wall_s", hermes.wall_s)]
+        if not isinstance(patterns, list) or not all(isinstance(p, str) for p in patterns):
+            return (
+                f"{hermes.tasks_manifest}: task {task['id']}: allowed_changes is no list of paths"
+            )
+        if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in limits):
+            return f"{hermes.tasks_manifest}: task {task['id']}: a limit is not a number"
         tasks[task["id"]] = {
-            "allowed_changes": tuple(str(p) for p in task.get("allowed_changes", ())),
-            "inactivity_s": task.get("inactivity_s", hermes.inactivity_s),
-            "wall_s": task.get("wall_s", hermes.wall_s),
+            "allowed_changes": tuple(patterns),
+            "inactivity_s": limits[0],
+            "wall_s": limits[1],
         }
     if hermes.tasks is not None:
         missing = [t for t in hermes.tasks if t not in tasks]
@@ -599,6 +686,92 @@ def _span(exchanges: Iterable[TransportExchange]) -> float | None:
     return max(ends) - min(starts) if starts and ends else None
 
 
+def _probe_contracts(evidence: Gx10Evidence) -> list[Finding]:
+    """Each probe asked and expected what its contract fixes (``pins/_probes.py``), never what
+    its record says: the prompt of its exchange's request, the tools offered, the answer that
+    passes, and the exchange is one the probes made."""
+    exchanges = {e.id: e for e in evidence.transport or ()}
+    findings = []
+    for probe in evidence.probes:
+        name = f"probes/{'direct-response' if probe.kind == 'response' else 'tool-call'}.json"
+        contract = PROBE_CONTRACTS.get(probe.contract)
+        if contract is None:
+            continue  # the probe gate says the contract is not the pinned one
+        problems = []
+        wanted = contract.expected(probe.kind)
+        if probe.expected != wanted:
+            problems.append(f"it expects {json.dumps(probe.expected)[:120]}; its contract "
+                            f"{probe.contract} expects {json.dumps(wanted)}")  # fmt: skip
+        exchange = exchanges.get(probe.exchange)
+        if exchange is not None:
+            request = body_json(exchange.request_body)
+            messages = request.get("messages") if isinstance(request, dict) else None
+            last = messages[-1] if isinstance(messages, list) and messages else None
+            asked = last.get("content") if isinstance(last, dict) else None
+            prompt = contract.prompt(probe.kind)
+            if asked != prompt:
+                problems.append(f"exchange {probe.exchange} asked {json.dumps(asked)[:120]}, "
+                                f"not the contract's {json.dumps(prompt)}")  # fmt: skip
+            tools = request.get("tools") if isinstance(request, dict) else None
+            if probe.kind == "tool_call" and tools != [dict(contract.tool)]:
+                problems.append(
+                    f"exchange {probe.exchange} offered other tools than the contract's"
+                )
+            if exchange.component != "probes":
+                problems.append(
+                    f"exchange {probe.exchange} is {exchange.component!r}'s, not a probe's"
+                )
+        findings += [_disagrees(name, p) for p in problems]
+    return findings
+
+
+def _exchange_ids(evidence: Gx10Evidence) -> list[Finding]:
+    """The observer numbers exchanges 0, 1, 2, ... as it receives them and writes them in that
+    order: a log whose ids skip lost an exchange, whatever count the run config states."""
+    for expected, exchange in enumerate(evidence.transport or ()):
+        if exchange.id != expected:
+            return [
+                _disagrees(
+                    "transport/exchanges.jsonl",
+                    f"exchange ids go from {expected - 1} to {exchange.id}: an exchange is "
+                    "missing from the log",
+                    expected=str(expected),
+                    got=str(exchange.id),
+                )
+            ]
+    return []
+
+
+def _unknown_upstreams(evidence: Gx10Evidence, names: Collection[str]) -> list[Finding]:
+    """Checkout evidence of an upstream the manifest does not name: evidence of nothing."""
+    known = {u.name for u in evidence.upstreams}
+    return [
+        _finding(
+            "checkout_mismatch",
+            name,
+            f"{name}: checkout evidence of {name.split('/')[1]!r}, an upstream the manifest "
+            "does not name",
+        )
+        for name in sorted(names)
+        if name.startswith("upstreams/") and name.split("/")[1] not in known
+    ]
+
+
+def unread_raw_outputs(pins: PinSetSource, names: Collection[str]) -> list[str]:
+    """Raw outputs no reader reads: at the raw place of a component whose harness has no
+    reader, or files its reader does not open. Kept as evidence; listed as unread."""
+    upstreams = pins.pins.component_upstreams
+    unread = []
+    for name in sorted(names):
+        parts = name.split("/", 3)
+        if len(parts) < 4 or parts[0] != "components" or parts[2] != "raw":
+            continue
+        harness = pins.pins.harnesses.get(upstreams.get(parts[1], ""))  # type: ignore[call-overload]
+        if harness is None or not READS[harness.parser](parts[3]):
+            unread.append(name)
+    return unread
+
+
 # --- times ------------------------------------------------------------------------------------
 
 
@@ -664,9 +837,12 @@ def consistency_findings(
     findings += _raw_outputs(evidence, pins, read, names)
     if blob_id is None:
         blob_id = lambda name: None if (data := read(name)) is None else git_blob_id(data)  # noqa: E731
-    checkouts = _checkouts(evidence, read, blob_id, findings)
+    checkouts = _checkouts(evidence, read, blob_id, findings, names)
     findings += _hermes(evidence, pins, selected, checkouts, read)
     findings += _probes(evidence)
+    findings += _probe_contracts(evidence)
+    findings += _exchange_ids(evidence)
+    findings += _unknown_upstreams(evidence, names)
     findings += _infermark(evidence)
     findings += _times(evidence, pins)
     return findings

@@ -24,7 +24,7 @@ from bundle_schema.models import (
     Verdict,
 )
 from pins import PinSetSource, load_builtin
-from verify._consistency import BlobIds, Reader, consistency_findings
+from verify._consistency import BlobIds, Reader, consistency_findings, unread_raw_outputs
 from verify._core import (
     ParsedManifest,
     assemble_evidence,
@@ -332,7 +332,9 @@ def _verify(
         evidence=evidence,
         pins=judge,
         signature=signature,
-        unread=unread_entries(placements),
+        unread=sorted(
+            {*unread_entries(placements), *unread_raw_outputs(judge, manifest.model.evidence)}
+        ),
         ledger=ledger,
     )
     return verdict, evidence

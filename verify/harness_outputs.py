@@ -27,7 +27,7 @@ from bundle_schema.models import (
 )
 from verify.scorers import load_plan, load_shard, score_shards
 
-__all__ = ["READERS", "Outputs", "OutputsUnreadable", "raw_name", "read_outputs"]
+__all__ = ["READERS", "READS", "Outputs", "OutputsUnreadable", "raw_name", "read_outputs"]
 
 
 class OutputsUnreadable(Exception):
@@ -169,6 +169,18 @@ READERS: Mapping[str, Callable[[Files, Sequence[ComponentName]], Outputs]] = {
     "bfcl": _bfcl,
 }
 """Each named reader of the pin set's harness declarations (``parser = ...``)."""
+
+
+READS: Mapping[str, Callable[[str], bool]] = {
+    "spark": lambda name: name in ("quality.json", "repeat.json", "quarantine.json"),
+    "hermes": lambda name: name == "tasks.jsonl",
+    "benchlocal": lambda name: name == "packs.json",
+    "bfcl": lambda name: (
+        name == "plan.json" or (name.startswith("shards/") and name.endswith(".json"))
+    ),
+}
+"""Which output files (by relative path) each reader reads: the rest of a harness's raw
+outputs is kept as evidence, and listed as unread."""
 
 
 def read_outputs(parser: str, files: Files, components: Sequence[ComponentName]) -> Outputs:

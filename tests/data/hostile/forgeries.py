@@ -193,6 +193,12 @@ def _unlisted_quarantine(files: Files, _fields: dict[str, Any]) -> None:
     _add(files, "components/coding/raw/quarantine.json", marker, "application/json")
 
 
+def _marker_moved(files: Files, _fields: dict[str, Any]) -> None:
+    """An upstream quarantine marker kept at another served component's raw place."""
+    marker = b'{"quarantined":true,"reason":"golden replay drifted","provisional":{}}'
+    _add(files, "components/reliability/raw/quarantine.json", marker, "application/json")
+
+
 def _fallback_in_body_only(files: Files, _fields: dict[str, Any]) -> None:
     exchanges = _exchanges(files)
     coding = _of(exchanges, "coding")[0]
@@ -244,6 +250,25 @@ def _forged_listing(files: Files, _fields: dict[str, Any]) -> None:
                       files[listing][1])  # fmt: skip
 
 
+def _unbound_checkout(files: Files, _fields: dict[str, Any]) -> None:
+    """The listing pointed at a widened task manifest, with the evidence that would tie the
+    listing to the pinned commit (the commit object and the state record) left out."""
+    _forged_listing(files, _fields)
+    del files["upstreams/hermesbench/commit.txt"], files["upstreams/hermesbench/checkout.json"]
+
+
+def _listing_quoting_bomb(files: Files, _fields: dict[str, Any]) -> None:
+    listing = "upstreams/hermesbench/tree.txt"
+    bomb = b"100644 blob " + b"0" * 40 + b'\t"x"' + b".a" * 50_000 + b"\n"
+    files[listing] = (files[listing][0] + bomb, files[listing][1])
+
+
+def _deep_listing(files: Files, _fields: dict[str, Any]) -> None:
+    listing = "upstreams/hermesbench/tree.txt"
+    deep = b"100644 blob " + b"0" * 40 + b"\t" + b"d/" * 5000 + b"f\n"
+    files[listing] = (files[listing][0] + deep, files[listing][1])
+
+
 def _dirty_state(files: Files, _fields: dict[str, Any]) -> None:
     name = "upstreams/sparkbench/checkout.json"
     state = json.loads(files[name][0])
@@ -269,6 +294,13 @@ def _probe_tokens(files: Files, _fields: dict[str, Any]) -> None:
     name = "probes/direct-response.json"
     probe = json.loads(files[name][0])
     _put_json(files, name, probe | {"completion_tokens": 1000})
+
+
+def _expected_what_it_got(files: Files, _fields: dict[str, Any]) -> None:
+    """The response probe's record made to expect whatever the model answered."""
+    name = "probes/direct-response.json"
+    probe = json.loads(files[name][0])
+    _put_json(files, name, probe | {"expected": "READY, and more"})
 
 
 def _bundle_before_its_run(files: Files, fields: dict[str, Any]) -> None:
@@ -343,6 +375,10 @@ FORGERIES: list[Case] = [
           "no quarantine record carries"),
     _case("2: a quarantine marker left off the result's list", _unlisted_quarantine,
           "no quarantine record carries"),
+    _case("2: a quarantine marker moved to another component's raw place", _marker_moved,
+          "no quarantine record carries"),
+    _case("2: a probe expecting what the model answered", _expected_what_it_got,
+          "its contract gx10-direct-probe-v1 expects"),
     _case("2: a fallback reply under the observer's note", _fallback_in_body_only,
           "replayed INFRA_ERROR"),
     _case("3: a record that disagrees with its raw output", _quality_record,
@@ -352,6 +388,12 @@ FORGERIES: list[Case] = [
     _case("3: an upstream file forged in place", _forged_upstream_file,
           "the hermesbench checkout is not recorded whole"),
     _case("3: the listing pointed at a forged file", _forged_listing,
+          "the hermesbench checkout is not recorded whole"),
+    _case("3: a checkout without the evidence that binds it to its commit", _unbound_checkout,
+          "the hermesbench checkout is not recorded whole"),
+    _case("3: a listing path quoted to exhaust a parser", _listing_quoting_bomb,
+          "the hermesbench checkout is not recorded whole"),
+    _case("3: a listing path 5,000 segments deep", _deep_listing,
           "the hermesbench checkout is not recorded whole"),
     _case("3: a checkout state of another commit", _dirty_state, "checkout.json: commit"),
     _case("3: throughput inflated", _inflated_throughput, "the exchanges span"),
