@@ -19,6 +19,7 @@ DETAIL = {case.name: case.fragment for case in FORGERIES} | {
     "3: the listing pointed at a forged file": "the listing hashes to",
     "3: a listing path quoted to exhaust a parser": "is not a git ls-tree entry",
     "3: a listing path 5,000 segments deep": "the listing hashes to None",
+    "5: the effective policy relabelled against its serialization": "disables reasoning",
 }
 """What the verdict must say of each forgery, where its first line says something else."""
 

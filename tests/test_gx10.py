@@ -184,6 +184,28 @@ def _legacy_completion(document: dict[str, Any], path: str, text: str) -> None:
     set_body(ex, "response_body", response)
 
 
+MODEL = "qwen3-coder-30b-a3b-instruct-q8_0"
+
+
+def _message(document: dict[str, Any], message: dict[str, Any]) -> None:
+    ex = exchange(document, 3)
+    response = body(ex, "response_body")
+    response["choices"][0]["message"] = message
+    set_body(ex, "response_body", response)
+
+
+def _ollama(document: dict[str, Any], path: str, reply: dict[str, Any]) -> None:
+    ex = exchange(document, 3)
+    ex["path"] = path
+    set_body(ex, "response_body", reply)
+
+
+def _ollama_stream(document: dict[str, Any], line: dict[str, Any]) -> None:
+    ex = exchange(document, 4)
+    ex["path"] = "/api/chat"
+    ex["chunks"][0]["data"] = json.dumps(line) + "\n"
+
+
 def _base64_reasoning(document: dict[str, Any]) -> None:
     ex = exchange(document, 3)
     response = body(ex, "response_body")
@@ -276,6 +298,29 @@ CASES: list[tuple[str, Edit, str, str]] = [
      "reasoning_contamination", "fail"),
     ("reasoning_in_a_base64_body_is_found", _base64_reasoning, "reasoning_contamination",
      "fail"),
+    ("thinking_content_parts_are_found",
+     lambda d: _message(d, {"role": "assistant", "content": [
+         {"type": "thinking", "thinking": "plan"}, {"type": "text", "text": "ok"}]}),
+     "reasoning_contamination", "fail"),
+    ("reasoning_details_are_found",
+     lambda d: _message(d, {"role": "assistant", "content": "ok",
+                            "reasoning_details": [{"type": "reasoning.text", "text": "plan"}]}),
+     "reasoning_contamination", "fail"),
+    ("ollama_chat_thinking_is_found",
+     lambda d: _ollama(d, "/api/chat", {"model": MODEL, "message": {
+         "role": "assistant", "content": "ok", "thinking": "plan"}, "done": True}),
+     "reasoning_contamination", "fail"),
+    ("ollama_generate_thinking_is_found",
+     lambda d: _ollama(d, "/api/generate", {"model": MODEL, "response": "ok",
+                                            "thinking": "plan", "done": True}),
+     "reasoning_contamination", "fail"),
+    ("an_ollama_stream_of_json_lines_is_read",
+     lambda d: _ollama_stream(d, {"model": MODEL, "message": {"role": "assistant",
+                                                             "thinking": "plan"}}),
+     "reasoning_contamination", "fail"),
+    ("a_policy_whose_serialization_disables_it_is_infra",
+     lambda d: d["config"]["reasoning_policy"].update(effective="on"),
+     "reasoning_serialization", "infra"),
     ("a_request_that_also_asks_for_reasoning_is_infra", _conflicting_switch,
      "reasoning_serialization", "infra"),
     ("a_retried_probe_is_infra", _retried_probe, "transport_evidence", "infra"),

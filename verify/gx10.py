@@ -40,6 +40,7 @@ from pins import COMPONENTS, PinSetSource
 from verify._consistency import normal_path
 from verify._facts import LedgerFacts, ReplyFacts, ledger_facts, reply_facts, request_facts
 from verify.replies import (
+    asks_for_reasoning,
     body_json,
     first_tool_call,
     is_completion,
@@ -343,6 +344,14 @@ def reasoning_serialization(run: _Run) -> GateResult:
         return _gate("reasoning_serialization", "infra", "no reasoning-policy serialization")
     serialization = config.reasoning_policy.serialization
     wanted = config.reasoning_policy.effective != "off"
+    if asks_for_reasoning(serialization.value) != wanted:  # the requests say what was asked
+        return _gate(
+            "reasoning_serialization",
+            "infra",
+            f"the effective policy is {config.reasoning_policy.effective}, but its serialization "
+            f"{serialization.path} = {json.dumps(serialization.value)} "
+            f"{'disables' if wanted else 'asks for'} reasoning",
+        )
     for exchange in run.evidence.transport or ():
         if not is_completion(exchange):
             continue

@@ -23,6 +23,7 @@ __all__ = [
     "COMPLETION_SUFFIXES",
     "REASONING_KEYS",
     "Reply",
+    "asks_for_reasoning",
     "body_bytes",
     "body_json",
     "exchange_failed",
@@ -37,10 +38,23 @@ __all__ = [
 
 _NOT_JSON = object()
 
-COMPLETION_SUFFIXES = ("/chat/completions", "/completions", "/responses")
-"""The endpoints that generate text: chat and legacy completions and the responses API."""
+COMPLETION_SUFFIXES = (
+    "/chat/completions",
+    "/completions",
+    "/responses",
+    "/api/chat",
+    "/api/generate",
+)
+"""The endpoints that generate text: chat and legacy completions, the responses API, and
+Ollama's native chat and generate."""
 
-REASONING_KEYS = ("reasoning_content", "reasoning", "thinking", "reasoning_text")
+REASONING_KEYS = (
+    "reasoning_content",
+    "reasoning",
+    "thinking",
+    "reasoning_text",
+    "reasoning_details",
+)
 """Fields of a reply message or a streamed delta that carry reasoning, as engines name them."""
 
 REQUEST_REASONING_PATHS = (
@@ -58,6 +72,12 @@ OpenAI reasoning effort and responses API, Ollama's ``think``)."""
 _OFF = (False, None, 0, "none", "off", "disabled", "false", "minimal")
 
 THINK_TAGS = ("<think>", "</think>", "<thinking>", "</thinking>")
+
+
+def asks_for_reasoning(value: Any) -> bool:
+    """Whether a request's reasoning value asks for reasoning (``false``, ``"none"``, ``"off"``,
+    ``0``, ... do not)."""
+    return _enabled(value)
 
 
 def _enabled(value: Any) -> bool:
@@ -125,24 +145,33 @@ def body_json(body: Body | None) -> Any:
 
 
 def sse_events(chunks: Iterable[Chunk]) -> Iterator[tuple[float, Any]]:
-    """The JSON events of a server-sent event stream, reassembled across chunk boundaries,
-    each with the time of the chunk its line ended in; ``[DONE]`` and non-JSON lines skipped."""
-    pending = ""
+    """The JSON events of a stream, reassembled across chunk boundaries, each with the time of
+    the chunk its line ended in: server-sent events (``data:`` lines; ``[DONE]`` skipped) and
+    JSON Lines streams (Ollama's native API: a line that is a JSON object). Linear in the
+    stream's size: a chunk's text is split once, and only the unfinished line is carried."""
+    pending: list[str] = []
     for chunk in chunks:
-        pending += chunk.data
-        *lines, pending = pending.split("\n")
+        head, newline, rest = chunk.data.partition("\n")
+        if not newline:
+            pending.append(head)
+            continue
+        lines = ["".join(pending) + head, *rest.split("\n")]
+        pending = [lines.pop()]
         for line in lines:
             event = _event(line)
             if event is not _NOT_JSON:
                 yield chunk.t, event
-    if pending:
-        event = _event(pending)
+    if pending and (last := "".join(pending)):
+        event = _event(last)
         if event is not _NOT_JSON:
             yield -1.0, event
 
 
 def _event(line: str) -> Any:
     line = line.rstrip("\r")
+    if line.lstrip().startswith("{"):  # a JSON Lines stream
+        value = _loads(line)
+        return value if isinstance(value, dict) else _NOT_JSON
     if not line.startswith("data:"):
         return _NOT_JSON
     payload = line[5:].strip()
@@ -161,12 +190,31 @@ def _dicts(value: Any) -> list[dict[str, Any]]:
     return []
 
 
+_REASONING_PARTS = ("thinking", "reasoning", "redacted_thinking")
+
+
 def _text(value: Any) -> str:
+    """The visible text of a content value (a string, or content parts)."""
     if isinstance(value, str):
         return value
     if isinstance(value, list):  # content parts: [{"type": "text", "text": ...}]
-        return "".join(str(p.get("text", "")) for p in value if isinstance(p, dict))
+        return "".join(
+            str(p.get("text", ""))
+            for p in value
+            if isinstance(p, dict) and p.get("type") not in _REASONING_PARTS
+        )
     return ""
+
+
+def _part_reasoning(value: Any) -> str:
+    """The reasoning a content value's parts carry (``{"type": "thinking", ...}`` parts)."""
+    if not isinstance(value, list):
+        return ""
+    return "".join(
+        str(p.get("thinking") or p.get("text") or p.get("type"))
+        for p in value
+        if isinstance(p, dict) and p.get("type") in _REASONING_PARTS
+    )
 
 
 @dataclass(frozen=True)
@@ -187,6 +235,7 @@ class Reply:
 
 def _read_message(message: dict[str, Any], content: list[str], reasoning: list[str]) -> None:
     content.append(_text(message.get("content")))
+    reasoning.append(_part_reasoning(message.get("content")))
     for key in REASONING_KEYS:
         value = message.get(key)
         reasoning.append("{...}" if isinstance(value, dict) and value else _text(value))
@@ -205,6 +254,11 @@ def _read_value(value: Any, content: list[str], reasoning: list[str], models: li
         for key in ("message", "delta"):
             for message in _dicts(choice.get(key)):
                 _read_message(message, content, reasoning)
+    for message in _dicts(value.get("message")):  # Ollama's /api/chat
+        _read_message(message, content, reasoning)
+    if isinstance(value.get("response"), str):  # Ollama's /api/generate
+        content.append(value["response"])
+        reasoning.append(_text(value.get("thinking")))
     for item in _dicts(value.get("output")):  # the responses API
         if item.get("type") == "reasoning":
             reasoning.append("reasoning item")

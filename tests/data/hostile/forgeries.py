@@ -324,6 +324,14 @@ def _cut_tail(files: Files, _fields: dict[str, Any]) -> None:
 # --- 5: reasoning wherever it hides --------------------------------------------------------------
 
 
+def _policy_relabelled(files: Files, _fields: dict[str, Any]) -> None:
+    """The run config says reasoning was on; every request still said it was off."""
+    name = "run/config.json"
+    config = json.loads(files[name][0])
+    config["reasoning_policy"]["effective"] = "on"
+    _put_json(files, name, config)
+
+
 def _reasoning_split_across_chunks(files: Files, _fields: dict[str, Any]) -> None:
     exchanges = _exchanges(files)
     stream = next(e for e in _of(exchanges, "performance") if len(e["chunks"]) >= 2)
@@ -403,6 +411,8 @@ FORGERIES: list[Case] = [
           "after the bundle was made"),
     _case("4: an AF_UNIX attempt with an IP address", _unix_with_an_ip, "AF_UNIX"),
     _case("4: the ledger's tail cut", _cut_tail, "the supervisor closed the ledger"),
+    _case("5: the effective policy relabelled against its serialization", _policy_relabelled,
+          "replayed INFRA_ERROR"),
     _case("5: reasoning split across stream chunks", _reasoning_split_across_chunks,
           "replayed NOT_QUALIFIED"),
     _case("5: reasoning in a base64 body", _reasoning_in_base64, "replayed NOT_QUALIFIED"),
