@@ -139,17 +139,6 @@ def path_allowed(pattern: str, path: str) -> bool:
     return _wildcard(norm_pattern.split("/"), norm_path.split("/"), "**", True, _segment_matches)
 
 
-def _at(path: str, value: Any) -> Any:
-    for part in path.split("."):
-        if not isinstance(value, dict) or part not in value:
-            return _MISSING
-        value = value[part]
-    return value
-
-
-_MISSING = object()
-
-
 @dataclass(frozen=True)
 class _Run:
     """What the gates read: the evidence, the trusted pins and the selected components."""
