@@ -36,6 +36,7 @@ __all__ = [
     "ReplyFacts",
     "RequestFacts",
     "SlimExchange",
+    "is_loopback",
     "ledger_facts",
     "ledger_problem",
     "reply_facts",
@@ -179,7 +180,8 @@ def _ip_version(address: str) -> int | None:
         return None
 
 
-def _is_loopback(host: str) -> bool:
+def is_loopback(host: str) -> bool:
+    """Whether a host name or address is loopback (``localhost``, 127.0.0.0/8, ``::1``)."""
     if host == "localhost":
         return True
     try:
@@ -223,7 +225,7 @@ class LedgerTally:
         index = self.count
         self.count += 1
         if self.first_event is None and (
-            entry.seq != index or (entry.family != "AF_UNIX" and not _is_loopback(entry.address))
+            entry.seq != index or (entry.family != "AF_UNIX" and not is_loopback(entry.address))
         ):
             self.first_event = (index, entry)
         if ledger_problem(entry) is not None:

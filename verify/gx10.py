@@ -10,7 +10,6 @@ as the seed classifies it. The claims are read only at the end, to be compared.
 
 from __future__ import annotations
 
-import ipaddress
 import json
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -38,7 +37,14 @@ from bundle_schema.models import (
 from bundle_schema.roles import REFERENCE_HEADER
 from pins import COMPONENTS, PinSetSource
 from verify._consistency import normal_path
-from verify._facts import LedgerFacts, ReplyFacts, ledger_facts, reply_facts, request_facts
+from verify._facts import (
+    LedgerFacts,
+    ReplyFacts,
+    is_loopback,
+    ledger_facts,
+    reply_facts,
+    request_facts,
+)
 from verify.replies import (
     asks_for_reasoning,
     body_json,
@@ -85,16 +91,6 @@ def _gate(gate_id: str, status: Status, reason: str, *evidence: str) -> GateResu
         reason=_text(reason),
         evidence=tuple(_text(e, 512) for e in evidence),
     )
-
-
-def is_loopback(host: str) -> bool:
-    """Whether a host name or address is loopback (``localhost``, 127.0.0.0/8, ``::1``)."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 def _wildcard(
