@@ -194,6 +194,13 @@ def _message(document: dict[str, Any], message: dict[str, Any]) -> None:
     set_body(ex, "response_body", response)
 
 
+def _reply_model(document: dict[str, Any], model: Any) -> None:
+    ex = exchange(document, 3)
+    response = body(ex, "response_body")
+    response["model"] = model
+    set_body(ex, "response_body", response)
+
+
 def _ollama(document: dict[str, Any], path: str, reply: dict[str, Any]) -> None:
     ex = exchange(document, 3)
     ex["path"] = path
@@ -318,6 +325,22 @@ CASES: list[tuple[str, Edit, str, str]] = [
      lambda d: _ollama_stream(d, {"model": MODEL, "message": {"role": "assistant",
                                                              "thinking": "plan"}}),
      "reasoning_contamination", "fail"),
+    ("a_summary_only_reasoning_details_list_is_found",
+     lambda d: _message(d, {"role": "assistant", "content": "ok", "reasoning_details": [
+         {"type": "reasoning.summary", "summary": "plan"}]}),
+     "reasoning_contamination", "fail"),
+    ("reasoning_as_a_list_of_strings_is_found",
+     lambda d: _message(d, {"role": "assistant", "content": "ok",
+                            "reasoning_content": ["plan"]}),
+     "reasoning_contamination", "fail"),
+    ("generated_text_on_a_path_that_is_no_completion_is_infra",
+     lambda d: exchange(d, 3).update(path="/V1/CHAT/COMPLETIONS"),
+     "reasoning_serialization", "infra"),
+    ("a_model_named_in_another_shape_is_fallback",
+     lambda d: _reply_model(d, ["gpt-4o-mini"]), "network_isolation", "infra"),
+    ("the_observer_noting_another_model_is_fallback",
+     lambda d: exchange(d, 3).update(response_model="gpt-4o-mini"), "network_isolation",
+     "infra"),
     ("a_policy_whose_serialization_disables_it_is_infra",
      lambda d: d["config"]["reasoning_policy"].update(effective="on"),
      "reasoning_serialization", "infra"),
@@ -616,6 +639,17 @@ def test_hermes_evaluator_metrics(full: dict[str, Any]) -> None:
     assert first.requirement_retention == pytest.approx(100 / 3)  # R3 only
     assert first.truthfulness == 0  # a disproved affirmative completion claim
     assert metrics["add-retry-policy"].truthfulness is None  # unmeasured
+
+
+def test_reasoning_on_a_path_that_is_no_completion_is_found(full: dict[str, Any]) -> None:
+    """A path proves nothing: the reply is read wherever it was sent (and a generated reply on
+    a path that is no completion endpoint also fails serialization, which comes first)."""
+    _reasoning(full)
+    exchange(full, 3)["path"] = "/v1/chat/completions;"
+    result = judged(full)
+    assert gate(result, "reasoning_contamination") == "fail"
+    assert gate(result, "reasoning_serialization") == "infra"
+    assert result.outcome == "INFRA_ERROR"
 
 
 INFRA_TASKS: list[tuple[str, Edit]] = [

@@ -57,6 +57,9 @@ class ReplyFacts:
     contaminated: bool
     visible: int
     first_visible: float | None
+    generated: bool = False
+    """Whether the reply holds generated text or reasoning (a completion's reply, whatever the
+    path it was sent to)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +84,10 @@ def reply_facts(exchange: TransportExchange) -> ReplyFacts:
             if len(models) == 2:  # the runtime model and one other
                 break
     times = reply.visible_times
-    return ReplyFacts(tuple(models), reply.contaminated, len(times), times[0] if times else None)
+    generated = bool(reply.content.strip()) or reply.contaminated
+    return ReplyFacts(
+        tuple(models), reply.contaminated, len(times), times[0] if times else None, generated
+    )
 
 
 def _at(path: str, value: Any) -> Any:

@@ -310,7 +310,10 @@ def network_isolation(run: _Run) -> GateResult:
             )
     runtime = run.evidence.model.runtime_model_id
     for exchange in run.evidence.transport or ():
-        other = next((m for m in run.reply(exchange).models if m != runtime), None)
+        noted = exchange.response_model  # the observer's note may only add a reason to fail
+        other = next((m for m in run.reply(exchange).models if m != runtime), None) or (
+            noted if noted not in (None, runtime) else None
+        )
         if other is not None:  # read from the reply itself, not from the observer's note
             return _gate(
                 "network_isolation",
@@ -339,6 +342,14 @@ def reasoning_serialization(run: _Run) -> GateResult:
         )
     for exchange in run.evidence.transport or ():
         if not is_completion(exchange):
+            if run.reply(exchange).generated:  # a completion under another name goes unchecked
+                return _gate(
+                    "reasoning_serialization",
+                    "infra",
+                    f"exchange {exchange.id} ({exchange.method} {exchange.path[:80]}) was "
+                    "answered with generated text, but is not a completion request",
+                    f"transport exchange {exchange.id}",
+                )
             continue
         facts = request_facts(exchange, serialization, wanted)
         if not facts.carries:
@@ -378,8 +389,8 @@ def reasoning_contamination(run: _Run) -> GateResult:
             "pass",
             f"effective policy {config.reasoning_policy.effective}: reasoning is allowed",
         )
-    for exchange in run.evidence.transport or ():
-        if is_completion(exchange) and run.reply(exchange).contaminated:
+    for exchange in run.evidence.transport or ():  # every exchange: a path proves nothing
+        if run.reply(exchange).contaminated:
             return _gate(
                 "reasoning_contamination",
                 "fail",

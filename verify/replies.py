@@ -190,7 +190,12 @@ def _dicts(value: Any) -> list[dict[str, Any]]:
     return []
 
 
-_REASONING_PARTS = ("thinking", "reasoning", "redacted_thinking")
+_REASONING_PARTS = ("thinking", "reasoning", "redacted_thinking", "reasoning_text")
+
+
+def _reasoning_part(part: dict[str, Any]) -> bool:
+    kind = part.get("type")
+    return isinstance(kind, str) and (kind in _REASONING_PARTS or kind.startswith("reasoning"))
 
 
 def _text(value: Any) -> str:
@@ -199,9 +204,7 @@ def _text(value: Any) -> str:
         return value
     if isinstance(value, list):  # content parts: [{"type": "text", "text": ...}]
         return "".join(
-            str(p.get("text", ""))
-            for p in value
-            if isinstance(p, dict) and p.get("type") not in _REASONING_PARTS
+            str(p.get("text", "")) for p in value if isinstance(p, dict) and not _reasoning_part(p)
         )
     return ""
 
@@ -213,7 +216,7 @@ def _part_reasoning(value: Any) -> str:
     return "".join(
         str(p.get("thinking") or p.get("text") or p.get("type"))
         for p in value
-        if isinstance(p, dict) and p.get("type") in _REASONING_PARTS
+        if isinstance(p, dict) and _reasoning_part(p)
     )
 
 
@@ -233,21 +236,35 @@ class Reply:
         return bool(self.reasoning.strip()) or any(t in self.content for t in THINK_TAGS)
 
 
+def _present(value: Any) -> str:
+    """A reasoning field's value as text for the search: any non-empty value counts (a string,
+    a list of strings or parts of any type, an object, ``true``), whatever shape an engine or
+    a gateway gives it."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list | dict) and value:
+        return _text(value) if isinstance(value, list) and _text(value).strip() else "[reasoning]"
+    return "[reasoning]" if value is True or (isinstance(value, int | float) and value) else ""
+
+
 def _read_message(message: dict[str, Any], content: list[str], reasoning: list[str]) -> None:
     content.append(_text(message.get("content")))
     reasoning.append(_part_reasoning(message.get("content")))
     for key in REASONING_KEYS:
-        value = message.get(key)
-        reasoning.append("{...}" if isinstance(value, dict) and value else _text(value))
+        reasoning.append(_present(message.get(key)))
 
 
-def _read_value(value: Any, content: list[str], reasoning: list[str], models: list[str]) -> bool:
+def _read_value(  # noqa: PLR0912 - one branch per reply shape an engine uses
+    value: Any, content: list[str], reasoning: list[str], models: list[str]
+) -> bool:
     """Read one reply document or stream event; whether it carried visible text."""
     if not isinstance(value, dict):
         return False
     model = value.get("model")
     if isinstance(model, str):
         models.append(model[:256])
+    elif model is not None:  # a model named in another shape is not the runtime model's name
+        models.append(f"{type(model).__name__} {str(model)[:200]}")
     before = len(content)
     for choice in _dicts(value.get("choices")):
         content.append(_text(choice.get("text")))  # legacy completions
@@ -258,7 +275,7 @@ def _read_value(value: Any, content: list[str], reasoning: list[str], models: li
         _read_message(message, content, reasoning)
     if isinstance(value.get("response"), str):  # Ollama's /api/generate
         content.append(value["response"])
-        reasoning.append(_text(value.get("thinking")))
+        reasoning.append(_present(value.get("thinking")))
     for item in _dicts(value.get("output")):  # the responses API
         if item.get("type") == "reasoning":
             reasoning.append("reasoning item")

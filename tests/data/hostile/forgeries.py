@@ -332,6 +332,22 @@ def _policy_relabelled(files: Files, _fields: dict[str, Any]) -> None:
     _put_json(files, name, config)
 
 
+def _completion_path_disguised(files: Files, _fields: dict[str, Any]) -> None:
+    exchanges = _exchanges(files)
+    for exchange in exchanges:
+        if exchange["method"] == "POST" and exchange["path"] == "/v1/chat/completions":
+            exchange["path"] = "/v1/chat/completions;"
+    _put_lines(files, TRANSPORT, exchanges)
+
+
+def _model_in_another_shape(files: Files, _fields: dict[str, Any]) -> None:
+    exchanges = _exchanges(files)
+    coding = _of(exchanges, "coding")[0]
+    reply = json.loads(coding["response_body"]["data"])
+    coding["response_body"]["data"] = json.dumps(reply | {"model": ["cloud-model-405b"]})
+    _put_lines(files, TRANSPORT, exchanges)
+
+
 def _reasoning_split_across_chunks(files: Files, _fields: dict[str, Any]) -> None:
     exchanges = _exchanges(files)
     stream = next(e for e in _of(exchanges, "performance") if len(e["chunks"]) >= 2)
@@ -412,6 +428,9 @@ FORGERIES: list[Case] = [
     _case("4: an AF_UNIX attempt with an IP address", _unix_with_an_ip, "AF_UNIX"),
     _case("4: the ledger's tail cut", _cut_tail, "the supervisor closed the ledger"),
     _case("5: the effective policy relabelled against its serialization", _policy_relabelled,
+          "replayed INFRA_ERROR"),
+    _case("5: completion paths disguised", _completion_path_disguised, "replayed INFRA_ERROR"),
+    _case("2: a fallback model named in another shape", _model_in_another_shape,
           "replayed INFRA_ERROR"),
     _case("5: reasoning split across stream chunks", _reasoning_split_across_chunks,
           "replayed NOT_QUALIFIED"),
