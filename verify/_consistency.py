@@ -620,13 +620,15 @@ def _task_self(task: HermesTask, name: str, number: int) -> list[Finding]:
 # --- figures measured on exchanges --------------------------------------------------------------
 
 
+PROBE_PLACES = {"response": "probes/direct-response.json", "tool_call": "probes/tool-call.json"}
+"""The logical name of each probe's record (bundle_schema/roles.py)."""
+
+
 def _probes(evidence: Gx10Evidence) -> list[Finding]:
     exchanges = {e.id: e for e in evidence.transport or ()}
     findings = []
     for probe in evidence.probes:
-        name = (
-            "probes/direct-response.json" if probe.kind == "response" else "probes/tool-call.json"
-        )
+        name = PROBE_PLACES[probe.kind]
         exchange = exchanges.get(probe.exchange)
         if exchange is None:
             continue  # the transport gate says so
@@ -693,7 +695,7 @@ def _probe_contracts(evidence: Gx10Evidence) -> list[Finding]:
     exchanges = {e.id: e for e in evidence.transport or ()}
     findings = []
     for probe in evidence.probes:
-        name = f"probes/{'direct-response' if probe.kind == 'response' else 'tool-call'}.json"
+        name = PROBE_PLACES[probe.kind]
         contract = PROBE_CONTRACTS.get(probe.contract)
         if contract is None:
             continue  # the probe gate says the contract is not the pinned one

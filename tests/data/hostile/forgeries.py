@@ -22,6 +22,8 @@ from typing import Any
 from bundle_schema import canonical_bytes
 from tests.data.hostile.kit import Builder, Case, Context, Files, read_bundle, reseal
 from tests.data.hostile.kit import lines as _lines
+from tests.data.hostile.kit import put_json as _put_json
+from tests.data.hostile.kit import put_lines as _put_lines
 from verify import git_blob_id
 
 __all__ = ["CONTROL", "FORGERIES", "record_reference_run"]
@@ -36,15 +38,6 @@ TRANSPORT_MEDIA = "application/vnd.evidence-audit.transport-exchange+jsonl"
 PROBE_MEDIA = "application/vnd.evidence-audit.direct-probe+json"
 
 Forgery = Callable[[Files, dict[str, Any]], None]
-
-
-def _put_lines(files: Files, name: str, values: list[dict[str, Any]]) -> None:
-    """Write JSON Lines back as the format's canonical bytes (a forger writes valid records)."""
-    files[name] = (b"".join(canonical_bytes(v) + b"\n" for v in values), files[name][1])
-
-
-def _put_json(files: Files, name: str, value: dict[str, Any]) -> None:
-    files[name] = (canonical_bytes(value), files[name][1])
 
 
 def record_reference_run(out: Path, work: Path) -> Path:

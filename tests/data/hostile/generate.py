@@ -45,7 +45,17 @@ from bundle_schema.layout import MANIFEST_SIGNATURE, content_digest
 from bundle_schema.models import ComponentRef
 from pins import load_builtin
 from tests.data.hostile.forgeries import FORGERIES
-from tests.data.hostile.kit import Builder, Case, Context, Files, lines, read_bundle, reseal
+from tests.data.hostile.kit import (
+    Builder,
+    Case,
+    Context,
+    Files,
+    lines,
+    put_json,
+    put_lines,
+    read_bundle,
+    reseal,
+)
 from tests.factories import COMPONENT_RESULT, write_small_bundle
 from verify import parse_manifest
 
@@ -789,15 +799,7 @@ Attack = Callable[[Files, dict[str, Any], dict[str, Path]], None]
 _lines = lines
 
 
-def _put_lines(files: Files, name: str, values: list[dict[str, Any]]) -> None:
-    data = b"".join(json.dumps(v, separators=(",", ":"), sort_keys=True).encode() + b"\n"
-                    for v in values)  # fmt: skip
-    files[name] = (data, files[name][1])
-
-
-def _put_json(files: Files, name: str, value: dict[str, Any]) -> None:
-    data = json.dumps(value, separators=(",", ":"), sort_keys=True).encode()
-    files[name] = (data, files[name][1])
+_put_lines, _put_json = put_lines, put_json
 
 
 def _claims(**changes: Any) -> Attack:

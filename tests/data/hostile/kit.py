@@ -11,12 +11,23 @@ from pathlib import Path
 from typing import Any
 
 from audit import BundleWriter
+from bundle_schema import canonical_bytes
 from bundle_schema.models import Manifest
 from tests.factories import write_small_bundle
 from verify import parse_manifest
 from verify._source import open_source
 
-__all__ = ["Builder", "Case", "Context", "Files", "lines", "read_bundle", "reseal"]
+__all__ = [
+    "Builder",
+    "Case",
+    "Context",
+    "Files",
+    "lines",
+    "put_json",
+    "put_lines",
+    "read_bundle",
+    "reseal",
+]
 
 # --- how a case is made --------------------------------------------------------------------------
 
@@ -91,3 +102,13 @@ def reseal(target: Path, manifest: Manifest, files: Files, fields: dict[str, Any
 
 def lines(files: Files, name: str) -> list[dict[str, Any]]:
     return [json.loads(line) for line in files[name][0].splitlines()]
+
+
+def put_lines(files: Files, name: str, values: list[dict[str, Any]]) -> None:
+    """Write JSON Lines back as the format's canonical bytes (a forger writes valid records)."""
+    files[name] = (b"".join(canonical_bytes(v) + b"\n" for v in values), files[name][1])
+
+
+def put_json(files: Files, name: str, value: dict[str, Any]) -> None:
+    """Write a JSON document back as the format's canonical bytes."""
+    files[name] = (canonical_bytes(value), files[name][1])
