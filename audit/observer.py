@@ -9,6 +9,11 @@ since the request started, taken as the bytes arrive. Built on aiohttp: no HTTP 
 It refuses an endpoint that is not on loopback, never follows a redirect (the harness gets a 502
 and the redirect is recorded), and records the ``model`` each reply names, so a reply from
 another model is visible as a suspected fallback.
+
+Upstream connections are kept idle for at most :data:`IDLE_KEEPALIVE_S`, under the keep-alive
+of the servers it fronts, and a request that fails before any response arrived (the server had
+closed the idle connection as the request crossed it) is sent once more on a fresh connection,
+with :data:`RETRY_HEADER` saying why; that header is forwarded and recorded (ADR 0014).
 """
 
 from __future__ import annotations
@@ -35,7 +40,23 @@ from bundle_schema.roles import REFERENCE_HEADER
 from verify.gx10 import is_loopback
 from verify.replies import is_completion_path
 
-__all__ = ["REDACTED", "REFERENCE_HEADER", "Observer", "observe", "write_policy"]
+__all__ = [
+    "IDLE_KEEPALIVE_S",
+    "REDACTED",
+    "REFERENCE_HEADER",
+    "RETRY_HEADER",
+    "Observer",
+    "observe",
+    "write_policy",
+]
+
+IDLE_KEEPALIVE_S = 2.0
+"""Seconds an idle upstream connection is kept for reuse: under the keep-alive of the servers
+the observer fronts (llama.cpp server and uvicorn, which serves vLLM and llama-cpp-python, close
+an idle connection after 5 s), so it rarely reuses one the server is closing."""
+RETRY_HEADER = "x-evidence-retry"
+"""Sent (and recorded) with the second attempt of a request whose first failed before any
+response arrived: which attempt it is, and the first attempt's error."""
 
 REDACTED = "[redacted]"
 _CREDENTIALS = frozenset(
@@ -59,7 +80,8 @@ _HOP_BY_HOP = frozenset(
 )
 """A harness names the record a request belongs to (e.g. ``hermes/<task>``) in this header."""
 _RECORDED_REQUEST = (
-    frozenset({"content-type", "accept", "user-agent", REFERENCE_HEADER}) | _CREDENTIALS
+    frozenset({"content-type", "accept", "user-agent", REFERENCE_HEADER, RETRY_HEADER})
+    | _CREDENTIALS
 )
 _RECORDED_RESPONSE = frozenset({"content-type", "location", "x-request-id", "openai-model"})
 
@@ -109,6 +131,7 @@ class Observer:
         *,
         unix_path: str | None = None,
         policy: ReasoningSerialization | None = None,
+        idle_keepalive: float = IDLE_KEEPALIVE_S,
     ) -> None:
         parts = urlsplit(upstream)
         if parts.scheme != "http" or not is_loopback(parts.hostname or ""):
@@ -116,6 +139,7 @@ class Observer:
         self.upstream = f"http://{parts.netloc}"
         self.unix_path = unix_path
         self.policy = policy
+        self.idle_keepalive = idle_keepalive
         self.component: str | None = None
         self._ids = itertools.count()
         self._records: list[dict[str, Any]] = []
@@ -127,6 +151,8 @@ class Observer:
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
         self._runner: web.AppRunner | None = None
         self._session: aiohttp.ClientSession | None = None
+        self._fresh: aiohttp.ClientSession | None = None
+        """For a second attempt: a new connection for every request, never a reused one."""
         self.port = 0
 
     @property
@@ -168,9 +194,21 @@ class Observer:
         return self
 
     async def _start(self) -> None:
+        timeout = aiohttp.ClientTimeout(total=None, sock_read=None)
         self._session = aiohttp.ClientSession(
-            auto_decompress=False, timeout=aiohttp.ClientTimeout(total=None, sock_read=None)
+            connector=aiohttp.TCPConnector(keepalive_timeout=self.idle_keepalive),
+            auto_decompress=False,
+            timeout=timeout,
         )
+        # aiohttp resends an idempotent request silently when a reused connection fails; the
+        # observer does it itself, for every method, and records it
+        self._session._retry_connection = False
+        self._fresh = aiohttp.ClientSession(
+            connector=aiohttp.TCPConnector(force_close=True),
+            auto_decompress=False,
+            timeout=timeout,
+        )
+        self._fresh._retry_connection = False
         app = web.Application(client_max_size=64 << 20)
         app.router.add_route("*", "/{tail:.*}", self._handle)
         self._runner = web.AppRunner(app, access_log=None)
@@ -185,8 +223,9 @@ class Observer:
         async def close() -> None:
             if self._runner is not None:
                 await self._runner.cleanup()
-            if self._session is not None:
-                await self._session.close()
+            for session in (self._session, self._fresh):
+                if session is not None:
+                    await session.close()
 
         asyncio.run_coroutine_threadsafe(close(), self._loop).result()
         self._loop.call_soon_threadsafe(self._loop.stop)
@@ -224,32 +263,57 @@ class Observer:
         self, request: web.Request, payload: bytes, begun: float, record: dict[str, Any]
     ) -> web.StreamResponse:
         assert self._session is not None  # noqa: S101 - started
+        assert self._fresh is not None  # noqa: S101 - started
         headers = {k: v for k, v in request.headers.items() if k.lower() not in _HOP_BY_HOP}
         headers["Accept-Encoding"] = "identity"
-        try:
-            async with self._session.request(
-                request.method,
-                self.upstream + request.path_qs,
-                data=payload or None,
-                headers=headers,
-                allow_redirects=False,
-            ) as upstream:
-                record["status"] = upstream.status
-                record["response_headers"] = _headers(upstream.headers, _RECORDED_RESPONSE)
-                if 300 <= upstream.status < 400:
-                    record["redirect"] = upstream.headers.get("Location", "")[:4096]
-                    return web.json_response(
-                        {"error": {"message": "the observer does not follow redirects"}},
-                        status=502,
-                    )
-                if upstream.content_type == "text/event-stream":
-                    return await self._stream(request, upstream, begun, record)
-                data = await upstream.read()
-                record["response_body"] = data
-                return web.Response(body=data, status=upstream.status, headers=_passed(upstream))
-        except aiohttp.ClientError as exc:
-            record["error"] = f"upstream: {type(exc).__name__}: {exc}"[:4096]
-            return web.json_response({"error": {"message": "upstream failed"}}, status=502)
+        first_failure: str | None = None
+        for session in (self._session, self._fresh):
+            answered = False
+            try:
+                async with session.request(
+                    request.method,
+                    self.upstream + request.path_qs,
+                    data=payload or None,
+                    headers=headers,
+                    allow_redirects=False,
+                ) as upstream:
+                    answered = True
+                    return await self._relay(request, upstream, begun, record)
+            except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError) as exc:
+                failure = f"{type(exc).__name__}: {exc}"
+                if answered or first_failure is not None:
+                    if first_failure is not None:
+                        failure += f" (the second attempt, after: {first_failure})"
+                    return _upstream_failed(record, failure)
+                # no response arrived: the server closed the connection as the request went
+                # out (an idle keep-alive closed under it); once more, on a new connection
+                first_failure = failure[:1024]
+                note = _header_text(f"2; the first attempt failed before any response: {failure}")
+                headers[RETRY_HEADER] = record["request_headers"][RETRY_HEADER] = note
+            except aiohttp.ClientError as exc:
+                return _upstream_failed(record, f"{type(exc).__name__}: {exc}")
+        raise AssertionError("unreachable: the second attempt returns")  # pragma: no cover
+
+    async def _relay(
+        self,
+        request: web.Request,
+        upstream: aiohttp.ClientResponse,
+        begun: float,
+        record: dict[str, Any],
+    ) -> web.StreamResponse:
+        """Record the endpoint's answer and pass it on to the harness."""
+        record["status"] = upstream.status
+        record["response_headers"] = _headers(upstream.headers, _RECORDED_RESPONSE)
+        if 300 <= upstream.status < 400:
+            record["redirect"] = upstream.headers.get("Location", "")[:4096]
+            return web.json_response(
+                {"error": {"message": "the observer does not follow redirects"}}, status=502
+            )
+        if upstream.content_type == "text/event-stream":
+            return await self._stream(request, upstream, begun, record)
+        data = await upstream.read()
+        record["response_body"] = data
+        return web.Response(body=data, status=upstream.status, headers=_passed(upstream))
 
     async def _stream(
         self,
@@ -284,6 +348,18 @@ class Observer:
         self._keep(record)
         await response.write_eof()
         return response
+
+
+def _upstream_failed(record: dict[str, Any], failure: str) -> web.Response:
+    """The harness's answer when the endpoint could not be reached or broke off: a 502, with
+    the error recorded (a status the endpoint never sent is not recorded as its status)."""
+    record["error"] = f"upstream: {failure}"[:4096]
+    return web.json_response({"error": {"message": "upstream failed"}}, status=502)
+
+
+def _header_text(text: str) -> str:
+    """Text fit for an HTTP header value: printable ASCII, one line, at most 1,024 characters."""
+    return "".join(c if " " <= c <= "~" else "?" for c in text)[:1024]
 
 
 def _finish(record: dict[str, Any]) -> TransportExchange:
@@ -338,9 +414,12 @@ def observe(
     *,
     unix_path: str | None = None,
     policy: ReasoningSerialization | None = None,
+    idle_keepalive: float = IDLE_KEEPALIVE_S,
 ) -> Iterator[Observer]:
     """Run an observer in front of ``upstream`` for the duration of a ``with`` block."""
-    observer = Observer(upstream, unix_path=unix_path, policy=policy).start()
+    observer = Observer(
+        upstream, unix_path=unix_path, policy=policy, idle_keepalive=idle_keepalive
+    ).start()
     try:
         yield observer
     finally:

@@ -3,20 +3,23 @@
 from __future__ import annotations
 
 import base64
+import contextlib
 import http.client
 import json
 import socket
 import threading
+import time
 import urllib.error
 import urllib.request
 from typing import Any
 
 import pytest
 
-from audit.observer import REDACTED, observe
+from audit.observer import IDLE_KEEPALIVE_S, REDACTED, RETRY_HEADER, observe
 from audit.reference_endpoint import MODEL_ID, Behaviour, serve
 from bundle_schema.errors import InvalidInput
 from bundle_schema.models import TransportExchange
+from tests.engines import idle_closing
 
 
 def post(url: str, payload: dict[str, Any], headers: dict[str, str] | None = None) -> Any:
@@ -171,3 +174,115 @@ def test_an_endpoint_that_breaks_off_mid_stream() -> None:
         (exchange,) = observer.wait_for(1)
     assert exchange.error == "upstream broke off mid-stream: ClientPayloadError"
     assert len(exchange.chunks) == 1
+
+
+# --- upstream connections the server closed while idle ------------------------------------------
+
+
+def _raw(url: str, method: str = "POST") -> tuple[int, bytes]:
+    parts = url.split(":")
+    connection = http.client.HTTPConnection("127.0.0.1", int(parts[-1]), timeout=10)
+    try:
+        body = json.dumps({"n": 1}) if method == "POST" else None
+        connection.request(method, "/v1/chat/completions" if method == "POST" else "/v1/models",
+                           body, {"Content-Type": "application/json"})  # fmt: skip
+        response = connection.getresponse()
+        return response.status, response.read()
+    finally:
+        connection.close()
+
+
+@pytest.mark.parametrize("method", ["POST", "GET"])
+def test_a_request_the_server_dropped_on_an_idle_connection_is_sent_once_more(
+    method: str,
+) -> None:
+    # The server's idle timer fires as the next request crosses it on the kept-alive connection
+    # (llama-server's 5 s keep-alive against requests 5 s apart): the request gets no answer.
+    with idle_closing(idle_close=0.1) as server, observe(server.url, idle_keepalive=30) as obs:
+        first = _raw(obs.url, method)
+        time.sleep(0.3)
+        second = _raw(obs.url, method)
+        exchanges = obs.wait_for(2)
+    assert (first[0], second[0]) == (200, 200)
+    assert server.dropped == 1
+    assert RETRY_HEADER not in exchanges[0].request_headers
+    note = exchanges[1].request_headers[RETRY_HEADER]
+    assert note.startswith("2; the first attempt failed before any response: ")
+    assert exchanges[1].status == 200
+    assert exchanges[1].error is None
+    assert json.loads(second[1])["method"] == method  # what the harness got is the answer
+
+
+def test_idle_connections_are_let_go_before_the_server_closes_them() -> None:
+    with (
+        idle_closing(idle_close=0.5) as server,
+        observe(server.url, idle_keepalive=0.1) as observer,
+    ):
+        statuses = []
+        for _ in range(3):
+            statuses.append(_raw(observer.url)[0])
+            time.sleep(0.25)  # idle past the observer's keep-alive, within the server's
+        exchanges = observer.wait_for(3)
+    assert statuses == [200, 200, 200]
+    assert server.dropped == 0
+    assert all(RETRY_HEADER not in e.request_headers for e in exchanges)
+
+
+def test_a_server_that_closes_idle_connections_costs_no_request() -> None:
+    # A server with a short keep-alive timeout, requests spaced past it: never a 502.
+    with (
+        idle_closing(idle_timeout=0.05) as server,
+        observe(server.url, idle_keepalive=30) as observer,
+    ):
+        statuses = []
+        for _ in range(6):
+            statuses.append(_raw(observer.url)[0])
+            time.sleep(0.08)
+        exchanges = observer.wait_for(6)
+    assert statuses == [200] * 6
+    assert all(e.status == 200 and e.error is None for e in exchanges)
+
+
+def test_the_default_keep_alive_is_shorter_than_the_servers() -> None:
+    assert IDLE_KEEPALIVE_S < 5.0  # llama.cpp server and uvicorn close idle connections at 5 s
+
+
+def test_a_request_that_fails_twice_is_one_error_exchange() -> None:
+    # Every connection is dropped once idle: the retry's fresh connection is not idle, so make
+    # the server drop everything instead (no listener that answers).
+    def drop(listener: socket.socket) -> None:
+        while True:
+            try:
+                connection, _ = listener.accept()
+            except OSError:
+                return
+            connection.recv(65536)
+            connection.close()
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    threading.Thread(target=drop, args=(listener,), daemon=True).start()
+    try:
+        with observe(f"http://127.0.0.1:{listener.getsockname()[1]}") as observer:
+            status, _ = _raw(observer.url)
+            (exchange,) = observer.wait_for(1)
+    finally:
+        listener.close()
+    assert status == 502
+    assert exchange.status is None
+    assert exchange.error is not None
+    assert exchange.error.startswith("upstream: ")
+    assert "(the second attempt, after: " in exchange.error
+    assert exchange.request_headers[RETRY_HEADER].startswith("2; ")
+
+
+def test_a_stream_broken_off_after_its_first_bytes_is_not_resent() -> None:
+    payload = PROBE | {"stream": True}
+    with serve(Behaviour(dies_after=0)) as endpoint, observe(endpoint.url) as observer:
+        with contextlib.suppress(http.client.HTTPException, OSError):
+            post(observer.url, payload)
+        (exchange,) = observer.wait_for(1)
+        assert endpoint.requests == 1
+    assert RETRY_HEADER not in exchange.request_headers
+    assert exchange.error is not None

@@ -1,0 +1,194 @@
+"""Small real HTTP servers on 127.0.0.1 that behave as real engines do where the runner must
+cope: a server that closes idle keep-alive connections, and OpenAI-compatible servers shaped
+like llama.cpp's ``llama-server`` (the weights' path as the model id, ``/props``, a
+``system_fingerprint``) and llama-cpp-python's server (no ``/props``, any requested ``model``
+echoed back, no fingerprint). No engine is needed: each is a few lines of ``http.server``.
+"""
+
+from __future__ import annotations
+
+import json
+import select
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+__all__ = ["Engine", "EngineServer", "idle_closing", "serve_engine"]
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    idle_close: float | None = None
+    """Close a kept-alive connection whose next request comes after this many idle seconds,
+    unanswered (the server's idle timer fired as the request crossed it)."""
+    idle_timeout: float | None = None
+    """Close a kept-alive connection idle this long (as a server's keep-alive timeout does)."""
+    dropped = 0
+    requests = 0
+    app: Callable[[str, str, Any], tuple[int, Any, str]]
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def handle(self) -> None:
+        self.close_connection = True
+        self.handle_one_request()
+        last = time.monotonic()
+        while not self.close_connection:
+            wait = self.server.idle_timeout or 30.0
+            ready, _, _ = select.select([self.connection], [], [], wait)
+            if not ready:
+                return  # idle past the keep-alive timeout: closed
+            idle_close = self.server.idle_close
+            if idle_close is not None and time.monotonic() - last > idle_close:
+                self.server.dropped += 1
+                self.connection.shutdown(socket.SHUT_RDWR)
+                return
+            self.handle_one_request()
+            last = time.monotonic()
+
+    def _answer(self, method: str) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            body = json.loads(raw) if raw else None
+        except ValueError:
+            body = None
+        self.server.requests += 1
+        status, reply, media = self.server.app(method, self.path, body)
+        data = reply if isinstance(reply, bytes) else json.dumps(reply).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", media)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self) -> None:
+        self._answer("GET")
+
+    def do_POST(self) -> None:
+        self._answer("POST")
+
+
+@dataclass
+class EngineServer:
+    """A running server: its URL and what it saw."""
+
+    server: _Server
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    @property
+    def dropped(self) -> int:
+        return self.server.dropped
+
+    @property
+    def requests(self) -> int:
+        return self.server.requests
+
+
+@contextmanager
+def _serve(
+    app: Callable[[str, str, Any], tuple[int, Any, str]],
+    *,
+    idle_close: float | None = None,
+    idle_timeout: float | None = None,
+) -> Iterator[EngineServer]:
+    server = _Server(("127.0.0.1", 0), _Handler)
+    server.app = app
+    server.idle_close, server.idle_timeout = idle_close, idle_timeout
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield EngineServer(server)
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def _ok(method: str, path: str, body: Any) -> tuple[int, Any, str]:
+    return 200, {"method": method, "path": path, "echo": body}, "application/json"
+
+
+@contextmanager
+def idle_closing(
+    *, idle_close: float | None = None, idle_timeout: float | None = None
+) -> Iterator[EngineServer]:
+    """A keep-alive server that answers every request with 200 and closes idle connections:
+    after ``idle_timeout`` seconds, or (``idle_close``) when the next request comes after that
+    many idle seconds, leaving it unanswered."""
+    with _serve(_ok, idle_close=idle_close, idle_timeout=idle_timeout) as server:
+        yield server
+
+
+@dataclass
+class Engine:
+    """An OpenAI-compatible engine's shape: what it lists, whether it has ``/props``, which
+    model its replies name, and its fingerprint."""
+
+    listed: str
+    """The id ``/v1/models`` lists (llama.cpp: the path the weights were loaded from)."""
+    props: dict[str, Any] | None = None
+    """``/props``'s answer; None: the engine has none (404)."""
+    echoes: bool = False
+    """Replies name whatever ``model`` the request named (llama-cpp-python)."""
+    answers_as: str | None = None
+    """The model replies name when the engine does not echo (default: ``listed``)."""
+    fingerprint: str | None = None
+    """The ``system_fingerprint`` of every reply (llama.cpp: its build)."""
+    content: str = "READY"
+    reasoning_content: str | None = None
+    seen: list[Any] = field(default_factory=list)
+    """Every completion request body."""
+
+    def __call__(self, method: str, path: str, body: Any) -> tuple[int, Any, str]:
+        if method == "GET" and path == "/v1/models":
+            return (
+                200,
+                {"object": "list", "data": [{"id": self.listed, "object": "model"}]},
+                ("application/json"),
+            )
+        if method == "GET" and path == "/props" and self.props is not None:
+            return 200, self.props, "application/json"
+        if method != "POST" or not path.endswith("/completions"):
+            return 404, {"error": {"message": "not found"}}, "application/json"
+        self.seen.append(body)
+        requested = body.get("model") if isinstance(body, dict) else None
+        model = requested if self.echoes else (self.answers_as or self.listed)
+        message: dict[str, Any] = {"role": "assistant", "content": self.content}
+        if self.reasoning_content is not None:
+            message["reasoning_content"] = self.reasoning_content
+        if isinstance(body, dict) and body.get("tools"):
+            message = {"role": "assistant", "content": None, "tool_calls": [{
+                "id": "call_0", "type": "function",
+                "function": {"name": "get_weather", "arguments": '{"city": "Oslo"}'},
+            }]}  # fmt: skip
+        reply: dict[str, Any] = {
+            "id": "chatcmpl-0",
+            "object": "chat.completion",
+            "model": model,
+            "choices": [{"index": 0, "finish_reason": "stop", "message": message}],
+            "usage": {"prompt_tokens": 12, "completion_tokens": 2, "total_tokens": 14},
+        }
+        if self.fingerprint is not None:
+            reply["system_fingerprint"] = self.fingerprint
+        return 200, reply, "application/json"
+
+
+@contextmanager
+def serve_engine(engine: Engine) -> Iterator[EngineServer]:
+    """Serve ``engine`` on 127.0.0.1 (a free port) for the duration of a ``with`` block."""
+    with _serve(engine) as server:
+        yield server
