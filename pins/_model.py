@@ -87,7 +87,9 @@ class Harness(_Frozen):
     command: tuple[Annotated[str, StringConstraints(min_length=1, max_length=1024)], ...]
     workdir: str = "."
     outputs: tuple[str, ...] = ()
-    parser: Literal["spark", "hermes", "benchlocal", "bfcl"]
+    parser: Literal[
+        "spark", "hermes", "benchlocal", "bfcl", "spark-bench", "benchlocal-cli", "infermark"
+    ]
     inactivity_s: (
         Annotated[float, Field(strict=True, gt=0)] | Annotated[int, Field(strict=True, gt=0)]
     )
