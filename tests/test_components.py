@@ -13,9 +13,9 @@ from audit.reference_endpoint import MODEL_ID, Behaviour, reply_words, serve
 from bundle_schema.models import GateResult, Gx10Evidence, ReasoningSerialization
 from pins import load_builtin
 from verify import verify_with_evidence
-from verify.gx10 import GATES, _Run
+from verify.gx10 import GATES, _Run, replay
 
-V5 = load_builtin("gx10-qualification-v5")
+V5 = load_builtin("gx10-reference-v5")
 POLICY = ReasoningSerialization(path="chat_template_kwargs.enable_thinking", value=False)
 DIGEST = "sha256:" + "34" * 32
 
@@ -88,3 +88,27 @@ def test_streaming_measurement_counts_visible_chunks_only() -> None:
     assert 0 < result.ttft_p50_seconds < result.wall_seconds
     assert [e.component for e in exchanges] == ["performance"] * 3
     assert all(e.chunks for e in exchanges)
+
+
+def test_a_performance_score_of_zero_names_the_exchanges_that_failed(
+    example: Gx10Evidence,
+) -> None:
+    prompts = ["First question.", "Second question.", "Third question.", "Fourth question."]
+    with serve(Behaviour(dies_after=2)) as endpoint, observe(endpoint.url) as obs:
+        obs.component = "identity"
+        result = measure_streaming(obs, MODEL_ID, prompts, serialization=POLICY)
+        exchanges = tuple(obs.exchanges())
+    assert (result.requests, result.errors) == (4, 2)
+    verdict = replay(example.model_copy(update={"infermark": result, "transport": exchanges}), V5)
+    assert verdict.scores.performance == 0.0
+    (reason,) = [r for r in verdict.reasons if r.startswith("performance 0: ")]
+    assert reason.startswith(
+        "performance 0: 2 of 4 streaming requests failed, and any error scores zero: "
+        "exchange 2 (200: upstream broke off mid-stream"
+    )
+    assert "exchange 3 (200: upstream broke off mid-stream" in reason
+
+
+def test_a_performance_score_that_is_not_zero_needs_no_explanation(example: Gx10Evidence) -> None:
+    verdict = replay(example, V5)
+    assert not [r for r in verdict.reasons if r.startswith("performance 0")]

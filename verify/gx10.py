@@ -48,6 +48,7 @@ from verify._facts import (
 from verify.replies import (
     asks_for_reasoning,
     body_json,
+    exchange_failed,
     first_tool_call,
     is_completion,
     read_reply,
@@ -908,6 +909,7 @@ def replay(
         axes = _axes(
             run, gates, statuses=statuses, scores=scores, aggregate=aggregate, reasons=reasons
         )
+    reasons += _performance_zero(run, scores)
     if executed_weight < 100:
         reasons.append(
             f"executed weight {executed_weight:g} < 100: a plumbing qualification, not a "
@@ -938,6 +940,31 @@ def replay(
         reasons=tuple(_text(r) for r in reasons + [r for r in blockers if r not in reasons]),
         diagnostics=_diagnostics(evidence, executed_weight, pins.pins.hermes_evaluator),
     )
+
+
+def _performance_zero(run: _Run, scores: Mapping[ComponentName, float | None]) -> list[str]:
+    """Why the performance score is zero when errors made it so: which streaming exchanges
+    failed and how (their status and the observer's error; bodies are not read, so the bounded
+    path says the same)."""
+    record = run.evidence.infermark
+    if record is None or not record.errors or scores.get("performance") != 0.0:
+        return []
+    failed = [
+        e
+        for e in run.evidence.transport or ()
+        if e.component == "performance" and exchange_failed(e)
+    ]
+    shown = [
+        f"exchange {e.id} ({e.status if e.status is not None else 'no response'}"
+        f"{': ' + _text(e.error, 300) if e.error else ''})"
+        for e in failed[:5]
+    ]
+    if len(failed) > 5:
+        shown.append(f"{len(failed) - 5} more")
+    return [
+        f"performance 0: {record.errors} of {record.requests} streaming requests failed, and "
+        f"any error scores zero: {', '.join(shown) or 'the transport log shows no failed exchange'}"
+    ]
 
 
 def _axes(
