@@ -175,6 +175,8 @@ class Engine:
                 "id": "call_0", "type": "function",
                 "function": {"name": "get_weather", "arguments": '{"city": "Oslo"}'},
             }]}  # fmt: skip
+        if isinstance(body, dict) and body.get("stream"):
+            return 200, self._stream(model, message), "text/event-stream"
         reply: dict[str, Any] = {
             "id": "chatcmpl-0",
             "object": "chat.completion",
@@ -185,6 +187,34 @@ class Engine:
         if self.fingerprint is not None:
             reply["system_fingerprint"] = self.fingerprint
         return 200, reply, "application/json"
+
+    def _stream(self, model: Any, message: dict[str, Any]) -> bytes:
+        """The reply as llama.cpp streams it: a role delta, one delta per word (``null``
+        fields kept as the engine sends them), a finish event and ``[DONE]``."""
+        first = {"role": "assistant", "content": None}
+        deltas = [first] + [
+            {"content": word} for word in str(message.get("content") or "").split(" ")
+        ]
+        deltas = [d | {"content": d["content"] + " "} if d.get("content") and i < len(deltas) - 1
+                  else d for i, d in enumerate(deltas)]  # fmt: skip
+        if self.reasoning_content is not None:
+            deltas.insert(1, {"reasoning_content": self.reasoning_content})
+        events = []
+        for delta in deltas:
+            event: dict[str, Any] = {
+                "id": "chatcmpl-0",
+                "object": "chat.completion.chunk",
+                "model": model,
+                "choices": [{"index": 0, "delta": delta, "finish_reason": None}],
+            }
+            if self.fingerprint is not None:
+                event["system_fingerprint"] = self.fingerprint
+            events.append(event)
+        events.append(
+            events[-1] | {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
+        )
+        lines = [f"data: {json.dumps(e)}\n\n" for e in events] + ["data: [DONE]\n\n"]
+        return "".join(lines).encode()
 
 
 @contextmanager

@@ -12,8 +12,11 @@ from audit.observer import observe
 from audit.reference_endpoint import MODEL_ID, Behaviour, reply_words, serve
 from bundle_schema.models import GateResult, Gx10Evidence, ReasoningSerialization
 from pins import load_builtin
+from tests.engines import Engine, serve_engine
 from verify import verify_with_evidence
-from verify.gx10 import GATES, _Run, replay
+from verify._facts import reply_facts
+from verify.gx10 import GATES, _Run, reasoning_contamination, replay
+from verify.replies import read_exchange
 
 V5 = load_builtin("gx10-reference-v5")
 POLICY = ReasoningSerialization(path="chat_template_kwargs.enable_thinking", value=False)
@@ -112,3 +115,40 @@ def test_a_performance_score_of_zero_names_the_exchanges_that_failed(
 def test_a_performance_score_that_is_not_zero_needs_no_explanation(example: Gx10Evidence) -> None:
     verdict = replay(example, V5)
     assert not [r for r in verdict.reasons if r.startswith("performance 0")]
+
+
+# --- reasoning is found by the fields and tags that carry it, never by a word of the content ---
+
+WORDY = "My reasoning: reasoning_content, thinking and reasoning_details are words here."
+
+
+@pytest.mark.parametrize(
+    ("engine", "contaminated"),
+    [
+        (Engine(listed=MODEL_ID, content=WORDY), False),
+        (Engine(listed=MODEL_ID, content=WORDY, reasoning_content=""), False),
+        (Engine(listed=MODEL_ID, content=WORDY, reasoning_content="Let me think."), True),
+        (Engine(listed=MODEL_ID, content="<think>hm</think> READY"), True),
+    ],
+    ids=["the-word", "an-empty-field", "a-reasoning-field", "a-think-tag"],
+)
+def test_reasoning_is_read_from_its_fields_and_tags_streamed_or_not(
+    example: Gx10Evidence, engine: Engine, contaminated: bool
+) -> None:
+    with serve_engine(engine) as server, observe(server.url) as obs:
+        run_direct_probes(obs, MODEL_ID, V5.pins.direct_probe, POLICY)
+        streaming = measure_streaming(obs, MODEL_ID, ["Say it."], serialization=POLICY)
+        exchanges = tuple(obs.exchanges())
+    plain, _tool, streamed = exchanges
+    assert streamed.chunks
+    assert plain.response_body is not None
+    words = len(engine.content.split(" "))
+    assert streaming.visible_chunks == words  # the runner's streaming check: content chunks
+    for exchange in (plain, streamed):  # the verifier's reader, shared with the runner
+        reply = read_exchange(exchange)
+        assert reply.contaminated is contaminated, exchange.id
+        assert reply_facts(exchange).contaminated is contaminated
+    for exchange in (plain, streamed):
+        evidence = example.model_copy(update={"transport": (exchange,)})
+        gate = reasoning_contamination(_Run(evidence, V5, V5.pins.profiles["full"].components))
+        assert gate.status == ("fail" if contaminated else "pass"), gate.reason
