@@ -244,9 +244,12 @@ class Observer:
             "path": request.path_qs,
             "request_headers": _headers(request.headers, _RECORDED_REQUEST),
         }
-        payload = _with_policy(await request.read(), request, self.policy)
+        payload, refusal = _with_policy(await request.read(), request, self.policy)
         record["request_body"] = _body(payload)
         try:
+            if refusal is not None:  # never sent: the model is not asked without the policy
+                record["error"] = refusal
+                return web.json_response({"error": {"message": refusal}}, status=400)
             return await self._forward(request, payload, begun, record)
         finally:
             self._keep(record)
@@ -390,18 +393,27 @@ def write_policy(body: dict[str, Any], policy: ReasoningSerialization) -> dict[s
 
 def _with_policy(
     payload: bytes, request: web.Request, policy: ReasoningSerialization | None
-) -> bytes:
+) -> tuple[bytes, str | None]:
     """A completion request with the run's reasoning policy written where its serialization
-    says (harnesses cannot be relied on to send it); what is forwarded is what is recorded."""
-    if policy is None or request.method != "POST" or not is_completion_path(request.path):
-        return payload
+    says (harnesses cannot be relied on to send it); what is forwarded is what is recorded.
+    Every completion endpoint gets it (chat and legacy completions, the responses API, Ollama's
+    chat and generate). A completion request whose body is not a JSON object cannot carry it:
+    the second value is why it is refused (never forwarded), else None."""
+    if policy is None or not is_completion_path(request.path):
+        return payload, None
+    if request.method != "POST":
+        return payload, None  # a GET of a completion path generates nothing (the gate checks)
     try:
         body = json.loads(payload)
-    except ValueError:
-        return payload
+    except (ValueError, RecursionError):
+        body = None
     if not isinstance(body, dict):
-        return payload
-    return json.dumps(write_policy(body, policy), separators=(",", ":")).encode()
+        return payload, (
+            f"refused by the observer: a completion request ({request.path[:200]}) whose body is "
+            f"not a JSON object cannot carry the reasoning policy {policy.path} = "
+            f"{json.dumps(policy.value)}; it was not sent to the model"
+        )
+    return json.dumps(write_policy(body, policy), separators=(",", ":")).encode(), None
 
 
 def _passed(upstream: aiohttp.ClientResponse) -> dict[str, str]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -15,7 +17,7 @@ from pins import load_builtin
 from tests.engines import Engine, serve_engine
 from verify import verify_with_evidence
 from verify._facts import reply_facts
-from verify.gx10 import GATES, _Run, reasoning_contamination, replay
+from verify.gx10 import GATES, _Run, reasoning_contamination, reasoning_serialization, replay
 from verify.replies import read_exchange
 
 V5 = load_builtin("gx10-reference-v5")
@@ -152,3 +154,25 @@ def test_reasoning_is_read_from_its_fields_and_tags_streamed_or_not(
         evidence = example.model_copy(update={"transport": (exchange,)})
         gate = reasoning_contamination(_Run(evidence, V5, V5.pins.profiles["full"].components))
         assert gate.status == ("fail" if contaminated else "pass"), gate.reason
+
+
+def test_a_refused_completion_request_fails_serialization_with_the_refusal(
+    example: Gx10Evidence,
+) -> None:
+    with serve_engine(Engine(listed=MODEL_ID)) as server, observe(server.url, policy=POLICY) as obs:
+        obs.component = "probes"
+        request = urllib.request.Request(  # noqa: S310 - loopback
+            obs.url + "/v1/responses", data=b"[1]", method="POST"
+        )
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(request, timeout=10)  # noqa: S310 - loopback
+        refused.value.close()
+        exchanges = tuple(obs.wait_for(1))
+    assert refused.value.code == 400
+    evidence = example.model_copy(update={"transport": exchanges})
+    gate = reasoning_serialization(_Run(evidence, V5, V5.pins.profiles["full"].components))
+    assert gate.status == "infra"
+    assert gate.reason.startswith(
+        "exchange 0 does not carry chat_template_kwargs.enable_thinking = false (refused by the "
+        "observer: a completion request (/v1/responses) whose body is not a JSON object"
+    )

@@ -18,8 +18,9 @@ import pytest
 from audit.observer import IDLE_KEEPALIVE_S, REDACTED, RETRY_HEADER, observe
 from audit.reference_endpoint import MODEL_ID, Behaviour, serve
 from bundle_schema.errors import InvalidInput
-from bundle_schema.models import TransportExchange
+from bundle_schema.models import ReasoningSerialization, TransportExchange
 from tests.engines import idle_closing
+from verify._facts import request_facts
 
 
 def post(url: str, payload: dict[str, Any], headers: dict[str, str] | None = None) -> Any:
@@ -286,3 +287,65 @@ def test_a_stream_broken_off_after_its_first_bytes_is_not_resent() -> None:
         assert endpoint.requests == 1
     assert RETRY_HEADER not in exchange.request_headers
     assert exchange.error is not None
+
+
+# --- every completion endpoint carries the reasoning policy, or is refused ----------------------
+
+OFF = ReasoningSerialization(path="chat_template_kwargs.enable_thinking", value=False)
+COMPLETION_PATHS = ["/v1/chat/completions", "/v1/completions", "/v1/responses", "/api/chat",
+                    "/api/generate", "/v1/chat/completions?x=1"]  # fmt: skip
+
+
+def _send(url: str, path: str, data: bytes, media: str = "application/json") -> int:
+    port = int(url.rsplit(":", 1)[1])
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        connection.request("POST", path, data, {"Content-Type": media})
+        response = connection.getresponse()
+        response.read()
+        return response.status
+    finally:
+        connection.close()
+
+
+@pytest.mark.parametrize("path", COMPLETION_PATHS)
+def test_every_completion_endpoint_is_sent_with_the_policy(path: str) -> None:
+    with idle_closing() as server, observe(server.url, policy=OFF) as observer:
+        status = _send(observer.url, path, b'{"model": "m", "input": "hi"}')
+        (exchange,) = observer.wait_for(1)
+    assert status == 200
+    body = json.loads(exchange.request_body.data if exchange.request_body else "null")
+    assert body == {"model": "m", "input": "hi", "chat_template_kwargs": {"enable_thinking": False}}
+    facts = request_facts(exchange, OFF, wanted=False)
+    assert (facts.carries, facts.conflict) == (True, None)
+
+
+@pytest.mark.parametrize(
+    ("data", "media"),
+    [(b'["a list"]', "application/json"), (b"prompt=hi", "application/x-www-form-urlencoded"),
+     (b"\xff\xfe", "application/json"), (b"", "application/json")],
+)  # fmt: skip
+def test_a_completion_request_that_cannot_carry_the_policy_is_refused(
+    data: bytes, media: str
+) -> None:
+    with idle_closing() as server, observe(server.url, policy=OFF) as observer:
+        status = _send(observer.url, "/v1/completions", data, media)
+        (exchange,) = observer.wait_for(1)
+        assert server.requests == 0  # never sent to the model
+    assert status == 400
+    assert exchange.status is None
+    assert exchange.error is not None
+    assert exchange.error.startswith(
+        "refused by the observer: a completion request (/v1/completions) whose body is not a "
+        "JSON object"
+    )
+    assert not request_facts(exchange, OFF, wanted=False).carries
+
+
+def test_a_request_to_another_path_is_forwarded_as_it_came() -> None:
+    with idle_closing() as server, observe(server.url, policy=OFF) as observer:
+        status = _send(observer.url, "/tokenize", b'{"content": "hi"}')
+        (exchange,) = observer.wait_for(1)
+    assert status == 200
+    assert exchange.request_body is not None
+    assert json.loads(exchange.request_body.data) == {"content": "hi"}

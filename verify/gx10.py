@@ -358,7 +358,8 @@ def reasoning_serialization(run: _Run) -> GateResult:
                 "reasoning_serialization",
                 "infra",
                 f"exchange {exchange.id} does not carry {serialization.path} = "
-                f"{json.dumps(serialization.value)}",
+                f"{json.dumps(serialization.value)}"
+                + (f" ({_text(exchange.error, 600)})" if exchange.error else ""),
                 f"transport exchange {exchange.id}",
             )
         conflict = facts.conflict
