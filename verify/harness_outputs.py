@@ -6,14 +6,26 @@ marker; Hermes task lines; BenchLocal pack scores; BFCL shard reports. The runne
 harness wrote with these; the verifier parses the raw outputs kept in the bundle with the very
 same code and refuses a record that disagrees with them. A reader never scores, and never
 raises anything but :class:`OutputsUnreadable`.
+
+Two families of readers: those of the project's reference harnesses (``spark``, ``hermes``,
+``benchlocal``; the embedded default's), and those of the real upstreams in their own output
+formats (``spark-bench``: Spark Bench's long-format ``spark_bench.csv``; ``benchlocal-cli``:
+benchlocal-cli's RunResult JSON; ``infermark``: Infermark's JSON report; ``bfcl``: bfcl-eval's
+shard reports). docs/upstreams.md says how each real format is read and mapped to seed 000's
+components, and ADR 0013 why.
 """
 
 from __future__ import annotations
 
+import csv
+import io
+import math
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from bundle_schema import KINDS, loads_strict, validate_document
 from bundle_schema.errors import DocumentError, InvalidInput
@@ -21,13 +33,24 @@ from bundle_schema.models import (
     BenchLocalPacks,
     ComponentName,
     HermesTask,
+    InfermarkStreaming,
     QuarantineMarker,
     SparkQuality,
     SparkRepeat,
+    Tier2,
 )
 from verify.scorers import load_plan, load_shard, score_shards
 
-__all__ = ["READERS", "READS", "Outputs", "OutputsUnreadable", "raw_name", "read_outputs"]
+__all__ = [
+    "BENCHLOCAL_TOOL_INSTRUCTION_PACKS",
+    "READERS",
+    "READS",
+    "SPARK_BENCH_COLUMNS",
+    "Outputs",
+    "OutputsUnreadable",
+    "raw_name",
+    "read_outputs",
+]
 
 
 class OutputsUnreadable(Exception):
@@ -162,11 +185,508 @@ def _bfcl(files: Files, components: Sequence[ComponentName]) -> Outputs:
     )  # fmt: skip
 
 
+# --- the real upstreams, in their own output formats --------------------------------------------
+
+
+_M = TypeVar("_M", bound=BaseModel)
+
+
+def _show(value: object) -> str:
+    return repr(value)[:60]
+
+
+def _json(files: Files, name: str) -> Any:
+    data = files.get(name)
+    if data is None:
+        raise OutputsUnreadable(f"{name}: the harness did not write it")
+    try:
+        return loads_strict(data, name)
+    except DocumentError as exc:
+        raise OutputsUnreadable(str(exc)) from None
+
+
+def _object(value: Any, where: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise OutputsUnreadable(f"{where}: {_show(value)} is not an object")
+    return value
+
+
+def _count(value: Any, where: str) -> int:
+    if type(value) is not int or value < 0:
+        raise OutputsUnreadable(f"{where}: {_show(value)} is not a count")
+    return value
+
+
+def _number(value: Any, where: str, high: float = math.inf) -> float:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not math.isfinite(value)
+        or not 0 <= value <= high
+    ):
+        bound = f"[0, {high:g}]" if math.isfinite(high) else ">= 0"
+        raise OutputsUnreadable(f"{where}: {_show(value)} is not a number {bound}")
+    return float(value)
+
+
+def _build(model: type[_M], where: str, **fields: Any) -> _M:
+    try:
+        return model.model_validate(fields)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        path = ".".join(str(p) for p in first["loc"])
+        raise OutputsUnreadable(f"{where}: {path}: {first['msg']}") from None
+
+
+# Spark Bench (github Weschera/spark-bench, spark_bench.py): one long-format CSV, appended to by
+# every run, one row per measured value.
+
+SPARK_BENCH_CSV = "spark_bench.csv"
+SPARK_BENCH_COLUMNS = (
+    "run_id", "timestamp", "tier", "model", "label", "endpoint", "topology", "parallelism",
+    "context", "batch", "spec_decode", "workload", "metric", "value", "unit", "notes",
+)  # fmt: skip
+"""The columns spark_bench.py writes; a file may carry more (kept as raw evidence, unread)."""
+SPARK_BENCH_CODE_DOMAIN = "code"
+"""The workload of the ``eval`` rows of Spark's execution-backed code domain."""
+SPARK_BENCH_PASS_MARK = 0.5
+"""A scenario passes at this score or above (Spark's own mark, as in its trial statistics)."""
+MAX_CSV_ROWS = 1_000_000
+_GATE_WORDS = (
+    frozenset({"1", "true", "yes", "pass", "passed", "ok", "valid"}),
+    frozenset({"0", "false", "no", "fail", "failed", "invalid"}),
+)
+_FLAG_WORDS = (frozenset({"1", "true", "yes"}), frozenset({"0", "false", "no"}))
+_N = re.compile(r"(?:^|\s)n=(\d{1,9})(?:\s|$)")
+
+
+@dataclass(frozen=True)
+class _Row:
+    line: int
+    tier: str
+    context: str
+    workload: str
+    metric: str
+    value: str
+    notes: str
+
+
+def _spark_header(header: list[str] | None) -> dict[str, int]:
+    where = SPARK_BENCH_CSV
+    if not header:
+        raise OutputsUnreadable(f"{where}:1: no header row")
+    index: dict[str, int] = {}
+    for number, name in enumerate(header):
+        if name in index:
+            raise OutputsUnreadable(f"{where}:1: column {_show(name)} twice")
+        index[name] = number
+    missing = [c for c in SPARK_BENCH_COLUMNS if c not in index]
+    if missing:
+        raise OutputsUnreadable(
+            f"{where}:1: no column {', '.join(missing)}: not Spark Bench's long format"
+        )
+    return index
+
+
+_ROW_COLUMNS = ("tier", "context", "workload", "metric", "value", "notes")
+
+
+def _spark_rows(data: bytes) -> tuple[str, list[_Row]]:
+    """The rows of the one run a ``spark_bench.csv`` holds, and its run id."""
+    where = SPARK_BENCH_CSV
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise OutputsUnreadable(f"{where}: invalid UTF-8 at byte {exc.start}") from None
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    rows: list[_Row] = []
+    runs: dict[str, int] = {}
+    try:
+        header = next(reader, None)
+        index = _spark_header(header)
+        width = len(index)
+        for fields in reader:
+            line = reader.line_num
+            if not fields:
+                continue
+            if len(rows) >= MAX_CSV_ROWS:
+                raise OutputsUnreadable(f"{where}:{line}: more than {MAX_CSV_ROWS} rows")
+            if len(fields) != width:
+                raise OutputsUnreadable(
+                    f"{where}:{line}: {len(fields)} fields, the header has {width}"
+                )
+            run = fields[index["run_id"]]
+            if not run:
+                raise OutputsUnreadable(f"{where}:{line}: no run_id")
+            runs.setdefault(run, line)
+            rows.append(_Row(line, *(fields[index[c]] for c in _ROW_COLUMNS)))
+    except csv.Error as exc:
+        raise OutputsUnreadable(f"{where}:{reader.line_num}: {exc}") from None
+    if not rows:
+        raise OutputsUnreadable(f"{where}: no rows after the header")
+    if len(runs) > 1:
+        named = ", ".join(f"{_show(r)} (from line {n})" for r, n in list(runs.items())[:3])
+        raise OutputsUnreadable(
+            f"{where}: rows of {len(runs)} runs: {named}: the file is appended across runs and "
+            "this reader does not choose one; keep one run's file"
+        )
+    return next(iter(runs)), rows
+
+
+class _SparkRun:
+    """One run's rows, looked up so that two rows for one value are refused, never chosen."""
+
+    def __init__(self, rows: list[_Row]) -> None:
+        self.rows = rows
+
+    def one(self, which: Callable[[_Row], bool], what: str) -> _Row | None:
+        found = [r for r in self.rows if which(r)]
+        if len(found) > 1:
+            raise OutputsUnreadable(
+                f"{SPARK_BENCH_CSV}:{found[1].line}: a second row of {what} "
+                f"(the first at line {found[0].line})"
+            )
+        return found[0] if found else None
+
+    def value(
+        self, tier: str, workload: str, metric: str, context: str | None = None
+    ) -> _Row | None:
+        return self.one(
+            lambda r: (
+                (r.tier, r.workload, r.metric) == (tier, workload, metric)
+                and (context is None or r.context == context)
+            ),
+            f"{tier} {workload} {metric}",
+        )
+
+    def flag(self, metric: str, words: tuple[frozenset[str], frozenset[str]]) -> bool | None:
+        row = self.one(lambda r: r.metric == metric, metric)
+        if row is None:
+            return None
+        word = row.value.strip().lower()
+        if word in words[0]:
+            return True
+        if word in words[1]:
+            return False
+        raise OutputsUnreadable(
+            f"{SPARK_BENCH_CSV}:{row.line}: {metric} is {_show(row.value)}, neither of "
+            f"{', '.join(sorted(words[0] | words[1]))}"
+        )
+
+
+def _csv_number(row: _Row, high: float) -> float:
+    try:
+        value = float(row.value)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or not 0 <= value <= high:
+        raise OutputsUnreadable(
+            f"{SPARK_BENCH_CSV}:{row.line}: {row.metric} is {_show(row.value)}, not a number "
+            f"in [0, {high:g}]"
+        )
+    return value
+
+
+def _tier2(run: _SparkRun) -> Tier2 | None:
+    """Tier2 single-stream serving figures at the smallest context measured: non-scoring; a
+    figure that failed is null (never a refusal: it does not invalidate the quality result)."""
+    if not any(r.tier == "tier2" for r in run.rows):
+        return None
+    single = [r for r in run.rows if r.tier == "tier2" and r.workload == "single_stream"]
+    contexts = sorted({r.context for r in single if r.context.isdigit()}, key=int)
+    figures: dict[str, float | None] = {"decode_tps": None, "prefill_tps": None, "ttft_ms": None}
+    if contexts:
+        for metric in figures:
+            row = run.value("tier2", "single_stream", metric, contexts[0])
+            try:
+                value = float(row.value) if row is not None else math.nan
+            except ValueError:
+                value = math.nan
+            figures[metric] = value if math.isfinite(value) and value >= 0 else None
+    measured = sum(v is not None for v in figures.values())
+    ttft = figures["ttft_ms"]
+    return Tier2(
+        status="AVAILABLE" if measured == 3 else "PARTIAL" if measured else "UNAVAILABLE",
+        decode_tokens_per_second=figures["decode_tps"],
+        prefill_tokens_per_second=figures["prefill_tps"],
+        ttft_seconds=None if ttft is None else ttft / 1000,
+    )
+
+
+def _spark_bench(files: Files, components: Sequence[ComponentName]) -> Outputs:
+    """Spark Bench's ``spark_bench.csv``: coding is the ``eval`` row of the code domain's
+    ``domain_quality``, reliability the ``eval`` ``overall`` ``reliability`` (Spark's repeat
+    consistency); golden_gate, run_valid, self_integrity, sampling_contamination and
+    quarantine rows are honoured wherever they are. A gate the run did not report is not
+    passed."""
+    data = files.get(SPARK_BENCH_CSV)
+    if data is None:
+        raise OutputsUnreadable(f"{SPARK_BENCH_CSV}: the harness did not write it")
+    run_id, rows = _spark_rows(data)
+    run = _SparkRun(rows)
+    domain = SPARK_BENCH_CODE_DOMAIN
+    quality_row = run.value("eval", domain, "domain_quality")
+    if quality_row is None:
+        raise OutputsUnreadable(
+            f"{SPARK_BENCH_CSV}: run {_show(run_id)} has no eval row of the {domain!r} "
+            "domain's domain_quality: Spark Bench did not score the code domain"
+        )
+    quality = _csv_number(quality_row, 100)
+    scenarios = [
+        r
+        for r in rows
+        if r.tier == "eval" and r.metric == "score" and r.notes.split(":", 1)[0] == domain
+    ]
+    seen: dict[str, int] = {}
+    for row in scenarios:
+        if row.workload in seen:
+            raise OutputsUnreadable(
+                f"{SPARK_BENCH_CSV}:{row.line}: a second score of scenario "
+                f"{_show(row.workload)} (the first at line {seen[row.workload]})"
+            )
+        seen[row.workload] = row.line
+    passed = sum(_csv_number(r, 1) >= SPARK_BENCH_PASS_MARK for r in scenarios)
+    stated = _N.search(quality_row.notes)
+    if stated is not None and int(stated.group(1)) != len(scenarios):
+        raise OutputsUnreadable(
+            f"{SPARK_BENCH_CSV}:{quality_row.line}: the {domain} domain states "
+            f"n={stated.group(1)}, the run scored {len(scenarios)} {domain} scenarios"
+        )
+    golden = run.flag("golden_gate", _GATE_WORDS)
+    valid = run.flag("run_valid", _GATE_WORDS)
+    integrity = run.flag("self_integrity", _GATE_WORDS)
+    contamination = run.flag("sampling_contamination", _FLAG_WORDS)
+    quality_record = _build(
+        SparkQuality, SPARK_BENCH_CSV, generation="spark-bench", code_domain_quality=quality,
+        tasks=len(scenarios), passed=passed,
+        golden_gate="PASS" if golden else "FAIL",
+        self_integrity="FAIL" if integrity is False else "PASS",
+        run_valid=valid is True, sampling_contamination=contamination is True,
+        tier2=_tier2(run),
+    )  # fmt: skip
+    coding: dict[str, float | int | None] = {
+        "code_domain_quality": quality, "tasks": len(scenarios), "passed": passed,
+        "spark_gates_reported": int(golden is not None and valid is not None),
+    }  # fmt: skip
+    outputs = Outputs(
+        records={"components/coding/spark-quality.json": ("spark-quality", quality_record)},
+        metrics={"coding": coding},
+    )
+    reliability_row = run.value("eval", "overall", "reliability")
+    if reliability_row is None and "reliability" in components:
+        raise OutputsUnreadable(
+            f"{SPARK_BENCH_CSV}: run {_show(run_id)} has no eval overall reliability row: "
+            "Spark Bench measured no repeat reliability"
+        )
+    provisional = dict(coding)
+    if reliability_row is not None:
+        reliability = _csv_number(reliability_row, 100)
+        repeat = _build(SparkRepeat, SPARK_BENCH_CSV, repeats=0, repeat_reliability=reliability)
+        outputs.records["components/reliability/spark-repeat.json"] = ("spark-repeat", repeat)
+        outputs.metrics["reliability"] = {"repeat_reliability": reliability}
+        provisional["repeat_reliability"] = reliability
+    marker = run.one(lambda r: r.metric == "quarantine", "quarantine")
+    if marker is not None and marker.value.strip().lower() not in _FLAG_WORDS[1] | {""}:
+        word = marker.value.strip().lower()
+        reason = marker.notes or (marker.value if word not in _FLAG_WORDS[0] else "")
+        first = components[0]
+        outputs.quarantines[first] = QuarantineMarker(
+            schema_version=1,
+            component=first,
+            upstream_reason=(reason or "no reason given")[:4096],
+            provisional_metrics={
+                k: v for k, v in provisional.items() if k != "spark_gates_reported"
+            },
+            source=raw_name(first, SPARK_BENCH_CSV),
+        )
+    return outputs
+
+
+# benchlocal-cli 0.9.9 (github noonghunna/benchlocal-cli): the RunResult JSON of --save-json.
+
+BENCHLOCAL_JSON = "benchlocal.json"
+BENCHLOCAL_TOOL_INSTRUCTION_PACKS = (
+    "toolcall-15",
+    "instructfollow-15",
+    "structoutput-15",
+    "dataextract-15",
+)
+"""The BenchLocal behavioural packs whose mean is the tool/instruction score (seed 000): tool
+calls, instruction following, structured output and data extraction, the deterministic
+verifier-backed ports of BenchLocal. Not numeric reasoning (reasonmath-15), the sandboxed
+packs, the reasoning suite or aider-polyglot-30 (docs/upstreams.md)."""
+
+
+def _benchlocal_pack(pack: Any, at: str) -> float:
+    pack = _object(pack, at)
+    if pack.get("skipped") is not False:
+        raise OutputsUnreadable(f"{at}.skipped: {_show(pack.get('skipped'))}: the pack did not run")
+    if pack.get("status") != "ok":
+        raise OutputsUnreadable(f"{at}.status: {_show(pack.get('status'))}, not 'ok'")
+    total = _count(pack.get("total"), f"{at}.total")
+    passed = _count(pack.get("passed"), f"{at}.passed")
+    if total == 0 or passed > total:
+        raise OutputsUnreadable(f"{at}: {passed} passed of {total}: no pass@1 score")
+    score = _number(pack.get("score"), f"{at}.score", 1)
+    if not math.isclose(score, passed / total, rel_tol=1e-9, abs_tol=1e-12):
+        raise OutputsUnreadable(f"{at}.score: {score} is not {passed} passed of {total}")
+    return 100 * score
+
+
+def _benchlocal_cli(files: Files, _components: Sequence[ComponentName]) -> Outputs:
+    """benchlocal-cli's RunResult: the tool/instruction score is the mean of the selected packs'
+    pass@1 scores (0-1, as percentages); a selected pack missing, skipped or not ``ok``, and a
+    non-canonical (sampling-overridden) run, are refused."""
+    name = BENCHLOCAL_JSON
+    result = _object(_json(files, name), f"{name}: $")
+    if result.get("schema_version") != "1":
+        raise OutputsUnreadable(
+            f"{name}: $.schema_version: {_show(result.get('schema_version'))}, not '1'"
+        )
+    for key in ("sampling_overrides", "sampling_source"):
+        if result.get(key) is not None:
+            raise OutputsUnreadable(
+                f"{name}: $.{key}: {_show(result[key])}: a non-canonical run, not comparable to "
+                "the packs' own sampling"
+            )
+    packs = result.get("packs")
+    if not isinstance(packs, list):
+        raise OutputsUnreadable(f"{name}: $.packs: {_show(packs)} is not a list")
+    where: dict[str, int] = {}
+    for number, pack in enumerate(packs):
+        pack_id = _object(pack, f"{name}: $.packs[{number}]").get("pack_id")
+        if not isinstance(pack_id, str):
+            raise OutputsUnreadable(f"{name}: $.packs[{number}].pack_id: {_show(pack_id)}")
+        if pack_id in where:
+            raise OutputsUnreadable(
+                f"{name}: $.packs[{number}].pack_id: {pack_id!r} again "
+                f"(as $.packs[{where[pack_id]}])"
+            )
+        where[pack_id] = number
+    scores: dict[str, float] = {}
+    for pack_id in BENCHLOCAL_TOOL_INSTRUCTION_PACKS:
+        if pack_id not in where:
+            raise OutputsUnreadable(
+                f"{name}: $.packs: no {pack_id}: the tool/instruction score is the mean of "
+                f"{', '.join(BENCHLOCAL_TOOL_INSTRUCTION_PACKS)}"
+            )
+        scores[pack_id] = _benchlocal_pack(
+            packs[where[pack_id]], f"{name}: $.packs[{where[pack_id]}]"
+        )
+    _object(result.get("totals"), f"{name}: $.totals")
+    validity = result.get("thinking_validity")
+    if validity is not None:
+        validity = _object(validity, f"{name}: $.thinking_validity")
+    contaminated = sorted(
+        k
+        for k, v in (validity or {}).items()
+        if isinstance(v, dict) and v.get("status") == "contaminated"
+    )
+    mean = math.fsum(scores.values()) / len(scores)
+    record = _build(BenchLocalPacks, name, packs=scores, mean=mean)
+    return Outputs(
+        records={"components/tool_instruction/benchlocal-packs.json": ("benchlocal-packs", record)},
+        metrics={"tool_instruction": {
+            "mean_pack_score": mean, "packs": len(scores),
+            "packs_in_run": len(packs), "thinking_contaminated_packs": len(contaminated),
+        }},
+    )  # fmt: skip
+
+
+# Infermark 0.3.0 (PyPI): the JSON report of ``infermark run ... -o FILE``.
+
+INFERMARK_JSON = "infermark.json"
+_STATS = ("p50", "p75", "p90", "p95", "p99", "mean", "min", "max", "std")
+
+
+def _stats(value: Any, at: str, *, required: bool) -> dict[str, float] | None:
+    if value is None and not required:
+        return None
+    stats = _object(value, at)
+    return {key: _number(stats.get(key), f"{at}.{key}") for key in _STATS}
+
+
+def _infermark(files: Files, _components: Sequence[ComponentName]) -> Outputs:
+    """Infermark's report, one streaming level at concurrency 1 and no warmup (each request of
+    every level, warmups included, is a performance exchange the verifier counts against it):
+    ``tokens_per_second`` (visible content chunks over the level's wall) and the TTFT median
+    are seed 000's performance inputs."""
+    name = INFERMARK_JSON
+    report = _object(_json(files, name), f"{name}: $")
+    config = _object(report.get("config"), f"{name}: $.config")
+    if config.get("mode") != "streaming":
+        raise OutputsUnreadable(
+            f"{name}: $.config.mode: {_show(config.get('mode'))}: seed 000 reads the streaming "
+            "measurement"
+        )
+    warmup = _count(config.get("warmup"), f"{name}: $.config.warmup")
+    if warmup:
+        raise OutputsUnreadable(
+            f"{name}: $.config.warmup: {warmup} warmup requests are exchanges no level counts "
+            "(run infermark with --warmup 0)"
+        )
+    results = report.get("results")
+    if not isinstance(results, list):
+        raise OutputsUnreadable(f"{name}: $.results: {_show(results)} is not a list")
+    levels = [
+        _object(r, f"{name}: $.results[{i}]").get("concurrency") for i, r in enumerate(results)
+    ]
+    if levels != [1]:
+        raise OutputsUnreadable(
+            f"{name}: $.results: concurrency levels {_show(levels)}: seed 000 measures "
+            "concurrency 1 alone, and every level's requests are performance exchanges "
+            "(run infermark with -c 1)"
+        )
+    at = f"{name}: $.results[0]"
+    level = results[0]
+    requests = _count(level.get("n_requests"), f"{at}.n_requests")
+    success = _count(level.get("n_success"), f"{at}.n_success")
+    errors = _count(level.get("n_error"), f"{at}.n_error")
+    if success + errors != requests:
+        raise OutputsUnreadable(f"{at}: {success} successes and {errors} errors of {requests}")
+    if config.get("n_requests") != requests:
+        raise OutputsUnreadable(
+            f"{name}: $.config.n_requests: {_show(config.get('n_requests'))}, the level made "
+            f"{requests}"
+        )
+    kinds = _object(level.get("errors"), f"{at}.errors")
+    counted = sum(_count(v, f"{at}.errors.{k}") for k, v in kinds.items())
+    if counted != errors:
+        raise OutputsUnreadable(f"{at}.errors: {counted} errors by kind, n_error says {errors}")
+    wall = _number(level.get("total_duration"), f"{at}.total_duration")
+    rate = _number(level.get("tokens_per_second"), f"{at}.tokens_per_second")
+    chunks = round(rate * wall)
+    if (wall == 0 and rate != 0) or (
+        wall > 0 and not math.isclose(chunks / wall, rate, rel_tol=1e-9, abs_tol=1e-12)
+    ):
+        raise OutputsUnreadable(
+            f"{at}.tokens_per_second: {rate} over {wall} s is no whole number of visible chunks"
+        )
+    _stats(level.get("latency"), f"{at}.latency", required=True)
+    ttft = _stats(level.get("ttft"), f"{at}.ttft", required=False)
+    itl = _stats(level.get("itl"), f"{at}.itl", required=False)
+    record = _build(
+        InfermarkStreaming, name, concurrency=1, visible_chunks=chunks, wall_seconds=wall,
+        tokens_per_second=rate, ttft_p50_seconds=ttft["p50"] if ttft else 0.0,
+        itl_mean_seconds=itl["mean"] if itl else None, requests=requests, errors=errors,
+    )  # fmt: skip
+    return Outputs(
+        records={"components/performance/infermark-c1.json": ("infermark-streaming", record)},
+        metrics={"performance": {
+            "concurrency_1_tokens_per_second": rate,
+            "ttft_p50_seconds": record.ttft_p50_seconds, "errors": errors,
+        }},
+    )  # fmt: skip
+
+
 READERS: Mapping[str, Callable[[Files, Sequence[ComponentName]], Outputs]] = {
     "spark": _spark,
     "hermes": _hermes,
     "benchlocal": _benchlocal,
     "bfcl": _bfcl,
+    "spark-bench": _spark_bench,
+    "benchlocal-cli": _benchlocal_cli,
+    "infermark": _infermark,
 }
 """Each named reader of the pin set's harness declarations (``parser = ...``)."""
 
@@ -178,6 +698,9 @@ READS: Mapping[str, Callable[[str], bool]] = {
     "bfcl": lambda name: (
         name == "plan.json" or (name.startswith("shards/") and name.endswith(".json"))
     ),
+    "spark-bench": lambda name: name == SPARK_BENCH_CSV,
+    "benchlocal-cli": lambda name: name == BENCHLOCAL_JSON,
+    "infermark": lambda name: name == INFERMARK_JSON,
 }
 """Which output files (by relative path) each reader reads: the rest of a harness's raw
 outputs is kept as evidence, and listed as unread."""
@@ -187,6 +710,11 @@ def read_outputs(parser: str, files: Files, components: Sequence[ComponentName])
     """Read a harness's output files with the named reader, for the components it serves.
 
     Raises:
-        OutputsUnreadable: an output is missing or malformed.
+        OutputsUnreadable: an output is missing or malformed, or no reader has that name.
     """
-    return READERS[parser](files, components)
+    reader = READERS.get(parser)
+    if reader is None:
+        raise OutputsUnreadable(f"no reader of harness outputs is named {parser!r}")
+    if not components:
+        raise OutputsUnreadable(f"the {parser} outputs serve no component")
+    return reader(files, components)
