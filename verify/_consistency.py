@@ -301,6 +301,9 @@ def _derived(evidence: Gx10Evidence) -> Mapping[str, BaseModel | tuple[BaseModel
             else None
         ),
         "components/tool_instruction/benchlocal-packs.json": evidence.benchlocal,
+        # read from its raw report where a harness writes it (the infermark reader); the runner's
+        # own measurement has no harness, and the exchanges alone bound it (_infermark)
+        "components/performance/infermark-c1.json": evidence.infermark,
     }
 
 
