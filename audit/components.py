@@ -70,7 +70,8 @@ def run_direct_probes(
     contract: DirectProbeContract,
     serialization: ReasoningSerialization | None,
 ) -> tuple[DirectProbe, DirectProbe]:
-    """Run the exact-answer probe and the tool-call probe, each with the uniform ceiling."""
+    """Run the exact-answer probe and the tool-call probe, each with the uniform ceiling and
+    the sampling the contract pins (if it pins any)."""
     observer.component = "probes"
     ceiling = contract.total_completion_ceiling_tokens
     spec = PROBE_CONTRACTS[contract.contract]
@@ -78,6 +79,7 @@ def run_direct_probes(
     body = {
         "model": model,
         "max_tokens": ceiling,
+        **spec.sampling,
         "messages": [{"role": "user", "content": prompt}],
     }
     _, reply, exchange = _post(observer, _with_policy(body, serialization))
@@ -91,6 +93,7 @@ def run_direct_probes(
     body = {
         "model": model,
         "max_tokens": ceiling,
+        **spec.sampling,
         "tool_choice": "required",
         "tools": [dict(spec.tool)],
         "messages": _user(prompt),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -12,10 +13,12 @@ from audit.components import measure_streaming, run_direct_probes
 from audit.identity import resolve_identity
 from audit.observer import observe
 from audit.reference_endpoint import MODEL_ID, Behaviour, reply_words, serve
-from bundle_schema.models import GateResult, Gx10Evidence, ReasoningSerialization
-from pins import load_builtin
+from bundle_schema.models import Body, GateResult, Gx10Evidence, ReasoningSerialization
+from pins import PROBE_CONTRACTS, load_builtin
+from pins._model import DirectProbeContract
 from tests.engines import Engine, serve_engine
 from verify import verify_with_evidence
+from verify._consistency import _probe_contracts
 from verify._facts import reply_facts
 from verify.gx10 import GATES, _Run, reasoning_contamination, reasoning_serialization, replay
 from verify.replies import read_exchange
@@ -176,3 +179,63 @@ def test_a_refused_completion_request_fails_serialization_with_the_refusal(
         "exchange 0 does not carry chat_template_kwargs.enable_thinking = false (refused by the "
         "observer: a completion request (/v1/responses) whose body is not a JSON object"
     )
+
+
+# --- probes with pinned sampling ------------------------------------------------------------------
+
+V2 = DirectProbeContract(contract="gx10-direct-probe-v2", total_completion_ceiling_tokens=1024)
+
+
+def _probed(contract: DirectProbeContract, example: Gx10Evidence) -> tuple[Gx10Evidence, Engine]:
+    engine = Engine(listed=MODEL_ID)
+    with serve_engine(engine) as server, observe(server.url, policy=POLICY) as obs:
+        probes = run_direct_probes(obs, MODEL_ID, contract, POLICY)
+        exchanges = tuple(obs.exchanges())
+    return example.model_copy(update={"probes": probes, "transport": exchanges}), engine
+
+
+def test_probes_are_sent_with_the_sampling_their_contract_pins(example: Gx10Evidence) -> None:
+    assert PROBE_CONTRACTS["gx10-direct-probe-v2"].sampling == {"temperature": 0, "seed": 42}
+    evidence, engine = _probed(V2, example)
+    assert [(b["temperature"], b["seed"]) for b in engine.seen] == [(0, 42), (0, 42)]
+    assert _probe_contracts(evidence) == []
+
+
+def test_a_probe_request_without_the_pinned_sampling_is_a_finding(example: Gx10Evidence) -> None:
+    evidence, engine = _probed(V5.pins.direct_probe, example)  # v1: pins no sampling
+    assert all("temperature" not in b and "seed" not in b for b in engine.seen)
+    assert _probe_contracts(evidence) == []
+    probes = tuple(p.model_copy(update={"contract": V2.contract}) for p in evidence.probes)
+    relabelled = evidence.model_copy(update={"probes": probes})
+    messages = [f.message for f in _probe_contracts(relabelled)]
+    assert messages == [
+        "evidence 'probes/direct-response.json': exchange 0 asked with no temperature, not the "
+        "contract's pinned temperature 0",
+        "evidence 'probes/direct-response.json': exchange 0 asked with no seed, not the "
+        "contract's pinned seed 42",
+        "evidence 'probes/tool-call.json': exchange 1 asked with no temperature, not the "
+        "contract's pinned temperature 0",
+        "evidence 'probes/tool-call.json': exchange 1 asked with no seed, not the contract's "
+        "pinned seed 42",
+    ]
+
+
+@pytest.mark.parametrize("value", [0.7, "0", True, None])
+def test_a_probe_request_with_other_sampling_is_a_finding(
+    example: Gx10Evidence, value: object
+) -> None:
+    evidence, _ = _probed(V2, example)
+    exchange = evidence.transport[0] if evidence.transport else None
+    assert exchange is not None and exchange.request_body is not None
+    body = json.loads(exchange.request_body.data) | {"temperature": value}
+    changed = exchange.model_copy(
+        update={"request_body": Body(encoding="utf-8", data=json.dumps(body))}
+    )
+    transport = (changed, *(evidence.transport or ())[1:])
+    messages = [
+        f.message for f in _probe_contracts(evidence.model_copy(update={"transport": transport}))
+    ]
+    assert messages == [
+        f"evidence 'probes/direct-response.json': exchange 0 asked with temperature "
+        f"{json.dumps(value)}, not the contract's pinned temperature 0"
+    ]

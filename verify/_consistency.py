@@ -722,6 +722,13 @@ def _probe_contracts(evidence: Gx10Evidence) -> list[Finding]:
                 problems.append(
                     f"exchange {probe.exchange} offered other tools than the contract's"
                 )
+            for key, pinned in contract.sampling.items():  # the sampling the contract pins
+                given = isinstance(request, dict) and key in request
+                value = request[key] if given else None
+                if not given or type(value) not in (int, float) or value != pinned:
+                    shown = f"{key} {json.dumps(value)[:60]}" if given else f"no {key}"
+                    problems.append(f"exchange {probe.exchange} asked with {shown}, not the "
+                                    f"contract's pinned {key} {json.dumps(pinned)}")  # fmt: skip
             if exchange.component != "probes":
                 problems.append(
                     f"exchange {probe.exchange} is {exchange.component!r}'s, not a probe's"
