@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -162,6 +163,8 @@ class _Harnesses:
     observer: Observer
     model: str
     scratch: Path
+    refused: list[str] = field(default_factory=list)
+    """Why raw output files of the harness being recorded could not be kept."""
 
     def fail(self, components: Sequence[ComponentName], reason: str, **fields: Any) -> None:
         for component in components:
@@ -200,8 +203,12 @@ class _Harnesses:
         recorder.ledger += result.ledger
         with git.Repo(checkout_dir) as repo:  # closes git's persistent helper processes
             recorder.checkouts[upstream] = describe(upstream, work.repository, work.source, repo)
+        self.refused.clear()
         kept = self._keep_outputs(upstream, components[0], result, out)
         common = {"started_at": started, "ended_at": _now(), "raw_outputs": kept}
+        if self.refused:  # raw evidence that cannot be kept: the harness's outputs are not whole
+            self.fail(components, "; ".join(self.refused), **common)
+            return
         if result.timeout is not None or result.returncode != 0:
             tail = result.stderr.decode("utf-8", "replace")[-300:]
             why = f"{result.timeout} limit exceeded" if result.timeout else (
@@ -228,8 +235,24 @@ class _Harnesses:
         files[f"{logs}.stdout.txt"] = (result.stdout, _TEXT)
         files[f"{logs}.stderr.txt"] = (result.stderr, _TEXT)
         kept = [f"{logs}.stdout.txt", f"{logs}.stderr.txt"]
+        prefix = f"components/{component}/raw/"
+        sources: dict[str, str] = {}
         for path in sorted(p for p in out.rglob("*") if p.is_file()):
-            name = f"components/{component}/raw/{path.relative_to(out).as_posix().lower()}"
+            relative = path.relative_to(out).as_posix()
+            name = prefix + raw_name(relative)
+            if len(name) > 256:
+                self.refused.append(
+                    f"{upstream} wrote {relative!r}: a name too long to keep as evidence "
+                    f"({len(name)} > 256 characters as {name!r})"
+                )
+                continue
+            if name in sources:
+                self.refused.append(
+                    f"{upstream} wrote {sources[name]!r} and {relative!r}, which the bundle "
+                    f"names alike ({name!r}); kept the first"
+                )
+                continue
+            sources[name] = relative
             files[name] = (path.read_bytes(), _JSON if path.suffix == ".json" else _TEXT)
             kept.append(name)
         return kept
@@ -253,6 +276,30 @@ class _Harnesses:
                 component, "QUARANTINED", quarantine=name, reason="upstream quarantine marker",
                 **common,
             )  # fmt: skip
+
+
+_SEGMENT = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
+_KEPT = frozenset("abcdefghijklmnopqrstuvwxyz0123456789.-")
+
+
+def raw_name(relative: str) -> str:
+    """The evidence name of a raw output file, from its path under the harness's output
+    directory: each segment lowercased (as ever), and a segment that is no logical name segment
+    even so (``.file_locks``, ``_tmp``, ``a b``, ``ü``) escaped as ``x`` and its characters,
+    each one outside ``[a-z0-9.-]`` as ``_`` and its UTF-8 bytes in hex (``.file_locks`` is
+    ``x.file_5flocks``... no: ``x_2efile_5flocks``): reversible, and never a name that fails."""
+    segments = []
+    for segment in relative.split("/"):
+        lower = segment.lower()
+        if _SEGMENT.match(lower):
+            segments.append(lower)
+            continue
+        escaped = "".join(
+            c if c in _KEPT and (i or c not in ".-") else "".join(f"_{b:02x}" for b in c.encode())
+            for i, c in enumerate(lower)
+        )
+        segments.append("x" + escaped)
+    return "/".join(segments)
 
 
 def _with_references(
@@ -318,22 +365,30 @@ def run_qualification(
     _check_writable(request.out)
     try:
         return _run(request, say, watch, profile.components)
-    except BaseException as exc:
-        # Nothing half-made is left: the directory goes (or is emptied, if it was given empty).
-        if created_out:
-            shutil.rmtree(request.out, ignore_errors=True)
+    except _Unwritten as failed:
+        # A run is never deleted: what was written stays (no manifest: not a sealed bundle),
+        # and the evidence gathered stays in the scratch directory, each file by its name.
+        cause = failed.cause
+        if isinstance(cause, OSError):
+            where = f"{cause.filename}: " if cause.filename else ""
+            what = f"{where}{cause.strerror or cause}"
         else:
-            for child in list(request.out.iterdir()):
-                if child.is_dir():
-                    shutil.rmtree(child, ignore_errors=True)
-                else:
-                    child.unlink()
-        if isinstance(exc, OSError):
-            where = f"{exc.filename}: " if exc.filename else ""
+            what = f"{type(cause).__name__}: {str(cause).splitlines()[0] if str(cause) else ''}"
+        kept = (f"the run's evidence is kept in {failed.evidence}" if failed.evidence
+                else f"the run's scratch directory {failed.scratch} is kept")  # fmt: skip
+        if not failed.written:
             raise InvalidInput(
-                f"--out {request.out}: cannot write the bundle: {where}{exc.strerror or exc}; "
-                "nothing was kept"
+                f"--out {request.out}: the run failed before its bundle was written: "
+                f"{what[:1000]}; nothing is deleted: {kept}"
             ) from None
+        raise InvalidInput(
+            f"--out {request.out}: cannot write the bundle: {what[:1000]}; the partial bundle "
+            f"is left in {request.out} (no manifest: not a sealed bundle) and {kept}"
+        ) from None
+    except BaseException:
+        # Before anything of the bundle was written: an empty directory made for it goes.
+        if created_out and request.out.is_dir() and not any(request.out.iterdir()):
+            request.out.rmdir()
         raise
 
 
@@ -358,69 +413,143 @@ def _run(
     watch: Callable[[Observer], None] | None,
     selected: Sequence[ComponentName],
 ) -> str:
-    pins = request.pins.pins
     started = _now()
     run_id = request.run_id or f"{request.pins.id}-{request.profile}-{started.replace(':', '')}"
     recorder = _Recorder()
-    with tempfile.TemporaryDirectory(prefix="audit-run-") as scratch_name:
-        scratch = Path(scratch_name)
-        with observe(
-            request.endpoint,
-            unix_path=str(scratch / "observer.sock"),
-            policy=request.policy.serialization,
-        ) as observer:
-            if watch is not None:
-                watch(observer)
-            observer.component = "identity"
-            say("identity")
-            point("identity")
-            identity = resolve_identity(
-                observer.url, model=request.model, model_digest=request.model_digest,
-                weights=request.weights, endpoint=request.endpoint,
-            )  # fmt: skip
-            needed = sorted({pins.component_upstreams[c] for c in selected})
-            say(f"checkouts: {', '.join(needed)}")
-            _checkouts(request, recorder, needed, scratch)
-            say("direct probes")
-            point("probes")
-            recorder.probes = run_direct_probes(
-                observer, identity.runtime_model_id, pins.direct_probe,
-                request.policy.serialization,
-            )  # fmt: skip
-            harnesses = _Harnesses(request, recorder, observer, identity.runtime_model_id, scratch)
-            for upstream in needed:
-                served = [c for c in selected if pins.component_upstreams[c] == upstream]
-                if upstream in pins.harnesses:
-                    limits = pins.harnesses[upstream]
-                    say(f"harness {upstream}: {', '.join(served)} (limits: silence "
-                        f"{limits.inactivity_s:g} s, wall {limits.wall_s:g} s)")  # fmt: skip
-                    point(f"harness:{upstream}")
-                    harnesses.run(upstream, served)
-                    point(f"harness-done:{upstream}")
-            if "performance" in selected:
-                say("streaming performance")
-                point("streaming")
-                started = _now()
-                streaming = measure_streaming(
-                    observer, identity.runtime_model_id, request.streaming_prompts,
-                    serialization=request.policy.serialization,
-                )  # fmt: skip
-                recorder.record("components/performance/infermark-c1.json",
-                                "infermark-streaming", streaming)  # fmt: skip
-                metrics = {
-                    "concurrency_1_tokens_per_second": streaming.tokens_per_second,
-                    "ttft_p50_seconds": streaming.ttft_p50_seconds,
-                    "errors": streaming.errors,
-                }
-                recorder.result("performance", "COMPLETED", started_at=started, ended_at=_now(),
-                                metrics=metrics)  # fmt: skip
-        exchanges = tuple(observer.exchanges())
-        say("writing the bundle")
-        point("write")
+    scratch = Path(tempfile.mkdtemp(prefix="audit-run-"))
+    try:
+        digest = _gather_and_write(
+            request, say=say, watch=watch, selected=selected, recorder=recorder,
+            scratch=scratch, run_id=run_id,
+        )  # fmt: skip
+    except _Unwritten:
+        raise  # the scratch directory holds the run's evidence: kept
+    except BaseException:
+        shutil.rmtree(scratch, ignore_errors=True)
+        raise
+    shutil.rmtree(scratch, ignore_errors=True)
+    return digest
+
+
+class _Unwritten(Exception):
+    """The bundle could not be written; the evidence was kept in the scratch directory."""
+
+    def __init__(
+        self, cause: BaseException, scratch: Path, evidence: Path | None, *, written: bool = True
+    ) -> None:
+        super().__init__(str(cause))
+        self.cause, self.scratch, self.evidence = cause, scratch, evidence
+        self.written = written
+        """Whether writing the bundle had begun (else the run failed before it)."""
+
+
+def _keep_evidence(scratch: Path, recorder: _Recorder, exchanges: tuple[Any, ...]) -> Path | None:
+    """Write every evidence file gathered so far under ``scratch/evidence`` by its name (the
+    transport log too, if writing failed before it was recorded); None if even that failed."""
+    kept = scratch / "evidence"
+    files = dict(recorder.files)
+    if "transport/exchanges.jsonl" not in files:
+        data = b"".join(e.model_dump_json().encode() + b"\n" for e in exchanges)
+        files["transport/exchanges.jsonl"] = (data, _JSON)
+    try:
+        for name, (data, _media) in sorted(files.items()):
+            parts = [p for p in name.split("/") if p not in ("", ".", "..")]
+            target = kept.joinpath(*parts)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+    except OSError:
+        return None
+    return kept
+
+
+def _gather_and_write(
+    request: RunRequest,
+    *,
+    say: Callable[[str], None],
+    watch: Callable[[Observer], None] | None,
+    selected: Sequence[ComponentName],
+    recorder: _Recorder,
+    scratch: Path,
+    run_id: str,
+) -> str:
+    with observe(
+        request.endpoint,
+        unix_path=str(scratch / "observer.sock"),
+        policy=request.policy.serialization,
+    ) as observer:
+        if watch is not None:
+            watch(observer)
+        observer.component = "identity"
+        say("identity")
+        point("identity")
+        identity = resolve_identity(
+            observer.url, model=request.model, model_digest=request.model_digest,
+            weights=request.weights, endpoint=request.endpoint,
+        )  # fmt: skip
+        try:
+            _components(request, say, selected, recorder, scratch, observer, identity)
+        except Exception as exc:  # a defect mid-run: the evidence so far is kept, not lost
+            kept = _keep_evidence(scratch, recorder, tuple(observer.exchanges()))
+            raise _Unwritten(exc, scratch, kept, written=False) from exc
+    exchanges = tuple(observer.exchanges())
+    say("writing the bundle")
+    point("write")
+    try:
         return _write(
             request, recorder, identity=identity, exchanges=exchanges, selected=selected,
             run_id=run_id,
         )  # fmt: skip
+    except Exception as exc:
+        raise _Unwritten(exc, scratch, _keep_evidence(scratch, recorder, exchanges)) from exc
+
+
+def _components(  # noqa: PLR0917 - the run's parts, passed on
+    request: RunRequest,
+    say: Callable[[str], None],
+    selected: Sequence[ComponentName],
+    recorder: _Recorder,
+    scratch: Path,
+    observer: Observer,
+    identity: ModelIdentity,
+) -> None:
+    """Checkouts, probes, harnesses and the streaming measurement, into ``recorder``."""
+    pins = request.pins.pins
+    needed = sorted({pins.component_upstreams[c] for c in selected})
+    say(f"checkouts: {', '.join(needed)}")
+    _checkouts(request, recorder, needed, scratch)
+    say("direct probes")
+    point("probes")
+    recorder.probes = run_direct_probes(
+        observer, identity.runtime_model_id, pins.direct_probe,
+        request.policy.serialization,
+    )  # fmt: skip
+    harnesses = _Harnesses(request, recorder, observer, identity.runtime_model_id, scratch)
+    for upstream in needed:
+        served = [c for c in selected if pins.component_upstreams[c] == upstream]
+        if upstream in pins.harnesses:
+            limits = pins.harnesses[upstream]
+            say(f"harness {upstream}: {', '.join(served)} (limits: silence "
+                f"{limits.inactivity_s:g} s, wall {limits.wall_s:g} s)")  # fmt: skip
+            point(f"harness:{upstream}")
+            harnesses.run(upstream, served)
+            point(f"harness-done:{upstream}")
+    if "performance" in selected:
+        say("streaming performance")
+        point("streaming")
+        started = _now()
+        streaming = measure_streaming(
+            observer, identity.runtime_model_id, request.streaming_prompts,
+            serialization=request.policy.serialization,
+        )  # fmt: skip
+        recorder.record("components/performance/infermark-c1.json",
+                        "infermark-streaming", streaming)  # fmt: skip
+        metrics = {
+            "concurrency_1_tokens_per_second": streaming.tokens_per_second,
+            "ttft_p50_seconds": streaming.ttft_p50_seconds,
+            "errors": streaming.errors,
+        }
+        recorder.result("performance", "COMPLETED", started_at=started, ended_at=_now(),
+                        metrics=metrics)  # fmt: skip
 
 
 def _write(

@@ -1,11 +1,14 @@
 """Faults of the filesystem under the runner and the packer: a full disk (a small tmpfs) and a
 read-only output directory, each in a mount namespace of its own. Each ends in one clear line,
-exit 2, and nothing half-written left behind: no bundle directory, no tar, no temp file."""
+exit 2, and nothing half-written that looks whole: a run keeps its evidence and the partial
+bundle (no manifest) and says where; a packer leaves no tar and no temp file."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -44,14 +47,25 @@ def _run_argv(endpoint: str, out: Path, mirrors: dict[str, Path]) -> list[str]:
             *(f"--mirror={name}={path}" for name, path in mirrors.items())]  # fmt: skip
 
 
-def test_a_run_onto_a_full_disk_keeps_nothing(tmp_path: Path, mirrors: dict[str, Path]) -> None:
+def test_a_run_onto_a_full_disk_keeps_its_evidence(
+    tmp_path: Path, mirrors: dict[str, Path]
+) -> None:
     out = tmp_path / "mnt" / "bundle"
     with serve() as endpoint:
         report = inside(tmp_path, "size=256k", _run_argv(endpoint.url, out, mirrors))
+    stderr = report["stderr"]
+    kept = re.search(r"(/\S*/audit-run-[^/\s]+)", stderr)
+    if kept is not None:  # the run's evidence, kept outside the full disk: this test's to remove
+        shutil.rmtree(kept.group(1), ignore_errors=True)
     assert report["exit"] == 2
-    assert f"--out {out}: cannot write the bundle: " in report["stderr"]
-    assert "No space left on device; nothing was kept" in report["stderr"]
-    assert report["left"] == []
+    assert f"--out {out}: cannot write the bundle: " in stderr
+    assert (
+        f"No space left on device; the partial bundle is left in {out} (no manifest: not a "
+        "sealed bundle) and the run's evidence is kept in "
+    ) in stderr
+    assert kept is not None
+    assert "bundle/blobs/sha256" in report["left"]  # never a deleted run
+    assert "bundle/manifest.json" not in report["left"]
 
 
 def test_a_run_into_a_read_only_directory_fails_before_it_starts(
