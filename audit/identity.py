@@ -5,6 +5,10 @@ or a directory of files, streamed through SHA-256). The endpoint is asked what i
 (``/v1/models``) and, where it answers them, llama.cpp server's ``/props``, Ollama's
 ``/api/show`` and vLLM's ``/version``; these requests go through the observer, so the answers
 are transport evidence. A model named only by a moving tag, with no digest, is refused.
+
+The runtime model id is the model's name, not the path of its weights: llama.cpp servers list
+that path as the id when no alias is given, and the id recorded is then its file name (the
+path stays in the recorded model list; the verifier takes the two for one model).
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from typing import Any
 from bundle_schema import canonical_bytes, digest_of
 from bundle_schema.errors import InvalidInput
 from bundle_schema.models import DIGEST_PATTERN, ModelIdentity
+from verify.replies import runtime_name, same_model
 
 __all__ = ["WeightsDigest", "resolve_identity", "weights_digest"]
 
@@ -122,9 +127,11 @@ def resolve_identity(
                 f"{endpoint}: serves {len(served)} models "
                 f"({', '.join(map(str, served)) or 'none'}); name one with --model"
             )
-        model = str(served[0])
-    elif model not in served:
+        model = runtime_name(str(served[0]))  # the weights' file name, not their path
+    elif not any(same_model(str(s), model) for s in served):
         raise InvalidInput(f"{endpoint}: does not serve {model!r} (it lists {served or 'nothing'})")
+    else:
+        model = runtime_name(model)
     answers = {path: _ask(observer_url, method, path, {key: model} if key else None)
                for method, path, key in _PROBES}  # fmt: skip
     props = answers["/props"]

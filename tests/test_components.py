@@ -20,7 +20,15 @@ from tests.engines import Engine, serve_engine
 from verify import verify_with_evidence
 from verify._consistency import _probe_contracts
 from verify._facts import reply_facts
-from verify.gx10 import GATES, _Run, reasoning_contamination, reasoning_serialization, replay
+from verify.gx10 import (
+    GATES,
+    _Run,
+    model_identity,
+    network_isolation,
+    reasoning_contamination,
+    reasoning_serialization,
+    replay,
+)
 from verify.replies import read_exchange
 
 V5 = load_builtin("gx10-reference-v5")
@@ -239,3 +247,32 @@ def test_a_probe_request_with_other_sampling_is_a_finding(
         f"evidence 'probes/direct-response.json': exchange 0 asked with temperature "
         f"{json.dumps(value)}, not the contract's pinned temperature 0"
     ]
+
+
+@pytest.mark.parametrize(
+    "engine",
+    [
+        Engine(listed="/models/tiny.gguf", props={"build_info": "b6500"}),  # replies: the path
+        Engine(listed="/models/tiny.gguf", echoes=True),  # llama-cpp-python: echoes the request
+    ],
+    ids=["llama-server", "llama-cpp-python"],
+)
+def test_a_model_listed_by_its_path_is_one_model_with_its_file_name(
+    example: Gx10Evidence, engine: Engine
+) -> None:
+    with serve_engine(engine) as server, observe(server.url, policy=POLICY) as obs:
+        obs.component = "identity"
+        identity = resolve_identity(
+            obs.url, model=None, model_digest=DIGEST, weights=None, endpoint=server.url
+        )
+        probes = run_direct_probes(obs, identity.runtime_model_id, V5.pins.direct_probe, POLICY)
+        exchanges = tuple(obs.exchanges())
+    assert identity.runtime_model_id == "tiny.gguf"
+    assert [b["model"] for b in engine.seen] == ["tiny.gguf", "tiny.gguf"]
+    evidence = example.model_copy(
+        update={"model": identity, "probes": probes, "transport": exchanges}
+    )
+    run = _Run(evidence, V5, V5.pins.profiles["full"].components)
+    for gate in (model_identity, network_isolation):
+        result = gate(run)
+        assert result.status == "pass", result.reason

@@ -12,6 +12,7 @@ from audit.observer import observe
 from audit.reference_endpoint import MODEL_ID, serve
 from bundle_schema import canonical_bytes, digest_of
 from bundle_schema.errors import InvalidInput
+from tests.engines import Engine, serve_engine
 
 DECLARED = "sha256:" + "12" * 32
 
@@ -101,3 +102,42 @@ def test_a_declared_digest_must_match_the_weights(tmp_path: Path) -> None:
             weights=weights,
             endpoint=endpoint.url,
         )
+
+
+# --- real engines' shapes: the weights' path as the model id, no /props --------------------------
+
+WEIGHTS_PATH = "/models/SmolLM2-135M-Instruct-Q4_1.gguf"
+
+
+@pytest.mark.parametrize("given", [None, "SmolLM2-135M-Instruct-Q4_1.gguf", WEIGHTS_PATH])
+def test_a_model_listed_by_its_path_is_recorded_by_its_file_name(given: str | None) -> None:
+    llama_server = Engine(listed=WEIGHTS_PATH, props={"build_info": "b6500-abcdef",
+                                                       "model_path": WEIGHTS_PATH})  # fmt: skip
+    with serve_engine(llama_server) as server, observe(server.url) as observer:
+        identity = resolve_identity(observer.url, model=given, model_digest="sha256:" + "12" * 32,
+                                    weights=None, endpoint=server.url)  # fmt: skip
+        exchanges = observer.exchanges()
+    assert identity.runtime_model_id == "SmolLM2-135M-Instruct-Q4_1.gguf"
+    assert (identity.engine, identity.engine_version) == ("llama.cpp", "b6500-abcdef")
+    assert WEIGHTS_PATH in (exchanges[0].response_body.data if exchanges[0].response_body else "")
+
+
+def test_an_engine_without_props_still_resolves() -> None:
+    llama_cpp_python = Engine(listed=WEIGHTS_PATH, echoes=True)  # no /props, no /version
+    with serve_engine(llama_cpp_python) as server, observe(server.url) as observer:
+        identity = resolve_identity(observer.url, model=None, model_digest="sha256:" + "12" * 32,
+                                    weights=None, endpoint=server.url)  # fmt: skip
+        statuses = {e.path: e.status for e in observer.exchanges()}
+    assert identity.runtime_model_id == "SmolLM2-135M-Instruct-Q4_1.gguf"
+    assert identity.engine is None  # nothing names it: recorded as unknown, never guessed
+    assert statuses["/props"] == 404
+
+
+def test_a_model_the_endpoint_does_not_list_is_refused_even_by_file_name() -> None:
+    with (
+        serve_engine(Engine(listed=WEIGHTS_PATH)) as server,
+        observe(server.url) as observer,
+        pytest.raises(InvalidInput, match=r"does not serve 'other\.gguf'"),
+    ):
+        resolve_identity(observer.url, model="other.gguf", model_digest="sha256:" + "12" * 32,
+                         weights=None, endpoint=server.url)  # fmt: skip

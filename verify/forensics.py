@@ -23,6 +23,7 @@ from bundle_schema.models import (
 )
 from pins import PinSetSource
 from verify.gx10 import is_loopback
+from verify.replies import same_model
 
 __all__ = ["show_report"]
 
@@ -149,7 +150,9 @@ def _transport(evidence: Gx10Evidence) -> TransportSummary | None:
         truncations=tuple(truncated),
         redirects=tuple(e.id for e in exchanges if e.redirect is not None),
         suspected_fallbacks=tuple(
-            e.id for e in exchanges if e.response_model not in (None, runtime)
+            e.id
+            for e in exchanges
+            if e.response_model is not None and not same_model(e.response_model, runtime)
         ),
     )
 

@@ -52,6 +52,7 @@ from verify.replies import (
     first_tool_call,
     is_completion,
     read_reply,
+    same_model,
 )
 
 __all__ = [
@@ -187,7 +188,7 @@ def model_identity(run: _Run) -> GateResult:
         items = data if isinstance(data, list) else ()
         served |= {str(m.get("id")) for m in items if isinstance(m, dict)}
     evidence = f"transport exchange {listings[0].id}"
-    if model.runtime_model_id not in served:
+    if not any(same_model(s, model.runtime_model_id) for s in served):  # a path: its file name
         return _gate(
             "model_identity",
             "infra",
@@ -312,9 +313,8 @@ def network_isolation(run: _Run) -> GateResult:
     runtime = run.evidence.model.runtime_model_id
     for exchange in run.evidence.transport or ():
         noted = exchange.response_model  # the observer's note may only add a reason to fail
-        other = next((m for m in run.reply(exchange).models if m != runtime), None) or (
-            noted if noted not in (None, runtime) else None
-        )
+        other = next((m for m in run.reply(exchange).models if not same_model(m, runtime)), None)
+        other = other or (noted if noted is not None and not same_model(noted, runtime) else None)
         if other is not None:  # read from the reply itself, not from the observer's note
             return _gate(
                 "network_isolation",

@@ -33,6 +33,8 @@ __all__ = [
     "read_exchange",
     "read_reply",
     "request_reasoning",
+    "runtime_name",
+    "same_model",
     "sse_events",
 ]
 
@@ -72,6 +74,22 @@ OpenAI reasoning effort and responses API, Ollama's ``think``)."""
 _OFF = (False, None, 0, "none", "off", "disabled", "false", "minimal")
 
 THINK_TAGS = ("<think>", "</think>", "<thinking>", "</thinking>")
+
+
+def runtime_name(served: str) -> str:
+    """The runtime name of a model an endpoint lists: llama.cpp servers (llama-server without
+    ``--alias``, llama-cpp-python without ``model_alias``) list the path the weights were
+    loaded from, and that path's file name is the model's name; any other id is its own."""
+    if served.startswith("/") or (len(served) > 2 and served[1] == ":" and served[2] in "/\\"):
+        name = served.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
+        return name or served
+    return served
+
+
+def same_model(named: str, runtime: str) -> bool:
+    """Whether a model a reply or listing names is the runtime model: the same id, or the path
+    of weights whose file name is the runtime name."""
+    return named == runtime or runtime_name(named) == runtime
 
 
 def asks_for_reasoning(value: Any) -> bool:
