@@ -290,11 +290,58 @@ def parse_canonical(data: bytes, where: str) -> CanonicalDocument:
     return CanonicalDocument(value, members)
 
 
+_INTEGRAL_FLOAT = re.compile(r"\.0(?=[,\]}]|\Z)(?<=\d\.0)")
+"""A float token whose fraction is ``0`` ("1.0", "-0.0"), which RFC 8785 writes without it. In
+compact JSON a number token ends at a comma, a closing bracket or brace, or the end; text in a
+string can match too ("v1.0,"), which only sends the document to the slower check, but an
+address ("127.0.0.1") does not."""
+_SUPPLEMENTARY = re.compile("[\U00010000-\U0010ffff]")
+"""A character beyond the BMP: where code point order and UTF-16 order of keys can differ."""
+_UNDECIDED = object()
+
+
+def _whole_canonical(data: bytes) -> Any:
+    """The value of ``data`` when a cheap test proves the bytes canonical, else ``_UNDECIDED``.
+
+    One C parse and one C re-encoding of the whole document. When the re-encoding is the text
+    itself, it is also the RFC 8785 encoding of the value (the ``rfc8785`` package's) provided:
+    no float token has an exponent or a zero fraction (every other float the package writes as
+    ``str(f)``, as ``json.dumps`` does), and no character lies beyond the BMP (so that sorting
+    keys by code point is sorting them by UTF-16 code units). Strings are escaped alike (the
+    package's table is the standard library's: quote, backslash, the five short escapes, other
+    controls as lowercase u00xx); integers are within 2**53 (the parser refuses the rest); the
+    strict UTF-8 decode admits no surrogate. Anything else, and any doubt, is left to
+    :func:`parse_canonical`. A hypothesis test compares this with the ``rfc8785`` package.
+    """
+    try:
+        text = data.decode("utf-8")
+        value = json.loads(text, parse_constant=_constant, parse_float=_float, parse_int=_int)
+        again = json.dumps(
+            value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+        )
+    except (ValueError, RecursionError):
+        return _UNDECIDED
+    if (
+        again != text
+        or _FLOAT_EXPONENT.search(text)
+        or _INTEGRAL_FLOAT.search(text)
+        or (not text.isascii() and _SUPPLEMENTARY.search(text))
+    ):
+        return _UNDECIDED
+    return value
+
+
 def loads_canonical(data: bytes, where: str) -> Any:
     """Parse JSON bytes that must be their own canonical form; return the value.
+
+    Bytes a cheap whole-document test proves canonical are parsed once (most records); the rest
+    go through :func:`parse_canonical`, which decides and names the fault.
 
     Raises:
         MalformedJSON: see :func:`loads_strict`.
         NotCanonical: see :func:`parse_canonical`.
     """
+    value = _whole_canonical(data)
+    if value is not _UNDECIDED:
+        return value
     return parse_canonical(data, where).value

@@ -116,3 +116,58 @@ def test_ledger_facts_keep_the_first_event_and_every_incoherent_entry() -> None:
     assert facts.count == 5
     assert facts.first_event == (2, entries[2])
     assert [n for n, _ in facts.incoherent] == [2, 5]
+
+
+# --- a huge transport log read by helper processes (ADR 0012) -----------------------------------
+
+
+@pytest.fixture
+def helpers_for_every_log(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every transport log goes to the helpers, one line a batch (many batches in flight)."""
+    import verify._parallel  # noqa: PLC0415
+    import verify._shell  # noqa: PLC0415
+
+    monkeypatch.setattr(verify._shell, "PARALLEL_FROM", 0)
+    monkeypatch.setattr(verify._parallel, "BATCH_LINES", 1)
+
+
+def _with_helpers(path: Path, args: list[str] = ()) -> tuple[bytes, bytes]:  # type: ignore[assignment]
+    helped = _outcome(lambda p, **o: verify_bundle(p, workers=2, **o), path, list(args))
+    full = _outcome(lambda p, **o: verify_with_evidence(p, **o)[0], path, list(args))
+    return helped, full
+
+
+@pytest.mark.usefixtures("helpers_for_every_log")
+def test_helpers_give_the_same_verdict_on_a_recorded_run_and_the_corpus(
+    tmp_path_factory: pytest.TempPathFactory, built_examples: dict[str, Path]
+) -> None:
+    work = tmp_path_factory.mktemp("recording")
+    helped, full = _with_helpers(record_reference_run(work / "recorded", work / "work"))
+    assert helped == full
+    assert b'"outcome":"QUALIFIED"' in helped
+    root = tmp_path_factory.mktemp("corpus")
+    cases = [c for c in CORPUS if c.category in ("record", "schema", "content", "forgery")]
+    built = generate(root / "cases", Context(root / "work", built_examples), cases)
+    for case in cases:
+        entry = built[case.name]
+        helped, full = _with_helpers(Path(entry["path"]), entry["args"])
+        assert helped == full, case.name
+
+
+@pytest.mark.usefixtures("helpers_for_every_log")
+@pytest.mark.parametrize("tail", [b"", b"{}"], ids=["complete", "no-final-newline"])
+def test_helpers_stop_at_the_first_invalid_line_as_the_reader_does(
+    tmp_path: Path, built_examples: dict[str, Path], tail: bytes
+) -> None:
+    from tests.data.hostile.kit import read_bundle, reseal  # noqa: PLC0415
+
+    manifest, files = read_bundle(built_examples["gx10-full-qualified"])
+    name = "transport/exchanges.jsonl"
+    data, media = files[name]
+    rows = data.splitlines(keepends=True)
+    rows[2] = rows[2].replace(b'"method":"', b'"method": "', 1)  # not canonical: line 3
+    files[name] = (b"".join(rows) + tail, media)
+    reseal(tmp_path / "b", manifest, files, {})
+    helped, full = _with_helpers(tmp_path / "b")
+    assert helped == full
+    assert b":3: bytes are not RFC 8785 canonical JSON" in helped

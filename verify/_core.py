@@ -6,7 +6,7 @@ reads records, then hands what it saw to these functions.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -14,6 +14,7 @@ from pydantic import BaseModel
 
 from bundle_schema import KINDS, RECORD_MEDIA_TYPES, digest_of, loads_canonical, validate_document
 from bundle_schema.canonical import parse_canonical
+from bundle_schema.documents import DocumentKind
 from bundle_schema.errors import DocumentError
 from bundle_schema.layout import (
     BLOB_DIR,
@@ -54,6 +55,7 @@ __all__ = [
     "record_findings",
     "role_entry",
     "unread_entries",
+    "validate_documents",
 ]
 
 VERIFIER_NAME = "evidence-audit"
@@ -226,6 +228,8 @@ def record_findings(
     documents: Iterable[bytes],
     where: str,
     into: Sink | None = None,
+    *,
+    validated: Iterable[BaseModel | str] | None = None,
 ) -> list[Finding]:
     """Validate the documents of one evidence record blob and the names they reference.
 
@@ -236,17 +240,17 @@ def record_findings(
         where: the record's location for messages.
         into: when given, receives every valid document's model, in order (as it is read, so
             that a bounded reader can keep less than every document).
+        validated: the documents already validated, as :func:`validate_documents` yields them
+            (helper processes validate a huge record's lines; ``documents`` is then not read).
     """
     entry = manifest.model.evidence[name]
     kind = RECORD_MEDIA_TYPES[entry.media_type]
     findings: list[Finding] = []
-    for number, document in enumerate(documents, start=1):
-        location = f"{where}:{number}" if kind.lines else where
-        try:
-            model = validate_document(kind, loads_canonical(document, location), location)
-        except DocumentError as exc:
+    models = validated if validated is not None else validate_documents(kind, documents, where)
+    for model in models:
+        if isinstance(model, str):
             findings.append(
-                _finding("record_invalid", f"evidence {name!r}: {exc}", entry=name, path=where)
+                _finding("record_invalid", f"evidence {name!r}: {model}", entry=name, path=where)
             )
             break
         if into is not None:
@@ -263,6 +267,21 @@ def record_findings(
                     )
                 )
     return findings
+
+
+def validate_documents(
+    kind: DocumentKind, documents: Iterable[bytes], where: str, start: int = 1
+) -> Iterator[BaseModel | str]:
+    """Each document's model, in order, up to the first invalid one, which is given as the
+    reason it is refused (and ends the record: nothing after it is read). ``start``: the line
+    number of the first document."""
+    for number, document in enumerate(documents, start=start):
+        location = f"{where}:{number}" if kind.lines else where
+        try:
+            yield validate_document(kind, loads_canonical(document, location), location)
+        except DocumentError as exc:
+            yield str(exc)
+            return
 
 
 def _references(model: object) -> list[tuple[str, str]]:

@@ -13,6 +13,7 @@ so their verdicts are the same bytes.
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -179,6 +180,7 @@ def slim_exchange(exchange: TransportExchange, config: RunConfig | None) -> Slim
 # --- the socket ledger --------------------------------------------------------------------------
 
 
+@functools.lru_cache(maxsize=4096)
 def _ip_version(address: str) -> int | None:
     try:
         return ipaddress.ip_address(address.strip("[]")).version
@@ -186,6 +188,7 @@ def _ip_version(address: str) -> int | None:
         return None
 
 
+@functools.lru_cache(maxsize=4096)
 def is_loopback(host: str) -> bool:
     """Whether a host name or address is loopback (``localhost``, 127.0.0.0/8, ``::1``)."""
     if host == "localhost":

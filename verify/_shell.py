@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 
 from pydantic import BaseModel
 
-from bundle_schema import RECORD_MEDIA_TYPES
+from bundle_schema import KINDS, RECORD_MEDIA_TYPES
 from bundle_schema.layout import BLOB_DIR, MANIFEST_SIGNATURE
 from bundle_schema.models import (
     Finding,
@@ -40,7 +40,8 @@ from verify._core import (
 )
 from verify._facts import LedgerFacts, LedgerTally, slim_exchange
 from verify._gc import collector_paused
-from verify._hashing import BlobCache, HashJob
+from verify._hashing import BlobCache, HashJob, default_workers
+from verify._parallel import PARALLEL_FROM, slim_in_helpers
 from verify._signature import (
     MAX_SIGNATURE_SIZE,
     IdentityPolicy,
@@ -128,6 +129,7 @@ def _record_findings(
     records: dict[str, list[BaseModel]],
     *,
     sink: Callable[[], list[BaseModel]] = list,
+    helpers: Callable[[Iterator[bytes], str], Iterator[BaseModel | str]] | None = None,
 ) -> list[Finding]:
     findings: list[Finding] = []
     for name in names:
@@ -140,7 +142,8 @@ def _record_findings(
         try:
             documents = _documents(member, kind.lines, limits.max_record_line)
             valid = sink()
-            found = record_findings(manifest, name, documents, path, valid)
+            checked = helpers(documents, path) if helpers is not None else None
+            found = record_findings(manifest, name, documents, path, valid, validated=checked)
             findings += found
             if not found:
                 records[name] = valid
@@ -163,6 +166,21 @@ def _record_findings(
                 )
             )
     return findings
+
+
+def _helpers(
+    workers: int | None, config: RunConfig | None, whole: set[int]
+) -> Callable[[Iterator[bytes], str], Iterator[BaseModel | str]] | None:
+    """Validate and reduce a huge transport log in helper processes (ADR 0012), or None."""
+    count = default_workers() if workers is None else workers
+    if count < 2:
+        return None
+    kind = KINDS["transport-exchange"]
+
+    def run(lines: Iterator[bytes], where: str) -> Iterator[BaseModel | str]:
+        return slim_in_helpers(kind, lines, where, config=config, whole=whole, helpers=count)
+
+    return run
 
 
 def _blob_files(source: BundleSource) -> list[Member]:
@@ -291,9 +309,16 @@ def _verify(
         def slimmer() -> list[BaseModel]:
             return _Slimmer(first.config, whole)
 
+        helpers = _helpers(workers, first.config, whole)
         for name in sorted(big):
-            sink = _Tally if _kind_of(manifest, name) is SocketLedgerEntry else slimmer
-            findings += _record_findings(manifest, source, [name], limits, records, sink=sink)
+            if _kind_of(manifest, name) is SocketLedgerEntry:
+                findings += _record_findings(manifest, source, [name], limits, records, sink=_Tally)
+                continue
+            many = manifest.model.evidence[name].size >= PARALLEL_FROM and helpers is not None
+            findings += _record_findings(
+                manifest, source, [name], limits, records,
+                sink=list if many else slimmer, helpers=helpers if many else None,
+            )  # fmt: skip
         ledger_name = role_entry(records, placements, "socket ledger")
         ledger_record = records.get(ledger_name) if ledger_name is not None else None
         if isinstance(ledger_record, _Tally):
