@@ -3,7 +3,8 @@
 ``python -m audit._sandbox_inside PORT SOCKET LEDGER -- COMMAND...``: bring loopback up, serve a
 forwarder on ``127.0.0.1:PORT`` whose every connection is piped to the observer's Unix
 ``SOCKET`` (the namespace's only way to the model), then run ``COMMAND`` under
-``strace -f -e trace=connect``, writing every connect() attempt of every process to ``LEDGER``,
+``strace -f -e trace=connect``, appending every connect() attempt of every process to ``LEDGER``
+(after the header line the supervisor wrote),
 and exit with the command's status. The forwarder's own connections are not traced.
 """
 
@@ -58,8 +59,9 @@ def main(argv: list[str]) -> int:
     if not ready.wait(10):
         sys.stderr.write("sandbox: the forwarder did not start\n")
         return 126
+    # -A: after the header line the supervisor wrote (verify/socket_trace.py)
     traced = ["strace", "-f", "-qq", "-Y", "-ttt", "-e", "trace=connect", "-e", "signal=none",
-              "-o", ledger, "--", *command]  # fmt: skip
+              "-A", "-o", ledger, "--", *command]  # fmt: skip
     return subprocess.run(traced, check=False).returncode
 
 

@@ -12,7 +12,6 @@ cannot be made, :class:`SandboxUnavailable` says why: a run never goes on withou
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import signal
 import subprocess
@@ -25,6 +24,7 @@ from pathlib import Path
 from typing import IO, Literal
 
 from bundle_schema.models import SocketLedgerEntry
+from verify.socket_trace import TRACE_MEDIA_TYPE, trace_entries, trace_header, trace_name
 
 __all__ = [
     "SandboxLimits",
@@ -36,14 +36,6 @@ __all__ = [
 ]
 
 _POLL = 0.02
-_CONNECT = re.compile(
-    r"^(?P<pid>\d+)(?:<(?P<comm>[^>]*)>)? (?P<t>\d+\.\d+) connect\(\d+, \{(?P<addr>.*?)\}, \d+"
-    r"(?P<rest>.*)$"
-)
-_RESUMED = re.compile(
-    r"^(?P<pid>\d+)(?:<[^>]*>)? \d+\.\d+ <\.\.\. connect resumed>.*?= (?P<result>.*)$"
-)
-_RESULT = re.compile(r"= (?P<code>-?\d+)(?: (?P<errno>E[A-Z0-9]+))?")
 
 
 class SandboxUnavailable(Exception):
@@ -70,6 +62,14 @@ class SandboxResult:
     stdout: bytes
     stderr: bytes
     ledger: tuple[SocketLedgerEntry, ...]
+    trace: bytes = b""
+    """The raw trace the ledger was parsed from: the supervisor's header, then strace's lines."""
+    trace_name: str = ""
+    """Its logical name in the bundle (``network/strace/<first seq>-<component>.txt``)."""
+
+    def evidence(self) -> dict[str, tuple[bytes, str]]:
+        """The trace as evidence, by logical name (kept beside the ledger; ADR 0017)."""
+        return {self.trace_name: (self.trace, TRACE_MEDIA_TYPE)} if self.trace_name else {}
 
 
 def _unshare(command: Sequence[str]) -> list[str]:
@@ -96,75 +96,17 @@ def check_sandbox() -> None:
         )
 
 
-def _address(fields: str) -> tuple[str, str, int | None] | None:
-    family = re.search(r"sa_family=(AF_\w+)", fields)
-    if family is None:
-        return None
-    name = family.group(1)
-    port = re.search(r"sin6?_port=htons\((\d+)\)", fields)
-    if name == "AF_INET":
-        address = re.search(r'inet_addr\("([^"]*)"\)', fields)
-    elif name == "AF_INET6":
-        address = re.search(r'inet_pton\(AF_INET6, "([^"]*)"', fields)
-    elif name == "AF_UNIX":
-        address = re.search(r'sun_path=(@?"[^"]*")', fields)
-    else:
-        return None  # netlink and the like: kernel channels, not network connections
-    shown = address.group(1).strip('"') if address else "?"
-    return name, shown, int(port.group(1)) if port else None
-
-
-def _outcome(text: str) -> str | None:
-    result = _RESULT.search(text)
-    if result is None:
-        return None
-    if result.group("code") == "0":
-        return "connected"
-    errno = result.group("errno") or "EUNKNOWN"
-    return "in-progress" if errno == "EINPROGRESS" else errno
-
-
 def parse_ledger(
     text: str, *, origin: float, first_seq: int = 0, component: str | None = None
 ) -> list[SocketLedgerEntry]:
-    """Socket-ledger entries from ``strace -f -Y -ttt -e trace=connect`` output.
+    """Socket-ledger entries from ``strace -f -Y -ttt -e trace=connect`` output, as the shared
+    parser reads a trace file with this header (:mod:`verify.socket_trace`).
 
     ``origin`` is the epoch time the entries' ``t`` counts from. A call split across lines by
     another process (``<unfinished ...>`` / ``<... connect resumed>``) is joined.
     """
-    entries: list[SocketLedgerEntry] = []
-    pending: dict[str, tuple[str, str, float, tuple[str, str, int | None]]] = {}
-    for line in text.splitlines():
-        resumed = _RESUMED.match(line)
-        if resumed and resumed.group("pid") in pending:
-            pid, comm, when, address = pending.pop(resumed.group("pid"))
-            outcome = _outcome("= " + resumed.group("result"))
-        else:
-            match = _CONNECT.match(line)
-            parsed = _address(match.group("addr")) if match else None
-            if match is None or parsed is None:
-                continue
-            pid, comm, when, address = match["pid"], match["comm"] or "?", float(match["t"]), parsed
-            if "<unfinished" in match.group("rest"):
-                pending[pid] = (pid, comm, when, address)
-                continue
-            outcome = _outcome(match.group("rest"))
-        family, host, port = address
-        entries.append(
-            SocketLedgerEntry(
-                schema_version=1,
-                seq=first_seq + len(entries),
-                t=max(0.0, when - origin),
-                pid=int(pid),
-                process=comm[:256],
-                family=family,
-                address=host[:256],
-                port=port,
-                outcome=outcome or "EUNKNOWN",
-                component=component,
-            )
-        )
-    return entries
+    header = trace_header(origin, first_seq, component).encode()
+    return list(trace_entries([header, text.encode("utf-8", "surrogateescape")]))
 
 
 class _Watch:
@@ -221,6 +163,7 @@ def run_sandboxed(
     inside = [sys.executable, "-m", "audit._sandbox_inside", str(port), str(observer_socket),
               str(raw), "--", *command]  # fmt: skip
     origin_epoch, started = time.time(), time.monotonic()
+    raw.write_text(trace_header(origin_epoch, first_seq, component))  # strace appends (-A)
     process = subprocess.Popen(
         _unshare(inside),
         cwd=cwd,
@@ -249,7 +192,7 @@ def run_sandboxed(
     for watch in watches:
         watch.join()
     silence = max(clock[1], ended - clock[0])
-    text = raw.read_text("utf-8", "replace") if raw.exists() else ""
+    trace = raw.read_bytes()
     return SandboxResult(
         returncode=None if timeout else process.returncode,
         timeout=timeout,
@@ -257,7 +200,7 @@ def run_sandboxed(
         max_inactivity_s=silence,
         stdout=bytes(watches[0].data),
         stderr=bytes(watches[1].data),
-        ledger=tuple(
-            parse_ledger(text, origin=origin_epoch, first_seq=first_seq, component=component)
-        ),
+        ledger=tuple(trace_entries([trace])),
+        trace=trace,
+        trace_name=trace_name(first_seq, component),
     )

@@ -22,10 +22,14 @@ from typing import get_args
 from bundle_schema.documents import KINDS, RECORD_MEDIA_TYPES
 from bundle_schema.models import ComponentName
 
+TRACE_MEDIA_TYPE = "text/plain; charset=utf-8"
+"""The media type of a socket trace (the sandbox's raw connect() trace, ADR 0017)."""
+
 __all__ = [
     "COMPONENT_NAMES",
     "REFERENCE_HEADER",
     "ROLES",
+    "TRACE_MEDIA_TYPE",
     "Placement",
     "Role",
     "place",
@@ -57,6 +61,8 @@ class Role:
     pattern: str
     kind: str | None
     read: bool = True
+    media: str | None = None
+    """For a place of no record kind: the one media type it takes (None: any but a record's)."""
 
     @property
     def many(self) -> bool:
@@ -64,7 +70,7 @@ class Role:
 
     @property
     def media_type(self) -> str | None:
-        return None if self.kind is None else KINDS[self.kind].media_type
+        return self.media if self.kind is None else KINDS[self.kind].media_type
 
     def compiled(self) -> re.Pattern[str]:
         out = []
@@ -85,6 +91,8 @@ class Role:
 ROLES: tuple[Role, ...] = (
     Role("transport log", "transport/exchanges.jsonl", "transport-exchange"),
     Role("socket ledger", "network/socket-ledger.jsonl", "socket-ledger-entry"),
+    # the raw connect() traces the ledger was parsed from, re-parsed against it (ADR 0017)
+    Role("socket trace", "network/strace/{name}", None, media=TRACE_MEDIA_TYPE),
     Role("run config", "run/config.json", "run-config"),
     Role("response probe", "probes/direct-response.json", "direct-probe"),
     Role("tool-call probe", "probes/tool-call.json", "direct-probe"),
@@ -145,6 +153,13 @@ def place(name: str, media_type: str) -> Placement:
                 found.component,
                 found.upstream,
                 f"the {role.id} at {name} must be {role.media_type}, not {media_type}",
+            )
+        if role.kind is None and role.media is not None and media_type != role.media:
+            return Placement(
+                role,
+                found.component,
+                found.upstream,
+                f"the {role.id} at {name} must be {role.media}, not {media_type}",
             )
         if role.kind is None and kind is not None:
             return Placement(

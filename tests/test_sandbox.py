@@ -17,8 +17,11 @@ from audit.sandbox import (
     parse_ledger,
     run_sandboxed,
 )
+from bundle_schema.roles import TRACE_MEDIA_TYPE
+from verify.socket_trace import MAX_LINE, TraceError, read_header, trace_entries
 
 PORT = 18080
+HEADER = b"# evidence-audit sandbox trace: origin=1000.0 first_seq=0 component=coding\n"
 LIMITS = SandboxLimits(inactivity_s=20, wall_s=60)
 
 HARNESS = f"""
@@ -79,6 +82,37 @@ def test_the_observer_is_the_only_way_out_and_every_attempt_is_recorded(tmp_path
     assert len({e.pid for e in result.ledger if e.family != "AF_UNIX"}) >= 2  # the child too
     assert [e.seq for e in result.ledger] == list(range(len(result.ledger)))
     assert [(e.method, e.path, e.component) for e in exchanges] == [("GET", "/v1/models", "hermes")]
+
+
+def test_the_raw_trace_is_kept_and_re_parses_to_the_ledger(tmp_path: Path) -> None:
+    socket_path = tmp_path / "observer.sock"
+    with serve() as endpoint, observe(endpoint.url, unix_path=str(socket_path)):
+        result = run_sandboxed(
+            [sys.executable, "-c", HARNESS], observer_socket=socket_path, port=PORT,
+            cwd=tmp_path, scratch=tmp_path, limits=LIMITS, component="hermes", first_seq=7,
+        )  # fmt: skip
+    assert result.trace.startswith(b"# evidence-audit sandbox trace: origin=")
+    assert result.trace_name == "network/strace/000007-hermes.txt"
+    assert result.evidence() == {result.trace_name: (result.trace, TRACE_MEDIA_TYPE)}
+    header = read_header([result.trace])
+    assert (header.first_seq, header.component) == (7, "hermes")
+    # the verifier's parser, in chunks of any size, gives the ledger the runner recorded
+    chunks = [result.trace[i : i + 37] for i in range(0, len(result.trace), 37)]
+    assert tuple(trace_entries(chunks)) == result.ledger
+    assert [e.seq for e in result.ledger] == list(range(7, 7 + len(result.ledger)))
+
+
+@pytest.mark.parametrize(
+    ("trace", "reason"),
+    [
+        (b'1 1.0 connect(3, {sa_family=AF_UNIX, sun_path="/x"}, 5) = 0\n', "header"),
+        (HEADER + b'0 1.0 connect(3, {sa_family=AF_UNIX, sun_path="/x"}, 5) = 0\n', "pid"),
+        (HEADER + b"x" * (MAX_LINE + 1), "over"),
+    ],
+)
+def test_a_trace_the_parser_cannot_read_is_refused_with_a_reason(trace: bytes, reason: str) -> None:
+    with pytest.raises(TraceError, match=reason):
+        list(trace_entries([trace]))
 
 
 def test_silence_past_the_inactivity_limit_kills_the_group(tmp_path: Path) -> None:

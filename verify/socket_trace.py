@@ -1,0 +1,195 @@
+"""The sandbox's raw connect() trace and the one parser that turns it into socket-ledger entries.
+
+The sandbox supervisor runs each harness under ``strace -f -Y -ttt -e trace=connect``, its
+output appended (``-A``) to a file whose first line the supervisor wrote before the harness
+started: :func:`trace_header`, saying where the entries' times count from, the ledger sequence
+number of the first entry and the component. The runner builds the socket ledger from these files
+with :func:`trace_entries` and keeps each file as evidence (``network/strace/<name>``, ADR 0017);
+the verifier re-parses each with the very same function and requires the ledger to be exactly
+their entries, in order: a ledger cut short, with its closing count lowered to match, no longer
+agrees with the traces it was built from.
+
+Reading is bounded: lines are taken one at a time under a cap, and a call left unfinished is
+remembered per process only up to :data:`MAX_UNFINISHED`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from pydantic import ValidationError
+
+from bundle_schema.models import SocketLedgerEntry
+from bundle_schema.roles import TRACE_MEDIA_TYPE
+
+__all__ = [
+    "MAX_UNFINISHED",
+    "TRACE_MEDIA_TYPE",
+    "TraceError",
+    "TraceHeader",
+    "read_header",
+    "trace_entries",
+    "trace_header",
+    "trace_name",
+]
+
+MAX_UNFINISHED = 65536
+"""Connect calls left unfinished at once (one per traced process at most, in a real trace)."""
+MAX_LINE = 1 << 20
+_HEADER = re.compile(
+    r"^# evidence-audit sandbox trace: origin=(?P<origin>\d{1,12}(?:\.\d{1,20})?) "
+    r"first_seq=(?P<seq>\d{1,15}) component=(?P<component>[a-z0-9_]{1,64}|-)$"
+)
+_CONNECT = re.compile(
+    r"^(?P<pid>\d+)(?:<(?P<comm>[^>]*)>)? (?P<t>\d+\.\d+) connect\(\d+, \{(?P<addr>.*?)\}, \d+"
+    r"(?P<rest>.*)$"
+)
+_RESUMED = re.compile(
+    r"^(?P<pid>\d+)(?:<[^>]*>)? \d+\.\d+ <\.\.\. connect resumed>.*?= (?P<result>.*)$"
+)
+_RESULT = re.compile(r"= (?P<code>-?\d+)(?: (?P<errno>E[A-Z0-9]+))?")
+
+
+class TraceError(ValueError):
+    """The bytes are not a sandbox trace this parser reads; the message says why."""
+
+
+@dataclass(frozen=True)
+class TraceHeader:
+    """What the supervisor wrote first: the time origin, the first sequence number, the
+    component."""
+
+    origin: float
+    first_seq: int
+    component: str | None
+
+
+def trace_header(origin: float, first_seq: int, component: str | None) -> str:
+    """The first line of a trace file (with its newline)."""
+    return (
+        f"# evidence-audit sandbox trace: origin={origin!r} first_seq={first_seq} "
+        f"component={component or '-'}\n"
+    )
+
+
+def trace_name(first_seq: int, component: str | None) -> str:
+    """The logical name the runner keeps a trace under."""
+    return f"network/strace/{first_seq:06d}-{component or 'command'}.txt"
+
+
+def _address(fields: str) -> tuple[str, str, int | None] | None:
+    family = re.search(r"sa_family=(AF_\w+)", fields)
+    if family is None:
+        return None
+    name = family.group(1)
+    port = re.search(r"sin6?_port=htons\((\d+)\)", fields)
+    if name == "AF_INET":
+        address = re.search(r'inet_addr\("([^"]*)"\)', fields)
+    elif name == "AF_INET6":
+        address = re.search(r'inet_pton\(AF_INET6, "([^"]*)"', fields)
+    elif name == "AF_UNIX":
+        address = re.search(r'sun_path=(@?"[^"]*")', fields)
+    else:
+        return None  # netlink and the like: kernel channels, not network connections
+    shown = address.group(1).strip('"') if address else "?"
+    return name, shown, int(port.group(1)) if port else None
+
+
+def _outcome(text: str) -> str | None:
+    result = _RESULT.search(text)
+    if result is None:
+        return None
+    if result.group("code") == "0":
+        return "connected"
+    errno = result.group("errno") or "EUNKNOWN"
+    return "in-progress" if errno == "EINPROGRESS" else errno
+
+
+def _lines(chunks: Iterable[bytes]) -> Iterator[str]:
+    pending = b""
+    for data in chunks:
+        pending += data
+        *complete, pending = pending.split(b"\n")
+        if len(pending) > MAX_LINE:
+            raise TraceError(f"a line is over {MAX_LINE} bytes")
+        for line in complete:
+            if len(line) > MAX_LINE:
+                raise TraceError(f"a line is over {MAX_LINE} bytes")
+            yield line.decode("utf-8", "replace")
+    if pending:
+        yield pending.decode("utf-8", "replace")  # a trace cut by a kill ends mid-line
+
+
+def _header(line: str | None) -> TraceHeader:
+    match = _HEADER.match(line or "")
+    if match is None:
+        raise TraceError("it does not start with the sandbox supervisor's header line")
+    component = match["component"]
+    return TraceHeader(
+        float(match["origin"]), int(match["seq"]), None if component == "-" else component
+    )
+
+
+def read_header(chunks: Iterable[bytes]) -> TraceHeader:
+    """The header of a trace.
+
+    Raises:
+        TraceError: the first line is not a supervisor's header.
+    """
+    return _header(next(_lines(chunks), None))
+
+
+def trace_entries(chunks: Iterable[bytes]) -> Iterator[SocketLedgerEntry]:
+    """The socket-ledger entries of a trace file, given as byte chunks, in order.
+
+    A call split across lines by another process (``<unfinished ...>`` / ``<... connect
+    resumed>``) is joined; lines that are not a connect() of a network family are skipped.
+
+    Raises:
+        TraceError: no supervisor's header, a line over the cap, too many unfinished calls.
+    """
+    lines = _lines(chunks)
+    header = _header(next(lines, None))
+    seq = header.first_seq
+    pending: dict[str, tuple[str, str, float, tuple[str, str, int | None]]] = {}
+    for line in lines:
+        resumed = _RESUMED.match(line)
+        if resumed and resumed.group("pid") in pending:
+            pid, comm, when, address = pending.pop(resumed.group("pid"))
+            outcome = _outcome("= " + resumed.group("result"))
+        else:
+            match = _CONNECT.match(line)
+            parsed = _address(match.group("addr")) if match else None
+            if match is None or parsed is None:
+                continue
+            pid, comm, when, address = match["pid"], match["comm"] or "?", float(match["t"]), parsed
+            if "<unfinished" in match.group("rest"):
+                pending[pid] = (pid, comm, when, address)
+                if len(pending) > MAX_UNFINISHED:
+                    raise TraceError(f"over {MAX_UNFINISHED} connect calls left unfinished")
+                continue
+            outcome = _outcome(match.group("rest"))
+        family, host, port = address
+        try:
+            entry = SocketLedgerEntry(
+                schema_version=1,
+                seq=seq,
+                t=max(0.0, when - header.origin),
+                pid=int(pid),
+                process=comm[:256],
+                family=family,
+                address=host[:256],
+                port=port,
+                outcome=outcome or "EUNKNOWN",
+                component=header.component,
+            )
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"])
+            raise TraceError(
+                f"connect() {seq - header.first_seq + 1}: {where}: {first['msg']}"
+            ) from None
+        yield entry
+        seq += 1
