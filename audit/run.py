@@ -201,6 +201,7 @@ class _Harnesses:
             self.fail(components, f"sandbox unavailable: {exc}")
             return
         recorder.ledger += result.ledger
+        recorder.files.update(result.evidence())  # the raw trace it came from (ADR 0017)
         with git.Repo(checkout_dir) as repo:  # closes git's persistent helper processes
             recorder.checkouts[upstream] = describe(upstream, work.repository, work.source, repo)
         self.refused.clear()
