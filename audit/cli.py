@@ -909,7 +909,9 @@ def _rank(args: argparse.Namespace, out: Console) -> int:
     archive = _archive(args.paths, lambda path: verify_with_evidence(path, pins=pins, cache=cache))
     chosen = pins or load_builtin(CURRENT)
     items = [bundle.ranked() for bundle in archive.bundles]
-    ranking = rank(items, PinSetRef(id=chosen.id, digest=chosen.digest))
+    ranking = rank(
+        items, PinSetRef(id=chosen.id, digest=chosen.digest), demo_only=chosen.pins.demo_only
+    )
     if args.json:
         _print_json(ranking)
     else:

@@ -24,7 +24,7 @@ from audit.examples import (
 from audit.reference_endpoint import Behaviour, serve
 from audit.run import RunRequest, run_qualification
 from bundle_schema.layout import blob_path
-from pins import CURRENT, PinSetSource, load_builtin, pin_set_digest, pin_set_model
+from pins import DEMO, PinSetSource, load_builtin, pin_set_digest, pin_set_model
 from verify import parse_manifest, render_verdict, verify_bundle
 from verify._source import open_source
 
@@ -156,12 +156,12 @@ class Scenario:
     """(outcome, result_validity)."""
     hermes_inactivity_s: float | None = None
     """A shorter per-task inactivity limit than the pin set's, for a demo that cannot wait
-    300 s: the run is made and judged under the current pin set with only that number changed
+    300 s: the run is made and judged under the demo's pin set with only that number changed
     (so it names a pin set of its own digest and is never ranked)."""
 
     def pins(self) -> PinSetSource:
         """The pin set this scenario runs and is judged under."""
-        pins = load_builtin(CURRENT)
+        pins = load_builtin(DEMO)
         if self.hermes_inactivity_s is None:
             return pins
         data = dict(pins.data)

@@ -33,7 +33,7 @@ from bundle_schema.models import (
     RunnerInfo,
     UpstreamCheckout,
 )
-from pins import load_builtin
+from pins import PinSetSource, load_builtin
 from verify import VERSION
 
 __all__ = [
@@ -156,7 +156,13 @@ def _str(meta: Mapping[str, Any], key: str, where: str) -> str:
     return value
 
 
-def build_example(run: ExampleRun, out: Path, work: Path, examples: Path = EXAMPLES_DIR) -> str:
+def build_example(
+    run: ExampleRun,
+    out: Path,
+    work: Path,
+    examples: Path = EXAMPLES_DIR,
+    pins: PinSetSource | None = None,
+) -> str:
     """Build one example bundle into ``out`` (new or empty) and return its digest.
 
     Args:
@@ -164,6 +170,8 @@ def build_example(run: ExampleRun, out: Path, work: Path, examples: Path = EXAMP
         out: the bundle directory to write.
         work: a scratch directory for the upstream git repositories.
         examples: the examples tree (for ``upstreams/``).
+        pins: the pin set the run is recorded under (default: the shipped one its ``run.toml``
+            names); its upstreams' repositories are the ones recorded.
 
     Raises:
         InvalidInput: the run's metadata is malformed or its upstreams drift from the pin set.
@@ -173,7 +181,7 @@ def build_example(run: ExampleRun, out: Path, work: Path, examples: Path = EXAMP
         meta = tomllib.loads((run.path / "run.toml").read_text("utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise InvalidInput(f"{where}: {exc}") from None
-    pin_set = load_builtin(_str(meta, "pin_set", where))
+    pin_set = pins if pins is not None else load_builtin(_str(meta, "pin_set", where))
     writer = BundleWriter(out)
     upstreams = []
     for name in meta.get("upstreams", []):

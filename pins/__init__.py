@@ -4,18 +4,28 @@ A pin set is a TOML file; :func:`parse_pin_set` reads one into its id, its diges
 canonical JSON, named by every verdict) and its frozen model (:class:`PinSet`).
 """
 
-from pins._loader import BUILTIN, CURRENT, PinSetSource, load_builtin, parse_pin_set, pin_set_digest
-from pins._model import COMPONENTS, PinSet, pin_set_model
+from pins._loader import (
+    BUILTIN,
+    CURRENT,
+    DEMO,
+    PinSetSource,
+    load_builtin,
+    parse_pin_set,
+    pin_set_digest,
+)
+from pins._model import COMPONENTS, PinSet, ReferencePins, pin_set_model
 from pins._probes import PROBE_CONTRACTS, ProbeContract
 
 __all__ = [
     "BUILTIN",
     "COMPONENTS",
     "CURRENT",
+    "DEMO",
     "PROBE_CONTRACTS",
     "PinSet",
     "PinSetSource",
     "ProbeContract",
+    "ReferencePins",
     "load_builtin",
     "parse_pin_set",
     "pin_set_digest",

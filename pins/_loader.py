@@ -12,10 +12,14 @@ from bundle_schema import canonical_bytes, digest_of
 from bundle_schema.errors import InvalidInput
 from pins._model import PinSet, pin_set_model
 
-BUILTIN = ("gx10-qualification-v4", "gx10-qualification-v5")
+BUILTIN = ("gx10-qualification-v4", "gx10-qualification-v5", "gx10-reference-v5")
 """Pin sets shipped with the project, by id."""
 CURRENT = "gx10-qualification-v5"
-"""The active scoring generation's pin set: the one the public ranking is made under."""
+"""The active scoring generation's pin set for real deployments: the real upstream harnesses,
+the one the public ranking is made under."""
+DEMO = "gx10-reference-v5"
+"""The embedded default's pin set: the active generation's numbers with the reference
+harnesses. Demo only: never ranked, and only the reference endpoint's model is judged under it."""
 
 
 @dataclass(frozen=True)

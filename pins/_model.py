@@ -16,7 +16,7 @@ from pydantic import (
 )
 
 from bundle_schema.errors import InvalidInput
-from bundle_schema.models import ComponentName, GitCommit, Identifier
+from bundle_schema.models import ComponentName, Digest, GitCommit, Identifier
 from pins._probes import PROBE_CONTRACTS
 
 __all__ = [
@@ -26,6 +26,7 @@ __all__ = [
     "HermesPins",
     "PinSet",
     "Profile",
+    "ReferencePins",
     "Thresholds",
     "Upstream",
 ]
@@ -112,6 +113,16 @@ class HermesPins(_Frozen):
     """The selected tasks, by id (default: every task of the manifest)."""
 
 
+class ReferencePins(_Frozen):
+    """A demo-only pin set's reference deployment: the embedded reference endpoint's model.
+
+    The pin set's harnesses are the project's reference harnesses, which score synthetic
+    answers; its results are never ranked, and only this model can be judged under it."""
+
+    runtime_model_id: Annotated[str, StringConstraints(min_length=1, max_length=256)]
+    model_digest: Digest
+
+
 class PinSet(_Frozen):
     """A scoring generation's pins (seed 000): every number a verdict depends on."""
 
@@ -129,6 +140,17 @@ class PinSet(_Frozen):
     upstreams: dict[Identifier, Upstream]
     harnesses: dict[Identifier, Harness] = Field(default_factory=dict)
     hermes: HermesPins | None = None
+    reference: ReferencePins | None = None
+    """Present in a demo-only pin set (the embedded default's): see :attr:`demo_only`."""
+
+    @property
+    def demo_only(self) -> bool:
+        """Whether this pin set runs reference harnesses: a ``[reference]`` table, or any
+        upstream at a ``reference://`` repository. Its results are never ranked, and a model
+        other than its reference deployment's is never judged under it."""
+        return self.reference is not None or any(
+            u.repository.startswith("reference://") for u in self.upstreams.values()
+        )
 
     @model_validator(mode="after")
     def _consistent(self) -> PinSet:  # noqa: PLR0912 - one branch per rule of the pin set

@@ -61,7 +61,7 @@ def seal_arguments(**changes: Any) -> dict[str, Any]:
         "runner": RunnerInfo(name="tests", version="1"),
         "scoring_generation": "gx10-qualification-v5",
         "profile": "smoke",
-        "pin_set": PinSetRef(id="gx10-qualification-v5", digest=DIGEST),
+        "pin_set": PinSetRef(id="gx10-reference-v5", digest=DIGEST),
         "model": ModelIdentity(runtime_model_id="m", digest=DIGEST, digest_source="declared"),
         "upstreams": (),
         "components": (ComponentRef(name="coding", result="components/coding/result.json"),),

@@ -13,7 +13,7 @@ from bundle_schema.errors import InvalidInput
 from pins import load_builtin
 from pins._model import Upstream
 
-V5 = load_builtin("gx10-qualification-v5").pins
+V5 = load_builtin("gx10-reference-v5").pins
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from audit.demo import run_demo
+from audit.demo import DEMO_DIGEST, run_demo
 from audit.examples import (
     EXAMPLES_DIR,
     build_example,
@@ -16,8 +16,10 @@ from audit.examples import (
     example_runs,
     expected_digests,
 )
+from audit.reference_endpoint import MODEL_ID
 from bundle_schema.errors import InvalidInput
-from pins import load_builtin
+from pins import CURRENT, DEMO, load_builtin, parse_pin_set
+from tests.conftest import DEPLOYMENT_PINS
 from verify import parse_manifest, verify_bundle
 
 
@@ -52,17 +54,44 @@ def test_full_example_is_complete(built_examples: dict[str, Path]) -> None:
     ]
     assert {"transport/exchanges.jsonl", "network/socket-ledger.jsonl"} <= set(manifest.evidence)
     assert len(manifest.upstreams) == 4 and all(u.clean for u in manifest.upstreams)
-    pins = load_builtin("gx10-qualification-v5")
+    pins = load_builtin("gx10-reference-v5")
     assert manifest.pin_set.digest == pins.digest
     assert verify_bundle(built_examples["gx10-full-qualified"]).integrity.status == "ok"
 
 
 def test_upstream_commits_are_deterministic_and_pinned(tmp_path: Path) -> None:
-    pins = load_builtin("gx10-qualification-v5")
+    pins = load_builtin("gx10-reference-v5")
     for name, pinned in pins.data["upstreams"].items():
         commit, listing = build_upstream(EXAMPLES_DIR / "upstreams" / name, tmp_path / name)
         assert commit == pinned["commit"]
         assert listing.startswith(b"100644 blob ")
+
+
+def test_the_demo_pins_are_demo_only_and_name_the_reference_endpoints_model() -> None:
+    demo = load_builtin(DEMO)
+    assert demo.pins.demo_only and demo.pins.reference is not None
+    assert (demo.pins.reference.runtime_model_id, demo.pins.reference.model_digest) == (
+        MODEL_ID, DEMO_DIGEST
+    )  # fmt: skip
+    assert all(u.repository.startswith("reference://") for u in demo.pins.upstreams.values())
+    real = load_builtin(CURRENT)
+    assert not real.pins.demo_only
+    assert not any(u.repository.startswith("reference://") for u in real.pins.upstreams.values())
+    assert real.pins.scoring_generation == demo.pins.scoring_generation
+
+
+def test_the_tests_deployment_pins_are_the_demo_pins_less_the_reference() -> None:
+    """The pin set the ranking tests record the examples under differs from the demo's only in
+    its id, its [reference] table and its upstreams' repository URLs (the same commits)."""
+    demo = dict(load_builtin(DEMO).data)
+    deployment = dict(parse_pin_set(DEPLOYMENT_PINS.read_bytes(), "x").data)
+    assert deployment.pop("id") == "gx10-deployment-v5"
+    demo.pop("id"), demo.pop("reference")
+    for name, upstream in deployment["upstreams"].items():
+        assert upstream["commit"] == demo["upstreams"][name]["commit"]
+        assert upstream["repository"] == f"https://example.invalid/evidence-audit/{name}"
+    demo.pop("upstreams"), deployment.pop("upstreams")
+    assert deployment == demo
 
 
 def test_drifted_upstream_is_refused(tmp_path: Path) -> None:
@@ -71,7 +100,7 @@ def test_drifted_upstream_is_refused(tmp_path: Path) -> None:
     (examples / "upstreams" / "sparkbench" / "README.md").write_text("changed\n")
     run = next(r for r in example_runs(examples) if r.name == "gx10-spark-quarantined")
     with pytest.raises(
-        InvalidInput, match=r"builds commit [0-9a-f]{40}, but pin set gx10-qualification-v5 pins"
+        InvalidInput, match=r"builds commit [0-9a-f]{40}, but pin set gx10-reference-v5 pins"
     ):
         build_example(run, tmp_path / "out", tmp_path / "work", examples)
 

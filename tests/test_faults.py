@@ -20,7 +20,7 @@ from audit._archive import pack
 from audit.reference_endpoint import serve
 from pins import load_builtin
 
-V5 = load_builtin("gx10-qualification-v5")
+V5 = load_builtin("gx10-reference-v5")
 
 
 def inside(tmp_path: Path, options: str, argv: list[str]) -> dict[str, Any]:

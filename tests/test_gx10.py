@@ -18,18 +18,31 @@ import pytest
 from audit.cli import main
 from bundle_schema.errors import InvalidInput
 from bundle_schema.models import Gx10Evidence, Gx10Replay, PinSetRef
-from pins import PinSetSource, load_builtin, pin_set_digest, pin_set_model
+from pins import PinSetSource, load_builtin, parse_pin_set, pin_set_digest, pin_set_model
+from tests.conftest import DEPLOYMENT_PINS
 from tests.factories import write_small_bundle
 from verify import verify_with_evidence
 from verify.gx10 import _wildcard, path_allowed, performance_score, replay
 
-V5 = load_builtin("gx10-qualification-v5")
+V5 = load_builtin("gx10-reference-v5")
 V4 = load_builtin("gx10-qualification-v4")
+REAL = load_builtin("gx10-qualification-v5")
+DEPLOYMENT = parse_pin_set(DEPLOYMENT_PINS.read_bytes(), str(DEPLOYMENT_PINS))
+"""The judging pins of the rules' tests: a deployment's own (not demo-only) pin set, under
+which the examples are recorded by the ``ranked_examples`` fixture."""
 Edit = Callable[[dict[str, Any]], None]
 
 
 @pytest.fixture(scope="module")
-def evidence(built_examples: dict[str, Path]) -> dict[str, Gx10Evidence]:
+def evidence(ranked_examples: dict[str, Path]) -> dict[str, Gx10Evidence]:
+    return {
+        name: verify_with_evidence(path, pins=DEPLOYMENT)[1]
+        for name, path in ranked_examples.items()
+    }
+
+
+@pytest.fixture(scope="module")
+def demo_evidence(built_examples: dict[str, Path]) -> dict[str, Gx10Evidence]:
     return {name: verify_with_evidence(path)[1] for name, path in built_examples.items()}
 
 
@@ -38,7 +51,7 @@ def full(evidence: dict[str, Gx10Evidence]) -> dict[str, Any]:
     return copy.deepcopy(evidence["gx10-full-qualified"].model_dump(mode="json"))
 
 
-def judged(document: dict[str, Any], pins: PinSetSource = V5) -> Gx10Replay:
+def judged(document: dict[str, Any], pins: PinSetSource = DEPLOYMENT) -> Gx10Replay:
     return replay(Gx10Evidence.model_validate(document), pins)
 
 
@@ -163,7 +176,7 @@ def _fallback(document: dict[str, Any]) -> None:
 def _fallback_in_stream(document: dict[str, Any]) -> None:
     ex = exchange(document, 4)
     ex["chunks"][1]["data"] = ex["chunks"][1]["data"].replace(
-        '"model":"qwen3-coder-30b-a3b-instruct-q8_0"', '"model":"gpt-4o-mini"'
+        '"model":"reference-model-q8_0"', '"model":"gpt-4o-mini"'
     )
 
 
@@ -184,7 +197,7 @@ def _legacy_completion(document: dict[str, Any], path: str, text: str) -> None:
     set_body(ex, "response_body", response)
 
 
-MODEL = "qwen3-coder-30b-a3b-instruct-q8_0"
+MODEL = "reference-model-q8_0"
 
 
 def _message(document: dict[str, Any], message: dict[str, Any]) -> None:
@@ -497,7 +510,7 @@ def test_a_component_that_did_not_run_is_incomplete(full: dict[str, Any]) -> Non
 def test_smoke_is_a_plumbing_qualification_never_ranked(
     evidence: dict[str, Gx10Evidence],
 ) -> None:
-    result = replay(evidence["gx10-smoke"], V5)
+    result = replay(evidence["gx10-smoke"], DEPLOYMENT)
     assert (result.outcome, result.profile_decision, result.rankable) == (
         "QUALIFIED", "MEETS_PROFILE", False
     )  # fmt: skip
@@ -553,10 +566,10 @@ def test_hermes_must_be_100(full: dict[str, Any]) -> None:
 
 def _pins_with(**thresholds: float) -> PinSetSource:
     """The v5 pins with other full-profile thresholds: a different pin set, by digest."""
-    data = copy.deepcopy(dict(V5.data))
+    data = copy.deepcopy(dict(DEPLOYMENT.data))
     data["thresholds"]["full"].update(thresholds)
     return PinSetSource(
-        id=V5.id, digest=pin_set_digest(data), data=data, pins=pin_set_model(data, "custom")
+        id=DEPLOYMENT.id, digest=pin_set_digest(data), data=data, pins=pin_set_model(data, "custom")
     )
 
 
@@ -579,12 +592,82 @@ def test_controlled_policy_runs_are_grouped_by_their_exact_policy(full: dict[str
     assert result.rank_group == "controlled:off:chat_template_kwargs.enable_thinking=false"
 
 
-def test_v4_results_are_historical_and_never_ranked(full: dict[str, Any]) -> None:
-    full["claims"]["rankable"] = False
-    result = judged(full, V4)
+@pytest.fixture
+def demo(demo_evidence: dict[str, Gx10Evidence]) -> dict[str, Any]:
+    """The complete full-profile example as the demo records it: under gx10-reference-v5."""
+    return copy.deepcopy(demo_evidence["gx10-full-qualified"].model_dump(mode="json"))
+
+
+def test_v4_results_are_historical_and_never_ranked(demo: dict[str, Any]) -> None:
+    result = judged(demo, V4)
     assert result.outcome == "QUALIFIED"
     assert not result.rankable
     assert any("historical generation" in r for r in result.reasons)
+
+
+def test_the_reference_model_qualifies_under_the_demo_pins_but_is_never_ranked(
+    demo: dict[str, Any],
+) -> None:
+    result = judged(demo, V5)
+    assert (result.outcome, result.rankable, result.rank_group) == ("QUALIFIED", False, None)
+    assert result.claims.match
+    assert "gx10-reference-v5 is a demo-only pin set (reference harnesses): never ranked" in (
+        result.reasons
+    )
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        pytest.param(
+            lambda d: d["model"].update(digest="sha256:" + "ab" * 32), id="another digest"
+        ),
+        pytest.param(
+            lambda d: d.update(
+                json.loads(json.dumps(d).replace("reference-model-q8_0", "smollm2-135m"))
+            ),
+            id="another model everywhere",
+        ),
+    ],
+)
+def test_the_demo_pins_judge_no_other_model(demo: dict[str, Any], change: Edit) -> None:
+    change(demo)
+    result = judged(demo, V5)
+    assert (result.outcome, result.result_validity, result.rankable) == (
+        "INFRA_ERROR", "INFRA_FAILURE", False
+    )  # fmt: skip
+    assert gate(result, "upstream_checkout") == "infra"
+    reason = next(g.reason for g in result.gates if g.id == "upstream_checkout")
+    assert reason.startswith("pin set gx10-reference-v5 is demo only: its reference harnesses")
+
+
+def test_a_pin_set_with_a_reference_harness_is_demo_only_without_a_reference_table(
+    full: dict[str, Any],
+) -> None:
+    data = copy.deepcopy(dict(DEPLOYMENT.data))
+    data["upstreams"]["infermark"]["repository"] = "reference://infermark"
+    pins = PinSetSource("mixed", pin_set_digest(data), data, pin_set_model(data, "mixed"))
+    assert pins.pins.demo_only
+    result = judged(full, pins)
+    assert (result.outcome, result.rankable) == ("INFRA_ERROR", False)
+    reason = next(g.reason for g in result.gates if g.id == "upstream_checkout")
+    assert "is demo only" in reason and "its reference deployment: none" in reason
+
+
+def test_the_real_pins_name_no_hermes_harness_so_the_full_profile_cannot_qualify(
+    full: dict[str, Any],
+) -> None:
+    assert not REAL.pins.demo_only
+    assert "hermes" not in REAL.pins.component_upstreams
+    result = judged(full, REAL)
+    assert (result.outcome, result.result_validity, result.rankable) == (
+        "INFRA_ERROR", "INFRA_FAILURE", False
+    )  # fmt: skip
+    reason = next(g.reason for g in result.gates if g.id == "upstream_checkout")
+    assert reason == (
+        "pin set gx10-qualification-v5 pins no upstream harness for hermes: profile full cannot "
+        "be completed under it"
+    )
 
 
 def test_another_pin_set_digest_is_not_rankable(full: dict[str, Any]) -> None:
@@ -766,11 +849,12 @@ def test_v5_pins_are_the_seeds_numbers() -> None:
 
 
 def test_verify_exits_1_when_the_claims_differ(
-    built_examples: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ranked_examples: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "evidence.json"
-    bundle = str(built_examples["gx10-full-qualified"])
-    assert main(["verify", bundle, "--evidence-out", str(out), "--json"]) == 0
+    bundle = str(ranked_examples["gx10-full-qualified"])
+    pins = ["--pins", str(DEPLOYMENT_PINS)]
+    assert main(["verify", bundle, *pins, "--evidence-out", str(out), "--json"]) == 0
     verdict = json.loads(capsys.readouterr().out)
     assert (verdict["outcome"], verdict["rankable"], verdict["rank_group"]) == (
         "QUALIFIED", True, "primary"
@@ -778,7 +862,7 @@ def test_verify_exits_1_when_the_claims_differ(
     document = json.loads(out.read_text())
     document["claims"]["aggregate_score"] = 90.0
     out.write_text(json.dumps(document))
-    assert main(["score", "gx10", str(out)]) == 1
+    assert main(["score", "gx10", str(out), *pins]) == 1
     err = capsys.readouterr().err
     assert err == (
         "audit score gx10: the claims differ from the replay: aggregate_score: claimed 90, "
@@ -810,13 +894,17 @@ def test_every_example_verifies_with_its_claims(
 
 
 def test_verify_under_another_pin_set_file(
-    built_examples: dict[str, Path], capsys: pytest.CaptureFixture[str]
+    ranked_examples: dict[str, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    bundle = str(built_examples["gx10-full-qualified"])
+    bundle = str(ranked_examples["gx10-full-qualified"])
     assert main(["verify", bundle, "--pins", "pins/gx10-qualification-v4.toml", "--json"]) == 1
     captured = capsys.readouterr()
     assert json.loads(captured.out)["pin_set"]["id"] == "gx10-qualification-v4"
-    assert "rankable: claimed True, replayed False" in captured.err
+    # v4 pins the reference harnesses (reference://): not the upstreams this run checked out
+    assert captured.err == (
+        "audit verify: the runner's claims differ from the replay: outcome: claimed QUALIFIED, "
+        "replayed INFRA_ERROR\n"
+    )
 
 
 def test_a_bundle_naming_an_unknown_pin_set_is_refused(
@@ -827,7 +915,7 @@ def test_a_bundle_naming_an_unknown_pin_set_is_refused(
     assert main(["verify", str(tmp_path / "b")]) == 2
     assert capsys.readouterr().err == (
         "audit verify: unknown pin set 'gx10-qualification-v9'; shipped: "
-        "gx10-qualification-v4, gx10-qualification-v5\n"
+        "gx10-qualification-v4, gx10-qualification-v5, gx10-reference-v5\n"
     )
 
 
@@ -857,14 +945,26 @@ def test_the_small_bundles_claims_match_its_replay(
     ],
 )  # fmt: skip
 def test_verify_require(  # noqa: PLR0917
-    built_examples: dict[str, Path],
+    ranked_examples: dict[str, Path],
     capsys: pytest.CaptureFixture[str],
     name: str,
     requirements: list[str],
     code: int,
     message: str,
 ) -> None:
-    argv = ["verify", str(built_examples[name]), "--json"]
+    argv = ["verify", str(ranked_examples[name]), "--json", "--pins", str(DEPLOYMENT_PINS)]
     argv += [f"--require={r}" for r in requirements]
     assert main(argv) == code
     assert capsys.readouterr().err == message
+
+
+def test_verify_require_rankable_under_the_demo_pins(
+    built_examples: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["verify", str(built_examples["gx10-full-qualified"]), "--require=qualified"]
+    assert main([*argv, "--require=rankable"]) == 1
+    assert capsys.readouterr().err == (
+        "audit verify: requirement not met: rankable: not rankable: gx10-reference-v5 is a "
+        "demo-only pin set (reference harnesses): never ranked\n"
+    )
+    assert main(argv) == 0

@@ -16,6 +16,7 @@ from audit import pack
 from audit.cli import main
 from bundle_schema import canonical_bytes, digest_of
 from bundle_schema.layout import content_digest
+from tests.conftest import DEPLOYMENT_PINS
 from verify import open_source, parse_manifest
 from verify.ranking import contents_key
 
@@ -110,14 +111,10 @@ def _broken_among_good(a: Archive) -> list[Path]:
     not_canonical = a.copy(SMOKE, "not-canonical")
     manifest = not_canonical / "manifest.json"
     manifest.write_bytes(json.dumps(json.loads(manifest.read_bytes()), indent=1).encode())
-    unknown_pins = a.copy(SMOKE, "unknown-pins")
-    value = json.loads((unknown_pins / "manifest.json").read_bytes())
-    _reseal(unknown_pins, pin_set=value["pin_set"] | {"id": "gx10-qualification-v9"})
     return [
         a.copy(FULL, "full"),
         a.junk("junk.tar", b"not a tar at all"),
         not_canonical,
-        unknown_pins,
         a.copy(SMOKE, "smoke"),
     ]
 
@@ -153,7 +150,6 @@ CASES: dict[str, tuple[Callable[[Archive], list[Path]], Expect]] = {
             refused=[
                 ("junk.tar", "not a readable uncompressed tar"),
                 ("not-canonical", "manifest.json: "),
-                ("unknown-pins", "unknown pin set"),
             ],
         ),
     ),
@@ -167,16 +163,17 @@ def _names(sources: str, root: Path) -> str:
 @pytest.mark.parametrize("case", list(CASES))
 def test_an_archive_counts_each_bundle_once(
     case: str,
-    built_examples: dict[str, Path],
+    ranked_examples: dict[str, Path],
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     build, expect = CASES[case]
-    archive = Archive(tmp_path, built_examples)
+    archive = Archive(tmp_path, ranked_examples)
     paths = [str(p) for p in build(archive)]
     digests = {p.name: _digest(p) for p in tmp_path.iterdir() if (p / "manifest.json").is_file()}
+    pins = ["--pins", str(DEPLOYMENT_PINS)]  # the examples as recorded under it rank
 
-    code = main(["rank", *paths, "--json"])
+    code = main(["rank", *paths, *pins, "--json"])
     captured = capsys.readouterr()
     assert code == (1 if expect.refused else 0), captured.err
     ranking = json.loads(captured.out)
@@ -195,7 +192,7 @@ def test_an_archive_counts_each_bundle_once(
         assert line.startswith(f"audit rank: refused {tmp_path / name}: "), line
         assert reason in line
 
-    code = main(["rank", *paths, "--markdown"])
+    code = main(["rank", *paths, *pins, "--markdown"])
     text = capsys.readouterr().out
     assert code == (1 if expect.refused else 0)
     assert ("## Refused" in text) == bool(expect.refused)
@@ -214,7 +211,10 @@ def test_rejudge_counts_each_bundle_once_and_judges_past_a_broken_one(
     rerun = archive.rerun(FULL, "rerun", "rerun-01", "2026-11-09T00:00:00Z")
     junk = archive.junk("junk.tar", b"not a tar at all")
     paths = [str(p) for p in (full, archive.tar(full), rerun, junk)]
-    code = main(["rejudge", *paths, "--pins", "gx10-qualification-v4", "--json"])
+    stricter = tmp_path / "stricter.toml"  # the full example no longer meets the aggregate
+    text = Path("pins/gx10-reference-v5.toml").read_text("utf-8")
+    stricter.write_text(text.replace("aggregate = 70", "aggregate = 90", 1), "utf-8")
+    code = main(["rejudge", *paths, "--pins", str(stricter), "--json"])
     captured = capsys.readouterr()
     assert code == 1
     report = json.loads(captured.out)
@@ -230,9 +230,9 @@ def test_rejudge_counts_each_bundle_once_and_judges_past_a_broken_one(
     assert captured.err == (
         f"audit rejudge: refused {junk}: not a readable uncompressed tar: truncated header\n"
     )
-    assert main(["rejudge", *paths[:3], "--pins", "gx10-qualification-v5"]) == 0
+    assert main(["rejudge", *paths[:3], "--pins", "gx10-reference-v5"]) == 0
     text = capsys.readouterr().out
-    assert text.startswith("0 of 2 verdicts change under gx10-qualification-v5")
+    assert text.startswith("0 of 2 verdicts change under gx10-reference-v5")
     assert "copy: rerun-01" in text
 
 

@@ -10,19 +10,22 @@ import pytest
 
 from audit.cli import main
 from bundle_schema.models import PinSetRef
-from pins import load_builtin
+from pins import load_builtin, parse_pin_set
+from tests.conftest import DEPLOYMENT_PINS
 from verify import verify_with_evidence
 from verify.ranking import Ranked, rank
 
-V5 = load_builtin("gx10-qualification-v5")
+V5 = parse_pin_set(DEPLOYMENT_PINS.read_bytes(), str(DEPLOYMENT_PINS))
+"""A deployment's own pin set: the examples recorded under it (``ranked_examples``) rank."""
 V5_REF = PinSetRef(id=V5.id, digest=V5.digest)
+PINS = ["--pins", str(DEPLOYMENT_PINS)]
 
 
 @pytest.fixture(scope="module")
-def base(built_examples: dict[str, Path]) -> dict[str, Ranked]:
+def base(ranked_examples: dict[str, Path]) -> dict[str, Ranked]:
     items = {}
-    for name, path in built_examples.items():
-        verdict, evidence = verify_with_evidence(path)
+    for name, path in ranked_examples.items():
+        verdict, evidence = verify_with_evidence(path, pins=V5)
         items[name] = Ranked(name, verdict, evidence)
     return items
 
@@ -95,24 +98,35 @@ def test_controlled_policy_runs_form_their_own_groups(base: dict[str, Ranked]) -
 
 
 def test_v4_results_are_listed_apart_even_when_all_else_matches(
-    built_examples: dict[str, Path],
+    ranked_examples: dict[str, Path],
 ) -> None:
-    path = built_examples["gx10-full-qualified"]
+    path = ranked_examples["gx10-full-qualified"]
     verdict, evidence = verify_with_evidence(path, pins=load_builtin("gx10-qualification-v4"))
     ranking = rank([Ranked("v4", verdict, evidence)], V5_REF)
     assert ranking.ranked == ()
     assert ranking.apart[0].reasons[0] == "judged under gx10-qualification-v4, not " + V5.id
 
 
-def test_rank_cli(built_examples: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
-    root = str(next(iter(built_examples.values())).parent)
-    assert main(["rank", root, "--json"]) == 0
+def test_rank_cli(ranked_examples: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    root = str(next(iter(ranked_examples.values())).parent)
+    assert main(["rank", root, *PINS, "--json"]) == 0
     ranking = json.loads(capsys.readouterr().out)
     assert [r["run_id"] for r in ranking["ranked"]] == ["gx10-v5-full-20261102T100000Z-01"]
-    assert main(["rank", root, "--markdown"]) == 0
+    assert main(["rank", root, *PINS, "--markdown"]) == 0
     text = capsys.readouterr().out
     assert "## Completed with profile limitations" in text
     assert "| 1 | gx10-v5-full-20261102T100000Z-01 |" in text
+
+
+def test_the_demo_bundles_never_rank(
+    built_examples: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = str(next(iter(built_examples.values())).parent)
+    for pins in ([], ["--pins", "pins/gx10-reference-v5.toml"]):
+        assert main(["rank", root, *pins, "--json"]) == 0
+        ranking = json.loads(capsys.readouterr().out)
+        assert (ranking["ranked"], ranking["limitations"]) == ([], [])
+        assert len(ranking["apart"]) == len(built_examples)
 
 
 def test_rank_refuses_a_path_without_bundles(
@@ -144,18 +158,22 @@ def test_diff_names_what_differs(
 
 
 def test_rejudge_lists_the_verdicts_that_change(
-    built_examples: dict[str, Path], capsys: pytest.CaptureFixture[str]
+    built_examples: dict[str, Path], capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     root = str(next(iter(built_examples.values())).parent)
-    assert main(["rejudge", root, "--pins", "gx10-qualification-v5", "--json"]) == 0
+    assert main(["rejudge", root, "--pins", "gx10-reference-v5", "--json"]) == 0
     same = json.loads(capsys.readouterr().out)
     assert (same["bundles"], same["changed"]) == (5, [])
-    assert main(["rejudge", root, "--pins", "pins/gx10-qualification-v4.toml", "--json"]) == 0
+    stricter = tmp_path / "stricter.toml"
+    text = (Path("pins") / "gx10-reference-v5.toml").read_text("utf-8")
+    text = text.replace('id = "gx10-reference-v5"', 'id = "stricter"')
+    stricter.write_text(text.replace("aggregate = 70", "aggregate = 90", 1), "utf-8")
+    assert main(["rejudge", root, "--pins", str(stricter), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
-    assert report["pin_set"]["id"] == "gx10-qualification-v4"
+    assert report["pin_set"]["id"] == "stricter"
     (changed,) = report["changed"]
     assert changed["run_id"] == "gx10-v5-full-20261102T100000Z-01"
-    assert {"field": "rankable", "a": "True", "b": "False", "delta": None} in changed["diff"][
-        "differences"
-    ]
-    assert any("historical generation" in r for r in changed["reasons"])
+    assert {"field": "outcome", "a": "QUALIFIED", "b": "NOT_QUALIFIED", "delta": None} in (
+        changed["diff"]["differences"]
+    )
+    assert any("aggregate" in r and "90" in r for r in changed["reasons"])

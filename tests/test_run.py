@@ -10,7 +10,7 @@ import pytest
 from rich.console import Console
 
 from audit.cli import main
-from audit.demo import SCENARIOS, run_pipeline
+from audit.demo import DEMO_DIGEST, SCENARIOS, run_pipeline
 from audit.reference_endpoint import Behaviour, serve
 from audit.run import RunRequest, run_qualification
 from bundle_schema.models import Verdict
@@ -18,8 +18,9 @@ from pins import PinSetSource, load_builtin, pin_set_digest, pin_set_model
 from verify import parse_manifest, verify_bundle
 from verify._source import open_source
 
-V5 = load_builtin("gx10-qualification-v5")
-DIGEST = "sha256:" + "ab" * 32
+V5 = load_builtin("gx10-reference-v5")
+DIGEST = DEMO_DIGEST
+"""The reference model's digest: the demo pins judge no other model."""
 
 
 def run(
@@ -51,7 +52,8 @@ def test_a_full_run_qualifies_and_its_claims_are_the_replay(
     assert (verdict.outcome, verdict.result_validity, verdict.profile_decision) == (
         "QUALIFIED", "VALID", "MEETS_PROFILE"
     )  # fmt: skip
-    assert (verdict.rankable, verdict.rank_group, verdict.claims.match) == (True, "primary", True)
+    # the demo pins run the reference harnesses: never ranked
+    assert (verdict.rankable, verdict.rank_group, verdict.claims.match) == (False, None, True)
     assert all(g.status == "pass" for g in verdict.gates), verdict.gates
     assert verdict.scores.executed_weight == 100
     manifest = parse_manifest(open_source(tmp_path / "bundle").manifest_bytes())
@@ -115,7 +117,7 @@ def test_the_cli_runs_a_smoke_profile(
     tmp_path: Path, mirrors: dict[str, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
     with serve() as endpoint:
-        argv = ["run", "--endpoint", endpoint.url, "--pins", "gx10-qualification-v5",
+        argv = ["run", "--endpoint", endpoint.url, "--pins", "gx10-reference-v5",
                 "--profile", "smoke", "--out", str(tmp_path / "smoke"), "--model-digest", DIGEST,
                 "--json"]  # fmt: skip
         argv += [f"--mirror={name}={path}" for name, path in mirrors.items()]
@@ -141,7 +143,7 @@ def test_run_refusals(
 ) -> None:
     base = {
         "--endpoint": "http://127.0.0.1:9",
-        "--pins": "gx10-qualification-v5",
+        "--pins": "gx10-reference-v5",
         "--profile": "full",
         "--out": str(tmp_path / "o"),
         "--model-digest": DIGEST,

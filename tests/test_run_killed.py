@@ -20,7 +20,7 @@ from audit.cli import main
 from audit.reference_endpoint import Behaviour, serve
 from pins import load_builtin
 
-V5 = load_builtin("gx10-qualification-v5")
+V5 = load_builtin("gx10-reference-v5")
 POINTS = (
     "identity",
     "cloned:sparkbench", "cloned:hermesbench", "cloned:benchlocal", "cloned:infermark",

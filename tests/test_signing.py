@@ -538,7 +538,7 @@ def _corrupt_a_blob(bundle: Path) -> None:
             None,
             None,
             ("--pins", PINS_V4),
-            'pin_set.id: attested "gx10-qualification-v5", now "gx10-qualification-v4" (',
+            'pin_set.id: attested "gx10-reference-v5", now "gx10-qualification-v4" (',
             id="other-pin-set",
         ),
     ],
@@ -643,7 +643,7 @@ def test_a_run_signs_what_it_seals(
 
     out = tmp_path / "run"
     with serve() as endpoint:
-        argv = ["run", "--endpoint", endpoint.url, "--pins", "gx10-qualification-v5",
+        argv = ["run", "--endpoint", endpoint.url, "--pins", "gx10-reference-v5",
                 "--profile", "smoke", "--out", str(out), "--model-digest", "sha256:" + "ab" * 32,
                 "--json", "--sign", "--trust-config", trust["config"],
                 "--identity-token", instance.mint_token(WHO)]  # fmt: skip
@@ -660,7 +660,7 @@ def test_a_run_signs_what_it_seals(
 def test_a_run_without_an_identity_to_sign_with_does_not_start(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    argv = ["run", "--endpoint", "http://127.0.0.1:9", "--pins", "gx10-qualification-v5",
+    argv = ["run", "--endpoint", "http://127.0.0.1:9", "--pins", "gx10-reference-v5",
             "--profile", "smoke", "--out", str(tmp_path / "run"),
             "--model-digest", "sha256:" + "ab" * 32, "--sign"]  # fmt: skip
     assert main(argv) == 2

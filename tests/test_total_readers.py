@@ -27,7 +27,8 @@ import pytest
 from audit.cli import main
 from bundle_schema import canonical_bytes
 from bundle_schema.models import ComponentRef
-from pins import CURRENT
+from pins import DEMO
+from tests.conftest import DEPLOYMENT_PINS
 from tests.data.hostile.generate import read_bundle, reseal
 
 Files = dict[str, tuple[bytes, str]]
@@ -38,7 +39,7 @@ TRANSPORT = "transport/exchanges.jsonl"
 LEDGER = "network/socket-ledger.jsonl"
 RESULT = "application/vnd.evidence-audit.component-result+json"
 MARKER = "application/vnd.evidence-audit.quarantine-marker+json"
-EXAMPLE_MODEL = "qwen3-coder-30b-a3b-instruct-q8_0"
+EXAMPLE_MODEL = "reference-model-q8_0"
 DEEP = "[" * 100_000 + "]" * 100_000
 """JSON text nested 100,000 deep."""
 MODELS, PROBE_RESPONSE, PROBE_TOOL, CODING, STREAMED = 0, 1, 2, 3, 4
@@ -398,7 +399,7 @@ def _argv(command: str, bundle: Path, honest: Path, both: Path, html: Path) -> l
         "show-html": ["show", "--html", str(html), str(bundle)],
         "diff": ["diff", str(honest), str(bundle)],
         "rank": ["rank", str(both)],
-        "rejudge": ["rejudge", str(both), "--pins", CURRENT],
+        "rejudge": ["rejudge", str(both), "--pins", DEMO],
     }[command]
 
 
@@ -460,12 +461,23 @@ def test_every_case_reaches_the_readers(
 
 
 def test_rank_markdown_keeps_a_model_name_in_its_cell(
-    prepared: Callable[[Case], tuple[Path, Path, Path]], capsys: pytest.CaptureFixture[str]
+    ranked_examples: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A runtime model id with a ``|`` and a line break stays one cell of one ranked row."""
+    """A runtime model id with a ``|`` and a line break stays one cell of one ranked row (the
+    example recorded under a deployment's pin set, so that it ranks)."""
     case = next(c for c in CASES if c.slug == "served-model-named-with-a-pipe-and-a-line-break")
-    _, _, both = prepared(case)
-    assert main(["rank", "--markdown", str(both)]) == 0
+    honest = ranked_examples["gx10-full-qualified"]
+    manifest, files = read_bundle(honest)
+    fields: Fields = {
+        "components": list(manifest.components),
+        "upstreams": list(manifest.upstreams),
+        "model": manifest.model,
+    }
+    case.edit(files, fields)
+    both = tmp_path / "both"
+    reseal(both / "a-case", manifest, files, fields)
+    shutil.copytree(honest, both / "b-honest")
+    assert main(["rank", "--markdown", "--pins", str(DEPLOYMENT_PINS), str(both)]) == 0
     out = capsys.readouterr().out
     ranked = [line for line in out.splitlines() if line.startswith(("| 1 |", "| 2 |"))]
     assert len(ranked) == 2, out

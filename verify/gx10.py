@@ -490,6 +490,9 @@ def tool_call_protocol(run: _Run) -> GateResult:
 def upstream_checkout(run: _Run) -> GateResult:
     """Exact, clean upstream checkout and compatible structured output (setup: infrastructure)."""
     pins = run.pins.pins
+    refused = _unjudgeable(run)
+    if refused is not None:
+        return refused
     needed = sorted({pins.component_upstreams[c] for c in run.selected})
     checkouts = {u.name: u for u in run.evidence.upstreams}
     for name in needed:
@@ -514,6 +517,38 @@ def upstream_checkout(run: _Run) -> GateResult:
                 f"{component} completed without a structured output this verifier reads",
             )
     return _gate("upstream_checkout", "pass", f"{', '.join(needed)} at their pinned commits, clean")
+
+
+def _unjudgeable(run: _Run) -> GateResult | None:
+    """A setup the pin set cannot judge: a selected component it pins no harness for, or a
+    demo-only pin set and a model not its reference deployment's (its harnesses score synthetic
+    answers, so against any other model they are a setup failure, not a result)."""
+    pins, model = run.pins.pins, run.evidence.model
+    unpinned = [c for c in run.selected if c not in pins.component_upstreams]
+    if unpinned:
+        return _gate(
+            "upstream_checkout",
+            "infra",
+            f"pin set {run.pins.id} pins no upstream harness for {', '.join(unpinned)}: "
+            f"profile {run.evidence.profile} cannot be completed under it",
+        )
+    if not pins.demo_only:
+        return None
+    reference = pins.reference
+    if (
+        reference is not None
+        and model.runtime_model_id == reference.runtime_model_id
+        and model.digest == reference.model_digest
+    ):
+        return None
+    expected = f"{reference.runtime_model_id} {reference.model_digest}" if reference else "none"
+    return _gate(
+        "upstream_checkout",
+        "infra",
+        f"pin set {run.pins.id} is demo only: its reference harnesses score synthetic answers "
+        f"and cannot judge {model.runtime_model_id} {model.digest} (its reference deployment: "
+        f"{expected}); qualify a real deployment under a pin set of real upstream harnesses",
+    )
 
 
 def _output(run: _Run, component: ComponentName) -> bool:
@@ -1021,6 +1056,8 @@ def _rank_blockers(run: _Run, validity: str, decision: str, executed_weight: flo
         return [f"not ranked: {validity} / {decision}"]
     if pins.pins.historical:
         blockers.append(f"{pins.id} is a historical generation: diagnostics only, never ranked")
+    if pins.pins.demo_only:
+        blockers.append(f"{pins.id} is a demo-only pin set (reference harnesses): never ranked")
     if evidence.scoring_generation != pins.pins.scoring_generation:
         current = pins.pins.scoring_generation
         blockers.append(f"scoring generation {evidence.scoring_generation} is not {current}")

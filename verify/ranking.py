@@ -191,10 +191,11 @@ def _limited(item: Ranked, pin_set: PinSetRef) -> bool:
     )
 
 
-def rank(items: Iterable[Ranked], pin_set: PinSetRef) -> Ranking:
+def rank(items: Iterable[Ranked], pin_set: PinSetRef, *, demo_only: bool = False) -> Ranking:
     """Place verified runs: the ranking under ``pin_set``, the limitations table, the
     controlled-policy groups, and everything else apart with its reasons (a copy of another
-    bundle, see :func:`distinct`, is apart with the bundle it copies as its first reason)."""
+    bundle, see :func:`distinct`, is apart with the bundle it copies as its first reason).
+    Under a ``demo_only`` pin set (reference harnesses) every run is apart."""
     ranked: list[RankRow] = []
     limitations: list[RankRow] = []
     controlled: dict[str, list[RankRow]] = defaultdict(list)
@@ -203,6 +204,10 @@ def rank(items: Iterable[Ranked], pin_set: PinSetRef) -> Ranking:
         verdict = item.verdict
         if item.copy_of is not None:
             apart.append(_row(item, (item.copy_of, *verdict.reasons)))
+            continue
+        if demo_only:
+            note = f"{pin_set.id} is a demo-only pin set (reference harnesses): nothing ranks"
+            apart.append(_row(item, (note, *verdict.reasons)))
             continue
         same_pins = verdict.pin_set == pin_set and item.evidence.pin_set == pin_set
         group = verdict.rank_group

@@ -46,11 +46,11 @@ def record_reference_run(out: Path, work: Path) -> Path:
     from audit.examples import EXAMPLES_DIR, build_upstream  # noqa: PLC0415
     from audit.reference_endpoint import serve  # noqa: PLC0415
     from audit.run import RunRequest, run_qualification  # noqa: PLC0415
-    from pins import CURRENT, load_builtin  # noqa: PLC0415
+    from pins import DEMO, load_builtin  # noqa: PLC0415
 
     if (out / "manifest.json").is_file():
         return out
-    pins = load_builtin(CURRENT)
+    pins = load_builtin(DEMO)
     mirrors = {}
     for name in pins.pins.upstreams:
         build_upstream(EXAMPLES_DIR / "upstreams" / name, work / "mirrors" / name)

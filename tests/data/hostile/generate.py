@@ -816,6 +816,14 @@ def _pin_set(pin_id: str) -> Attack:
     return attack
 
 
+def _both_attacks(*attacks: Attack) -> Attack:
+    def attack(files: Files, fields: dict[str, Any], others: dict[str, Path]) -> None:
+        for one in attacks:
+            one(files, fields, others)
+
+    return attack
+
+
 def _splice(files: Files, _fields: dict[str, Any], others: dict[str, Path]) -> None:
     _, donor = read_bundle(others["gx10-spark-quarantined"])
     files["transport/exchanges.jsonl"] = donor["transport/exchanges.jsonl"]
@@ -921,7 +929,8 @@ CONTENT: list[Case] = [
          "claims differ from the replay: aggregate_score: claimed 99"),
     Case("claimed outcome edited", "content", _content(_claims(outcome="NOT_QUALIFIED")), 1,
          "claims differ from the replay: outcome: claimed NOT_QUALIFIED, replayed QUALIFIED"),
-    Case("pin set swapped for v4", "content", _content(_pin_set("gx10-qualification-v4")), 1,
+    Case("pin set swapped for v4", "content",
+         _content(_both_attacks(_pin_set("gx10-qualification-v4"), _claims(rankable=True))), 1,
          "rankable: claimed True, replayed False"),
     Case("evidence spliced from another run", "content", _content(_splice), 1,
          "the streams hold 0"),
