@@ -60,6 +60,17 @@ def _string_keys(value: Any) -> bool:
     return True
 
 
+def _plain(text: str, *, from_json: bool) -> bool:
+    """Whether ``json.dumps`` text (sorted keys, compact) is already the RFC 8785 encoding."""
+    return bool(
+        text
+        and text.isascii()
+        and not _FLOAT_POINT.search(text)
+        and not _FLOAT_EXPONENT.search(text)
+        and (from_json or not _LONG_INTEGER.search(text))
+    )
+
+
 def _encode(value: Any, *, from_json: bool = False) -> bytes:
     """RFC 8785 encoding: the standard library's where it provably agrees, rfc8785 elsewhere.
 
@@ -85,14 +96,7 @@ def _encode(value: Any, *, from_json: bool = False) -> bytes:
         )
     except (TypeError, ValueError):
         text = ""
-    plain = (
-        text
-        and text.isascii()
-        and not _FLOAT_POINT.search(text)
-        and not _FLOAT_EXPONENT.search(text)
-        and (from_json or not _LONG_INTEGER.search(text))
-    )
-    if plain:
+    if _plain(text, from_json=from_json):
         return text.encode()
     try:
         return rfc8785.dumps(value)
@@ -130,8 +134,32 @@ def canonical_bytes(value: Any) -> bytes:
         ValueError: the value is not representable (NaN, an integer beyond 2**53, a non-str key).
     """
     if type(value) is dict:
-        return join_members(canonical_members(value))
+        whole = _whole_plain(value)
+        return whole if whole is not None else join_members(canonical_members(value))
     return _encode(value)
+
+
+def _whole_plain(value: dict[str, Any]) -> bytes | None:
+    """The whole object's encoding by one ``json.dumps``, when that provably is RFC 8785: ASCII
+    text, str keys, no integer beyond 2**53, and no float but those ``json.dumps`` writes as
+    the ``rfc8785`` package does (``str(f)``: no exponent, no zero fraction; see
+    :func:`_whole_canonical`). Otherwise None, and members are encoded one by one."""
+    if not _string_keys(value):
+        return None
+    try:
+        text = json.dumps(
+            value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+        )
+    except (TypeError, ValueError, RecursionError):
+        return None
+    if (
+        text.isascii()
+        and not _FLOAT_EXPONENT.search(text)
+        and not _INTEGRAL_FLOAT.search(text)
+        and not _LONG_INTEGER.search(text)
+    ):
+        return text.encode()
+    return None
 
 
 def digest_of(data: bytes) -> str:

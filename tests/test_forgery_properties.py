@@ -600,6 +600,5 @@ def test_regression_exchange_removed_with_the_count(recording: Recording) -> Non
     _regression(recording, "exchange-removed-with-the-count")
 
 
-@_xfail("ledger-tail-removed-with-the-count")
 def test_regression_ledger_tail_removed_with_the_count(recording: Recording) -> None:
     _regression(recording, "ledger-tail-removed-with-the-count")

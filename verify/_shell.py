@@ -23,6 +23,7 @@ from bundle_schema.models import (
     TransportExchange,
     Verdict,
 )
+from bundle_schema.roles import Placement
 from pins import PinSetSource, load_builtin
 from verify._consistency import BlobIds, Reader, consistency_findings, unread_raw_outputs
 from verify._core import (
@@ -41,6 +42,7 @@ from verify._core import (
 from verify._facts import LedgerFacts, LedgerTally, slim_exchange
 from verify._gc import collector_paused
 from verify._hashing import BlobCache, HashJob, default_workers
+from verify._ledger_trace import trace_findings
 from verify._parallel import PARALLEL_FROM, slim_in_helpers
 from verify._signature import (
     MAX_SIGNATURE_SIZE,
@@ -183,6 +185,37 @@ def _helpers(
     return run
 
 
+def _big_record(  # noqa: PLR0917 - the state of one reading
+    manifest: ParsedManifest,
+    source: BundleSource,
+    name: str,
+    limits: Limits,
+    records: dict[str, list[BaseModel]],
+    slimmer: Callable[[], list[BaseModel]],
+    helpers: Callable[[Iterator[bytes], str], Iterator[BaseModel | str]] | None,
+) -> list[Finding]:
+    """Read a socket ledger into its facts, a transport log into reduced exchanges (by helper
+    processes when it is large)."""
+    if _kind_of(manifest, name) is SocketLedgerEntry:
+        return _record_findings(manifest, source, [name], limits, records, sink=_Tally)
+    many = manifest.model.evidence[name].size >= PARALLEL_FROM and helpers is not None
+    return _record_findings(
+        manifest, source, [name], limits, records,
+        sink=list if many else slimmer, helpers=helpers if many else None,
+    )  # fmt: skip
+
+
+def _trace_findings(
+    manifest: ParsedManifest,
+    source: BundleSource,
+    placements: dict[str, Placement],
+    intact: list[str],
+) -> list[Finding]:
+    blobs = {n: source.members[manifest.blob_paths[n]] for n in intact}
+    digests = {n: e.digest for n, e in manifest.model.evidence.items()}
+    return trace_findings(digests, blobs, placements, intact)
+
+
 def _blob_files(source: BundleSource) -> list[Member]:
     """Every file under blobs/sha256/: hashing starts on them before the manifest is parsed."""
     return [m for p, m in source.members.items() if p.startswith(_BLOB_PREFIX)]
@@ -311,14 +344,7 @@ def _verify(
 
         helpers = _helpers(workers, first.config, whole)
         for name in sorted(big):
-            if _kind_of(manifest, name) is SocketLedgerEntry:
-                findings += _record_findings(manifest, source, [name], limits, records, sink=_Tally)
-                continue
-            many = manifest.model.evidence[name].size >= PARALLEL_FROM and helpers is not None
-            findings += _record_findings(
-                manifest, source, [name], limits, records,
-                sink=list if many else slimmer, helpers=helpers if many else None,
-            )  # fmt: skip
+            findings += _big_record(manifest, source, name, limits, records, slimmer, helpers)
         ledger_name = role_entry(records, placements, "socket ledger")
         ledger_record = records.get(ledger_name) if ledger_name is not None else None
         if isinstance(ledger_record, _Tally):
@@ -326,6 +352,7 @@ def _verify(
     else:
         findings += _record_findings(manifest, source, intact, limits, records)
     findings += placed_record_findings(placements, records)
+    findings += _trace_findings(manifest, source, placements, intact)
     evidence = assemble_evidence(manifest, records, placements)
     judge = pins if pins is not None else load_builtin(manifest.model.pin_set.id)
     oversize: list[str] = []
