@@ -5,7 +5,8 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint schema bench fuzz clean sandbox-tools browser-tools live-tools test-live
+.PHONY: demo test lint schema bench fuzz clean sandbox-tools browser-tools live-tools test-live \
+	harness-venv
 
 $(STAMP): requirements.lock requirements-dev.lock requirements-peer.lock \
 		requirements-peer-nodeps.lock pyproject.toml
@@ -102,9 +103,24 @@ $(LIVE_STAMP): requirements-live-build.lock requirements-live.lock requirements-
 	$(LIVE_PIP) --no-deps -r requirements-live-nodeps.lock
 	touch $(LIVE_STAMP)
 
-test-live: $(STAMP) sandbox-tools $(LIVE_STAMP)
+# The interpreter the real upstream harnesses of gx10-qualification-v5 run with (audit run
+# --harness-python NAME=.venv-harnesses/bin/python): the distributions their [harnesses.*]
+# requirements pin, hash-checked, in a venv of their own (docs/quickstart.md).
+HARNESS_VENV  := .venv-harnesses
+HARNESS_STAMP := $(HARNESS_VENV)/.installed
+
+harness-venv: $(HARNESS_STAMP)
+
+$(HARNESS_STAMP): requirements-harnesses.lock
+	$(PYTHON) -m venv $(HARNESS_VENV)
+	$(HARNESS_VENV)/bin/python -m pip install --quiet --disable-pip-version-check \
+		--require-hashes -r requirements-harnesses.lock
+	touch $(HARNESS_STAMP)
+
+test-live: $(STAMP) sandbox-tools $(LIVE_STAMP) $(HARNESS_STAMP)
+	EVIDENCE_AUDIT_HARNESS_PYTHON=$(CURDIR)/$(HARNESS_VENV)/bin/python \
 	EVIDENCE_AUDIT_LIVE_PYTHON=$(CURDIR)/$(LIVE_VENV)/bin/python \
 		$(BIN)/python -m pytest -q -p no:cacheprovider -m live tests/live
 
 clean:
-	rm -rf $(VENV) build
+	rm -rf $(VENV) $(HARNESS_VENV) build

@@ -336,6 +336,14 @@ def _run_parser(commands: argparse._SubParsersAction[_Parser]) -> None:
         metavar="NAME=PATH",
         help="clone this upstream from a local mirror (repeatable)",
     )
+    run_cmd.add_argument(
+        "--harness-python",
+        action="append",
+        default=[],
+        metavar="NAME=PATH",
+        help="run this upstream's harness with this Python interpreter, one that holds its "
+        "pinned requirements (default: the runner's own; repeatable)",
+    )
     run_cmd.add_argument("--run-id", metavar="ID", help="default: <pin set>-<profile>-<time>")
     run_cmd.add_argument(
         "--store",
@@ -923,23 +931,36 @@ def _rank(args: argparse.Namespace, out: Console) -> int:
     return _report_refused("rank", archive)
 
 
+def _named_paths(flag: str, items: list[str]) -> dict[str, Path]:
+    """``NAME=PATH`` arguments by name; one name given twice is refused."""
+    named: dict[str, Path] = {}
+    for item in items:
+        name, sep, where = item.partition("=")
+        if not sep or not name or not where:
+            raise InvalidInput(f"{flag} {item!r}: expected NAME=PATH")
+        if name in named:
+            raise InvalidInput(f"{flag} {name}: given twice")
+        named[name] = Path(where)
+    return named
+
+
 def _run_command(args: argparse.Namespace, out: Console) -> int:
     from audit.progress import LiveProgress  # noqa: PLC0415 - aiohttp loads only for a run
     from audit.run import RunRequest, default_policy, run_qualification  # noqa: PLC0415
 
     path = Path(args.pins)
     pins = parse_pin_set(_read(path), args.pins) if path.is_file() else load_builtin(args.pins)
-    mirrors = {}
-    for item in args.mirror:
-        name, sep, where = item.partition("=")
-        if not sep or not name or not where:
-            raise InvalidInput(f"--mirror {item!r}: expected NAME=PATH")
-        mirrors[name] = Path(where)
+    mirrors = _named_paths("--mirror", args.mirror)
+    pythons = _named_paths("--harness-python", args.harness_python)
+    unknown = sorted(set(pythons) - set(pins.pins.harnesses))
+    if unknown:
+        raise InvalidInput(f"--harness-python {unknown[0]}: the pin set runs no such harness")
     request = RunRequest(
         endpoint=args.endpoint, pins=pins, profile=args.profile, out=Path(args.out),
         model=args.model, model_digest=args.model_digest,
         weights=Path(args.weights) if args.weights else None, track=args.track,
         policy=default_policy(args.reasoning_policy), mirrors=mirrors, run_id=args.run_id,
+        harness_python=pythons,
         store=Path(args.store) if args.store else None,
     )  # fmt: skip
     if args.sign:

@@ -28,6 +28,7 @@ from audit._faults import point
 from audit._store import BundleWriter, temporary_file
 from audit.checkouts import Checkout, CheckoutFailed, checkout, checkout_evidence, describe
 from audit.components import measure_streaming, run_direct_probes
+from audit.environments import ENVIRONMENT_MEDIA_TYPE, EnvironmentUnavailable, describe_python
 from audit.identity import resolve_identity
 from audit.observer import REFERENCE_HEADER, Observer, observe
 from audit.parsers import Parsed, ParseFailed, parse_outputs
@@ -54,7 +55,7 @@ from bundle_schema.models import (
     SocketLedgerEntry,
     UpstreamCheckout,
 )
-from pins import PinSetSource
+from pins import Harness, PinSetSource, missing_requirements
 from verify import VERSION
 from verify.gx10 import replay
 
@@ -100,6 +101,8 @@ class RunRequest:
     )  # fmt: skip
     mirrors: Mapping[str, Path] = field(default_factory=dict)
     harness_env: Mapping[str, str] = field(default_factory=dict)
+    harness_python: Mapping[str, Path | str] = field(default_factory=dict)
+    """The interpreter each harness runs with, by upstream (default: the runner's own)."""
     run_id: str | None = None
     store: Path | None = None
     """A blob store shared by runs: each blob written once, hard-linked into the bundle."""
@@ -181,7 +184,10 @@ class _Harnesses:
         out = self.scratch / "outputs" / upstream
         out.mkdir(parents=True)
         harness = self.request.pins.pins.harnesses[upstream]
-        values = {"python": sys.executable, "endpoint": f"http://127.0.0.1:{SANDBOX_PORT}",
+        python = self._interpreter(upstream, harness, components)
+        if python is None:
+            return
+        values = {"python": python, "endpoint": f"http://127.0.0.1:{SANDBOX_PORT}",
                   "model": self.model, "out": str(out)}  # fmt: skip
         self.observer.component = components[0]
         checkout_dir = self.scratch / "checkouts" / upstream
@@ -210,15 +216,13 @@ class _Harnesses:
         if self.refused:  # raw evidence that cannot be kept: the harness's outputs are not whole
             self.fail(components, "; ".join(self.refused), **common)
             return
-        if result.timeout is not None or result.returncode != 0:
+        missing = [name for name in harness.outputs if not (out / name).is_file()]
+        if result.timeout is not None or result.returncode != 0 or missing:
             tail = result.stderr.decode("utf-8", "replace")[-300:]
             why = f"{result.timeout} limit exceeded" if result.timeout else (
-                f"exited {result.returncode}: {tail}")  # fmt: skip
+                f"exited {result.returncode}: {tail}" if result.returncode else
+                f"did not write {', '.join(missing)}")  # fmt: skip
             self.fail(components, f"{upstream} {why}", **common)
-            return
-        missing = [name for name in harness.outputs if not (out / name).is_file()]
-        if missing:
-            self.fail(components, f"{upstream} did not write {', '.join(missing)}", **common)
             return
         try:
             parsed = parse_outputs(harness.parser, out, components)
@@ -226,6 +230,30 @@ class _Harnesses:
             self.fail(components, f"{upstream}: {exc}", **common)
             return
         self._record(components, parsed, common)
+
+    def _interpreter(
+        self, upstream: str, harness: Harness, components: Sequence[ComponentName]
+    ) -> str | None:
+        """The harness's interpreter, its environment kept as evidence; None (the components
+        failed, saying why) when it cannot be asked or lacks a pinned requirement."""
+        python = str(self.request.harness_python.get(upstream, sys.executable))
+        try:
+            environment = describe_python(upstream, python, self.request.harness_env)
+        except EnvironmentUnavailable as exc:
+            self.fail(components, f"{upstream}: its interpreter: {exc}")
+            return None
+        self.recorder.files[f"upstreams/{upstream}/environment.json"] = (
+            environment.evidence(), ENVIRONMENT_MEDIA_TYPE
+        )  # fmt: skip
+        lacking = missing_requirements(harness.requirements, environment.distributions)
+        if lacking:
+            self.fail(
+                components,
+                f"{upstream}: its interpreter {environment.executable} lacks the pinned "
+                f"{', '.join(lacking)} (give one that has them: --harness-python {upstream}=PATH)",
+            )
+            return None
+        return python
 
     def _keep_outputs(
         self, upstream: str, component: str, result: SandboxResult, out: Path
@@ -515,7 +543,10 @@ def _components(  # noqa: PLR0917 - the run's parts, passed on
 ) -> None:
     """Checkouts, probes, harnesses and the streaming measurement, into ``recorder``."""
     pins = request.pins.pins
-    needed = sorted({pins.component_upstreams[c] for c in selected})
+    unpinned = [c for c in selected if c not in pins.component_upstreams]
+    if unpinned:
+        say(f"no upstream harness pinned for {', '.join(unpinned)}: the run cannot qualify")
+    needed = sorted({pins.component_upstreams[c] for c in selected if c not in unpinned})
     say(f"checkouts: {', '.join(needed)}")
     _checkouts(request, recorder, needed, scratch)
     say("direct probes")
@@ -526,7 +557,7 @@ def _components(  # noqa: PLR0917 - the run's parts, passed on
     )  # fmt: skip
     harnesses = _Harnesses(request, recorder, observer, identity.runtime_model_id, scratch)
     for upstream in needed:
-        served = [c for c in selected if pins.component_upstreams[c] == upstream]
+        served = [c for c in selected if pins.component_upstreams.get(c) == upstream]
         if upstream in pins.harnesses:
             limits = pins.harnesses[upstream]
             say(f"harness {upstream}: {', '.join(served)} (limits: silence "
@@ -534,7 +565,10 @@ def _components(  # noqa: PLR0917 - the run's parts, passed on
             point(f"harness:{upstream}")
             harnesses.run(upstream, served)
             point(f"harness-done:{upstream}")
-    if "performance" in selected:
+    if "performance" in selected and pins.component_upstreams.get("performance") not in (
+        None,
+        *pins.harnesses,
+    ):  # no performance harness (the demo's Infermark): the observer measures it itself
         say("streaming performance")
         point("streaming")
         started = _now()
@@ -575,9 +609,12 @@ def _write(
     )
     for component in selected:
         if component not in recorder.results:
-            upstream = pins.pins.component_upstreams[component]
-            reason = recorder.checkout_failures.get(upstream, "not run")
-            recorder.result(component, "FAILED", reason=f"{upstream}: {reason}"[:4096])
+            upstream = pins.pins.component_upstreams.get(component)
+            if upstream is None:
+                reason = f"pin set {pins.id} pins no upstream harness for {component}"
+            else:
+                reason = f"{upstream}: {recorder.checkout_failures.get(upstream, 'not run')}"
+            recorder.result(component, "FAILED", reason=reason[:4096])
     recorder.record("transport/exchanges.jsonl", "transport-exchange", exchanges)
     recorder.record("network/socket-ledger.jsonl", "socket-ledger-entry", tuple(recorder.ledger))
     recorder.record("run/config.json", "run-config", config)

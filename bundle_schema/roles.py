@@ -115,6 +115,8 @@ ROLES: tuple[Role, ...] = (
     Role("checkout state", "upstreams/{upstream}/checkout.json", None),
     Role("checkout commit", "upstreams/{upstream}/commit.txt", None),
     Role("checkout file", "upstreams/{upstream}/files/{name}", None),
+    # the interpreter a harness ran with and its installed distributions (its lock in effect)
+    Role("harness environment", "upstreams/{upstream}/environment.json", None),
 )
 """Every place of the format, in the order docs/bundle-format.md lists them."""
 

@@ -13,7 +13,14 @@ from pins._loader import (
     parse_pin_set,
     pin_set_digest,
 )
-from pins._model import COMPONENTS, PinSet, ReferencePins, pin_set_model
+from pins._model import (
+    COMPONENTS,
+    Harness,
+    PinSet,
+    ReferencePins,
+    missing_requirements,
+    pin_set_model,
+)
 from pins._probes import PROBE_CONTRACTS, ProbeContract
 
 __all__ = [
@@ -22,11 +29,13 @@ __all__ = [
     "CURRENT",
     "DEMO",
     "PROBE_CONTRACTS",
+    "Harness",
     "PinSet",
     "PinSetSource",
     "ProbeContract",
     "ReferencePins",
     "load_builtin",
+    "missing_requirements",
     "parse_pin_set",
     "pin_set_digest",
     "pin_set_model",

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -29,6 +30,7 @@ __all__ = [
     "ReferencePins",
     "Thresholds",
     "Upstream",
+    "missing_requirements",
 ]
 
 COMPONENTS: tuple[ComponentName, ...] = (
@@ -81,6 +83,28 @@ class Upstream(_Frozen):
     commit: GitCommit
 
 
+Requirement = Annotated[
+    str,
+    StringConstraints(
+        pattern=r"^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?==[A-Za-z0-9][A-Za-z0-9.+!_-]*$",
+        max_length=256,
+    ),
+]
+"""An exact distribution pin, ``name==version``."""
+
+
+def _canonical_distribution(pin: str) -> str:
+    """``name==version`` with the name normalized as PEP 503 does (case, ``-``, ``_``, ``.``)."""
+    name, _, version = pin.partition("==")
+    return f"{re.sub(r'[-_.]+', '-', name).lower()}=={version}"
+
+
+def missing_requirements(requirements: Sequence[str], distributions: Sequence[str]) -> list[str]:
+    """The requirements (``name==version``) no distribution of ``distributions`` satisfies."""
+    held = {_canonical_distribution(d) for d in distributions}
+    return [r for r in requirements if _canonical_distribution(r) not in held]
+
+
 class Harness(_Frozen):
     """How an upstream harness is run: its command and working directory (in its checkout),
     the output files it must write, the parser of its outputs, its limits."""
@@ -95,6 +119,11 @@ class Harness(_Frozen):
         Annotated[float, Field(strict=True, gt=0)] | Annotated[int, Field(strict=True, gt=0)]
     )
     wall_s: Annotated[float, Field(strict=True, gt=0)] | Annotated[int, Field(strict=True, gt=0)]
+    requirements: tuple[Requirement, ...] = ()
+    """The distributions the harness's interpreter must hold, each ``name==version``: the
+    runner records the interpreter's installed distributions beside the checkout
+    (``upstreams/<name>/environment.json``) and fails the harness's components when one is
+    missing; the verifier refuses a completed component whose recorded environment lacks one."""
 
 
 Limit = Annotated[float, Field(strict=True, gt=0)] | Annotated[int, Field(strict=True, gt=0)]

@@ -37,7 +37,7 @@ from bundle_schema.models import (
     HermesTask,
     TransportExchange,
 )
-from pins import PROBE_CONTRACTS, PinSetSource
+from pins import PROBE_CONTRACTS, PinSetSource, missing_requirements
 from verify._facts import LedgerFacts, ledger_facts, ledger_problem, reply_facts
 from verify.harness_outputs import READS, OutputsUnreadable, read_outputs
 from verify.replies import body_json, exchange_failed, read_reply
@@ -769,6 +769,51 @@ def _unknown_upstreams(evidence: Gx10Evidence, names: Collection[str]) -> list[F
     ]
 
 
+def _environments(evidence: Gx10Evidence, pins: PinSetSource, read: Reader) -> list[Finding]:
+    """A component completed by a harness the pins give requirements holds only when the
+    recorded environment of that harness's interpreter has every one of them."""
+    findings = []
+    for upstream, harness in sorted(pins.pins.harnesses.items()):
+        completed = [
+            c
+            for c, u in pins.pins.component_upstreams.items()
+            if u == upstream
+            and (result := evidence.results.get(c)) is not None
+            and result.status == "COMPLETED"
+        ]
+        if not harness.requirements or not completed:
+            continue
+        entry = f"upstreams/{upstream}/environment.json"
+        data = read(entry)
+        distributions: Any = None
+        if data is not None:
+            try:
+                distributions = json.loads(data).get("distributions")
+            except (ValueError, RecursionError, AttributeError):
+                distributions = None
+        if not isinstance(distributions, list) or not all(
+            isinstance(d, str) for d in distributions
+        ):
+            findings.append(
+                _disagrees(
+                    entry,
+                    f"{', '.join(completed)} completed by {upstream}, whose pinned requirements "
+                    f"no readable environment record shows ({entry})",
+                )
+            )
+            continue
+        lacking = missing_requirements(harness.requirements, distributions)
+        if lacking:
+            findings.append(
+                _disagrees(
+                    entry,
+                    f"{', '.join(completed)} completed by {upstream}, whose interpreter lacks "
+                    f"the pinned {', '.join(lacking)}",
+                )
+            )
+    return findings
+
+
 def unread_raw_outputs(pins: PinSetSource, names: Collection[str]) -> list[str]:
     """Raw outputs no reader reads: at the raw place of a component whose harness has no
     reader, or files its reader does not open. Kept as evidence; listed as unread."""
@@ -857,4 +902,5 @@ def consistency_findings(
     findings += _unknown_upstreams(evidence, names)
     findings += _infermark(evidence)
     findings += _times(evidence, pins)
+    findings += _environments(evidence, pins, read)
     return findings

@@ -1,0 +1,103 @@
+"""The environment a harness runs in: its interpreter and the distributions installed in it.
+
+A real upstream harness (Spark Bench, benchlocal-cli, Infermark) needs its own dependencies, so
+it may run with an interpreter of its own (``audit run --harness-python NAME=PATH``). Before the
+harness starts, the runner asks that interpreter for its version and every installed
+distribution (``name==version``: the lock actually in effect) and keeps the answer as evidence
+beside the checkout, with the environment variables the harness is given (secrets redacted).
+The pin set's ``requirements`` for the harness must all be among the distributions.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from bundle_schema import canonical_bytes
+
+__all__ = ["ENVIRONMENT_MEDIA_TYPE", "Environment", "EnvironmentUnavailable", "describe_python"]
+
+ENVIRONMENT_MEDIA_TYPE = "application/json"
+
+_SECRET = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH)", re.IGNORECASE)
+
+# Run by the harness's interpreter: its version and its installed distributions, as JSON.
+_PROBE = (
+    "import importlib.metadata as m, json, sys\n"
+    "names = sorted({f\"{d.metadata['Name']}=={d.version}\" for d in m.distributions()\n"
+    "                if d.metadata['Name']})\n"
+    "print(json.dumps({'executable': sys.executable, 'python_version': sys.version,\n"
+    "                  'distributions': names}))\n"
+)
+
+
+class EnvironmentUnavailable(Exception):
+    """The harness's interpreter could not be asked what it holds; the message says why."""
+
+
+@dataclass(frozen=True)
+class Environment:
+    """A harness's interpreter as it answered, and the environment it is given."""
+
+    upstream: str
+    executable: str
+    python_version: str
+    distributions: tuple[str, ...]
+    variables: Mapping[str, str]
+
+    def evidence(self) -> bytes:
+        """The canonical JSON kept at ``upstreams/<upstream>/environment.json``."""
+        return canonical_bytes(
+            {
+                "schema_version": 1,
+                "upstream": self.upstream,
+                "executable": self.executable,
+                "python_version": self.python_version,
+                "distributions": list(self.distributions),
+                "variables": dict(sorted(self.variables.items())),
+            }
+        )
+
+
+def _redacted(variables: Mapping[str, str]) -> dict[str, str]:
+    return {k: ("[redacted]" if _SECRET.search(k) else v) for k, v in variables.items()}
+
+
+def describe_python(
+    upstream: str, python: str, variables: Mapping[str, str], timeout: float = 60.0
+) -> Environment:
+    """Ask ``python`` what it is and holds.
+
+    Raises:
+        EnvironmentUnavailable: it does not run, fails, or answers something else.
+    """
+    try:
+        done = subprocess.run(  # the interpreter the operator named
+            [python, "-I", "-c", _PROBE],
+            capture_output=True,
+            timeout=timeout,
+            check=False,
+            env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise EnvironmentUnavailable(f"{python}: does not run: {exc}") from None
+    if done.returncode != 0:
+        tail = done.stderr.decode("utf-8", "replace")[-200:]
+        raise EnvironmentUnavailable(f"{python}: exited {done.returncode}: {tail}")
+    try:
+        answer: Any = json.loads(done.stdout)
+        distributions: Sequence[str] = answer["distributions"]
+        executable, version = str(answer["executable"]), str(answer["python_version"])
+    except (ValueError, KeyError, TypeError):
+        raise EnvironmentUnavailable(f"{python}: not a Python interpreter's answer") from None
+    return Environment(
+        upstream=upstream,
+        executable=executable,
+        python_version=version,
+        distributions=tuple(str(d) for d in distributions),
+        variables=_redacted(variables),
+    )

@@ -1,0 +1,121 @@
+"""Harness environments: each harness's interpreter and its distributions recorded as evidence,
+the pin set's requirements checked by the runner before the harness runs and by the verifier
+against what was recorded."""
+
+from __future__ import annotations
+
+import copy
+import importlib.metadata
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from audit.demo import DEMO_DIGEST
+from audit.environments import EnvironmentUnavailable, describe_python
+from audit.reference_endpoint import serve
+from audit.run import RunRequest, run_qualification
+from bundle_schema.errors import InvalidInput
+from pins import (
+    DEMO,
+    PinSetSource,
+    load_builtin,
+    missing_requirements,
+    pin_set_digest,
+    pin_set_model,
+)
+from tests.data.hostile.kit import read_bundle, reseal
+from verify import verify_bundle
+
+PYDANTIC = f"pydantic=={importlib.metadata.version('pydantic')}"
+"""A requirement the runner's own interpreter holds."""
+
+
+def _pins(requirements: list[str]) -> PinSetSource:
+    data: dict[str, Any] = copy.deepcopy(dict(load_builtin(DEMO).data))
+    data["harnesses"]["sparkbench"]["requirements"] = requirements
+    return PinSetSource(DEMO, pin_set_digest(data), data, pin_set_model(data, "test pins"))
+
+
+def _run(tmp_path: Path, mirrors: dict[str, Path], pins: PinSetSource, **changes: Any) -> Path:
+    out = tmp_path / "bundle"
+    with serve() as endpoint:
+        request = RunRequest(
+            endpoint=endpoint.url, pins=pins, profile="smoke", out=out,
+            model_digest=DEMO_DIGEST, mirrors=mirrors, **changes,
+        )  # fmt: skip
+        run_qualification(request)
+    return out
+
+
+def test_requirements_are_exact_pins() -> None:
+    data: dict[str, Any] = copy.deepcopy(dict(load_builtin(DEMO).data))
+    data["harnesses"]["sparkbench"]["requirements"] = ["httpx>=0.27"]
+    with pytest.raises(InvalidInput, match=r"^x\.toml: harnesses\.sparkbench\.requirements\.0: "):
+        pin_set_model(data, "x.toml")
+
+
+def test_requirement_names_compare_as_pep_503_does() -> None:
+    held = ["Jsonschema_Specifications==2025.9.1", "httpx==0.28.1"]
+    assert missing_requirements(["jsonschema-specifications==2025.9.1"], held) == []
+    assert missing_requirements(["httpx==0.28.0", "rich==15.0.0"], held) == [
+        "httpx==0.28.0", "rich==15.0.0"
+    ]  # fmt: skip
+
+
+def test_the_interpreter_is_asked_and_secrets_are_redacted() -> None:
+    env = describe_python("x", sys.executable, {"HF_TOKEN": "hf_123", "LANG": "C.UTF-8"})
+    assert PYDANTIC in env.distributions
+    recorded = json.loads(env.evidence())
+    assert recorded["variables"] == {"HF_TOKEN": "[redacted]", "LANG": "C.UTF-8"}
+    assert recorded["upstream"] == "x" and recorded["python_version"] == sys.version
+    with pytest.raises(EnvironmentUnavailable, match="does not run"):
+        describe_python("x", "/nonexistent/python", {})
+
+
+def test_a_harness_whose_interpreter_lacks_a_pinned_requirement_does_not_run(
+    tmp_path: Path, mirrors: dict[str, Path]
+) -> None:
+    pins = _pins(["no-such-distribution==1.0"])
+    bundle = _run(tmp_path, mirrors, pins)
+    verdict = verify_bundle(bundle, pins=pins)
+    assert verdict.outcome == "INFRA_ERROR"
+    assert any(
+        r.startswith("coding failed: sparkbench: its interpreter ")
+        and r.endswith(
+            "lacks the pinned no-such-distribution==1.0 (give one that has them: "
+            "--harness-python sparkbench=PATH)"
+        )
+        for r in verdict.reasons
+    ), verdict.reasons
+    _, files = read_bundle(bundle)
+    assert json.loads(files["upstreams/sparkbench/environment.json"][0])["executable"]
+
+
+def test_a_completed_component_needs_its_requirements_in_the_recorded_environment(
+    tmp_path: Path, mirrors: dict[str, Path]
+) -> None:
+    pins = _pins([PYDANTIC])
+    bundle = _run(tmp_path, mirrors, pins, harness_python={"sparkbench": sys.executable})
+    verdict = verify_bundle(bundle, pins=pins)
+    assert (verdict.outcome, verdict.integrity.status) == ("QUALIFIED", "ok"), verdict.reasons
+    assert "upstreams/sparkbench/environment.json" not in verdict.unread
+    manifest, files = read_bundle(bundle)
+    entry = "upstreams/sparkbench/environment.json"
+    recorded = json.loads(files[entry][0])
+    recorded["distributions"] = [d for d in recorded["distributions"] if d != PYDANTIC]
+    files[entry] = (json.dumps(recorded).encode(), files[entry][1])
+    reseal(tmp_path / "forged", manifest, files, {})
+    forged = verify_bundle(tmp_path / "forged", pins=pins)
+    assert forged.outcome == "INFRA_ERROR" and forged.integrity.status == "failed"
+    (finding,) = (f for f in forged.integrity.findings if f.entry == entry)
+    assert finding.message == (
+        f"evidence '{entry}': coding completed by sparkbench, whose interpreter lacks the pinned "
+        f"{PYDANTIC}"
+    )
+    del files[entry]
+    reseal(tmp_path / "dropped", manifest, files, {})
+    dropped = verify_bundle(tmp_path / "dropped", pins=pins)
+    assert any("no readable environment record" in f.message for f in dropped.integrity.findings)
