@@ -8,7 +8,10 @@ work done is the real verification path):
   large request body (a long prompt) and a long streamed reply (thousands of SSE chunks), every
   line under the 16 MiB record-line cap; the observer's count says how many;
 - a socket ledger of 1,000,000 loopback connect() attempts, the run config's closing count
-  (``ledger.entries``) equal to it.
+  (``ledger.entries``) equal to it, and the sandbox trace it was parsed from (ADR 0017).
+
+Both carry a traced ledger (the transport bundle one of five attempts), since the verifier
+re-parses the traces against the ledger.
 
 Each is verified by `audit verify --json` in a child process; its wall time and peak RSS
 (``ru_maxrss`` of that child, from wait4) are reported.
@@ -37,11 +40,14 @@ from audit.examples import build_example, example_runs
 from bundle_schema import canonical_bytes
 from tests.data.hostile.kit import lines, read_bundle
 from verify import default_workers
+from verify.socket_trace import TRACE_MEDIA_TYPE, trace_header
 
 AUDIT = (sys.executable, "-m", "audit")
 TRANSPORT = "transport/exchanges.jsonl"
 LEDGER = "network/socket-ledger.jsonl"
 CONFIG = "run/config.json"
+TRACE = "network/strace/000000-coding.txt"
+LEDGER_ENTRIES = 5
 RSS_TARGET_MIB = 512
 TIME_TARGET_S = 30.0
 
@@ -93,14 +99,22 @@ def _base(scratch: Path) -> Path:
 
 
 def _write(
-    target: Path, base: Path, grow: dict[str, Iterator[bytes]], config: dict[str, Any]
+    target: Path,
+    base: Path,
+    grow: dict[str, Iterator[bytes]],
+    config: dict[str, Any],
+    extra: dict[str, tuple[bytes, str]] | None = None,
+    *,
+    size_of: str,
 ) -> int:
     manifest, files = read_bundle(base)
+    files = {**files, **(extra or {})}
     writer = BundleWriter(target, durable=False)
     size = 0
     for name, (data, media) in sorted(files.items()):
         if name in grow:
-            size = writer.add_stream(name, grow[name], media).size
+            added = writer.add_stream(name, grow[name], media).size
+            size = added if name == size_of else size
         elif name == CONFIG:
             writer.add_bytes(name, canonical_bytes(config), media)
         else:
@@ -127,27 +141,51 @@ def transport_bundle(target: Path, base: Path, total: int) -> tuple[int, int]:
 
     config = json.loads(files[CONFIG][0])
     config["observer"]["exchanges"] = len(exchanges) + count
-    return _write(target, base, {TRANSPORT: chunks()}, config), len(exchanges) + count
+    config["ledger"]["entries"] = LEDGER_ENTRIES
+    grow = {TRANSPORT: chunks(), **_ledger(files, LEDGER_ENTRIES)}
+    extra = {TRACE: (b"", TRACE_MEDIA_TYPE)}
+    return _write(target, base, grow, config, extra, size_of=TRANSPORT), len(exchanges) + count
 
 
-def ledger_bundle(target: Path, base: Path, count: int) -> int:
-    """The example with a socket ledger of ``count`` loopback attempts."""
-    _manifest, files = read_bundle(base)
-    entries = lines(files, LEDGER)
+def _ledger(files: dict[str, Any], count: int) -> dict[str, Iterator[bytes]]:
+    """A socket ledger of ``count`` loopback attempts by one harness, and the sandbox trace it
+    was parsed from (ADR 0017: the verifier re-parses it against the ledger)."""
+    first = dict(lines(files, LEDGER)[0], component="coding")
 
-    def chunks() -> Iterator[bytes]:
-        batch = []
+    def attempts() -> Iterator[dict[str, Any]]:
         for seq in range(count):
-            entry = dict(entries[seq % len(entries)], seq=seq, t=round(2 + seq * 0.001, 3))
-            batch.append(canonical_bytes(entry) + b"\n")
+            yield dict(first, seq=seq, t=round(2 + seq * 0.001, 3))
+
+    def batched(render: Any, head: bytes = b"") -> Iterator[bytes]:
+        batch = [head]
+        for entry in attempts():
+            batch.append(render(entry))
             if len(batch) == 10_000:
                 yield b"".join(batch)
                 batch = []
         yield b"".join(batch)
 
+    def strace(entry: dict[str, Any]) -> bytes:  # origin 0.0: the time is t itself
+        return (
+            f"{entry['pid']}<{entry['process']}> {entry['t']!r} connect(3, {{sa_family=AF_INET, "
+            f'sin_port=htons({entry["port"]}), sin_addr=inet_addr("{entry["address"]}")}}, 16)'
+            " = 0\n"
+        ).encode()
+
+    return {
+        LEDGER: batched(lambda e: canonical_bytes(e) + b"\n"),
+        TRACE: batched(strace, trace_header(0.0, 0, "coding").encode()),
+    }
+
+
+def ledger_bundle(target: Path, base: Path, count: int) -> int:
+    """The example with a socket ledger of ``count`` loopback attempts (and its trace)."""
+    _manifest, files = read_bundle(base)
     config = json.loads(files[CONFIG][0])
     config["ledger"]["entries"] = count
-    return _write(target, base, {LEDGER: chunks()}, config)
+    extra = {TRACE: (b"", TRACE_MEDIA_TYPE)}
+    grow = _ledger(files, count)
+    return _write(target, base, grow, config, extra, size_of=LEDGER)
 
 
 def measure(label: str, bundle: Path) -> tuple[float, float, int]:
