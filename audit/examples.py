@@ -33,6 +33,7 @@ from bundle_schema.models import (
     RunnerInfo,
     UpstreamCheckout,
 )
+from bundle_schema.roles import TRACE_MEDIA_TYPE
 from pins import PinSetSource, load_builtin
 from verify import VERSION
 
@@ -104,6 +105,8 @@ def media_type(logical: str) -> str:
     """The media type the examples give an evidence file, from its logical name."""
     if logical in _MEDIA_BY_NAME:
         return _MEDIA_BY_NAME[logical]
+    if logical.startswith("network/strace/"):  # the raw traces the ledger came from (ADR 0017)
+        return TRACE_MEDIA_TYPE
     leaf = logical.rsplit("/", 1)[-1]
     raw = logical.split("/")[2:3] == ["raw"]  # a harness's own files: opaque evidence
     if logical.startswith("components/") and leaf in _MEDIA_BY_LEAF and not raw:

@@ -869,9 +869,13 @@ def _fallback(files: Files, _fields: dict[str, Any], _others: dict[str, Path]) -
 
 
 def _outside(files: Files, _fields: dict[str, Any], _others: dict[str, Path]) -> None:
+    """An outside attempt written into the ledger and into the raw trace it was parsed from."""
     entries = _lines(files, "network/socket-ledger.jsonl")
     entries[1]["address"] = "203.0.113.9"
     _put_lines(files, "network/socket-ledger.jsonl", entries)
+    trace = next(n for n in sorted(files) if n.startswith("network/strace/000001-"))
+    data, media = files[trace]
+    files[trace] = (data.replace(b'inet_addr("127.0.0.1")', b'inet_addr("203.0.113.9")'), media)
 
 
 _RAW = {
