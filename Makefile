@@ -118,7 +118,6 @@ $(HARNESS_STAMP): requirements-harnesses.lock
 	touch $(HARNESS_STAMP)
 
 test-live: $(STAMP) sandbox-tools $(LIVE_STAMP) $(HARNESS_STAMP)
-	EVIDENCE_AUDIT_HARNESS_PYTHON=$(CURDIR)/$(HARNESS_VENV)/bin/python \
 	EVIDENCE_AUDIT_LIVE_PYTHON=$(CURDIR)/$(LIVE_VENV)/bin/python \
 		$(BIN)/python -m pytest -q -p no:cacheprovider -m live tests/live
 

@@ -16,6 +16,7 @@ import hashlib
 import json
 import os
 import re
+import shlex
 import shutil
 import signal
 import socket
@@ -214,11 +215,15 @@ def test_the_quickstart_qualifies_a_real_server_honestly(live_python: Path, tmp_
     assert kinds[0] == "setup" and kinds.count("setup") == 1 and kinds.count("server") == 1
     assert kinds.count("run") >= 3, kinds
     port, gguf = _free_port(), _gguf(live_python)
-    setup = _setup(blocks[0][1], PORT=str(port), MODEL=str(gguf))
+    values = {"PORT": str(port), "MODEL": str(gguf)}
+    if mirrors := os.environ.get("EVIDENCE_AUDIT_LIVE_MIRRORS"):  # offline: local clones
+        values["MIRRORS"] = shlex.quote(mirrors)
+    setup = _setup(blocks[0][1], **values)
     out = _variable(setup, "OUT")
     work = tmp_path / "work"
     work.mkdir()
     (work / ".venv").symlink_to(REPO / ".venv")
+    (work / ".venv-harnesses").symlink_to(REPO / ".venv-harnesses")
     env = {k: v for k, v in os.environ.items() if not k.startswith("EVIDENCE_AUDIT_")}
     server_env = env | {"PATH": f"{live_python.parent}{os.pathsep}{env.get('PATH', '')}"}
     server = next(text for kind, text in blocks if kind == "server")
@@ -235,7 +240,7 @@ def test_the_quickstart_qualifies_a_real_server_honestly(live_python: Path, tmp_
             begun = time.monotonic()
             done = subprocess.run(
                 ["bash", "-c", f"set -euo pipefail\n{setup}\n{text}"], cwd=work, env=env,
-                capture_output=True, text=True, timeout=3600, check=False,
+                capture_output=True, text=True, timeout=7200, check=False,
             )  # fmt: skip
             timings.append({
                 "step": text.split("\n")[0][:80],
