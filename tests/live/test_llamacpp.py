@@ -31,13 +31,13 @@ from typing import Any
 import pytest
 
 from tests.live.conftest import REPO
+from tests.real_runs import Bundle, check_gates, check_outcome
 
 pytestmark = pytest.mark.live
 
 QUICKSTART = REPO / "docs" / "quickstart.md"
 _BLOCK = re.compile(r"<!-- live-test: (\w+) -->\n```(?:sh|console)\n(.*?)```", re.S)
 _GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
-_LOOPBACK = ("127.", "::1", "localhost")
 
 
 def quickstart_blocks() -> list[tuple[str, str]]:
@@ -109,50 +109,6 @@ def _server(script: str, cwd: Path, env: dict[str, str], port: int, log: Path) -
             process.wait()
 
 
-class Bundle:
-    """A sealed bundle's evidence, read by logical name (the test's own reader)."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self.manifest = json.loads((root / "manifest.json").read_bytes())
-        self.evidence: dict[str, Any] = self.manifest["evidence"]
-
-    def blob(self, name: str) -> bytes:
-        digest = self.evidence[name]["digest"].removeprefix("sha256:")
-        return (self.root / "blobs" / "sha256" / digest).read_bytes()
-
-    def json(self, name: str) -> Any:
-        return json.loads(self.blob(name))
-
-    def lines(self, name: str) -> list[Any]:
-        return [json.loads(line) for line in self.blob(name).splitlines() if line.strip()]
-
-
-def _message(exchange: dict[str, Any]) -> dict[str, Any]:
-    body = exchange.get("response_body") or {}
-    utf8 = isinstance(body, dict) and body.get("encoding") == "utf-8"
-    text = body.get("data") if utf8 else None
-    try:
-        reply = json.loads(text or "")
-    except ValueError:
-        return {}
-    choices = reply.get("choices") if isinstance(reply, dict) else None
-    message = choices[0].get("message") if choices else None
-    return message if isinstance(message, dict) else {}
-
-
-def _calls_get_weather_in_oslo(message: dict[str, Any]) -> bool:
-    for call in message.get("tool_calls") or ():
-        function = call.get("function") or {}
-        try:
-            arguments = json.loads(function.get("arguments") or "null")
-        except ValueError:
-            continue
-        if function.get("name") == "get_weather" and arguments == {"city": "Oslo"}:
-            return True
-    return False
-
-
 def _size(root: Path) -> int:
     return sum(p.stat().st_size for p in root.rglob("*") if p.is_file())
 
@@ -169,44 +125,6 @@ def _keep(bundle: Path, work: Path, out: str, summary: dict[str, Any]) -> None:
     for suffix in (".verdict.json", ".html", ".tar"):
         shutil.copyfile(work / f"{out}{suffix}", f"{target}{suffix}")
     Path(f"{target}.summary.json").write_text(json.dumps(summary, indent=2) + "\n")
-
-
-def _check_gates(bundle: Bundle, exchanges: list[dict[str, Any]], verdict: dict[str, Any]) -> None:
-    """The gates, as the raw evidence says they must go."""
-    gates = {g["id"]: g for g in verdict["gates"]}
-    by_id = {e["id"]: e for e in exchanges}
-    reply = _message(by_id[bundle.json("probes/direct-response.json")["exchange"]])
-    if (reply.get("content") or "").strip() != "READY":
-        assert gates["direct_response"]["status"] == "fail", gates["direct_response"]
-    call = _message(by_id[bundle.json("probes/tool-call.json")["exchange"]])
-    if not _calls_get_weather_in_oslo(call):
-        assert gates["tool_call_protocol"]["status"] == "fail", gates["tool_call_protocol"]
-    ledger = bundle.lines("network/socket-ledger.jsonl")
-    off = [entry for entry in ledger if not str(entry.get("address", "")).startswith(_LOOPBACK)]
-    off = [entry for entry in off if entry.get("family") != "AF_UNIX"]
-    if not off:
-        assert gates["network_isolation"]["status"] == "pass", gates["network_isolation"]
-
-
-def _check_outcome(verdict: dict[str, Any]) -> None:
-    """The verdict follows the gates in the seed's precedence, and says why."""
-    statuses = Counter(g["status"] for g in verdict["gates"])
-    reasons = "\n".join(verdict["reasons"])
-    if statuses["infra"]:
-        assert verdict["outcome"] == "INFRA_ERROR"
-        for gate in verdict["gates"]:
-            if gate["status"] == "infra":
-                assert gate["id"] in reasons
-    elif statuses["fail"]:
-        assert verdict["outcome"] in ("NOT_QUALIFIED", "INFRA_ERROR")
-        if verdict["outcome"] == "NOT_QUALIFIED":
-            for gate in verdict["gates"]:
-                if gate["status"] == "fail":
-                    assert gate["id"] in reasons
-    if verdict["outcome"] == "QUALIFIED":
-        assert set(statuses) == {"pass"}
-    if verdict["rankable"]:
-        assert verdict["outcome"] == "QUALIFIED"
 
 
 def test_the_quickstart_qualifies_a_real_server_honestly(live_python: Path, tmp_path: Path) -> None:
@@ -280,8 +198,8 @@ def test_the_quickstart_qualifies_a_real_server_honestly(live_python: Path, tmp_
     ]
     assert not broken, f"completion requests the engine did not answer: {broken}"
 
-    _check_gates(bundle, exchanges, verdict)
-    _check_outcome(verdict)
+    check_gates(bundle, exchanges, verdict)
+    check_outcome(verdict)
 
     chunks = sum(len(e.get("chunks") or ()) for e in exchanges)
     components = {
