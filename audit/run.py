@@ -55,7 +55,7 @@ from bundle_schema.models import (
     SocketLedgerEntry,
     UpstreamCheckout,
 )
-from pins import Harness, PinSetSource, missing_requirements
+from pins import CURRENT, Harness, PinSetSource, missing_requirements
 from verify import VERSION
 from verify.gx10 import replay
 
@@ -515,6 +515,12 @@ def _gather_and_write(
             observer.url, model=request.model, model_digest=request.model_digest,
             weights=request.weights, endpoint=request.endpoint,
         )  # fmt: skip
+        if not request.pins.pins.judges(identity.runtime_model_id, identity.digest):
+            raise InvalidInput(  # refused before any harness runs: nothing to lose
+                f"--pins {request.pins.id}: a demo-only pin set (the reference harnesses, which "
+                f"score synthetic answers) cannot judge {identity.runtime_model_id}; qualify it "
+                f"under {CURRENT} (the real upstream harnesses) or a pin set of your own"
+            )
         try:
             _components(request, say, selected, recorder, scratch, observer, identity)
         except Exception as exc:  # a defect mid-run: the evidence so far is kept, not lost

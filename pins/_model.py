@@ -181,6 +181,18 @@ class PinSet(_Frozen):
             u.repository.startswith("reference://") for u in self.upstreams.values()
         )
 
+    def judges(self, runtime_model_id: str, digest: str) -> bool:
+        """Whether a run of this model may be judged under this pin set: always, unless the
+        pin set is demo only and the model is not its reference deployment's."""
+        if not self.demo_only:
+            return True
+        reference = self.reference
+        return (
+            reference is not None
+            and runtime_model_id == reference.runtime_model_id
+            and digest == reference.model_digest
+        )
+
     @model_validator(mode="after")
     def _consistent(self) -> PinSet:  # noqa: PLR0912 - one branch per rule of the pin set
         missing = [c for c in COMPONENTS if c not in self.weights]

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from audit._archive import pack
+from audit.demo import DEMO_DIGEST
 from audit.reference_endpoint import serve
 from pins import load_builtin
 
@@ -43,7 +44,7 @@ def inside(tmp_path: Path, options: str, argv: list[str]) -> dict[str, Any]:
 
 def _run_argv(endpoint: str, out: Path, mirrors: dict[str, Path]) -> list[str]:
     return ["run", "--endpoint", endpoint, "--pins", V5.id, "--profile", "full",
-            "--out", str(out), "--model-digest", "sha256:" + "cd" * 32, "--json",
+            "--out", str(out), "--model-digest", DEMO_DIGEST, "--json",
             *(f"--mirror={name}={path}" for name, path in mirrors.items())]  # fmt: skip
 
 

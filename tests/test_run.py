@@ -155,6 +155,23 @@ def test_run_refusals(
     assert err.count("\n") == 1
 
 
+def test_the_demo_pins_refuse_another_model_before_anything_runs(
+    tmp_path: Path, mirrors: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    with serve() as endpoint:
+        argv = ["run", "--endpoint", endpoint.url, "--pins", "gx10-reference-v5",
+                "--profile", "smoke", "--out", str(tmp_path / "real"),
+                "--model-digest", "sha256:" + "ab" * 32, "--json"]  # fmt: skip
+        argv += [f"--mirror={name}={path}" for name, path in mirrors.items()]
+        assert main(argv) == 2
+    assert capsys.readouterr().err == (
+        "audit run: --pins gx10-reference-v5: a demo-only pin set (the reference harnesses, "
+        "which score synthetic answers) cannot judge reference-model-q8_0; qualify it under "
+        "gx10-qualification-v5 (the real upstream harnesses) or a pin set of your own\n"
+    )
+    assert not (tmp_path / "real" / "manifest.json").exists()
+
+
 def test_runs_sharing_a_store_keep_one_copy_of_their_checkouts(
     tmp_path: Path, mirrors: dict[str, Path]
 ) -> None:

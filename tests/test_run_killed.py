@@ -17,6 +17,7 @@ import pytest
 
 from audit._faults import VARIABLE
 from audit.cli import main
+from audit.demo import DEMO_DIGEST
 from audit.reference_endpoint import Behaviour, serve
 from pins import load_builtin
 
@@ -41,7 +42,7 @@ def _run(out: Path, mirrors: dict[str, Path], endpoint: str, point: str | None) 
     process = subprocess.Popen(
         [sys.executable, "-c", "from audit.cli import main; raise SystemExit(main())",
          "run", "--endpoint", endpoint, "--pins", V5.id, "--profile", "full",
-         "--out", str(out), "--model-digest", "sha256:" + "cd" * 32, "--json",
+         "--out", str(out), "--model-digest", DEMO_DIGEST, "--json",
          *(f"--mirror={name}={path}" for name, path in mirrors.items())],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
         env=environment,

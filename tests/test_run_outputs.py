@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from audit.cli import main
+from audit.demo import DEMO_DIGEST
 from audit.reference_endpoint import serve
 from audit.run import RunRequest, raw_name, run_qualification
 from pins import PinSetSource, load_builtin, pin_set_digest, pin_set_model
@@ -19,7 +20,7 @@ from verify import parse_manifest, verify_bundle
 from verify._source import open_source
 
 REFERENCE = load_builtin("gx10-reference-v5")
-DIGEST = "sha256:" + "ab" * 32
+DIGEST = DEMO_DIGEST  # the reference model's: the demo pins judge no other
 
 _WRAP = "; ".join([
     "import os, runpy, sys",

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from audit.cli import main
+from audit.demo import DEMO_DIGEST
 from bundle_schema import canonical_bytes
 from bundle_schema.attestation import (
     BUNDLE_PREDICATE_TYPE,
@@ -644,7 +645,7 @@ def test_a_run_signs_what_it_seals(
     out = tmp_path / "run"
     with serve() as endpoint:
         argv = ["run", "--endpoint", endpoint.url, "--pins", "gx10-reference-v5",
-                "--profile", "smoke", "--out", str(out), "--model-digest", "sha256:" + "ab" * 32,
+                "--profile", "smoke", "--out", str(out), "--model-digest", DEMO_DIGEST,
                 "--json", "--sign", "--trust-config", trust["config"],
                 "--identity-token", instance.mint_token(WHO)]  # fmt: skip
         argv += [f"--mirror={name}={path}" for name, path in mirrors.items()]
@@ -662,7 +663,7 @@ def test_a_run_without_an_identity_to_sign_with_does_not_start(
 ) -> None:
     argv = ["run", "--endpoint", "http://127.0.0.1:9", "--pins", "gx10-reference-v5",
             "--profile", "smoke", "--out", str(tmp_path / "run"),
-            "--model-digest", "sha256:" + "ab" * 32, "--sign"]  # fmt: skip
+            "--model-digest", DEMO_DIGEST, "--sign"]  # fmt: skip
     assert main(argv) == 2
     assert "no identity token" in capsys.readouterr().err
     assert not (tmp_path / "run").exists()

@@ -532,15 +532,9 @@ def _unjudgeable(run: _Run) -> GateResult | None:
             f"pin set {run.pins.id} pins no upstream harness for {', '.join(unpinned)}: "
             f"profile {run.evidence.profile} cannot be completed under it",
         )
-    if not pins.demo_only:
+    if pins.judges(model.runtime_model_id, model.digest):
         return None
     reference = pins.reference
-    if (
-        reference is not None
-        and model.runtime_model_id == reference.runtime_model_id
-        and model.digest == reference.model_digest
-    ):
-        return None
     expected = f"{reference.runtime_model_id} {reference.model_digest}" if reference else "none"
     return _gate(
         "upstream_checkout",
