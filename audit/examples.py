@@ -46,8 +46,10 @@ __all__ = [
     "expected_digests",
 ]
 
-EXAMPLES_DIR = Path(__file__).resolve().parent.parent / "examples"
-"""The example evidence in the source tree."""
+_PACKAGED = Path(__file__).resolve().parent / "_examples"
+EXAMPLES_DIR = _PACKAGED if _PACKAGED.is_dir() else _PACKAGED.parent.parent / "examples"
+"""The example evidence: ``audit/_examples`` in an installed wheel, else the source tree's
+``examples/`` (the wheel maps one to the other; ADR 0018)."""
 
 _AUTHOR = git.Actor("evidence-audit examples", "examples@evidence-audit.invalid")
 _DATE = "2026-01-01T00:00:00+0000"
@@ -132,7 +134,9 @@ def build_upstream(source: Path, work: Path) -> tuple[str, bytes]:
         whole evidence is :func:`audit.checkouts.describe` of the repository at ``work``).
     """
     with git.Repo.init(work, initial_branch="main") as repo:  # closes git's helper processes
-        paths = sorted(p.relative_to(source).as_posix() for p in source.rglob("*") if p.is_file())
+        # pip compiles an installed wheel's .py files: __pycache__ is no file of the harness
+        files = (p.relative_to(source) for p in source.rglob("*") if p.is_file())
+        paths = sorted(f.as_posix() for f in files if "__pycache__" not in f.parts)
         for relative in paths:
             target = work / relative
             target.parent.mkdir(parents=True, exist_ok=True)
