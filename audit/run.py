@@ -236,7 +236,8 @@ class _Harnesses:
     ) -> str | None:
         """The harness's interpreter, its environment kept as evidence; None (the components
         failed, saying why) when it cannot be asked or lacks a pinned requirement."""
-        python = str(self.request.harness_python.get(upstream, sys.executable))
+        # absolute (the harness runs in its checkout), its symlinks kept (a venv's python is one)
+        python = os.path.abspath(self.request.harness_python.get(upstream, sys.executable))
         try:
             environment = describe_python(upstream, python, self.request.harness_env)
         except EnvironmentUnavailable as exc:

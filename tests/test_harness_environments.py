@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 import importlib.metadata
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -98,7 +99,9 @@ def test_a_completed_component_needs_its_requirements_in_the_recorded_environmen
     tmp_path: Path, mirrors: dict[str, Path]
 ) -> None:
     pins = _pins([PYDANTIC])
-    bundle = _run(tmp_path, mirrors, pins, harness_python={"sparkbench": sys.executable})
+    # named relative to where audit run was started; the harness runs in its checkout
+    relative = os.path.relpath(sys.executable)
+    bundle = _run(tmp_path, mirrors, pins, harness_python={"sparkbench": relative})
     verdict = verify_bundle(bundle, pins=pins)
     assert (verdict.outcome, verdict.integrity.status) == ("QUALIFIED", "ok"), verdict.reasons
     assert "upstreams/sparkbench/environment.json" not in verdict.unread
