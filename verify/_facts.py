@@ -3,11 +3,12 @@
 A transport log can hold a gigabyte of bodies and streamed chunks, a socket ledger a million
 attempts. The gates read little of either: an exchange's ids, route, status and times, whether
 its request carries the reasoning serialization, the models its reply names, whether the reply
-holds reasoning, and its visible chunks; a ledger's length, its first gap or non-loopback
-attempt, and its incoherent entries. This module computes those facts once per exchange and in
-one pass over a ledger, so that the bounded path (``audit verify``) keeps them instead of every
-parsed document, and the full path (``verify_with_evidence``, ``audit score gx10``) computes the
-very same facts from the documents it keeps. Both paths run the same gates on the same facts,
+holds reasoning, its visible chunks and the engine fingerprints it carries; a ledger's length,
+its first gap or non-loopback attempt, and its incoherent entries. This module computes those
+facts once per exchange and in one pass over a ledger, so that the bounded path (``audit
+verify``) keeps them instead of every parsed document, and the full path
+(``verify_with_evidence``, ``audit score gx10``) computes the very same facts from the
+documents it keeps. Both paths run the same gates on the same facts,
 so their verdicts are the same bytes.
 """
 
@@ -52,7 +53,8 @@ _MISSING = object()
 class ReplyFacts:
     """What the gates read of one reply: the first two distinct models it names (enough to find
     the first that is not the runtime model, whichever that is), whether it holds reasoning,
-    how many visible chunks it streamed and the time of the first."""
+    how many visible chunks it streamed and the time of the first, and the distinct
+    ``system_fingerprint`` values it carries (a few kept, the rest counted)."""
 
     models: tuple[str, ...]
     contaminated: bool
@@ -61,6 +63,11 @@ class ReplyFacts:
     generated: bool = False
     """Whether the reply holds generated text or reasoning (a completion's reply, whatever the
     path it was sent to)."""
+    fingerprints: tuple[str, ...] = ()
+    """The distinct ``system_fingerprint`` values its body and streamed events carry, the
+    first few in order (``FINGERPRINTS_KEPT``); empty when it names none."""
+    more_fingerprints: int = 0
+    """How many more distinct fingerprints it carried than are kept."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,7 +94,13 @@ def reply_facts(exchange: TransportExchange) -> ReplyFacts:
     times = reply.visible_times
     generated = bool(reply.content.strip()) or reply.contaminated
     return ReplyFacts(
-        tuple(models), reply.contaminated, len(times), times[0] if times else None, generated
+        tuple(models),
+        reply.contaminated,
+        len(times),
+        times[0] if times else None,
+        generated,
+        reply.fingerprints,
+        reply.more_fingerprints,
     )
 
 

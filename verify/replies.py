@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import binascii
 import contextlib
+import hashlib
 import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ from bundle_schema.models import Body, Chunk, TransportExchange
 
 __all__ = [
     "COMPLETION_SUFFIXES",
+    "FINGERPRINTS_KEPT",
     "REASONING_KEYS",
     "Reply",
     "asks_for_reasoning",
@@ -72,6 +74,10 @@ REQUEST_REASONING_PATHS = (
 OpenAI reasoning effort and responses API, Ollama's ``think``)."""
 
 _OFF = (False, None, 0, "none", "off", "disabled", "false", "minimal")
+
+FINGERPRINTS_KEPT = 3
+"""How many distinct ``system_fingerprint`` values of one reply are kept (the rest counted):
+two are enough to show a reply of two engines."""
 
 THINK_TAGS = ("<think>", "</think>", "<thinking>", "</thinking>")
 
@@ -241,12 +247,16 @@ def _part_reasoning(value: Any) -> str:
 @dataclass(frozen=True)
 class Reply:
     """What one reply held, streamed or not: its visible text, its reasoning text, the models
-    it named, and for a stream the time of each visible chunk."""
+    it named, for a stream the time of each visible chunk, and the distinct
+    ``system_fingerprint`` values its body and events carry (the first
+    :data:`FINGERPRINTS_KEPT`, in order, and how many more distinct ones there were)."""
 
     content: str
     reasoning: str
     models: tuple[str, ...]
     visible_times: tuple[float, ...] = ()
+    fingerprints: tuple[str, ...] = ()
+    more_fingerprints: int = 0
 
     @property
     def contaminated(self) -> bool:
@@ -272,8 +282,24 @@ def _read_message(message: dict[str, Any], content: list[str], reasoning: list[s
         reasoning.append(_present(message.get(key)))
 
 
+def _named(value: Any) -> str:
+    """A model or fingerprint value as a name of at most 256 characters: a string as it is (a
+    longer one cut, with the SHA-256 of the whole so that two long values stay two), any other
+    value by its type and text (a value in another shape is never a string's equal)."""
+    if not isinstance(value, str):
+        return f"{type(value).__name__} {str(value)[:200]}"
+    if len(value) <= 256:
+        return value
+    digest = hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return f"{value[:230]}… sha256:{digest}"
+
+
 def _read_value(  # noqa: PLR0912 - one branch per reply shape an engine uses
-    value: Any, content: list[str], reasoning: list[str], models: list[str]
+    value: Any,
+    content: list[str],
+    reasoning: list[str],
+    models: list[str],
+    fingerprints: dict[str, None] | None = None,
 ) -> bool:
     """Read one reply document or stream event; whether it carried visible text."""
     if not isinstance(value, dict):
@@ -283,6 +309,9 @@ def _read_value(  # noqa: PLR0912 - one branch per reply shape an engine uses
         models.append(model[:256])
     elif model is not None:  # a model named in another shape is not the runtime model's name
         models.append(f"{type(model).__name__} {str(model)[:200]}")
+    fingerprint = value.get("system_fingerprint")
+    if fingerprints is not None and fingerprint is not None:  # null: the engine names none
+        fingerprints.setdefault(_named(fingerprint), None)
     before = len(content)
     for choice in _dicts(value.get("choices")):
         content.append(_text(choice.get("text")))  # legacy completions
@@ -312,12 +341,21 @@ def read_exchange(exchange: TransportExchange) -> Reply:
     content: list[str] = []
     reasoning: list[str] = []
     models: list[str] = []
-    _read_value(body_json(exchange.response_body), content, reasoning, models)
+    fingerprints: dict[str, None] = {}  # distinct, in the order first seen
+    _read_value(body_json(exchange.response_body), content, reasoning, models, fingerprints)
     times = []
     for t, event in sse_events(exchange.chunks):
-        if _read_value(event, content, reasoning, models):
+        if _read_value(event, content, reasoning, models, fingerprints):
             times.append(t)
-    return Reply("".join(content), "".join(reasoning), tuple(models), tuple(times))
+    kept = tuple(fingerprints)
+    return Reply(
+        "".join(content),
+        "".join(reasoning),
+        tuple(models),
+        tuple(times),
+        kept[:FINGERPRINTS_KEPT],
+        max(0, len(kept) - FINGERPRINTS_KEPT),
+    )
 
 
 def read_reply(reply: Any) -> tuple[str | None, Any, Any]:
