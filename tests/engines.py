@@ -2,7 +2,8 @@
 cope: a server that closes idle keep-alive connections, and OpenAI-compatible servers shaped
 like llama.cpp's ``llama-server`` (the weights' path as the model id, ``/props``, a
 ``system_fingerprint``) and llama-cpp-python's server (no ``/props``, any requested ``model``
-echoed back, no fingerprint). No engine is needed: each is a few lines of ``http.server``.
+echoed back, no fingerprint), and a gateway that fails over from one engine to another. No
+engine is needed: each is a few lines of ``http.server``.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-__all__ = ["Engine", "EngineServer", "idle_closing", "serve_engine"]
+__all__ = ["Engine", "EngineServer", "FailingOver", "idle_closing", "serve_engine"]
 
 
 class _Server(ThreadingHTTPServer):
@@ -217,8 +218,28 @@ class Engine:
         return "".join(lines).encode()
 
 
+@dataclass
+class FailingOver:
+    """A gateway in front of two engines (as a LiteLLM-style router falls back when its primary
+    errs or is overloaded): completions are answered by ``primary`` until ``after`` of them have
+    been, then by ``fallback``; everything else (the model list) by ``primary``. With engines
+    that echo the requested ``model``, every reply names the model the harness asked for."""
+
+    primary: Engine
+    fallback: Engine
+    after: int
+    served: int = 0
+
+    def __call__(self, method: str, path: str, body: Any) -> tuple[int, Any, str]:
+        if method == "POST" and path.endswith("/completions"):
+            engine = self.primary if self.served < self.after else self.fallback
+            self.served += 1
+            return engine(method, path, body)
+        return self.primary(method, path, body)
+
+
 @contextmanager
-def serve_engine(engine: Engine) -> Iterator[EngineServer]:
+def serve_engine(engine: Engine | FailingOver) -> Iterator[EngineServer]:
     """Serve ``engine`` on 127.0.0.1 (a free port) for the duration of a ``with`` block."""
     with _serve(engine) as server:
         yield server

@@ -214,6 +214,24 @@ def _reply_model(document: dict[str, Any], model: Any) -> None:
     set_body(ex, "response_body", response)
 
 
+def _fingerprint(document: dict[str, Any], exchange_id: int, value: Any) -> None:
+    """Give an exchange's reply a ``system_fingerprint``: its body's, or every streamed
+    event's."""
+    ex = exchange(document, exchange_id)
+    if ex["response_body"] is not None:
+        response = body(ex, "response_body")
+        set_body(ex, "response_body", response | {"system_fingerprint": value})
+    for chunk in ex["chunks"]:
+        chunk["data"] = chunk["data"].replace(
+            "data: {", "data: {" + json.dumps({"system_fingerprint": value})[1:-1] + ",", 1
+        )
+
+
+def _fingerprints(document: dict[str, Any], values: dict[int, Any]) -> None:
+    for exchange_id, value in values.items():
+        _fingerprint(document, exchange_id, value)
+
+
 def _ollama(document: dict[str, Any], path: str, reply: dict[str, Any]) -> None:
     ex = exchange(document, 3)
     ex["path"] = path
@@ -351,6 +369,11 @@ CASES: list[tuple[str, Edit, str, str]] = [
      "reasoning_serialization", "infra"),
     ("a_model_named_in_another_shape_is_fallback",
      lambda d: _reply_model(d, ["gpt-4o-mini"]), "network_isolation", "infra"),
+    ("completion_replies_of_two_fingerprints_are_fallback",
+     lambda d: _fingerprints(d, {1: "b6500-1a2b3c4", 3: "b6500-1a2b3c4", 4: "fp_44709d6fcb"}),
+     "network_isolation", "infra"),
+    ("a_fingerprint_in_another_shape_is_another_fingerprint",
+     lambda d: _fingerprints(d, {3: "7", 4: 7}), "network_isolation", "infra"),
     ("the_observer_noting_another_model_is_fallback",
      lambda d: exchange(d, 3).update(response_model="gpt-4o-mini"), "network_isolation",
      "infra"),
@@ -417,6 +440,24 @@ def test_gate(full: dict[str, Any], rule: str, edit: Edit, gate_id: str, status:
         )  # fmt: skip
     assert not result.rankable
     assert any(reason.startswith(f"{gate_id}: ") for reason in result.reasons)
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        {1: "b6500-1a2b3c4", 2: "b6500-1a2b3c4", 3: "b6500-1a2b3c4", 4: "b6500-1a2b3c4"},
+        {3: "b6500-1a2b3c4", 4: None},  # null: the engine names none
+        {0: "fp_listing", 3: "b6500-1a2b3c4"},  # the model list is no completion reply
+    ],
+    ids=["one-throughout", "null-is-none", "only-completions-count"],
+)
+def test_one_fingerprint_or_none_is_no_fallback(
+    full: dict[str, Any], values: dict[int, Any]
+) -> None:
+    _fingerprints(full, values)
+    result = judged(full)
+    assert gate(result, "network_isolation") == "pass"
+    assert result.outcome == "QUALIFIED"
 
 
 def test_a_task_that_timed_out_is_the_models_failure(full: dict[str, Any]) -> None:

@@ -22,8 +22,9 @@ from bundle_schema.models import (
     Verdict,
 )
 from pins import PinSetSource
-from verify.gx10 import is_loopback
-from verify.replies import same_model
+from verify._facts import ledger_facts, reply_facts
+from verify.gx10 import Fallback, fallback, is_loopback
+from verify.replies import is_completion, same_model
 
 __all__ = ["show_report"]
 
@@ -62,6 +63,12 @@ _PART: Mapping[str, str] = {
     "cleanup": "runner",
 }
 
+
+_BY: Mapping[str, str] = {
+    "model": "a reply names another model",
+    "fingerprint": "completion replies carry more than one system_fingerprint",
+}
+"""How a substitution showed, for the forensic summary."""
 
 _TEXT_MAX = 4096
 """The longest text a report field holds (the schema's ``Text``)."""
@@ -134,7 +141,6 @@ def _transport(evidence: Gx10Evidence) -> TransportSummary | None:
     if evidence.transport is None:
         return None
     exchanges = evidence.transport
-    runtime = evidence.model.runtime_model_id
     truncated = []
     for exchange in exchanges:
         body = exchange.response_body
@@ -149,12 +155,38 @@ def _transport(evidence: Gx10Evidence) -> TransportSummary | None:
         errors=tuple(e.id for e in exchanges if e.error is not None),
         truncations=tuple(truncated),
         redirects=tuple(e.id for e in exchanges if e.redirect is not None),
-        suspected_fallbacks=tuple(
-            e.id
-            for e in exchanges
-            if e.response_model is not None and not same_model(e.response_model, runtime)
-        ),
+        suspected_fallbacks=_suspected(evidence),
     )
+
+
+def _suspected(evidence: Gx10Evidence) -> tuple[int, ...]:
+    """The exchanges whose reply names another model than the runtime one (the reply itself
+    or the observer's note), and the completion replies whose fingerprints differ from the
+    first fingerprint of the run's completion replies (or that carry several)."""
+    runtime = evidence.model.runtime_model_id
+    first: str | None = None
+    suspected = []
+    for exchange in evidence.transport or ():
+        facts = reply_facts(exchange)
+        noted = exchange.response_model
+        if any(not same_model(m, runtime) for m in facts.models) or (
+            noted is not None and not same_model(noted, runtime)
+        ):
+            suspected.append(exchange.id)
+        elif is_completion(exchange) and facts.fingerprints:
+            first = first or facts.fingerprints[0]
+            if len(facts.fingerprints) > 1 or facts.fingerprints[0] != first:
+                suspected.append(exchange.id)
+    return tuple(suspected)
+
+
+def _substitution(evidence: Gx10Evidence) -> Fallback | None:
+    """The fallback activity the network_isolation gate failed on, when it failed on that
+    (a clean ledger) rather than on a socket."""
+    ledger = evidence.socket_ledger
+    if ledger is None or ledger_facts(ledger).first_event is not None:
+        return None
+    return fallback(evidence.transport or (), evidence.model.runtime_model_id)
 
 
 def _non_loopback(evidence: Gx10Evidence) -> tuple[SocketLedgerEntry, ...]:
@@ -189,7 +221,9 @@ def _aggregates(
     return aggregate(100.0), aggregate(0.0)
 
 
-def _first_evidence(part: str, evidence: Gx10Evidence) -> tuple[str | None, float | None]:
+def _first_evidence(
+    part: str, evidence: Gx10Evidence, found: Fallback | None
+) -> tuple[str | None, float | None]:
     """The first evidence of the failure, and its time on the observer's clock if it has one."""
     exchanges = evidence.transport or ()
     if part == "isolation":
@@ -201,13 +235,11 @@ def _first_evidence(part: str, evidence: Gx10Evidence) -> tuple[str | None, floa
                 f"{first.address}:{first.port} ({first.outcome}), {first.t:.3f} s into its "
                 "sandbox"
             ), None
-        runtime = evidence.model.runtime_model_id
-        for exchange in exchanges:
-            if exchange.response_model not in (None, runtime):
-                return (
-                    f"exchange {exchange.id} answered by {exchange.response_model!r} at "
-                    f"{exchange.started:.3f} s"
-                ), exchange.started
+        if found is not None:
+            started = {e.id: e.started for e in exchanges}
+            when = started.get(found.exchanges[-1])
+            at = f" at {when:.3f} s" if when is not None else ""
+            return f"model substitution{at}: {found.reason}", when
     if part == "endpoint":
         for exchange in exchanges:
             if exchange.redirect is not None:
@@ -244,7 +276,8 @@ def _forensic(
         infra = [g for g in verdict.gates if g.status == "infra"]
         failed = [r for r in evidence.results.values() if r.status == "FAILED"]
         part = _PART.get(infra[0].id, "setup") if infra else ("harness" if failed else "setup")
-    first, when = _first_evidence(part, evidence)
+    found = _substitution(evidence) if part == "isolation" else None
+    first, when = _first_evidence(part, evidence, found)
     best, worst = _aggregates(verdict, evidence, pins)
     model_failures = [g.id for g in verdict.gates if g.status == "fail"]
     verdict_on_model = (
@@ -254,7 +287,12 @@ def _forensic(
     )
     return ForensicAnswer(
         failed_part=part,
-        summary=_clip(f"{verdict.result_validity}: the {part} failed; {verdict_on_model}"),
+        summary=_clip(
+            f"{verdict.result_validity}: the {part} failed; {verdict_on_model}"
+            if found is None
+            else f"{verdict.result_validity}: model substitution (fallback activity: "
+            f"{_BY[found.by]}), not a socket outside the sandbox; {verdict_on_model}"
+        ),
         first_evidence=None if first is None else _clip(first),
         model_before=_clip(_model_before(evidence, when)),
         best_aggregate=best,

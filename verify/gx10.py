@@ -58,6 +58,8 @@ from verify.replies import (
 __all__ = [
     "GATES",
     "GX10_VERSION",
+    "Fallback",
+    "fallback",
     "first_tool_call",
     "is_loopback",
     "path_allowed",
@@ -310,20 +312,101 @@ def network_isolation(run: _Run) -> GateResult:
                 f"({entry.outcome})",
                 f"socket ledger seq {entry.seq}",
             )
-    runtime = run.evidence.model.runtime_model_id
-    for exchange in run.evidence.transport or ():
-        noted = exchange.response_model  # the observer's note may only add a reason to fail
-        other = next((m for m in run.reply(exchange).models if not same_model(m, runtime)), None)
+    found = fallback(run.evidence.transport or (), run.evidence.model.runtime_model_id, run.reply)
+    if found is not None:
+        return _gate(
+            "network_isolation",
+            "infra",
+            found.reason,
+            *(f"transport exchange {e}" for e in found.exchanges),
+        )
+    reason = f"{ledger.count} connect() attempts, all loopback"
+    single = _fingerprinted(run.evidence.transport or (), run.reply)
+    if single:
+        reason += f"; every fingerprinted completion reply carries {single[0][1]!r}"
+    return _gate("network_isolation", "pass", reason)
+
+
+@dataclass(frozen=True)
+class Fallback:
+    """The first sign that a reply came from another model or engine than the runtime one:
+    a reply naming another model, or completion replies carrying more than one distinct
+    ``system_fingerprint`` (a model substitution, whatever ``model`` the replies echo)."""
+
+    by: Literal["model", "fingerprint"]
+    exchanges: tuple[int, ...]
+    """The exchanges that show it: the one naming another model; for fingerprints the first
+    exchange of the first fingerprint and the first of another (or one exchange carrying two)."""
+    reason: str
+    fingerprints: tuple[str, ...] = ()
+    """The distinct fingerprints the exchanges carry (by ``fingerprint``)."""
+
+
+def _fingerprinted(
+    transport: Iterable[TransportExchange], reply: Callable[[TransportExchange], ReplyFacts]
+) -> list[tuple[int, str, ReplyFacts]]:
+    """The completion replies that carry a fingerprint, up to the first that differs from the
+    first fingerprint seen (or carries several): what the fingerprint decision reads."""
+    found: list[tuple[int, str, ReplyFacts]] = []
+    for exchange in transport:
+        if not is_completion(exchange):
+            continue
+        facts = reply(exchange)
+        if not facts.fingerprints:  # no fingerprint: no evidence either way
+            continue
+        if not found:
+            found.append((exchange.id, facts.fingerprints[0], facts))
+        if len(facts.fingerprints) > 1 or facts.fingerprints[0] != found[0][1]:
+            found.append((exchange.id, facts.fingerprints[0], facts))
+            break
+    return found
+
+
+def fallback(
+    transport: Sequence[TransportExchange],
+    runtime: str,
+    reply: Callable[[TransportExchange], ReplyFacts] = reply_facts,
+) -> Fallback | None:
+    """The fallback activity the transport log shows, or None: first a reply (body or stream)
+    naming another model than ``runtime`` (the observer's note may only add a reason to fail),
+    then completion replies carrying more than one distinct ``system_fingerprint``. Engines
+    that echo the requested ``model`` (llama-cpp-python) pass the first check whatever served
+    the reply; an engine's fingerprint (llama.cpp: its build) is its own. Replies carrying no
+    fingerprint are no evidence either way."""
+    for exchange in transport:
+        noted = exchange.response_model
+        other = next((m for m in reply(exchange).models if not same_model(m, runtime)), None)
         other = other or (noted if noted is not None and not same_model(noted, runtime) else None)
         if other is not None:  # read from the reply itself, not from the observer's note
-            return _gate(
-                "network_isolation",
-                "infra",
+            return Fallback(
+                "model",
+                (exchange.id,),
                 f"exchange {exchange.id} was answered by {other!r}, not {runtime!r}: fallback "
                 "activity",
-                f"transport exchange {exchange.id}",
             )
-    return _gate("network_isolation", "pass", f"{ledger.count} connect() attempts, all loopback")
+    found = _fingerprinted(transport, reply)
+    if len(found) < 2:
+        return None
+    (first, fingerprint, _), (later, _, facts) = found[0], found[-1]
+    if first == later:  # one reply of several engines
+        more = f" and {facts.more_fingerprints} more" if facts.more_fingerprints else ""
+        named = ", ".join(repr(f) for f in facts.fingerprints)
+        return Fallback(
+            "fingerprint",
+            (first,),
+            f"exchange {first}'s reply carries system_fingerprints {named}{more}: a reply of "
+            "more than one engine (model substitution: fallback activity)",
+            facts.fingerprints,
+        )
+    others = [f for f in facts.fingerprints if f != fingerprint]
+    return Fallback(
+        "fingerprint",
+        (first, later),
+        f"completion replies carry more than one system_fingerprint: exchange {first}'s "
+        f"{fingerprint!r}, exchange {later}'s {others[0]!r}: replies of another engine than "
+        "the one the run began with (model substitution: fallback activity)",
+        (fingerprint, *others),
+    )
 
 
 def reasoning_serialization(run: _Run) -> GateResult:
