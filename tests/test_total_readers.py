@@ -363,6 +363,20 @@ CASES = (
 # --- running them -------------------------------------------------------------------------------
 
 
+def _beside_honest(case: Case, honest: Path, both: Path) -> Path:
+    """The case built from ``honest`` as ``both/a-case``, beside a copy of it (``b-honest``)."""
+    manifest, files = read_bundle(honest)
+    fields: Fields = {
+        "components": list(manifest.components),
+        "upstreams": list(manifest.upstreams),
+        "model": manifest.model,
+    }
+    case.edit(files, fields)
+    reseal(both / "a-case", manifest, files, fields)
+    shutil.copytree(honest, both / "b-honest")
+    return both
+
+
 @pytest.fixture(scope="module")
 def prepared(
     built_examples: dict[str, Path], tmp_path_factory: pytest.TempPathFactory
@@ -374,16 +388,7 @@ def prepared(
 
     def build(case: Case) -> tuple[Path, Path, Path]:
         if case.slug not in built:
-            manifest, files = read_bundle(honest)
-            fields: Fields = {
-                "components": list(manifest.components),
-                "upstreams": list(manifest.upstreams),
-                "model": manifest.model,
-            }
-            case.edit(files, fields)
-            both = root / case.slug
-            reseal(both / "a-case", manifest, files, fields)
-            shutil.copytree(honest, both / "b-honest")
+            both = _beside_honest(case, honest, root / case.slug)
             built[case.slug] = (both / "a-case", honest, both)
         return built[case.slug]
 
@@ -466,17 +471,7 @@ def test_rank_markdown_keeps_a_model_name_in_its_cell(
     """A runtime model id with a ``|`` and a line break stays one cell of one ranked row (the
     example recorded under a deployment's pin set, so that it ranks)."""
     case = next(c for c in CASES if c.slug == "served-model-named-with-a-pipe-and-a-line-break")
-    honest = ranked_examples["gx10-full-qualified"]
-    manifest, files = read_bundle(honest)
-    fields: Fields = {
-        "components": list(manifest.components),
-        "upstreams": list(manifest.upstreams),
-        "model": manifest.model,
-    }
-    case.edit(files, fields)
-    both = tmp_path / "both"
-    reseal(both / "a-case", manifest, files, fields)
-    shutil.copytree(honest, both / "b-honest")
+    both = _beside_honest(case, ranked_examples["gx10-full-qualified"], tmp_path / "both")
     assert main(["rank", "--markdown", "--pins", str(DEPLOYMENT_PINS), str(both)]) == 0
     out = capsys.readouterr().out
     ranked = [line for line in out.splitlines() if line.startswith(("| 1 |", "| 2 |"))]
