@@ -243,9 +243,10 @@ def _parser() -> argparse.ArgumentParser:
         "demo",
         help="build, pack and verify the example bundles",
         description="The embedded default: build the example bundles from the example evidence "
-        "in the source tree, pack and verify them, show that a tampered copy fails, then run "
-        "the whole recording pipeline (audit run) against the reference endpoint and verify "
-        "what it wrote. With --scenario, only the pipeline, misbehaving as named.",
+        "shipped with the package, pack and verify them, show that a tampered copy fails, then "
+        "run the whole recording pipeline (audit run) against the reference endpoint under the "
+        "demo-only pin set gx10-reference-v5 and verify what it wrote. With --scenario, only "
+        "the pipeline, misbehaving as named.",
     )
     demo.add_argument("--out", default="build/demo", metavar="DIR", help="default: build/demo")
     demo.add_argument(
