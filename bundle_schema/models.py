@@ -8,6 +8,7 @@ Schema files in ``bundle_schema/json/`` are generated from these models (``audit
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Literal
 
 from pydantic import (
@@ -213,11 +214,32 @@ class Manifest(_Model):
         return self
 
 
+BASE64_PATTERN = r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"
+"""Standard base64 with its padding, nothing else (no line breaks, no URL-safe alphabet)."""
+_BASE64 = re.compile(BASE64_PATTERN)
+
+
 class Body(_Model):
-    """An HTTP body: UTF-8 text as it was, or base64 when it was not valid UTF-8."""
+    """An HTTP body: UTF-8 text as it was, or base64 when it was not valid UTF-8 (then its
+    data must be base64: bytes that decode to nothing are no evidence of a body)."""
+
+    model_config = ConfigDict(
+        frozen=True,
+        extra="forbid",
+        json_schema_extra={
+            "if": {"properties": {"encoding": {"const": "base64"}}},
+            "then": {"properties": {"data": {"pattern": BASE64_PATTERN}}},
+        },
+    )
 
     encoding: Literal["utf-8", "base64"]
     data: str
+
+    @model_validator(mode="after")
+    def _decodable(self) -> Body:
+        if self.encoding == "base64" and not _BASE64.match(self.data):
+            raise ValueError("a base64 body whose data is not base64")
+        return self
 
 
 class Chunk(_Model):

@@ -824,6 +824,13 @@ def _both_attacks(*attacks: Attack) -> Attack:
     return attack
 
 
+def _undecodable_body(files: Files, _fields: dict[str, Any], _others: dict[str, Path]) -> None:
+    """A reply marked base64 whose data is no base64: a body that would hide whatever it held."""
+    exchanges = _lines(files, "transport/exchanges.jsonl")
+    exchanges[1]["response_body"] = {"encoding": "base64", "data": "<think>not base64</think>"}
+    _put_lines(files, "transport/exchanges.jsonl", exchanges)
+
+
 def _splice(files: Files, _fields: dict[str, Any], others: dict[str, Path]) -> None:
     _, donor = read_bundle(others["gx10-spark-quarantined"])
     files["transport/exchanges.jsonl"] = donor["transport/exchanges.jsonl"]
@@ -936,6 +943,8 @@ CONTENT: list[Case] = [
     Case("pin set swapped for v4", "content",
          _content(_both_attacks(_pin_set("gx10-qualification-v4"), _claims(rankable=True))), 1,
          "rankable: claimed True, replayed False"),
+    Case("base64 body that is not base64", "content", _content(_undecodable_body), 1,
+         "$.response_body.data: '<think>not base64</think>' does not match"),
     Case("evidence spliced from another run", "content", _content(_splice), 1,
          "the streams hold 0"),
     Case("transport log truncated", "content", _content(_truncate), 1,
