@@ -76,8 +76,13 @@ _HOP_BY_HOP = frozenset(
         "content-length",
         "accept-encoding",
         "content-encoding",
+        "expect",
     }
 )
+"""Not forwarded: the transport of one hop. The observer has the whole request body before it
+forwards anything (and answered a ``100-continue`` itself), so the body goes with a
+Content-Length in the same write as the headers, never chunked and never after waiting for the
+endpoint's ``100 Continue``."""
 """A harness names the record a request belongs to (e.g. ``hermes/<task>``) in this header."""
 _RECORDED_REQUEST = (
     frozenset({"content-type", "accept", "user-agent", REFERENCE_HEADER, RETRY_HEADER})
@@ -195,10 +200,13 @@ class Observer:
 
     async def _start(self) -> None:
         timeout = aiohttp.ClientTimeout(total=None, sock_read=None)
+        # no cookie jar: a cookie the endpoint set is never added to later requests (what is
+        # forwarded is what the harness sent), and no jar is consulted on the request path
         self._session = aiohttp.ClientSession(
             connector=aiohttp.TCPConnector(keepalive_timeout=self.idle_keepalive),
             auto_decompress=False,
             timeout=timeout,
+            cookie_jar=aiohttp.DummyCookieJar(),
         )
         # aiohttp resends an idempotent request silently when a reused connection fails; the
         # observer does it itself, for every method, and records it
@@ -207,6 +215,7 @@ class Observer:
             connector=aiohttp.TCPConnector(force_close=True),
             auto_decompress=False,
             timeout=timeout,
+            cookie_jar=aiohttp.DummyCookieJar(),
         )
         self._fresh._retry_connection = False
         app = web.Application(client_max_size=64 << 20)
@@ -245,7 +254,7 @@ class Observer:
             "request_headers": _headers(request.headers, _RECORDED_REQUEST),
         }
         payload, refusal = _with_policy(await request.read(), request, self.policy)
-        record["request_body"] = _body(payload)
+        record["request_body"] = payload  # bytes: encoded when read (_finish)
         try:
             if refusal is not None:  # never sent: the model is not asked without the policy
                 record["error"] = refusal
@@ -372,8 +381,9 @@ def _finish(record: dict[str, Any]) -> TransportExchange:
     texts += [chunk.data for chunk in record.get("chunks", ())]
     model = next((m for m in map(_model_named, texts) if m is not None), None)
     body = _body(raw) if isinstance(raw, bytes) else raw
+    sent = record.get("request_body", b"")
     return TransportExchange.model_validate(
-        record | {"response_body": body, "response_model": model}
+        record | {"request_body": _body(sent), "response_body": body, "response_model": model}
     )
 
 

@@ -349,3 +349,162 @@ def test_a_request_to_another_path_is_forwarded_as_it_came() -> None:
     assert status == 200
     assert exchange.request_body is not None
     assert json.loads(exchange.request_body.data) == {"content": "hi"}
+
+
+# --- how a forwarded request reaches the endpoint ------------------------------------------------
+
+
+class _Wire:
+    """A raw HTTP/1.1 endpoint on 127.0.0.1 that keeps every request as it arrived: its head (by
+    header name, lowercased), its body, and the bytes of the first ``recv`` of it. It answers
+    ``100 Continue`` to an expectation, as uvicorn and http.server do, and sets a cookie."""
+
+    def __init__(self) -> None:
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.requests: list[tuple[dict[str, str], bytes, bytes]] = []
+        self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}"
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                connection, _ = self.listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._connection, args=(connection,), daemon=True).start()
+
+    def _connection(self, connection: socket.socket) -> None:
+        with connection:
+            pending = b""
+            while True:
+                first = pending or connection.recv(1 << 20)
+                data = first
+                while b"\r\n\r\n" not in data:
+                    more = connection.recv(1 << 20)
+                    if not more:
+                        return
+                    data += more
+                head, _, rest = data.partition(b"\r\n\r\n")
+                lines = head.decode("latin-1").split("\r\n")[1:]
+                headers = {
+                    k.strip().lower(): v.strip() for k, _, v in (x.partition(":") for x in lines)
+                }
+                if headers.get("expect", "").lower() == "100-continue":
+                    connection.sendall(b"HTTP/1.1 100 Continue\r\n\r\n")
+                length = int(headers.get("content-length", 0))
+                while len(rest) < length:
+                    more = connection.recv(1 << 20)
+                    if not more:
+                        return
+                    rest += more
+                body, pending = rest[:length], rest[length:]
+                self.requests.append((headers, body, first))
+                reply = b'{"model": "m"}'
+                connection.sendall(
+                    b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                    b"Set-Cookie: session=from-the-endpoint\r\n"
+                    b"Content-Length: %d\r\n\r\n%s" % (len(reply), reply)
+                )
+
+    def close(self) -> None:
+        self.listener.close()
+
+
+@contextlib.contextmanager
+def _wire() -> Any:
+    wire = _Wire()
+    try:
+        yield wire
+    finally:
+        wire.close()
+
+
+def _upstream_writes(monkeypatch: pytest.MonkeyPatch, port: int) -> list[int]:
+    """The size of every write the observer hands its transport to the endpoint at ``port``."""
+    import asyncio.selector_events as events  # noqa: PLC0415 - the transport the loop uses
+
+    sizes: list[int] = []
+    transport = events._SelectorSocketTransport
+    write, writelines = transport.write, transport.writelines
+
+    def to_port(self: Any) -> bool:
+        peer = self.get_extra_info("peername")
+        return bool(peer) and peer[1] == port
+
+    def counted_write(self: Any, data: Any) -> None:
+        if to_port(self):
+            sizes.append(len(data))
+        write(self, data)
+
+    def counted_writelines(self: Any, chunks: Any) -> None:
+        chunks = list(chunks)
+        if to_port(self):
+            sizes.append(sum(len(c) for c in chunks))
+        writelines(self, chunks)
+
+    monkeypatch.setattr(transport, "write", counted_write)
+    monkeypatch.setattr(transport, "writelines", counted_writelines)
+    return sizes
+
+
+@pytest.mark.parametrize("expect", [False, True])
+def test_a_forwarded_body_goes_in_one_write_with_its_length(
+    monkeypatch: pytest.MonkeyPatch, expect: bool
+) -> None:
+    # The head and the body in one write, with a Content-Length: never a body sent after the
+    # head (a second segment the endpoint must wait for), chunked, or held back for the
+    # endpoint's 100 Continue (an extra round trip per request). A harness that asked for a
+    # 100-continue got it from the observer, which has the whole body before it forwards.
+    body = json.dumps(PROBE).encode()
+    with _wire() as wire, observe(wire.url) as observer:
+        writes = _upstream_writes(monkeypatch, int(wire.url.rsplit(":", 1)[1]))
+        port = int(observer.url.rsplit(":", 1)[1])
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as client:
+            head = (
+                f"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n"
+                + ("Expect: 100-continue\r\n" if expect else "")
+                + "\r\n"
+            ).encode()
+            client.sendall(head)
+            if expect:
+                assert client.recv(1024).startswith(b"HTTP/1.1 100 Continue")
+            client.sendall(body)
+            reply = client.recv(65536)
+        (exchange,) = observer.wait_for(1)
+    assert reply.startswith(b"HTTP/1.1 200")
+    ((headers, received, first),) = wire.requests
+    assert received == body
+    assert headers["content-length"] == str(len(body))
+    assert "transfer-encoding" not in headers
+    assert "expect" not in headers
+    assert first.endswith(body)  # the whole request was there at the endpoint's first read
+    assert len(writes) == 1
+    assert exchange.request_body is not None
+    assert exchange.request_body.data == body.decode()
+
+
+def test_a_chunked_request_is_forwarded_with_its_length() -> None:
+    body = json.dumps(PROBE).encode()
+    with _wire() as wire, observe(wire.url) as observer:
+        port = int(observer.url.rsplit(":", 1)[1])
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        connection.request("POST", "/v1/chat/completions", iter([body[:10], body[10:]]),
+                           {"Content-Type": "application/json"}, encode_chunked=True)  # fmt: skip
+        assert connection.getresponse().status == 200
+        connection.close()
+        observer.wait_for(1)
+    ((headers, received, _),) = wire.requests
+    assert received == body
+    assert headers["content-length"] == str(len(body))
+    assert "transfer-encoding" not in headers
+
+
+def test_a_cookie_the_endpoint_set_is_not_sent_on_later_requests() -> None:
+    # What is forwarded is what the harness sent: the observer keeps no cookies of its own (a
+    # cookie jar keeps none from an IP address, so the endpoint is named by its host name).
+    with _wire() as wire, observe(wire.url.replace("127.0.0.1", "localhost")) as observer:
+        for _ in range(2):
+            assert post(observer.url, PROBE)[0] == 200
+        observer.wait_for(2)
+    assert [headers.get("cookie") for headers, _, _ in wire.requests] == [None, None]
