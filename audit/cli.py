@@ -109,9 +109,9 @@ def _parser() -> argparse.ArgumentParser:
         "hashed, every evidence record validated; then replay the run under its pin set (hard "
         "gates, scores, outcome, validity, profile decision, rankability) and compare with the "
         "runner's claims. With --identity and --issuer, the bundle's Sigstore signature is "
-        "checked offline against a pinned trust root. Exit 1 when integrity fails, the signature "
-        "fails, or the claims differ from the replay; a NOT_QUALIFIED or INFRA_ERROR verdict is "
-        "a result, not a failure of the check.",
+        "checked offline against a pinned trust root, and an unsigned bundle fails. Exit 1 when "
+        "integrity fails, the signature fails, or the claims differ from the replay; a "
+        "NOT_QUALIFIED or INFRA_ERROR verdict is a result, not a failure of the check.",
     )
     verify.add_argument("path", metavar="PATH", help="bundle directory or .tar")
     verify.add_argument("--json", action="store_true", help="print the verdict as canonical JSON")

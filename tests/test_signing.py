@@ -140,13 +140,25 @@ def test_verification_never_opens_a_socket(signed: Path, trust: dict[str, str]) 
 
 
 def test_an_unsigned_bundle_is_unsigned(
-    small_bundle: Path, trust: dict[str, str], capsys: pytest.CaptureFixture[str]
+    small_bundle: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, verdict, _ = verdict_of(verify(small_bundle, trust), capsys)
+    code, verdict, _ = verdict_of(["verify", str(small_bundle)], capsys)
     assert (code, verdict["signature"]) == (0, {"status": "unsigned"} | _NULLS)
-    code, _, err = verdict_of(verify(small_bundle, trust, "--require", "signed"), capsys)
+    code, _, err = verdict_of(["verify", str(small_bundle), "--require", "signed"], capsys)
     assert code == 1
     assert err == "audit verify: requirement not met: signed: the bundle is unsigned\n"
+
+
+def test_naming_a_signer_requires_a_signature(
+    small_bundle: Path, trust: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """As cosign, slsa-verifier and gh attestation verify: --identity/--issuer on an unsigned
+    bundle is a failed check, not an unsigned pass."""
+    code, verdict, err = verdict_of(verify(small_bundle, trust), capsys)
+    assert code == 1
+    reason = "the bundle is unsigned, but --identity and --issuer name who must have signed it"
+    assert (verdict["signature"]["status"], verdict["signature"]["reason"]) == ("failed", reason)
+    assert err == f"audit verify: signature failed: {reason}\n"
 
 
 _NULLS = dict.fromkeys(("identity", "issuer", "integrated_time", "trusted_root", "reason"))

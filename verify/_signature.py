@@ -254,10 +254,16 @@ def check_bundle_signature(
         signature: the bytes of ``signatures/manifest.sigstore.json``, or None when absent.
         manifest: the bundle's manifest, whose fields the predicate must repeat.
         bundle_digest: the digest of the manifest's bytes as received.
-        policy: who must have signed; None when no identity was given (status ``unchecked``).
+        policy: who must have signed; None when no identity was given (status ``unchecked``,
+            or ``unsigned``). With a policy, an unsigned bundle is ``failed``.
         where: the signature's location, for messages.
     """
     if signature is None:
+        if policy is not None:  # a named signer needs a signature (as cosign verify does)
+            return signature_failed(
+                policy,
+                "the bundle is unsigned, but --identity and --issuer name who must have signed it",
+            )
         return SignatureCheck(status="unsigned")
     if policy is None:
         return SignatureCheck(
