@@ -262,7 +262,7 @@ def verify_attestation_parser(
     )
     check.add_argument(
         "--pins",
-        metavar="FILE.toml",
+        metavar="FILE.toml|ID",
         help="with --bundle: the pin set to verify it under, when the attested one is not shipped "
         "(default: the shipped pin set of the attested id; a digest that differs is a difference)",
     )
@@ -335,8 +335,10 @@ def _verify_again(
 ) -> Verdict:
     """Verify the bundle of ``--bundle`` now, as the attested verdict was made: under the
     attested pin set (or ``--pins``), and its signature under the attested identity policy."""
-    if args.pins is not None:
+    if args.pins is not None and Path(args.pins).is_file():
         pins = parse_pin_set(read_capped(args.pins, MAX_PINS_SIZE, "a pin set"), args.pins)
+    elif args.pins is not None:  # --pins FILE|ID, as in every command
+        pins = load_builtin(args.pins)
     else:
         pins = load_builtin(statement.predicate.pin_set.id)
     check = statement.predicate.verdict.signature

@@ -126,7 +126,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     verify.add_argument(
         "--pins",
-        metavar="FILE.toml",
+        metavar="FILE.toml|ID",
         help="judge the run by this pin set (default: the shipped pin set the bundle names)",
     )
     verify.add_argument(
@@ -166,7 +166,7 @@ def _parser() -> argparse.ArgumentParser:
     rank_cmd.add_argument("paths", nargs="+", metavar="PATH")
     rank_cmd.add_argument(
         "--pins",
-        metavar="FILE.toml",
+        metavar="FILE.toml|ID",
         help="rank under this pin set (default: the current shipped generation; each bundle is "
         "judged by the pin set it names)",
     )
@@ -296,7 +296,7 @@ def _score_parser(
     )
     gx10.add_argument("evidence", metavar="EVIDENCE.json")
     gx10.add_argument(
-        "--pins", metavar="FILE.toml", help="default: the shipped pin set the evidence names"
+        "--pins", metavar="FILE.toml|ID", help="default: the shipped pin set the evidence names"
     )
     gx10.add_argument("--json", action="store_true", help="print the replay as canonical JSON")
     return scorers
@@ -372,7 +372,7 @@ def _show_parser(commands: argparse._SubParsersAction[_Parser]) -> None:
         "the transport log summarized; the non-loopback socket attempts; checkouts and identity.",
     )
     show.add_argument("path", metavar="PATH")
-    show.add_argument("--pins", metavar="FILE.toml", help="judge by this pin set")
+    show.add_argument("--pins", metavar="FILE.toml|ID", help="judge by this pin set")
     show.add_argument("--json", action="store_true", help="print the report as canonical JSON")
     show.add_argument(
         "--html",
@@ -392,7 +392,7 @@ def _diff_parser(commands: argparse._SubParsersAction[_Parser]) -> None:
     )
     diff.add_argument("a", metavar="A")
     diff.add_argument("b", metavar="B")
-    diff.add_argument("--pins", metavar="FILE.toml", help="judge both by this pin set")
+    diff.add_argument("--pins", metavar="FILE.toml|ID", help="judge both by this pin set")
     diff.add_argument("--json", action="store_true", help="print the differences as JSON")
 
 
@@ -467,8 +467,14 @@ def _quality_parser(scorers: argparse._SubParsersAction[_Parser]) -> None:
     protocol.add_argument("--json", action="store_true", help="print the report as canonical JSON")
 
 
-def _pins(path: str | None) -> PinSetSource | None:
-    return None if path is None else parse_pin_set(_read(path), path)
+def _pin_set(given: str) -> PinSetSource:
+    """``--pins FILE|ID``, the same in every command: a pin-set file, else a shipped id."""
+    path = Path(given)
+    return parse_pin_set(_read(path), given) if path.is_file() else load_builtin(given)
+
+
+def _pins(given: str | None) -> PinSetSource | None:
+    return None if given is None else _pin_set(given)
 
 
 def _bounded(path: str, **options: Any) -> tuple[Verdict, None]:
@@ -949,8 +955,7 @@ def _run_command(args: argparse.Namespace, out: Console) -> int:
     from audit.progress import LiveProgress  # noqa: PLC0415 - aiohttp loads only for a run
     from audit.run import RunRequest, default_policy, run_qualification  # noqa: PLC0415
 
-    path = Path(args.pins)
-    pins = parse_pin_set(_read(path), args.pins) if path.is_file() else load_builtin(args.pins)
+    pins = _pin_set(args.pins)
     mirrors = _named_paths("--mirror", args.mirror)
     pythons = _named_paths("--harness-python", args.harness_python)
     unknown = sorted(set(pythons) - set(pins.pins.harnesses))
@@ -1005,8 +1010,7 @@ _AXES = ("outcome", "result_validity", "profile_decision", "rankable")
 
 
 def _rejudge(args: argparse.Namespace, out: Console) -> int:
-    path = Path(args.pins)
-    pins = parse_pin_set(_read(path), args.pins) if path.is_file() else load_builtin(args.pins)
+    pins = _pin_set(args.pins)
     cache = BlobCache()  # each bundle is verified twice: its blobs are hashed once
     before: dict[str, Run] = {}
 

@@ -54,7 +54,8 @@ def parse_pin_set(raw: bytes, where: str) -> PinSetSource:
         digest = pin_set_digest(data)
     except ValueError as exc:
         raise InvalidInput(f"{where}: {exc}") from None
-    return PinSetSource(id=pin_id, digest=digest, data=data, pins=pin_set_model(data, where))
+    pins = pin_set_model(data, where, raw.decode("utf-8"))
+    return PinSetSource(id=pin_id, digest=digest, data=data, pins=pins)
 
 
 def load_builtin(pin_id: str) -> PinSetSource:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, Literal
@@ -198,6 +199,9 @@ class PinSet(_Frozen):
         missing = [c for c in COMPONENTS if c not in self.weights]
         if missing:
             raise ValueError(f"weights: no weight for {', '.join(missing)}")
+        total = sum(self.weights.values())
+        if total != 100:  # seed 000's weights are percentages
+            raise ValueError(f"weights: they sum to {total}, not 100")
         if self.standard_profile not in self.profiles:
             raise ValueError(f"standard_profile: {self.standard_profile!r} is not a profile")
         for component, upstream in self.component_upstreams.items():
@@ -229,16 +233,91 @@ class PinSet(_Frozen):
         return self
 
 
-def pin_set_model(data: Mapping[str, Any], where: str) -> PinSet:
+_MODELS: tuple[type[BaseModel], ...] = (
+    DirectProbeContract, Harness, HermesPins, Profile, Thresholds, Upstream,
+)  # fmt: skip
+
+
+def _known_keys() -> set[str]:
+    keys = set(PinSet.model_fields)
+    for model in _MODELS:
+        keys |= set(model.model_fields)
+    return keys | {"runtime_model_id", "model_digest"}
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:79] + "…"
+
+
+def _line_of(text: str | None, loc: Sequence[Any]) -> int | None:
+    """The line of the TOML text that sets the innermost key of ``loc`` (after the line of the
+    key before it, where that one is found); None when it cannot be told."""
+    if text is None:
+        return None
+    lines = text.splitlines()
+    start, found = 0, None
+    for key in (str(k) for k in loc if not isinstance(k, int)):
+        quoted = re.escape(key)
+        setting = re.compile(rf'^\s*(?:"{quoted}"|{quoted})\s*=|^\s*\[\[?[^\]]*\b{quoted}\b')
+        for number in range(start, len(lines)):
+            if setting.search(lines[number]):
+                start, found = number, number + 1
+                break
+    return found
+
+
+def pin_set_model(data: Mapping[str, Any], where: str, text: str | None = None) -> PinSet:
     """Build the frozen model of a pin set's data; no I/O.
 
+    Args:
+        data: the pin set's data.
+        where: the file, for messages.
+        text: its TOML text, to name the line of the key a message is about.
+
     Raises:
-        InvalidInput: the data is not a pin set; the message names the file and the field.
+        InvalidInput: the data is not a pin set; one line naming the file, the line where it can
+            be told, the key, what was expected and what was given (an unknown key with the
+            known one it is closest to).
     """
     try:
         return PinSet.model_validate(dict(data))
     except ValidationError as exc:
-        first = exc.errors()[0]
-        field = ".".join(str(p) for p in first["loc"])
+        errors = exc.errors()
+        # an unknown key is the likelier cause of a missing one beside it (a typo): name it first
+        first = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
+        loc = _in_data(data, first["loc"])
         message = first["msg"].removeprefix("Value error, ")
-        raise InvalidInput(f"{where}: {field + ': ' if field else ''}{message}") from None
+        if first["type"] == "extra_forbidden" and loc:
+            message = f"unknown key {str(loc[-1])!r}"
+            close = difflib.get_close_matches(str(loc[-1]), sorted(_known_keys()), n=1)
+            message += f"; did you mean {close[0]!r}?" if close else ""
+        elif first["type"] not in ("value_error", "missing") and "input" in first:
+            message += f" (got {_shown(first['input'])})"
+        if not loc and ": " in message:  # a rule of the whole pin set names its key first
+            key, rest = message.split(": ", 1)
+            if re.fullmatch(r"[a-z_]+(?:\.[A-Za-z0-9_-]+)*", key):
+                loc, message = tuple(key.split(".")), rest
+        field = ".".join(str(p) for p in loc)
+        line = _line_of(text, loc)
+        place = f"{where}:{line}" if line is not None else where
+        raise InvalidInput(f"{place}: {field + ': ' if field else ''}{message}") from None
+
+
+def _in_data(data: Any, loc: Sequence[Any]) -> tuple[Any, ...]:
+    """The part of an error's location that names keys and indexes of the data (pydantic adds
+    the names of union members, such as ``constrained-float``, after them)."""
+    path: list[Any] = []
+    node = data
+    for part in loc:
+        keyed = isinstance(node, Mapping) and part in node
+        indexed = isinstance(node, list | tuple) and isinstance(part, int) and part < len(node)
+        if keyed or indexed:
+            node = node[part]
+        elif isinstance(node, Mapping):  # a key that is missing or unknown: the last one named
+            path.append(part)
+            break
+        else:
+            break
+        path.append(part)
+    return tuple(path)
