@@ -172,6 +172,23 @@ def test_expected_bundle_digest(full_bundle: Path, verdict: Verify) -> None:
     code, result, _ = verdict(full_bundle, "--expect-digest", other)
     assert code == 1
     assert codes(result) == [("bundle_digest_mismatch", None)]
+    assert "first: not the published bundle: its digest is " in result["reasons"][0]
+
+
+def test_a_broken_manifest_is_not_the_published_bundle(full_bundle: Path, verdict: Verify) -> None:
+    """With a published digest, a manifest that no longer parses is a failed check (exit 1,
+    not the published bundle), not a refusal that would blame the bundle's making."""
+    published = digest_of((full_bundle / "manifest.json").read_bytes())
+    data = (full_bundle / "manifest.json").read_bytes()
+    (full_bundle / "manifest.json").write_bytes(data + b"x")
+    code, _, err = verdict(full_bundle, "--expect-digest", published)
+    assert code == 1
+    assert err.startswith(
+        f"audit verify: not the published bundle: its manifest digests to "
+        f"{digest_of(data + b'x')}, expected {published} (and it is not a manifest: "
+    )
+    assert err.count("\n") == 1
+    assert verdict(full_bundle)[0] == 2  # without a published digest: a refusal, as before
 
 
 def test_invalid_record(full_bundle: Path, verdict: Verify) -> None:

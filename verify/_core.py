@@ -117,7 +117,8 @@ def integrity_findings(
         findings.append(
             _finding(
                 "bundle_digest_mismatch",
-                f"bundle digest is {manifest.bundle_digest}, expected {expect_digest}",
+                f"not the published bundle: its digest is {manifest.bundle_digest}, expected "
+                f"{expect_digest}",
                 path=MANIFEST,
                 expected=expect_digest,
                 got=manifest.bundle_digest,

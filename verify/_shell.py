@@ -12,7 +12,8 @@ from collections.abc import Callable, Iterator
 
 from pydantic import BaseModel
 
-from bundle_schema import KINDS, RECORD_MEDIA_TYPES
+from bundle_schema import KINDS, RECORD_MEDIA_TYPES, digest_of
+from bundle_schema.errors import CheckFailed, InvalidInput
 from bundle_schema.layout import BLOB_DIR, MANIFEST_SIGNATURE
 from bundle_schema.models import (
     Finding,
@@ -294,6 +295,26 @@ def verify_with_evidence(
         )
 
 
+def _published_manifest(data: bytes, expect_digest: str | None) -> ParsedManifest:
+    """The manifest; with a published digest, a manifest that does not parse and is not the
+    published one is that, not the runner's fault: a failed check (exit 1), not a refusal.
+
+    Raises:
+        CheckFailed: not the published bundle, and its manifest does not parse.
+        InvalidInput: the manifest does not parse (and no digest, or the published one, given).
+    """
+    try:
+        return parse_manifest(data)
+    except InvalidInput as exc:
+        got = digest_of(data)
+        if expect_digest is None or got == expect_digest:
+            raise
+        raise CheckFailed(
+            f"not the published bundle: its manifest digests to {got}, expected {expect_digest} "
+            f"(and it is not a manifest: {exc})"
+        ) from None
+
+
 def _verify(
     path: str | os.PathLike[str],
     expect_digest: str | None,
@@ -314,7 +335,7 @@ def _verify(
     files = _blob_files(source)
     known, todo, keys = cache.split(files) if cache is not None else ({}, files, {})
     with HashJob(todo, workers) as job:
-        manifest = parse_manifest(data)
+        manifest = _published_manifest(data, expect_digest)
         present = {p for p in manifest.blob_paths.values() if p in source.members}
         advance = None
         if progress is not None:
