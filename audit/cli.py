@@ -19,6 +19,7 @@ from typing import Any, NoReturn
 from pydantic import BaseModel
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from audit import _signing_cli
 from audit._archive import pack, unpack
@@ -387,8 +388,10 @@ def _diff_parser(commands: argparse._SubParsersAction[_Parser]) -> None:
         "diff",
         help="what differs between two bundles",
         description="Verify two bundles and list what differs: pin set, model digest, engine and "
-        "version, upstream commits, verdict, scores (with deltas, B - A) and gates. Exit 0 when "
-        "the verdicts are the same, 1 when they differ.",
+        "version, upstream commits, integrity and signature, verdict, scores (with deltas, "
+        "B - A) and gates. Exit 0 when both are the same deployment (pin set, model, engine, "
+        "upstream commits) with the same verdict, 1 otherwise (a different deployment is 1 even "
+        "when the verdicts agree).",
     )
     diff.add_argument("a", metavar="A")
     diff.add_argument("b", metavar="B")
@@ -995,15 +998,27 @@ def _diff(args: argparse.Namespace, out: Console) -> int:
     if args.json:
         _print_json(result)
     else:
-        table = Table(title=f"{args.a} -> {args.b}: verdict "
-                      + ("the same" if result.same_verdict else "DIFFERS"))  # fmt: skip
+        deployment = "the same" if result.same_deployment else "DIFFERS"
+        verdict = "the same" if result.same_verdict else "DIFFERS"
+        table = Table(title=f"{args.a} -> {args.b}: deployment {deployment}, verdict {verdict}")
         for column in ("field", "A", "B", "B - A"):
             table.add_column(column, overflow="fold")
+        for side, name in ((result.a, "A"), (result.b, "B")):
+            out.print(f"{name}: {side.bundle_digest}, integrity {side.integrity}, "
+                      f"signature {side.signature}")  # fmt: skip
         for item in result.differences:
             delta = "" if item.delta is None else f"{item.delta:+g}"
-            table.add_row(plain_text(item.field), plain_text(item.a), plain_text(item.b), delta)
+            table.add_row(plain_text(item.field), _side_value(item.a), _side_value(item.b), delta)
         out.print(table)
-    return EXIT_OK if result.same_verdict else EXIT_CHECK_FAILED
+    same = result.same_deployment and result.same_verdict
+    return EXIT_OK if same else EXIT_CHECK_FAILED
+
+
+def _side_value(value: bool | float | str | None) -> Text | str:
+    """A side of a difference in the table: text as it is (never markup), others as JSON."""
+    if value is None:
+        return ""
+    return plain_text(value if isinstance(value, str) else json.dumps(value))
 
 
 _AXES = ("outcome", "result_validity", "profile_decision", "rankable")

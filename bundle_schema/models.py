@@ -630,20 +630,33 @@ class Ranking(_Model):
 
 
 class DiffItem(_Model):
-    """One thing that differs between two runs; ``delta`` is b - a for scores."""
+    """One thing that differs between two runs, each side as the JSON value it is (a number,
+    a boolean, text, or null); ``delta`` is b - a for scores."""
 
     field: Annotated[str, StringConstraints(max_length=256)]
-    a: Text | None
-    b: Text | None
+    a: StrictBool | StrictInt | StrictFloat | Text | None
+    b: StrictBool | StrictInt | StrictFloat | Text | None
     delta: float | None = None
 
 
+class DiffSide(_Model):
+    """One bundle of a diff: its digest, whether it is intact, and its signature's status."""
+
+    bundle_digest: Digest
+    integrity: Literal["ok", "failed"]
+    signature: Literal["verified", "unsigned", "unchecked", "failed"]
+
+
 class RunDiff(_Model):
-    """What differs between two verified runs (``audit diff``)."""
+    """What differs between two verified runs (``audit diff``): the same deployment when the
+    pin set, the model (runtime id and digest), the engine and its version and every upstream
+    commit are; the same verdict when the outcome, validity, profile decision and rankability
+    are."""
 
     schema_version: Literal[1]
-    a: Digest
-    b: Digest
+    a: DiffSide
+    b: DiffSide
+    same_deployment: StrictBool
     same_verdict: StrictBool
     differences: tuple[DiffItem, ...]
 

@@ -12,6 +12,7 @@ from audit.cli import main
 from bundle_schema.models import PinSetRef
 from pins import load_builtin, parse_pin_set
 from tests.conftest import DEPLOYMENT_PINS
+from tests.data.hostile.kit import read_bundle, reseal
 from verify import verify_with_evidence
 from verify.ranking import Ranked, rank
 
@@ -155,6 +156,29 @@ def test_diff_names_what_differs(
         "field": "gates.hermes_evaluator", "a": "pass", "b": "fail", "delta": None
     }  # fmt: skip
     assert "model.digest" not in items
+    assert (result["same_deployment"], result["a"]["integrity"], result["a"]["signature"]) == (
+        True, "ok", "unsigned"
+    )  # fmt: skip
+    # JSON values keep their types: numbers stay numbers
+    assert (items["scores.hermes"]["a"], items["scores.hermes"]["b"]) == (100, 50)
+
+
+def test_diff_says_whether_it_is_the_same_deployment(
+    ranked_examples: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Another model digest is another deployment: exit 1 even when the verdicts agree."""
+    original = ranked_examples["gx10-full-qualified"]
+    manifest, files = read_bundle(original)
+    model = manifest.model.model_dump(mode="json") | {"digest": "sha256:" + "5" * 64}
+    reseal(tmp_path / "other", manifest, files, {"model": model})
+    argv = ["diff", str(original), str(tmp_path / "other"), *PINS]
+    assert main([*argv, "--json"]) == 1
+    result = json.loads(capsys.readouterr().out)
+    assert (result["same_deployment"], result["same_verdict"]) == (False, True)
+    (item,) = (d for d in result["differences"] if d["field"] == "model.digest")
+    assert item["b"] == "sha256:" + "5" * 64
+    assert main(argv) == 1
+    assert "deployment DIFFERS, verdict the same" in " ".join(capsys.readouterr().out.split())
 
 
 def test_rejudge_lists_the_verdicts_that_change(
