@@ -24,7 +24,7 @@ from audit.examples import (
 from audit.reference_endpoint import Behaviour, serve
 from audit.run import RunRequest, run_qualification
 from bundle_schema.layout import blob_path
-from pins import DEMO, PinSetSource, load_builtin, pin_set_digest, pin_set_model
+from pins import DEMO, PinSetSource, load_builtin, pin_set_source
 from verify import parse_manifest, render_verdict, verify_bundle
 from verify._source import open_source
 
@@ -166,9 +166,7 @@ class Scenario:
             return pins
         data = dict(pins.data)
         data["hermes"] = dict(data["hermes"]) | {"inactivity_s": self.hermes_inactivity_s}
-        return PinSetSource(
-            pins.id, pin_set_digest(data), data, pin_set_model(data, f"{pins.id} (demo)")
-        )
+        return pin_set_source(data, f"{pins.id} (demo)")
 
 
 SCENARIOS: Mapping[str, Scenario] = {

@@ -12,6 +12,7 @@ from pins._loader import (
     load_builtin,
     parse_pin_set,
     pin_set_digest,
+    pin_set_source,
 )
 from pins._model import (
     COMPONENTS,
@@ -39,4 +40,5 @@ __all__ = [
     "parse_pin_set",
     "pin_set_digest",
     "pin_set_model",
+    "pin_set_source",
 ]

@@ -47,6 +47,20 @@ def parse_pin_set(raw: bytes, where: str) -> PinSetSource:
         data = tomllib.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise InvalidInput(f"{where}: not a TOML pin set: {exc}") from None
+    return pin_set_source(data, where, raw.decode("utf-8"))
+
+
+def pin_set_source(data: Mapping[str, Any], where: str, text: str | None = None) -> PinSetSource:
+    """A pin set from its data (read from TOML, or made in code): its id, digest and model.
+
+    Args:
+        data: the pin set's data.
+        where: where it came from, for messages.
+        text: its TOML text, to name the line a message is about.
+
+    Raises:
+        InvalidInput: not a pin set (the message names the field).
+    """
     pin_id = data.get("id")
     if not isinstance(pin_id, str) or not pin_id:
         raise InvalidInput(f"{where}: 'id' must be a non-empty string")
@@ -54,7 +68,7 @@ def parse_pin_set(raw: bytes, where: str) -> PinSetSource:
         digest = pin_set_digest(data)
     except ValueError as exc:
         raise InvalidInput(f"{where}: {exc}") from None
-    pins = pin_set_model(data, where, raw.decode("utf-8"))
+    pins = pin_set_model(data, where, text)
     return PinSetSource(id=pin_id, digest=digest, data=data, pins=pins)
 
 

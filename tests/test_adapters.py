@@ -29,7 +29,7 @@ from bundle_schema.models import (
     SparkQuality,
     SparkRepeat,
 )
-from pins import PinSetSource, load_builtin, pin_set_digest, pin_set_model
+from pins import PinSetSource, load_builtin, pin_set_source
 from verify._consistency import _raw_outputs, unread_raw_outputs
 from verify.gx10 import performance_score, replay
 from verify.harness_outputs import (
@@ -565,9 +565,7 @@ def real_pins(evidence: Gx10Evidence) -> PinSetSource:
         **data.get("harnesses", {}),
         **{upstreams[component]: harness for component, harness in REAL_HARNESSES.items()},
     }
-    return PinSetSource(
-        id=base.id, digest=pin_set_digest(data), data=data, pins=pin_set_model(data, "test")
-    )
+    return pin_set_source(data, "test")
 
 
 @pytest.fixture(scope="module")

@@ -18,7 +18,13 @@ import pytest
 from audit.cli import main
 from bundle_schema.errors import InvalidInput
 from bundle_schema.models import Gx10Evidence, Gx10Replay, PinSetRef
-from pins import PinSetSource, load_builtin, parse_pin_set, pin_set_digest, pin_set_model
+from pins import (
+    PinSetSource,
+    load_builtin,
+    parse_pin_set,
+    pin_set_model,
+    pin_set_source,
+)
 from tests.conftest import DEPLOYMENT_PINS
 from tests.factories import write_small_bundle
 from verify import verify_with_evidence
@@ -609,9 +615,7 @@ def _pins_with(**thresholds: float) -> PinSetSource:
     """The v5 pins with other full-profile thresholds: a different pin set, by digest."""
     data = copy.deepcopy(dict(DEPLOYMENT.data))
     data["thresholds"]["full"].update(thresholds)
-    return PinSetSource(
-        id=DEPLOYMENT.id, digest=pin_set_digest(data), data=data, pins=pin_set_model(data, "custom")
-    )
+    return pin_set_source(data, "custom")
 
 
 @pytest.mark.parametrize(("bound", "meets"), [(87.835, True), (87.836, False)])
@@ -687,7 +691,7 @@ def test_a_pin_set_with_a_reference_harness_is_demo_only_without_a_reference_tab
 ) -> None:
     data = copy.deepcopy(dict(DEPLOYMENT.data))
     data["upstreams"]["infermark"]["repository"] = "reference://infermark"
-    pins = PinSetSource("mixed", pin_set_digest(data), data, pin_set_model(data, "mixed"))
+    pins = pin_set_source(data, "mixed")
     assert pins.pins.demo_only
     result = judged(full, pins)
     assert (result.outcome, result.rankable) == ("INFRA_ERROR", False)

@@ -24,8 +24,8 @@ from pins import (
     PinSetSource,
     load_builtin,
     missing_requirements,
-    pin_set_digest,
     pin_set_model,
+    pin_set_source,
 )
 from tests.data.hostile.kit import read_bundle, reseal
 from verify import verify_bundle
@@ -37,7 +37,7 @@ PYDANTIC = f"pydantic=={importlib.metadata.version('pydantic')}"
 def _pins(requirements: list[str]) -> PinSetSource:
     data: dict[str, Any] = copy.deepcopy(dict(load_builtin(DEMO).data))
     data["harnesses"]["sparkbench"]["requirements"] = requirements
-    return PinSetSource(DEMO, pin_set_digest(data), data, pin_set_model(data, "test pins"))
+    return pin_set_source(data, "test pins")
 
 
 def _run(tmp_path: Path, mirrors: dict[str, Path], pins: PinSetSource, **changes: Any) -> Path:

@@ -14,7 +14,7 @@ from audit.demo import DEMO_DIGEST, SCENARIOS, run_pipeline
 from audit.reference_endpoint import Behaviour, serve
 from audit.run import RunRequest, run_qualification
 from bundle_schema.models import Verdict
-from pins import PinSetSource, load_builtin, pin_set_digest, pin_set_model
+from pins import PinSetSource, load_builtin, pin_set_source
 from verify import parse_manifest, verify_bundle
 from verify._source import open_source
 
@@ -92,7 +92,7 @@ def test_a_pinned_commit_that_does_not_exist_is_infrastructure(
 ) -> None:
     data = json.loads(json.dumps(dict(V5.data)))
     data["upstreams"]["benchlocal"]["commit"] = "0" * 40
-    pins = PinSetSource(V5.id, pin_set_digest(data), data, pin_set_model(data, "custom"))
+    pins = pin_set_source(data, "custom")
     verdict = run(tmp_path, mirrors, pins=pins)
     assert (verdict.outcome, verdict.result_validity) == ("INFRA_ERROR", "INFRA_FAILURE")
     assert any("cannot check out 0000000000" in r for r in verdict.reasons)
@@ -106,7 +106,7 @@ def test_a_harness_that_exits_non_zero_is_a_failed_runner(
     data["harnesses"]["hermesbench"]["command"] = [
         "{python}", "-c", "import sys; sys.stderr.write('agent crashed'); sys.exit(3)"
     ]  # fmt: skip
-    pins = PinSetSource(V5.id, pin_set_digest(data), data, pin_set_model(data, "custom"))
+    pins = pin_set_source(data, "custom")
     verdict = run(tmp_path, mirrors, pins=pins)
     assert (verdict.outcome, verdict.result_validity) == ("INFRA_ERROR", "INFRA_FAILURE")
     assert "hermes failed: hermesbench exited 3: agent crashed" in verdict.reasons

@@ -15,7 +15,7 @@ from audit.cli import main
 from audit.demo import DEMO_DIGEST
 from audit.reference_endpoint import serve
 from audit.run import RunRequest, raw_name, run_qualification
-from pins import PinSetSource, load_builtin, pin_set_digest, pin_set_model
+from pins import PinSetSource, load_builtin, pin_set_source
 from verify import parse_manifest, verify_bundle
 from verify._source import open_source
 
@@ -38,7 +38,7 @@ def _pins() -> PinSetSource:
     data = json.loads(json.dumps(dict(REFERENCE.data)))
     command = data["harnesses"]["sparkbench"]["command"]
     data["harnesses"]["sparkbench"]["command"] = ["{python}", "-c", _WRAP, *command[3:]]
-    return PinSetSource(REFERENCE.id, pin_set_digest(data), data, pin_set_model(data, "custom"))
+    return pin_set_source(data, "custom")
 
 
 def _argv(endpoint: str, out: Path, mirrors: dict[str, Path]) -> list[str]:
