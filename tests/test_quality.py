@@ -352,7 +352,7 @@ def test_a_task_query_over_8448_bytes_is_refused(tmp_path: Path) -> None:
 
 
 def protocol(root: Path, **kwargs: object) -> quality.QualityProtocolReport:
-    from audit.cli import _protocol  # noqa: PLC0415 - the CLI's own reader of measurement files
+    from audit.cli.score import _protocol  # noqa: PLC0415 - the CLI's own reader of measurement files
 
     pairs = kwargs.pop("pairs", winning_pairs(40, wins=36, ties=4))
     tasks = kwargs.pop("tasks", graded_tasks(20, plain=20, working=19))

@@ -695,7 +695,7 @@ def test_trust_root_show_prints_each_shipped_root(capsys: pytest.CaptureFixture[
 def test_a_shipped_root_is_replaced_only_with_the_digest_expected(
     tmp_path: Path, instance: PrivateSigstore, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from audit._signing_cli import replace_shipped_root  # noqa: PLC0415
+    from audit.cli.signing import replace_shipped_root  # noqa: PLC0415
     from verify._trust import trust_root_from_file  # noqa: PLC0415
 
     new = tmp_path / "new_root.json"

@@ -1,7 +1,6 @@
 """The signing side of the command line: options, ``sign``, ``verify-attestation``, ``trust-root``.
 
-Kept apart from :mod:`audit.cli` so that the dispatcher stays small; nothing here imports sigstore
-at module level (``audit --help`` does not pay for it).
+Nothing here imports sigstore at module level (``audit --help`` does not pay for it).
 """
 
 from __future__ import annotations
@@ -10,7 +9,6 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -18,6 +16,7 @@ from typing import Any
 from rich.console import Console
 
 from audit._store import write_atomically
+from audit.cli._common import PROG, Handler, Subparsers, optional_pins
 from bundle_schema import canonical_bytes, digest_of
 from bundle_schema.attestation import (
     read_verification_statement,
@@ -33,7 +32,7 @@ from bundle_schema.errors import (
     one_line,
 )
 from bundle_schema.models import AttestationReport, Verdict, VerificationStatement
-from pins import load_builtin, parse_pin_set
+from pins import load_builtin
 from verify import verify_bundle
 from verify._signature import (
     MAX_SIGNATURE_SIZE,
@@ -50,6 +49,7 @@ from verify._trust import (
     shipped_root,
     trust_root_from_file,
 )
+from verify.policy import REQUIREMENTS, unmet_requirement
 from verify.render import describe_signature
 
 __all__ = [
@@ -57,22 +57,25 @@ __all__ = [
     "add_signer_options",
     "attest",
     "policy_from",
+    "register",
     "replace_shipped_root",
     "sign_after_run",
-    "sign_command",
-    "sign_parser",
     "signer_from",
-    "trust_root_command",
-    "trust_root_parser",
     "verdict_difference",
-    "verify_attestation_command",
-    "verify_attestation_parser",
 ]
 
-PROG = "audit"
-MAX_PINS_SIZE = 64 << 20
-"""A pin set file larger than this is refused before it is read whole."""
-Subparsers = Any  # argparse's private _SubParsersAction, as cli.py builds it
+
+def register(commands: Subparsers) -> dict[str, Handler]:
+    """Add ``sign``, ``verify-attestation`` and ``trust-root`` to ``commands``; return their
+    handlers."""
+    _sign_parser(commands)
+    _verify_attestation_parser(commands)
+    _trust_root_parser(commands)
+    return {
+        "sign": _sign_command,
+        "verify-attestation": _verify_attestation_command,
+        "trust-root": _trust_root_command,
+    }
 
 
 def add_policy_options(parser: argparse.ArgumentParser, *, attest: bool = False) -> None:
@@ -180,7 +183,7 @@ def sign_after_run(args: argparse.Namespace, out: Console) -> Path:
 # --- audit sign ----------------------------------------------------------------------------------
 
 
-def sign_parser(commands: Subparsers) -> None:
+def _sign_parser(commands: Subparsers) -> None:
     sign = commands.add_parser(
         "sign",
         help="sign a bundle (or a verification attestation) with Sigstore",
@@ -197,7 +200,7 @@ def sign_parser(commands: Subparsers) -> None:
     add_signer_options(sign)
 
 
-def sign_command(args: argparse.Namespace, out: Console) -> int:
+def _sign_command(args: argparse.Namespace, out: Console, err: Console) -> int:
     from audit.signing import sign_bundle, sign_statement  # noqa: PLC0415 - loads sigstore
 
     if (args.bundle is None) == (args.statement is None):
@@ -236,9 +239,7 @@ def attest(verdict: Verdict, path: str) -> Path:
 # --- audit verify-attestation ------------------------------------------------------------------
 
 
-def verify_attestation_parser(
-    commands: Subparsers, requirements: dict[str, Callable[[Verdict], str | None]]
-) -> None:
+def _verify_attestation_parser(commands: Subparsers) -> None:
     check = commands.add_parser(
         "verify-attestation",
         help="check a signed verification attestation offline",
@@ -270,18 +271,14 @@ def verify_attestation_parser(
         "--require",
         action="append",
         default=[],
-        choices=[r for r in requirements if r != "signed"],
+        choices=[r for r in REQUIREMENTS if r != "signed"],
         help="exit 1 unless the attested verdict meets this (repeatable)",
     )
     check.add_argument("--json", action="store_true", help="print the report as canonical JSON")
     add_policy_options(check)
 
 
-def verify_attestation_command(
-    args: argparse.Namespace,
-    out: Console,
-    requirements: dict[str, Callable[[Verdict], str | None]],
-) -> int:
+def _verify_attestation_command(args: argparse.Namespace, out: Console, err: Console) -> int:
     policy = policy_from(args, required=True)
     assert policy is not None  # noqa: S101 - required=True never returns None
     data = read_capped(args.attestation, MAX_SIGNATURE_SIZE, "a Sigstore bundle")
@@ -320,13 +317,10 @@ def verify_attestation_command(
         out.print(
             f"re-verified {args.bundle}: this verifier reaches the attested verdict", soft_wrap=True
         )
-    for requirement in args.require:
-        unmet = requirements[requirement](verdict)
-        if unmet is not None:
-            sys.stderr.write(
-                f"{PROG} verify-attestation: requirement not met: {requirement}: {unmet}\n"
-            )
-            return EXIT_CHECK_FAILED
+    unmet = unmet_requirement(verdict, args.require)
+    if unmet is not None:
+        sys.stderr.write(f"{PROG} verify-attestation: requirement not met: {unmet}\n")
+        return EXIT_CHECK_FAILED
     return EXIT_OK
 
 
@@ -335,12 +329,7 @@ def _verify_again(
 ) -> Verdict:
     """Verify the bundle of ``--bundle`` now, as the attested verdict was made: under the
     attested pin set (or ``--pins``), and its signature under the attested identity policy."""
-    if args.pins is not None and Path(args.pins).is_file():
-        pins = parse_pin_set(read_capped(args.pins, MAX_PINS_SIZE, "a pin set"), args.pins)
-    elif args.pins is not None:  # --pins FILE|ID, as in every command
-        pins = load_builtin(args.pins)
-    else:
-        pins = load_builtin(statement.predicate.pin_set.id)
+    pins = optional_pins(args.pins) or load_builtin(statement.predicate.pin_set.id)
     check = statement.predicate.verdict.signature
     bundle_policy = None
     if check.status == "verified" and check.identity is not None and check.issuer is not None:
@@ -442,7 +431,7 @@ def _render_attestation(report: AttestationReport, out: Console) -> None:
 # --- audit trust-root ----------------------------------------------------------------------------
 
 
-def trust_root_parser(commands: Subparsers) -> None:
+def _trust_root_parser(commands: Subparsers) -> None:
     root = commands.add_parser(
         "trust-root",
         help="show or replace the shipped Sigstore trust roots",
@@ -479,7 +468,7 @@ def _describe_root(root: TrustRoot, out: Console) -> None:
         out.print(f"  TSA    {item.get('uri')}", soft_wrap=True)
 
 
-def trust_root_command(args: argparse.Namespace, out: Console) -> int:
+def _trust_root_command(args: argparse.Namespace, out: Console, err: Console) -> int:
     if args.action == "show":
         if args.trusted_root:
             _describe_root(trust_root_from_file(args.trusted_root), out)

@@ -1,0 +1,73 @@
+"""The ``audit`` command line: one dispatcher, named exit codes, no traceback for bad input.
+
+One module per command group: :mod:`~audit.cli.bundle` (verify, show, diff),
+:mod:`~audit.cli.archive` (rank, rejudge), :mod:`~audit.cli.score`, :mod:`~audit.cli.files`
+(pack, unpack, schema), :mod:`~audit.cli.recording` (run, demo) and :mod:`~audit.cli.signing`
+(sign, verify-attestation, trust-root); what they share is in :mod:`~audit.cli._common`.
+
+Exit codes: 0 done; 1 a check failed; 2 refused input or usage, with one line on stderr that says
+what was wrong and where.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from rich.console import Console
+
+from audit.cli import archive, bundle, files, recording, score, signing
+from audit.cli._common import PROG, Handler, Parser
+from bundle_schema.errors import EXIT_INVALID_INPUT, EvidenceAuditError, InvalidInput
+from verify import VERSION
+
+__all__ = ["main"]
+
+_GROUPS = (bundle, signing, archive, recording, files, score)
+"""The command groups, in the order ``audit --help`` lists their commands."""
+
+
+def _parser() -> tuple[argparse.ArgumentParser, dict[str, Handler]]:
+    parser = Parser(
+        prog=PROG,
+        description="Record LLM deployment qualification runs as evidence bundles; verify them.",
+        epilog="Exit codes: 0 done, 1 a check failed, 2 refused input or usage.",
+    )
+    parser.add_argument("--version", action="version", version=f"{PROG} {VERSION}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
+    handlers: dict[str, Handler] = {}
+    for group in _GROUPS:
+        handlers |= group.register(commands)
+    return parser, handlers
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI and return its exit code (the console script exits with it)."""
+    parser, handlers = _parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, --version and usage errors
+        return int(exc.code or 0)
+    out = Console(highlight=False)
+    err = Console(stderr=True, highlight=False)
+    command = f"{PROG} {args.command}" if args.command else PROG
+    try:
+        handler = handlers.get(args.command)
+        if handler is None:
+            raise InvalidInput(f"give a command (see {PROG} --help)")
+        return handler(args, out, err)
+    except EvidenceAuditError as exc:
+        sys.stderr.write(f"{command}: {exc}\n")
+        return exc.exit_code
+    except OSError as exc:
+        where = f"{exc.filename}: " if exc.filename else ""
+        sys.stderr.write(f"{command}: {where}{exc.strerror or exc}\n")
+        return EXIT_INVALID_INPUT
+    except KeyboardInterrupt:
+        sys.stderr.write(f"{command}: interrupted\n")
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

@@ -1,0 +1,107 @@
+"""What every command group shares: the parser, argument types, ``--pins``, bounded reads of input
+files, and the one canonical-JSON writer."""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, NoReturn
+
+from pydantic import BaseModel
+from rich.console import Console
+
+from bundle_schema import canonical_bytes
+from bundle_schema.errors import EXIT_INVALID_INPUT, InvalidInput, one_line
+from bundle_schema.models import DIGEST_PATTERN
+from pins import PinSetSource, load_builtin, parse_pin_set
+from verify._source import read_capped
+
+__all__ = [
+    "MAX_INPUT_BYTES",
+    "PROG",
+    "Handler",
+    "Parser",
+    "Subparsers",
+    "digest",
+    "located",
+    "named_paths",
+    "optional_pins",
+    "pin_set",
+    "positive",
+    "print_json",
+    "read",
+]
+
+PROG = "audit"
+
+Handler = Callable[[argparse.Namespace, Console, Console], int]
+"""A command: its parsed arguments, stdout and stderr consoles; returns the exit code."""
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line on stderr and exit 2."""
+
+    def error(self, message: str) -> NoReturn:
+        sys.stderr.write(f"{self.prog}: {one_line(message)} (see {self.prog} --help)\n")
+        raise SystemExit(EXIT_INVALID_INPUT)
+
+
+if TYPE_CHECKING:
+    Subparsers = argparse._SubParsersAction[Parser]
+else:  # subscriptable only to the type checker
+    Subparsers = argparse._SubParsersAction
+
+
+def digest(text: str) -> str:
+    if not re.match(DIGEST_PATTERN, text):
+        raise argparse.ArgumentTypeError(f"{text!r} is not sha256:<64 lowercase hex>")
+    return text
+
+
+def positive(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive integer")
+    return int(text)
+
+
+MAX_INPUT_BYTES = 64 << 20
+"""A scorer input file larger than this is refused before it is read whole."""
+
+
+def read(path: str | Path) -> bytes:
+    return read_capped(path, MAX_INPUT_BYTES, "a scorer input")
+
+
+def located(path: str | Path | None) -> tuple[bytes, str] | None:
+    return None if path is None else (read(path), str(path))
+
+
+def pin_set(given: str) -> PinSetSource:
+    """``--pins FILE|ID``, the same in every command: a pin-set file, else a shipped id."""
+    path = Path(given)
+    return parse_pin_set(read(path), given) if path.is_file() else load_builtin(given)
+
+
+def optional_pins(given: str | None) -> PinSetSource | None:
+    return None if given is None else pin_set(given)
+
+
+def print_json(document: BaseModel) -> None:
+    sys.stdout.buffer.write(canonical_bytes(document.model_dump(mode="json")) + b"\n")
+    sys.stdout.flush()
+
+
+def named_paths(flag: str, items: list[str]) -> dict[str, Path]:
+    """``NAME=PATH`` arguments by name; one name given twice is refused."""
+    named: dict[str, Path] = {}
+    for item in items:
+        name, sep, where = item.partition("=")
+        if not sep or not name or not where:
+            raise InvalidInput(f"{flag} {item!r}: expected NAME=PATH")
+        if name in named:
+            raise InvalidInput(f"{flag} {name}: given twice")
+        named[name] = Path(where)
+    return named

@@ -1,0 +1,231 @@
+"""The commands over an archive of bundles: ``rank`` and ``rejudge``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from audit.cli._common import PROG, Handler, Subparsers, optional_pins, pin_set, print_json
+from bundle_schema.errors import (
+    EXIT_CHECK_FAILED,
+    EXIT_OK,
+    EvidenceAuditError,
+    InvalidInput,
+    one_line,
+)
+from bundle_schema.models import Gx10Evidence, PinSetRef, Verdict
+from pins import CURRENT, load_builtin
+from verify import BlobCache, parse_manifest, verify_with_evidence
+from verify._source import open_source
+from verify.diffing import diff_runs
+from verify.ranking import Distinct, Found, contents_key, distinct, rank
+from verify.render import ranking_markdown
+
+__all__ = ["register"]
+
+
+def register(commands: Subparsers) -> dict[str, Handler]:
+    """Add ``rank`` and ``rejudge`` to ``commands``; return their handlers."""
+    rank_cmd = commands.add_parser(
+        "rank",
+        help="the public ranking of verified bundles",
+        description="Verify bundles (directories, tars, or directories holding them) and "
+        "list the public ranking of seed 000: complete VALID / MEETS_PROFILE primary-track "
+        "results of the exact pin set, by overall score then coding, Hermes, tool/instruction, "
+        "reliability and performance, then timestamp and run id; then the 'Completed with "
+        "profile limitations' table, controlled-policy groups, and every other run apart with "
+        "its reasons. Repeated trials stay separate rows. Each bundle counts once, by bundle "
+        "digest: a directory and its tar are one row (its source names both; a note says so); "
+        "a copy (the same evidence entries and model digest under another run id or creation "
+        "time) is listed apart, naming the bundle it copies. A bundle that cannot be read is "
+        "listed under 'Refused' with its reason, and the others are still judged. Exit 0, or 1 "
+        "when any bundle was refused; 2 when a PATH holds no bundle.",
+    )
+    rank_cmd.add_argument("paths", nargs="+", metavar="PATH")
+    rank_cmd.add_argument(
+        "--pins",
+        metavar="FILE.toml|ID",
+        help="rank under this pin set (default: the current shipped generation; each bundle is "
+        "judged by the pin set it names)",
+    )
+    rank_format = rank_cmd.add_mutually_exclusive_group()
+    rank_format.add_argument("--json", action="store_true", help="print the ranking as JSON")
+    rank_format.add_argument("--markdown", action="store_true", help="print Markdown tables")
+
+    rejudge = commands.add_parser(
+        "rejudge",
+        help="re-verify an archive of bundles under another pin set",
+        description="Verify every bundle under PATH (directories, tars, or directories of them) "
+        "twice: under the pin set each names, and under --pins; list the runs whose verdict "
+        "changes, with what changed. Each bundle counts once, by bundle digest (a directory and "
+        "its tar are one); copies of another bundle (the same evidence and model, another run id "
+        "or creation time) are named. A bundle that cannot be read is listed as refused with its "
+        "reason, and the others are still judged. Exit 0 (a report), 1 when any bundle was "
+        "refused, 2 when a PATH holds no bundle.",
+    )
+    rejudge.add_argument("paths", nargs="+", metavar="PATH")
+    rejudge.add_argument("--pins", required=True, metavar="FILE.toml|ID", help="the new pin set")
+    rejudge.add_argument("--json", action="store_true", help="print the report as JSON")
+    return {"rank": _rank, "rejudge": _rejudge}
+
+
+def _bundles(paths: Sequence[str]) -> list[Path]:
+    found: list[Path] = []
+    for text in paths:
+        path = Path(text)
+        if path.is_file() or (path / "manifest.json").is_file():
+            found.append(path)
+        elif path.is_dir():
+            inside = sorted(
+                child
+                for child in path.iterdir()
+                if (child.is_dir() and (child / "manifest.json").is_file())
+                or (child.is_file() and child.suffix == ".tar")
+            )
+            if not inside:
+                raise InvalidInput(f"{path}: no bundle directory or .tar in it")
+            found += inside
+        else:
+            raise InvalidInput(f"{path}: no such bundle, tar or directory")
+    return found
+
+
+Run = tuple[Verdict, Gx10Evidence]
+
+
+@dataclass(frozen=True)
+class _Archive:
+    """The bundles under an archive command's paths: each counted once, copies flagged, and
+    the sources refused, each with its one-line reason."""
+
+    bundles: list[Distinct]
+    notes: list[str]
+    refused: list[tuple[str, str]]
+
+
+def _refusal(path: Path, exc: EvidenceAuditError | OSError) -> str:
+    if isinstance(exc, OSError):
+        where = f"{exc.filename}: " if exc.filename else ""
+        text = f"{where}{exc.strerror or exc}"
+    else:
+        text = str(exc)
+    return one_line(text.removeprefix(f"{path}: "))
+
+
+def _archive(paths: Sequence[str], judge: Callable[[Path], Run]) -> _Archive:
+    """Judge every bundle under ``paths``; a bundle that is refused (unreadable, hostile, no
+    valid manifest, an unknown pin set) is set apart with its reason, never aborts the rest."""
+    found: list[Found] = []
+    refused: list[tuple[str, str]] = []
+    for path in _bundles(paths):
+        try:
+            manifest = parse_manifest(open_source(path).manifest_bytes())
+            verdict, evidence = judge(path)
+        except (EvidenceAuditError, OSError) as exc:
+            refused.append((str(path), _refusal(path, exc)))
+            continue
+        found.append(Found(str(path), verdict, evidence, contents_key(manifest.model)))
+    bundles, notes = distinct(found)
+    return _Archive(bundles, notes, refused)
+
+
+def _report_refused(command: str, archive: _Archive) -> int:
+    """One line on stderr per refused bundle; exit 1 when any was refused, else 0."""
+    for source, reason in archive.refused:
+        sys.stderr.write(f"{PROG} {command}: refused {source}: {reason}\n")
+    return EXIT_CHECK_FAILED if archive.refused else EXIT_OK
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def _archive_markdown(archive: _Archive) -> str:
+    """What the ranking tables do not hold: the refused bundles, and the notes."""
+    out: list[str] = []
+    if archive.refused:
+        out += ["", "## Refused", "", "| source | reason |", "| --- | --- |"]
+        out += [f"| {_cell(source)} | {_cell(reason)} |" for source, reason in archive.refused]
+    if archive.notes:
+        out += ["", "## Notes", ""]
+        out += [f"- {note}" for note in archive.notes]
+    return "\n".join(out) + "\n" if out else ""
+
+
+def _rank(args: argparse.Namespace, out: Console, err: Console) -> int:
+    pins = optional_pins(args.pins)
+    cache = BlobCache()  # a blob linked into many bundles from a shared store: hashed once
+    archive = _archive(args.paths, lambda path: verify_with_evidence(path, pins=pins, cache=cache))
+    chosen = pins or load_builtin(CURRENT)
+    items = [bundle.ranked() for bundle in archive.bundles]
+    ranking = rank(
+        items, PinSetRef(id=chosen.id, digest=chosen.digest), demo_only=chosen.pins.demo_only
+    )
+    if args.json:
+        print_json(ranking)
+    else:
+        text = ranking_markdown(ranking) + _archive_markdown(archive)
+        if args.markdown:
+            sys.stdout.write(text)
+        else:
+            out.print(text, markup=False, highlight=False, soft_wrap=True, end="")
+    return _report_refused("rank", archive)
+
+
+_AXES = ("outcome", "result_validity", "profile_decision", "rankable")
+
+
+def _rejudge(args: argparse.Namespace, out: Console, err: Console) -> int:
+    pins = pin_set(args.pins)
+    cache = BlobCache()  # each bundle is verified twice: its blobs are hashed once
+    before: dict[str, Run] = {}
+
+    def judge(bundle: Path) -> Run:
+        before[str(bundle)] = verify_with_evidence(bundle, cache=cache)
+        return verify_with_evidence(bundle, pins=pins, cache=cache)
+
+    archive = _archive(args.paths, judge)
+    changed: list[dict[str, Any]] = []
+    copies: list[dict[str, Any]] = []
+    for bundle in archive.bundles:
+        kept = bundle.kept
+        source = ", ".join(bundle.sources)
+        result = diff_runs(before[kept.source], (kept.verdict, kept.evidence))
+        if not result.same_verdict:
+            changed.append({"bundle": source, "run_id": kept.verdict.run_id,
+                            "diff": result.model_dump(mode="json"),
+                            "reasons": list(kept.verdict.reasons)})  # fmt: skip
+        if bundle.copy_of is not None:
+            copies.append({"bundle": source, "run_id": kept.verdict.run_id,
+                           "copy_of": bundle.copy_of})  # fmt: skip
+    if args.json:
+        report = {"pin_set": {"id": pins.id, "digest": pins.digest},
+                  "bundles": len(archive.bundles), "changed": changed, "copies": copies,
+                  "notes": archive.notes,
+                  "refused": [{"bundle": s, "reason": r} for s, r in archive.refused]}  # fmt: skip
+        sys.stdout.write(json.dumps(report, sort_keys=True) + "\n")
+        return _report_refused("rejudge", archive)
+    out.print(
+        f"{len(changed)} of {len(archive.bundles)} verdicts change under {pins.id} ({pins.digest})"
+        + (f"; {len(archive.refused)} bundle(s) refused" if archive.refused else "")
+    )
+    for row in changed:
+        fields = [d for d in row["diff"]["differences"] if d["field"] in _AXES]
+        shown = "; ".join(f"{d['field']} {d['a']} -> {d['b']}" for d in fields)
+        out.print(f"- {row['run_id']} ({row['bundle']}): {shown}", soft_wrap=True)
+        for reason in row["reasons"][:3]:
+            out.print(f"    {reason}", soft_wrap=True, highlight=False)
+    for row in copies:
+        out.print(f"copy: {row['run_id']} ({row['bundle']}): {row['copy_of']}", soft_wrap=True)
+    for note in archive.notes:
+        out.print(f"note: {note}", soft_wrap=True, highlight=False)
+    for source, reason in archive.refused:
+        out.print(f"refused: {source}: {reason}", soft_wrap=True, highlight=False)
+    return _report_refused("rejudge", archive)

@@ -1,0 +1,206 @@
+"""The commands that judge one or two bundles: ``verify``, ``show`` and ``diff``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from audit._store import write_atomically
+from audit.cli import signing
+from audit.cli._common import (
+    PROG,
+    Handler,
+    Subparsers,
+    digest,
+    optional_pins,
+    positive,
+    print_json,
+)
+from bundle_schema import canonical_bytes
+from bundle_schema.errors import EXIT_CHECK_FAILED, EXIT_OK
+from bundle_schema.models import Verdict
+from pins import load_builtin
+from verify import parse_manifest, render_verdict, verdict_json, verify_bundle, verify_with_evidence
+from verify._source import open_source
+from verify.diffing import diff_runs
+from verify.forensics import show_report
+from verify.policy import REQUIREMENTS, failed_check
+from verify.render import ProgressBar, plain_text, render_show
+from verify.report_html import report_html
+
+__all__ = ["register"]
+
+
+def register(commands: Subparsers) -> dict[str, Handler]:
+    """Add ``verify``, ``show`` and ``diff`` to ``commands``; return their handlers."""
+    verify = commands.add_parser(
+        "verify",
+        help="check a bundle offline: integrity, signature, replay, claims",
+        description="Check a bundle (directory or tar) offline: strict manifest, every blob "
+        "hashed, every evidence record validated; then replay the run under its pin set (hard "
+        "gates, scores, outcome, validity, profile decision, rankability) and compare with the "
+        "runner's claims. With --identity and --issuer, the bundle's Sigstore signature is "
+        "checked offline against a pinned trust root, and an unsigned bundle fails. Exit 1 when "
+        "integrity fails, the signature fails, or the claims differ from the replay; a "
+        "NOT_QUALIFIED or INFRA_ERROR verdict is a result, not a failure of the check.",
+    )
+    verify.add_argument("path", metavar="PATH", help="bundle directory or .tar")
+    verify.add_argument("--json", action="store_true", help="print the verdict as canonical JSON")
+    verify.add_argument(
+        "--expect-digest",
+        type=digest,
+        metavar="DIGEST",
+        help="fail unless the bundle digest is this one (as published)",
+    )
+    verify.add_argument(
+        "--workers", type=positive, metavar="N", help="hashing threads (default: cores)"
+    )
+    verify.add_argument(
+        "--pins",
+        metavar="FILE.toml|ID",
+        help="judge the run by this pin set (default: the shipped pin set the bundle names)",
+    )
+    verify.add_argument(
+        "--require",
+        action="append",
+        default=[],
+        choices=list(REQUIREMENTS),
+        help="exit 1 unless the verdict meets this (repeatable): rankable, qualified (outcome "
+        "QUALIFIED), valid (result validity VALID), signed (a verified signature)",
+    )
+    verify.add_argument(
+        "--evidence-out",
+        metavar="FILE.json",
+        help="also write the evidence the replay read, as one gx10-evidence document "
+        "(what `audit score gx10` replays without the bundle)",
+    )
+    signing.add_policy_options(verify, attest=True)
+
+    show = commands.add_parser(
+        "show",
+        help="a reviewer's view of one bundle",
+        description="Verify a bundle and show it for review: the verdict and its reasons; for a "
+        "result that is not a valid model decision, which part failed, its first evidence, what "
+        "the model had done before it, and the best and worst aggregate the run could have "
+        "reached; each gate with the evidence entries it read; the timeline against its limits; "
+        "the transport log summarized; the non-loopback socket attempts; checkouts and identity.",
+    )
+    show.add_argument("path", metavar="PATH")
+    show.add_argument("--pins", metavar="FILE.toml|ID", help="judge by this pin set")
+    show.add_argument("--json", action="store_true", help="print the report as canonical JSON")
+    show.add_argument(
+        "--html",
+        metavar="OUT.html",
+        help="also write the report as one self-contained HTML file (no network needed to view it)",
+    )
+    signing.add_policy_options(show)
+
+    diff = commands.add_parser(
+        "diff",
+        help="what differs between two bundles",
+        description="Verify two bundles and list what differs: pin set, model digest, engine and "
+        "version, upstream commits, integrity and signature, verdict, scores (with deltas, "
+        "B - A) and gates. Exit 0 when both are the same deployment (pin set, model, engine, "
+        "upstream commits) with the same verdict, 1 otherwise (a different deployment is 1 even "
+        "when the verdicts agree).",
+    )
+    diff.add_argument("a", metavar="A")
+    diff.add_argument("b", metavar="B")
+    diff.add_argument("--pins", metavar="FILE.toml|ID", help="judge both by this pin set")
+    diff.add_argument("--json", action="store_true", help="print the differences as JSON")
+    return {"verify": _verify, "show": _show, "diff": _diff}
+
+
+def _bounded(path: str, **options: Any) -> tuple[Verdict, None]:
+    return verify_bundle(path, **options), None
+
+
+def _verify(args: argparse.Namespace, out: Console, err: Console) -> int:
+    policy = signing.policy_from(args)
+    # without --evidence-out the bounded path: memory does not grow with the records (ADR 0012)
+    verify = verify_with_evidence if args.evidence_out else _bounded
+    with ProgressBar(err) as bar:
+        verdict, evidence = verify(
+            args.path,
+            expect_digest=args.expect_digest,
+            workers=args.workers,
+            progress=bar.factory,
+            pins=optional_pins(args.pins),
+            signature_policy=policy,
+        )
+    if args.evidence_out and evidence is not None:
+        data = canonical_bytes(evidence.model_dump(mode="json")) + b"\n"
+        write_atomically(Path(args.evidence_out), [data])
+    if args.attest:
+        signing.attest(verdict, args.attest)
+    if args.json:
+        sys.stdout.buffer.write(verdict_json(verdict))
+        sys.stdout.flush()
+    else:
+        render_verdict(verdict, out, args.path)
+    failed = failed_check(verdict, args.require)
+    if failed is not None:
+        sys.stderr.write(f"{PROG} verify: {failed}\n")
+        return EXIT_CHECK_FAILED
+    return EXIT_OK
+
+
+def _show(args: argparse.Namespace, out: Console, err: Console) -> int:
+    pins = optional_pins(args.pins)
+    policy = signing.policy_from(args)
+    verdict, evidence = verify_with_evidence(args.path, pins=pins, signature_policy=policy)
+    manifest = parse_manifest(open_source(args.path).manifest_bytes())
+    judged = pins or load_builtin(verdict.pin_set.id)
+    report = show_report(verdict, evidence, manifest.model.evidence, judged)
+    if args.html:
+        bounds = judged.pins.thresholds.get(evidence.profile)
+        html = report_html(
+            report,
+            evidence.transport or (),
+            evidence.socket_ledger or (),
+            bounds.model_dump() if bounds is not None else {},
+        )
+        write_atomically(Path(args.html), [html.encode()])
+    if args.json:
+        print_json(report)
+    else:
+        render_show(report, out, args.path)
+    return EXIT_OK
+
+
+def _diff(args: argparse.Namespace, out: Console, err: Console) -> int:
+    pins = optional_pins(args.pins)
+    result = diff_runs(
+        verify_with_evidence(args.a, pins=pins), verify_with_evidence(args.b, pins=pins)
+    )
+    if args.json:
+        print_json(result)
+    else:
+        deployment = "the same" if result.same_deployment else "DIFFERS"
+        verdict = "the same" if result.same_verdict else "DIFFERS"
+        table = Table(title=f"{args.a} -> {args.b}: deployment {deployment}, verdict {verdict}")
+        for column in ("field", "A", "B", "B - A"):
+            table.add_column(column, overflow="fold")
+        for side, name in ((result.a, "A"), (result.b, "B")):
+            out.print(f"{name}: {side.bundle_digest}, integrity {side.integrity}, "
+                      f"signature {side.signature}")  # fmt: skip
+        for item in result.differences:
+            delta = "" if item.delta is None else f"{item.delta:+g}"
+            table.add_row(plain_text(item.field), _side_value(item.a), _side_value(item.b), delta)
+        out.print(table)
+    same = result.same_deployment and result.same_verdict
+    return EXIT_OK if same else EXIT_CHECK_FAILED
+
+
+def _side_value(value: bool | float | str | None) -> Text | str:
+    """A side of a difference in the table: text as it is (never markup), others as JSON."""
+    if value is None:
+        return ""
+    return plain_text(value if isinstance(value, str) else json.dumps(value))
