@@ -13,6 +13,10 @@ Two ways to use the cores, chosen by the number of blobs:
 
 Work starts when a :class:`HashJob` is made, so the caller can parse the manifest meanwhile.
 Memory stays bounded: each worker holds one read buffer at a time.
+
+Progress is counted while a blob is read, not only when it is done: each worker passes on what
+it has hashed every :data:`PROGRESS_STEP` bytes (threads and the calling thread to a counter
+behind a lock, helper processes into shared memory), so a bar moves through a large blob.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from verify._source import READ_CHUNK, Member, read_range
 
 __all__ = [
     "PROCESS_THRESHOLD",
+    "PROGRESS_STEP",
     "BlobCache",
     "HashJob",
     "Hashed",
@@ -41,6 +46,11 @@ __all__ = [
 PROCESS_THRESHOLD = 64
 """From this many blobs on, hash in worker processes rather than threads."""
 MAX_BATCH = 4096
+PROGRESS_STEP = 8 << 20
+"""Bytes a worker hashes between two progress reports: a bar moves through a large blob (a
+1 GiB blob is 128 reports) at no measurable cost to hashing."""
+_POLL_S = 0.1
+"""How often the calling process reads the helper processes' counts while it waits for them."""
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 
@@ -60,17 +70,85 @@ def default_workers() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def _hash_fd(fd: int, digest: Any, offset: int, size: int | None) -> int:
+class _Counter:
+    """One worker's bytes hashed, passed on to ``report`` every :data:`PROGRESS_STEP` bytes and
+    at :meth:`flush`. Used by one thread only."""
+
+    __slots__ = ("_pending", "_report")
+
+    def __init__(self, report: Callable[[int], None]) -> None:
+        self._pending = 0
+        self._report = report
+
+    def __call__(self, count: int) -> None:
+        self._pending += count
+        if self._pending >= PROGRESS_STEP:
+            self._report(self._pending)
+            self._pending = 0
+
+    def flush(self) -> None:
+        if self._pending:
+            self._report(self._pending)
+            self._pending = 0
+
+
+class _Progress:
+    """Bytes hashed so far by every worker, passed on to an ``advance`` callback once one is
+    given (:meth:`start`); what was hashed before that is passed on at once then.
+
+    Threads of this process report through :meth:`add`; helper processes count in the third
+    slot of their shared bounds (:meth:`watch`), read at every report.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._here = 0
+        self._helpers: list[Any] = []
+        self._reported = 0
+        self._advance: Callable[[int], None] | None = None
+
+    def watch(self, bounds: Any) -> None:
+        """Count what a helper process writes into ``bounds[2]``."""
+        self._helpers.append(bounds)
+
+    def add(self, count: int) -> None:
+        """``count`` more bytes were hashed (from any thread)."""
+        with self._lock:
+            self._here += count
+            self._report()
+
+    def poll(self) -> None:
+        """Pass on what the helper processes have counted since the last report."""
+        with self._lock:
+            self._report()
+
+    def start(self, advance: Callable[[int], None]) -> None:
+        with self._lock:
+            self._advance = advance
+            self._report()
+
+    def _report(self) -> None:
+        if self._advance is None:
+            return
+        done = self._here + sum(bounds[2] for bounds in self._helpers)
+        if done > self._reported:
+            self._advance(done - self._reported)
+            self._reported = done
+
+
+def _hash_fd(fd: int, digest: Any, offset: int, size: int | None, counter: _Counter) -> int:
     """Feed an open file (all of it, or ``size`` bytes from ``offset``) to ``digest``."""
     total = 0
     if size is None:  # read_all, inlined: this loop runs once per small file
         while data := os.read(fd, READ_CHUNK):
             digest.update(data)
             total += len(data)
+            counter(len(data))
         return total
     for data in read_range(fd, offset, size):
         digest.update(data)
         total += len(data)
+        counter(len(data))
     return total
 
 
@@ -80,14 +158,18 @@ _Result = tuple[str, str | None, int, str | None]
 """A result as plain data (path, hex digest, size, error)."""
 
 
-def _hash_jobs(jobs: Sequence[_Job], indices: Iterable[int]) -> list[_Result]:
-    """Hash ``jobs[i]`` for each index given (the indices may stop early).
+def _hash_jobs(
+    jobs: Sequence[_Job], indices: Iterable[int], report: Callable[[int], None]
+) -> list[_Result]:
+    """Hash ``jobs[i]`` for each index given (the indices may stop early), reporting the bytes
+    hashed as it goes (see :class:`_Counter`).
 
     Files of a directory bundle are opened relative to their directory (one path lookup per
     file, not one per path component: half the cost on many small files); a tar is opened once.
     """
     results: list[_Result] = []
     opened: dict[str, int] = {}
+    counter = _Counter(report)
     try:
         for index in indices:
             path, file, size, offset = jobs[index]
@@ -99,26 +181,27 @@ def _hash_jobs(jobs: Sequence[_Job], indices: Iterable[int]) -> list[_Result]:
                         opened[parent] = os.open(parent, os.O_RDONLY | os.O_DIRECTORY)
                     fd = os.open(name, os.O_RDONLY | _NOFOLLOW, dir_fd=opened[parent])
                     try:
-                        count = _hash_fd(fd, digest, 0, None)
+                        count = _hash_fd(fd, digest, 0, None, counter)
                     finally:
                         os.close(fd)
                 else:
                     if file not in opened:
                         opened[file] = os.open(file, os.O_RDONLY | _NOFOLLOW)
-                    count = _hash_fd(opened[file], digest, offset, size)
+                    count = _hash_fd(opened[file], digest, offset, size, counter)
             except OSError as exc:
                 results.append((path, None, 0, exc.strerror or str(exc)))
                 continue
             results.append((path, digest.hexdigest(), count, None))
     finally:
+        counter.flush()
         for fd in opened.values():
             os.close(fd)
     return results
 
 
-def _hash_batch(batch: Sequence[_Job]) -> list[_Result]:
+def _hash_batch(batch: Sequence[_Job], report: Callable[[int], None]) -> list[_Result]:
     """Hash every member of a batch."""
-    return _hash_jobs(batch, range(len(batch)))
+    return _hash_jobs(batch, range(len(batch)), report)
 
 
 def _from_the_front(bounds: Any, count: int) -> Iterator[int]:
@@ -158,9 +241,14 @@ def _process_context() -> multiprocessing.context.BaseContext:
 
 
 def _hash_part(jobs: Sequence[_Job], bounds: Any, connection: Connection) -> None:
-    """A helper process: hash its share from the front, then send every result at once."""
+    """A helper process: hash its share from the front, counting the bytes in ``bounds[2]``,
+    then send every result at once."""
+
+    def report(count: int) -> None:
+        bounds[2] += count
+
     try:
-        connection.send(_hash_jobs(jobs, _from_the_front(bounds, len(jobs))))
+        connection.send(_hash_jobs(jobs, _from_the_front(bounds, len(jobs)), report))
     finally:
         connection.close()
 
@@ -170,7 +258,8 @@ class _Helper(NamedTuple):
     receive: Connection
     jobs: list[_Job]
     bounds: Any
-    """Shared [front, back]: how far the helper and the caller have taken its share."""
+    """Shared [front, back, hashed]: how far the helper and the caller have taken its share,
+    and the bytes the helper has hashed."""
 
 
 class HashJob:
@@ -188,13 +277,15 @@ class HashJob:
         self._pool: Executor | None = None
         self._futures: list[Future[list[_Result]]] = []
         self._helpers: list[_Helper] = []
+        self._progress = _Progress()
         if len(jobs) >= PROCESS_THRESHOLD and workers > 1:
             self._start_helpers(jobs, workers - 1)
             return
         self._batches = _batches(jobs, workers)
         if len(self._batches) > 1 and workers > 1:
             self._pool = ThreadPoolExecutor(workers, thread_name_prefix="sha256")
-            self._futures = [self._pool.submit(_hash_batch, b) for b in self._batches]
+            report = self._progress.add
+            self._futures = [self._pool.submit(_hash_batch, b, report) for b in self._batches]
 
     def _start_helpers(self, jobs: list[_Job], count: int) -> None:
         """Give each helper process its share up front (every count-th member), so that none
@@ -202,7 +293,8 @@ class HashJob:
         context: Any = _process_context()  # each start method's context has Process and Pipe
         for index in range(count):
             share = jobs[index::count]
-            bounds = context.RawArray("q", [0, len(share) - 1])
+            bounds = context.RawArray("q", [0, len(share) - 1, 0])
+            self._progress.watch(bounds)
             receive, send = context.Pipe(duplex=False)
             process = context.Process(target=_hash_part, args=(share, bounds, send), daemon=True)
             process.start()
@@ -210,37 +302,46 @@ class HashJob:
             self._helpers.append(_Helper(process, receive, share, bounds))
 
     def _finished(self) -> Iterator[list[_Result]]:
+        report = self._progress.add
         if self._helpers:
             # The caller is done parsing: it hashes each share from the back until it meets
             # the helper, then takes the helper's results.
             for helper in self._helpers:
-                yield _hash_jobs(helper.jobs, _from_the_back(helper.bounds, len(helper.jobs)))
+                back = _from_the_back(helper.bounds, len(helper.jobs))
+                yield _hash_jobs(helper.jobs, back, report)
             for helper in self._helpers:
                 try:
+                    while not helper.receive.poll(_POLL_S):
+                        self._progress.poll()
                     done = helper.receive.recv()
                 except (EOFError, OSError):  # the helper died: hash its share here
-                    done = _hash_batch(helper.jobs)
+                    done = _hash_batch(helper.jobs, report)
                 helper.receive.close()
                 helper.process.join()
                 yield done
         elif self._pool is not None:
             yield from (future.result() for future in self._futures)
         else:
-            yield from map(_hash_batch, self._batches)
+            yield from (_hash_batch(batch, report) for batch in self._batches)
 
     def results(self, advance: Callable[[int], None] | None = None) -> dict[str, Hashed]:
         """Wait for every member's result (read errors are results, not exceptions).
 
         Args:
-            advance: called with the bytes of each finished part, from the calling thread.
+            advance: called with the bytes hashed since its last call: at once with what was
+                hashed before this call, then while hashing goes on (every
+                :data:`PROGRESS_STEP` bytes of a worker, and every tenth of a second while
+                helper processes are waited for), from a hashing thread or the calling one,
+                never two at a time. The calls add up to the bytes read.
         """
+        if advance is not None:
+            self._progress.start(advance)
         results: dict[str, Hashed] = {}
         for done in self._finished():
             for path, hexdigest, size, error in done:
                 digest = None if hexdigest is None else "sha256:" + hexdigest
                 results[path] = Hashed(digest, size, error)
-            if advance:
-                advance(sum(size for _, _, size, _ in done))
+        self._progress.poll()
         self._helpers = []
         return results
 
