@@ -120,6 +120,7 @@ KINDS: Mapping[str, DocumentKind] = {
         DocumentKind("ranking", models.Ranking, versioned=True),
         DocumentKind("run-diff", models.RunDiff, versioned=True),
         DocumentKind("show-report", models.ShowReport, versioned=True),
+        DocumentKind("exchange-view", models.ExchangeView, versioned=True),
         DocumentKind("verdict", models.Verdict, versioned=True),
         DocumentKind("attestation-report", models.AttestationReport, versioned=True),
         DocumentKind("bundle-statement", models.BundleStatement, versioned=False),
@@ -248,8 +249,10 @@ def validate_document(kind: DocumentKind, value: Any, where: str) -> BaseModel:
     """Validate a parsed JSON value as a document of ``kind`` and return its model.
 
     Raises:
-        UnknownSchemaVersion: a versioned document with no known ``schema_version``.
-        SchemaViolation: the value fails the committed JSON Schema or the model.
+        UnknownSchemaVersion: a versioned document whose ``schema_version`` is a version number
+            this code does not read (a newer format).
+        SchemaViolation: the value fails the committed JSON Schema or the model, or its
+            ``schema_version`` is missing or not a version number.
     """
     if not isinstance(value, dict):
         raise SchemaViolation(where, f"expected a JSON object, got {type(value).__name__}")
@@ -257,6 +260,12 @@ def validate_document(kind: DocumentKind, value: Any, where: str) -> BaseModel:
         version = value.get("schema_version")
         if version != models.SCHEMA_VERSION or isinstance(version, bool):
             shown = "missing" if "schema_version" not in value else json.dumps(version)[:40]
+            if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+                # no version at all is a broken document, not one from a newer format
+                raise SchemaViolation(
+                    where, f"schema_version {shown} is not a version number (this verifier "
+                    f"reads {models.SCHEMA_VERSION})"
+                )  # fmt: skip
             raise UnknownSchemaVersion(
                 where,
                 f"schema_version {shown} is not one this verifier reads "

@@ -1,13 +1,22 @@
 """The project's exception tree, rooted here so that every layer shares it.
 
     EvidenceAuditError           base; carries the exit code the CLI returns
-    ├── InvalidInput             exit 2: refused input or usage (unreadable, malformed, hostile)
+    ├── InvalidInput             exit 2: refused request: usage, a path that cannot be read or
+    │   │                        holds no bundle, an input file the user gave that is malformed,
+    │   │                        a format version or pin set this code does not know
     │   └── DocumentError        a JSON document that is not a valid document of its kind
     │       ├── MalformedJSON    not strict JSON: bad UTF-8, duplicate keys, NaN, trailing data
     │       ├── NotCanonical     valid JSON whose bytes are not its RFC 8785 canonical form
     │       ├── UnknownSchemaVersion
     │       └── SchemaViolation  fails the committed JSON Schema or the model
     └── CheckFailed              exit 1: the input was read, and a check on it failed
+        └── DefectiveBundle      a bundle whose own bytes are unsound: a hostile archive or
+                                 directory (verify._source.HostileArchive), a manifest that is
+                                 not a valid manifest
+
+The rule (ADR 0019): a defect of a bundle's bytes is a failed check (exit 1), wherever it is
+found, so that "this bundle is not sound" always reads the same; a refusal (exit 2) means nothing
+was judged because the request itself cannot be carried out.
 
 Every message names what was wrong and where, on one line.
 """
@@ -19,6 +28,7 @@ __all__ = [
     "EXIT_INVALID_INPUT",
     "EXIT_OK",
     "CheckFailed",
+    "DefectiveBundle",
     "DocumentError",
     "EvidenceAuditError",
     "InvalidInput",
@@ -58,6 +68,10 @@ class CheckFailed(EvidenceAuditError):
     """The input was read, and a check on it failed."""
 
     exit_code = EXIT_CHECK_FAILED
+
+
+class DefectiveBundle(CheckFailed):
+    """A bundle's own bytes are unsound: a hostile archive, or a manifest that is not one."""
 
 
 class DocumentError(InvalidInput):

@@ -113,18 +113,29 @@ def _broken(kind: str, change: dict[str, Any]) -> bytes:
 
 
 VERSIONS = [
-    ("newer", {"schema_version": 2}, "schema_version 2 is not one this verifier reads"),
-    ("missing", {"schema_version": ...}, "schema_version missing"),
-    ("string", {"schema_version": "1"}, 'schema_version "1"'),
-    ("boolean", {"schema_version": True}, "schema_version true"),
+    ("missing", {"schema_version": ...}, "schema_version missing is not a version number"),
+    ("string", {"schema_version": "1"}, 'schema_version "1" is not a version number'),
+    ("boolean", {"schema_version": True}, "schema_version true is not a version number"),
+    ("zero", {"schema_version": 0}, "schema_version 0 is not a version number"),
 ]
+
+
+def test_a_newer_schema_version_is_refused_as_unknown() -> None:
+    """A version number this code does not read is a newer format: a refusal (exit 2)."""
+    with pytest.raises(UnknownSchemaVersion, match="schema_version 2 is not one this verifier"):
+        parse_document(
+            KINDS["component-result"], _broken("component-result", {"schema_version": 2}), "r.json"
+        )
 
 
 @pytest.mark.parametrize(
     ("change", "fragment"), [v[1:] for v in VERSIONS], ids=[v[0] for v in VERSIONS]
 )
-def test_unknown_schema_version_refused(change: dict[str, Any], fragment: str) -> None:
-    with pytest.raises(UnknownSchemaVersion, match=fragment):
+def test_a_schema_version_that_is_no_version_is_a_violation(
+    change: dict[str, Any], fragment: str
+) -> None:
+    """No version at all is a broken document, not one from a newer format."""
+    with pytest.raises(SchemaViolation, match=fragment):
         parse_document(KINDS["component-result"], _broken("component-result", change), "r.json")
 
 

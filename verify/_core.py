@@ -15,7 +15,7 @@ from pydantic import BaseModel
 from bundle_schema import KINDS, RECORD_MEDIA_TYPES, digest_of, loads_canonical, validate_document
 from bundle_schema.canonical import parse_canonical
 from bundle_schema.documents import DocumentKind
-from bundle_schema.errors import DocumentError
+from bundle_schema.errors import DefectiveBundle, DocumentError, UnknownSchemaVersion
 from bundle_schema.layout import (
     BLOB_DIR,
     MANIFEST,
@@ -79,10 +79,17 @@ def parse_manifest(data: bytes) -> ParsedManifest:
     """Parse manifest.json's bytes strictly: canonical JSON, known version, schema, model.
 
     Raises:
-        DocumentError: the manifest is not a valid version-1 manifest; the message says where.
+        DefectiveBundle: the manifest is not strict canonical JSON or not a valid version-1
+            manifest (a defect of the bundle, exit 1); the message says where.
+        UnknownSchemaVersion: a manifest version this verifier does not read (a refusal).
     """
-    document = parse_canonical(data, MANIFEST)
-    model = validate_document(KINDS["manifest"], document.value, MANIFEST)
+    try:
+        document = parse_canonical(data, MANIFEST)
+        model = validate_document(KINDS["manifest"], document.value, MANIFEST)
+    except UnknownSchemaVersion:
+        raise
+    except DocumentError as exc:
+        raise DefectiveBundle(str(exc)) from None
     assert isinstance(model, Manifest)  # noqa: S101 - validate_document returns the kind's model
     assert document.members is not None  # noqa: S101 - a valid manifest is an object
     sealed = content_digest_of_members(document.members)

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from pydantic import BaseModel
 
 from bundle_schema import KINDS, RECORD_MEDIA_TYPES, digest_of
-from bundle_schema.errors import CheckFailed, InvalidInput
+from bundle_schema.errors import CheckFailed, DefectiveBundle, InvalidInput
 from bundle_schema.layout import BLOB_DIR, MANIFEST_SIGNATURE
 from bundle_schema.models import (
     Finding,
@@ -297,15 +297,16 @@ def verify_with_evidence(
 
 def _published_manifest(data: bytes, expect_digest: str | None) -> ParsedManifest:
     """The manifest; with a published digest, a manifest that does not parse and is not the
-    published one is that, not the runner's fault: a failed check (exit 1), not a refusal.
+    published one is that, not the runner's fault: "not the published bundle".
 
     Raises:
         CheckFailed: not the published bundle, and its manifest does not parse.
-        InvalidInput: the manifest does not parse (and no digest, or the published one, given).
+        DefectiveBundle: the manifest does not parse (and no digest, or the published one, given).
+        UnknownSchemaVersion: the published manifest has a version this verifier does not read.
     """
     try:
         return parse_manifest(data)
-    except InvalidInput as exc:
+    except (DefectiveBundle, InvalidInput) as exc:
         got = digest_of(data)
         if expect_digest is None or got == expect_digest:
             raise

@@ -28,7 +28,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from bundle_schema.errors import InvalidInput
+from bundle_schema.errors import DefectiveBundle, InvalidInput
 from bundle_schema.layout import BLOB_DIR, MANIFEST, SIGNATURES_DIR, classify_path
 
 __all__ = [
@@ -47,8 +47,9 @@ READ_CHUNK = 1 * MiB
 ALLOWED_DIRS = frozenset({"blobs", BLOB_DIR, SIGNATURES_DIR})
 
 
-class HostileArchive(InvalidInput):
-    """The bundle (a tar or a directory) holds something a bundle never holds."""
+class HostileArchive(DefectiveBundle):
+    """The bundle (a tar or a directory) holds something a bundle never holds: a defect of the
+    bundle (exit 1), not a refused request."""
 
 
 @dataclass(frozen=True)
@@ -162,7 +163,8 @@ class BundleSource:
         """Return manifest.json's bytes.
 
         Raises:
-            InvalidInput: there is no manifest.json, it is too large, or it cannot be read.
+            InvalidInput: there is no manifest.json (not a bundle), or it cannot be read.
+            HostileArchive: it is over its cap.
         """
         member = self.members.get(MANIFEST)
         if member is None:
@@ -175,7 +177,7 @@ class BundleSource:
         except OSError as exc:
             raise InvalidInput(f"{self.location}: cannot read {MANIFEST}: {exc.strerror}") from None
         if data is None:
-            raise InvalidInput(
+            raise HostileArchive(
                 f"{self.location}: {MANIFEST} is over the cap of {limits.max_manifest_size} bytes"
             )
         return data

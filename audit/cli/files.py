@@ -32,9 +32,9 @@ def register(commands: Subparsers) -> dict[str, Handler]:
     unpack_cmd = commands.add_parser(
         "unpack",
         help="unpack a bundle tar, refusing hostile members",
-        description="Unpack a bundle tar into a new or empty directory. Refuses (exit 2) links, "
-        "devices, FIFOs, absolute or '..' paths, duplicates, members outside the layout and "
-        "members or archives over the size caps.",
+        description="Unpack a bundle tar into a new or empty directory. Refuses (exit 1: a "
+        "defective bundle) links, devices, FIFOs, absolute or '..' paths, duplicates, members "
+        "outside the layout and members or archives over the size caps.",
     )
     unpack_cmd.add_argument("archive", metavar="FILE.tar")
     unpack_cmd.add_argument("-o", "--output", required=True, metavar="DIR")

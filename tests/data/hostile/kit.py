@@ -64,6 +64,9 @@ class Case:
     fragment: str
     command: str = "verify"
     deterministic: bool = True
+    screened: bool = False
+    """Refused when the tar or directory is listed (HostileArchive), before anything is read:
+    a defect of the bundle (exit 1), like a finding, but found by the screening."""
 
     @property
     def slug(self) -> str:
