@@ -4,6 +4,9 @@ Each blob streams through SHA-256 into a temporary file in ``blobs/sha256/``, is
 renamed to its digest with ``os.replace``; a blob already present is kept and the copy dropped.
 The manifest is written last, the same way, so a writer that dies leaves no manifest.json and a
 bundle that verifies as unsealed, never one that looks complete.
+
+An error while writing names the path the user gave (the file, or the bundle's blob directory),
+never the temp file that stood in for it (see :func:`errors_naming`).
 """
 
 from __future__ import annotations
@@ -12,7 +15,8 @@ import hashlib
 import os
 import re
 import secrets
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -33,10 +37,30 @@ from bundle_schema.models import (
     UpstreamCheckout,
 )
 
-__all__ = ["BundleWriter", "temporary_file", "write_atomically"]
+__all__ = ["BundleWriter", "errors_naming", "temporary_file", "write_atomically"]
 
 CHUNK = 1 << 20
 _LOGICAL_NAME = re.compile(LOGICAL_NAME_PATTERN)
+_TEMPORARY = re.compile(r"^\..+\.(?:tmp|link)-[0-9a-f]{16}$")
+"""The names of this module's temp files (:func:`temporary_file`, the links of a store)."""
+
+
+@contextmanager
+def errors_naming(shown: Path) -> Iterator[None]:
+    """Make an ``OSError`` raised inside name ``shown``, the path the user gave, when it names
+    no file or one of this module's temp files (which the user never named); an error about
+    another file (a source being read) keeps its name.
+
+    Raises:
+        OSError: of the same errno, naming ``shown``.
+    """
+    try:
+        yield
+    except OSError as exc:
+        named = exc.filename
+        if isinstance(named, str | bytes) and not _TEMPORARY.match(Path(os.fsdecode(named)).name):
+            raise
+        raise OSError(exc.errno, exc.strerror or str(exc), str(shown)) from exc
 
 
 def _fsync_directory(path: Path) -> None:
@@ -63,7 +87,7 @@ def _stream_to_temporary(
         The temp file, the ``sha256:`` digest and the size of what was written.
 
     Raises:
-        OSError: writing failed; the temp file is removed.
+        OSError: writing failed; the temp file is removed (callers name the path it stood for).
     """
     temp, fd = temporary_file(directory, name)
     digest, size = hashlib.sha256(), 0
@@ -90,14 +114,16 @@ def write_atomically(path: Path, chunks: Iterable[bytes]) -> tuple[str, int]:
         The ``sha256:`` digest and size of what was written.
 
     Raises:
-        OSError: writing failed; the temp file is removed and ``path`` is untouched.
+        OSError: writing failed, naming ``path``; the temp file is removed and ``path`` is
+            untouched.
     """
-    temp, digest, size = _stream_to_temporary(path.parent, path.name, chunks, durable=True)
-    try:
-        os.replace(temp, path)
-    except BaseException:
-        temp.unlink(missing_ok=True)
-        raise
+    with errors_naming(path):
+        temp, digest, size = _stream_to_temporary(path.parent, path.name, chunks, durable=True)
+        try:
+            os.replace(temp, path)
+        except BaseException:
+            temp.unlink(missing_ok=True)
+            raise
     return digest, size
 
 
@@ -143,7 +169,8 @@ class BundleWriter:
 
         Raises:
             ValueError: the name is not a logical name, is already used, or the bundle is sealed.
-            OSError: writing failed; no blob is left under a final name.
+            OSError: writing failed, naming the blob directory (of the bundle, or of the store);
+                no blob is left under a final name.
         """
         if self.digest is not None:
             raise ValueError("the bundle is sealed")
@@ -155,17 +182,18 @@ class BundleWriter:
             entry = self._add_stored(chunks, media_type)
             self._entries[name] = entry
             return entry
-        temp, digest, size = _stream_to_temporary(self._blobs, "blob", chunks, self._durable)
-        try:
-            entry = EvidenceEntry(digest=digest, size=size, media_type=media_type)
-            final = self.root / blob_path(entry.digest)
-            if final.is_file() and final.stat().st_size == size:
-                temp.unlink()
-            else:
-                os.replace(temp, final)
-        except BaseException:
-            temp.unlink(missing_ok=True)
-            raise
+        with errors_naming(self._blobs):
+            temp, digest, size = _stream_to_temporary(self._blobs, "blob", chunks, self._durable)
+            try:
+                entry = EvidenceEntry(digest=digest, size=size, media_type=media_type)
+                final = self.root / blob_path(entry.digest)
+                if final.is_file() and final.stat().st_size == size:
+                    temp.unlink()
+                else:
+                    os.replace(temp, final)
+            except BaseException:
+                temp.unlink(missing_ok=True)
+                raise
         self._entries[name] = entry
         return entry
 
@@ -173,35 +201,40 @@ class BundleWriter:
         """Write a blob into the shared store once, then link it into the bundle."""
         assert self._store is not None  # noqa: S101 - only called with a store
         shelf = self._store / BLOB_DIR
-        shelf.mkdir(parents=True, exist_ok=True)
-        temp, digest, size = _stream_to_temporary(shelf, "blob", chunks, self._durable)
-        entry = EvidenceEntry(digest=digest, size=size, media_type=media_type)
-        stored = self._store / blob_path(digest)
-        try:
-            if stored.is_file() and stored.stat().st_size == size:
-                temp.unlink()
-            else:
-                temp.chmod(0o444)
-                os.replace(temp, stored)
-        except BaseException:
-            temp.unlink(missing_ok=True)
-            raise
+        with errors_naming(shelf):
+            shelf.mkdir(parents=True, exist_ok=True)
+            temp, digest, size = _stream_to_temporary(shelf, "blob", chunks, self._durable)
+            entry = EvidenceEntry(digest=digest, size=size, media_type=media_type)
+            stored = self._store / blob_path(digest)
+            try:
+                if stored.is_file() and stored.stat().st_size == size:
+                    temp.unlink()
+                else:
+                    temp.chmod(0o444)
+                    os.replace(temp, stored)
+            except BaseException:
+                temp.unlink(missing_ok=True)
+                raise
         final = self.root / blob_path(digest)
         if final.is_file() and final.stat().st_size == size:
             return entry
         link = self._blobs / f".blob.link-{secrets.token_hex(8)}"
-        try:
+        with errors_naming(self._blobs):
             try:
-                os.link(stored, link)
-            except OSError:  # another filesystem, or links not allowed: a copy instead
-                with stored.open("rb") as source:
-                    link, _, _ = _stream_to_temporary(
-                        self._blobs, "blob", iter(lambda: source.read(1 << 20), b""), self._durable
-                    )
-            os.replace(link, final)
-        except BaseException:
-            link.unlink(missing_ok=True)
-            raise
+                try:
+                    os.link(stored, link)
+                except OSError:  # another filesystem, or links not allowed: a copy instead
+                    with stored.open("rb") as source:
+                        link, _, _ = _stream_to_temporary(
+                            self._blobs,
+                            "blob",
+                            iter(lambda: source.read(1 << 20), b""),
+                            self._durable,
+                        )
+                os.replace(link, final)
+            except BaseException:
+                link.unlink(missing_ok=True)
+                raise
         return entry
 
     def add_bytes(self, name: str, data: bytes, media_type: str) -> EvidenceEntry:

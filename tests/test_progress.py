@@ -1,6 +1,6 @@
-"""Progress of long work: hashing moves through a large blob (not only at its end), and a bar is
-drawn on stderr only when stderr is a terminal, never on stdout. Real bundles, real hashing, a
-real pseudo-terminal."""
+"""Progress of long work: hashing moves through a large blob (not only at its end), packing
+reports the bytes written of the total, and a bar is drawn on stderr only when stderr is a
+terminal, never on stdout. Real bundles, real hashing, a real pseudo-terminal."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+from audit._archive import pack
 from tests.factories import write_small_bundle
 from verify import Member, verify_bundle
 from verify._hashing import PROCESS_THRESHOLD, PROGRESS_STEP, HashJob
@@ -87,6 +88,14 @@ def test_helper_processes_report_what_they_hash(tmp_path: Path) -> None:
     assert verdict.integrity.status == "ok"
     assert recorder.after[-1] == recorder.total == _blob_bytes(root)
     assert len(recorder.after) >= 4, recorder.after
+
+
+def test_pack_reports_bytes_written_of_the_total(big_bundle: Path, tmp_path: Path) -> None:
+    recorder = Recorder()
+    result = pack(big_bundle, tmp_path / "big.tar", progress=recorder.factory)
+    assert recorder.total == sum(p.stat().st_size for p in big_bundle.rglob("*") if p.is_file())
+    assert recorder.after[-1] == recorder.total == result.bytes
+    assert len([done for done in recorder.after if done < BIG]) >= 8, recorder.after
 
 
 def test_the_bar_is_drawn_on_the_console_it_is_given_and_nothing_on_stdout(
