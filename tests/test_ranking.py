@@ -117,6 +117,10 @@ def test_rank_cli(ranked_examples: dict[str, Path], capsys: pytest.CaptureFixtur
     text = capsys.readouterr().out
     assert "## Completed with profile limitations" in text
     assert "| 1 | gx10-v5-full-20261102T100000Z-01 |" in text
+    digest = ranking["ranked"][0]["bundle_digest"]
+    row = next(line for line in text.splitlines() if line.startswith("| 1 |"))
+    assert row.endswith(f"| `{digest}` |")  # the bundle digest column, whole
+    assert all(line.endswith("` |") for line in text.splitlines() if "| gx10-" in line)
 
 
 def test_the_demo_bundles_never_rank(

@@ -168,6 +168,12 @@ class BundleSource:
         """
         member = self.members.get(MANIFEST)
         if member is None:
+            held = self._bundles_inside()
+            if held:
+                raise InvalidInput(
+                    f"{self.location}: a folder holding {held} bundle directories or tars, not "
+                    f"a bundle; verify each of them with: audit rank {self.location}"
+                )
             raise InvalidInput(
                 f"{self.location}: no {MANIFEST}; not a sealed bundle (a run that died before "
                 "sealing leaves none)"
@@ -181,6 +187,18 @@ class BundleSource:
                 f"{self.location}: {MANIFEST} is over the cap of {limits.max_manifest_size} bytes"
             )
         return data
+
+    def _bundles_inside(self) -> int:
+        """How many bundles a directory with no manifest holds at its top: sub-directories with
+        a manifest.json, and .tar files (what ``audit rank`` takes from a folder)."""
+        if self.kind != "directory":
+            return 0
+        return sum(
+            1
+            for name in self.members
+            if (name.count("/") == 1 and name.endswith("/" + MANIFEST))
+            or ("/" not in name and name.endswith(".tar"))
+        )
 
 
 def open_source(path: str | os.PathLike[str], limits: Limits = DEFAULT_LIMITS) -> BundleSource:

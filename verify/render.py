@@ -238,6 +238,7 @@ def _score_table(rows: tuple[RankRow, ...], numbered: bool) -> list[str]:
         "reliability",
         "performance",
         "timestamp",
+        "bundle",
     ]
     lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
     for row in rows:
@@ -254,6 +255,7 @@ def _score_table(rows: tuple[RankRow, ...], numbered: bool) -> list[str]:
             _score(s.reliability),
             _score(s.performance),
             row.created_at,
+            f"`{row.bundle_digest}`",
         ]
         lines.append("| " + " | ".join(cells) + " |")
     return lines
@@ -273,14 +275,15 @@ def ranking_markdown(ranking: Ranking) -> str:
     out += ["", "## Listed apart", ""]
     if ranking.apart:
         out += [
-            "| run | pin set | outcome | validity | profile | reason |",
-            "| --- | --- | --- | --- | --- | --- |",
+            "| run | pin set | outcome | validity | profile | reason | bundle |",
+            "| --- | --- | --- | --- | --- | --- | --- |",
         ]
         for row in ranking.apart:
             reason = _cell(row.reasons[0] if row.reasons else "-")
             out.append(
                 f"| {_cell(row.run_id)} | {row.pin_set.id} | {row.outcome} | "
-                f"{row.result_validity} | {row.profile_decision} | {reason} |"
+                f"{row.result_validity} | {row.profile_decision} | {reason} | "
+                f"`{row.bundle_digest}` |"
             )
     else:
         out.append("(none)")
