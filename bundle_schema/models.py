@@ -36,6 +36,7 @@ __all__ = [
     "ComponentRef",
     "ComponentResult",
     "EvidenceEntry",
+    "ExchangeView",
     "Finding",
     "Integrity",
     "Manifest",
@@ -1303,3 +1304,74 @@ class ShowReport(_Model):
     non_loopback: tuple[SocketLedgerEntry, ...]
     upstreams: tuple[UpstreamCheckout, ...]
     model: ModelIdentity
+
+
+# --- one exchange, for review ------------------------------------------------------------------
+
+
+class BodyFacts(_Model):
+    """A recorded body as bytes: how many, their digest, and how it is printed for review."""
+
+    bytes: Count
+    """The body's own bytes: the text encoded as UTF-8, or the base64 decoded."""
+    sha256: Digest
+    form: Literal["json", "text", "binary"]
+    """``json``: UTF-8 text that is JSON, printed re-indented (whitespace between tokens only);
+    ``text``: UTF-8 text, printed as it is; ``binary``: not UTF-8, printed as its base64."""
+
+
+class ChunkTiming(_Model):
+    """When one streamed chunk arrived, on the exchange's clock and on the observer's."""
+
+    index: Count
+    t: Seconds
+    """Seconds after the request started, as recorded."""
+    gap: StrictFloat
+    """Seconds since the previous chunk (the first: since the request started), rounded to
+    nanoseconds; negative when the recorded times go backwards."""
+    at: Seconds
+    """``started + t``: seconds since the observer started, rounded to nanoseconds."""
+    bytes: Count
+    """The chunk's text encoded as UTF-8."""
+
+
+class ExchangeCitation(_Model):
+    """A gate whose reason or evidence names the exchange."""
+
+    gate: Identifier
+    status: Literal["pass", "fail", "infra", "not_selected"]
+    cites: tuple[Text, ...]
+    """The gate's reason and evidence lines that name the exchange."""
+
+
+class ExchangeView(_Model):
+    """One recorded exchange as ``audit show --exchange N`` presents it: the record as it is in
+    the transport log, the facts of its bodies and chunks, and the evidence that cites it."""
+
+    schema_version: Literal[1]
+    bundle_digest: Digest
+    failed_check: Text | None
+    """Why the bundle's verification failed (integrity, signature, claims), or null."""
+    log: EvidenceRef
+    """The transport log entry the record was read from."""
+    log_intact: StrictBool
+    """Whether the log's bytes hash to the digest the manifest gives (and have its size)."""
+    line: Annotated[int, Field(strict=True, ge=1, le=MAX_SAFE_INTEGER)]
+    """The record's line in the log, from 1."""
+    also_on_lines: tuple[Size, ...]
+    """Other lines of the log that carry the same exchange id (a defect of the log)."""
+    exchange: TransportExchange
+    request_body: BodyFacts | None
+    response_body: BodyFacts | None
+    chunks: tuple[ChunkTiming, ...]
+    role: Literal["identity", "probe", "performance", "harness", "none"]
+    """Whose exchange it is, by its recorded component (``none``: it names no component)."""
+    claimed_by: tuple[Text, ...]
+    """The records that name the exchange as theirs: a direct probe, a Hermes task."""
+    read_by: tuple[Identifier, ...]
+    """The gates that read the transport log, and so this exchange among the others."""
+    cited_by: tuple[ExchangeCitation, ...]
+    first_evidence: Text | None
+    """The forensic answer's first evidence (null: no forensic answer, or it found none)."""
+    first_evidence_names_it: StrictBool
+    """Whether that first evidence names this exchange."""

@@ -1,16 +1,19 @@
 """One self-contained HTML file for a bundle's review (``audit show --html``): inline CSS, JS and
 SVG only, nothing fetched. The verdict banner, reasons, the forensic answer, score bars against
 their thresholds, a timeline chart, the gates table, a searchable and filterable transport log
-with bodies and streamed-chunk timing, and the socket ledger. The same report gives the same
-bytes."""
+with bodies and streamed-chunk timing, and the socket ledger. Each exchange's row is anchored
+(``#exchange-N``) and every "exchange N" in the reasons, the first evidence and the gates'
+reasons and evidence links to it (ADR 0020). The same report gives the same bytes."""
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Mapping, Sequence, Set
 from html import escape
 
 from bundle_schema.models import EvidenceRef, ShowReport, SocketLedgerEntry, TransportExchange
+from verify.exchange import TRANSPORT_LOG
 from verify.gx10 import is_loopback
 from verify.render import describe_signature
 
@@ -32,6 +35,7 @@ tr[data-status=pass] .status{color:#1a7f37}tr[data-status=fail] .status{color:#9
 tr[data-status=infra] .status{color:#cf222e;font-weight:600}
 tr[data-status=not_selected] .status{color:#6e7781}
 tr.outside{background:#ffebe9}
+tr.exchange:target{background:#fff8c5;outline:2px solid #d4a72c}
 pre{white-space:pre-wrap;word-break:break-all;background:#f6f8fa;padding:6px;max-height:240px;overflow:auto}
 .controls{display:flex;gap:8px;margin-bottom:8px}
 input,select{font:inherit;padding:4px 6px}
@@ -54,12 +58,35 @@ _JS = """
     count.textContent=shown+' of '+rows.length+' exchanges shown';
   }
   search.addEventListener('input',apply); filter.addEventListener('change',apply); apply();
+  function reveal(){
+    var id=decodeURIComponent(location.hash.slice(1));
+    if(id.indexOf('exchange-')!==0){return;}
+    var row=document.getElementById(id); if(!row){return;}
+    search.value=''; filter.value=''; apply();
+    var details=row.querySelector('details'); if(details){details.open=true;}
+    row.scrollIntoView();
+  }
+  window.addEventListener('hashchange',reveal); reveal();
 })();
 """
 
 
 def _e(value: object) -> str:
     return escape("" if value is None else str(value))
+
+
+_NAMED = re.compile(r"\bexchange (\d+)(?![0-9])")
+"""How reasons, gate evidence and the forensic answer name an exchange ("exchange 12")."""
+
+
+def _linked(value: object, ids: Set[int]) -> str:
+    """Escaped text in which each "exchange N" of the transport table links to its row."""
+
+    def link(match: re.Match[str]) -> str:
+        n = int(match[1])
+        return f'<a href="#exchange-{n}">{match[0]}</a>' if n in ids else match[0]
+
+    return _NAMED.sub(link, _e(value))
 
 
 def _banner(report: ShowReport) -> str:
@@ -76,16 +103,19 @@ def _banner(report: ShowReport) -> str:
     )
 
 
-def _reasons(report: ShowReport) -> str:
-    items = "".join(f"<li>{_e(r)}</li>" for r in report.verdict.reasons) or "<li>none</li>"
+def _reasons(report: ShowReport, ids: Set[int]) -> str:
+    items = (
+        "".join(f"<li>{_linked(r, ids)}</li>" for r in report.verdict.reasons) or "<li>none</li>"
+    )
     forensic = report.forensic
     extra = ""
     if forensic is not None:
+        first = _linked(forensic.first_evidence or "-", ids)
         extra = (
             '<section id="forensic"><h2>What broke, and was it the model?</h2><table>'
             f"<tr><th>failed</th><td>{_e(forensic.failed_part)}</td></tr>"
             f"<tr><th>summary</th><td>{_e(forensic.summary)}</td></tr>"
-            f"<tr><th>first evidence</th><td>{_e(forensic.first_evidence or '-')}</td></tr>"
+            f"<tr><th>first evidence</th><td>{first}</td></tr>"
             f"<tr><th>the model before it</th><td>{_e(forensic.model_before)}</td></tr>"
             f"<tr><th>aggregate had it held</th><td>{_e(forensic.worst_aggregate)} to "
             f"{_e(forensic.best_aggregate)}</td></tr></table></section>"
@@ -197,15 +227,23 @@ def _tasks(report: ShowReport) -> str:
     )
 
 
-def _refs(refs: Sequence[EvidenceRef]) -> str:
-    return "<br>".join(f"{_e(r.name)} {_e(r.digest[:19])}…" for r in refs)
+def _refs(refs: Sequence[EvidenceRef], details: Sequence[str], ids: Set[int]) -> str:
+    """The entries a gate read (the transport log links to its table) and the evidence lines
+    of its result (each exchange they name links to its row)."""
+    entries = [
+        f'<a href="#transport">{_e(r.name)}</a> {_e(r.digest[:19])}…'
+        if r.name == TRANSPORT_LOG
+        else f"{_e(r.name)} {_e(r.digest[:19])}…"
+        for r in refs
+    ]
+    return "<br>".join(entries + [_linked(d, ids) for d in details])
 
 
-def _gates(report: ShowReport) -> str:
+def _gates(report: ShowReport, ids: Set[int]) -> str:
     rows = "".join(
         f'<tr class="gate" data-status="{_e(g.status)}"><td>{_e(g.id)}</td>'
-        f'<td class="status">{_e(g.status)}</td><td>{_e(g.reason)}</td>'
-        f'<td class="evidence">{_refs(g.evidence)}</td></tr>'
+        f'<td class="status">{_e(g.status)}</td><td>{_linked(g.reason, ids)}</td>'
+        f'<td class="evidence">{_refs(g.evidence, g.details, ids)}</td></tr>'
         for g in report.gates
     )
     return (
@@ -222,7 +260,11 @@ def _body(body: object) -> str:
 
 def _transport(exchanges: Sequence[TransportExchange], runtime: str) -> str:
     rows = []
+    anchored: set[int] = set()
     for e in exchanges:
+        # one anchor per id: a log that repeats an id (a defect) links to its first line
+        anchor = "" if e.id in anchored else f' id="exchange-{e.id}"'
+        anchored.add(e.id)
         text = (e.response_body.data if e.response_body else "") + "".join(c.data for c in e.chunks)
         flags = {
             "error": e.error is not None or (e.status or 0) >= 400,
@@ -234,7 +276,7 @@ def _transport(exchanges: Sequence[TransportExchange], runtime: str) -> str:
         data = " ".join(f'data-{k}="{int(v)}"' for k, v in flags.items())
         chunks = "".join(f"<li>{c.t:.4f} s: {_e(c.data)}</li>" for c in e.chunks)
         rows.append(
-            f'<tr class="exchange" {data}><td>{e.id}</td><td>{_e(e.component)}</td>'
+            f'<tr class="exchange"{anchor} {data}><td>{e.id}</td><td>{_e(e.component)}</td>'
             f"<td>{_e(e.method)} {_e(e.path)}</td><td>{_e(e.status)}</td>"
             f"<td>{_e(e.response_model)}</td><td>{len(e.chunks)}</td>"
             f"<td><details><summary>bodies</summary><p>request</p><pre>{_body(e.request_body)}"
@@ -290,11 +332,12 @@ def report_html(
 ) -> str:
     """The review report as one self-contained HTML document."""
     v = report.verdict
+    ids = {e.id for e in exchanges}
     return (
         '<!doctype html><html lang="en"><head><meta charset="utf-8">'
         f"<title>{_e(v.outcome)}: {_e(v.run_id)}</title><style>{_CSS}</style></head><body>"
-        f"{_banner(report)}<main>{_reasons(report)}{_scores(report, thresholds)}"
-        f"{_timeline(report)}{_gates(report)}"
+        f"{_banner(report)}<main>{_reasons(report, ids)}{_scores(report, thresholds)}"
+        f"{_timeline(report)}{_gates(report, ids)}"
         f"{_transport(exchanges, report.model.runtime_model_id)}{_ledger(ledger)}</main>"
         f"<script>{_JS}</script></body></html>\n"
     )

@@ -25,11 +25,19 @@ from audit.cli._common import (
 )
 from bundle_schema import canonical_bytes
 from bundle_schema.errors import EXIT_CHECK_FAILED, EXIT_OK
-from bundle_schema.models import Verdict
+from bundle_schema.models import Gx10Evidence, ShowReport, Verdict
 from pins import load_builtin
-from verify import parse_manifest, render_verdict, verdict_json, verify_bundle, verify_with_evidence
+from verify import (
+    ParsedManifest,
+    parse_manifest,
+    render_verdict,
+    verdict_json,
+    verify_bundle,
+    verify_with_evidence,
+)
 from verify._source import open_source
 from verify.diffing import diff_runs
+from verify.exchange import exchange_view, read_exchange, render_exchange
 from verify.forensics import show_report
 from verify.policy import REQUIREMENTS, failed_check
 from verify.render import ProgressBar, plain_text, render_show
@@ -100,6 +108,18 @@ def register(commands: Subparsers) -> dict[str, Handler]:
         metavar="OUT.html",
         help="also write the report as one self-contained HTML file (no network needed to view it)",
     )
+    show.add_argument(
+        "--exchange",
+        type=_exchange_id,
+        metavar="N",
+        help="print only transport exchange N (its id as recorded), the exact bytes: request line, "
+        "headers and body, response status, headers and body, every streamed chunk with its "
+        "time and the gap to the one before, and the gates and forensic evidence that cite it. "
+        "JSON bodies are re-indented (whitespace only), other text printed as it is, bodies "
+        "that are not UTF-8 as their base64; nothing is cut. With --json, one exchange-view "
+        "document. Exit 1 (after printing) when the bundle fails verification, e.g. integrity; "
+        "exit 2 for an id the log does not hold",
+    )
     signing.add_policy_options(show)
 
     diff = commands.add_parser(
@@ -168,10 +188,40 @@ def _show(args: argparse.Namespace, out: Console, err: Console) -> int:
             bounds.model_dump() if bounds is not None else {},
         )
         write_atomically(Path(args.html), [html.encode()])
+    if args.exchange is not None:
+        return _exchange(args, manifest, (verdict, evidence, report), out)
     if args.json:
         print_json(report)
     else:
         render_show(report, out, args.path)
+    return EXIT_OK
+
+
+def _exchange_id(text: str) -> int:
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"{text!r} is not an exchange id (0, 1, 2, ...)")
+    return int(text)
+
+
+def _exchange(
+    args: argparse.Namespace,
+    manifest: ParsedManifest,
+    shown: tuple[Verdict, Gx10Evidence, ShowReport],
+    out: Console,
+) -> int:
+    """``show --exchange N``: the exchange is printed even when verification fails (the bytes
+    are what a forensic reviewer wants), and then the exit is 1 with the failed check."""
+    verdict, evidence, report = shown
+    recorded = read_exchange(open_source(args.path), manifest, args.exchange)
+    failed = failed_check(verdict)
+    view = exchange_view(recorded, verdict, evidence, report, failed)
+    if args.json:
+        print_json(view)
+    else:
+        render_exchange(view, out, args.path)
+    if failed is not None:
+        sys.stderr.write(f"{PROG} show: {failed}\n")
+        return EXIT_CHECK_FAILED
     return EXIT_OK
 
 
