@@ -10,6 +10,7 @@ import pytest
 from audit.cli import main
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
+SCHEMAS = DOCS.parent / "bundle_schema" / "json"
 
 
 def test_the_ranking_example_is_what_audit_rank_prints(
@@ -21,3 +22,35 @@ def test_the_ranking_example_is_what_audit_rank_prints(
     shown = re.search(r"```markdown\n(.*?)```", (DOCS / "ranking.md").read_text(), re.S)
     assert shown is not None
     assert shown.group(1) == printed
+
+
+def test_the_python_example_of_the_ci_page_runs_as_written(
+    built_examples: dict[str, Path],
+) -> None:
+    """docs/ci.md's Python snippet, run on a real bundle with its published digest: the demo's
+    bundles are never rankable, so the snippet must refuse it with the policy's one line."""
+    from bundle_schema import digest_of  # noqa: PLC0415
+
+    bundle = built_examples["gx10-full-qualified"]
+    code = re.search(r"```python\n(.*?)```", (DOCS / "ci.md").read_text(), re.S)
+    assert code is not None
+    published = digest_of((bundle / "manifest.json").read_bytes())
+    source = code.group(1).replace('"run.tar"', repr(str(bundle)))
+    source = source.replace('"sha256:…"', repr(published))
+    assert repr(published) in source
+    with pytest.raises(SystemExit) as stopped:
+        exec(compile(source, "docs/ci.md", "exec"), {})  # noqa: S102 - the documented example
+    assert str(stopped.value).startswith("not accepted: requirement not met: rankable: ")
+
+
+def test_every_json_output_listed_has_its_committed_schema() -> None:
+    text = (DOCS / "json-outputs.md").read_text()
+    named = set(re.findall(r"`([a-z0-9-]+)(?:\.schema\.json)?`", text))
+    committed = {p.name.removesuffix(".schema.json") for p in SCHEMAS.glob("*.schema.json")}
+    listed = {name for name in named if name in committed}
+    assert {"verdict", "show-report", "ranking", "run-diff", "gx10-evidence"} <= listed
+    rows = re.findall(r"^\| `audit [^|]*\| [^|]* \| ([^|]*) \|$", text, re.M)
+    assert len(rows) >= 10
+    for cell in rows:
+        for name in re.findall(r"`?([a-z0-9-]+?)(?:\.schema\.json)?`?(?:,|$)", cell.strip()):
+            assert name in committed, f"docs/json-outputs.md names {name!r}: no such schema"
