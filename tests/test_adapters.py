@@ -464,7 +464,7 @@ def _level(**fields: Any) -> Callable[[dict[str, Any]], Any]:
         (b"null", r"infermark.json: \$: None is not an object"),
         (_im(lambda r: r.pop("config")), r"\$.config: None is not an object"),
         (_im(lambda r: r["config"].update(mode="non_streaming")),
-         r"\$.config.mode: 'non_streaming': seed 000 reads the streaming"),
+         r"\$.config.mode: 'non_streaming': the performance score reads the streaming"),
         (_im(lambda r: r.update(results=[])), r"concurrency levels \[\]"),
         (_im(lambda r: r["results"][0].update(concurrency=4)), r"concurrency levels \[4\]"),
         (_im(_level(n_error=1)), r"\$.results\[0\]: 5 successes and 1 errors of 5"),

@@ -18,6 +18,7 @@ import pytest
 from rich.console import Console
 
 from audit._archive import pack
+from bundle_schema.layout import MANIFEST
 from tests.factories import write_small_bundle
 from verify import Member, verify_bundle
 from verify._hashing import PROCESS_THRESHOLD, PROGRESS_STEP, HashJob
@@ -164,7 +165,20 @@ def test_verify_json_draws_its_bar_on_a_terminal_stderr_and_keeps_stdout_json(
     json.loads(out)
 
 
-def test_no_bar_when_stderr_is_not_a_terminal(big_bundle: Path) -> None:
-    argv = ["verify", str(big_bundle), "--json"]
-    done = subprocess.run([AUDIT, *argv], capture_output=True, env=_environment(), check=False)
-    assert (done.returncode, done.stderr) == (0, b""), done.stderr
+def test_no_bar_when_stderr_is_not_a_terminal(big_bundle: Path, tmp_path: Path) -> None:
+    for argv in (["verify", str(big_bundle), "--json"],
+                 ["pack", str(big_bundle), "-o", str(tmp_path / "quiet.tar")]):  # fmt: skip
+        done = subprocess.run([AUDIT, *argv], capture_output=True, env=_environment(), check=False)
+        assert (done.returncode, done.stderr) == (0, b""), done.stderr
+
+
+def test_pack_draws_its_bar_on_a_terminal_stderr(big_bundle: Path, tmp_path: Path) -> None:
+    target = tmp_path / "big.tar"
+    code, out, terminal = _run_with_stderr_on_a_terminal(
+        ["pack", str(big_bundle), "-o", str(target)]
+    )
+    assert code == 0
+    assert b"packing" in terminal
+    manifest = (big_bundle / MANIFEST).read_bytes()
+    assert " ".join(out.decode().split()).startswith("packed 4 files (")
+    assert manifest in target.read_bytes()

@@ -616,8 +616,8 @@ def _infermark(files: Files, _components: Sequence[ComponentName]) -> Outputs:
     config = _object(report.get("config"), f"{name}: $.config")
     if config.get("mode") != "streaming":
         raise OutputsUnreadable(
-            f"{name}: $.config.mode: {_show(config.get('mode'))}: seed 000 reads the streaming "
-            "measurement"
+            f"{name}: $.config.mode: {_show(config.get('mode'))}: the performance score reads "
+            "the streaming measurement"
         )
     warmup = _count(config.get("warmup"), f"{name}: $.config.warmup")
     if warmup:
@@ -633,9 +633,9 @@ def _infermark(files: Files, _components: Sequence[ComponentName]) -> Outputs:
     ]
     if levels != [1]:
         raise OutputsUnreadable(
-            f"{name}: $.results: concurrency levels {_show(levels)}: seed 000 measures "
-            "concurrency 1 alone, and every level's requests are performance exchanges "
-            "(run infermark with -c 1)"
+            f"{name}: $.results: concurrency levels {_show(levels)}: the performance "
+            "score measures concurrency 1 alone, and every level's requests are performance "
+            "exchanges (run infermark with -c 1)"
         )
     at = f"{name}: $.results[0]"
     level = results[0]

@@ -291,16 +291,22 @@ def ranking_markdown(ranking: Ranking) -> str:
 
 
 class ProgressBar:
-    """A rich progress bar for hashing, drawn only for long work on a terminal.
+    """A rich progress bar (bytes done of the total, speed, time left), drawn only for long work
+    (:data:`PROGRESS_MIN_BYTES` or more) and only when ``console`` is a terminal, as pip draws
+    its bars: give it the stderr console, so that stdout (``--json``) stays clean. It is
+    transient: gone from the terminal when the work is done.
 
-    Use as a context manager; pass :meth:`factory` as ``verify_bundle(progress=...)``.
+    Use as a context manager; pass :meth:`factory` as ``verify_bundle(progress=...)`` or
+    ``pack(progress=...)``. The callback it makes may be called from any thread.
     """
 
-    def __init__(self, console: Console) -> None:
+    def __init__(self, console: Console, description: str = "hashing blobs") -> None:
         self._console = console
+        self._description = description
         self._progress: Progress | None = None
 
     def factory(self, _count: int, total: int) -> Callable[[int], None] | None:
+        """A callback that advances the bar by bytes, or None when no bar is drawn."""
         if total < PROGRESS_MIN_BYTES or not self._console.is_terminal:
             return None
         progress = Progress(
@@ -312,7 +318,7 @@ class ProgressBar:
             console=self._console,
             transient=True,
         )
-        task = progress.add_task("hashing blobs", total=total)
+        task = progress.add_task(self._description, total=total)
         progress.start()
         self._progress = progress
         return lambda done: progress.advance(task, done)

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from rich.console import Console
 
 from audit.cli import archive, bundle, files, recording, score, signing
-from audit.cli._common import PROG, Handler, Parser
+from audit.cli._common import PROG, Handler, Parser, example
 from bundle_schema.errors import EXIT_INVALID_INPUT, EvidenceAuditError, InvalidInput
 from verify import VERSION
 
@@ -32,10 +32,17 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, Handler]]:
     parser = Parser(
         prog=PROG,
         description="Record LLM deployment qualification runs as evidence bundles; verify them.",
-        epilog="Exit codes: 0 done, 1 a check failed, 2 refused input or usage.",
+        epilog=example(
+            "audit demo", "Exit codes: 0 done, 1 a check failed, 2 refused input or usage."
+        ),
     )
     parser.add_argument("--version", action="version", version=f"{PROG} {VERSION}")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
+    commands = parser.add_subparsers(
+        dest="command",
+        metavar="COMMAND",
+        parser_class=Parser,
+        help="what to do (each has its --help: audit COMMAND --help)",
+    )
     handlers: dict[str, Handler] = {}
     for group in _GROUPS:
         handlers |= group.register(commands)

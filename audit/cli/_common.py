@@ -8,7 +8,7 @@ import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from pydantic import BaseModel
 from rich.console import Console
@@ -26,6 +26,7 @@ __all__ = [
     "Parser",
     "Subparsers",
     "digest",
+    "example",
     "located",
     "named_paths",
     "optional_pins",
@@ -41,8 +42,30 @@ Handler = Callable[[argparse.Namespace, Console, Console], int]
 """A command: its parsed arguments, stdout and stderr consoles; returns the exit code."""
 
 
+class _HelpFormatter(argparse.HelpFormatter):
+    """argparse's, but each line of a description or epilog is wrapped on its own, and an
+    indented line (an example command) is kept whole, so that it can be copied."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        fill = super()._fill_text
+        return "\n".join(
+            indent + line if line.startswith("  ") else fill(line, width, indent)
+            for line in text.splitlines()
+        )
+
+
+def example(command: str, before: str = "") -> str:
+    """An epilog: ``before`` (if any), then the one example command on a line of its own."""
+    return (before + "\n\n" if before else "") + "example:\n  " + command
+
+
 class Parser(argparse.ArgumentParser):
-    """argparse, but a usage error is one line on stderr and exit 2."""
+    """argparse, but a usage error is one line on stderr and exit 2, and help is formatted by
+    :class:`_HelpFormatter`."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _HelpFormatter)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         sys.stderr.write(f"{self.prog}: {one_line(message)} (see {self.prog} --help)\n")

@@ -12,7 +12,15 @@ from typing import Any
 
 from rich.console import Console
 
-from audit.cli._common import PROG, Handler, Subparsers, optional_pins, pin_set, print_json
+from audit.cli._common import (
+    PROG,
+    Handler,
+    Subparsers,
+    example,
+    optional_pins,
+    pin_set,
+    print_json,
+)
 from bundle_schema.errors import (
     EXIT_CHECK_FAILED,
     EXIT_OK,
@@ -37,7 +45,8 @@ def register(commands: Subparsers) -> dict[str, Handler]:
         "rank",
         help="the public ranking of verified bundles",
         description="Verify bundles (directories, tars, or directories holding them) and "
-        "list the public ranking of seed 000: complete VALID / MEETS_PROFILE primary-track "
+        "list the public ranking of the scoring generation (gx10-qualification-v5 unless "
+        "--pins names another): complete VALID / MEETS_PROFILE primary-track "
         "results of the exact pin set, by overall score then coding, Hermes, tool/instruction, "
         "reliability and performance, then timestamp and run id; then the 'Completed with "
         "profile limitations' table, controlled-policy groups, and every other run apart with "
@@ -47,8 +56,11 @@ def register(commands: Subparsers) -> dict[str, Handler]:
         "time) is listed apart, naming the bundle it copies. A bundle that cannot be read is "
         "listed under 'Refused' with its reason, and the others are still judged. Exit 0, or 1 "
         "when any bundle was refused; 2 when a PATH holds no bundle.",
+        epilog=example("audit rank build/demo --markdown"),
     )
-    rank_cmd.add_argument("paths", nargs="+", metavar="PATH")
+    rank_cmd.add_argument(
+        "paths", nargs="+", metavar="PATH", help="bundle directories, tars, or directories of them"
+    )
     rank_cmd.add_argument(
         "--pins",
         metavar="FILE.toml|ID",
@@ -69,8 +81,11 @@ def register(commands: Subparsers) -> dict[str, Handler]:
         "or creation time) are named. A bundle that cannot be read is listed as refused with its "
         "reason, and the others are still judged. Exit 0 (a report), 1 when any bundle was "
         "refused, 2 when a PATH holds no bundle.",
+        epilog=example("audit rejudge build/demo --pins stricter.toml --json"),
     )
-    rejudge.add_argument("paths", nargs="+", metavar="PATH")
+    rejudge.add_argument(
+        "paths", nargs="+", metavar="PATH", help="bundle directories, tars, or directories of them"
+    )
     rejudge.add_argument("--pins", required=True, metavar="FILE.toml|ID", help="the new pin set")
     rejudge.add_argument("--json", action="store_true", help="print the report as JSON")
     return {"rank": _rank, "rejudge": _rejudge}

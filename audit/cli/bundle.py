@@ -19,6 +19,7 @@ from audit.cli._common import (
     Handler,
     Subparsers,
     digest,
+    example,
     optional_pins,
     positive,
     print_json,
@@ -58,6 +59,7 @@ def register(commands: Subparsers) -> dict[str, Handler]:
         "checked offline against a pinned trust root, and an unsigned bundle fails. Exit 1 when "
         "integrity fails, the signature fails, or the claims differ from the replay; a "
         "NOT_QUALIFIED or INFRA_ERROR verdict is a result, not a failure of the check.",
+        epilog=example("audit verify build/demo/gx10-full-qualified.tar --require qualified"),
     )
     verify.add_argument("path", metavar="PATH", help="bundle directory or .tar")
     verify.add_argument("--json", action="store_true", help="print the verdict as canonical JSON")
@@ -99,8 +101,9 @@ def register(commands: Subparsers) -> dict[str, Handler]:
         "the model had done before it, and the best and worst aggregate the run could have "
         "reached; each gate with the evidence entries it read; the timeline against its limits; "
         "the transport log summarized; the non-loopback socket attempts; checkouts and identity.",
+        epilog=example("audit show build/demo/gx10-full-infra-error --html report.html"),
     )
-    show.add_argument("path", metavar="PATH")
+    show.add_argument("path", metavar="PATH", help="bundle directory or .tar")
     show.add_argument("--pins", metavar="FILE.toml|ID", help="judge by this pin set")
     show.add_argument("--json", action="store_true", help="print the report as canonical JSON")
     show.add_argument(
@@ -130,9 +133,12 @@ def register(commands: Subparsers) -> dict[str, Handler]:
         "B - A) and gates. Exit 0 when both are the same deployment (pin set, model, engine, "
         "upstream commits) with the same verdict, 1 otherwise (a different deployment is 1 even "
         "when the verdicts agree).",
+        epilog=example(
+            "audit diff build/demo/gx10-full-qualified build/demo/gx10-full-not-qualified"
+        ),
     )
-    diff.add_argument("a", metavar="A")
-    diff.add_argument("b", metavar="B")
+    diff.add_argument("a", metavar="A", help="the first bundle (directory or .tar)")
+    diff.add_argument("b", metavar="B", help="the second bundle, compared with A")
     diff.add_argument("--pins", metavar="FILE.toml|ID", help="judge both by this pin set")
     diff.add_argument("--json", action="store_true", help="print the differences as JSON")
     return {"verify": _verify, "show": _show, "diff": _diff}

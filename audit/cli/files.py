@@ -11,9 +11,10 @@ from rich.console import Console
 
 from audit._archive import pack, unpack
 from audit._store import write_atomically
-from audit.cli._common import PROG, Handler, Subparsers
+from audit.cli._common import PROG, Handler, Subparsers, example
 from bundle_schema import generate_schemas, schema_drift
 from bundle_schema.errors import EXIT_CHECK_FAILED, EXIT_OK, InvalidInput
+from verify.render import ProgressBar
 
 __all__ = ["register"]
 
@@ -24,9 +25,11 @@ def register(commands: Subparsers) -> dict[str, Handler]:
         "pack",
         help="pack a bundle directory into a reproducible tar",
         description="Pack a bundle directory into a byte-reproducible tar. Refuses a bundle "
-        "that fails integrity (exit 1).",
+        "that fails integrity (exit 1). On a terminal, a bar on stderr shows the bytes written "
+        "of the total.",
+        epilog=example("audit pack runs/today -o runs/today.tar"),
     )
-    pack_cmd.add_argument("directory", metavar="DIR")
+    pack_cmd.add_argument("directory", metavar="DIR", help="the bundle directory to pack")
     pack_cmd.add_argument("-o", "--output", required=True, metavar="FILE.tar")
 
     unpack_cmd = commands.add_parser(
@@ -35,8 +38,9 @@ def register(commands: Subparsers) -> dict[str, Handler]:
         description="Unpack a bundle tar into a new or empty directory. Refuses (exit 1: a "
         "defective bundle) links, devices, FIFOs, absolute or '..' paths, duplicates, members "
         "outside the layout and members or archives over the size caps.",
+        epilog=example("audit unpack runs/today.tar -o unpacked/today"),
     )
-    unpack_cmd.add_argument("archive", metavar="FILE.tar")
+    unpack_cmd.add_argument("archive", metavar="FILE.tar", help="the bundle tar to unpack")
     unpack_cmd.add_argument("-o", "--output", required=True, metavar="DIR")
 
     schema = commands.add_parser(
@@ -44,6 +48,7 @@ def register(commands: Subparsers) -> dict[str, Handler]:
         help="list, check or regenerate the JSON Schema files",
         description="Without options, list the document kinds' schema files. --check fails "
         "(exit 1) when the committed files differ from the models; --out DIR writes them.",
+        epilog=example("audit schema --check"),
     )
     mode = schema.add_mutually_exclusive_group()
     mode.add_argument(
@@ -92,7 +97,8 @@ def _schema(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 
 def _pack(args: argparse.Namespace, out: Console, err: Console) -> int:
-    result = pack(args.directory, args.output)
+    with ProgressBar(err, "packing") as bar:
+        result = pack(args.directory, args.output, progress=bar.factory)
     out.print(f"packed {result.members} files ({result.bytes} bytes) of {result.bundle_digest}")
     return EXIT_OK
 

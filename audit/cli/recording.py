@@ -10,7 +10,7 @@ from pathlib import Path
 from rich.console import Console
 
 from audit.cli import signing
-from audit.cli._common import Handler, Subparsers, digest, named_paths, pin_set
+from audit.cli._common import Handler, Subparsers, digest, example, named_paths, pin_set
 from bundle_schema.errors import EXIT_CHECK_FAILED, EXIT_OK, InvalidInput
 
 __all__ = ["register"]
@@ -25,6 +25,10 @@ def register(commands: Subparsers) -> dict[str, Handler]:
         "model identity, pinned checkouts, direct probes, each harness in a network sandbox, "
         "streaming performance; then write the sealed bundle (claims are the verifier's own "
         "replay of the evidence). Exit 0 when a bundle was written, whatever its outcome.",
+        epilog=example(
+            "audit run --endpoint http://127.0.0.1:8080 --pins gx10-qualification-v5 "
+            "--profile full --out runs/today --weights /models/model.gguf"
+        ),
     )
     run_cmd.add_argument("--endpoint", required=True, metavar="URL", help="http:// on loopback")
     run_cmd.add_argument(
@@ -83,6 +87,7 @@ def register(commands: Subparsers) -> dict[str, Handler]:
         "run the whole recording pipeline (audit run) against the reference endpoint under the "
         "demo-only pin set gx10-reference-v5 and verify what it wrote. With --scenario, only "
         "the pipeline, misbehaving as named.",
+        epilog=example("audit demo --scenario truncation"),
     )
     demo.add_argument("--out", default="build/demo", metavar="DIR", help="default: build/demo")
     demo.add_argument(

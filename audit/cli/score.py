@@ -15,6 +15,7 @@ from audit.cli._common import (
     Handler,
     Parser,
     Subparsers,
+    example,
     located,
     optional_pins,
     print_json,
@@ -42,22 +43,32 @@ def register(commands: Subparsers) -> dict[str, Handler]:
         "score",
         help="replay a published score from recorded evidence",
         description="Replay a scorer over recorded evidence and print what it computes.",
+        epilog=example("audit score gx10 evidence.json"),
     )
-    scorers = score.add_subparsers(dest="scorer", metavar="SCORER", parser_class=Parser)
+    scorers = score.add_subparsers(
+        dest="scorer",
+        metavar="SCORER",
+        parser_class=Parser,
+        help="the scorer to replay (each has its --help)",
+    )
     bfcl = scorers.add_parser(
         "bfcl",
-        help="aggregate BFCL shard reports (seed 003)",
+        help="aggregate BFCL shard reports (score.py's weighting, or the BFCL V4 overall)",
         description="Sum per-subset (hits, n) tallies over BFCL shard reports and aggregate the "
         "union as score.py does, or as the official BFCL V4 overall. Refuses (exit 2) a "
         "duplicated or overlapping shard, a shard missing from or extra to --plan, an unknown "
         "subset, and hits above n.",
+        epilog=example("audit score bfcl shard-0.json shard-1.json --plan plan.json"),
     )
-    bfcl.add_argument("shards", nargs="+", metavar="SHARD.json")
+    bfcl.add_argument(
+        "shards", nargs="+", metavar="SHARD.json", help="the shard reports, one per shard"
+    )
     bfcl.add_argument(
         "--aggregation",
         choices=["score-py", "bfcl-v4"],
         default="score-py",
-        help="score-py: the seed's score.py (default); bfcl-v4: the official BFCL V4 overall "
+        help="score-py: the hierarchical weighting of BFCL's score.py (default); bfcl-v4: the "
+        "official BFCL V4 overall "
         "as bfcl-eval 2026.3.23 computes it",
     )
     bfcl.add_argument("--plan", metavar="PLAN.json", help="the run's shard plan: shard digests")
@@ -65,26 +76,32 @@ def register(commands: Subparsers) -> dict[str, Handler]:
 
     gx10 = scorers.add_parser(
         "gx10",
-        help="replay a gx10-qualification run from one evidence document (seed 000)",
+        help="replay a gx10-qualification run from one evidence document",
         description="Replay a gx10-qualification run from one gx10-evidence document (as "
         "`audit verify --evidence-out` writes it): the hard gates, scores, outcome, validity, "
         "profile decision and rankability, compared with the claims it carries. Exit 1 when "
         "the claims differ from the replay.",
+        epilog=example("audit score gx10 evidence.json --json"),
     )
-    gx10.add_argument("evidence", metavar="EVIDENCE.json")
+    gx10.add_argument(
+        "evidence", metavar="EVIDENCE.json", help="a gx10-evidence document to replay"
+    )
     gx10.add_argument(
         "--pins", metavar="FILE.toml|ID", help="default: the shipped pin set the evidence names"
     )
     gx10.add_argument("--json", action="store_true", help="print the replay as canonical JSON")
     quality = scorers.add_parser(
         "quality",
-        help="replay a quality measurement (seed 001)",
+        help="replay a quality measurement: pair mode, task mode, paired-substrate protocol",
         description="Replay a quality measurement from the answer logits its score tool "
         "recorded: the pair mode, the task mode, or the paired-substrate protocol. Exit 2 for "
         "an input the tool refuses (the limit is named), 1 when the run did not complete or "
         "its files disagree with the replay, 0 otherwise.",
+        epilog=example("audit score quality protocol measurement.json"),
     )
-    modes = quality.add_subparsers(dest="mode", metavar="MODE", parser_class=Parser)
+    modes = quality.add_subparsers(
+        dest="mode", metavar="MODE", parser_class=Parser, help="what was measured"
+    )
     pairs = modes.add_parser(
         "pairs",
         help="win rate of side b over side a on a rubric",
@@ -92,6 +109,10 @@ def register(commands: Subparsers) -> dict[str, Handler]:
         "scores, win/loss/tie at a margin of 0.5 nats (ties count one half), the win rate with "
         "Wilson bounds at a nominal 90%%, the same per item, the cut pairs; then compare with "
         "the run's pairs.jsonl and check the blind transcripts against their key.",
+        epilog=example(
+            "audit score quality pairs --pairs pairs.jsonl --rubric rubric.tsv "
+            "--logits logits.jsonl --claimed out/pairs.jsonl"
+        ),
     )
     pairs.add_argument("--pairs", required=True, metavar="PAIRS.jsonl", help="the pairs file")
     pairs.add_argument("--rubric", required=True, metavar="RUBRIC.tsv", help="<id> TAB <question>")
@@ -108,6 +129,10 @@ def register(commands: Subparsers) -> dict[str, Handler]:
         description="Replay the task mode: per item the largest of the four letter logits (a "
         "tie keeps the earlier letter), per dose the mean over the items; then compare with "
         "the last lines of the run's capability.jsonl.",
+        epilog=example(
+            "audit score quality tasks --tasks tasks.tsv --logits logits.jsonl --axis warmth "
+            "--doses 0,0.25,0.5"
+        ),
     )
     tasks.add_argument("--tasks", required=True, metavar="TASKS.tsv", help="the task file")
     tasks.add_argument(
@@ -124,17 +149,23 @@ def register(commands: Subparsers) -> dict[str, Handler]:
         description="Replay both modes from a measurement file and judge each condition of the "
         "paired-substrate protocol on its own: a gain, a style gain at a cost, no measured "
         "gain, or incomplete (no blind read recorded). Paths in the file are relative to it.",
+        epilog=example("audit score quality protocol measurement.json --json"),
     )
-    protocol.add_argument("measurement", metavar="MEASUREMENT.json")
+    protocol.add_argument(
+        "measurement", metavar="MEASUREMENT.json", help="the measurement file to replay"
+    )
     protocol.add_argument("--json", action="store_true", help="print the report as canonical JSON")
     lmspeed = scorers.add_parser(
         "lmspeed",
-        help="replay LMSpeed Category Score V3 (seed 002)",
+        help="replay LMSpeed Category Score V3.0, category by category",
         description="Replay LMSpeed Category Score V3.0 for every category: eligibility under "
         "the catalog, dedupe, unit-based normalization, robust z, evidence quality, the "
         "Gaussian model per dimension, the score with its 80%% interval, Rated / Estimated / "
         "Unrated and the formal rank of Rated models. No average across categories. With "
         "--claimed, exit 1 when the published scores differ from the replay.",
+        epilog=example(
+            "audit score lmspeed --catalog catalog.json --results results.json --claimed score.json"
+        ),
     )
     lmspeed.add_argument("--catalog", required=True, metavar="CATALOG.json")
     lmspeed.add_argument("--results", required=True, metavar="RESULTS.json")

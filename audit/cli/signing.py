@@ -16,7 +16,7 @@ from typing import Any
 from rich.console import Console
 
 from audit._store import write_atomically
-from audit.cli._common import PROG, Handler, Subparsers, optional_pins
+from audit.cli._common import PROG, Handler, Subparsers, example, optional_pins
 from bundle_schema import canonical_bytes, digest_of
 from bundle_schema.attestation import (
     read_verification_statement,
@@ -192,6 +192,7 @@ def _sign_parser(commands: Subparsers) -> None:
         "Sigstore bundle as signatures/manifest.sigstore.json. Given --statement: sign that "
         "Statement (as written by audit verify --attest) into FILE.sigstore.json. Needs the "
         "network (Fulcio and Rekor) and an OIDC identity. Exit 1 when signing fails.",
+        epilog=example("audit sign runs/today"),
     )
     sign.add_argument("bundle", nargs="?", metavar="BUNDLE", help="a bundle directory")
     sign.add_argument("--statement", metavar="FILE", help="an attestation Statement to sign")
@@ -253,8 +254,16 @@ def _verify_attestation_parser(commands: Subparsers) -> None:
         "identity and issuer the attested verdict names). Prints the attested verdict. Exit 1 "
         "when the signature fails, the verdict differs (one line names the first field that "
         "differs), or a --require is not met by the attested verdict.",
+        epilog=example(
+            "audit verify-attestation verdict.json.sigstore.json --identity release@example.com "
+            "--issuer https://accounts.google.com --bundle run.tar"
+        ),
     )
-    check.add_argument("attestation", metavar="FILE.sigstore.json")
+    check.add_argument(
+        "attestation",
+        metavar="FILE.sigstore.json",
+        help="the signed attestation (audit verify --attest, then audit sign --statement)",
+    )
     check.add_argument(
         "--bundle",
         metavar="PATH",
@@ -440,13 +449,31 @@ def _trust_root_parser(commands: Subparsers) -> None:
         "every load. 'show' prints them; 'update NAME FILE' replaces one with a trusted_root.json "
         "you have obtained and checked yourself (e.g. from Sigstore's TUF repository), and pins "
         "its new digest. Nothing is ever fetched.",
+        epilog=example("audit trust-root show"),
     )
-    actions = root.add_subparsers(dest="action", metavar="ACTION", required=True)
-    show = actions.add_parser("show", help="print each shipped root's digest and contents")
+    actions = root.add_subparsers(
+        dest="action", metavar="ACTION", required=True, help="show or update"
+    )
+    show = actions.add_parser(
+        "show",
+        help="print each shipped root's digest and contents",
+        description="Print each shipped root's digest and what it trusts (CAs, transparency "
+        "logs, timestamp authorities, with their validity), or describe another file.",
+        epilog=example("audit trust-root show --trusted-root trusted_root.json"),
+    )
     show.add_argument("--trusted-root", metavar="FILE", help="describe this file instead")
-    update = actions.add_parser("update", help="replace a shipped root, explicitly")
-    update.add_argument("name", choices=SHIPPED_ROOTS)
-    update.add_argument("file", metavar="FILE")
+    update = actions.add_parser(
+        "update",
+        help="replace a shipped root, explicitly",
+        description="Replace a shipped root with FILE, refused unless its SHA-256 is the one "
+        "given, and pin its new digest.",
+        epilog=example(
+            "audit trust-root update staging trusted_root.json --expect-sha256 "
+            "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+        ),
+    )
+    update.add_argument("name", choices=SHIPPED_ROOTS, help="the shipped root to replace")
+    update.add_argument("file", metavar="FILE", help="the new trusted_root.json")
     update.add_argument(
         "--expect-sha256",
         required=True,
