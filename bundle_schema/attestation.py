@@ -9,6 +9,10 @@ same bundle or verdict always gives the same Statement.
   creation time, scoring generation, profile, pin set and runner from the manifest.
 - :data:`VERIFICATION_PREDICATE_TYPE`: a verifier's verdict on a bundle. Same subject; the
   predicate is the canonical verdict, the pin set it was judged by and the verifier.
+- :data:`VSA_PREDICATE_TYPE`: the same verification as a SLSA Verification Summary v1, for tools
+  that know SLSA and not this project: PASSED only for a rankable result whose checks all passed,
+  the pin set as the policy, the bundle's own signature as the input attestation, and the whole
+  verdict in the extension field ``evidenceAuditVerdict`` (docs/signing.md).
 
 Reading a Statement is strict: canonical JSON, the committed schema, the frozen model, exactly one
 subject. The digest binding (subject digest = bundle digest) is checked by the verifier.
@@ -23,10 +27,14 @@ from bundle_schema.models import (
     BUNDLE_PREDICATE_TYPE,
     STATEMENT_TYPE,
     VERIFICATION_PREDICATE_TYPE,
+    VERIFIER_ID,
+    VSA_PREDICATE_TYPE,
+    VSA_RANKABLE_LEVEL,
     BundleStatement,
     Manifest,
     Verdict,
     VerificationStatement,
+    VsaStatement,
 )
 
 __all__ = [
@@ -34,11 +42,15 @@ __all__ = [
     "PAYLOAD_TYPE",
     "STATEMENT_TYPE",
     "VERIFICATION_PREDICATE_TYPE",
+    "VSA_PREDICATE_TYPE",
     "bundle_statement",
+    "pin_set_uri",
     "read_bundle_statement",
     "read_verification_statement",
+    "read_verification_summary",
     "subject_digest",
     "verification_statement",
+    "verification_summary",
 ]
 
 PAYLOAD_TYPE = "application/vnd.in-toto+json"
@@ -86,6 +98,70 @@ def verification_statement(verdict: Verdict) -> bytes:
     return canonical_bytes(statement.model_dump(mode="json", by_alias=True))
 
 
+def pin_set_uri(pin_set_id: str) -> str:
+    """The URI a verification summary names its policy (a pin set) by."""
+    return f"urn:evidence-audit:pin-set:{pin_set_id}"
+
+
+def verification_summary(
+    verdict: Verdict,
+    *,
+    passed: bool,
+    time_verified: str,
+    resource_uri: str,
+    signature: tuple[str, str] | None,
+) -> bytes:
+    """The canonical bytes of a SLSA Verification Summary (v1) Statement of ``verdict``.
+
+    Args:
+        verdict: the verdict reached.
+        passed: whether the result is accepted: every check passed and it is rankable (the caller
+            decides, with :func:`verify.policy.failed_check`).
+        time_verified: when, RFC 3339 (UTC, seconds).
+        resource_uri: where the verified bundle is (its URL, or a ``file:`` URI).
+        signature: the bundle's own signature as (URI, ``sha256:`` digest), when it is signed.
+    """
+    statement = VsaStatement.model_validate(
+        {
+            "_type": STATEMENT_TYPE,
+            "subject": _subject(verdict.bundle_digest),
+            "predicateType": VSA_PREDICATE_TYPE,
+            "predicate": {
+                "verifier": {
+                    "id": VERIFIER_ID,
+                    "version": {"evidence-audit": verdict.verifier.version},
+                },
+                "timeVerified": time_verified,
+                "resourceUri": resource_uri,
+                "policy": {
+                    "uri": pin_set_uri(verdict.pin_set.id),
+                    "digest": {"sha256": verdict.pin_set.digest.removeprefix("sha256:")},
+                },
+                "inputAttestations": (
+                    []
+                    if signature is None
+                    else [{"uri": signature[0], "digest": {"sha256": signature[1][7:]}}]
+                ),
+                "verificationResult": "PASSED" if passed else "FAILED",
+                "verifiedLevels": [VSA_RANKABLE_LEVEL] if passed else ["FAILED"],
+                "evidenceAuditVerdict": verdict.model_dump(mode="json"),
+            },
+        }
+    )
+    return canonical_bytes(statement.model_dump(mode="json", by_alias=True))
+
+
+def read_verification_summary(data: bytes, where: str) -> VsaStatement:
+    """Parse a SLSA Verification Summary Statement strictly.
+
+    Raises:
+        DocumentError: not canonical JSON, or not a Statement of :data:`VSA_PREDICATE_TYPE`.
+    """
+    model = parse_document(KINDS["vsa-statement"], data, where)
+    assert isinstance(model, VsaStatement)  # noqa: S101 - the kind's model
+    return model
+
+
 def read_bundle_statement(data: bytes, where: str) -> BundleStatement:
     """Parse a bundle Statement strictly.
 
@@ -109,6 +185,6 @@ def read_verification_statement(data: bytes, where: str) -> VerificationStatemen
     return model
 
 
-def subject_digest(statement: BundleStatement | VerificationStatement) -> str:
+def subject_digest(statement: BundleStatement | VerificationStatement | VsaStatement) -> str:
     """The ``sha256:`` digest a Statement's one subject names."""
     return "sha256:" + statement.subject[0].digest.sha256

@@ -125,6 +125,7 @@ KINDS: Mapping[str, DocumentKind] = {
         DocumentKind("attestation-report", models.AttestationReport, versioned=True),
         DocumentKind("bundle-statement", models.BundleStatement, versioned=False),
         DocumentKind("verification-statement", models.VerificationStatement, versioned=False),
+        DocumentKind("vsa-statement", models.VsaStatement, versioned=False),
         DocumentKind(
             "bfcl-shard", models.BfclShard, versioned=False, media_type=f"{_VENDOR}.bfcl-shard+json"
         ),

@@ -1217,6 +1217,60 @@ class VerificationStatement(_Statement):
     predicate: VerificationPredicate
 
 
+VSA_PREDICATE_TYPE = "https://slsa.dev/verification_summary/v1"
+VERIFIER_ID = "https://evidence-audit.dev/verifier/audit-verify"
+"""The SLSA Verification Summary ``verifier.id`` of ``audit verify``."""
+VSA_RANKABLE_LEVEL = "EVIDENCE_AUDIT_RANKABLE"
+"""The ``verifiedLevels`` value of a PASSED summary (SLSA reserves the ``SLSA_`` prefix)."""
+
+
+class VsaVerifier(_Model):
+    """SLSA VSA ``verifier``: who verified, and the versions of its parts."""
+
+    id: Annotated[str, StringConstraints(min_length=1, max_length=1024)]
+    version: dict[
+        Annotated[str, StringConstraints(min_length=1, max_length=128)],
+        Annotated[str, StringConstraints(min_length=1, max_length=128)],
+    ]
+
+
+class VsaResource(_Model):
+    """A resource by URI and digest (SLSA VSA ``policy`` and ``inputAttestations`` items)."""
+
+    uri: Annotated[str, StringConstraints(min_length=1, max_length=4096)]
+    digest: SubjectDigest
+
+
+class VsaPredicate(_Model):
+    """A SLSA Verification Summary (v1) of one verification by ``audit verify``: PASSED only for a
+    rankable result whose checks all passed; the whole verdict in the documented extension field
+    ``evidenceAuditVerdict`` (SLSA consumers ignore fields they do not know)."""
+
+    verifier: VsaVerifier
+    time_verified: Timestamp = Field(alias="timeVerified")
+    resource_uri: Annotated[str, StringConstraints(min_length=1, max_length=4096)] = Field(
+        alias="resourceUri"
+    )
+    policy: VsaResource
+    """The pin set the run was judged by: ``urn:evidence-audit:pin-set:<id>`` and its digest."""
+    input_attestations: tuple[VsaResource, ...] = Field(alias="inputAttestations")
+    """The bundle's own signature (its Sigstore bundle file), when it carries one."""
+    verification_result: Literal["PASSED", "FAILED"] = Field(alias="verificationResult")
+    verified_levels: tuple[Annotated[str, StringConstraints(min_length=1, max_length=128)], ...] = (
+        Field(alias="verifiedLevels")
+    )
+    evidence_audit_verdict: Verdict = Field(alias="evidenceAuditVerdict")
+
+
+class VsaStatement(_Statement):
+    """The in-toto Statement of a SLSA Verification Summary: subject the bundle by its digest."""
+
+    predicate_type: Literal["https://slsa.dev/verification_summary/v1"] = Field(
+        alias="predicateType"
+    )
+    predicate: VsaPredicate
+
+
 class AttestationReport(_Model):
     """``audit verify-attestation``: the signature over an attestation, and what it attests."""
 

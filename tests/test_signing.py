@@ -7,6 +7,7 @@ sigstore Verifier inside ``audit verify``, with no network at all.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -26,6 +27,8 @@ from bundle_schema.attestation import (
     STATEMENT_TYPE,
     bundle_statement,
     read_verification_statement,
+    read_verification_summary,
+    subject_digest,
 )
 from bundle_schema.errors import InvalidInput
 from bundle_schema.layout import MANIFEST_SIGNATURE
@@ -717,3 +720,81 @@ def test_a_shipped_root_is_replaced_only_with_the_digest_expected(
     with pytest.raises(InvalidInput, match="cannot be used"):
         replace_shipped_root(folder, "staging", trust_root_from_file(broken))
     assert shipped_root("staging", folder).digest == replaced.digest
+
+
+def test_a_verification_summary_that_stock_sigstore_verifies(  # noqa: PLR0917
+    ranked_examples: dict[str, Path],
+    instance: PrivateSigstore,
+    trust: dict[str, str],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """audit verify --vsa writes a SLSA Verification Summary v1; signed with audit sign, the
+    stock sigstore command line verifies it against the bundle's manifest, in a process that
+    runs no evidence-audit code; PASSED only for a rankable result."""
+    from tests.conftest import DEPLOYMENT_PINS  # noqa: PLC0415
+
+    bundle = tmp_path / "qualified"
+    shutil.copytree(ranked_examples["gx10-full-qualified"], bundle)
+    assert sign(bundle, instance, trust) == 0
+    capsys.readouterr()
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1796000000")
+    summary = tmp_path / "vsa.intoto.json"
+    argv = verify(bundle, trust, "--pins", str(DEPLOYMENT_PINS), "--vsa", str(summary))
+    code, verdict, _ = verdict_of(argv, capsys)
+    assert code == 0 and verdict["rankable"] is True
+    first = summary.read_bytes()
+    assert verdict_of(argv, capsys)[0] == 0
+    assert summary.read_bytes() == first  # the same bundle and time: the same bytes
+    statement = read_verification_summary(first, str(summary))
+    predicate = statement.predicate
+    assert statement.predicate_type == "https://slsa.dev/verification_summary/v1"
+    assert subject_digest(statement) == verdict["bundle_digest"]
+    assert (predicate.verification_result, predicate.verified_levels) == (
+        "PASSED", ("EVIDENCE_AUDIT_RANKABLE",)
+    )  # fmt: skip
+    assert predicate.time_verified == "2026-11-30T00:53:20Z"
+    assert predicate.resource_uri == bundle.resolve().as_uri()
+    assert predicate.policy.uri == f"urn:evidence-audit:pin-set:{verdict['pin_set']['id']}"
+    assert "sha256:" + predicate.policy.digest.sha256 == verdict["pin_set"]["digest"]
+    signature = (bundle / MANIFEST_SIGNATURE).read_bytes()
+    assert [(a.uri, a.digest.sha256) for a in predicate.input_attestations] == [
+        (MANIFEST_SIGNATURE, hashlib.sha256(signature).hexdigest())
+    ]
+    assert predicate.evidence_audit_verdict.model_dump(mode="json") == verdict
+    token = instance.mint_token(AUDITOR)
+    assert main(["sign", "--statement", str(summary), "--trust-config", trust["config"],
+                 "--identity-token", token]) == 0  # fmt: skip
+    capsys.readouterr()
+
+    def stock(artifact: Path) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-I", "-m", "sigstore", "--trust-config", trust["config"],
+             "verify", "identity", str(artifact), "--bundle", f"{summary}.sigstore.json",
+             "--cert-identity", AUDITOR, "--cert-oidc-issuer", ISSUER, "--offline"],
+            capture_output=True, text=True, check=False, cwd=tmp_path, timeout=120,
+            env={"PATH": os.environ["PATH"], "HOME": str(tmp_path / "home")},
+        )  # fmt: skip
+
+    checked = stock(bundle / "manifest.json")
+    assert checked.returncode == 0, checked.stderr
+    assert "OK" in checked.stderr + checked.stdout
+    other = tmp_path / "other.json"
+    other.write_bytes((bundle / "manifest.json").read_bytes() + b" ")
+    assert stock(other).returncode != 0  # the subject digest is the bundle's, nothing else
+
+
+def test_a_verification_summary_fails_what_is_not_rankable(
+    signed: Path, trust: dict[str, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    summary = tmp_path / "vsa.json"
+    code, verdict, _ = verdict_of(
+        verify(signed, trust, "--vsa", str(summary), "--resource-uri", "https://e.test/b.tar"),
+        capsys,
+    )
+    assert code == 0 and verdict["rankable"] is False
+    predicate = read_verification_summary(summary.read_bytes(), str(summary)).predicate
+    assert (predicate.verification_result, predicate.verified_levels) == ("FAILED", ("FAILED",))
+    assert predicate.resource_uri == "https://e.test/b.tar"
+    assert predicate.evidence_audit_verdict.reasons == tuple(verdict["reasons"])

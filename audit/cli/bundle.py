@@ -166,6 +166,8 @@ def _verify(args: argparse.Namespace, out: Console, err: Console) -> int:
         write_atomically(Path(args.evidence_out), [data])
     if args.attest:
         signing.attest(verdict, args.attest)
+    if args.vsa:
+        signing.summarize(verdict, args.vsa, args.path, args.resource_uri)
     if args.json:
         sys.stdout.buffer.write(verdict_json(verdict))
         sys.stdout.flush()

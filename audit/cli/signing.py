@@ -6,6 +6,7 @@ Nothing here imports sigstore at module level (``audit --help`` does not pay for
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import json
 import os
 import sys
@@ -19,9 +20,12 @@ from audit._store import write_atomically
 from audit.cli._common import PROG, Handler, Subparsers, example, optional_pins
 from bundle_schema import canonical_bytes, digest_of
 from bundle_schema.attestation import (
+    VSA_PREDICATE_TYPE,
     read_verification_statement,
+    read_verification_summary,
     subject_digest,
     verification_statement,
+    verification_summary,
 )
 from bundle_schema.errors import (
     EXIT_CHECK_FAILED,
@@ -31,7 +35,8 @@ from bundle_schema.errors import (
     InvalidInput,
     one_line,
 )
-from bundle_schema.models import AttestationReport, Verdict, VerificationStatement
+from bundle_schema.layout import MANIFEST_SIGNATURE
+from bundle_schema.models import AttestationReport, Verdict, VerificationStatement, VsaStatement
 from pins import load_builtin
 from verify import verify_bundle
 from verify._signature import (
@@ -49,7 +54,7 @@ from verify._trust import (
     shipped_root,
     trust_root_from_file,
 )
-from verify.policy import REQUIREMENTS, unmet_requirement
+from verify.policy import REQUIREMENTS, failed_check, unmet_requirement
 from verify.render import describe_signature
 
 __all__ = [
@@ -61,6 +66,7 @@ __all__ = [
     "replace_shipped_root",
     "sign_after_run",
     "signer_from",
+    "summarize",
     "verdict_difference",
 ]
 
@@ -86,6 +92,17 @@ def add_policy_options(parser: argparse.ArgumentParser, *, attest: bool = False)
             "--attest",
             metavar="FILE.json",
             help="also write the verdict as an in-toto Statement (sign it: audit sign --statement)",
+        )
+        group.add_argument(
+            "--vsa",
+            metavar="FILE.json",
+            help="also write a SLSA Verification Summary (v1) Statement: PASSED only for a "
+            "rankable result whose checks all passed (sign it: audit sign --statement)",
+        )
+        group.add_argument(
+            "--resource-uri",
+            metavar="URI",
+            help="with --vsa: where the bundle was published (default: a file: URI of PATH)",
         )
     group.add_argument(
         "--identity",
@@ -214,7 +231,7 @@ def _sign_command(args: argparse.Namespace, out: Console, err: Console) -> int:
         )
         return EXIT_OK
     statement = read_capped(args.statement, MAX_SIGNATURE_SIZE, "a Statement")
-    subject = subject_digest(read_verification_statement(statement, args.statement))
+    subject = subject_digest(_attestation(statement, args.statement))
     target = Path(args.output or f"{args.statement}.sigstore.json")
     if target.exists() and not args.replace:
         raise InvalidInput(f"{target}: exists; pass --replace to overwrite it")
@@ -234,6 +251,54 @@ def attest(verdict: Verdict, path: str) -> Path:
     """Write the verdict as an in-toto Statement (canonical JSON) to ``path``."""
     target = Path(path)
     write_atomically(target, [verification_statement(verdict)])
+    return target
+
+
+def _attestation(data: bytes, where: str) -> VerificationStatement | VsaStatement:
+    """A Statement ``audit verify`` writes (--attest or --vsa), by its predicate type."""
+    try:
+        kind = json.loads(data).get("predicateType")
+    except (ValueError, AttributeError):
+        kind = None
+    if kind == VSA_PREDICATE_TYPE:
+        return read_verification_summary(data, where)
+    return read_verification_statement(data, where)
+
+
+def summarize(verdict: Verdict, path: str, bundle: str, resource_uri: str | None) -> Path:
+    """Write the verification of ``bundle`` as a SLSA Verification Summary Statement to ``path``.
+
+    PASSED only when every check passed and the result is rankable (verify.policy); the time is
+    ``SOURCE_DATE_EPOCH`` when set (reproducible output), else now; the bundle's own signature is
+    the input attestation when it verified.
+    """
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    if epoch is not None and not epoch.isdigit():
+        raise InvalidInput(f"SOURCE_DATE_EPOCH={epoch!r}: not a whole number of seconds")
+    moment = (
+        dt.datetime.fromtimestamp(int(epoch), dt.UTC)
+        if epoch is not None
+        else dt.datetime.now(dt.UTC)
+    )
+    signature = None
+    if verdict.signature.status == "verified":
+        member = open_source(bundle).members.get(MANIFEST_SIGNATURE)
+        data = None if member is None else member.read(MAX_SIGNATURE_SIZE)
+        if data is not None:
+            signature = (MANIFEST_SIGNATURE, digest_of(data))
+    target = Path(path)
+    write_atomically(
+        target,
+        [
+            verification_summary(
+                verdict,
+                passed=failed_check(verdict, ["rankable"]) is None,
+                time_verified=moment.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                resource_uri=resource_uri or Path(bundle).resolve().as_uri(),
+                signature=signature,
+            )
+        ],
+    )
     return target
 
 
