@@ -1429,3 +1429,68 @@ class ExchangeView(_Model):
     """The forensic answer's first evidence (null: no forensic answer, or it found none)."""
     first_evidence_names_it: StrictBool
     """Whether that first evidence names this exchange."""
+
+
+# --- what `audit run --json` and `audit rejudge --json` print -----------------------------------
+
+CommandPath = Annotated[str, StringConstraints(min_length=1, max_length=4096)]
+"""A path as the user gave it on the command line."""
+Sources = Annotated[str, StringConstraints(min_length=1, max_length=1 << 20)]
+"""Every source of one bundle, as given, joined with ", " (a directory and its tar are one)."""
+
+
+class RunResult(_Model):
+    """What ``audit run --json`` prints once the bundle is sealed (and, with ``--sign``, signed)."""
+
+    schema_version: Literal[1]
+    bundle: CommandPath
+    """The bundle directory, as given with ``--out``."""
+    bundle_digest: Digest
+    """The sealed bundle's digest: ``sha256:`` of its manifest.json."""
+    signature: CommandPath | None
+    """With ``--sign``: the Sigstore bundle written (signatures/manifest.sigstore.json in the
+    bundle); null without it."""
+
+
+class RejudgedRun(_Model):
+    """A run whose verdict changes under the new pin set."""
+
+    bundle: Sources
+    run_id: Identifier
+    diff: RunDiff
+    """What differs: A judged under the pin set the bundle names, B under the new one."""
+    reasons: tuple[Text, ...]
+    """The reasons of the verdict under the new pin set."""
+
+
+class RejudgedCopy(_Model):
+    """A bundle that copies another one (the same evidence and model, another run id or
+    creation time)."""
+
+    bundle: Sources
+    run_id: Identifier
+    copy_of: Text
+    """Which bundle it copies, and why it is taken for a copy."""
+
+
+class RefusedBundle(_Model):
+    """A bundle that could not be read, and why (it has no verdict)."""
+
+    bundle: CommandPath
+    reason: Text
+
+
+class RejudgeReport(_Model):
+    """What ``audit rejudge --json`` prints: the runs of an archive whose verdict changes under
+    another pin set. Each bundle counts once, by bundle digest."""
+
+    schema_version: Literal[1]
+    pin_set: PinSetRef
+    """The pin set the archive was judged under again."""
+    bundles: Count
+    """Distinct bundles judged (a directory and its tar are one)."""
+    changed: tuple[RejudgedRun, ...]
+    copies: tuple[RejudgedCopy, ...]
+    notes: tuple[Sources, ...]
+    """Sources that were one bundle, and sources of one bundle that verified differently."""
+    refused: tuple[RefusedBundle, ...]

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from rich.console import Console
 
@@ -28,7 +26,15 @@ from bundle_schema.errors import (
     InvalidInput,
     one_line,
 )
-from bundle_schema.models import Gx10Evidence, PinSetRef, Verdict
+from bundle_schema.models import (
+    Gx10Evidence,
+    PinSetRef,
+    RefusedBundle,
+    RejudgedCopy,
+    RejudgedRun,
+    RejudgeReport,
+    Verdict,
+)
 from pins import CURRENT, load_builtin
 from verify import BlobCache, parse_manifest, verify_with_evidence
 from verify._source import open_source
@@ -87,7 +93,11 @@ def register(commands: Subparsers) -> dict[str, Handler]:
         "paths", nargs="+", metavar="PATH", help="bundle directories, tars, or directories of them"
     )
     rejudge.add_argument("--pins", required=True, metavar="FILE.toml|ID", help="the new pin set")
-    rejudge.add_argument("--json", action="store_true", help="print the report as JSON")
+    rejudge.add_argument(
+        "--json",
+        action="store_true",
+        help="print one rejudge-report document (canonical JSON)",
+    )
     return {"rank": _rank, "rejudge": _rejudge}
 
 
@@ -207,38 +217,38 @@ def _rejudge(args: argparse.Namespace, out: Console, err: Console) -> int:
         return verify_with_evidence(bundle, pins=pins, cache=cache)
 
     archive = _archive(args.paths, judge)
-    changed: list[dict[str, Any]] = []
-    copies: list[dict[str, Any]] = []
+    changed: list[RejudgedRun] = []
+    copies: list[RejudgedCopy] = []
     for bundle in archive.bundles:
         kept = bundle.kept
         source = ", ".join(bundle.sources)
         result = diff_runs(before[kept.source], (kept.verdict, kept.evidence))
         if not result.same_verdict:
-            changed.append({"bundle": source, "run_id": kept.verdict.run_id,
-                            "diff": result.model_dump(mode="json"),
-                            "reasons": list(kept.verdict.reasons)})  # fmt: skip
+            changed.append(RejudgedRun(bundle=source, run_id=kept.verdict.run_id, diff=result,
+                                       reasons=kept.verdict.reasons))  # fmt: skip
         if bundle.copy_of is not None:
-            copies.append({"bundle": source, "run_id": kept.verdict.run_id,
-                           "copy_of": bundle.copy_of})  # fmt: skip
+            copies.append(RejudgedCopy(bundle=source, run_id=kept.verdict.run_id,
+                                       copy_of=bundle.copy_of))  # fmt: skip
     if args.json:
-        report = {"pin_set": {"id": pins.id, "digest": pins.digest},
-                  "bundles": len(archive.bundles), "changed": changed, "copies": copies,
-                  "notes": archive.notes,
-                  "refused": [{"bundle": s, "reason": r} for s, r in archive.refused]}  # fmt: skip
-        sys.stdout.write(json.dumps(report, sort_keys=True) + "\n")
+        print_json(RejudgeReport(
+            schema_version=1, pin_set=PinSetRef(id=pins.id, digest=pins.digest),
+            bundles=len(archive.bundles), changed=tuple(changed), copies=tuple(copies),
+            notes=tuple(archive.notes),
+            refused=tuple(RefusedBundle(bundle=s, reason=r) for s, r in archive.refused),
+        ))  # fmt: skip
         return _report_refused("rejudge", archive)
     out.print(
         f"{len(changed)} of {len(archive.bundles)} verdicts change under {pins.id} ({pins.digest})"
         + (f"; {len(archive.refused)} bundle(s) refused" if archive.refused else "")
     )
     for row in changed:
-        fields = [d for d in row["diff"]["differences"] if d["field"] in _AXES]
-        shown = "; ".join(f"{d['field']} {d['a']} -> {d['b']}" for d in fields)
-        out.print(f"- {row['run_id']} ({row['bundle']}): {shown}", soft_wrap=True)
-        for reason in row["reasons"][:3]:
+        fields = [d for d in row.diff.differences if d.field in _AXES]
+        shown = "; ".join(f"{d.field} {d.a} -> {d.b}" for d in fields)
+        out.print(f"- {row.run_id} ({row.bundle}): {shown}", soft_wrap=True)
+        for reason in row.reasons[:3]:
             out.print(f"    {reason}", soft_wrap=True, highlight=False)
-    for row in copies:
-        out.print(f"copy: {row['run_id']} ({row['bundle']}): {row['copy_of']}", soft_wrap=True)
+    for copy in copies:
+        out.print(f"copy: {copy.run_id} ({copy.bundle}): {copy.copy_of}", soft_wrap=True)
     for note in archive.notes:
         out.print(f"note: {note}", soft_wrap=True, highlight=False)
     for source, reason in archive.refused:

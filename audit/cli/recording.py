@@ -3,15 +3,22 @@
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 from pathlib import Path
 
 from rich.console import Console
 
 from audit.cli import signing
-from audit.cli._common import Handler, Subparsers, digest, example, named_paths, pin_set
+from audit.cli._common import (
+    Handler,
+    Subparsers,
+    digest,
+    example,
+    named_paths,
+    pin_set,
+    print_json,
+)
 from bundle_schema.errors import EXIT_CHECK_FAILED, EXIT_OK, InvalidInput
+from bundle_schema.models import RunResult
 
 __all__ = ["register"]
 
@@ -70,7 +77,12 @@ def register(commands: Subparsers) -> dict[str, Handler]:
         metavar="DIR",
         help="a blob store shared by runs: each blob kept there once, hard-linked into the bundle",
     )
-    run_cmd.add_argument("--json", action="store_true", help="print the result as JSON, quietly")
+    run_cmd.add_argument(
+        "--json",
+        action="store_true",
+        help="no live display; print one run-result document (canonical JSON): the bundle, its "
+        "digest, the signature written",
+    )
     run_cmd.add_argument(
         "--sign",
         action="store_true",
@@ -126,10 +138,9 @@ def _run_command(args: argparse.Namespace, out: Console, err: Console) -> int:
             digest = run_qualification(request, live.step, live.watch)
     signed = signing.sign_after_run(args, out) if args.sign else None
     if args.json:
-        result = {"bundle": args.out, "bundle_digest": digest}
-        if signed is not None:
-            result["signature"] = str(signed)
-        sys.stdout.write(json.dumps(result) + "\n")
+        signature = None if signed is None else str(signed)
+        print_json(RunResult(schema_version=1, bundle=args.out, bundle_digest=digest,
+                             signature=signature))  # fmt: skip
     else:
         out.print(f"sealed {digest} in {args.out}; check it with: audit verify {args.out}")
     return EXIT_OK
