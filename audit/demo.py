@@ -228,6 +228,7 @@ def run_pipeline(out: Path, console: Console, scenario: str = "well-behaved",
     render_verdict(verdict, console, str(target))
     got = (verdict.outcome, verdict.result_validity)
     held = got == chosen.expected and verdict.claims.match and verdict.bundle_digest == digest
-    mark = "[green]as seed 000 prescribes[/]" if held else f"[red]expected {chosen.expected}[/]"
+    rule = pins.pins.scoring_generation
+    mark = f"[green]as {rule} prescribes[/]" if held else f"[red]expected {chosen.expected}[/]"
     console.print(f"scenario {scenario}: {got[0]} / {got[1]}: {mark}", soft_wrap=True)
     return held

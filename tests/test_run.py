@@ -69,7 +69,7 @@ def test_a_full_run_qualifies_and_its_claims_are_the_replay(
 
 
 @pytest.mark.parametrize("scenario", list(SCENARIOS))
-def test_every_demo_scenario_ends_as_seed_000_prescribes(
+def test_every_demo_scenario_ends_as_its_scoring_generation_prescribes(
     tmp_path: Path, scenario: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert run_pipeline(tmp_path, Console(width=100), scenario)
@@ -77,7 +77,7 @@ def test_every_demo_scenario_ends_as_seed_000_prescribes(
     verdict = verify_bundle(tmp_path / f"run-{scenario}", pins=chosen.pins())
     assert (verdict.outcome, verdict.result_validity) == chosen.expected
     assert verdict.claims.match
-    assert "as seed 000 prescribes" in capsys.readouterr().out
+    assert "as gx10-qualification-v5 prescribes" in capsys.readouterr().out
 
 
 def test_the_outside_attempt_is_in_the_ledger(tmp_path: Path) -> None:
