@@ -5,7 +5,6 @@ Sigstore instance on 127.0.0.1), and a real archive of example bundles judged ag
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,6 +19,7 @@ from bundle_schema.layout import MANIFEST_SIGNATURE
 from bundle_schema.models import RejudgeReport, RunResult
 from tests.private_sigstore import PrivateSigstore, Services
 from tests.test_rank_archive import FULL, FULL_RUN, Archive
+from tests.test_signing import _private_home  # noqa: F401 - autouse: sigstore never sees $HOME
 from verify import verify_bundle
 
 SCHEMAS = Path(__file__).parent.parent / "bundle_schema" / "json"
@@ -36,16 +36,6 @@ def _document(out: bytes, kind: str) -> object:
     return parse_document(KINDS[kind], out[:-1], "stdout")
 
 
-@pytest.fixture
-def _private_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """sigstore must never find (or write) a cache in the user's home directory."""
-    for variable in ("HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_CONFIG_HOME"):
-        monkeypatch.setenv(variable, str(tmp_path / "home" / variable.lower()))
-    monkeypatch.delenv("SIGSTORE_ID_TOKEN", raising=False)
-    for variable in [v for v in os.environ if v.startswith(("ACTIONS_ID_TOKEN", "GITHUB_"))]:
-        monkeypatch.delenv(variable)
-
-
 @pytest.fixture(scope="module")
 def sigstore() -> Iterator[tuple[PrivateSigstore, Services]]:
     instance = PrivateSigstore()
@@ -59,7 +49,6 @@ def _run(tmp_path: Path, mirrors: dict[str, Path], name: str, *extra: str) -> li
     return argv + [f"--mirror={upstream}={path}" for upstream, path in mirrors.items()]
 
 
-@pytest.mark.usefixtures("_private_home")
 def test_run_json_is_a_run_result_document(
     tmp_path: Path,
     mirrors: dict[str, Path],
