@@ -17,18 +17,16 @@ import git
 
 from audit._faults import point
 from bundle_schema import canonical_bytes
-from bundle_schema.errors import EvidenceAuditError, InvalidInput
+from bundle_schema.errors import CheckFailed, InvalidInput
 from pins._model import Upstream
 from verify import git_blob_id
 
 __all__ = ["Checkout", "CheckoutFailed", "checkout", "checkout_evidence", "git_blob_id"]
 
 
-class CheckoutFailed(EvidenceAuditError):
+class CheckoutFailed(CheckFailed):
     """An upstream could not be checked out at its pinned commit: the run cannot go on, and it
     ends as an infrastructure failure (setup) with this reason."""
-
-    exit_code = 1
 
 
 @dataclass(frozen=True)

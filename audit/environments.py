@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bundle_schema import canonical_bytes
+from bundle_schema.errors import InvalidInput
 
 __all__ = ["ENVIRONMENT_MEDIA_TYPE", "Environment", "EnvironmentUnavailable", "describe_python"]
 
@@ -35,7 +36,7 @@ _PROBE = (
 )
 
 
-class EnvironmentUnavailable(Exception):
+class EnvironmentUnavailable(InvalidInput):
     """The harness's interpreter could not be asked what it holds; the message says why."""
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from bundle_schema.errors import CheckFailed
 from bundle_schema.models import ComponentName
 from verify.harness_outputs import READERS, Outputs, OutputsUnreadable, read_outputs
 
@@ -21,7 +22,7 @@ PARSERS = READERS
 Parsed = Outputs
 
 
-class ParseFailed(Exception):
+class ParseFailed(CheckFailed):
     """A harness's outputs cannot be read as evidence; the message says which and why."""
 
 

@@ -461,7 +461,7 @@ def _run(
     return digest
 
 
-class _Unwritten(Exception):
+class _Unwritten(InvalidInput):
     """The bundle could not be written; the evidence was kept in the scratch directory."""
 
     def __init__(

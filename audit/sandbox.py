@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Literal
 
+from bundle_schema.errors import InvalidInput
 from bundle_schema.models import SocketLedgerEntry
 from verify.socket_trace import TRACE_MEDIA_TYPE, trace_entries, trace_header, trace_name
 
@@ -38,7 +39,7 @@ __all__ = [
 _POLL = 0.02
 
 
-class SandboxUnavailable(Exception):
+class SandboxUnavailable(InvalidInput):
     """The network namespace (or a tool it needs) is not available here; the message says why."""
 
 

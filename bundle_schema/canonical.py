@@ -17,7 +17,7 @@ from typing import Any
 
 import rfc8785
 
-from bundle_schema.errors import MalformedJSON, NotCanonical
+from bundle_schema.errors import InvalidInput, MalformedJSON, NotCanonical
 
 __all__ = [
     "MAX_DEPTH",
@@ -176,7 +176,7 @@ def _pairs(pairs: Iterable[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
-class _RefusedError(ValueError):
+class _RefusedError(InvalidInput, ValueError):  # a ValueError too: the parser hooks raise it
     pass
 
 

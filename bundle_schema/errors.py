@@ -4,15 +4,35 @@
     ├── InvalidInput             exit 2: refused request: usage, a path that cannot be read or
     │   │                        holds no bundle, an input file the user gave that is malformed,
     │   │                        a format version or pin set this code does not know
-    │   └── DocumentError        a JSON document that is not a valid document of its kind
-    │       ├── MalformedJSON    not strict JSON: bad UTF-8, duplicate keys, NaN, trailing data
-    │       ├── NotCanonical     valid JSON whose bytes are not its RFC 8785 canonical form
-    │       ├── UnknownSchemaVersion
-    │       └── SchemaViolation  fails the committed JSON Schema or the model
+    │   ├── DocumentError        a JSON document that is not a valid document of its kind
+    │   │   ├── MalformedJSON    not strict JSON: bad UTF-8, duplicate keys, NaN, trailing data
+    │   │   ├── NotCanonical     valid JSON whose bytes are not its RFC 8785 canonical form
+    │   │   ├── UnknownSchemaVersion
+    │   │   └── SchemaViolation  fails the committed JSON Schema or the model
+    │   ├── ShardRefused         verify.scorers.bfcl: BFCL shards the scorer refuses
+    │   ├── LmspeedRefused       verify.scorers.lmspeed: an LMSpeed input it refuses
+    │   ├── QualityRefused       verify.scorers.quality: a quality input it refuses
+    │   ├── EnvironmentUnavailable  audit.environments: a harness interpreter that cannot be asked
+    │   ├── SandboxUnavailable   audit.sandbox: no network namespace (or a tool it needs) here
+    │   ├── _Unwritten           audit.run: the bundle could not be written (evidence kept)
+    │   └── _RefusedError        bundle_schema.canonical: inside the JSON parser (a ValueError
+    │                            too, for the parser's hooks); becomes
+    │                            MalformedJSON before it leaves the module
     └── CheckFailed              exit 1: the input was read, and a check on it failed
-        └── DefectiveBundle      a bundle whose own bytes are unsound: a hostile archive or
-                                 directory (verify._source.HostileArchive), a manifest that is
-                                 not a valid manifest
+        ├── DefectiveBundle      a bundle whose own bytes are unsound
+        │   ├── HostileArchive   verify._source: a tar or directory a bundle never is
+        │   ├── TraceError       verify.socket_trace: a raw connect() trace that does not parse
+        │   └── _RecordShapeError  verify._shell: a record blob that is not one or more lines
+        ├── OutputsUnreadable    verify.harness_outputs: a harness's outputs that are not evidence
+        ├── ParseFailed          audit.parsers: the same, as the runner meets it
+        ├── CheckoutFailed       audit.checkouts: an upstream not checked out at its pinned commit
+        ├── SignatureFailed      verify._signature: a signature that does not verify
+        └── SigningFailed        audit.signing: Fulcio or Rekor refused, or could not be reached
+
+Every exception class of the project is in this tree (tests/test_exception_tree.py holds it to
+that); the runner and the verifier catch most of the lower ones where they turn into a failed
+component, a finding or a signature status, and the CLI turns any that escapes into one line and
+its exit code, never a traceback.
 
 The rule (ADR 0019): a defect of a bundle's bytes is a failed check (exit 1), wherever it is
 found, so that "this bundle is not sound" always reads the same; a refusal (exit 2) means nothing

@@ -63,7 +63,7 @@ ProgressFactory = Callable[[int, int], Callable[[int], None] | None]
 _BLOB_PREFIX = BLOB_DIR + "/"
 
 
-class _RecordShapeError(Exception):
+class _RecordShapeError(DefectiveBundle):
     """A record blob cannot be split into documents; the message says why."""
 
 

@@ -30,7 +30,7 @@ from bundle_schema.attestation import (
     read_verification_statement,
     subject_digest,
 )
-from bundle_schema.errors import one_line
+from bundle_schema.errors import CheckFailed, one_line
 from bundle_schema.models import Manifest, SignatureCheck, VerificationStatement
 from verify._trust import TrustRoot
 
@@ -63,7 +63,7 @@ class IdentityPolicy:
     trust: TrustRoot
 
 
-class SignatureFailed(Exception):
+class SignatureFailed(CheckFailed):
     """A signature did not verify; the message says which step failed."""
 
 

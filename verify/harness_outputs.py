@@ -27,10 +27,11 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from bundle_schema import KINDS, loads_strict, validate_document
-from bundle_schema.errors import DocumentError, InvalidInput
+from bundle_schema import KINDS, canonical_bytes, digest_of, loads_strict, validate_document
+from bundle_schema.errors import CheckFailed, DocumentError, InvalidInput
 from bundle_schema.models import (
     BenchLocalPacks,
+    BfclShard,
     ComponentName,
     HermesTask,
     InfermarkStreaming,
@@ -53,7 +54,7 @@ __all__ = [
 ]
 
 
-class OutputsUnreadable(Exception):
+class OutputsUnreadable(CheckFailed):
     """A harness's outputs cannot be read as evidence; the message says which and why."""
 
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from pydantic import ValidationError
 
+from bundle_schema.errors import DefectiveBundle
 from bundle_schema.models import SocketLedgerEntry
 from bundle_schema.roles import TRACE_MEDIA_TYPE
 
@@ -52,7 +53,7 @@ _RESUMED = re.compile(
 _RESULT = re.compile(r"= (?P<code>-?\d+)(?: (?P<errno>E[A-Z0-9]+))?")
 
 
-class TraceError(ValueError):
+class TraceError(DefectiveBundle):
     """The bytes are not a sandbox trace this parser reads; the message says why."""
 
 
