@@ -8,7 +8,7 @@ import inspect
 import pkgutil
 import re
 
-import bundle_schema.errors as errors
+from bundle_schema import errors
 from bundle_schema.errors import CheckFailed, EvidenceAuditError, InvalidInput
 
 PACKAGES = ("bundle_schema", "pins", "verify", "audit")
