@@ -36,7 +36,9 @@ manifest is in place, so the bundle must be whole."""
 
 
 def _run(out: Path, mirrors: dict[str, Path], endpoint: str, point: str | None) -> int:
-    environment = dict(os.environ)
+    scratch = out.parent / "tmp"  # a killed run cannot remove its scratch directory: here, not /tmp
+    scratch.mkdir(exist_ok=True)
+    environment = dict(os.environ, TMPDIR=str(scratch))
     if point is not None:
         environment[VARIABLE] = point
     process = subprocess.Popen(
