@@ -28,7 +28,7 @@ from pins import DEMO, PinSetSource, load_builtin, pin_set_source
 from verify import parse_manifest, render_verdict, verify_bundle
 from verify._source import open_source
 
-__all__ = ["SCENARIOS", "DemoRow", "run_demo", "run_pipeline"]
+__all__ = ["SCENARIOS", "DemoRow", "run_demo", "run_pipeline", "summary_table"]
 
 TAMPERED = "gx10-full-qualified"
 """The example whose copy gets one bit flipped."""
@@ -64,6 +64,33 @@ def _tamper_copy(bundle: Path, target: Path) -> str:
     return name
 
 
+def summary_table(rows: list[DemoRow]) -> Table:
+    """The demo's summary, one row a bundle, that reads at 80 columns: the run's name whole
+    (never cut, so that every row stays distinguishable), its verdict's axes and its checks
+    one a line."""
+    table = Table(
+        title="example bundles, verified and replayed from their raw evidence",
+        title_justify="left",
+    )
+    longest = max((len(row.name) for row in rows), default=3)
+    table.add_column("run", no_wrap=True, min_width=longest)
+    table.add_column("verdict", no_wrap=True)
+    table.add_column("checks", no_wrap=True)
+
+    def ok(held: bool, good: str = "ok", bad: str = "FAILED") -> str:
+        return f"[green]{good}[/]" if held else f"[red]{bad}[/]"
+
+    for row in rows:
+        table.add_row(
+            row.name,
+            f"{row.outcome}\n{row.validity}\n{row.decision}\n"
+            + ("rankable" if row.rankable else "not rankable"),
+            f"claims {ok(row.claims_match, 'match', 'DIFFER')}\n"
+            f"directory {ok(row.directory_ok)}\ntar {ok(row.tar_ok)}",
+        )
+    return table
+
+
 def run_demo(out: Path, console: Console, examples: Path = EXAMPLES_DIR) -> bool:
     """Build, pack and verify every example bundle under ``out``; return True when all hold.
 
@@ -96,33 +123,11 @@ def run_demo(out: Path, console: Console, examples: Path = EXAMPLES_DIR) -> bool
                 tar_ok=tar_verdict.integrity.status == "ok" and tar_verdict.bundle_digest == digest,
             )
         )
-    table = Table(title="example bundles, verified and replayed from their raw evidence")
-    for column in (
-        "run",
-        "outcome",
-        "validity",
-        "profile",
-        "rankable",
-        "claims",
-        "integrity",
-        "tar",
-    ):
-        table.add_column(column)
-    for row in rows:
-        table.add_row(
-            row.name,
-            row.outcome,
-            row.validity,
-            row.decision,
-            "yes" if row.rankable else "no",
-            "match" if row.claims_match else "[red]DIFFER[/]",
-            "[green]ok[/]" if row.directory_ok else "[red]FAILED[/]",
-            "[green]ok[/]" if row.tar_ok else "[red]FAILED[/]",
-        )
-    console.print(table)
+    console.print(summary_table(rows))
     for row in rows:
         drift = "" if row.expected in (None, row.digest) else " [red](differs from expected)[/]"
-        console.print(f"{row.name}: {row.digest}{drift}", soft_wrap=True)
+        console.print(f"{row.name}{drift}", soft_wrap=True)
+        console.print(f"  {row.digest}", soft_wrap=True)  # whole, on a line of its own
         console.print(f"  bundle {out / row.name}  tar {out / row.name}.tar", soft_wrap=True)
 
     tampered = out / "tampered-copy"

@@ -106,7 +106,7 @@ def test_the_wheel_installs_alone_and_runs_the_demo_outside_the_tree(tmp_path: P
         assert verdict in shown, f"the demo's output does not name {verdict}:\n{shown}"
     digests = json.loads((ROOT / "examples" / "expected-digests.json").read_text("utf-8"))
     for name, digest in digests.items():
-        assert f"{name}: {digest}" in shown, f"{name} not built as committed:\n{shown}"
+        assert f"{name}\n  {digest}\n" in shown, f"{name} not built as committed:\n{shown}"
 
     def verify(bundle: str) -> dict[str, str]:
         verdict: dict[str, str] = json.loads(_run([audit, "verify", bundle, "--json"], empty, env))
