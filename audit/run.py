@@ -31,7 +31,7 @@ from audit.components import measure_streaming, run_direct_probes
 from audit.environments import ENVIRONMENT_MEDIA_TYPE, EnvironmentUnavailable, describe_python
 from audit.identity import resolve_identity
 from audit.observer import REFERENCE_HEADER, Observer, observe
-from audit.parsers import Parsed, ParseFailed, parse_outputs
+from audit.parsers import Parsed, ParseFailed, output_files, parse_outputs
 from audit.sandbox import SandboxLimits, SandboxResult, SandboxUnavailable, run_sandboxed
 from bundle_schema import KINDS, canonical_bytes
 from bundle_schema.errors import InvalidInput
@@ -58,6 +58,7 @@ from bundle_schema.models import (
 from pins import CURRENT, Harness, PinSetSource, missing_requirements
 from verify import VERSION
 from verify.gx10 import replay
+from verify.harness_outputs import OutputsUnreadable, gate_place, read_gate_outputs
 
 __all__ = ["RunRequest", "default_policy", "run_qualification"]
 
@@ -119,7 +120,7 @@ class _Recorder:
     checkouts: dict[str, Checkout] = field(default_factory=dict)
     checkout_failures: dict[str, str] = field(default_factory=dict)
     probes: tuple[DirectProbe, ...] = ()
-    typed: dict[str, Any] = field(default_factory=lambda: {"quarantines": {}})
+    typed: dict[str, Any] = field(default_factory=lambda: {"quarantines": {}, "supplementary": {}})
     """The records the replay reads, by their field of the gx10-evidence document."""
 
     def record(self, name: str, kind: str, value: BaseModel | tuple[BaseModel, ...]) -> None:
@@ -158,6 +159,14 @@ def _environment(scratch: Path, extra: Mapping[str, str]) -> dict[str, str]:
 
 
 @dataclass(frozen=True)
+class _Failed:
+    """Why a harness did not complete, and the result fields it has (times, raw outputs)."""
+
+    reason: str
+    common: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class _Harnesses:
     """Runs the pin set's harnesses of one run, each in a sandbox of its own."""
 
@@ -175,18 +184,71 @@ class _Harnesses:
 
     def run(self, upstream: str, components: Sequence[ComponentName]) -> None:
         """Run one upstream harness in the sandbox and record what it produced."""
+        executed = self._execute(upstream, components, f"components/{components[0]}/raw/")
+        if isinstance(executed, _Failed):
+            self.fail(components, executed.reason, **executed.common)
+            return
+        out, common = executed
+        harness = self.request.pins.pins.harnesses[upstream]
+        try:
+            parsed = parse_outputs(harness.parser, out, components)
+        except ParseFailed as exc:
+            self.fail(components, f"{upstream}: {exc}", **common)
+            return
+        self._record(components, parsed, common)
+
+    def run_gate(self, upstream: str, component: ComponentName) -> None:
+        """Run a supplementary harness beside ``component``'s upstream, as its gate (ADR 0022):
+        its raw outputs kept at the gate's place, its reader's tallies recorded there, its
+        figures added to the component's metrics. Whatever keeps its outputs from reading (it
+        did not run, failed, or wrote what does not aggregate) fails the component, with the
+        reason: infrastructure, never a score."""
+        before = self.recorder.results[component]
+        place = gate_place(component, upstream)
+        executed = self._execute(upstream, [component], place + "raw/")
+        kept = executed.common.get("raw_outputs", []) if isinstance(executed, _Failed) else []
+        if not isinstance(executed, _Failed):
+            out, common = executed
+            kept = common["raw_outputs"]
+            parser = self.request.pins.pins.harnesses[upstream].parser
+            try:
+                parsed = read_gate_outputs(parser, output_files(out), component, upstream)
+            except OutputsUnreadable as exc:
+                executed = _Failed(f"{upstream}: {exc}", common)
+        metrics: dict[str, float | int | None] = dict(before.metrics)
+        fields = {
+            "started_at": before.started_at, "ended_at": _now(),
+            "raw_outputs": [*before.raw_outputs, *kept], "metrics": metrics,
+        }  # fmt: skip
+        if isinstance(executed, _Failed):
+            reason = f"its gate {upstream} failed: {executed.reason}"
+            self.recorder.result(component, "FAILED", reason=reason[:4096], **fields)
+            return
+        for name, (kind, value) in parsed.records.items():
+            self.recorder.record(name, kind, value)
+            if kind == "bfcl-shard":  # the gate's tallies, as the replay reads them
+                gates = self.recorder.typed["supplementary"].setdefault(component, {})
+                gates[upstream] = value
+        metrics |= parsed.metrics.get(component, {})
+        self.recorder.result(component, "COMPLETED", **fields)
+
+    def _execute(
+        self, upstream: str, components: Sequence[ComponentName], prefix: str
+    ) -> tuple[Path, dict[str, Any]] | _Failed:
+        """Run one harness in the sandbox, its logs and raw outputs kept (under ``prefix``):
+        its output directory and the result fields, or why it did not complete."""
         recorder, started = self.recorder, _now()
         work = recorder.checkouts.get(upstream)
         if work is None:
-            reason = recorder.checkout_failures.get(upstream, "not checked out")
-            self.fail(components, f"{upstream}: {reason}")
-            return
+            return _Failed(
+                f"{upstream}: {recorder.checkout_failures.get(upstream, 'not checked out')}"
+            )
         out = self.scratch / "outputs" / upstream
         out.mkdir(parents=True)
         harness = self.request.pins.pins.harnesses[upstream]
-        python = self._interpreter(upstream, harness, components)
-        if python is None:
-            return
+        python = self._interpreter(upstream, harness)
+        if isinstance(python, _Failed):
+            return python
         values = {"python": python, "endpoint": f"http://127.0.0.1:{SANDBOX_PORT}",
                   "model": self.model, "out": str(out)}  # fmt: skip
         self.observer.component = components[0]
@@ -204,68 +266,55 @@ class _Harnesses:
                 first_seq=len(recorder.ledger),
             )
         except SandboxUnavailable as exc:
-            self.fail(components, f"sandbox unavailable: {exc}")
-            return
+            return _Failed(f"sandbox unavailable: {exc}")
         recorder.ledger += result.ledger
         recorder.files.update(result.evidence())  # the raw trace it came from (ADR 0017)
         with git.Repo(checkout_dir) as repo:  # closes git's persistent helper processes
             recorder.checkouts[upstream] = describe(upstream, work.repository, work.source, repo)
         self.refused.clear()
-        kept = self._keep_outputs(upstream, components[0], result, out)
+        kept = self._keep_outputs(upstream, prefix, result, out)
         common = {"started_at": started, "ended_at": _now(), "raw_outputs": kept}
         if self.refused:  # raw evidence that cannot be kept: the harness's outputs are not whole
-            self.fail(components, "; ".join(self.refused), **common)
-            return
+            return _Failed("; ".join(self.refused), common)
         missing = [name for name in harness.outputs if not (out / name).is_file()]
         if result.timeout is not None or result.returncode != 0 or missing:
             tail = result.stderr.decode("utf-8", "replace")[-300:]
             why = f"{result.timeout} limit exceeded" if result.timeout else (
                 f"exited {result.returncode}: {tail}" if result.returncode else
                 f"did not write {', '.join(missing)}")  # fmt: skip
-            self.fail(components, f"{upstream} {why}", **common)
-            return
-        try:
-            parsed = parse_outputs(harness.parser, out, components)
-        except ParseFailed as exc:
-            self.fail(components, f"{upstream}: {exc}", **common)
-            return
-        self._record(components, parsed, common)
+            return _Failed(f"{upstream} {why}", common)
+        return out, common
 
-    def _interpreter(
-        self, upstream: str, harness: Harness, components: Sequence[ComponentName]
-    ) -> str | None:
-        """The harness's interpreter, its environment kept as evidence; None (the components
-        failed, saying why) when it cannot be asked or lacks a pinned requirement."""
+    def _interpreter(self, upstream: str, harness: Harness) -> str | _Failed:
+        """The harness's interpreter, its environment kept as evidence; or why it cannot be
+        asked or lacks a pinned requirement."""
         # absolute (the harness runs in its checkout), its symlinks kept (a venv's python is one)
         python = os.path.abspath(self.request.harness_python.get(upstream, sys.executable))
         try:
             environment = describe_python(upstream, python, self.request.harness_env)
         except EnvironmentUnavailable as exc:
-            self.fail(components, f"{upstream}: its interpreter: {exc}")
-            return None
+            return _Failed(f"{upstream}: its interpreter: {exc}")
         self.recorder.files[f"upstreams/{upstream}/environment.json"] = (
             environment.evidence(), ENVIRONMENT_MEDIA_TYPE
         )  # fmt: skip
         lacking = missing_requirements(harness.requirements, environment.distributions)
         if lacking:
-            self.fail(
-                components,
+            return _Failed(
                 f"{upstream}: its interpreter {environment.executable} lacks the pinned "
-                f"{', '.join(lacking)} (give one that has them: --harness-python {upstream}=PATH)",
+                f"{', '.join(lacking)} (give one that has them: --harness-python {upstream}=PATH)"
             )
-            return None
         return python
 
     def _keep_outputs(
-        self, upstream: str, component: str, result: SandboxResult, out: Path
+        self, upstream: str, prefix: str, result: SandboxResult, out: Path
     ) -> list[str]:
-        """Keep the harness's logs and raw output files as evidence; return their names."""
+        """Keep the harness's logs and raw output files (under ``prefix``) as evidence; return
+        their names."""
         files = self.recorder.files
         logs = f"logs/{upstream}"
         files[f"{logs}.stdout.txt"] = (result.stdout, _TEXT)
         files[f"{logs}.stderr.txt"] = (result.stderr, _TEXT)
         kept = [f"{logs}.stdout.txt", f"{logs}.stderr.txt"]
-        prefix = f"components/{component}/raw/"
         sources: dict[str, str] = {}
         for path in sorted(p for p in out.rglob("*") if p.is_file()):
             relative = path.relative_to(out).as_posix()
@@ -553,7 +602,10 @@ def _components(  # noqa: PLR0917 - the run's parts, passed on
     unpinned = [c for c in selected if c not in pins.component_upstreams]
     if unpinned:
         say(f"no upstream harness pinned for {', '.join(unpinned)}: the run cannot qualify")
-    needed = sorted({pins.component_upstreams[c] for c in selected if c not in unpinned})
+    needed = sorted(
+        {pins.component_upstreams[c] for c in selected if c not in unpinned}
+        | {g for c in selected if c not in unpinned for g in pins.gates_of(c)}
+    )
     say(f"checkouts: {', '.join(needed)}")
     _checkouts(request, recorder, needed, scratch)
     say("direct probes")
@@ -565,13 +617,23 @@ def _components(  # noqa: PLR0917 - the run's parts, passed on
     harnesses = _Harnesses(request, recorder, observer, identity.runtime_model_id, scratch)
     for upstream in needed:
         served = [c for c in selected if pins.component_upstreams.get(c) == upstream]
-        if upstream in pins.harnesses:
+        if upstream in pins.harnesses and served:
             limits = pins.harnesses[upstream]
             say(f"harness {upstream}: {', '.join(served)} (limits: silence "
                 f"{limits.inactivity_s:g} s, wall {limits.wall_s:g} s)")  # fmt: skip
             point(f"harness:{upstream}")
             harnesses.run(upstream, served)
             point(f"harness-done:{upstream}")
+    for component in selected:  # each gate beside the upstream it gates (ADR 0022)
+        result = recorder.results.get(component)
+        for upstream in pins.gates_of(component):
+            if result is None or result.status != "COMPLETED":
+                continue  # nothing to gate: the component already says why
+            say(f"gate {upstream}: {component}")
+            point(f"harness:{upstream}")
+            harnesses.run_gate(upstream, component)
+            point(f"harness-done:{upstream}")
+            result = recorder.results[component]
     if "performance" in selected and pins.component_upstreams.get("performance") not in (
         None,
         *pins.harnesses,

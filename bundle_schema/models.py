@@ -507,6 +507,9 @@ class Gx10Evidence(_Model):
     hermes_tasks: tuple[HermesTask, ...] | None = None
     benchlocal: BenchLocalPacks | None = None
     infermark: InfermarkStreaming | None = None
+    supplementary: dict[ComponentName, dict[Identifier, BfclShard]] = Field(default_factory=dict)
+    """The per-subset tallies of each supplementary harness run beside a component's upstream
+    as its gate (``[gate_upstreams]``), by component and upstream (ADR 0022)."""
     probes: tuple[DirectProbe, ...] = ()
     transport: tuple[TransportExchange, ...] | None = None
     socket_ledger: tuple[SocketLedgerEntry, ...] | None = None
@@ -562,6 +565,23 @@ class Gx10Diagnostics(_Model):
     tier2: Tier2 | None
     hermes_tasks: tuple[HermesTaskMetrics, ...]
     quarantine: QuarantineMarker | None
+    supplementary: tuple[SupplementaryMetrics, ...] = ()
+    """Each supplementary harness's figures (a gate's, never a score input: ADR 0022)."""
+
+
+class SupplementaryMetrics(_Model):
+    """What a supplementary harness measured beside a component's upstream, replayed from its
+    tallies: shown, never scored."""
+
+    component: ComponentName
+    upstream: Identifier
+    subsets: Count
+    samples: Count
+    overall_accuracy: Score
+    """Hits over samples, in percent (score.py's flat ``overall_accuracy``)."""
+    v4_overall: Score
+    """BFCL V4's weighted overall, in percent, as bfcl-eval 2026.3.23 computes it (a subset
+    not run counts as zero)."""
 
 
 class ClaimsCheck(_Model):
@@ -1300,21 +1320,69 @@ class GateView(_Model):
     evidence: tuple[EvidenceRef, ...]
 
 
+class ExchangeIds(_Model):
+    """Some transport exchanges by id: how many, and the first few (never a long list)."""
+
+    count: Count
+    first: tuple[Size, ...]
+    """The first ids in the log's order, at most five."""
+
+
+class Substitution(_Model):
+    """A model substitution (fallback activity) seen in the replies themselves: which exchanges
+    another model or engine answered, and which one answered them."""
+
+    by: Literal["model", "fingerprint"]
+    """How it showed: a reply naming another model, or another ``system_fingerprint``."""
+    exchanges: ExchangeIds
+    """The exchanges another model or engine answered."""
+    answered_by: Annotated[str, StringConstraints(max_length=256)]
+    """The model those replies name, or the other engine's fingerprint."""
+    expected: Annotated[str, StringConstraints(max_length=256)]
+    """The runtime model id, or the fingerprint the run's completion replies began with."""
+
+
 class ForensicAnswer(_Model):
     """For a result that is not a valid model decision: what broke, and was it the model."""
 
     failed_part: Literal[
         "integrity", "quarantine", "observer", "runner", "identity", "endpoint", "isolation",
-        "evaluator", "harness", "setup", "incomplete",
+        "substitution", "evaluator", "harness", "setup", "incomplete",
     ]  # fmt: skip
     summary: Text
     first_evidence: Text | None
     model_before: Text
     """What the model had done before the failure, from the transport log."""
     best_aggregate: Score | None
-    """The aggregate had every unscored component scored 100."""
+    """The aggregate had every unscored component scored 100 (null when integrity failed:
+    nothing is computed from evidence that is not what was recorded)."""
     worst_aggregate: Score | None
-    """The aggregate had every unscored component scored 0."""
+    """The aggregate had every unscored component scored 0 (null when integrity failed)."""
+    substitution: Substitution | None = None
+    """For ``substitution``: the exchanges and the model or engine that answered them."""
+
+
+class TimedOut(_Model):
+    """What a task or component that ran out of time was doing with the model: its exchanges,
+    whether one was still open when it stopped, and how long any was open, so that a slow model
+    and a hung agent can be told apart (docs/review.md, "Where the issue is silent")."""
+
+    exchanges: ExchangeIds
+    last_exchange: Size | None
+    """The last of its exchanges to start (null: it made none)."""
+    last_ended: Seconds | None
+    """When that exchange ended, on the observer's clock (seconds since the observer started);
+    null when it made none or the exchange never ended."""
+    still_open: StrictBool
+    """The last exchange was still streaming when the item stopped: never ended, or cut off
+    mid-stream."""
+    model_s: Seconds
+    """Seconds during which at least one of its exchanges was open (the union of their spans)."""
+    wall_s: Seconds | None
+    """The item's own wall time (a task's record; a component's timestamps), when known."""
+    cause: Literal["slow model", "hung agent", "unknown"]
+    explanation: Text
+    """The answer in words, with the numbers it rests on."""
 
 
 class TimelineItem(_Model):
@@ -1331,6 +1399,8 @@ class TimelineItem(_Model):
     inactivity_limit_s: Seconds | None = None
     cleanup: Identifier | None = None
     reason: Text | None = None
+    timed_out: TimedOut | None = None
+    """For a task or component that ran out of time: its exchanges and what they show."""
 
 
 class TransportSummary(_Model):

@@ -109,6 +109,10 @@ ROLES: tuple[Role, ...] = (
     Role("bfcl plan", "components/{component}/bfcl/plan.json", "bfcl-plan", read=False),
     Role("bfcl shard", "components/{component}/bfcl/{name}", "bfcl-shard", read=False),
     Role("raw output", "components/{component}/raw/**", None),
+    # a supplementary harness run beside a component's upstream as its gate (ADR 0022): the
+    # tallies its reader made, and what it wrote
+    Role("gate tallies", "components/{component}/gates/{upstream}/bfcl-eval.json", "bfcl-shard"),
+    Role("gate raw output", "components/{component}/gates/{upstream}/raw/**", None),
     Role("harness log", "logs/{name}", None, read=False),
     Role("identity reply", "identity/{name}", None, read=False),
     Role("checkout listing", "upstreams/{upstream}/tree.txt", None),

@@ -16,6 +16,7 @@ from pins._loader import (
 )
 from pins._model import (
     COMPONENTS,
+    GATE_PARSERS,
     Harness,
     PinSet,
     ReferencePins,
@@ -29,6 +30,7 @@ __all__ = [
     "COMPONENTS",
     "CURRENT",
     "DEMO",
+    "GATE_PARSERS",
     "PROBE_CONTRACTS",
     "Harness",
     "PinSet",

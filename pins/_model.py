@@ -23,6 +23,7 @@ from pins._probes import PROBE_CONTRACTS
 
 __all__ = [
     "COMPONENTS",
+    "GATE_PARSERS",
     "DirectProbeContract",
     "Harness",
     "HermesPins",
@@ -42,6 +43,11 @@ COMPONENTS: tuple[ComponentName, ...] = (
     "performance",
 )
 """The five components of the deployment score, in the seed's order."""
+
+GATE_PARSERS = ("bfcl-eval",)
+"""The readers of a supplementary harness, one run beside a component's upstream as a gate of
+that component (``[gate_upstreams]``): under gx10 its outputs are never a score input
+(ADR 0013 §6, ADR 0022)."""
 
 Weight = Annotated[int, Field(strict=True, ge=0, le=100)]
 Bound = (
@@ -114,8 +120,9 @@ class Harness(_Frozen):
     workdir: str = "."
     outputs: tuple[str, ...] = ()
     parser: Literal[
-        "spark", "hermes", "benchlocal", "bfcl", "spark-bench", "benchlocal-cli", "infermark"
-    ]
+        "spark", "hermes", "benchlocal", "bfcl", "spark-bench", "benchlocal-cli", "infermark",
+        "bfcl-eval",
+    ]  # fmt: skip
     inactivity_s: (
         Annotated[float, Field(strict=True, gt=0)] | Annotated[int, Field(strict=True, gt=0)]
     )
@@ -167,6 +174,10 @@ class PinSet(_Frozen):
     direct_probe: DirectProbeContract
     profiles: dict[Identifier, Profile]
     component_upstreams: dict[ComponentName, Identifier]
+    gate_upstreams: dict[ComponentName, tuple[Identifier, ...]] = Field(default_factory=dict)
+    """Supplementary harnesses run beside a component's upstream, each a gate of that
+    component: its outputs must read and aggregate, or the component fails as infrastructure;
+    its figures are non-scoring metrics (ADR 0022)."""
     upstreams: dict[Identifier, Upstream]
     harnesses: dict[Identifier, Harness] = Field(default_factory=dict)
     hermes: HermesPins | None = None
@@ -209,6 +220,7 @@ class PinSet(_Frozen):
                 raise ValueError(
                     f"component_upstreams.{component}: {upstream!r} is not an upstream"
                 )
+        self._gates()
         for name, harness in self.harnesses.items():
             if name not in self.upstreams:
                 raise ValueError(f"harnesses.{name}: not an upstream")
@@ -231,6 +243,57 @@ class PinSet(_Frozen):
             if name not in self.profiles:
                 raise ValueError(f"thresholds.{name}: not a profile")
         return self
+
+    def _gates(self) -> None:
+        """A gate upstream is an upstream with a harness whose reader is a gate's, never the
+        upstream of a scored component; a gate's reader is never a scored component's."""
+        for component, upstream in self.component_upstreams.items():
+            harness = self.harnesses.get(upstream)
+            if harness is not None and harness.parser in GATE_PARSERS:
+                raise ValueError(
+                    f"component_upstreams.{component}: {upstream!r} runs {harness.parser}, whose "
+                    "outputs are no score input under gx10: name it in gate_upstreams"
+                )
+        scored = set(self.component_upstreams.values())
+        for component, gates in self.gate_upstreams.items():
+            where = f"gate_upstreams.{component}"
+            if component == "performance" and gates:
+                raise ValueError(
+                    f"{where}: performance's exchanges are its measurement: a gate's requests "
+                    "beside it would be counted in it"
+                )
+            for upstream in gates:
+                if upstream not in self.upstreams:
+                    close = difflib.get_close_matches(upstream, sorted(self.upstreams), n=1)
+                    hint = f"; did you mean {close[0]!r}?" if close else ""
+                    raise ValueError(f"{where}: {upstream!r} is not an upstream{hint}")
+                if gates.count(upstream) > 1:
+                    raise ValueError(f"{where}: {upstream!r} twice")
+                if upstream in scored:
+                    raise ValueError(
+                        f"{where}: {upstream!r} is the upstream of a scored component: under "
+                        "gx10 a supplementary harness is a gate, never a score input"
+                    )
+                harness = self.harnesses.get(upstream)
+                if harness is None:
+                    raise ValueError(
+                        f"{where}: {upstream!r} has no harness block (harnesses.{upstream}): a "
+                        "gate is a harness run beside the component's upstream"
+                    )
+                if harness.parser not in GATE_PARSERS:
+                    raise ValueError(
+                        f"{where}: {upstream!r} is read by {harness.parser}, not a gate's reader "
+                        f"({', '.join(GATE_PARSERS)})"
+                    )
+                if component not in self.component_upstreams:
+                    raise ValueError(
+                        f"{where}: {component} has no upstream (component_upstreams) to run "
+                        f"{upstream!r} beside"
+                    )
+
+    def gates_of(self, component: str) -> tuple[str, ...]:
+        """The supplementary harnesses that gate ``component`` (none when it has none)."""
+        return next((g for c, g in self.gate_upstreams.items() if c == component), ())
 
 
 _MODELS: tuple[type[BaseModel], ...] = (

@@ -39,7 +39,13 @@ from bundle_schema.models import (
 )
 from pins import PROBE_CONTRACTS, PinSetSource, missing_requirements
 from verify._facts import LedgerFacts, ledger_facts, ledger_problem, reply_facts
-from verify.harness_outputs import READS, OutputsUnreadable, read_outputs
+from verify.harness_outputs import (
+    READS,
+    OutputsUnreadable,
+    gate_place,
+    read_gate_outputs,
+    read_outputs,
+)
 from verify.replies import body_json, exchange_failed, read_reply
 
 __all__ = [
@@ -365,6 +371,71 @@ def _raw_outputs(
                     )
                 )
     return findings
+
+
+def _gate_outputs(
+    evidence: Gx10Evidence, pins: PinSetSource, read: Reader, names: Collection[str]
+) -> list[Finding]:
+    """Each supplementary harness's tallies and metrics re-read from its raw outputs (kept at
+    its gate's place) with the runner's own reader; a component completed while its gate's raw
+    outputs do not read is a record that disagrees with them."""
+    findings: list[Finding] = []
+    for component, gates in sorted(pins.pins.gate_upstreams.items()):
+        result = evidence.results.get(component)
+        completed = result is not None and result.status == "COMPLETED"
+        for upstream in gates:
+            harness = pins.pins.harnesses[upstream]  # the pin set's rule: a gate has a harness
+            place = gate_place(component, upstream)
+            record = evidence.supplementary.get(component, {}).get(upstream)
+            entry = f"{place}bfcl-eval.json"
+            if result is None and record is None:
+                continue
+            kept = {
+                n.removeprefix(place + "raw/"): read(n)
+                for n in sorted(names)
+                if n.startswith(place + "raw/")
+            }
+            files = {k: v for k, v in kept.items() if v is not None}
+            if len(files) != len(kept):  # a raw output not intact: integrity says so
+                continue
+            if not files:
+                if record is not None:
+                    findings.append(_disagrees(entry, f"the {upstream} tallies have no raw output"))
+                continue
+            try:
+                parsed = read_gate_outputs(harness.parser, files, component, upstream)
+            except OutputsUnreadable as exc:
+                if record is not None or completed:
+                    where = entry if record is not None else f"components/{component}/result.json"
+                    findings.append(
+                        _disagrees(where, f"the {upstream} raw outputs do not read: {exc}")
+                    )
+                continue
+            reread = parsed.records.get(entry)
+            if record is not None and (reread is None or reread[1] != record):
+                findings.append(
+                    _disagrees(entry, f"the tallies are not what the raw outputs of {upstream} say")
+                )
+            if completed and result is not None:
+                findings += _gate_metrics(result.metrics, parsed.metrics.get(component, {}),
+                                          component, upstream)  # fmt: skip
+    return findings
+
+
+def _gate_metrics(
+    recorded: Mapping[str, Any], reread: Mapping[str, Any], component: str, upstream: str
+) -> list[Finding]:
+    name = f"components/{component}/result.json"
+    return [
+        _disagrees(
+            name,
+            f"metric {key} is {recorded.get(key)!r}; the raw outputs of {upstream} say {value!r}",
+            expected=repr(value),
+            got=repr(recorded.get(key)),
+        )
+        for key, value in sorted(reread.items())
+        if recorded.get(key) != value
+    ]
 
 
 # --- upstream checkouts -----------------------------------------------------------------------
@@ -777,7 +848,14 @@ def _environments(evidence: Gx10Evidence, pins: PinSetSource, read: Reader) -> l
         completed = [
             c
             for c, u in pins.pins.component_upstreams.items()
-            if u == upstream
+            if (
+                u == upstream
+                # a gate's: where it passed (a gate that did not run is upstream_checkout's)
+                or (
+                    upstream in pins.pins.gates_of(c)
+                    and upstream in evidence.supplementary.get(c, {})
+                )
+            )
             and (result := evidence.results.get(c)) is not None
             and result.status == "COMPLETED"
         ]
@@ -820,6 +898,13 @@ def unread_raw_outputs(pins: PinSetSource, names: Collection[str]) -> list[str]:
     upstreams = pins.pins.component_upstreams
     unread = []
     for name in sorted(names):
+        gate = name.split("/", 5)
+        if len(gate) == 6 and gate[0] == "components" and gate[2] == "gates" and gate[4] == "raw":
+            # a gate's raw output: read when the pins run that upstream as that component's gate
+            gated = gate[3] in pins.pins.gates_of(gate[1])
+            if not gated or not READS[pins.pins.harnesses[gate[3]].parser](gate[5]):
+                unread.append(name)
+            continue
         parts = name.split("/", 3)
         if len(parts) < 4 or parts[0] != "components" or parts[2] != "raw":
             continue
@@ -850,13 +935,13 @@ def _times(evidence: Gx10Evidence, pins: PinSetSource) -> list[Finding]:
         upstream = pins.pins.component_upstreams.get(component)
         harness = pins.pins.harnesses.get(upstream) if upstream else None
         took = ended - started if started is not None and ended is not None else None
-        if harness is not None and took is not None and took > harness.wall_s + TIME_SLACK_S:
+        # a component's gates run after its harness, each within its own wall (ADR 0022)
+        gates = [pins.pins.harnesses[g].wall_s for g in pins.pins.gates_of(component)]
+        wall = harness.wall_s + sum(gates) if harness is not None else 0
+        if harness is not None and took is not None and took > wall + TIME_SLACK_S:
+            whose = "its harness's pinned wall" + (" and its gates'" if gates else "")
             findings.append(
-                _disagrees(
-                    name,
-                    f"ran {took:g} s, over its harness's pinned wall of {harness.wall_s:g} s, "
-                    "yet was not stopped",
-                )
+                _disagrees(name, f"ran {took:g} s, over {whose} of {wall:g} s, yet was not stopped")
             )
     return findings
 
@@ -892,6 +977,7 @@ def consistency_findings(
     findings: list[Finding] = []
     findings += _ledger(evidence, ledger)
     findings += _raw_outputs(evidence, pins, read, names)
+    findings += _gate_outputs(evidence, pins, read, names)
     if blob_id is None:
         blob_id = lambda name: None if (data := read(name)) is None else git_blob_id(data)  # noqa: E731
     checkouts = _checkouts(evidence, read, blob_id, findings, names)

@@ -24,6 +24,7 @@ from bundle_schema.layout import (
     content_digest_of_members,
 )
 from bundle_schema.models import (
+    BfclShard,
     ComponentResult,
     DirectProbe,
     EvidenceEntry,
@@ -443,7 +444,7 @@ def assemble_evidence(
     model = manifest.model
     if placements is None:
         placements = {n: place(n, e.media_type) for n, e in model.evidence.items()}
-    found: dict[str, Any] = {"results": {}, "quarantines": {}}
+    found: dict[str, Any] = {"results": {}, "quarantines": {}, "supplementary": {}}
     probes: dict[str, DirectProbe] = {}
     for name in sorted(records):
         placed, documents = placements[name], records[name]
@@ -461,6 +462,8 @@ def assemble_evidence(
                 found[field][placed.component] = first
         elif isinstance(first, DirectProbe) and first.kind == _PROBE_KINDS.get(role.id):
             probes[role.id] = first
+        elif role.id == "gate tallies" and isinstance(first, BfclShard):
+            found["supplementary"].setdefault(placed.component, {})[placed.upstream] = first
     found["probes"] = tuple(probes[r] for r in _PROBE_KINDS if r in probes)
     return Gx10Evidence(
         schema_version=1,

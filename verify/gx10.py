@@ -17,7 +17,10 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
+from bundle_schema import canonical_bytes, digest_of
 from bundle_schema.models import (
+    BfclScore,
+    BfclShard,
     ClaimsCheck,
     ComponentName,
     DirectProbe,
@@ -32,6 +35,7 @@ from bundle_schema.models import (
     ProfileDecision,
     QualificationOutcome,
     ResultValidity,
+    SupplementaryMetrics,
     TransportExchange,
 )
 from bundle_schema.roles import REFERENCE_HEADER
@@ -45,6 +49,7 @@ from verify._facts import (
     reply_facts,
     request_facts,
 )
+from verify.harness_outputs import gate_place
 from verify.replies import (
     asks_for_reasoning,
     body_json,
@@ -54,6 +59,7 @@ from verify.replies import (
     read_reply,
     same_model,
 )
+from verify.scorers.bfcl import LoadedShard, ShardRefused, score_shards
 
 __all__ = [
     "GATES",
@@ -570,13 +576,16 @@ def tool_call_protocol(run: _Run) -> GateResult:
     return _probe(run, "tool_call")
 
 
-def upstream_checkout(run: _Run) -> GateResult:
+def upstream_checkout(run: _Run) -> GateResult:  # noqa: PLR0911 - one return per rule
     """Exact, clean upstream checkout and compatible structured output (setup: infrastructure)."""
     pins = run.pins.pins
     refused = _unjudgeable(run)
     if refused is not None:
         return refused
-    needed = sorted({pins.component_upstreams[c] for c in run.selected})
+    needed = sorted(
+        {pins.component_upstreams[c] for c in run.selected}
+        | {g for c in run.selected for g in pins.gates_of(c)}
+    )
     checkouts = {u.name: u for u in run.evidence.upstreams}
     for name in needed:
         pinned, checkout = pins.upstreams[name], checkouts.get(name)
@@ -599,7 +608,46 @@ def upstream_checkout(run: _Run) -> GateResult:
                 "infra",
                 f"{component} completed without a structured output this verifier reads",
             )
+        if result is not None and result.status == "COMPLETED":
+            for upstream in pins.gates_of(component):
+                problem = _gate_problem(run, component, upstream)
+                if problem is not None:
+                    return _gate(
+                        "upstream_checkout", "infra", problem, _gate_place(component, upstream)
+                    )
     return _gate("upstream_checkout", "pass", f"{', '.join(needed)} at their pinned commits, clean")
+
+
+def _gate_place(component: str, upstream: str) -> str:
+    """The entry of a gate's tallies (the ``bfcl-eval`` reader's record, bundle_schema/roles)."""
+    return gate_place(component, upstream) + "bfcl-eval.json"
+
+
+def _gate_score(tallies: BfclShard, where: str) -> BfclScore:
+    """A gate's tallies aggregated as BFCL V4 does (seed 003's refusals applied).
+
+    Raises:
+        ShardRefused: the tallies do not aggregate.
+    """
+    digest = digest_of(canonical_bytes(tallies.model_dump(mode="json")))
+    return score_shards([LoadedShard(where, digest, tallies)], None, "bfcl-v4")
+
+
+def _gate_problem(run: _Run, component: ComponentName, upstream: str) -> str | None:
+    """Why a completed component's supplementary harness (its gate, ADR 0013 §6) does not
+    pass: its tallies were not recorded, or do not aggregate. None: it passes."""
+    tallies = run.evidence.supplementary.get(component, {}).get(upstream)
+    where = _gate_place(component, upstream)
+    if tallies is None:
+        return (
+            f"{component} completed without its {upstream} gate: no tallies at {where} "
+            "(a supplementary harness whose outputs do not read is a failed component)"
+        )
+    try:
+        _gate_score(tallies, where)
+    except ShardRefused as exc:
+        return f"{component}: its {upstream} gate does not aggregate: {exc}"
+    return None
 
 
 def _unjudgeable(run: _Run) -> GateResult | None:
@@ -1216,4 +1264,24 @@ def _diagnostics(evidence: Gx10Evidence, executed_weight: float, evaluator: str)
         tier2=evidence.spark_quality.tier2 if evidence.spark_quality else None,
         hermes_tasks=tuple(_task_metrics(t, evaluator) for t in evidence.hermes_tasks or ()),
         quarantine=quarantine,
+        supplementary=tuple(_supplementary(evidence)),
     )
+
+
+def _supplementary(evidence: Gx10Evidence) -> Iterable[SupplementaryMetrics]:
+    """Each supplementary harness's figures, replayed from its tallies (those that aggregate;
+    the gate says why the others do not): shown beside the scores, never in them."""
+    for component, gates in sorted(evidence.supplementary.items()):
+        for upstream, tallies in sorted(gates.items()):
+            try:
+                score = _gate_score(tallies, _gate_place(component, upstream))
+            except ShardRefused:
+                continue
+            hits = sum(t.hits for t in score.tallies.values())
+            samples = sum(t.n for t in score.tallies.values())
+            v4 = score.categories.get("overall_accuracy")
+            yield SupplementaryMetrics(
+                component=component, upstream=upstream, subsets=len(score.tallies),
+                samples=samples, overall_accuracy=100 * hits / samples if samples else 0.0,
+                v4_overall=100 * (v4 or 0.0),
+            )  # fmt: skip

@@ -10,9 +10,10 @@ raises anything but :class:`OutputsUnreadable`.
 Two families of readers: those of the project's reference harnesses (``spark``, ``hermes``,
 ``benchlocal``; the embedded default's), and those of the real upstreams in their own output
 formats (``spark-bench``: Spark Bench's long-format ``spark_bench.csv``; ``benchlocal-cli``:
-benchlocal-cli's RunResult JSON; ``infermark``: Infermark's JSON report; ``bfcl``: bfcl-eval's
-shard reports). docs/upstreams.md says how each real format is read and mapped to seed 000's
-components, and ADR 0013 why.
+benchlocal-cli's RunResult JSON; ``infermark``: Infermark's JSON report; ``bfcl-eval``: what
+``bfcl generate`` and ``bfcl evaluate`` write, its score files' per-subset counts; ``bfcl``:
+seed-003 shard reports). docs/upstreams.md says how each real format is read and mapped to seed
+000's components, and ADR 0013 why (ADR 0022 for bfcl-eval, a gate).
 """
 
 from __future__ import annotations
@@ -38,9 +39,11 @@ from bundle_schema.models import (
     QuarantineMarker,
     SparkQuality,
     SparkRepeat,
+    Tally,
     Tier2,
 )
 from verify.scorers import load_plan, load_shard, score_shards
+from verify.scorers.bfcl import V4_DATASET_SIZES, LoadedShard
 
 __all__ = [
     "BENCHLOCAL_TOOL_INSTRUCTION_PACKS",
@@ -49,7 +52,9 @@ __all__ = [
     "SPARK_BENCH_COLUMNS",
     "Outputs",
     "OutputsUnreadable",
+    "gate_place",
     "raw_name",
+    "read_gate_outputs",
     "read_outputs",
 ]
 
@@ -680,6 +685,234 @@ def _infermark(files: Files, _components: Sequence[ComponentName]) -> Outputs:
     )  # fmt: skip
 
 
+# bfcl-eval 2026.3.23 (PyPI; github ShishirPatil/gorilla, berkeley-function-call-leaderboard):
+# what ``bfcl generate`` and ``bfcl evaluate`` write under their project root.
+
+BFCL_EVAL_OVERALL = "score/data_overall.csv"
+MAX_BFCL_EVAL_BYTES = 256 * 1024 * 1024
+"""A result or score file larger than this is refused before it is read."""
+MAX_BFCL_EVAL_LINES = 1_000_000
+"""A result or score file of more lines than this is refused (the whole BFCL V4 is 5,000)."""
+_BFCL_FILE = re.compile(
+    r"^(result|score)/([^/]+)/(?:[^/]+/){0,3}(?i:BFCL_v4_)([a-z][a-z0-9_]{0,63}?)_(result|score)"
+    r"\.json$"
+)
+"""A result or score file of one subset (``bfcl_v4_...`` too: a bundle keeps raw outputs under
+lower-case names, and the verifier re-reads them so)."""
+_BFCL_OVERALL_COLUMNS = ("Rank", "Overall Acc", "Model")
+"""The first columns of bfcl-eval's ``data_overall.csv`` (generate_leaderboard_csv)."""
+
+
+def _bfcl_lines(files: Files, name: str) -> list[dict[str, Any]]:
+    """A bfcl-eval JSON Lines file (one object a line, as ``write_list_of_dicts_to_file``
+    writes), each line strict JSON; bounded in bytes and lines."""
+    data = files[name]
+    if len(data) > MAX_BFCL_EVAL_BYTES:
+        raise OutputsUnreadable(
+            f"{name}: {len(data)} bytes, over the {MAX_BFCL_EVAL_BYTES} a bfcl-eval file may hold"
+        )
+    lines = data.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+    if len(lines) > MAX_BFCL_EVAL_LINES:
+        raise OutputsUnreadable(f"{name}: more than {MAX_BFCL_EVAL_LINES} lines")
+    entries = []
+    for number, line in enumerate(lines, start=1):
+        where = f"{name}:{number}"
+        if not line.strip():
+            raise OutputsUnreadable(f"{where}: an empty line (bfcl-eval writes one object a line)")
+        try:
+            value = loads_strict(line, where)
+        except DocumentError as exc:
+            raise OutputsUnreadable(str(exc)) from None
+        entries.append(_object(value, where))
+    if not entries:
+        raise OutputsUnreadable(f"{name}: no line")
+    return entries
+
+
+def _bfcl_ids(entries: Sequence[dict[str, Any]], name: str, first: int) -> dict[str, int]:
+    """Each entry's ``id`` and its line; an id twice is refused (it would count twice)."""
+    ids: dict[str, int] = {}
+    for number, entry in enumerate(entries, start=first):
+        sample = entry.get("id")
+        if not isinstance(sample, str) or not 0 < len(sample) <= 256:
+            raise OutputsUnreadable(f"{name}:{number}: id {_show(sample)} is not a test entry id")
+        if sample in ids:
+            raise OutputsUnreadable(
+                f"{name}:{number}: test entry {sample!r} again (first at line {ids[sample]})"
+            )
+        ids[sample] = number
+    return ids
+
+
+def _bfcl_score(files: Files, name: str) -> tuple[int, int, dict[str, int]]:
+    """A ``BFCL_v4_<subset>_score.json``: its header (accuracy, correct_count, total_count)
+    and the ids of the failed entries that follow it, one a line."""
+    entries = _bfcl_lines(files, name)
+    header, failures = entries[0], entries[1:]
+    where = f"{name}:1"
+    correct = _count(header.get("correct_count"), f"{where}: correct_count")
+    total = _count(header.get("total_count"), f"{where}: total_count")
+    if total == 0 or correct > total:
+        raise OutputsUnreadable(f"{where}: correct_count {correct} of total_count {total}")
+    accuracy = _number(header.get("accuracy"), f"{where}: accuracy", 1)
+    if not math.isclose(accuracy, correct / total, rel_tol=1e-12, abs_tol=1e-15):
+        raise OutputsUnreadable(
+            f"{where}: accuracy {accuracy!r} is not correct_count/total_count = {correct}/{total}"
+        )
+    for number, entry in enumerate(failures, start=2):
+        if entry.get("valid") is not False:
+            raise OutputsUnreadable(
+                f"{name}:{number}: valid is {_show(entry.get('valid'))}: bfcl-eval lists only "
+                "the failed entries after the header"
+            )
+    if len(failures) != total - correct:
+        raise OutputsUnreadable(
+            f"{name}: {len(failures)} failed entries listed, the header says "
+            f"{total - correct} ({total} - {correct})"
+        )
+    return correct, total, _bfcl_ids(failures, name, 2)
+
+
+def _bfcl_overall(files: Files) -> float:
+    """``Overall Acc`` of the one model row of ``score/data_overall.csv``, as a percentage.
+    bfcl-eval writes the rows joined with commas, unquoted: a row whose field count is not the
+    header's is refused."""
+    name = BFCL_EVAL_OVERALL
+    data = files.get(name)
+    if data is None:
+        raise OutputsUnreadable(f"{name}: bfcl evaluate did not write it (it did not finish)")
+    if len(data) > MAX_BFCL_EVAL_BYTES:
+        raise OutputsUnreadable(f"{name}: {len(data)} bytes, over {MAX_BFCL_EVAL_BYTES}")
+    try:
+        rows = data.decode("utf-8").split("\n")
+    except UnicodeDecodeError as exc:
+        raise OutputsUnreadable(f"{name}: invalid UTF-8 at byte {exc.start}") from None
+    rows = [row for row in rows if row]
+    header = rows[0].split(",") if rows else []
+    if tuple(header[: len(_BFCL_OVERALL_COLUMNS)]) != _BFCL_OVERALL_COLUMNS:
+        raise OutputsUnreadable(
+            f"{name}:1: the header {_show(rows[0] if rows else '')} is not bfcl-eval's "
+            f"({','.join(_BFCL_OVERALL_COLUMNS)},...)"
+        )
+    if len(rows) != 2:
+        raise OutputsUnreadable(
+            f"{name}: {len(rows) - 1} model rows: a run scores one model, and this reader does "
+            "not choose one"
+        )
+    fields = rows[1].split(",")
+    if len(fields) != len(header):
+        raise OutputsUnreadable(f"{name}:2: {len(fields)} fields, the header has {len(header)}")
+    shown = fields[1]
+    try:
+        value = float(shown.removesuffix("%")) if shown.endswith("%") else math.nan
+    except ValueError:
+        value = math.nan
+    if not 0 <= value <= 100:  # also refuses nan
+        raise OutputsUnreadable(f"{name}:2: Overall Acc {_show(shown)} is not a percentage")
+    return value
+
+
+def _bfcl_files(files: Files) -> tuple[dict[str, str], dict[str, str]]:
+    """The score and result files of one model's run, by subset; a subset's file twice, or the
+    files of two models, are refused."""
+    found: dict[tuple[str, str], str] = {}
+    models: dict[str, str] = {}
+    for name in sorted(files):
+        match = _BFCL_FILE.fullmatch(name)
+        if match is None or match[1] != match[4]:
+            continue
+        kind, model, subset = match[1], match[2], match[3]
+        models.setdefault(model, name)
+        if (kind, subset) in found:
+            raise OutputsUnreadable(
+                f"{name}: a second {kind} file of subset {subset!r} (the first: "
+                f"{found[kind, subset]}): this reader does not choose one"
+            )
+        found[kind, subset] = name
+    if len(models) > 1:
+        shown = ", ".join(f"{m!r} ({n})" for m, n in list(models.items())[:3])
+        raise OutputsUnreadable(
+            f"outputs of {len(models)} models: {shown}: a run scores one model, and this reader "
+            "does not choose one"
+        )
+    scores = {subset: name for (kind, subset), name in found.items() if kind == "score"}
+    results = {subset: name for (kind, subset), name in found.items() if kind == "result"}
+    if not scores:
+        raise OutputsUnreadable("score/: bfcl evaluate wrote no BFCL_v4_<subset>_score.json")
+    for subset in sorted(set(results) - set(scores)):
+        raise OutputsUnreadable(
+            f"{results[subset]}: bfcl generate answered subset {subset!r}, which no score file "
+            "evaluates"
+        )
+    for subset in sorted(set(scores) - set(results)):
+        raise OutputsUnreadable(
+            f"{scores[subset]}: no result file of subset {subset!r} it was scored from"
+        )
+    return scores, results
+
+
+def _bfcl_subset(files: Files, subset: str, score: str, result: str) -> tuple[Tally, list[str]]:
+    """One subset's tally from its score file, checked against its result file."""
+    correct, total, failed = _bfcl_score(files, score)
+    answered = _bfcl_ids(_bfcl_lines(files, result), result, 1)
+    if len(answered) != total:
+        raise OutputsUnreadable(
+            f"{score}:1: total_count {total}, but {result} holds {len(answered)} test entries"
+        )
+    unknown = next((i for i in failed if i not in answered), None)
+    if unknown is not None:
+        raise OutputsUnreadable(
+            f"{score}:{failed[unknown]}: failed entry {unknown!r} is not in {result}"
+        )
+    size = V4_DATASET_SIZES.get(subset)
+    if size is not None and total > size:
+        raise OutputsUnreadable(
+            f"{score}:1: total_count {total}, but bfcl-eval's {subset} has {size} entries"
+        )
+    return Tally(hits=correct, n=total), list(answered)
+
+
+def _bfcl_eval(files: Files, components: Sequence[ComponentName]) -> Outputs:
+    """bfcl-eval's own outputs: per subset (hits, n) = (correct_count, total_count) of each
+    ``score/<model>/.../BFCL_v4_<subset>_score.json`` (one file per subset, one model), checked
+    against the header's accuracy, the failed entries listed after it and the subset's
+    ``result/<model>/.../BFCL_v4_<subset>_result.json`` (one entry per test entry: n of them,
+    every failed id among them), then aggregated as ``audit score bfcl`` does, BFCL V4's
+    overall cross-checked with ``score/data_overall.csv``. The aggregate is a non-scoring
+    metric of the first component the harness serves (its gate, ADR 0022)."""
+    scores, results = _bfcl_files(files)
+    tallies: dict[str, Tally] = {}
+    samples: list[str] = []
+    for subset, name in sorted(scores.items()):
+        tallies[subset], answered = _bfcl_subset(files, subset, name, results[subset])
+        samples += answered
+    shard = _build(BfclShard, "score/", subset_totals=tallies, sample_ids=tuple(sorted(samples)))
+    loaded = LoadedShard("score/", digest_of(canonical_bytes(shard.model_dump(mode="json"))), shard)
+    try:
+        v4 = score_shards([loaded], None, "bfcl-v4")
+    except InvalidInput as exc:
+        raise OutputsUnreadable(str(exc)) from None
+    overall = v4.categories["overall_accuracy"]
+    stated = _bfcl_overall(files)
+    if overall is None or abs(100 * overall - stated) > 0.005 + 1e-9:
+        raise OutputsUnreadable(
+            f"{BFCL_EVAL_OVERALL}:2: Overall Acc {stated:.2f}%, the score files' tallies give "
+            f"{'none' if overall is None else f'{100 * overall:.4f}%'} (BFCL V4's weighting)"
+        )
+    hits = sum(t.hits for t in tallies.values())
+    n = sum(t.n for t in tallies.values())
+    component = components[0]
+    return Outputs(
+        records={f"components/{component}/bfcl-eval.json": ("bfcl-shard", shard)},
+        metrics={component: {
+            "bfcl_overall_accuracy": 100 * hits / n, "bfcl_samples": n,
+            "bfcl_v4_overall": 100 * overall, "bfcl_subsets": len(tallies),
+        }},
+    )  # fmt: skip
+
+
 READERS: Mapping[str, Callable[[Files, Sequence[ComponentName]], Outputs]] = {
     "spark": _spark,
     "hermes": _hermes,
@@ -688,6 +921,7 @@ READERS: Mapping[str, Callable[[Files, Sequence[ComponentName]], Outputs]] = {
     "spark-bench": _spark_bench,
     "benchlocal-cli": _benchlocal_cli,
     "infermark": _infermark,
+    "bfcl-eval": _bfcl_eval,
 }
 """Each named reader of the pin set's harness declarations (``parser = ...``)."""
 
@@ -702,9 +936,36 @@ READS: Mapping[str, Callable[[str], bool]] = {
     "spark-bench": lambda name: name == SPARK_BENCH_CSV,
     "benchlocal-cli": lambda name: name == BENCHLOCAL_JSON,
     "infermark": lambda name: name == INFERMARK_JSON,
+    "bfcl-eval": lambda name: (
+        name == BFCL_EVAL_OVERALL
+        or ((match := _BFCL_FILE.fullmatch(name)) is not None and match[1] == match[4])
+    ),
 }
 """Which output files (by relative path) each reader reads: the rest of a harness's raw
 outputs is kept as evidence, and listed as unread."""
+
+
+def gate_place(component: str, upstream: str) -> str:
+    """Where a supplementary harness's evidence is kept: beside the component it gates, under
+    its upstream's name (its raw outputs at ``raw/``, its reader's records next to them)."""
+    return f"components/{component}/gates/{upstream}/"
+
+
+def read_gate_outputs(
+    parser: str, files: Files, component: ComponentName, upstream: str
+) -> Outputs:
+    """Read a supplementary harness's output files, run beside ``component``'s upstream as its
+    gate: the reader's records placed under :func:`gate_place`, its metrics the component's.
+
+    Raises:
+        OutputsUnreadable: an output is missing or malformed, or no reader has that name.
+    """
+    outputs = read_outputs(parser, files, [component])
+    prefix, place = f"components/{component}/", gate_place(component, upstream)
+    return Outputs(
+        records={place + name.removeprefix(prefix): v for name, v in outputs.records.items()},
+        metrics=outputs.metrics,
+    )
 
 
 def read_outputs(parser: str, files: Files, components: Sequence[ComponentName]) -> Outputs:

@@ -1,0 +1,115 @@
+"""A small harness that writes what bfcl-eval 2026.3.23 writes, for `audit run`'s tests.
+
+It asks the model (through the endpoint it is given, the sandbox's only network path) each test
+entry of its small draw with the entry's function offered as a tool, and writes bfcl-eval's
+files under OUT: ``result/<model>/<group>/BFCL_v4_<subset>_result.json`` (one answer a line),
+``score/<model>/<group>/BFCL_v4_<subset>_score.json`` (the header, then one line per failed
+entry) and ``score/data_overall.csv`` (BFCL V4's overall, a subset not run counting zero). An
+entry of a non-irrelevance subset passes when the reply calls a tool, an irrelevance entry when
+it calls none, as bfcl-eval's checkers do at their coarsest. ``--broken`` writes a score header
+whose correct_count exceeds its total_count. Standard library only.
+
+Usage: python bfcl_ref.py --endpoint URL --model ID --out DIR [--broken]
+"""
+
+import argparse
+import json
+import os
+import urllib.request
+
+DRAW = {
+    ("non_live", "simple_python"): ["simple_python_0", "simple_python_1", "simple_python_2"],
+    ("non_live", "irrelevance"): ["irrelevance_0", "irrelevance_1"],
+    ("live", "live_simple"): ["live_simple_0-0-0"],
+}
+TOOL = {
+    "type": "function",
+    "function": {
+        "name": "calculate_triangle_area",
+        "parameters": {"type": "object", "properties": {"base": {"type": "integer"}}},
+    },
+}
+HEADER = (
+    "Rank,Overall Acc,Model,Model Link,Total Cost ($),Latency Mean (s),Latency Standard "
+    "Deviation (s),Latency 95th Percentile (s),Non-Live AST Acc,Non-Live Simple AST,Non-Live "
+    "Multiple AST,Non-Live Parallel AST,Non-Live Parallel Multiple AST,Live Acc,Live Simple AST,"
+    "Live Multiple AST,Live Parallel AST,Live Parallel Multiple AST,Multi Turn Acc,Multi Turn "
+    "Base,Multi Turn Miss Func,Multi Turn Miss Param,Multi Turn Long Context,Web Search Acc,Web "
+    "Search Base,Web Search No Snippet,Memory Acc,Memory KV,Memory Vector,Memory Recursive "
+    "Summarization,Relevance Detection,Irrelevance Detection,Format Sensitivity Max Delta,Format "
+    "Sensitivity Standard Deviation,Organization,License"
+)
+
+
+def ask(endpoint, model, entry):
+    prompt = f"Test entry {entry}: call a tool if one fits."
+    body = {
+        "model": model,
+        "temperature": 0,
+        "tools": [TOOL],
+        "messages": [{"role": "user", "content": prompt}],
+    }
+    request = urllib.request.Request(  # noqa: S310 - the sandbox's loopback endpoint only
+        endpoint + "/v1/chat/completions",
+        json.dumps(body).encode(),
+        {"Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=120) as reply:  # noqa: S310
+        message = json.loads(reply.read())["choices"][0]["message"]
+    calls = message.get("tool_calls") or []
+    return calls, message.get("content") or ""
+
+
+def write_lines(path, entries):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w", encoding="utf-8") as f:
+        for entry in entries:
+            f.write(json.dumps(entry, ensure_ascii=False) + "\n")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--endpoint", required=True)
+    parser.add_argument("--model", required=True)
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--broken", action="store_true")
+    args = parser.parse_args()
+    directory = args.model.replace("/", "_")
+    accuracy = {}
+    for (group, subset), entries in DRAW.items():
+        results, failures = [], []
+        for entry in entries:
+            calls, content = ask(args.endpoint, args.model, entry)
+            results.append({"id": entry, "result": content or calls})
+            called = bool(calls)
+            if called == (subset == "irrelevance"):
+                failures.append(
+                    {
+                        "id": entry,
+                        "model_name": args.model,
+                        "test_category": subset,
+                        "valid": False,
+                        "error": ["no function call" if not called else "a function call"],
+                    }
+                )
+        total = len(entries)
+        correct = total - len(failures) + (total + 1 if args.broken else 0)
+        header = {"accuracy": correct / total, "correct_count": correct, "total_count": total}
+        root = os.path.join(args.out, "{}", directory, group)
+        write_lines(os.path.join(root.format("result"), f"BFCL_v4_{subset}_result.json"), results)
+        write_lines(
+            os.path.join(root.format("score"), f"BFCL_v4_{subset}_score.json"), [header, *failures]
+        )
+        accuracy[subset] = correct / total
+    # BFCL V4's overall: 10% non-live, 10% live, 10% irrelevance (live_irrelevance not run: 0)
+    non_live = (accuracy["simple_python"] + 0 + 0) / 3 / 4
+    live = accuracy["live_simple"] * 1 / (1 + 1053 + 16 + 24)
+    irrelevance = accuracy["irrelevance"] / 2
+    overall = 0.1 * non_live + 0.1 * live + 0.1 * irrelevance
+    row = ["1", f"{overall * 100:.2f}%", args.model] + ["N/A"] * 33
+    with open(os.path.join(args.out, "score", "data_overall.csv"), "w") as f:
+        f.write(HEADER + "\n" + ",".join(row))
+
+
+if __name__ == "__main__":
+    main()
