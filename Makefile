@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
 .PHONY: demo test lint schema bench fuzz clean sandbox-tools browser-tools live-tools test-live \
-	harness-venv
+	harness-venv bfcl-venv
 
 $(STAMP): requirements.lock requirements-dev.lock requirements-peer.lock \
 		requirements-peer-nodeps.lock pyproject.toml
@@ -117,9 +117,26 @@ $(HARNESS_STAMP): requirements-harnesses.lock
 		--require-hashes -r requirements-harnesses.lock
 	touch $(HARNESS_STAMP)
 
-test-live: $(STAMP) sandbox-tools $(LIVE_STAMP) $(HARNESS_STAMP)
+# The interpreter bfcl-eval 2026.3.23 runs with (audit run --harness-python
+# bfcl=.venv-bfcl/bin/python): its dependencies from requirements-bfcl.lock, then bfcl-eval alone
+# (--no-deps, as in .venv: its wheel would pull every memory backend), all hash-checked.
+BFCL_VENV  := .venv-bfcl
+BFCL_STAMP := $(BFCL_VENV)/.installed
+
+bfcl-venv: $(BFCL_STAMP)
+
+$(BFCL_STAMP): requirements-bfcl.lock requirements-peer-nodeps.lock
+	$(PYTHON) -m venv $(BFCL_VENV)
+	$(BFCL_VENV)/bin/python -m pip install --quiet --disable-pip-version-check \
+		--require-hashes -r requirements-bfcl.lock
+	$(BFCL_VENV)/bin/python -m pip install --quiet --disable-pip-version-check \
+		--require-hashes --no-deps -r requirements-peer-nodeps.lock
+	touch $(BFCL_STAMP)
+
+test-live: $(STAMP) sandbox-tools $(LIVE_STAMP) $(HARNESS_STAMP) $(BFCL_STAMP)
 	EVIDENCE_AUDIT_LIVE_PYTHON=$(CURDIR)/$(LIVE_VENV)/bin/python \
+	EVIDENCE_AUDIT_BFCL_PYTHON=$(CURDIR)/$(BFCL_VENV)/bin/python \
 		$(BIN)/python -m pytest -q -p no:cacheprovider -m live tests/live
 
 clean:
-	rm -rf $(VENV) $(HARNESS_VENV) build
+	rm -rf $(VENV) $(HARNESS_VENV) $(BFCL_VENV) build

@@ -121,6 +121,7 @@ def test_the_quickstart_qualifies_a_real_server_honestly(live_python: Path, tmp_
     work.mkdir()
     (work / ".venv").symlink_to(REPO / ".venv")
     (work / ".venv-harnesses").symlink_to(REPO / ".venv-harnesses")
+    (work / ".venv-bfcl").symlink_to(REPO / ".venv-bfcl")
     env = {k: v for k, v in os.environ.items() if not k.startswith("EVIDENCE_AUDIT_")}
     server_env = env | {"PATH": f"{live_python.parent}{os.pathsep}{env.get('PATH', '')}"}
     server = next(text for kind, text in blocks if kind == "server")
@@ -201,3 +202,63 @@ def test_the_quickstart_qualifies_a_real_server_honestly(live_python: Path, tmp_
                                             "rankable", "reasons", "scores")},
         "gates": {g["id"]: [g["status"], g["reason"]] for g in verdict["gates"]},
     })  # fmt: skip
+
+
+BFCL_DRAW = {
+    "simple_python": ["simple_python_0", "simple_python_1"],
+    "irrelevance": ["irrelevance_0", "irrelevance_1"],
+    "live_simple": ["live_simple_0-0-0"],
+}
+
+
+def test_the_real_bfcl_eval_against_the_real_server_reads_as_it_counted(
+    live_python: Path, tmp_path: Path
+) -> None:
+    """The pin set's own bfcl-eval command (its program, bfcl-eval 2026.3.23's generate and
+    evaluate) against the real server on a small draw; its outputs read by the bfcl-eval reader
+    exactly as bfcl-eval counted them (each score header, data_overall.csv's Overall Acc)."""
+    named = os.environ.get("EVIDENCE_AUDIT_BFCL_PYTHON")
+    bfcl = Path(named) if named else REPO / ".venv-bfcl" / "bin" / "python"
+    if not bfcl.exists():
+        pytest.fail(f"{bfcl}: no bfcl-eval venv; make test-live builds it (make bfcl-venv)")
+    from pins import CURRENT, load_builtin  # noqa: PLC0415 - the live test's own imports
+    from verify.harness_outputs import read_outputs  # noqa: PLC0415
+
+    version = subprocess.run(
+        [str(bfcl), "-c", "import importlib.metadata as m; print(m.version('bfcl-eval'))"],
+        capture_output=True, text=True, check=True,
+    ).stdout.strip()  # fmt: skip
+    assert version == "2026.3.23"
+    port, gguf = free_port(), smollm2_gguf(live_python)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "test_case_ids_to_generate.json").write_text(json.dumps(BFCL_DRAW))
+    command = load_builtin(CURRENT).pins.harnesses["bfcl"].command
+    assert command[1] == "-c" and command[3:6] == ("{model}", "{out}", "{endpoint}/v1")
+    alias = "smollm2-135m-instruct"
+    server = (
+        f"exec {shlex.quote(str(live_python))} -m llama_cpp.server --model "
+        f"{shlex.quote(str(gguf))} --model_alias {alias} --host 127.0.0.1 --port {port}"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("EVIDENCE_AUDIT_", "OPENAI_"))}
+    with _server(server, tmp_path, env, port, tmp_path / "server.log"):
+        done = subprocess.run(
+            [str(bfcl), "-c", command[2], alias, str(out), f"http://127.0.0.1:{port}/v1",
+             "generate", "--run-ids", "--then", "evaluate", "--test-category",
+             ",".join(BFCL_DRAW), "--partial-eval"],
+            cwd=tmp_path, env=env | {"PYTHONDONTWRITEBYTECODE": "1"}, capture_output=True,
+            text=True, timeout=1800, check=False,
+        )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-4000:]
+    files = {p.relative_to(out).as_posix(): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    metrics = read_outputs("bfcl-eval", files, ["tool_instruction"]).metrics["tool_instruction"]
+    headers = [
+        json.loads(data.split(b"\n", 1)[0]) for name, data in files.items()
+        if name.endswith("_score.json")
+    ]  # fmt: skip
+    assert sorted(h["total_count"] for h in headers) == sorted(len(v) for v in BFCL_DRAW.values())
+    hits = sum(h["correct_count"] for h in headers)
+    assert metrics["bfcl_samples"] == sum(len(v) for v in BFCL_DRAW.values())
+    assert metrics["bfcl_overall_accuracy"] == 100 * hits / metrics["bfcl_samples"]
+    overall = files["score/data_overall.csv"].decode().splitlines()[1].split(",")[1]
+    assert f"{metrics['bfcl_v4_overall']:.2f}%" == overall
