@@ -477,5 +477,5 @@ def test_rank_markdown_keeps_a_model_name_in_its_cell(
     ranked = [line for line in out.splitlines() if line.startswith(("| 1 |", "| 2 |"))]
     assert len(ranked) == 2, out
     assert any("| qwen\\|3 coder |" in line for line in ranked), ranked
-    for line in ranked:
-        assert line.replace("\\|", "").count("|") == 12, line
+    for line in ranked:  # 12 columns: #, run, model, policy, six scores, timestamp, bundle
+        assert line.replace("\\|", "").count("|") == 13, line
