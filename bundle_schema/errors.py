@@ -15,6 +15,10 @@
     │   ├── EnvironmentUnavailable  audit.environments: a harness interpreter that cannot be asked
     │   ├── SandboxUnavailable   audit.sandbox: no network namespace (or a tool it needs) here
     │   ├── _Unwritten           audit.run: the bundle could not be written (evidence kept)
+    │   ├── _Changed             verify._remote: a response to a range request that is not the
+    │   │                        range, or not of the object first read (a tar at a URL)
+    │   ├── _Retry               verify._remote: a request that failed in a way worth another
+    │   │                        try (a connection, a time-out, a server error)
     │   └── _RefusedError        bundle_schema.canonical: inside the JSON parser (a ValueError
     │                            too, for the parser's hooks); becomes
     │                            MalformedJSON before it leaves the module

@@ -1,6 +1,8 @@
 """The hostile-bundle corpus (tests/data/hostile): every case is refused (exit 2) or fails its
 check (exit 1) with a located one-line message, no traceback, nothing written outside the target,
-and the whole corpus runs in one process whose peak memory stays under 512 MiB."""
+and the whole corpus runs in one process whose peak memory stays under 512 MiB. Every archive case
+also runs from a URL, served with byte ranges by a real HTTP server on 127.0.0.1 (ADR 0024): the
+same exit and message, naming the URL where the local run names the path."""
 
 from __future__ import annotations
 
@@ -16,10 +18,12 @@ from typing import Any
 import pytest
 
 from tests.data.hostile.generate import CASES, EXPECTED, Case, Context, expectations, generate
+from tests.http_range import serve, url_of
 from tests.private_sigstore import PrivateSigstore, Services
 
 MEMORY_CAP = 512 << 20
 BY_NAME = {case.name: case for case in CASES}
+SUFFIXES = (" (unpack)", " (http)", " (http unpack)")
 
 
 def _tree(root: Path) -> dict[str, tuple[int, int]]:
@@ -83,6 +87,12 @@ def _argv(case: Case, path: str, extra: list[str], unpacked: Path) -> list[str]:
     return ["verify", path, *extra]
 
 
+def _case_of(name: str) -> Case:
+    for suffix in SUFFIXES:
+        name = name.removesuffix(suffix)
+    return BY_NAME[name]
+
+
 def test_every_case_fails_closed_in_bounded_memory(
     corpus: tuple[Path, dict[str, dict[str, Any]]], tmp_path: Path
 ) -> None:
@@ -92,29 +102,51 @@ def test_every_case_fails_closed_in_bounded_memory(
     cwd = tmp_path / "cwd"
     cwd.mkdir()
     plan = []
-    for case in CASES:
-        path, extra = built[case.name]["path"], built[case.name]["args"]
-        plan.append({"name": case.name, "argv": _argv(case, path, extra, unpacked)})
-        if case.category == "archive" and case.command == "verify":  # and unpacking it, too
-            target = str(unpacked / case.slug)
-            plan.append({"name": f"{case.name} (unpack)", "argv": ["unpack", path, "-o", target]})
-    (tmp_path / "plan.json").write_text(json.dumps(plan))
-    before = _tree(root)
-    result = subprocess.run(
-        [sys.executable, "-m", "tests.data.hostile.run", str(tmp_path / "plan.json")],
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=cwd,
-        env=os.environ | {"PYTHONPATH": str(Path(__file__).parents[1])},
-        timeout=600,
-    )
+    located: dict[str, tuple[str, str]] = {}  # a URL run: (the local run's name, path -> URL)
+    with serve(root) as server:
+        for case in CASES:
+            path, extra = built[case.name]["path"], built[case.name]["args"]
+            plan.append({"name": case.name, "argv": _argv(case, path, extra, unpacked)})
+            if case.category == "archive" and case.command == "verify":  # and unpacking it, too
+                target = str(unpacked / case.slug)
+                plan.append(
+                    {"name": f"{case.name} (unpack)", "argv": ["unpack", path, "-o", target]}
+                )
+            if case.category != "archive" or not Path(path).is_file():
+                continue
+            url = url_of(server, Path(path))  # the same tar, by ranges from a web server
+            located[f"{case.name} (http)"] = (case.name, url)
+            http_unpacked = unpacked / f"{case.slug}-http"
+            plan.append({"name": f"{case.name} (http)",
+                         "argv": _argv(case, url, extra, unpacked / "http")})  # fmt: skip
+            if case.command == "verify":
+                located[f"{case.name} (http unpack)"] = (f"{case.name} (unpack)", url)
+                plan.append({"name": f"{case.name} (http unpack)",
+                             "argv": ["unpack", url, "-o", str(http_unpacked)]})  # fmt: skip
+        (tmp_path / "plan.json").write_text(json.dumps(plan))
+        before = _tree(root)
+        result = subprocess.run(
+            [sys.executable, "-m", "tests.data.hostile.run", str(tmp_path / "plan.json")],
+            capture_output=True,
+            text=True,
+            check=False,
+            cwd=cwd,
+            env=os.environ | {"PYTHONPATH": str(Path(__file__).parents[1])},
+            timeout=600,
+        )
     assert result.returncode == 0, result.stderr[-3000:]
     document = json.loads(result.stdout)
+    assert len(located) >= 70, len(located)
     wrong = []
     for name, answer in document["results"].items():
-        case, err = BY_NAME[name.removesuffix(" (unpack)")], answer["stderr"]
+        case, err = _case_of(name), answer["stderr"]
         problems = []
+        if name in located:  # the URL run answers as the local run, naming the URL
+            local_name, url = located[name]
+            local = document["results"][local_name]
+            path = built[case.name]["path"]
+            if local["stderr"].replace(path, url) != err:
+                problems.append(f"not the local answer ({local['stderr'].strip()[:200]})")
         if answer["exit"] != case.exit:
             problems.append(f"exit {answer['exit']}, expected {case.exit}")
         if err.count("\n") != 1:
@@ -129,6 +161,6 @@ def test_every_case_fails_closed_in_bounded_memory(
     assert document["max_rss_bytes"] < MEMORY_CAP, document["max_rss_bytes"]
     assert _tree(root) == before  # nothing of the corpus (or beside it) was changed or added
     assert list(cwd.iterdir()) == []  # nothing written where the commands ran
-    assert list(unpacked.iterdir()) == []  # no refused unpack left a directory behind
+    assert list(unpacked.rglob("*")) == []  # no refused unpack left a directory behind
     occupied = root / "work" / "occupied"
     assert sorted(p.name for p in occupied.iterdir()) == ["keep.txt"]

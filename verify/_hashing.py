@@ -17,6 +17,11 @@ Memory stays bounded: each worker holds one read buffer at a time.
 Progress is counted while a blob is read, not only when it is done: each worker passes on what
 it has hashed every :data:`PROGRESS_STEP` bytes (threads and the calling thread to a counter
 behind a lock, helper processes into shared memory), so a bar moves through a large blob.
+
+Members of a tar at a URL (ADR 0024) are hashed by one thread, in the order of their offsets,
+through a read-ahead of the tar's block: small members next to each other come in one range
+request, a large one in requests of a block each. The network is the bottleneck there, not the
+cores; helper processes would each need a connection of their own.
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ from multiprocessing.connection import Connection
 from types import TracebackType
 from typing import Any, NamedTuple
 
-from verify._source import READ_CHUNK, Member, read_range
+from verify._source import READ_CHUNK, Member, RandomAccess, read_range
 
 __all__ = [
     "PROCESS_THRESHOLD",
@@ -199,6 +204,53 @@ def _hash_jobs(
     return results
 
 
+class _ReadAhead:
+    """Reads a random-access file forward through a window of its block (one request each)."""
+
+    def __init__(self, file: RandomAccess) -> None:
+        self._file = file
+        self._start, self._data = 0, b""
+
+    def pieces(self, offset: int, size: int) -> Iterator[memoryview]:
+        """Yield ``size`` bytes from ``offset``; stops early at the file's end."""
+        position, end = offset, offset + size
+        while position < end:
+            if not self._start <= position < self._start + len(self._data):
+                self._start, self._data = position, self._file.pread(position, self._file.block)
+                if not self._data:
+                    return
+            stop = min(end, self._start + len(self._data))
+            yield memoryview(self._data)[position - self._start : stop - self._start]
+            position = stop
+
+
+def _hash_read_through(
+    members: Sequence[Member], report: Callable[[int], None], stop: threading.Event
+) -> list[_Result]:
+    """Hash members read through their tar's reader (a tar at a URL), in offset order, through
+    one read-ahead per tar, until ``stop`` is set. A URL that cannot be read raises (nothing is
+    judged), it is never a member's result."""
+    results: list[_Result] = []
+    counter = _Counter(report)
+    ahead: dict[int, _ReadAhead] = {}
+    try:
+        for member in sorted(members, key=lambda m: (id(m.reader), m.offset)):
+            assert member.reader is not None  # noqa: S101 - the caller chose these members
+            window = ahead.setdefault(id(member.reader), _ReadAhead(member.reader))
+            digest = hashlib.sha256()
+            count = 0
+            for data in window.pieces(member.offset, member.size or 0):
+                if stop.is_set():
+                    return results
+                digest.update(data)
+                count += len(data)
+                counter(len(data))
+            results.append((member.path, digest.hexdigest(), count, None))
+    finally:
+        counter.flush()
+    return results
+
+
 def _hash_batch(batch: Sequence[_Job], report: Callable[[int], None]) -> list[_Result]:
     """Hash every member of a batch."""
     return _hash_jobs(batch, range(len(batch)), report)
@@ -272,12 +324,24 @@ class HashJob:
 
     def __init__(self, members: Sequence[Member], workers: int | None = None) -> None:
         workers = workers or default_workers()
-        jobs = [(m.path, m.file, m.size, m.offset) for m in members]  # listing order: tar offsets
         self._batches: list[Sequence[_Job]] = []
         self._pool: Executor | None = None
         self._futures: list[Future[list[_Result]]] = []
         self._helpers: list[_Helper] = []
         self._progress = _Progress()
+        self._stop = threading.Event()
+        self._through: ThreadPoolExecutor | None = None
+        self._through_done: Future[list[_Result]] | None = None
+        through = [m for m in members if m.reader is not None]
+        if through:  # a tar at a URL: one thread, in offset order (see the module docstring)
+            self._through = ThreadPoolExecutor(1, thread_name_prefix="sha256-url")
+            self._through_done = self._through.submit(
+                _hash_read_through, through, self._progress.add, self._stop
+            )
+            members = [m for m in members if m.reader is None]
+        jobs = [(m.path, m.file, m.size, m.offset) for m in members]  # listing order: tar offsets
+        if not jobs:
+            return
         if len(jobs) >= PROCESS_THRESHOLD and workers > 1:
             self._start_helpers(jobs, workers - 1)
             return
@@ -323,6 +387,8 @@ class HashJob:
             yield from (future.result() for future in self._futures)
         else:
             yield from (_hash_batch(batch, report) for batch in self._batches)
+        if self._through_done is not None:
+            yield self._through_done.result()
 
     def results(self, advance: Callable[[int], None] | None = None) -> dict[str, Hashed]:
         """Wait for every member's result (read errors are results, not exceptions).
@@ -355,6 +421,10 @@ class HashJob:
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
+        self._stop.set()  # a URL's hashing stops at its next piece
+        if self._through is not None:
+            self._through.shutdown(wait=True, cancel_futures=True)
+            self._through = None
 
     def __enter__(self) -> HashJob:
         return self

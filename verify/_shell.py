@@ -1,7 +1,8 @@
 """The I/O shell of verification: open, list, hash and read, then ask the core.
 
 Verification reads the bundle and nothing else: it never writes, never runs code from the bundle
-and never opens a socket.
+and never opens a socket, unless the bundle is given as a URL (then ``verify._remote`` reads it
+by byte ranges, ADR 0024).
 """
 
 from __future__ import annotations
@@ -236,7 +237,8 @@ def verify_bundle(
     """Verify a bundle: manifest, every blob, every evidence record, then replay the run.
 
     Args:
-        path: a bundle directory or an uncompressed tar of one.
+        path: a bundle directory or an uncompressed tar of one, or a tar's URL (``file://``,
+            ``http://``, ``https://``, ``s3://``; ADR 0024).
         expect_digest: the bundle digest published for it, if known.
         workers: hashing processes or threads; default: the cores this process may run on.
         progress: makes a progress callback for long work (see :data:`ProgressFactory`).
@@ -252,7 +254,8 @@ def verify_bundle(
 
     Raises:
         InvalidInput: the bundle was refused (unreadable, hostile, no valid manifest), or it
-            names a pin set that is not shipped and none was given.
+            names a pin set that is not shipped and none was given; a URL that could not be
+            read consistently, at any point (ADR 0024: never a finding).
     """
     with collector_paused():
         return _verify(

@@ -17,6 +17,11 @@ Opening a source lists its files and refuses hostile input before any byte of ev
 A tar is read by this module's own header parser, not by :mod:`tarfile` (see the tar section
 below), and its members in place, at their data offsets, so verifying a tar extracts nothing.
 Every refusal names the member and the offset of its header.
+
+The parser reads through a :class:`RandomAccess` file: a local file's descriptor here, or a tar
+at a URL (``http://``, ``https://``, ``s3://``: :mod:`verify._remote`, ADR 0024), read by byte
+ranges. Both are screened by the one parser, with the same caps and the same messages; a
+``file://`` URL is a local path. Nothing here imports the URL readers unless a URL is given.
 """
 
 from __future__ import annotations
@@ -26,7 +31,8 @@ import re
 import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
+from urllib.parse import unquote, urlsplit
 
 from bundle_schema.errors import DefectiveBundle, InvalidInput
 from bundle_schema.layout import BLOB_DIR, MANIFEST, SIGNATURES_DIR, classify_path
@@ -37,6 +43,8 @@ __all__ = [
     "HostileArchive",
     "Limits",
     "Member",
+    "RandomAccess",
+    "is_url",
     "open_source",
     "read_capped",
 ]
@@ -104,6 +112,57 @@ def read_range(fd: int, offset: int, size: int, chunk: int = READ_CHUNK) -> Iter
         yield data
 
 
+class RandomAccess(Protocol):
+    """A file read at offsets: what the tar parser and a tar member's reads need.
+
+    A local file (its descriptor) or a tar at a URL (:mod:`verify._remote`), so that one parser
+    screens both.
+    """
+
+    @property
+    def size(self) -> int:
+        """The file's size in bytes."""
+
+    @property
+    def block(self) -> int:
+        """The most bytes worth asking for at once (a URL's read-ahead: one range request)."""
+
+    def pread(self, offset: int, size: int) -> bytes:
+        """Return ``size`` bytes from ``offset``, fewer only where the file ends.
+
+        Raises:
+            OSError: a local file cannot be read.
+            InvalidInput: a URL cannot be read consistently (ADR 0024).
+        """
+
+
+class _LocalFile:
+    """An open local file as a :class:`RandomAccess`: the parser reads it in windows of
+    64 KiB (:data:`_WINDOW`), as it always has."""
+
+    block = 64 * 1024
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        self.size = os.fstat(fd).st_size
+
+    def pread(self, offset: int, size: int) -> bytes:
+        return os.pread(self._fd, size, offset)
+
+
+def read_at(file: RandomAccess, offset: int, size: int, chunk: int) -> Iterator[bytes]:
+    """Yield ``size`` bytes of a random-access file from ``offset`` in pieces of at most
+    ``chunk`` (or the file's block, if larger: one request each); stops early at its end."""
+    piece = max(chunk, file.block)
+    position, end = offset, offset + size
+    while position < end:
+        data = file.pread(position, min(piece, end - position))
+        if not data:
+            return
+        position += len(data)
+        yield data
+
+
 class Member(NamedTuple):
     """One file of a bundle: its bundle-relative path and where its bytes are.
 
@@ -112,18 +171,25 @@ class Member(NamedTuple):
 
     path: str
     file: str
-    """The filesystem path to open: the file itself, or the tar holding it."""
+    """The filesystem path to open: the file itself, or the tar holding it (for a tar at a URL,
+    the URL as shown in messages; its bytes come from ``reader``)."""
     size: int | None = None
     """The member's size where the listing knows it (a tar header); None: read to the end."""
     offset: int = 0
     """Where the member's bytes start inside ``file``."""
+    reader: RandomAccess | None = None
+    """Where the bytes are read from when ``file`` is not a local file: a tar at a URL."""
 
     def chunks(self, chunk: int = READ_CHUNK) -> Iterator[bytes]:
         """Yield the member's bytes in chunks; a short tar member ends early (callers count).
 
         Raises:
             OSError: the file cannot be opened or read.
+            InvalidInput: a tar at a URL cannot be read consistently (ADR 0024).
         """
+        if self.reader is not None:
+            yield from read_at(self.reader, self.offset, self.size or 0, chunk)
+            return
         fd = os.open(self.file, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
         try:
             if self.size is None:
@@ -201,26 +267,64 @@ class BundleSource:
         )
 
 
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
+
+
+def is_url(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is written as a URL (``scheme://...``) rather than a local path."""
+    return isinstance(path, str) and _URL.match(path) is not None
+
+
 def open_source(path: str | os.PathLike[str], limits: Limits = DEFAULT_LIMITS) -> BundleSource:
-    """List and screen a bundle directory or tar.
+    """List and screen a bundle directory or tar, or a tar at a URL.
+
+    ``file://`` URLs are local paths; ``http://``, ``https://`` and ``s3://`` URLs name a tar,
+    read by byte ranges (:mod:`verify._remote`, ADR 0024). Messages name the path or URL given.
 
     Raises:
-        InvalidInput: the path does not exist or is neither a directory nor a tar.
+        InvalidInput: the path does not exist or is neither a directory nor a tar; a URL that
+            cannot be read (consistently, by ranges) or of another scheme.
         HostileArchive: it holds something a bundle never holds (see the module docstring).
     """
     location = os.fspath(path)
+    local = location
+    if is_url(location):
+        scheme = location.split(":", 1)[0].lower()
+        if scheme != "file":
+            from verify._remote import open_url  # noqa: PLC0415 - loads fsspec: URLs only
+
+            return open_url(location, limits)
+        local = _file_url_path(location)
     try:
-        mode = os.stat(location).st_mode
+        mode = os.stat(local).st_mode
     except OSError as exc:
         raise InvalidInput(f"{location}: cannot open: {exc.strerror}") from None
     if stat.S_ISDIR(mode):
-        return BundleSource(location, "directory", _scan_directory(location, limits))
+        return BundleSource(location, "directory", _scan_directory(local, limits, location))
     if stat.S_ISREG(mode):
-        return BundleSource(location, "tar", _scan_tar(location, limits))
+        return BundleSource(location, "tar", _scan_tar(local, limits, location))
     raise InvalidInput(f"{location}: neither a bundle directory nor a tar file")
 
 
-def _scan_directory(root: str, limits: Limits) -> dict[str, Member]:
+def _file_url_path(url: str) -> str:
+    """The local path a ``file://`` URL names (RFC 8089: no host, or ``localhost``).
+
+    Raises:
+        InvalidInput: it names another host, or has a query or fragment.
+    """
+    parts = urlsplit(url)
+    if parts.netloc not in ("", "localhost"):
+        raise InvalidInput(
+            f"{url}: a file:// URL of another host ({parts.netloc!r}); give a local path, or "
+            "an http(s):// or s3:// URL"
+        )
+    if parts.query or parts.fragment or not parts.path:
+        raise InvalidInput(f"{url}: a file:// URL is a path, with no query or fragment")
+    return unquote(parts.path)
+
+
+def _scan_directory(root: str, limits: Limits, location: str | None = None) -> dict[str, Member]:
+    shown = root if location is None else location
     members: dict[str, Member] = {}
     pending = [""]
     while pending:
@@ -229,7 +333,8 @@ def _scan_directory(root: str, limits: Limits) -> dict[str, Member]:
         try:
             entries = list(os.scandir(directory))
         except OSError as exc:
-            raise InvalidInput(f"{directory}: cannot list: {exc.strerror}") from None
+            where = f"{shown}/{relative}" if relative else shown
+            raise InvalidInput(f"{where}: cannot list: {exc.strerror}") from None
         for entry in entries:
             name = f"{relative}/{entry.name}" if relative else entry.name
             # the file type comes from the directory listing; no stat unless it is special
@@ -238,15 +343,15 @@ def _scan_directory(root: str, limits: Limits) -> dict[str, Member]:
             elif entry.is_dir(follow_symlinks=False):
                 if name.count("/") >= MAX_DIRECTORY_DEPTH:
                     raise HostileArchive(
-                        f"{root}: {name!r} is nested deeper than a bundle's layout "
+                        f"{shown}: {name!r} is nested deeper than a bundle's layout "
                         f"({MAX_DIRECTORY_DEPTH} levels)"
                     )
                 pending.append(name)
             else:
                 mode = entry.stat(follow_symlinks=False).st_mode
-                raise HostileArchive(f"{root}: {name!r} is a {_kind(mode)}, not a file")
+                raise HostileArchive(f"{shown}: {name!r} is a {_kind(mode)}, not a file")
         if len(members) > limits.max_members:
-            raise HostileArchive(f"{root}: more than {limits.max_members} files")
+            raise HostileArchive(f"{shown}: more than {limits.max_members} files")
     return members
 
 
@@ -278,6 +383,8 @@ MAX_EXTENDED_HEADER = 64 * 1024
 MAX_PADDING = 1 * MiB
 """The most zero bytes accepted after the end-of-archive marker (record padding)."""
 _WINDOW = 64 * 1024
+"""The first read-ahead of the parser: a local file's every read, a URL's first (then it grows
+while headers follow each other closely, to the URL's block; see :class:`_Reader`)."""
 
 _POSIX_MAGIC = b"ustar\x0000"
 _GNU_MAGIC = b"ustar  \x00"
@@ -358,17 +465,28 @@ class _Extended(NamedTuple):
 
 
 class _Reader:
-    """Reads blocks of an open tar through a window (headers are read in order)."""
+    """Reads blocks of a tar through a read-ahead window (headers are read in order).
 
-    def __init__(self, fd: int, size: int) -> None:
-        self.fd, self.size = fd, size
+    The window starts at :data:`_WINDOW`. Over a URL (a file whose block is larger) it doubles,
+    up to the block, each time the next read lies within one window of the last one's end (small
+    members: their headers and data are read together, in few requests), and falls back to
+    :data:`_WINDOW` after a jump over a large member's data, which is never fetched to learn the
+    listing.
+    """
+
+    def __init__(self, file: RandomAccess) -> None:
+        self.file, self.size = file, file.size
         self._start, self._data = 0, b""
+        self._window = _WINDOW
 
     def read(self, offset: int, size: int) -> bytes:
         end = offset + size
         if not (self._start <= offset and end <= self._start + len(self._data)):
+            if self.file.block > _WINDOW and self._data:
+                close = offset <= self._start + len(self._data) + self._window
+                self._window = min(2 * self._window, self.file.block) if close else _WINDOW
             self._start = offset
-            self._data = os.pread(self.fd, max(size, _WINDOW), offset)
+            self._data = self.file.pread(offset, max(size, self._window))
         return self._data[offset - self._start : end - self._start]
 
 
@@ -632,21 +750,39 @@ def _check_end(reader: _Reader, offset: int, location: str) -> None:
         position += len(data)
 
 
-def _scan_tar(location: str, limits: Limits) -> dict[str, Member]:
+def _scan_tar(path: str, limits: Limits, location: str | None = None) -> dict[str, Member]:
+    shown = path if location is None else location
     try:
-        fd = os.open(location, os.O_RDONLY)
+        fd = os.open(path, os.O_RDONLY)
     except OSError as exc:
-        raise InvalidInput(f"{location}: cannot read: {exc.strerror}") from None
+        raise InvalidInput(f"{shown}: cannot read: {exc.strerror}") from None
     try:
-        return _scan_tar_fd(fd, location, limits)
+        return scan_tar(_LocalFile(fd), shown, limits, path)
     except OSError as exc:
-        raise InvalidInput(f"{location}: cannot read: {exc.strerror}") from None
+        raise InvalidInput(f"{shown}: cannot read: {exc.strerror}") from None
     finally:
         os.close(fd)
 
 
-def _scan_tar_fd(fd: int, location: str, limits: Limits) -> dict[str, Member]:
-    reader = _Reader(fd, os.fstat(fd).st_size)
+def scan_tar(
+    file: RandomAccess, location: str, limits: Limits, path: str | None = None
+) -> dict[str, Member]:
+    """List and screen the members of a tar read through ``file`` (a local file or a URL).
+
+    Args:
+        file: the tar.
+        location: what messages name (the path or URL given).
+        limits: the caps.
+        path: the local file the members are opened by; None: they are read through ``file``
+            (a tar at a URL).
+
+    Raises:
+        InvalidInput: not a tar; ``file`` cannot be read (a URL).
+        HostileArchive: see the module docstring.
+        OSError: a local file cannot be read.
+    """
+    reader = _Reader(file)
+    member_file, through = (location, file) if path is None else (path, None)
     if reader.size == 0:
         raise InvalidInput(f"{location}: not a readable uncompressed tar: empty file")
     members: dict[str, Member] = {}
@@ -700,7 +836,7 @@ def _scan_tar_fd(fd: int, location: str, limits: Limits) -> dict[str, Member]:
             )
         if data_offset + size > reader.size:
             raise HostileArchive(f"{where}: member {name!r} is truncated")
-        members[name] = Member(name, location, size, data_offset)
+        members[name] = Member(name, member_file, size, data_offset, through)
 
 
 def _next_block(reader: _Reader, offset: int, location: str) -> bytes:

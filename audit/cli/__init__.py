@@ -20,7 +20,7 @@ from rich.console import Console
 from audit.cli import archive, bundle, files, recording, score, signing
 from audit.cli._common import PROG, Handler, Parser, example
 from bundle_schema.errors import EXIT_INVALID_INPUT, EvidenceAuditError, InvalidInput
-from verify import VERSION
+from verify import VERSION, url_snapshots
 
 __all__ = ["main"]
 
@@ -63,7 +63,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         handler = handlers.get(args.command)
         if handler is None:
             raise InvalidInput(f"give a command (see {PROG} --help)")
-        return handler(args, out, err)
+        with url_snapshots():  # a URL read twice by one command is one object (ADR 0024)
+            return handler(args, out, err)
     except EvidenceAuditError as exc:
         sys.stderr.write(f"{command}: {exc}\n")
         return exc.exit_code

@@ -37,7 +37,8 @@ from bundle_schema.models import (
 )
 from pins import CURRENT, load_builtin
 from verify import BlobCache, parse_manifest, verify_with_evidence
-from verify._source import open_source
+from verify._remote import shown_url
+from verify._source import is_url, open_source
 from verify.diffing import diff_runs
 from verify.ranking import Distinct, Found, contents_key, distinct, rank
 from verify.render import ranking_markdown
@@ -65,7 +66,11 @@ def register(commands: Subparsers) -> dict[str, Handler]:
         epilog=example("audit rank build/demo --markdown"),
     )
     rank_cmd.add_argument(
-        "paths", nargs="+", metavar="PATH", help="bundle directories, tars, or directories of them"
+        "paths",
+        nargs="+",
+        metavar="PATH",
+        help="bundle directories, tars, or directories of them; or a tar's URL (file://, "
+        "http(s)://, s3://)",
     )
     rank_cmd.add_argument(
         "--pins",
@@ -90,7 +95,11 @@ def register(commands: Subparsers) -> dict[str, Handler]:
         epilog=example("audit rejudge build/demo --pins stricter.toml --json"),
     )
     rejudge.add_argument(
-        "paths", nargs="+", metavar="PATH", help="bundle directories, tars, or directories of them"
+        "paths",
+        nargs="+",
+        metavar="PATH",
+        help="bundle directories, tars, or directories of them; or a tar's URL (file://, "
+        "http(s)://, s3://)",
     )
     rejudge.add_argument("--pins", required=True, metavar="FILE.toml|ID", help="the new pin set")
     rejudge.add_argument(
@@ -101,9 +110,12 @@ def register(commands: Subparsers) -> dict[str, Handler]:
     return {"rank": _rank, "rejudge": _rejudge}
 
 
-def _bundles(paths: Sequence[str]) -> list[Path]:
-    found: list[Path] = []
+def _bundles(paths: Sequence[str]) -> list[Path | str]:
+    found: list[Path | str] = []
     for text in paths:
+        if is_url(text):
+            found.append(text)  # one bundle at a URL (ADR 0024); a prefix is not listed here
+            continue
         path = Path(text)
         if path.is_file() or (path / "manifest.json").is_file():
             found.append(path)
@@ -135,16 +147,21 @@ class _Archive:
     refused: list[tuple[str, str]]
 
 
-def _refusal(path: Path, exc: EvidenceAuditError | OSError) -> str:
+def _named(path: Path | str) -> str:
+    """A bundle as the ranking names it: its path, or its URL without a password in it."""
+    return shown_url(path) if isinstance(path, str) else str(path)
+
+
+def _refusal(path: Path | str, exc: EvidenceAuditError | OSError) -> str:
     if isinstance(exc, OSError):
         where = f"{exc.filename}: " if exc.filename else ""
         text = f"{where}{exc.strerror or exc}"
     else:
         text = str(exc)
-    return one_line(text.removeprefix(f"{path}: "))
+    return one_line(text.removeprefix(f"{_named(path)}: "))
 
 
-def _archive(paths: Sequence[str], judge: Callable[[Path], Run]) -> _Archive:
+def _archive(paths: Sequence[str], judge: Callable[[Path | str], Run]) -> _Archive:
     """Judge every bundle under ``paths``; a bundle that is refused (unreadable, hostile, no
     valid manifest, an unknown pin set) is set apart with its reason, never aborts the rest."""
     found: list[Found] = []
@@ -154,9 +171,9 @@ def _archive(paths: Sequence[str], judge: Callable[[Path], Run]) -> _Archive:
             manifest = parse_manifest(open_source(path).manifest_bytes())
             verdict, evidence = judge(path)
         except (EvidenceAuditError, OSError) as exc:
-            refused.append((str(path), _refusal(path, exc)))
+            refused.append((_named(path), _refusal(path, exc)))
             continue
-        found.append(Found(str(path), verdict, evidence, contents_key(manifest.model)))
+        found.append(Found(_named(path), verdict, evidence, contents_key(manifest.model)))
     bundles, notes = distinct(found)
     return _Archive(bundles, notes, refused)
 
@@ -212,8 +229,8 @@ def _rejudge(args: argparse.Namespace, out: Console, err: Console) -> int:
     cache = BlobCache()  # each bundle is verified twice: its blobs are hashed once
     before: dict[str, Run] = {}
 
-    def judge(bundle: Path) -> Run:
-        before[str(bundle)] = verify_with_evidence(bundle, cache=cache)
+    def judge(bundle: Path | str) -> Run:
+        before[_named(bundle)] = verify_with_evidence(bundle, cache=cache)
         return verify_with_evidence(bundle, pins=pins, cache=cache)
 
     archive = _archive(args.paths, judge)

@@ -61,7 +61,11 @@ def register(commands: Subparsers) -> dict[str, Handler]:
         "NOT_QUALIFIED or INFRA_ERROR verdict is a result, not a failure of the check.",
         epilog=example("audit verify build/demo/gx10-full-qualified.tar --require qualified"),
     )
-    verify.add_argument("path", metavar="PATH", help="bundle directory or .tar")
+    verify.add_argument(
+        "path",
+        metavar="PATH",
+        help="bundle directory or .tar, or a tar's URL (file://, http(s)://, s3://)",
+    )
     verify.add_argument("--json", action="store_true", help="print the verdict as canonical JSON")
     verify.add_argument(
         "--expect-digest",
@@ -103,7 +107,11 @@ def register(commands: Subparsers) -> dict[str, Handler]:
         "the transport log summarized; the non-loopback socket attempts; checkouts and identity.",
         epilog=example("audit show build/demo/gx10-full-infra-error --html report.html"),
     )
-    show.add_argument("path", metavar="PATH", help="bundle directory or .tar")
+    show.add_argument(
+        "path",
+        metavar="PATH",
+        help="bundle directory or .tar, or a tar's URL (file://, http(s)://, s3://)",
+    )
     show.add_argument("--pins", metavar="FILE.toml|ID", help="judge by this pin set")
     show.add_argument("--json", action="store_true", help="print the report as canonical JSON")
     show.add_argument(
@@ -137,7 +145,7 @@ def register(commands: Subparsers) -> dict[str, Handler]:
             "audit diff build/demo/gx10-full-qualified build/demo/gx10-full-not-qualified"
         ),
     )
-    diff.add_argument("a", metavar="A", help="the first bundle (directory or .tar)")
+    diff.add_argument("a", metavar="A", help="the first bundle (directory or .tar, or a tar's URL)")
     diff.add_argument("b", metavar="B", help="the second bundle, compared with A")
     diff.add_argument("--pins", metavar="FILE.toml|ID", help="judge both by this pin set")
     diff.add_argument("--json", action="store_true", help="print the differences as JSON")

@@ -40,7 +40,9 @@ def register(commands: Subparsers) -> dict[str, Handler]:
         "outside the layout and members or archives over the size caps.",
         epilog=example("audit unpack runs/today.tar -o unpacked/today"),
     )
-    unpack_cmd.add_argument("archive", metavar="FILE.tar", help="the bundle tar to unpack")
+    unpack_cmd.add_argument(
+        "archive", metavar="FILE.tar", help="the bundle tar to unpack (a path, or its URL)"
+    )
     unpack_cmd.add_argument("-o", "--output", required=True, metavar="DIR")
 
     schema = commands.add_parser(

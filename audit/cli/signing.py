@@ -39,6 +39,7 @@ from bundle_schema.layout import MANIFEST_SIGNATURE
 from bundle_schema.models import AttestationReport, Verdict, VerificationStatement, VsaStatement
 from pins import load_builtin
 from verify import verify_bundle
+from verify._remote import shown_url
 from verify._signature import (
     MAX_SIGNATURE_SIZE,
     IdentityPolicy,
@@ -46,7 +47,7 @@ from verify._signature import (
     build_verifier,
     check_attestation,
 )
-from verify._source import open_source, read_capped
+from verify._source import is_url, open_source, read_capped
 from verify._trust import (
     PINS_FILE,
     SHIPPED_ROOTS,
@@ -102,7 +103,8 @@ def add_policy_options(parser: argparse.ArgumentParser, *, attest: bool = False)
         group.add_argument(
             "--resource-uri",
             metavar="URI",
-            help="with --vsa: where the bundle was published (default: a file: URI of PATH)",
+            help="with --vsa: where the bundle was published (default: PATH when it is a URL, "
+            "else a file: URI of it)",
         )
     group.add_argument(
         "--identity",
@@ -294,12 +296,19 @@ def summarize(verdict: Verdict, path: str, bundle: str, resource_uri: str | None
                 verdict,
                 passed=failed_check(verdict, ["rankable"]) is None,
                 time_verified=moment.strftime("%Y-%m-%dT%H:%M:%SZ"),
-                resource_uri=resource_uri or Path(bundle).resolve().as_uri(),
+                resource_uri=resource_uri or _resource_uri(bundle),
                 signature=signature,
             )
         ],
     )
     return target
+
+
+def _resource_uri(bundle: str) -> str:
+    """Where the bundle was read: its URL as shown in messages (no password), or a file: URI."""
+    if is_url(bundle):
+        return shown_url(bundle)
+    return Path(bundle).resolve().as_uri()
 
 
 # --- audit verify-attestation ------------------------------------------------------------------
@@ -332,8 +341,8 @@ def _verify_attestation_parser(commands: Subparsers) -> None:
     check.add_argument(
         "--bundle",
         metavar="PATH",
-        help="the attested bundle must be this one, and verifying it now must give the attested "
-        "verdict",
+        help="the attested bundle (a directory or .tar, or a tar's URL) must be this one, and "
+        "verifying it now must give the attested verdict",
     )
     check.add_argument(
         "--pins",

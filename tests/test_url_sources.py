@@ -1,0 +1,350 @@
+"""Bundles by URL (ADR 0024): a tar read from file://, from a real HTTP server on 127.0.0.1 with
+byte ranges (tests/http_range.py) and from a real S3-compatible server (moto's standalone
+server, started as its own process) gives the verdict bytes it gives from disk; the listing
+reads headers, never a large member; a server that lies fails closed with one located line."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from audit._archive import pack
+from audit.cli import main
+from bundle_schema.errors import InvalidInput
+from tests.factories import write_small_bundle
+from tests.http_range import LIES as SERVER_LIES
+from tests.http_range import RangeServer, serve, url_of
+from verify import open_source, url_snapshots, verdict_json, verify_bundle
+from verify._remote import BLOCK, shown_url
+
+BIG = 48 << 20
+"""The large blob: the listing must not read it, hashing reads it once."""
+FULL = "gx10-full-qualified"
+
+
+@pytest.fixture(scope="module")
+def published(tmp_path_factory: pytest.TempPathFactory, built_examples: dict[str, Path]) -> Path:
+    """A folder of published tars: every example bundle, and one with a large blob."""
+    root = tmp_path_factory.mktemp("published")
+    for name, path in built_examples.items():
+        pack(path, root / f"{name}.tar")
+    big = tmp_path_factory.mktemp("big") / "big"
+    write_small_bundle(big, [("raw/big.bin", b"\x5a" * BIG)], durable=False)
+    pack(big, root / "big.tar")
+    return root
+
+
+@pytest.fixture(scope="module")
+def http(published: Path) -> Iterator[RangeServer]:
+    with serve(published) as server:
+        yield server
+
+
+@pytest.fixture
+def server(http: RangeServer) -> Iterator[RangeServer]:
+    """The module's server, honest and with no requests counted, for one test."""
+    http.lie = "none"
+    http.reset()
+    yield http
+    http.lie = "none"
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+S3_ENVIRONMENT = {
+    "AWS_ACCESS_KEY_ID": "evidence-audit-test",
+    "AWS_SECRET_ACCESS_KEY": "evidence-audit-test-secret",
+    "AWS_DEFAULT_REGION": "us-east-1",
+    "AWS_EC2_METADATA_DISABLED": "true",  # never ask an instance metadata service for more
+}
+
+
+@pytest.fixture(scope="module")
+def s3(published: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+    """moto's S3 server as its own process on 127.0.0.1, bucket ``runs`` holding the published
+    tars; the environment points the AWS SDK at it (``AWS_ENDPOINT_URL``), as an operator
+    points it at MinIO or R2."""
+    port = _free_port()
+    log = (tmp_path_factory.mktemp("moto") / "moto.log").open("wb")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    environment = S3_ENVIRONMENT | {"AWS_ENDPOINT_URL": f"http://127.0.0.1:{port}"}
+    saved = {name: os.environ.get(name) for name in environment}
+    os.environ.update(environment)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"moto_server exited {process.poll()}") from None
+                time.sleep(0.1)
+        import boto3  # noqa: PLC0415 - the test's own client, not the code under test
+
+        client = boto3.client("s3", endpoint_url=environment["AWS_ENDPOINT_URL"])
+        client.create_bucket(Bucket="runs")
+        for tar in sorted(published.glob("*.tar")):
+            client.upload_file(str(tar), "runs", f"v5/{tar.name}")
+        yield environment | {"bucket": "runs"}
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+        log.close()
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def _cli(argv: list[str], capsysbinary: pytest.CaptureFixture[bytes]) -> tuple[int, bytes, str]:
+    code = main(argv)
+    captured = capsysbinary.readouterr()
+    return code, captured.out, captured.err.decode()
+
+
+# --- the same verdict from every source ----------------------------------------------------------
+
+
+def test_file_and_http_give_the_verdict_bytes_of_the_disk(
+    published: Path, server: RangeServer, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    tar = published / f"{FULL}.tar"
+    code, local, _ = _cli(["verify", str(tar), "--json"], capsysbinary)
+    assert code == 0
+    assert json.loads(local)["integrity"]["status"] == "ok"
+    for url in (tar.as_uri(), url_of(server, tar)):
+        assert _cli(["verify", url, "--json"], capsysbinary) == (0, local, ""), url
+    # every example, through the library, from HTTP
+    for example in sorted(published.glob("gx10-*.tar")):
+        assert verdict_json(verify_bundle(url_of(server, example))) == verdict_json(
+            verify_bundle(example)
+        )
+
+
+def test_s3_gives_the_verdict_bytes_of_the_disk(
+    published: Path, s3: dict[str, str], capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    tar = published / f"{FULL}.tar"
+    local = _cli(["verify", str(tar), "--json"], capsysbinary)
+    assert _cli(["verify", f"s3://runs/v5/{FULL}.tar", "--json"], capsysbinary) == local
+    big = _cli(["verify", "s3://runs/v5/big.tar", "--json"], capsysbinary)
+    assert big == _cli(["verify", str(published / "big.tar"), "--json"], capsysbinary)
+
+
+def test_through_a_subprocess_from_http_and_s3(
+    published: Path, server: RangeServer, s3: dict[str, str]
+) -> None:
+    """The entry point as an operator runs it: credentials and endpoint from the environment."""
+    run = [sys.executable, "-m", "audit", "verify", "--json"]
+    env = os.environ | s3
+    local = subprocess.run([*run, str(published / f"{FULL}.tar")], capture_output=True, check=True)
+    for url in (url_of(server, published / f"{FULL}.tar"), f"s3://runs/v5/{FULL}.tar"):
+        remote = subprocess.run([*run, url], capture_output=True, env=env, check=False)
+        assert (remote.returncode, remote.stderr, remote.stdout) == (0, b"", local.stdout), url
+
+
+def test_show_diff_rank_and_unpack_take_urls(
+    published: Path,
+    server: RangeServer,
+    tmp_path: Path,
+    capsysbinary: pytest.CaptureFixture[bytes],
+) -> None:
+    tar = published / f"{FULL}.tar"
+    url = url_of(server, tar)
+    code, shown, err = _cli(["show", url, "--json"], capsysbinary)
+    assert (code, err) == (0, "")
+    assert shown == _cli(["show", str(tar), "--json"], capsysbinary)[1]
+    other = url_of(server, published / "gx10-full-not-qualified.tar")
+    code, out, _ = _cli(["diff", url, other, "--json"], capsysbinary)
+    assert code == 1
+    assert json.loads(out)["same_verdict"] is False
+    code, out, err = _cli(["rank", url, other, "--json"], capsysbinary)
+    assert (code, err) == (0, "")
+    assert url in out.decode()
+    assert _cli(["unpack", url, "-o", str(tmp_path / "unpacked")], capsysbinary)[0] == 0
+    assert verify_bundle(tmp_path / "unpacked").bundle_digest == verify_bundle(tar).bundle_digest
+    vsa = tmp_path / "vsa.json"
+    assert _cli(["verify", url, "--vsa", str(vsa)], capsysbinary)[0] == 0
+    assert json.loads(vsa.read_bytes())["predicate"]["resourceUri"] == url
+
+
+# --- what is read --------------------------------------------------------------------------------
+
+
+def test_the_listing_reads_headers_not_the_large_blob(published: Path, server: RangeServer) -> None:
+    tar = published / "big.tar"
+    url = url_of(server, tar)
+    source = open_source(url)
+    source.manifest_bytes()
+    assert source.members["manifest.json"].size is not None
+    listing = server.sent
+    assert listing < 512 << 10, listing  # headers and the manifest: not the 48 MiB blob
+    assert len(server.requests) <= 4, server.requests
+    server.reset()
+    assert verify_bundle(url).integrity.status == "ok"
+    size = tar.stat().st_size
+    # hashing reads the tar once, in blocks; the records come from what was received
+    assert size <= server.sent < size + (1 << 20), (server.sent, size)
+    assert len(server.requests) <= size // BLOCK + 4, len(server.requests)
+    assert all(r.status == 206 for r in server.requests)
+
+
+def test_a_small_tar_is_one_request(published: Path, server: RangeServer) -> None:
+    tar = published / "gx10-spark-quarantined.tar"
+    assert tar.stat().st_size <= 64 << 10
+    assert verify_bundle(url_of(server, tar)).integrity.status == "ok"
+    assert len(server.requests) == 1
+
+
+def test_one_command_reads_one_object(published: Path, server: RangeServer, tmp_path: Path) -> None:
+    """Within a command (url_snapshots), a URL opened again is the snapshot first read: the
+    listing is reused, and an object replaced meanwhile is refused, never mixed in."""
+    root = tmp_path / "site"
+    root.mkdir()
+    tar = root / "run.tar"
+    shutil.copyfile(published / "big.tar", tar)
+    with serve(root) as site, url_snapshots():
+        url = url_of(site, tar)
+        first = open_source(url)
+        requests = len(site.requests)
+        assert open_source(url) is first
+        assert len(site.requests) == requests  # the listing was not read again
+        replacement = tmp_path / "replacement.tar"
+        shutil.copyfile(published / f"{FULL}.tar", replacement)
+        os.replace(replacement, tar)
+        largest = max(first.members.values(), key=lambda m: m.size or 0)  # not read yet
+        with pytest.raises(InvalidInput, match="changed since it was first read") as raised:
+            b"".join(largest.chunks())
+        assert str(raised.value).startswith(f"{url}: bytes ")
+
+
+# --- servers that lie ----------------------------------------------------------------------------
+
+LIES = {
+    "no-ranges": "the server does not serve byte ranges",
+    "bigger-total": "answers bytes ",
+    "short-body": "the response broke off",
+    "long-length": "Content-Length '",
+    "etag-changes": "the object changed since it was first read (If-Match failed)",
+    "etag-changes-ignoring-if-match": "the object changed since it was first read: its ETag",
+    "redirect-elsewhere": "redirected (HTTP 302) to another origin, http://127.0.0.2:9/",
+    "wrong-start": "answers bytes ",
+    "gzip-encoded": "the server encoded the bytes (Content-Encoding: gzip)",
+}
+
+
+def test_every_lie_of_the_server_is_tested() -> None:
+    assert set(LIES) | {"none", "redirect-here"} == set(SERVER_LIES)
+
+
+@pytest.mark.parametrize("lie", sorted(LIES))
+def test_a_server_that_lies_fails_closed_with_a_located_line(
+    lie: str,
+    published: Path,
+    server: RangeServer,
+    capsysbinary: pytest.CaptureFixture[bytes],
+) -> None:
+    server.lie = lie
+    url = url_of(server, published / f"{FULL}.tar")
+    code, out, err = _cli(["verify", url, "--json"], capsysbinary)
+    assert (code, out) == (2, b""), err
+    assert err.startswith(f"audit verify: {url}: "), err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert LIES[lie] in err, err
+
+
+def test_a_redirect_on_the_same_origin_is_followed(published: Path, server: RangeServer) -> None:
+    server.lie = "redirect-here"
+    tar = published / f"{FULL}.tar"
+    assert verdict_json(verify_bundle(url_of(server, tar))) == verdict_json(verify_bundle(tar))
+    redirects = [r for r in server.requests if r.status == 307]
+    assert len(redirects) == 1  # followed once: later ranges go where it led
+
+
+def test_refusals_name_the_url_given(
+    published: Path,
+    server: RangeServer,
+    s3: dict[str, str],
+    capsysbinary: pytest.CaptureFixture[bytes],
+) -> None:
+    secret = server.url.replace("http://", "http://reader:hunter2@") + "/missing.tar"
+    cases = {
+        f"{server.url}/missing.tar": "cannot open: not found (HTTP 404)",
+        secret: "cannot open: not found (HTTP 404)",
+        f"{server.url}/": "names a directory or prefix, not a tar",
+        "s3://runs/v5/missing.tar": "cannot open: not found (NoSuchKey)",
+        "s3://runs/v5/": "names a directory or prefix, not a tar",
+        "s3://runs": "an s3:// URL names a bucket and a key",
+        "ftp://127.0.0.1/x.tar": "not ftp://",
+        "file://elsewhere/x.tar": "a file:// URL of another host",
+    }
+    for url, fragment in cases.items():
+        code, out, err = _cli(["verify", url], capsysbinary)
+        assert (code, out) == (2, b""), (url, err)
+        assert err.startswith(f"audit verify: {shown_url(url)}: "), err
+        assert fragment in err, err
+        assert "hunter2" not in err
+    empty = published.parent / "empty-site"
+    empty.mkdir(exist_ok=True)
+    (empty / "empty.tar").write_bytes(b"")
+    with serve(empty) as site:
+        code, _, err = _cli(["verify", f"{site.url}/empty.tar"], capsysbinary)
+    assert (code, err) == (2, f"audit verify: {site.url}/empty.tar: not a readable "
+                               "uncompressed tar: empty file\n")  # fmt: skip
+
+
+def test_s3_object_replaced_while_read_is_refused(published: Path, s3: dict[str, str]) -> None:
+    import boto3  # noqa: PLC0415 - the test's own client
+
+    client: Any = boto3.client("s3", endpoint_url=s3["AWS_ENDPOINT_URL"])
+    client.upload_file(str(published / "big.tar"), "runs", "moving.tar")
+    source = open_source("s3://runs/moving.tar")
+    client.upload_file(str(published / f"{FULL}.tar"), "runs", "moving.tar")
+    largest = max(source.members.values(), key=lambda m: m.size or 0)  # not read yet
+    with pytest.raises(InvalidInput, match=r"^s3://runs/moving.tar: bytes .*changed since it"):
+        b"".join(largest.chunks())
+
+
+# --- the default stays local ---------------------------------------------------------------------
+
+
+def test_help_and_local_verification_import_no_url_reader(published: Path) -> None:
+    program = (
+        "import sys\n"
+        "from audit.cli import main\n"
+        "assert main(['verify', sys.argv[1], '--json']) == 0\n"
+        "try:\n"
+        "    main(['--help'])\n"
+        "finally:\n"
+        "    roots = ('fsspec', 's3fs', 'aiobotocore', 'botocore')\n"
+        "    loaded = sorted(m for m in sys.modules if m.split('.')[0] in roots)\n"
+        "    assert not loaded, loaded\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", program, str(published / f"{FULL}.tar")],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
