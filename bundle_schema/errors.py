@@ -67,8 +67,10 @@ EXIT_CHECK_FAILED = 1
 EXIT_INVALID_INPUT = 2
 
 
-def one_line(text: str, limit: int = 400) -> str:
-    """Collapse whitespace so that a message stays on one line, and bound its length."""
+def one_line(text: str, limit: int = 1000) -> str:
+    """Collapse whitespace so that a message stays on one line, and bound its length (long
+    enough for the few whole paths a message names: a run that could not write its bundle
+    names the bundle, the file that failed and where its evidence is kept)."""
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 3] + "..."
 

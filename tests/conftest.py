@@ -16,6 +16,7 @@ from audit.examples import (
 )
 from pins import DEMO, PinSetSource, load_builtin, parse_pin_set
 from tests.factories import write_small_bundle
+from tests.paths import DATA
 
 
 @pytest.fixture(scope="session")
@@ -29,7 +30,7 @@ def built_examples(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return built
 
 
-DEPLOYMENT_PINS = Path(__file__).parent / "data" / "pins" / "gx10-deployment-v5.toml"
+DEPLOYMENT_PINS = DATA / "pins" / "gx10-deployment-v5.toml"
 """A deployment's own pin set: the demo's, less its demo-only reference table."""
 RANKED_CLAIMS = {"gx10-full-qualified"}
 """The examples an honest runner claims rankable when recorded under a deployment's pin set."""

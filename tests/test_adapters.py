@@ -30,6 +30,7 @@ from bundle_schema.models import (
     SparkRepeat,
 )
 from pins import PinSetSource, load_builtin, pin_set_source
+from tests.paths import DATA
 from verify._consistency import _raw_outputs, unread_raw_outputs
 from verify.gx10 import performance_score, replay
 from verify.harness_outputs import (
@@ -42,7 +43,7 @@ from verify.harness_outputs import (
     read_outputs,
 )
 
-DATA = Path(__file__).parent / "data" / "upstream_outputs"
+DATA = DATA / "upstream_outputs"
 SPARK = (DATA / "spark-bench" / "spark_bench.csv").read_bytes()
 BENCHLOCAL = (DATA / "benchlocal-cli" / "benchlocal.json").read_bytes()
 INFERMARK = (DATA / "infermark" / "infermark.json").read_bytes()

@@ -26,6 +26,7 @@ from bundle_schema.errors import InvalidInput
 from bundle_schema.models import Claims, Verdict
 from pins import CURRENT, DEMO, PinSetSource, load_builtin, parse_pin_set, pin_set_source
 from tests.data.hostile.kit import Files, put_json, read_bundle, reseal
+from tests.paths import DATA, PINS
 from verify import parse_manifest, verify_bundle
 from verify._source import open_source
 from verify.harness_outputs import (
@@ -36,7 +37,6 @@ from verify.harness_outputs import (
 )
 from verify.scorers.bfcl import aggregate_v4
 
-DATA = Path(__file__).resolve().parent / "data"
 RECORDED = DATA / "upstream_outputs" / "bfcl-eval"
 HARNESS = DATA / "bfcl_eval_harness"
 MODEL = "smollm2-135m-instruct"
@@ -206,7 +206,7 @@ def test_hostile_outputs_are_one_located_refusal(case: str) -> None:
 
 # --- the pin set ------------------------------------------------------------------------------
 
-SHIPPED = Path(__file__).resolve().parents[1] / "pins" / f"{CURRENT}.toml"
+SHIPPED = PINS / f"{CURRENT}.toml"
 
 
 def test_the_shipped_pin_set_runs_bfcl_eval_as_tool_instructions_gate() -> None:

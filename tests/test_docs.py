@@ -8,9 +8,7 @@ from pathlib import Path
 import pytest
 
 from audit.cli import main
-
-DOCS = Path(__file__).resolve().parent.parent / "docs"
-SCHEMAS = DOCS.parent / "bundle_schema" / "json"
+from tests.paths import DOCS, SCHEMAS
 
 
 def test_the_ranking_example_is_what_audit_rank_prints(

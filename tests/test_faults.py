@@ -20,6 +20,7 @@ from audit._archive import pack
 from audit.demo import DEMO_DIGEST
 from audit.reference_endpoint import serve
 from pins import load_builtin
+from tests.paths import ROOT
 
 V5 = load_builtin("gx10-reference-v5")
 
@@ -32,7 +33,7 @@ def inside(tmp_path: Path, options: str, argv: list[str]) -> dict[str, Any]:
         ["unshare", "--mount", "--propagation", "private", sys.executable, "-m",
          "tests.faults_inside", str(target), options, "--", *argv],
         capture_output=True, text=True, check=False, timeout=300,
-        env=os.environ | {"PYTHONPATH": str(Path(__file__).parents[1])},
+        env=os.environ | {"PYTHONPATH": str(ROOT)},
     )  # fmt: skip
     assert result.returncode == 0, result.stderr[-2000:]
     report: dict[str, Any] = json.loads(result.stdout)

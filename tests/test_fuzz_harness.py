@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from tests.fuzz.harness import CORPUS, HARNESSES
+from tests.paths import TESTS
 
-FUZZ = Path(__file__).parent / "fuzz"
+FUZZ = TESTS / "fuzz"
 
 
 @pytest.mark.parametrize("name", sorted(HARNESSES))

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from audit.cli import main
 from bundle_schema import canonical_bytes
 from bundle_schema.errors import DocumentError
+from tests.paths import DOCS
 from verify.scorers import lmspeed
 from verify.scorers.lmspeed import LmspeedRefused
 
@@ -128,7 +129,7 @@ TIMES = "\N{MULTIPLICATION SIGN}"
 
 
 def test_the_docs_state_the_constants_the_code_uses() -> None:
-    docs = (Path(__file__).resolve().parent.parent / "docs" / "scorers.md").read_text()
+    docs = (DOCS / "scorers.md").read_text()
     stated = repr(lmspeed.MAD_SCALE)
     assert f"`MAD_SCALE` = {stated} {TIMES}" in docs
     assert f"scale {stated} {TIMES} ln 3" in docs

@@ -24,9 +24,10 @@ from bundle_schema.models import (
     TransportExchange,
     UpstreamCheckout,
 )
+from tests.paths import SCHEMAS
 from verify import parse_manifest
 
-SCHEMA_DIR = Path(__file__).resolve().parent.parent / "bundle_schema" / "json"
+SCHEMA_DIR = SCHEMAS
 D = "sha256:" + "0f" * 32
 
 SAMPLES: dict[str, BaseModel] = {

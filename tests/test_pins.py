@@ -12,9 +12,10 @@ import pytest
 from audit.cli import main
 from bundle_schema.errors import InvalidInput
 from pins import CURRENT, DEMO, parse_pin_set
+from tests.paths import EXAMPLES, PINS
 
-SHIPPED = Path(__file__).resolve().parents[1] / "pins" / f"{CURRENT}.toml"
-RECORDED = Path(__file__).resolve().parents[1] / "examples" / "recorded"
+SHIPPED = PINS / f"{CURRENT}.toml"
+RECORDED = EXAMPLES / "recorded"
 
 
 def _edited(old: str, new: str) -> bytes:

@@ -10,17 +10,17 @@ import csv
 import io
 import json
 import statistics
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from audit.cli import main
 from pins import CURRENT, load_builtin
+from tests.paths import EXAMPLES
 from tests.real_runs import Bundle, check_gates, check_outcome
 from verify import verify_bundle
 
-RECORDED = Path(__file__).resolve().parents[1] / "examples" / "recorded"
+RECORDED = EXAMPLES / "recorded"
 TAR = RECORDED / "llamacpp-smollm2-135m.tar"
 BEHAVIOURAL_PACKS = ("toolcall-15", "instructfollow-15", "structoutput-15", "dataextract-15")
 

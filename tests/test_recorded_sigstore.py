@@ -11,10 +11,11 @@ from sigstore.errors import VerificationError
 from sigstore.models import Bundle
 from sigstore.verify.policy import Identity
 
+from tests.paths import DATA
 from verify._signature import IdentityPolicy, SignatureFailed, _check_windows, _verified_payload
 from verify._trust import SHIPPED_ROOTS, shipped_root
 
-DATA = Path(__file__).parent / "data" / "sigstore"
+DATA = DATA / "sigstore"
 GITHUB = "https://token.actions.githubusercontent.com"
 GITHUB_OAUTH = "https://github.com/login/oauth"
 RELEASE = "https://github.com/trailofbits/rfc8785.py/.github/workflows/release.yml@refs/tags/v0.1.2"

@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 
 from audit.cli import main
+from tests.paths import ROOT
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
-ARTIFACTS = Path(__file__).resolve().parent.parent / "build" / "test-artifacts"
+ARTIFACTS = ROOT / "build" / "test-artifacts"
 
 
 def write_report(built_examples: dict[str, Path], name: str, out: Path) -> str:

@@ -25,13 +25,14 @@ from audit.cli import main
 from bundle_schema import KINDS, validate_document
 from bundle_schema.models import ExchangeView
 from tests.data.hostile.kit import lines, put_lines, read_bundle, reseal
+from tests.paths import SCHEMAS
 from verify import verify_with_evidence
 from verify.exchange import pretty_json
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
 TRANSPORT = "transport/exchanges.jsonl"
-SCHEMA = Path(__file__).resolve().parent.parent / "bundle_schema" / "json"
+SCHEMA = SCHEMAS
 COMPONENTS = ("coding", "hermes", "tool_instruction", "reliability", "performance")
 
 

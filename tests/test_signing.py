@@ -33,6 +33,7 @@ from bundle_schema.attestation import (
 from bundle_schema.errors import InvalidInput
 from bundle_schema.layout import MANIFEST_SIGNATURE
 from tests.factories import write_small_bundle
+from tests.paths import PINS, ROOT
 from tests.private_sigstore import ISSUER, PrivateSigstore, Services
 from verify import open_source, parse_manifest
 from verify._trust import PINS_FILE, shipped_root
@@ -369,7 +370,7 @@ def test_an_attack_on_the_signature_fails_closed(  # noqa: PLR0917
 
 def test_a_changed_shipped_root_is_refused(tmp_path: Path) -> None:
     folder = tmp_path / "trust"
-    shutil.copytree(Path(__file__).parents[1] / "verify" / "trust", folder)
+    shutil.copytree(ROOT / "verify" / "trust", folder)
     assert shipped_root("production", folder).digest.startswith("sha256:")
     root = folder / "production.trusted_root.json"
     root.write_bytes(root.read_bytes().replace(b"rekor.sigstore.dev", b"rekor.evil.example", 1))
@@ -491,7 +492,7 @@ def test_a_verification_attestation_round_trip(
 
 
 AUDITOR = "auditor@test.local"
-PINS_V4 = str(Path(__file__).parents[1] / "pins" / "gx10-qualification-v4.toml")
+PINS_V4 = str(PINS / "gx10-qualification-v4.toml")
 
 
 def _verdict_edit(path: str, value: Any) -> Callable[[dict[str, Any]], None]:
@@ -709,7 +710,7 @@ def test_a_shipped_root_is_replaced_only_with_the_digest_expected(
     assert "not the expected sha256:0000" in capsys.readouterr().err
     assert shipped_root("production").digest == before  # nothing was written
     folder = tmp_path / "trust"
-    shutil.copytree(Path(__file__).parents[1] / "verify" / "trust", folder)
+    shutil.copytree(ROOT / "verify" / "trust", folder)
     replaced = replace_shipped_root(folder, "staging", trust_root_from_file(new))
     assert replaced.data == new.read_bytes()
     assert shipped_root("staging", folder).digest == replaced.digest

@@ -20,7 +20,8 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.paths import ROOT
+
 PACKAGES = ("bundle_schema", "pins", "verify", "audit")
 EXAMPLES_IN_WHEEL = "audit/_examples"
 """Where the wheel keeps the source tree's ``examples/`` (less ``recorded/``)."""
