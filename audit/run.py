@@ -226,7 +226,7 @@ class _Harnesses:
             return
         for name, (kind, value) in parsed.records.items():
             self.recorder.record(name, kind, value)
-            if kind == "bfcl-shard":  # the gate's tallies, as the replay reads them
+            if kind in {"bfcl-shard", "task-tallies"}:  # the gate's tallies, as the replay reads
                 gates = self.recorder.typed["supplementary"].setdefault(component, {})
                 gates[upstream] = value
         metrics |= parsed.metrics.get(component, {})

@@ -132,6 +132,12 @@ KINDS: Mapping[str, DocumentKind] = {
             "bfcl-shard", models.BfclShard, versioned=False, media_type=f"{_VENDOR}.bfcl-shard+json"
         ),
         DocumentKind(
+            "task-tallies",
+            models.TaskTallies,
+            versioned=False,
+            media_type=f"{_VENDOR}.task-tallies+json",
+        ),
+        DocumentKind(
             "bfcl-plan", models.BfclPlan, versioned=False, media_type=f"{_VENDOR}.bfcl-plan+json"
         ),
         DocumentKind("bfcl-score", models.BfclScore, versioned=True),

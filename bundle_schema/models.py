@@ -48,6 +48,7 @@ __all__ = [
     "SocketLedgerEntry",
     "StatementSubject",
     "Tally",
+    "TaskTallies",
     "TransportExchange",
     "UpstreamCheckout",
     "Verdict",
@@ -507,9 +508,12 @@ class Gx10Evidence(_Model):
     hermes_tasks: tuple[HermesTask, ...] | None = None
     benchlocal: BenchLocalPacks | None = None
     infermark: InfermarkStreaming | None = None
-    supplementary: dict[ComponentName, dict[Identifier, BfclShard]] = Field(default_factory=dict)
-    """The per-subset tallies of each supplementary harness run beside a component's upstream
-    as its gate (``[gate_upstreams]``), by component and upstream (ADR 0022)."""
+    supplementary: dict[ComponentName, dict[Identifier, BfclShard | TaskTallies]] = Field(
+        default_factory=dict
+    )
+    """The tallies of each supplementary harness run beside a component's upstream as its gate
+    (``[gate_upstreams]``), by component and upstream: bfcl-eval's per subset (ADR 0022),
+    Inspect AI's and lm-evaluation-harness's per task (ADR 0026)."""
     probes: tuple[DirectProbe, ...] = ()
     transport: tuple[TransportExchange, ...] | None = None
     socket_ledger: tuple[SocketLedgerEntry, ...] | None = None
@@ -579,9 +583,13 @@ class SupplementaryMetrics(_Model):
     samples: Count
     overall_accuracy: Score
     """Hits over samples, in percent (score.py's flat ``overall_accuracy``)."""
-    v4_overall: Score
+    v4_overall: Score | None = None
     """BFCL V4's weighted overall, in percent, as bfcl-eval 2026.3.23 computes it (a subset
-    not run counts as zero)."""
+    not run counts as zero); null for a harness that is not bfcl-eval."""
+    harness_version: Annotated[str, StringConstraints(max_length=64)] | None = None
+    """The version the harness reported of itself (Inspect AI, lm-evaluation-harness)."""
+    harness_model: Annotated[str, StringConstraints(max_length=256)] | None = None
+    """The model name the harness said it evaluated (Inspect AI, lm-evaluation-harness)."""
 
 
 class ClaimsCheck(_Model):
@@ -710,6 +718,23 @@ class BfclShard(_Model):
     exchanges: tuple[Size, ...] | None = None
     """The transport exchanges the shard's samples were scored from, where the runner recorded
     them (the harness names them ``bfcl/<shard_id>``)."""
+
+
+TaskName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:+/-]{0,127}$")]
+"""A harness's task name (``arithmetic``, ``inspect_evals/gsm8k``, ``arith_local``)."""
+
+
+class TaskTallies(_Model):
+    """Per task, (hits, n) as a supplementary harness reported them, each checked by its reader
+    against the harness's own per-sample records: Inspect AI's log, lm-evaluation-harness's
+    results (ADR 0026). Every sample scores exactly 0 or 1."""
+
+    harness: Literal["inspect-ai"]
+    version: Annotated[str, StringConstraints(min_length=1, max_length=64)]
+    """The harness's version, as its output reports it."""
+    model: Annotated[str, StringConstraints(min_length=1, max_length=256)]
+    """The model name the harness reports it evaluated."""
+    tasks: dict[TaskName, Tally]
 
 
 class BfclPlan(_Model):

@@ -112,6 +112,7 @@ ROLES: tuple[Role, ...] = (
     # a supplementary harness run beside a component's upstream as its gate (ADR 0022): the
     # tallies its reader made, and what it wrote
     Role("gate tallies", "components/{component}/gates/{upstream}/bfcl-eval.json", "bfcl-shard"),
+    Role("gate task tallies", "components/{component}/gates/{upstream}/tasks.json", "task-tallies"),
     Role("gate raw output", "components/{component}/gates/{upstream}/raw/**", None),
     Role("harness log", "logs/{name}", None, read=False),
     Role("identity reply", "identity/{name}", None, read=False),

@@ -43,6 +43,7 @@ from verify.harness_outputs import (
     READS,
     OutputsUnreadable,
     gate_place,
+    gate_record,
     read_gate_outputs,
     read_outputs,
 )
@@ -387,7 +388,7 @@ def _gate_outputs(
             harness = pins.pins.harnesses[upstream]  # the pin set's rule: a gate has a harness
             place = gate_place(component, upstream)
             record = evidence.supplementary.get(component, {}).get(upstream)
-            entry = f"{place}bfcl-eval.json"
+            entry = gate_record(component, upstream, harness.parser)
             if result is None and record is None:
                 continue
             kept = {

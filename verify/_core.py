@@ -34,6 +34,7 @@ from bundle_schema.models import (
     Manifest,
     QuarantineMarker,
     SignatureCheck,
+    TaskTallies,
     Verdict,
     VerifierInfo,
 )
@@ -462,7 +463,9 @@ def assemble_evidence(
                 found[field][placed.component] = first
         elif isinstance(first, DirectProbe) and first.kind == _PROBE_KINDS.get(role.id):
             probes[role.id] = first
-        elif role.id == "gate tallies" and isinstance(first, BfclShard):
+        elif (role.id == "gate tallies" and isinstance(first, BfclShard)) or (
+            role.id == "gate task tallies" and isinstance(first, TaskTallies)
+        ):
             found["supplementary"].setdefault(placed.component, {})[placed.upstream] = first
     found["probes"] = tuple(probes[r] for r in _PROBE_KINDS if r in probes)
     return Gx10Evidence(

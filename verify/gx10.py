@@ -36,6 +36,7 @@ from bundle_schema.models import (
     QualificationOutcome,
     ResultValidity,
     SupplementaryMetrics,
+    TaskTallies,
     TransportExchange,
 )
 from bundle_schema.roles import REFERENCE_HEADER
@@ -49,7 +50,7 @@ from verify._facts import (
     reply_facts,
     request_facts,
 )
-from verify.harness_outputs import gate_place
+from verify.harness_outputs import gate_record
 from verify.replies import (
     asks_for_reasoning,
     body_json,
@@ -612,15 +613,25 @@ def upstream_checkout(run: _Run) -> GateResult:  # noqa: PLR0911 - one return pe
             for upstream in pins.gates_of(component):
                 problem = _gate_problem(run, component, upstream)
                 if problem is not None:
-                    return _gate(
-                        "upstream_checkout", "infra", problem, _gate_place(component, upstream)
-                    )
+                    where = _gate_place(run, component, upstream)
+                    return _gate("upstream_checkout", "infra", problem, where)
     return _gate("upstream_checkout", "pass", f"{', '.join(needed)} at their pinned commits, clean")
 
 
-def _gate_place(component: str, upstream: str) -> str:
-    """The entry of a gate's tallies (the ``bfcl-eval`` reader's record, bundle_schema/roles)."""
-    return gate_place(component, upstream) + "bfcl-eval.json"
+def _gate_place(run: _Run, component: str, upstream: str) -> str:
+    """The entry of a gate's tallies (its reader's record, bundle_schema/roles)."""
+    return gate_record(component, upstream, run.pins.pins.harnesses[upstream].parser)
+
+
+def _tasks_problem(tallies: TaskTallies) -> str | None:
+    """Why per-task tallies do not aggregate (no task, a task of no sample, more hits than
+    samples); None: they do."""
+    if not tallies.tasks:
+        return "no task"
+    for task, tally in sorted(tallies.tasks.items()):
+        if tally.n == 0 or tally.hits > tally.n:
+            return f"task {task!r}: {tally.hits} hits of {tally.n} samples"
+    return None
 
 
 def _gate_score(tallies: BfclShard, where: str) -> BfclScore:
@@ -637,12 +648,15 @@ def _gate_problem(run: _Run, component: ComponentName, upstream: str) -> str | N
     """Why a completed component's supplementary harness (its gate, ADR 0013 §6) does not
     pass: its tallies were not recorded, or do not aggregate. None: it passes."""
     tallies = run.evidence.supplementary.get(component, {}).get(upstream)
-    where = _gate_place(component, upstream)
+    where = _gate_place(run, component, upstream)
     if tallies is None:
         return (
             f"{component} completed without its {upstream} gate: no tallies at {where} "
             "(a supplementary harness whose outputs do not read is a failed component)"
         )
+    if isinstance(tallies, TaskTallies):
+        problem = _tasks_problem(tallies)
+        return None if problem is None else f"{component}: its {upstream} gate: {problem}"
     try:
         _gate_score(tallies, where)
     except ShardRefused as exc:
@@ -1273,8 +1287,12 @@ def _supplementary(evidence: Gx10Evidence) -> Iterable[SupplementaryMetrics]:
     the gate says why the others do not): shown beside the scores, never in them."""
     for component, gates in sorted(evidence.supplementary.items()):
         for upstream, tallies in sorted(gates.items()):
+            if isinstance(tallies, TaskTallies):
+                if _tasks_problem(tallies) is None:
+                    yield _task_figures(component, upstream, tallies)
+                continue
             try:
-                score = _gate_score(tallies, _gate_place(component, upstream))
+                score = _gate_score(tallies, gate_record(component, upstream, "bfcl-eval"))
             except ShardRefused:
                 continue
             hits = sum(t.hits for t in score.tallies.values())
@@ -1285,3 +1303,15 @@ def _supplementary(evidence: Gx10Evidence) -> Iterable[SupplementaryMetrics]:
                 samples=samples, overall_accuracy=100 * hits / samples if samples else 0.0,
                 v4_overall=100 * (v4 or 0.0),
             )  # fmt: skip
+
+
+def _task_figures(component: str, upstream: str, tallies: TaskTallies) -> SupplementaryMetrics:
+    """A per-task harness's figures (Inspect AI, lm-evaluation-harness: ADR 0026): its tasks,
+    samples and flat accuracy, the version and the model name it reported."""
+    hits = sum(t.hits for t in tallies.tasks.values())
+    samples = sum(t.n for t in tallies.tasks.values())
+    return SupplementaryMetrics(
+        component=component, upstream=upstream, subsets=len(tallies.tasks), samples=samples,
+        overall_accuracy=100 * hits / samples, harness_version=tallies.version,
+        harness_model=tallies.model,
+    )  # fmt: skip

@@ -40,6 +40,7 @@ from bundle_schema.models import (
     SparkQuality,
     SparkRepeat,
     Tally,
+    TaskTallies,
     Tier2,
 )
 from verify.scorers import load_plan, load_shard, score_shards
@@ -47,12 +48,14 @@ from verify.scorers.bfcl import V4_DATASET_SIZES, LoadedShard
 
 __all__ = [
     "BENCHLOCAL_TOOL_INSTRUCTION_PACKS",
+    "GATE_RECORDS",
     "READERS",
     "READS",
     "SPARK_BENCH_COLUMNS",
     "Outputs",
     "OutputsUnreadable",
     "gate_place",
+    "gate_record",
     "raw_name",
     "read_gate_outputs",
     "read_outputs",
@@ -913,6 +916,241 @@ def _bfcl_eval(files: Files, components: Sequence[ComponentName]) -> Outputs:
     )  # fmt: skip
 
 
+# Inspect AI 0.3.285 (PyPI inspect-ai; github UKGovernmentBEIS/inspect_ai): the log of each
+# task ``inspect eval --log-format json --log-dir logs`` writes, one JSON document a task.
+
+MAX_TASK_LOG_BYTES = 256 * 1024 * 1024
+"""An Inspect AI log or lm-evaluation-harness file larger than this is refused before it is
+read."""
+MAX_TASK_SAMPLES = 100_000
+"""A task of more samples than this is refused (the project's own tasks have eight)."""
+MAX_TASK_FILES = 64
+"""A run of more task logs (or lm-evaluation-harness results files) than this is refused."""
+_INSPECT_LOG = re.compile(r"^logs/[^/]{1,200}\.json$", re.IGNORECASE)
+_INSPECT_VALUES: Mapping[object, int] = {"C": 1, "I": 0}
+"""The sample score values this reader counts: Inspect's CORRECT and INCORRECT (a partial or a
+numeric value is no exact-match tally)."""
+
+
+def _text(value: Any, where: str, limit: int = 256) -> str:
+    if not isinstance(value, str) or not 0 < len(value) <= limit:
+        raise OutputsUnreadable(
+            f"{where}: {_show(value)} is not a string of 1 to {limit} characters"
+        )
+    return value
+
+
+def _list(value: Any, where: str, limit: int) -> list[Any]:
+    if not isinstance(value, list):
+        raise OutputsUnreadable(f"{where}: {_show(value)} is not an array")
+    if len(value) > limit:
+        raise OutputsUnreadable(
+            f"{where}: {len(value)} entries, over the {limit} this reader reads"
+        )
+    return value
+
+
+_TASK_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:+/-]{0,127}$")
+"""A task name the ``task-tallies`` record holds (bundle_schema.models.TaskName)."""
+
+
+def _task_name(value: Any, where: str) -> str:
+    if not isinstance(value, str) or _TASK_NAME.fullmatch(value) is None:
+        raise OutputsUnreadable(
+            f"{where}: {_show(value)} is not a task name (letters, digits, _.:+/-; at most 128)"
+        )
+    return value
+
+
+def _bounded_json(files: Files, name: str) -> dict[str, Any]:
+    data = files[name]
+    if len(data) > MAX_TASK_LOG_BYTES:
+        raise OutputsUnreadable(
+            f"{name}: {len(data)} bytes, over the {MAX_TASK_LOG_BYTES} this reader reads"
+        )
+    return _object(_json(files, name), name)
+
+
+def _accuracy(accuracy: float, hits: int, n: int, where: str, counted: str) -> None:
+    """A reported accuracy is hits/n of the records it was computed from, or refused."""
+    if not math.isclose(accuracy, hits / n, rel_tol=1e-9, abs_tol=1e-12):
+        raise OutputsUnreadable(
+            f"{where}: accuracy {accuracy!r}, but {counted} {hits} of {n} correct ({hits / n!r})"
+        )
+
+
+def _inspect_samples(log: dict[str, Any], name: str, scorer: str, n: int) -> tuple[int, list[str]]:
+    """The correct samples of one log's ``samples`` (each epoch 1, its scorer's value C or I)
+    and their ids, every id once."""
+    if "samples" not in log:
+        raise OutputsUnreadable(
+            f"{name}: samples: none (written with --no-log-samples): the accuracy cannot be "
+            "checked against the samples"
+        )
+    samples = _list(log["samples"], f"{name}: samples", MAX_TASK_SAMPLES)
+    if len(samples) != n:
+        raise OutputsUnreadable(f"{name}: samples: {len(samples)}, the results say {n}")
+    hits, ids = 0, []
+    for index, entry in enumerate(samples):
+        where = f"{name}: samples[{index}]"
+        sample = _object(entry, where)
+        key = sample.get("id")
+        if isinstance(key, bool) or not isinstance(key, str | int):
+            raise OutputsUnreadable(f"{where}: id {_show(key)} is not a sample id")
+        shown = _text(str(key), f"{where}: id")
+        if shown in ids:
+            raise OutputsUnreadable(f"{where}: sample {shown!r} again (one epoch, one record each)")
+        ids.append(shown)
+        if sample.get("epoch") != 1:
+            raise OutputsUnreadable(f"{where}: epoch {_show(sample.get('epoch'))}, not 1")
+        score = _object(_object(sample.get("scores"), f"{where}: scores").get(scorer),
+                        f"{where}: scores.{scorer}")  # fmt: skip
+        value = score.get("value")
+        if isinstance(value, bool) or value not in _INSPECT_VALUES:
+            raise OutputsUnreadable(
+                f"{where}: scores.{scorer}.value {_show(value)} is neither 'C' nor 'I'"
+            )
+        hits += _INSPECT_VALUES[value]
+    return hits, ids
+
+
+def _inspect_reductions(log: dict[str, Any], name: str, scorer: str, ids: list[str]) -> int:
+    """The correct samples of the log's ``reductions`` of ``scorer`` (where it wrote them): one
+    value 0 or 1 for each sample, the same samples."""
+    if "reductions" not in log:
+        return -1
+    reductions = _list(log["reductions"], f"{name}: reductions", 16)
+    mine = [r for r in reductions if isinstance(r, dict) and r.get("scorer") == scorer]
+    if len(mine) != 1:
+        raise OutputsUnreadable(
+            f"{name}: reductions: {len(mine)} of scorer {scorer!r}; this reader reads one"
+        )
+    samples = _list(mine[0].get("samples"), f"{name}: reductions.samples", MAX_TASK_SAMPLES)
+    hits, seen = 0, set()
+    for index, entry in enumerate(samples):
+        where = f"{name}: reductions.samples[{index}]"
+        sample = _object(entry, where)
+        value = sample.get("value")
+        if isinstance(value, bool) or value not in (0, 1):
+            raise OutputsUnreadable(f"{where}: value {_show(value)} is neither 0 nor 1")
+        seen.add(str(sample.get("sample_id")))
+        hits += int(value)
+    if len(samples) != len(ids) or seen != set(ids):
+        raise OutputsUnreadable(f"{name}: reductions.samples are not the log's {len(ids)} samples")
+    return hits
+
+
+def _inspect_log(files: Files, name: str) -> tuple[str, str, str, Tally]:
+    """One Inspect AI log: (task, model, version, tally), its accuracy checked against its
+    samples and reductions."""
+    log = _bounded_json(files, name)
+    if log.get("version") != 2:
+        raise OutputsUnreadable(f"{name}: version {_show(log.get('version'))}, not Inspect's 2")
+    if log.get("status") != "success":
+        raise OutputsUnreadable(
+            f"{name}: status {_show(log.get('status'))}: the task did not complete "
+            f"({_show(_object(log.get('error') or {}, f'{name}: error').get('message'))})"
+        )
+    spec = _object(log.get("eval"), f"{name}: eval")
+    task = _task_name(spec.get("task"), f"{name}: eval.task")
+    model = _text(spec.get("model"), f"{name}: eval.model")
+    packages = _object(spec.get("packages"), f"{name}: eval.packages")
+    version = _text(packages.get("inspect_ai"), f"{name}: eval.packages.inspect_ai", 64)
+    epochs = _object(spec.get("config", {}), f"{name}: eval.config").get("epochs", 1)
+    if epochs != 1 or isinstance(epochs, bool):
+        raise OutputsUnreadable(f"{name}: eval.config.epochs {_show(epochs)}: this reader reads 1")
+    results = _object(log.get("results"), f"{name}: results")
+    n = _count(results.get("total_samples"), f"{name}: results.total_samples")
+    done = _count(results.get("completed_samples"), f"{name}: results.completed_samples")
+    if n == 0 or done != n or n > MAX_TASK_SAMPLES:
+        raise OutputsUnreadable(f"{name}: results: {done} of {n} samples completed")
+    scores = _list(results.get("scores"), f"{name}: results.scores", 16)
+    if len(scores) != 1:
+        raise OutputsUnreadable(
+            f"{name}: results.scores: {len(scores)} scorers; this reader reads one, and does not "
+            "choose"
+        )
+    where = f"{name}: results.scores[0]"
+    score = _object(scores[0], where)
+    scorer = _text(score.get("name"), f"{where}.name", 128)
+    scored = _count(score.get("scored_samples"), f"{where}.scored_samples")
+    unscored = _count(score.get("unscored_samples", 0), f"{where}.unscored_samples")
+    if scored != n or unscored:
+        raise OutputsUnreadable(f"{where}: {scored} scored, {unscored} unscored of {n} samples")
+    metrics = _object(score.get("metrics"), f"{where}.metrics")
+    metric = _object(metrics.get("accuracy"), f"{where}.metrics.accuracy")
+    accuracy = _number(metric.get("value"), f"{where}.metrics.accuracy.value", 1)
+    hits, ids = _inspect_samples(log, name, scorer, n)
+    _accuracy(accuracy, hits, n, f"{where}.metrics.accuracy", "its samples score")
+    reduced = _inspect_reductions(log, name, scorer, ids)
+    if reduced not in (-1, hits):
+        raise OutputsUnreadable(f"{name}: reductions: {reduced} of {n} correct, its samples {hits}")
+    dataset = _object(spec.get("dataset", {}), f"{name}: eval.dataset")
+    listed = dataset.get("sample_ids")
+    if listed is not None and sorted(map(str, _list(listed, f"{name}: eval.dataset.sample_ids",
+                                                    MAX_TASK_SAMPLES))) != sorted(ids):  # fmt: skip
+        raise OutputsUnreadable(f"{name}: eval.dataset.sample_ids are not the samples scored")
+    return task, model, version, Tally(hits=hits, n=n)
+
+
+def _tally_outputs(
+    harness: str, tasks: Mapping[str, Tally], *, model: str, version: str,
+    component: ComponentName,
+) -> Outputs:  # fmt: skip
+    """A supplementary harness's per-task tallies: one ``task-tallies`` record and the
+    component's non-scoring metrics (ADR 0026)."""
+    prefix = harness.replace("-", "_")
+    fields = {"harness": harness, "version": version, "model": model, "tasks": dict(tasks)}
+    try:
+        record = TaskTallies.model_validate(fields)
+    except ValidationError as exc:  # a task name the format cannot hold
+        first = exc.errors()[0]
+        path = ".".join(str(p) for p in first["loc"])
+        raise OutputsUnreadable(f"{harness}: {path}: {first['msg']}") from None
+    hits = sum(t.hits for t in tasks.values())
+    n = sum(t.n for t in tasks.values())
+    return Outputs(
+        records={f"components/{component}/tasks.json": ("task-tallies", record)},
+        metrics={component: {
+            f"{prefix}_accuracy": 100 * hits / n, f"{prefix}_samples": n,
+            f"{prefix}_tasks": len(tasks),
+        }},
+    )  # fmt: skip
+
+
+def _inspect_ai(files: Files, components: Sequence[ComponentName]) -> Outputs:
+    """Inspect AI's JSON logs (``logs/*.json``, one a task): per task (hits, n) = the correct
+    samples of its one scorer and its sample count, checked against the accuracy the log
+    reports, its reductions and its dataset's sample ids; one model, one version, each task
+    once. A non-scoring metric of the component it gates (ADR 0026)."""
+    names = sorted(n for n in files if _INSPECT_LOG.fullmatch(n))
+    if not names:
+        raise OutputsUnreadable("logs/: inspect eval wrote no JSON log (--log-format json)")
+    if len(names) > MAX_TASK_FILES:
+        raise OutputsUnreadable(f"logs/: {len(names)} logs, over the {MAX_TASK_FILES} read")
+    tasks: dict[str, Tally] = {}
+    seen: dict[str, str] = {}
+    models: dict[str, str] = {}
+    versions: dict[str, str] = {}
+    for name in names:
+        task, model, version, tally = _inspect_log(files, name)
+        if task in seen:
+            raise OutputsUnreadable(
+                f"{name}: task {task!r} again (the first: {seen[task]}): this reader does not "
+                "choose one"
+            )
+        seen[task] = name
+        models.setdefault(model, name)
+        versions.setdefault(version, name)
+        tasks[task] = tally
+    for what, found in (("models", models), ("Inspect AI versions", versions)):
+        if len(found) > 1:
+            shown = ", ".join(f"{k!r} ({v})" for k, v in list(found.items())[:3])
+            raise OutputsUnreadable(f"logs of {len(found)} {what}: {shown}: a run has one")
+    return _tally_outputs("inspect-ai", tasks, model=next(iter(models)),
+                          version=next(iter(versions)), component=components[0])  # fmt: skip
+
+
 READERS: Mapping[str, Callable[[Files, Sequence[ComponentName]], Outputs]] = {
     "spark": _spark,
     "hermes": _hermes,
@@ -922,6 +1160,7 @@ READERS: Mapping[str, Callable[[Files, Sequence[ComponentName]], Outputs]] = {
     "benchlocal-cli": _benchlocal_cli,
     "infermark": _infermark,
     "bfcl-eval": _bfcl_eval,
+    "inspect-ai": _inspect_ai,
 }
 """Each named reader of the pin set's harness declarations (``parser = ...``)."""
 
@@ -940,6 +1179,7 @@ READS: Mapping[str, Callable[[str], bool]] = {
         name == BFCL_EVAL_OVERALL
         or ((match := _BFCL_FILE.fullmatch(name)) is not None and match[1] == match[4])
     ),
+    "inspect-ai": lambda name: _INSPECT_LOG.fullmatch(name) is not None,
 }
 """Which output files (by relative path) each reader reads: the rest of a harness's raw
 outputs is kept as evidence, and listed as unread."""
@@ -949,6 +1189,19 @@ def gate_place(component: str, upstream: str) -> str:
     """Where a supplementary harness's evidence is kept: beside the component it gates, under
     its upstream's name (its raw outputs at ``raw/``, its reader's records next to them)."""
     return f"components/{component}/gates/{upstream}/"
+
+
+GATE_RECORDS: Mapping[str, str] = {
+    "bfcl-eval": "bfcl-eval.json",
+    "inspect-ai": "tasks.json",
+}
+"""The tallies record each gate's reader makes, by its name under :func:`gate_place`
+(bundle_schema/roles: ``gate tallies``, ``gate task tallies``)."""
+
+
+def gate_record(component: str, upstream: str, parser: str) -> str:
+    """The entry of the tallies a gate's reader made (its ``bfcl-eval.json``, ``tasks.json``)."""
+    return gate_place(component, upstream) + GATE_RECORDS.get(parser, "bfcl-eval.json")
 
 
 def read_gate_outputs(
