@@ -266,11 +266,18 @@ def test_a_changed_fingerprint_is_fallback_on_both_paths_and_in_audit_show(
     assert main(["show", str(path), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     forensic = report["forensic"]
-    assert forensic["failed_part"] == "isolation"  # the gate's part; the schema has no other
+    assert forensic["failed_part"] == "substitution"  # not isolation: no socket left the sandbox
     assert forensic["summary"].startswith(
         "INFRA_FAILURE: model substitution (fallback activity: completion replies carry more "
-        "than one system_fingerprint), not a socket outside the sandbox"
+        "than one system_fingerprint), not a socket outside the sandbox: 1 exchange answered "
+        f"by 'fp_44709d6fcb', not '{BUILD}'"
     )
+    assert forensic["substitution"] == {
+        "by": "fingerprint",
+        "exchanges": {"count": 1, "first": [streamed]},
+        "answered_by": "fp_44709d6fcb",
+        "expected": BUILD,
+    }
     assert forensic["first_evidence"].startswith("model substitution at ")
     assert f"exchange {streamed}'s 'fp_44709d6fcb'" in forensic["first_evidence"]
     assert report["transport"]["suspected_fallbacks"] == [streamed]

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
+from rich.cells import cell_len
 from rich.console import Console
 from rich.progress import (
     BarColumn,
@@ -71,123 +73,264 @@ def describe_signature(check: SignatureCheck) -> str:
     return f"{check.status}: {check.reason}"
 
 
-def render_verdict(verdict: Verdict, console: Console, location: str) -> None:
-    """Print a verdict: the decision and its reasons first, then scores, gates and findings."""
-    integrity = verdict.integrity
-    table = Table(title=_t(f"evidence bundle {location}"), show_header=False, title_justify="left")
-    table.add_column("field", style="bold")
-    table.add_column("value", overflow="fold")
+_DIGEST = re.compile(r"sha256:[0-9a-f]{64}|\b[0-9a-f]{40}\b")
+"""A digest (or a git commit): printed whole, on a line of its own."""
+_FIRST = 5
+"""How many of a list (findings, exchange ids) the terminal names; the rest are counted."""
+_HANG = 4
+"""The indent of a wrapped paragraph's later lines."""
+
+
+def _say(console: Console, text: Text | str, indent: int = 0, hang: int = _HANG) -> None:
+    """Print ``text`` wrapped at spaces to the console's width, never inside a word: a word
+    longer than a line is printed whole on a line of its own, and so is every digest (moved
+    left to fit when it can), so that one can be selected and compared in one piece."""
+    text = text if isinstance(text, Text) else _t(text)
+    width = max(console.width, 20)
+    indent += len(text.plain) - len(text.plain.lstrip(" "))  # the text's own leading spaces
+    plain = text.plain
+    lines: list[tuple[int, int, int]] = []  # (indent, start, end) into the plain text
+    line: tuple[int, int, int] | None = None  # the line being filled
+    for word in re.finditer(r"\S+", plain):
+        size = cell_len(word.group())
+        alone = bool(_DIGEST.search(word.group()))
+        if line is not None:
+            lead, begin, _ = line
+            if not alone and lead + cell_len(plain[begin : word.end()]) <= width:
+                line = (lead, begin, word.end())
+                continue
+            lines.append(line)
+            line = None
+        lead = indent if not lines else hang
+        if alone or lead + size > width:
+            lines.append((min(lead, max(0, width - size)), word.start(), word.end()))
+            continue
+        line = (lead, word.start(), word.end())
+    if line is not None:
+        lines.append(line)
+    for lead, begin, finish in lines or [(indent, 0, 0)]:
+        console.print(Text.assemble(" " * lead, text[begin:finish]), soft_wrap=True)
+
+
+def _labelled(console: Console, label: str, value: Text | str, indent: int = 2) -> None:
+    """``label: value`` as one paragraph, its later lines hanging."""
+    body = value if isinstance(value, Text) else _t(value)
+    _say(console, Text.assemble((label, "bold"), ": ", body), indent, indent + _HANG)
+
+
+def _digest_line(console: Console, label: str, digest: str, indent: int = 2) -> None:
+    """A label, then the digest whole on the next line."""
+    _say(console, Text(label, style="bold"), indent)
+    _say(console, _t(digest), indent + 2)
+
+
+def _ids(ids: tuple[int, ...], count: int | None = None) -> str:
+    """Exchange ids as a count and the first few: ``none``, ``1 (id 7)``,
+    ``12 (ids 3, 4, 5, 6, 7 and 7 more)``."""
+    total = len(ids) if count is None else count
+    if not total:
+        return "none"
+    shown = ids[:_FIRST]
+    more = total - len(shown)
+    listed = ", ".join(str(i) for i in shown) + (f" and {more} more" if more > 0 else "")
+    return f"{total} ({'id' if total == 1 else 'ids'} {listed})"
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def _head(verdict: Verdict, console: Console, location: str) -> None:
+    """The answer: the verdict, whether the check held (integrity, claims, signature), the
+    reasons, and the integrity findings."""
+    _say(console, Text.assemble(("evidence bundle ", "bold"), _t(location)))
     style = _AXIS_STYLE[verdict.outcome]
-    table.add_row("outcome", f"[{style}]{verdict.outcome}[/]")
-    table.add_row("validity / profile", f"{verdict.result_validity} / {verdict.profile_decision}")
-    rank = f"yes ({verdict.rank_group})" if verdict.rankable else "no"
-    table.add_row("rankable", _t(rank))
-    table.add_row("claims", "match" if verdict.claims.match else "[bold red]DIFFER[/]")
-    table.add_row("run", _t(verdict.run_id))
-    table.add_row("pin set", _t(f"{verdict.pin_set.id} {verdict.pin_set.digest}"))
-    table.add_row("bundle digest", _t(verdict.bundle_digest))
-    status = "[green]ok[/]" if integrity.status == "ok" else "[bold red]FAILED[/]"
-    table.add_row("integrity", status)
-    table.add_row("checked", f"{integrity.blobs_checked} blobs, {integrity.bytes_checked} bytes")
+    rank = f"rankable ({verdict.rank_group})" if verdict.rankable else "not rankable"
+    _say(
+        console,
+        Text.assemble(
+            (verdict.outcome, style),
+            _t(f"  {verdict.result_validity} / {verdict.profile_decision}, {rank}"),
+        ),
+    )
+    integrity = verdict.integrity
+    findings = integrity.findings
+    failed_signature = verdict.signature.status == "failed"
+    _say(
+        console,
+        Text.assemble(
+            ("integrity ", ""),
+            ("ok", "green") if integrity.status == "ok" else ("FAILED", "bold red"),
+            f" ({_plural(len(findings), 'finding')})" if findings else "",
+            "; claims ",
+            ("match", "") if verdict.claims.match else ("DIFFER", "bold red"),
+            "; signature ",
+            _t(describe_signature(verdict.signature), "bold red" if failed_signature else ""),
+        ),
+    )
+    for reason in verdict.reasons:
+        _say(console, _t(f"  - {reason}"), 0, _HANG)
+    if len(findings) > 1:  # one finding is the reason above
+        _say(console, Text(f"integrity findings: {len(findings)}", style="bold red"))
+        for finding in findings[:_FIRST]:
+            where = f" {finding.entry}" if finding.entry else ""
+            _say(console, _t(f"  - {finding.code}{where}: {finding.message}"), 0, _HANG)
+        if len(findings) > _FIRST:
+            _say(console, f"  ... and {len(findings) - _FIRST} more (--json lists them all)")
+
+
+def _scores(verdict: Verdict, console: Console) -> None:
+    title = "scores (replayed)"
+    if verdict.integrity.findings:
+        title = "scores (replayed from the intact entries only: integrity failed)"
+    _say(console, Text(title, style="bold"))
+    table = Table()
+    table.add_column("component", justify="left")
+    table.add_column("score", justify="right")
+    for name, value in verdict.scores.model_dump().items():
+        table.add_row(name, "-" if value is None else f"{value:g}")
+    console.print(table)
+
+
+def _gate_lines(verdict: Verdict, console: Console) -> None:
+    """Each gate on its own lines: its status, its id, its reason (wrapped under the id)."""
+    _say(console, Text("hard gates", style="bold"))
+    width = max((len(g.status) for g in verdict.gates), default=0) + 1
+    for gate in verdict.gates:
+        _say(
+            console,
+            Text.assemble(
+                "  ",
+                _t(gate.status.ljust(width), _GATE_STYLE[gate.status]),
+                _t(f"{gate.id}: {gate.reason}"),
+            ),
+            0,
+            2 + width + 2,
+        )
+
+
+def _details(verdict: Verdict, console: Console) -> None:
+    """Which run, pins, bundle and verifier: the digests whole, each on a line of its own."""
+    _say(console, Text("the bundle", style="bold"))
+    _labelled(console, "run", verdict.run_id)
+    _digest_line(console, f"pin set {verdict.pin_set.id}", verdict.pin_set.digest)
+    _digest_line(console, "bundle digest", verdict.bundle_digest)
+    integrity = verdict.integrity
+    _labelled(
+        console,
+        "checked",
+        f"{_plural(integrity.blobs_checked, 'blob')}, {integrity.bytes_checked} bytes",
+    )
     if verdict.unread:
         shown = ", ".join(verdict.unread[:3]) + (", ..." if len(verdict.unread) > 3 else "")
-        table.add_row("unread", _t(f"{len(verdict.unread)} entries no gate reads: {shown}"))
-    failed = verdict.signature.status == "failed"
-    table.add_row(
-        "signature", _t(describe_signature(verdict.signature), "bold red" if failed else "")
-    )
-    table.add_row("verifier", f"{verdict.verifier.name} {verdict.verifier.version}")
-    console.print(table)
-    for reason in verdict.reasons:
-        console.print(_t(f"  - {reason}"))
-    scores = Table(title="scores (replayed)", title_justify="left")
-    for column in ("component", "score"):
-        scores.add_column(column, justify="left" if column == "component" else "right")
-    for name, value in verdict.scores.model_dump().items():
-        shown = "-" if value is None else f"{value:g}"
-        scores.add_row(name, shown)
-    console.print(scores)
-    gates = Table(title="hard gates", title_justify="left")
-    for column in ("gate", "status", "reason"):
-        gates.add_column(column, overflow="fold")
-    for gate in verdict.gates:
-        gates.add_row(
-            _t(gate.id),
-            _t(gate.status, _GATE_STYLE[gate.status]),
-            _t(gate.reason),
+        _labelled(console, "unread", f"{len(verdict.unread)} entries no gate reads: {shown}")
+    if verdict.signature.trusted_root is not None:
+        _digest_line(
+            console, "signature checked against trust root", verdict.signature.trusted_root
         )
-    console.print(gates)
-    if integrity.findings:
-        findings = Table(title="findings", title_justify="left")
-        findings.add_column("code", style="red")
-        findings.add_column("evidence")
-        findings.add_column("message", overflow="fold")
-        for finding in integrity.findings:
-            findings.add_row(_t(finding.code), _t(finding.entry), _t(finding.message))
-        console.print(findings)
+    _labelled(console, "verifier", f"{verdict.verifier.name} {verdict.verifier.version}")
 
 
-def render_show(report: ShowReport, console: Console, location: str) -> None:
-    """A reviewer's view of one bundle: the verdict, the forensic answer, then the detail."""
-    render_verdict(report.verdict, console, location)
+def render_verdict(verdict: Verdict, console: Console, location: str) -> None:
+    """Print a verdict for people: the answer first (the verdict, whether the check held, the
+    reasons, the integrity findings), then the scores, then the gates, then which bundle it
+    is. Readable at 80 columns: nothing is split inside a word, and digests are whole."""
+    _head(verdict, console, location)
+    _scores(verdict, console)
+    _gate_lines(verdict, console)
+    _details(verdict, console)
+
+
+def _answer(report: ShowReport, console: Console) -> None:
+    """What broke, and was it the model: the forensic answer, and every item that ran out of
+    time with what its exchanges show."""
     forensic = report.forensic
+    timed_out = [item for item in report.timeline if item.timed_out is not None]
+    if forensic is None and not timed_out:
+        return
+    _say(console, Text("what broke, and was it the model?", style="bold"))
     if forensic is not None:
-        table = Table(
-            title="what broke, and was it the model?", show_header=False, title_justify="left"
-        )
-        table.add_column("field", style="bold")
-        table.add_column("value", overflow="fold")
-        table.add_row("failed", _t(forensic.failed_part, "bold red"))
-        table.add_row("summary", _t(forensic.summary))
-        table.add_row("first evidence", _t(forensic.first_evidence))
-        table.add_row("the model before it", _t(forensic.model_before))
-        table.add_row(
-            "aggregate had it held",
-            f"{_score(forensic.worst_aggregate)} to "
-            f"{_score(forensic.best_aggregate)} (unscored components at 0 or 100)",
-        )
-        console.print(table)
-    timeline = Table(title="timeline", title_justify="left")
-    for column in ("kind", "name", "status", "started", "ended", "wall / limit", "silence / limit"):
-        timeline.add_column(column, overflow="fold")
+        _labelled(console, "failed", Text(forensic.failed_part, style="bold red"))
+        _say(console, _t(forensic.summary), 2, 2 + _HANG)
+        _labelled(console, "first evidence", forensic.first_evidence or "none recorded")
+        swap = forensic.substitution
+        if swap is not None:
+            how = "the model its replies name" if swap.by == "model" else "another engine's"
+            how += "" if swap.by == "model" else " system_fingerprint"
+            _labelled(
+                console,
+                "answered by",
+                f"{swap.answered_by!r} ({how}), not {swap.expected!r}; exchanges "
+                f"{_ids(swap.exchanges.first, swap.exchanges.count)}",
+            )
+        _labelled(console, "the model before it", forensic.model_before)
+        if forensic.best_aggregate is None and forensic.worst_aggregate is None:
+            held = "not computed" + (
+                " (integrity failed)" if forensic.failed_part == "integrity" else ""
+            )
+        else:
+            held = (
+                f"{_score(forensic.worst_aggregate)} to {_score(forensic.best_aggregate)} "
+                "(unscored components at 0 or 100)"
+            )
+        _labelled(console, "aggregate had it held", held)
+    for item in timed_out:
+        assert item.timed_out is not None  # noqa: S101 - filtered above
+        _labelled(console, f"{item.kind} {item.name} {item.status}", item.timed_out.explanation)
+
+
+def _timeline(report: ShowReport, console: Console) -> None:
+    _say(console, Text("timeline", style="bold"))
     for item in report.timeline:
-        wall = f"{_score(item.wall_s)} / {_score(item.wall_limit_s)}" if item.wall_s else "-"
-        quiet = (
-            f"{_score(item.inactivity_s)} / {_score(item.inactivity_limit_s)}"
-            if item.inactivity_s is not None
-            else "-"
-        )
-        timeline.add_row(
-            *(_t(v) for v in (item.kind, item.name, item.status, item.started_at, item.ended_at)),
-            _t(wall),
-            _t(quiet),
-        )
-    console.print(timeline)
-    evidence = Table(title="evidence each gate read", title_justify="left")
-    evidence.add_column("gate")
-    evidence.add_column("entries", overflow="fold")
-    for gate in report.gates:
-        names = ", ".join(f"{ref.name} ({ref.digest[:15]}…)" for ref in gate.evidence) or "-"
-        evidence.add_row(_t(gate.id), _t(names))
-    console.print(evidence)
+        if item.kind == "component":
+            when = f"{item.started_at or '-'} to {item.ended_at or '-'}"
+            reason = f"; {item.reason}" if item.reason else ""
+            _say(console, _t(f"  {item.name} {item.status}, {when}{reason}"), 0, _HANG)
+            continue
+        parts = []
+        if item.wall_s is not None:
+            parts.append(f"wall {_score(item.wall_s)} s of {_score(item.wall_limit_s)} s")
+        if item.inactivity_s is not None:
+            parts.append(
+                f"silence {_score(item.inactivity_s)} s of {_score(item.inactivity_limit_s)} s"
+            )
+        if item.timed_out is not None:
+            parts.append(
+                f"exchanges {_ids(item.timed_out.exchanges.first, item.timed_out.exchanges.count)}"
+            )
+        shown = ", ".join(parts) or "times not recorded"
+        _say(console, _t(f"  task {item.name} {item.status}: {shown}"), 0, _HANG)
+
+
+def _transport(report: ShowReport, console: Console) -> None:
     transport = report.transport
     if transport is None:
-        console.print("[bold red]no transport log[/]")
-    else:
-        statuses = ", ".join(f"{k}: {v}" for k, v in transport.statuses.items())
-        console.print(
-            _t(
-                f"transport: {transport.requests} requests ({statuses}), "
-                f"{transport.streamed_chunks} streamed chunks; errors {list(transport.errors)}, "
-                f"truncations {list(transport.truncations)}, redirects "
-                f"{list(transport.redirects)}, suspected fallbacks "
-                f"{list(transport.suspected_fallbacks)}"
-            ),
-            soft_wrap=True,
-        )
-    console.print(_t(f"socket ledger: {report.socket_attempts} connect() attempts"))
+        _say(console, Text("no transport log", style="bold red"))
+        return
+    statuses = ", ".join(f"{k}: {v}" for k, v in transport.statuses.items()) or "none"
+    _say(
+        console,
+        _t(
+            f"transport: {_plural(transport.requests, 'request')} ({statuses}), "
+            f"{transport.streamed_chunks} streamed chunks; errors: {_ids(transport.errors)}; "
+            f"truncations: {_ids(transport.truncations)}; redirects: "
+            f"{_ids(transport.redirects)}; suspected fallbacks: "
+            f"{_ids(transport.suspected_fallbacks)}"
+        ),
+    )
+
+
+def _sockets(report: ShowReport, console: Console) -> None:
+    outside = len(report.non_loopback)
+    _say(
+        console,
+        _t(
+            f"socket ledger: {report.socket_attempts} connect() attempts, {outside} not to loopback"
+        ),
+    )
     for entry in report.non_loopback:
-        console.print(
+        _say(
+            console,
             Text.assemble(
                 "  ",
                 ("non-loopback", "bold red"),
@@ -196,24 +339,55 @@ def render_show(report: ShowReport, console: Console, location: str) -> None:
                     f"{entry.address}:{entry.port} {entry.outcome}"
                 ),
             ),
-            soft_wrap=True,
         )
+
+
+def _evidence(report: ShowReport, console: Console) -> None:
+    """Each evidence entry a gate read, once: the gates that read it, then its digest."""
+    readers: dict[str, list[str]] = {}
+    digests: dict[str, str] = {}
+    for gate in report.gates:
+        for ref in gate.evidence:
+            readers.setdefault(ref.name, []).append(gate.id)
+            digests[ref.name] = ref.digest
+    _say(console, Text("evidence the gates read (entry: gates, then its digest)", style="bold"))
+    for name in sorted(readers):
+        _say(console, _t(f"  {name}: {', '.join(readers[name])}"), 0, _HANG + 2)
+        _say(console, _t(digests[name]), _HANG)
+
+
+def _identity(report: ShowReport, console: Console) -> None:
     for upstream in report.upstreams:
-        console.print(
-            _t(
-                f"checkout {upstream.name}: {upstream.repository}@{upstream.commit} "
-                f"({'clean' if upstream.clean else 'DIRTY'})"
-            ),
-            soft_wrap=True,
-        )
+        state = "clean" if upstream.clean else "DIRTY"
+        _say(console, _t(f"checkout {upstream.name} ({state}): {upstream.repository}"), 0, _HANG)
+        _say(console, _t(upstream.commit), _HANG)
     model = report.model
-    console.print(
-        _t(
-            f"model {model.runtime_model_id} {model.digest} ({model.digest_source}); "
-            f"engine {model.engine or '-'} {model.engine_version or ''}"
-        ),
-        soft_wrap=True,
+    engine = " ".join(v for v in (model.engine, model.engine_version) if v) or "-"
+    _say(
+        console,
+        _t(f"model {model.runtime_model_id} ({model.digest_source}); engine {engine}"),
+        0,
+        _HANG,
     )
+    _say(console, _t(model.digest), _HANG)
+
+
+def render_show(report: ShowReport, console: Console, location: str) -> None:
+    """A reviewer's view of one bundle, the answer first: the verdict and its reasons, what
+    broke (the forensic answer, and what every item that ran out of time was waiting on),
+    then the scores, then the gates, then the detail (timeline, transport, sockets, the
+    evidence each gate read, checkouts, identity, which bundle). Readable at 80 columns."""
+    verdict = report.verdict
+    _head(verdict, console, location)
+    _answer(report, console)
+    _scores(verdict, console)
+    _gate_lines(verdict, console)
+    _timeline(report, console)
+    _transport(report, console)
+    _sockets(report, console)
+    _evidence(report, console)
+    _identity(report, console)
+    _details(verdict, console)
 
 
 def _score(value: float | None) -> str:
