@@ -121,6 +121,7 @@ KINDS: Mapping[str, DocumentKind] = {
         DocumentKind("run-diff", models.RunDiff, versioned=True),
         DocumentKind("run-result", models.RunResult, versioned=True),
         DocumentKind("rejudge-report", models.RejudgeReport, versioned=True),
+        DocumentKind("archive-report", models.ArchiveReport, versioned=True),
         DocumentKind("show-report", models.ShowReport, versioned=True),
         DocumentKind("exchange-view", models.ExchangeView, versioned=True),
         DocumentKind("verdict", models.Verdict, versioned=True),

@@ -1589,3 +1589,59 @@ class RejudgeReport(_Model):
     notes: tuple[Sources, ...]
     """Sources that were one bundle, and sources of one bundle that verified differently."""
     refused: tuple[RefusedBundle, ...]
+
+
+# --- what `audit verify-archive` prints ---------------------------------------------------------
+
+
+class ArchiveBundle(_Model):
+    """One bundle of an archive as ``audit verify-archive`` judged it (verified once, from the
+    first of its sources in sorted order)."""
+
+    bundle_digest: Digest
+    sources: Annotated[tuple[CommandPath, ...], Field(min_length=1)]
+    """Every source that holds this bundle digest, sorted; the first is the one verified."""
+    run_id: Identifier
+    pin_set: PinSetRef
+    """The pin set it was judged under."""
+    outcome: QualificationOutcome
+    result_validity: ResultValidity
+    profile_decision: ProfileDecision
+    rankable: StrictBool
+    integrity: Literal["ok", "failed"]
+    signature: SignatureStatus
+    claims_match: StrictBool
+    failed_check: Text | None
+    """Why the bundle failed a check (integrity, signature, claims), as ``audit verify`` says
+    it; null when it passed."""
+    first_reason: Text | None
+    """The verdict's first reason; null when it has none."""
+
+
+class ArchiveRefusal(_Model):
+    """A source of an archive that could not be read or judged, and why (it has no verdict)."""
+
+    source: CommandPath
+    reason: Text
+
+
+class ArchiveCounts(_Model):
+    """How many sources, distinct bundles, passed and failed bundles, and refusals."""
+
+    sources: Count
+    bundles: Count
+    passed: Count
+    failed: Count
+    refused: Count
+
+
+class ArchiveReport(_Model):
+    """What ``audit verify-archive`` prints: every bundle of an archive, by bundle digest, and
+    every refused source, by source. Written incrementally in canonical form (ADR 0025)."""
+
+    schema_version: Literal[1]
+    pin_set: PinSetRef | None
+    """The pin set given with ``--pins``; null: each bundle judged by the pin set it names."""
+    bundles: tuple[ArchiveBundle, ...]
+    counts: ArchiveCounts
+    refused: tuple[ArchiveRefusal, ...]

@@ -1,4 +1,4 @@
-"""The commands over an archive of bundles: ``rank`` and ``rejudge``."""
+"""The commands over an archive of bundles: ``rank``, ``rejudge`` and ``verify-archive``."""
 
 from __future__ import annotations
 
@@ -24,7 +24,6 @@ from bundle_schema.errors import (
     EXIT_OK,
     EvidenceAuditError,
     InvalidInput,
-    one_line,
 )
 from bundle_schema.models import (
     Gx10Evidence,
@@ -37,8 +36,17 @@ from bundle_schema.models import (
 )
 from pins import CURRENT, load_builtin
 from verify import BlobCache, parse_manifest, verify_with_evidence
-from verify._remote import shown_url
-from verify._source import is_url, open_source
+from verify._source import open_source
+from verify.archive import (
+    ArchiveWriter,
+    expand,
+    ordered,
+    read_list,
+    refusal_reason,
+    shown,
+    text_out,
+    verify_archive,
+)
 from verify.diffing import diff_runs
 from verify.ranking import Distinct, Found, contents_key, distinct, rank
 from verify.render import ranking_markdown
@@ -47,7 +55,8 @@ __all__ = ["register"]
 
 
 def register(commands: Subparsers) -> dict[str, Handler]:
-    """Add ``rank`` and ``rejudge`` to ``commands``; return their handlers."""
+    """Add ``rank``, ``rejudge`` and ``verify-archive`` to ``commands``; return their
+    handlers."""
     rank_cmd = commands.add_parser(
         "rank",
         help="the public ranking of verified bundles",
@@ -67,10 +76,9 @@ def register(commands: Subparsers) -> dict[str, Handler]:
     )
     rank_cmd.add_argument(
         "paths",
-        nargs="+",
+        nargs="*",
         metavar="PATH",
-        help="bundle directories, tars, or directories of them; or a tar's URL (file://, "
-        "http(s)://, s3://)",
+        help=_PATHS_HELP,
     )
     rank_cmd.add_argument(
         "--pins",
@@ -78,6 +86,7 @@ def register(commands: Subparsers) -> dict[str, Handler]:
         help="rank under this pin set (default: the current shipped generation; each bundle is "
         "judged by the pin set it names)",
     )
+    _add_from(rank_cmd)
     rank_format = rank_cmd.add_mutually_exclusive_group()
     rank_format.add_argument("--json", action="store_true", help="print the ranking as JSON")
     rank_format.add_argument("--markdown", action="store_true", help="print Markdown tables")
@@ -96,41 +105,70 @@ def register(commands: Subparsers) -> dict[str, Handler]:
     )
     rejudge.add_argument(
         "paths",
-        nargs="+",
+        nargs="*",
         metavar="PATH",
-        help="bundle directories, tars, or directories of them; or a tar's URL (file://, "
-        "http(s)://, s3://)",
+        help=_PATHS_HELP,
     )
+    _add_from(rejudge)
     rejudge.add_argument("--pins", required=True, metavar="FILE.toml|ID", help="the new pin set")
     rejudge.add_argument(
         "--json",
         action="store_true",
         help="print one rejudge-report document (canonical JSON)",
     )
-    return {"rank": _rank, "rejudge": _rejudge}
+    archive = commands.add_parser(
+        "verify-archive",
+        help="verify every bundle of an archive, each once, into one report",
+        description="Verify every bundle under the PATHs and --from lists (directories, tars, "
+        "directories of them, tars' URLs, s3://bucket/prefix/ for every .tar under it): each "
+        "bundle once by bundle digest (from the first of its sources, sorted), each file of a "
+        "shared store hashed once. Prints one canonical archive-report document (by bundle "
+        "digest: its sources, run, outcome, validity, profile decision, rankability, integrity, "
+        "the check it failed and its first reason; then every refused source), written as the "
+        "bundles are verified; or Markdown or CSV. Exit 0 when every bundle passed, 1 when any "
+        "failed a check (integrity, signature, claims) or any source was refused, 2 when a PATH "
+        "holds no bundle.",
+        epilog=example("audit verify-archive s3://runs/v5/ --csv"),
+    )
+    archive.add_argument("paths", nargs="*", metavar="PATH", help=_PATHS_HELP)
+    _add_from(archive)
+    archive.add_argument(
+        "--pins",
+        metavar="FILE.toml|ID",
+        help="judge every bundle by this pin set (default: the shipped pin set each names)",
+    )
+    archive_format = archive.add_mutually_exclusive_group()
+    archive_format.add_argument("--markdown", action="store_true", help="print Markdown tables")
+    archive_format.add_argument("--csv", action="store_true", help="print CSV, one row a bundle")
+    return {"rank": _rank, "rejudge": _rejudge, "verify-archive": _verify_archive}
 
 
-def _bundles(paths: Sequence[str]) -> list[Path | str]:
+_PATHS_HELP = (
+    "bundle directories, tars, or directories of them; a tar's URL (file://, http(s)://, "
+    "s3://); or s3://bucket/prefix/ (every .tar under it)"
+)
+
+
+def _add_from(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--from",
+        dest="lists",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="a list of bundles: one path or URL a line (# comments); relative paths are "
+        "relative to the file (repeatable)",
+    )
+
+
+def _bundles(paths: Sequence[str], lists: Sequence[str] = ()) -> list[Path | str]:
+    if not paths and not lists:
+        raise InvalidInput("no bundle given: name a PATH or URL, or a list with --from FILE")
     found: list[Path | str] = []
     for text in paths:
-        if is_url(text):
-            found.append(text)  # one bundle at a URL (ADR 0024); a prefix is not listed here
-            continue
-        path = Path(text)
-        if path.is_file() or (path / "manifest.json").is_file():
-            found.append(path)
-        elif path.is_dir():
-            inside = sorted(
-                child
-                for child in path.iterdir()
-                if (child.is_dir() and (child / "manifest.json").is_file())
-                or (child.is_file() and child.suffix == ".tar")
-            )
-            if not inside:
-                raise InvalidInput(f"{path}: no bundle directory or .tar in it")
-            found += inside
-        else:
-            raise InvalidInput(f"{path}: no such bundle, tar or directory")
+        found += expand(text)
+    for file in lists:
+        found += read_list(file)
     return found
 
 
@@ -147,26 +185,18 @@ class _Archive:
     refused: list[tuple[str, str]]
 
 
-def _named(path: Path | str) -> str:
-    """A bundle as the ranking names it: its path, or its URL without a password in it."""
-    return shown_url(path) if isinstance(path, str) else str(path)
+_named = shown
+_refusal = refusal_reason
 
 
-def _refusal(path: Path | str, exc: EvidenceAuditError | OSError) -> str:
-    if isinstance(exc, OSError):
-        where = f"{exc.filename}: " if exc.filename else ""
-        text = f"{where}{exc.strerror or exc}"
-    else:
-        text = str(exc)
-    return one_line(text.removeprefix(f"{_named(path)}: "))
-
-
-def _archive(paths: Sequence[str], judge: Callable[[Path | str], Run]) -> _Archive:
+def _archive(
+    paths: Sequence[str], judge: Callable[[Path | str], Run], lists: Sequence[str] = ()
+) -> _Archive:
     """Judge every bundle under ``paths``; a bundle that is refused (unreadable, hostile, no
     valid manifest, an unknown pin set) is set apart with its reason, never aborts the rest."""
     found: list[Found] = []
     refused: list[tuple[str, str]] = []
-    for path in _bundles(paths):
+    for path in _bundles(paths, lists):
         try:
             manifest = parse_manifest(open_source(path).manifest_bytes())
             verdict, evidence = judge(path)
@@ -204,7 +234,9 @@ def _archive_markdown(archive: _Archive) -> str:
 def _rank(args: argparse.Namespace, out: Console, err: Console) -> int:
     pins = optional_pins(args.pins)
     cache = BlobCache()  # a blob linked into many bundles from a shared store: hashed once
-    archive = _archive(args.paths, lambda path: verify_with_evidence(path, pins=pins, cache=cache))
+    archive = _archive(
+        args.paths, lambda path: verify_with_evidence(path, pins=pins, cache=cache), args.lists
+    )
     chosen = pins or load_builtin(CURRENT)
     items = [bundle.ranked() for bundle in archive.bundles]
     ranking = rank(
@@ -233,7 +265,7 @@ def _rejudge(args: argparse.Namespace, out: Console, err: Console) -> int:
         before[_named(bundle)] = verify_with_evidence(bundle, cache=cache)
         return verify_with_evidence(bundle, pins=pins, cache=cache)
 
-    archive = _archive(args.paths, judge)
+    archive = _archive(args.paths, judge, args.lists)
     changed: list[RejudgedRun] = []
     copies: list[RejudgedCopy] = []
     for bundle in archive.bundles:
@@ -271,3 +303,22 @@ def _rejudge(args: argparse.Namespace, out: Console, err: Console) -> int:
     for source, reason in archive.refused:
         out.print(f"refused: {source}: {reason}", soft_wrap=True, highlight=False)
     return _report_refused("rejudge", archive)
+
+
+def _verify_archive(args: argparse.Namespace, out: Console, err: Console) -> int:
+    pins = optional_pins(args.pins)
+    sources = ordered(_bundles(args.paths, args.lists))
+    writer = ArchiveWriter(None if pins is None else PinSetRef(id=pins.id, digest=pins.digest))
+    try:
+        verify_archive(sources, writer, pins)
+        stream = sys.stdout.buffer
+        if args.markdown or args.csv:
+            text = text_out(stream)
+            (writer.write_markdown if args.markdown else writer.write_csv)(text)
+            text.detach()
+        else:
+            writer.write_json(stream)
+        stream.flush()
+        return EXIT_CHECK_FAILED if writer.failed else EXIT_OK
+    finally:
+        writer.close()

@@ -1,0 +1,142 @@
+"""`audit verify-archive` (issue 16 point 2, ADR 0025): an archive is a list of sources
+(folders, tars, list files, an s3:// prefix on moto's real S3 server); each bundle digest is
+verified once, each file of a shared store hashed once; one canonical archive-report document,
+valid under its committed schema, written incrementally; Markdown and CSV alternatives; exit 1
+on a failed check or a refusal."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from audit._archive import pack
+from audit.cli import main
+from bundle_schema import KINDS, canonical_bytes, parse_document
+from bundle_schema.models import ArchiveReport
+from tests.factories import write_small_bundle
+from tests.paths import SCHEMAS
+from tests.test_url_sources import published, s3  # noqa: F401 - fixtures: moto's S3 server
+from verify import BlobCache
+from verify.archive import ArchiveWriter, ordered, verify_archive
+
+SHARED = 5
+
+
+def _archive(root: Path, count: int) -> tuple[list[Path], Path]:
+    """``count`` small bundles whose SHARED blobs are hard-linked from one store."""
+    store = root / "store"
+    shared = [(f"data/shared-{i}.bin", os.urandom(4096) + bytes([i])) for i in range(SHARED)]
+    paths = []
+    for number in range(count):
+        path = root / "archive" / f"run-{number:02d}"
+        own = [("data/own.bin", f"run {number}".encode())]
+        write_small_bundle(path, shared + own, store=store, durable=False, run_id=f"run-{number}")
+        paths.append(path)
+    return paths, store
+
+
+def _document(out: bytes) -> ArchiveReport:
+    assert out.endswith(b"\n") and out.count(b"\n") == 1
+    value = json.loads(out)
+    assert canonical_bytes(value) + b"\n" == out  # streamed, yet the canonical bytes
+    schema = json.loads((SCHEMAS / KINDS["archive-report"].schema_file).read_bytes())
+    jsonschema.Draft202012Validator(schema).validate(value)
+    report = parse_document(KINDS["archive-report"], out[:-1], "stdout")
+    assert isinstance(report, ArchiveReport)
+    return report
+
+
+def test_an_archive_is_one_canonical_report(
+    tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    paths, _ = _archive(tmp_path, 4)
+    pack(paths[0], tmp_path / "run-00.tar")  # the same bundle twice: verified once
+    broken = tmp_path / "broken"
+    write_small_bundle(broken, {"data/x.bin": b"x"}, durable=False, run_id="broken")
+    blob = next((broken / "blobs" / "sha256").iterdir())
+    blob.chmod(0o644)
+    blob.write_bytes(b"tampered")
+    (tmp_path / "junk.tar").write_bytes(b"not a tar at all")
+    listing = tmp_path / "list.txt"
+    listing.write_text("# the archive\n\nrun-00.tar\nbroken\njunk.tar\n", "utf-8")
+    code = main(["verify-archive", str(tmp_path / "archive"), "--from", str(listing)])
+    out = capsysbinary.readouterr().out
+    assert code == 1
+    report = _document(out)
+    assert [b.bundle_digest for b in report.bundles] == sorted(
+        b.bundle_digest for b in report.bundles
+    )
+    assert report.counts.model_dump() == {
+        "sources": 7, "bundles": 5, "passed": 4, "failed": 1, "refused": 1,
+    }  # fmt: skip
+    first = next(b for b in report.bundles if b.run_id == "run-0")
+    assert first.sources == (str(paths[0]), str(tmp_path / "run-00.tar"))
+    failed = next(b for b in report.bundles if b.run_id == "broken")
+    assert failed.integrity == "failed" and failed.failed_check is not None
+    assert failed.failed_check.startswith("integrity failed")
+    (refused,) = report.refused
+    assert refused.source == str(tmp_path / "junk.tar")
+    assert "not a readable uncompressed tar" in refused.reason
+    assert report.pin_set is None
+
+    assert main(["verify-archive", str(tmp_path / "archive"), "--markdown"]) == 0
+    text = capsysbinary.readouterr().out.decode()
+    assert text.startswith("## Bundles\n\n| bundle | run |")
+    assert "4 bundles from 4 sources: 4 passed, 0 failed a check, 0 refused" in text
+    assert main(["verify-archive", "--from", str(listing), "--csv"]) == 1
+    rows = list(csv.reader(io.StringIO(capsysbinary.readouterr().out.decode())))
+    assert rows[0][:2] == ["status", "bundle_digest"]
+    assert sorted(row[0] for row in rows[1:]) == ["failed", "passed", "refused"]
+
+
+def test_each_bundle_once_and_each_shared_blob_hashed_once(tmp_path: Path) -> None:
+    paths, store = _archive(tmp_path, 8)
+    distinct = len(list((store / "blobs" / "sha256").iterdir()))
+    writer = ArchiveWriter(None)
+    cache = BlobCache()
+    verify_archive(ordered([*paths, *paths]), writer, cache=cache)  # each path given twice
+    assert (cache.hashed, writer.stats.hashed) == (distinct, distinct)
+    assert distinct == 2 + SHARED + len(paths)  # raw output and result, shared, one own each
+    out = io.BytesIO()
+    writer.write_json(out)
+    writer.close()
+    report = _document(out.getvalue())
+    assert report.counts.bundles == len(paths) and not writer.failed
+
+
+def test_a_list_file_names_its_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    listing = tmp_path / "list.txt"
+    listing.write_text("# none yet\nmissing-run\n", "utf-8")
+    assert main(["verify-archive", "--from", str(listing)]) == 2
+    assert f"{listing}:2: {tmp_path / 'missing-run'}: no such bundle" in capsys.readouterr().err
+    assert main(["verify-archive"]) == 2
+    assert "no bundle given" in capsys.readouterr().err
+    assert main(["verify-archive", "http://127.0.0.1:9/runs/"]) == 2
+    assert "a web server has no listing" in capsys.readouterr().err
+
+
+def test_an_s3_prefix_is_every_tar_under_it(
+    published: Path,  # noqa: F811 - the fixture
+    s3: dict[str, str],  # noqa: F811 - the fixture
+    capsysbinary: pytest.CaptureFixture[bytes],
+) -> None:
+    code = main(["verify-archive", f"s3://{s3['bucket']}/v5/"])
+    remote = _document(capsysbinary.readouterr().out)
+    local_code = main(["verify-archive", str(published)])
+    local = _document(capsysbinary.readouterr().out)
+    assert code == local_code
+    tars = sorted(p.name for p in published.glob("*.tar"))
+    assert remote.counts.sources == len(tars) == local.counts.sources
+    assert [b.sources for b in remote.bundles] == [
+        tuple(s.replace(str(published), "s3://runs/v5") for s in b.sources) for b in local.bundles
+    ]
+    strip = {"sources"}
+    assert [b.model_dump(exclude=strip) for b in remote.bundles] == [
+        b.model_dump(exclude=strip) for b in local.bundles
+    ]

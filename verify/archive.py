@@ -1,0 +1,434 @@
+"""An archive is a list (ADR 0025): the bundles under folders, ``s3://`` prefixes and list files,
+each verified once by bundle digest, every blob shared through a store hashed once, and one
+report written incrementally.
+
+- :func:`expand` and :func:`read_list` turn what a user gives into sources: a bundle directory,
+  a tar, a folder holding them, a tar's URL, an ``s3://bucket/prefix/`` (every ``.tar`` object
+  under it, listed through fsspec), or a list file of those, one a line.
+- :func:`verify_archive` verifies them in this process (the default engine);
+  :mod:`verify._dask` on a Dask cluster. Both feed an :class:`ArchiveReport` writer, whose
+  output is the same bytes whichever engine fed it.
+- :class:`ArchiveWriter` keeps in memory only each bundle's digest, sources and where its entry
+  is in a spool file; the entries themselves (canonical JSON) are written to the spool as they
+  come, then copied out in bundle-digest order as one canonical ``archive-report`` document
+  (or Markdown, or CSV). 10,000 verdicts never sit in memory at once.
+
+Nothing here imports fsspec unless a URL is given.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import tempfile
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from bundle_schema import canonical_bytes, digest_of
+from bundle_schema.errors import EvidenceAuditError, InvalidInput, one_line
+from bundle_schema.models import PinSetRef, Verdict
+from verify._hashing import BlobCache
+from verify._remote import shown_url
+from verify._shell import verify_bundle
+from verify._source import is_url, open_source
+from verify.policy import failed_check
+
+__all__ = [
+    "ArchiveStats",
+    "ArchiveWriter",
+    "Judged",
+    "entry_of",
+    "expand",
+    "judge",
+    "manifest_digest",
+    "ordered",
+    "read_list",
+    "refusal_reason",
+    "shown",
+    "text_out",
+    "verify_archive",
+]
+
+Source = Path | str
+"""A local path, or a URL as given."""
+
+MAX_LIST_FILE = 256 << 20
+"""A list file of sources is at most this large (about 2 million URLs)."""
+
+
+def shown(source: Source) -> str:
+    """A source as reports name it: its path, or its URL without a password in it."""
+    return shown_url(source) if isinstance(source, str) else str(source)
+
+
+def refusal_reason(source: Source, exc: EvidenceAuditError | OSError) -> str:
+    """The one-line reason a source was refused, without its own name in front."""
+    if isinstance(exc, OSError):
+        where = f"{exc.filename}: " if exc.filename else ""
+        text = f"{where}{exc.strerror or exc}"
+    else:
+        text = str(exc)
+    return one_line(text.removeprefix(f"{shown(source)}: "))
+
+
+def _folder(path: Path) -> list[Source]:
+    inside = sorted(
+        child
+        for child in path.iterdir()
+        if (child.is_dir() and (child / "manifest.json").is_file())
+        or (child.is_file() and child.suffix == ".tar")
+    )
+    if not inside:
+        raise InvalidInput(f"{path}: no bundle directory or .tar in it")
+    return list(inside)
+
+
+def _prefix(url: str) -> list[Source]:
+    """Every ``.tar`` object under an ``s3://bucket/prefix/``, sorted by key.
+
+    Raises:
+        InvalidInput: an http(s) folder (a web server has no listing), or a prefix that cannot
+            be listed or holds no tar.
+    """
+    scheme = url.split(":", 1)[0].lower()
+    if scheme != "s3":
+        raise InvalidInput(
+            f"{shown(url)}: a web server has no listing; name each tar, or list their URLs in a "
+            "file, one a line, and give it with --from FILE"
+        )
+    import fsspec  # noqa: PLC0415 - only for URLs
+
+    fs: Any = fsspec.filesystem("s3")
+    root = url.split("://", 1)[1]
+    try:
+        keys = fs.find(root)
+    except Exception as exc:  # s3fs and botocore raise many types
+        raise InvalidInput(f"{shown(url)}: cannot list: {type(exc).__name__}: {exc}") from None
+    found: list[Source] = [f"s3://{key}" for key in sorted(keys) if key.endswith(".tar")]
+    if not found:
+        raise InvalidInput(f"{shown(url)}: no .tar object under this prefix")
+    return found
+
+
+def expand(text: str, base: Path | None = None) -> list[Source]:
+    """The sources one argument (or one line of a list file) names.
+
+    A bundle directory or tar is itself; a folder is the bundle directories and ``.tar`` files
+    at its top, sorted; a URL ending in ``/`` is a prefix (``s3://`` only: every ``.tar`` under
+    it); another URL is one tar. A relative path of a list file is relative to ``base``.
+
+    Raises:
+        InvalidInput: no such path; a folder or prefix with no bundle in it; an http(s) prefix.
+    """
+    if is_url(text):
+        if text.lower().startswith("file://"):
+            return [text] if not text.endswith("/") else _folder(Path(text[len("file://") :]))
+        return _prefix(text) if text.endswith("/") else [text]
+    path = Path(text)
+    if base is not None and not path.is_absolute():
+        path = base / path
+    if path.is_file() or (path / "manifest.json").is_file():
+        return [path]
+    if path.is_dir():
+        return _folder(path)
+    raise InvalidInput(f"{path}: no such bundle, tar or directory")
+
+
+def read_list(file: str) -> Iterator[Source]:
+    """The sources of a list file: one path or URL a line (UTF-8), each expanded as on the
+    command line; blank lines and lines starting with ``#`` are skipped; a relative path is
+    relative to the list file's folder.
+
+    Raises:
+        InvalidInput: the file cannot be read, or a line names nothing (with its line number).
+    """
+    path = Path(file)
+    try:
+        size = path.stat().st_size
+        handle = path.open(encoding="utf-8")
+    except OSError as exc:
+        raise InvalidInput(f"{file}: cannot read: {exc.strerror}") from None
+    if size > MAX_LIST_FILE:
+        handle.close()
+        raise InvalidInput(f"{file}: over {MAX_LIST_FILE >> 20} MiB; not a list of bundles")
+    with handle:
+        try:
+            for number, line in enumerate(handle, start=1):
+                text = line.strip()
+                if not text or text.startswith("#"):
+                    continue
+                try:
+                    yield from expand(text, path.parent)
+                except InvalidInput as exc:
+                    raise InvalidInput(f"{file}:{number}: {exc}") from None
+        except UnicodeDecodeError:
+            raise InvalidInput(f"{file}: not UTF-8 text; expected one path or URL a line") from None
+
+
+def manifest_digest(source: Source) -> str:
+    """The bundle digest of a source (``sha256:`` of its manifest.json's bytes).
+
+    Raises:
+        EvidenceAuditError: the source cannot be opened or holds no manifest.
+        OSError: a local file cannot be read.
+    """
+    return digest_of(open_source(source).manifest_bytes())
+
+
+def entry_of(verdict: Verdict) -> bytes:
+    """A bundle's ``archive-report`` entry, its ``sources`` left empty, as canonical JSON."""
+    value = {
+        "bundle_digest": verdict.bundle_digest,
+        "sources": [],
+        "run_id": verdict.run_id,
+        "pin_set": verdict.pin_set.model_dump(mode="json"),
+        "outcome": verdict.outcome,
+        "result_validity": verdict.result_validity,
+        "profile_decision": verdict.profile_decision,
+        "rankable": verdict.rankable,
+        "integrity": verdict.integrity.status,
+        "signature": verdict.signature.status,
+        "claims_match": verdict.claims.match,
+        "failed_check": failed_check(verdict),
+        "first_reason": verdict.reasons[0] if verdict.reasons else None,
+    }
+    return canonical_bytes(value)
+
+
+@dataclass(frozen=True)
+class Judged:
+    """One source's result: a bundle's digest and its entry, or a refusal's reason."""
+
+    source: str
+    digest: str | None
+    data: bytes
+    """The canonical entry (see :func:`entry_of`), or the refusal's reason (UTF-8)."""
+    hashed: int = 0
+    reused: int = 0
+
+
+def judge(source: Source, pins: Any, cache: BlobCache, workers: int | None = 1) -> Judged:
+    """Verify one source; a refusal (unreadable, hostile, no valid manifest, an unknown pin set)
+    is a result, never raised."""
+    hashed, reused = cache.hashed, cache.reused
+    try:
+        verdict = verify_bundle(source, pins=pins, cache=cache, workers=workers)
+    except (EvidenceAuditError, OSError) as exc:
+        reason = refusal_reason(source, exc).encode()
+        return Judged(shown(source), None, reason, cache.hashed - hashed, cache.reused - reused)
+    return Judged(
+        shown(source),
+        verdict.bundle_digest,
+        entry_of(verdict),
+        cache.hashed - hashed,
+        cache.reused - reused,
+    )
+
+
+@dataclass
+class ArchiveStats:
+    """What verifying an archive cost: files hashed and digests reused (not in the report)."""
+
+    hashed: int = 0
+    reused: int = 0
+
+
+@dataclass
+class _Kept:
+    offset: int
+    length: int
+    sources: list[str] = field(default_factory=list)
+    failed: bool = False
+
+
+class ArchiveWriter:
+    """Collects the results of an archive in a spool file and writes the report.
+
+    Memory: per bundle its digest, its sources and two integers; per refused source its name
+    and two integers. Entries are written to the spool as they come.
+    """
+
+    def __init__(self, pin_set: PinSetRef | None) -> None:
+        self._pin_set = pin_set
+        self._spool: IO[bytes] = tempfile.TemporaryFile(prefix="audit-archive-")  # noqa: SIM115
+        self._bundles: dict[str, _Kept] = {}
+        self._refused: list[tuple[str, int, int]] = []
+        self._sources = 0
+        self.stats = ArchiveStats()
+
+    def _put(self, data: bytes) -> tuple[int, int]:
+        offset = self._spool.seek(0, os.SEEK_END)
+        self._spool.write(data)
+        return offset, len(data)
+
+    def _get(self, offset: int, length: int) -> bytes:
+        self._spool.seek(offset)
+        return self._spool.read(length)
+
+    def seen(self, digest: str) -> bool:
+        """Whether a bundle of this digest has been judged."""
+        return digest in self._bundles
+
+    def also(self, source: str, digest: str) -> None:
+        """Another source of a bundle already judged (not verified again)."""
+        self._sources += 1
+        self._bundles[digest].sources.append(source)
+
+    def add(self, judged: Judged) -> None:
+        """A source's result."""
+        self._sources += 1
+        self.stats.hashed += judged.hashed
+        self.stats.reused += judged.reused
+        if judged.digest is None:
+            self._refused.append((judged.source, *self._put(judged.data)))
+            return
+        if judged.digest in self._bundles:  # the same manifest, seen only once verified
+            self._bundles[judged.digest].sources.append(judged.source)
+            return
+        failed = json.loads(judged.data)["failed_check"] is not None
+        self._bundles[judged.digest] = _Kept(*self._put(judged.data), [judged.source], failed)
+
+    @property
+    def failed(self) -> bool:
+        """Any bundle failed a check, or any source was refused: exit 1."""
+        return bool(self._refused) or any(kept.failed for kept in self._bundles.values())
+
+    def _entries(self) -> Iterator[dict[str, Any]]:
+        for digest in sorted(self._bundles):
+            kept = self._bundles[digest]
+            value = json.loads(self._get(kept.offset, kept.length))
+            value["sources"] = sorted(kept.sources)
+            yield value
+
+    def _refusals(self) -> Iterator[dict[str, str]]:
+        for source, offset, length in sorted(self._refused):
+            yield {"source": source, "reason": self._get(offset, length).decode()}
+
+    def _counts(self) -> dict[str, int]:
+        failed = sum(1 for kept in self._bundles.values() if kept.failed)
+        return {
+            "sources": self._sources,
+            "bundles": len(self._bundles),
+            "passed": len(self._bundles) - failed,
+            "failed": failed,
+            "refused": len(self._refused),
+        }
+
+    def write_json(self, out: IO[bytes]) -> None:
+        """The ``archive-report`` document, canonical (RFC 8785: members in key order), written
+        entry by entry, then a newline."""
+        out.write(b'{"bundles":[')
+        _joined(out, (canonical_bytes(entry) for entry in self._entries()))
+        out.write(b'],"counts":' + canonical_bytes(self._counts()))
+        pins = None if self._pin_set is None else self._pin_set.model_dump(mode="json")
+        out.write(b',"pin_set":' + canonical_bytes(pins) + b',"refused":[')
+        _joined(out, (canonical_bytes(refusal) for refusal in self._refusals()))
+        out.write(b'],"schema_version":1}\n')
+
+    def write_markdown(self, out: IO[str]) -> None:
+        """A ``## Bundles`` table by bundle digest, a ``## Refused`` table, and the counts."""
+        out.write("## Bundles\n\n")
+        out.write(
+            "| bundle | run | outcome | validity | profile | rankable | integrity | check | "
+            "first reason | sources |\n"
+        )
+        out.write("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
+        for e in self._entries():
+            cells = (f"`{e['bundle_digest']}`", *_cells(e), ", ".join(e["sources"]))
+            out.write("| " + " | ".join(_cell(c) for c in cells) + " |\n")
+        if self._refused:
+            out.write("\n## Refused\n\n| source | reason |\n| --- | --- |\n")
+            for r in self._refusals():
+                out.write(f"| {_cell(r['source'])} | {_cell(r['reason'])} |\n")
+        counts = self._counts()
+        out.write(
+            f"\n{counts['bundles']} bundles from {counts['sources']} sources: "
+            f"{counts['passed']} passed, {counts['failed']} failed a check, "
+            f"{counts['refused']} refused\n"
+        )
+
+    def write_csv(self, out: IO[str]) -> None:
+        """One row per bundle (by digest), then one per refused source (``status`` refused)."""
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(_CSV)
+        for e in self._entries():
+            status = "failed" if e["failed_check"] else "passed"
+            writer.writerow((status, e["bundle_digest"], *_cells(e), " ".join(e["sources"])))
+        for r in self._refusals():
+            writer.writerow(("refused", "", "", "", "", "", "", "", "", r["reason"], r["source"]))
+
+    def close(self) -> None:
+        self._spool.close()
+
+
+_CSV = (
+    "status", "bundle_digest", "run_id", "outcome", "result_validity", "profile_decision",
+    "rankable", "integrity", "failed_check", "first_reason", "sources",
+)  # fmt: skip
+
+
+def _cells(e: dict[str, Any]) -> tuple[str, ...]:
+    return (
+        e["run_id"],
+        e["outcome"],
+        e["result_validity"],
+        e["profile_decision"],
+        "yes" if e["rankable"] else "no",
+        e["integrity"],
+        e["failed_check"] or "",
+        e["first_reason"] or "",
+    )
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _joined(out: IO[bytes], items: Iterable[bytes]) -> None:
+    for index, item in enumerate(items):
+        if index:
+            out.write(b",")
+        out.write(item)
+
+
+def verify_archive(
+    sources: Iterable[Source],
+    writer: ArchiveWriter,
+    pins: Any = None,
+    *,
+    cache: BlobCache | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> None:
+    """Verify every source in this process, one after the other, each bundle digest once (its
+    first source in the order given; callers sort), hashing every file of a shared store once
+    (one :class:`BlobCache`), into ``writer``."""
+    cache = cache if cache is not None else BlobCache()
+    for source in sources:
+        try:
+            digest = manifest_digest(source)
+        except (EvidenceAuditError, OSError) as exc:
+            writer.add(Judged(shown(source), None, refusal_reason(source, exc).encode()))
+            continue
+        if writer.seen(digest):
+            writer.also(shown(source), digest)
+            continue
+        writer.add(judge(source, pins, cache))
+        if progress is not None:
+            progress(shown(source))
+
+
+def ordered(sources: Sequence[Source]) -> list[Source]:
+    """Sources in the order an archive is judged in: sorted by how they are shown, each once."""
+    unique: dict[str, Source] = {}
+    for source in sources:
+        unique.setdefault(shown(source), source)
+    return [unique[name] for name in sorted(unique)]
+
+
+def text_out(out: IO[bytes]) -> io.TextIOWrapper:
+    """A UTF-8 text view of a binary stream (for Markdown and CSV), not closing it."""
+    return io.TextIOWrapper(out, encoding="utf-8", newline="", write_through=True)
