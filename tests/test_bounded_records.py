@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from bundle_schema.errors import InvalidInput
+from bundle_schema.errors import DefectiveBundle, InvalidInput
 from bundle_schema.models import SocketLedgerEntry, TransportExchange
 from tests.data.hostile.forgeries import record_reference_run
 from tests.data.hostile.generate import CASES, Context, generate
@@ -28,8 +28,8 @@ def _outcome(verify: Any, path: Path, args: list[str]) -> bytes:
         options["expect_digest"] = args[args.index("--expect-digest") + 1]
     try:
         return verdict_json(verify(path, **options))
-    except InvalidInput as exc:
-        return f"refused: {exc}".encode()
+    except (InvalidInput, DefectiveBundle) as exc:  # no verdict: refused, or defective before one
+        return f"{type(exc).__name__}: {exc}".encode()
 
 
 def _both(path: Path, args: list[str] = ()) -> tuple[bytes, bytes]:  # type: ignore[assignment]
