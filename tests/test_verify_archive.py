@@ -10,7 +10,11 @@ import csv
 import io
 import json
 import os
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import jsonschema
 import pytest
@@ -140,3 +144,74 @@ def test_an_s3_prefix_is_every_tar_under_it(
     assert [b.model_dump(exclude=strip) for b in remote.bundles] == [
         b.model_dump(exclude=strip) for b in local.bundles
     ]
+
+
+# --- on Dask (issue 16 point 3, ADR 0026) --------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def dask_client() -> Iterator[Any]:
+    """A real LocalCluster of two workers, threads of this process (processes=False: starting
+    worker processes costs seconds; `audit verify-archive --engine dask` starts processes, tested
+    once below through the CLI)."""
+    distributed = pytest.importorskip("distributed")
+    cluster = distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0"
+    )
+    client = distributed.Client(cluster)
+    try:
+        yield client
+    finally:
+        client.close()
+        cluster.close()
+
+
+def _report(run: Callable[[ArchiveWriter], None]) -> tuple[bytes, ArchiveWriter]:
+    writer = ArchiveWriter(None)
+    run(writer)
+    out = io.BytesIO()
+    writer.write_json(out)
+    writer.close()
+    return out.getvalue(), writer
+
+
+def test_dask_gives_the_bytes_of_one_process_and_hashes_a_shared_blob_once(
+    tmp_path: Path, dask_client: Any
+) -> None:
+    from verify._dask import verify_on_dask  # noqa: PLC0415 - imports Dask
+
+    paths, store = _archive(tmp_path, 12)
+    pack(paths[0], tmp_path / "run-00.tar")
+    (tmp_path / "junk.tar").write_bytes(b"not a tar at all")
+    sources = ordered([*paths, tmp_path / "run-00.tar", tmp_path / "junk.tar"])
+    local, single = _report(lambda w: verify_archive(sources, w))
+    dasked, spread = _report(lambda w: verify_on_dask(sources, w, client=dask_client))
+    assert dasked == local
+    distinct = len(list((store / "blobs" / "sha256").iterdir()))
+    assert single.stats.hashed == spread.stats.hashed == distinct  # each shared blob once
+    report = _document(dasked)
+    assert report.counts.bundles == len(paths) and report.counts.refused == 1
+
+
+def test_the_dask_engine_through_the_cli(
+    tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    pytest.importorskip("distributed")
+    paths, _ = _archive(tmp_path, 3)
+    assert main(["verify-archive", str(tmp_path / "archive")]) == 0
+    local = capsysbinary.readouterr().out
+    argv = ["verify-archive", str(tmp_path / "archive"), "--engine", "dask", "--workers", "1"]
+    assert main(argv) == 0
+    assert capsysbinary.readouterr().out == local
+    assert main(["verify-archive", str(paths[0]), "--workers", "2"]) == 2
+
+
+def test_without_the_flag_nothing_imports_dask(tmp_path: Path) -> None:
+    _archive(tmp_path, 2)
+    code = (
+        "import sys; from audit.cli import main; "
+        f"main(['verify-archive', {str(tmp_path / 'archive')!r}]); "
+        "sys.exit(3 if 'dask' in sys.modules or 'distributed' in sys.modules else 0)"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, check=False)
+    assert result.returncode == 0, result.stderr

@@ -457,6 +457,21 @@ class BlobCache:
         self.reused = 0
         """Files whose digest was reused."""
 
+    @staticmethod
+    def key_of(file: str) -> _FileKey | None:
+        """A file's identity and state as this cache keys it; None when it cannot be read."""
+        try:
+            status = os.stat(file, follow_symlinks=False)
+        except OSError:
+            return None
+        return (status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns)
+
+    def know(self, key: _FileKey, result: Hashed) -> None:
+        """Take a digest hashed elsewhere (another Dask worker, :mod:`verify._dask`) for the
+        file of ``key``: it is reused only while the file has that identity and state."""
+        if result.error is None:
+            self._known[key] = result
+
     def split(
         self, members: Sequence[Member]
     ) -> tuple[dict[str, Hashed], list[Member], dict[str, _FileKey]]:

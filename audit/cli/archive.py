@@ -140,6 +140,24 @@ def register(commands: Subparsers) -> dict[str, Handler]:
     archive_format = archive.add_mutually_exclusive_group()
     archive_format.add_argument("--markdown", action="store_true", help="print Markdown tables")
     archive_format.add_argument("--csv", action="store_true", help="print CSV, one row a bundle")
+    archive.add_argument(
+        "--engine",
+        choices=("local", "dask"),
+        default="local",
+        help="local: this process (default); dask: one Dask task per bundle (docs/scale.md)",
+    )
+    archive.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="with --engine dask: the scheduler to use (tcp://host:8786); default: a "
+        "LocalCluster on this machine",
+    )
+    archive.add_argument(
+        "--workers",
+        type=int,
+        metavar="N",
+        help="with --engine dask and no --scheduler: the LocalCluster's workers (default: cores)",
+    )
     return {"rank": _rank, "rejudge": _rejudge, "verify-archive": _verify_archive}
 
 
@@ -306,11 +324,18 @@ def _rejudge(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 
 def _verify_archive(args: argparse.Namespace, out: Console, err: Console) -> int:
+    if args.engine != "dask" and (args.scheduler or args.workers):
+        raise InvalidInput("--scheduler and --workers are options of --engine dask")
     pins = optional_pins(args.pins)
     sources = ordered(_bundles(args.paths, args.lists))
     writer = ArchiveWriter(None if pins is None else PinSetRef(id=pins.id, digest=pins.digest))
     try:
-        verify_archive(sources, writer, pins)
+        if args.engine == "dask":
+            from verify._dask import verify_on_dask  # noqa: PLC0415 - Dask only when asked
+
+            verify_on_dask(sources, writer, pins, scheduler=args.scheduler, workers=args.workers)
+        else:
+            verify_archive(sources, writer, pins)
         stream = sys.stdout.buffer
         if args.markdown or args.csv:
             text = text_out(stream)

@@ -1,0 +1,169 @@
+"""``audit verify-archive --engine dask`` (ADR 0026): the per-bundle verifications of an archive
+as Dask tasks, on a cluster given by address or a ``LocalCluster``; the report is the bytes the
+default engine writes.
+
+Three stages, so that every bundle digest is verified once and every file shared by several
+bundles is hashed once across the workers:
+
+1. **List** (one task per source): open the source, read its manifest's digest, and name the
+   identity (device, inode, size, mtime) of each of its blob files (directory bundles; a tar's
+   members are never shared).
+2. **Hash** (a few tasks): the files that more than one chosen bundle links, each once.
+3. **Verify** (one task per bundle digest, its first source in sorted order): a
+   :class:`~verify.BlobCache` seeded with the stage-2 digests of that bundle's shared files;
+   a file whose identity changed since is hashed again. The verdict's digest must be the one
+   listed, or the source is refused (it changed while the archive was verified).
+
+The driver keeps the small keys (digests, sources, file identities); entries go to the
+:class:`~verify.archive.ArchiveWriter`'s spool as tasks finish. This module is imported only
+when ``--engine dask`` is given; it imports Dask.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from typing import Any
+
+import distributed
+
+from bundle_schema.errors import EvidenceAuditError
+from verify._hashing import BlobCache, Hashed, default_workers, hash_members
+from verify._remote import url_snapshots
+from verify._shell import _blob_files
+from verify._source import Member, open_source
+from verify.archive import ArchiveWriter, Judged, Source, judge, refusal_reason, shown
+
+__all__ = ["verify_on_dask"]
+
+FileKey = tuple[int, int, int, int]
+_Listed = tuple[str | None, str | None, list[tuple[FileKey, str]]]
+"""A source's digest (None: refused), the refusal's reason, its blob files' keys and paths."""
+
+
+def _list(source: Source) -> _Listed:
+    """Stage 1, on a worker."""
+    try:
+        with url_snapshots():
+            bundle = open_source(source)
+            from bundle_schema import digest_of  # noqa: PLC0415 - light, already loaded
+
+            digest = digest_of(bundle.manifest_bytes())
+    except (EvidenceAuditError, OSError) as exc:
+        return None, refusal_reason(source, exc), []
+    files: list[tuple[FileKey, str]] = []
+    if bundle.kind == "directory":
+        for member in _blob_files(bundle):
+            key = BlobCache.key_of(member.file)
+            if key is not None:
+                files.append((key, member.file))
+    return digest, None, files
+
+
+def _hash(files: Sequence[tuple[FileKey, str]]) -> list[tuple[FileKey, Hashed]]:
+    """Stage 2, on a worker: each file once, in this process (the cluster is the parallelism)."""
+    results = hash_members([Member(file, file) for _, file in files], workers=1)
+    return [(key, results[file]) for key, file in files]
+
+
+def _verify(source: Source, digest: str, seed: list[tuple[FileKey, Hashed]], pins: Any) -> Judged:
+    """Stage 3, on a worker."""
+    cache = BlobCache()
+    for key, result in seed:
+        cache.know(key, result)
+    with url_snapshots():
+        judged = judge(source, pins, cache)
+    if judged.digest is not None and judged.digest != digest:
+        reason = f"changed while the archive was verified: listed as {digest}, then {judged.digest}"
+        return Judged(judged.source, None, reason.encode(), judged.hashed, judged.reused)
+    return judged
+
+
+def _client(scheduler: str | None, workers: int | None) -> tuple[Any, Any]:
+    """A client of the scheduler at ``scheduler``, or of a new LocalCluster (and the cluster)."""
+    dask: Any = distributed  # Dask's API is untyped
+    if scheduler is not None:
+        return dask.Client(scheduler), None
+    cluster = dask.LocalCluster(
+        n_workers=workers or default_workers(),
+        threads_per_worker=1,
+        processes=True,
+        dashboard_address=":0",
+        silence_logs=logging.ERROR,
+    )
+    return dask.Client(cluster), cluster
+
+
+def verify_on_dask(
+    sources: Sequence[Source],
+    writer: ArchiveWriter,
+    pins: Any = None,
+    *,
+    scheduler: str | None = None,
+    workers: int | None = None,
+    client: Any = None,
+) -> None:
+    """Verify ``sources`` (in the order :func:`verify.archive.ordered` gives) on Dask into
+    ``writer``: on ``client``, else the scheduler at ``scheduler``, else a new ``LocalCluster``
+    of ``workers`` processes (default: the cores), closed when done."""
+    cluster = None
+    if client is None:
+        client, cluster = _client(scheduler, workers)
+        owned = client
+    else:
+        owned = None
+    try:
+        _run(client, sources, writer, pins)
+    finally:
+        if owned is not None:
+            owned.close()
+        if cluster is not None:
+            cluster.close()
+
+
+def _run(client: Any, sources: Sequence[Source], writer: ArchiveWriter, pins: Any) -> None:
+    listed = client.gather(client.map(_list, sources, pure=False))
+    chosen: dict[str, int] = {}  # digest -> index of its first source
+    others: dict[str, list[int]] = defaultdict(list)
+    links: Counter[FileKey] = Counter()
+    where: dict[FileKey, str] = {}
+    for index, (digest, reason, files) in enumerate(listed):
+        source = sources[index]
+        if digest is None:
+            writer.add(Judged(shown(source), None, (reason or "").encode()))
+        elif digest in chosen:
+            others[digest].append(index)
+        else:
+            chosen[digest] = index
+            for key, file in files:
+                links[key] += 1
+                where.setdefault(key, file)
+    shared = sorted(key for key, count in links.items() if count > 1)
+    hashed: dict[FileKey, Hashed] = {}
+    if shared:
+        parts = max(1, min(len(shared), 4 * len(client.scheduler_info()["workers"])))
+        batches = [[(key, where[key]) for key in shared[i::parts]] for i in range(parts)]
+        for batch in client.gather(client.map(_hash, batches, pure=False)):
+            hashed.update(batch)
+        writer.stats.hashed += len(hashed)
+    del where, links
+    pins_future = client.scatter(pins, broadcast=True) if pins is not None else None
+    futures = []
+    for digest, index in chosen.items():
+        seed = [(key, hashed[key]) for key, _ in listed[index][2] if key in hashed]
+        futures.append(client.submit(_verify, sources[index], digest, seed, pins_future,
+                                     pure=False))  # fmt: skip
+    del listed
+    completed: Any = distributed.as_completed
+    for future in completed(futures):
+        writer.add(future.result())
+        future.release()
+    for digest, indices in others.items():
+        pending = list(indices)
+        while pending and not writer.seen(digest):  # its first source was refused: the next
+            index = pending.pop(0)  # is verified, as the default engine does
+            writer.add(client.submit(_verify, sources[index], digest, [], pins_future,
+                                     pure=False).result())  # fmt: skip
+        for index in pending:
+            writer.also(shown(sources[index]), digest)
