@@ -513,7 +513,7 @@ class Gx10Evidence(_Model):
     )
     """The tallies of each supplementary harness run beside a component's upstream as its gate
     (``[gate_upstreams]``), by component and upstream: bfcl-eval's per subset (ADR 0022),
-    Inspect AI's and lm-evaluation-harness's per task (ADR 0026)."""
+    Inspect AI's and lm-evaluation-harness's per task (ADR 0027)."""
     probes: tuple[DirectProbe, ...] = ()
     transport: tuple[TransportExchange, ...] | None = None
     socket_ledger: tuple[SocketLedgerEntry, ...] | None = None
@@ -727,9 +727,9 @@ TaskName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:+
 class TaskTallies(_Model):
     """Per task, (hits, n) as a supplementary harness reported them, each checked by its reader
     against the harness's own per-sample records: Inspect AI's log, lm-evaluation-harness's
-    results (ADR 0026). Every sample scores exactly 0 or 1."""
+    results (ADR 0027). Every sample scores exactly 0 or 1."""
 
-    harness: Literal["inspect-ai"]
+    harness: Literal["inspect-ai", "lm-eval"]
     version: Annotated[str, StringConstraints(min_length=1, max_length=64)]
     """The harness's version, as its output reports it."""
     model: Annotated[str, StringConstraints(min_length=1, max_length=256)]

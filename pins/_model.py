@@ -44,7 +44,7 @@ COMPONENTS: tuple[ComponentName, ...] = (
 )
 """The five components of the deployment score, in the seed's order."""
 
-GATE_PARSERS = ("bfcl-eval", "inspect-ai")
+GATE_PARSERS = ("bfcl-eval", "inspect-ai", "lm-eval")
 """The readers of a supplementary harness, one run beside a component's upstream as a gate of
 that component (``[gate_upstreams]``): under gx10 its outputs are never a score input
 (ADR 0013 §6, ADR 0022)."""
@@ -121,7 +121,7 @@ class Harness(_Frozen):
     outputs: tuple[str, ...] = ()
     parser: Literal[
         "spark", "hermes", "benchlocal", "bfcl", "spark-bench", "benchlocal-cli", "infermark",
-        "bfcl-eval", "inspect-ai",
+        "bfcl-eval", "inspect-ai", "lm-eval",
     ]  # fmt: skip
     inactivity_s: (
         Annotated[float, Field(strict=True, gt=0)] | Annotated[int, Field(strict=True, gt=0)]

@@ -1,5 +1,5 @@
 """Inspect AI read in its own output format, and run beside tool/instruction as its gate
-(ADR 0026).
+(ADR 0027).
 
 The reader is tested on the log the real Inspect AI 0.3.285 wrote against a real llama.cpp
 server, on the task the project ships (tests/data/inspect_ai_tasks/: `arithmetic.py` reads

@@ -1306,7 +1306,7 @@ def _supplementary(evidence: Gx10Evidence) -> Iterable[SupplementaryMetrics]:
 
 
 def _task_figures(component: str, upstream: str, tallies: TaskTallies) -> SupplementaryMetrics:
-    """A per-task harness's figures (Inspect AI, lm-evaluation-harness: ADR 0026): its tasks,
+    """A per-task harness's figures (Inspect AI, lm-evaluation-harness: ADR 0027): its tasks,
     samples and flat accuracy, the version and the model name it reported."""
     hits = sum(t.hits for t in tallies.tasks.values())
     samples = sum(t.n for t in tallies.tasks.values())

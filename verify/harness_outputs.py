@@ -707,12 +707,13 @@ _BFCL_OVERALL_COLUMNS = ("Rank", "Overall Acc", "Model")
 
 
 def _bfcl_lines(files: Files, name: str) -> list[dict[str, Any]]:
-    """A bfcl-eval JSON Lines file (one object a line, as ``write_list_of_dicts_to_file``
-    writes), each line strict JSON; bounded in bytes and lines."""
+    """A JSON Lines file (bfcl-eval's, one object a line as ``write_list_of_dicts_to_file``
+    writes; lm-evaluation-harness's samples), each line strict JSON; bounded in bytes and
+    lines."""
     data = files[name]
     if len(data) > MAX_BFCL_EVAL_BYTES:
         raise OutputsUnreadable(
-            f"{name}: {len(data)} bytes, over the {MAX_BFCL_EVAL_BYTES} a bfcl-eval file may hold"
+            f"{name}: {len(data)} bytes, over the {MAX_BFCL_EVAL_BYTES} this reader reads"
         )
     lines = data.split(b"\n")
     if lines and lines[-1] == b"":
@@ -723,7 +724,7 @@ def _bfcl_lines(files: Files, name: str) -> list[dict[str, Any]]:
     for number, line in enumerate(lines, start=1):
         where = f"{name}:{number}"
         if not line.strip():
-            raise OutputsUnreadable(f"{where}: an empty line (bfcl-eval writes one object a line)")
+            raise OutputsUnreadable(f"{where}: an empty line (JSON Lines: one object a line)")
         try:
             value = loads_strict(line, where)
         except DocumentError as exc:
@@ -1098,7 +1099,7 @@ def _tally_outputs(
     component: ComponentName,
 ) -> Outputs:  # fmt: skip
     """A supplementary harness's per-task tallies: one ``task-tallies`` record and the
-    component's non-scoring metrics (ADR 0026)."""
+    component's non-scoring metrics (ADR 0027)."""
     prefix = harness.replace("-", "_")
     fields = {"harness": harness, "version": version, "model": model, "tasks": dict(tasks)}
     try:
@@ -1122,7 +1123,7 @@ def _inspect_ai(files: Files, components: Sequence[ComponentName]) -> Outputs:
     """Inspect AI's JSON logs (``logs/*.json``, one a task): per task (hits, n) = the correct
     samples of its one scorer and its sample count, checked against the accuracy the log
     reports, its reductions and its dataset's sample ids; one model, one version, each task
-    once. A non-scoring metric of the component it gates (ADR 0026)."""
+    once. A non-scoring metric of the component it gates (ADR 0027)."""
     names = sorted(n for n in files if _INSPECT_LOG.fullmatch(n))
     if not names:
         raise OutputsUnreadable("logs/: inspect eval wrote no JSON log (--log-format json)")
@@ -1151,6 +1152,146 @@ def _inspect_ai(files: Files, components: Sequence[ComponentName]) -> Outputs:
                           version=next(iter(versions)), component=components[0])  # fmt: skip
 
 
+# lm-evaluation-harness 0.4.13 (PyPI lm-eval; github EleutherAI/lm-evaluation-harness): what
+# ``lm_eval run --output_path OUT --log_samples`` writes under ``OUT/<model_name_sanitized>/``.
+
+_LM_EVAL_FILE = re.compile(
+    r"^(?:([^/]{1,200})/)?(results|samples_(.{1,128}?))_([0-9][0-9T:.-]{9,40})\.(json|jsonl)$",
+    re.IGNORECASE,
+)
+"""A results file (``results_<date>.json``) or a task's samples (``samples_<task>_<date>.jsonl``)
+of one run, in the model's directory."""
+_LM_EVAL_METRICS = ("exact_match", "acc")
+"""The per-sample 0-or-1 metrics this reader counts (``<metric>,<filter>`` in the results)."""
+
+
+def _lm_eval_files(files: Files) -> tuple[str, dict[str, str]]:
+    """The one results file, and the samples file of each task (lower-cased task names: a
+    bundle keeps raw outputs under lower-case names), of one run."""
+    results: list[str] = []
+    samples: dict[str, str] = {}
+    for name in sorted(files):
+        match = _LM_EVAL_FILE.fullmatch(name)
+        if match is None:
+            continue
+        kind, suffix = match[2].lower(), match[5].lower()
+        if kind == "results" and suffix == "json":
+            results.append(name)
+        elif kind != "results" and suffix == "jsonl":
+            task = match[3].lower()
+            if task in samples:
+                raise OutputsUnreadable(
+                    f"{name}: a second samples file of task {match[3]!r} (the first: "
+                    f"{samples[task]}): this reader does not choose one"
+                )
+            samples[task] = name
+    if not results:
+        raise OutputsUnreadable("lm_eval wrote no results_<date>.json (--output_path)")
+    if len(results) > 1:
+        raise OutputsUnreadable(
+            f"{len(results)} results files ({results[0]}, {results[1]}): a run writes one, and "
+            "this reader does not choose"
+        )
+    return results[0], samples
+
+
+def _lm_eval_metric(row: dict[str, Any], where: str) -> tuple[str, str, float]:
+    """A task's one 0-or-1 metric: (metric, filter, value)."""
+    found = [
+        (key, *key.split(",", 1))
+        for key in row
+        if isinstance(key, str) and key.split(",", 1)[0] in _LM_EVAL_METRICS and "," in key
+    ]
+    if len(found) != 1:
+        shown = ", ".join(k for k, *_ in found) or "none"
+        raise OutputsUnreadable(
+            f"{where}: {len(found)} metrics of {'/'.join(_LM_EVAL_METRICS)} ({shown}); this "
+            "reader reads one, and does not choose"
+        )
+    key, metric, filtered = found[0]
+    return metric, filtered, _number(row[key], f"{where}.{key}", 1)
+
+
+def _lm_eval_samples(files: Files, name: str, metric: str, filtered: str, n: int) -> int:
+    """The correct samples of a task's samples file: one line a document, each ``doc_id`` once,
+    its ``filter`` the results' and its metric 0 or 1."""
+    entries = _bfcl_lines(files, name)
+    if len(entries) != n:
+        raise OutputsUnreadable(f"{name}: {len(entries)} samples, the results say {n}")
+    hits, seen = 0, set()
+    for number, entry in enumerate(entries, start=1):
+        where = f"{name}:{number}"
+        doc = _count(entry.get("doc_id"), f"{where}: doc_id")
+        if doc in seen:
+            raise OutputsUnreadable(f"{where}: doc_id {doc} again")
+        seen.add(doc)
+        if entry.get("filter") != filtered:
+            raise OutputsUnreadable(
+                f"{where}: filter {_show(entry.get('filter'))}, the results' is {filtered!r}"
+            )
+        value = entry.get(metric)
+        if isinstance(value, bool) or value not in (0, 1):
+            raise OutputsUnreadable(f"{where}: {metric} {_show(value)} is neither 0 nor 1")
+        hits += int(value)
+    return hits
+
+
+def _lm_eval(files: Files, components: Sequence[ComponentName]) -> Outputs:
+    """lm-evaluation-harness's results and samples: per task (hits, n) = (the correct samples of
+    its one 0-or-1 metric, its effective sample count), the accuracy the results report checked
+    against the task's samples file (``--log_samples``); one results file, one model, no group.
+    A non-scoring metric of the component it gates (ADR 0027)."""
+    name, samples = _lm_eval_files(files)
+    report = _bounded_json(files, name)
+    version = _text(report.get("lm_eval_version"), f"{name}: lm_eval_version", 64)
+    model = _text(report.get("model_name"), f"{name}: model_name")
+    groups = report.get("group_subtasks", {})
+    if _object(groups, f"{name}: group_subtasks"):
+        raise OutputsUnreadable(
+            f"{name}: group_subtasks: groups {_show(sorted(groups))}; this reader reads tasks "
+            "alone (name them)"
+        )
+    results = _object(report.get("results"), f"{name}: results")
+    counts = _object(report.get("n-samples"), f"{name}: n-samples")
+    if not results or len(results) > MAX_TASK_FILES:
+        raise OutputsUnreadable(f"{name}: results: {len(results)} tasks (1 to {MAX_TASK_FILES})")
+    if set(counts) != set(results):
+        raise OutputsUnreadable(f"{name}: n-samples does not name the tasks of results")
+    tasks: dict[str, Tally] = {}
+    for task in sorted(results):
+        where = f"{name}: results.{task}"
+        _task_name(task, f"{name}: results")
+        row = _object(results[task], where)
+        counted = _object(counts[task], f"{name}: n-samples.{task}")
+        n = _count(counted.get("effective"), f"{name}: n-samples.{task}.effective")
+        original = _count(counted.get("original"), f"{name}: n-samples.{task}.original")
+        if not 0 < n <= min(original, MAX_TASK_SAMPLES):
+            raise OutputsUnreadable(
+                f"{name}: n-samples.{task}: effective {n} of original {original}"
+            )
+        if row.get("sample_len", n) != n:
+            raise OutputsUnreadable(
+                f"{where}.sample_len: {_show(row.get('sample_len'))}, n-samples says {n}"
+            )
+        metric, filtered, accuracy = _lm_eval_metric(row, where)
+        file = samples.get(task.lower())
+        if file is None:
+            raise OutputsUnreadable(
+                f"{where}: no samples_{task}_<date>.jsonl (written without --log_samples): the "
+                "accuracy cannot be checked against the samples"
+            )
+        hits = _lm_eval_samples(files, file, metric, filtered, n)
+        _accuracy(accuracy, hits, n, f"{where}.{metric},{filtered}", "its samples score")
+        tasks[task] = Tally(hits=hits, n=n)
+    extra = sorted(set(samples) - {t.lower() for t in tasks})
+    if extra:
+        raise OutputsUnreadable(
+            f"{samples[extra[0]]}: samples of task {extra[0]!r}, which {name} does not report"
+        )
+    return _tally_outputs("lm-eval", tasks, model=model, version=version,
+                          component=components[0])  # fmt: skip
+
+
 READERS: Mapping[str, Callable[[Files, Sequence[ComponentName]], Outputs]] = {
     "spark": _spark,
     "hermes": _hermes,
@@ -1161,6 +1302,7 @@ READERS: Mapping[str, Callable[[Files, Sequence[ComponentName]], Outputs]] = {
     "infermark": _infermark,
     "bfcl-eval": _bfcl_eval,
     "inspect-ai": _inspect_ai,
+    "lm-eval": _lm_eval,
 }
 """Each named reader of the pin set's harness declarations (``parser = ...``)."""
 
@@ -1180,6 +1322,7 @@ READS: Mapping[str, Callable[[str], bool]] = {
         or ((match := _BFCL_FILE.fullmatch(name)) is not None and match[1] == match[4])
     ),
     "inspect-ai": lambda name: _INSPECT_LOG.fullmatch(name) is not None,
+    "lm-eval": lambda name: _LM_EVAL_FILE.fullmatch(name) is not None,
 }
 """Which output files (by relative path) each reader reads: the rest of a harness's raw
 outputs is kept as evidence, and listed as unread."""
@@ -1194,6 +1337,7 @@ def gate_place(component: str, upstream: str) -> str:
 GATE_RECORDS: Mapping[str, str] = {
     "bfcl-eval": "bfcl-eval.json",
     "inspect-ai": "tasks.json",
+    "lm-eval": "tasks.json",
 }
 """The tallies record each gate's reader makes, by its name under :func:`gate_place`
 (bundle_schema/roles: ``gate tallies``, ``gate task tallies``)."""
