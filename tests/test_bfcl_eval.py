@@ -20,15 +20,13 @@ import pytest
 
 from audit.examples import build_upstream
 from audit.parsers import output_files
-from audit.reference_endpoint import serve
-from audit.run import RunRequest, run_qualification
 from bundle_schema.errors import InvalidInput
-from bundle_schema.models import Claims, Verdict
+from bundle_schema.models import Verdict
 from pins import CURRENT, DEMO, PinSetSource, load_builtin, parse_pin_set, pin_set_source
-from tests.data.hostile.kit import Files, put_json, read_bundle, reseal
+from tests.data.hostile.kit import Files, put_json
+from tests.gate_kit import blob, resealed, run_gated
 from tests.paths import DATA, PINS
-from verify import parse_manifest, verify_bundle
-from verify._source import open_source
+from verify import verify_bundle
 from verify.harness_outputs import (
     MAX_BFCL_EVAL_BYTES,
     OutputsUnreadable,
@@ -302,20 +300,6 @@ def gated(
     return {**mirrors, "bfcl": root / "bfcl"}, commit
 
 
-def _run(out: Path, mirrors: dict[str, Path], pins: PinSetSource) -> Verdict:
-    from audit.demo import DEMO_DIGEST  # noqa: PLC0415 - the reference model's digest
-
-    with serve() as endpoint:
-        run_qualification(RunRequest(endpoint=endpoint.url, pins=pins, profile="full", out=out,
-                                     model_digest=DEMO_DIGEST, mirrors=mirrors))  # fmt: skip
-    return verify_bundle(out, pins=pins)
-
-
-def _blob(bundle: Path, name: str) -> bytes:
-    manifest = parse_manifest(open_source(bundle).manifest_bytes())
-    return (bundle / "blobs" / "sha256" / manifest.model.evidence[name].digest[7:]).read_bytes()
-
-
 @pytest.fixture(scope="module")
 def good_run(
     tmp_path_factory: pytest.TempPathFactory, gated: tuple[dict[str, Path], str]
@@ -323,7 +307,7 @@ def good_run(
     mirrors, commit = gated
     pins = _gated_pins(commit)
     out = tmp_path_factory.mktemp("bfcl-run") / "bundle"
-    return out, pins, _run(out, mirrors, pins)
+    return out, pins, run_gated(out, mirrors, pins)
 
 
 def test_a_run_keeps_the_gates_outputs_and_reports_its_figures_beside_the_scores(
@@ -343,19 +327,19 @@ def test_a_run_keeps_the_gates_outputs_and_reports_its_figures_beside_the_scores
     assert shown.overall_accuracy == pytest.approx(100 * 2 / 6)
     assert shown.v4_overall == pytest.approx(5.0)
     # never a score: tool/instruction is the BenchLocal pack mean as without the gate
-    packs = json.loads(_blob(bundle, "components/tool_instruction/benchlocal-packs.json"))
+    packs = json.loads(blob(bundle, "components/tool_instruction/benchlocal-packs.json"))
     assert verdict.scores.tool_instruction == pytest.approx(packs["mean"])
-    result = json.loads(_blob(bundle, TOOL_RESULT))
+    result = json.loads(blob(bundle, TOOL_RESULT))
     assert result["status"] == "COMPLETED"
     assert result["metrics"]["bfcl_samples"] == 6
     assert result["metrics"]["bfcl_v4_overall"] == pytest.approx(5.0)
     raw = [n for n in result["raw_outputs"] if "/gates/bfcl/raw/" in n]
     assert "components/tool_instruction/gates/bfcl/raw/score/data_overall.csv" in raw
-    tallies = json.loads(_blob(bundle, TALLIES))
+    tallies = json.loads(blob(bundle, TALLIES))
     assert tallies["subset_totals"]["irrelevance"] == {"hits": 2, "n": 2}
     # the exchanges it made are the component's, through the observer
     exchanges = [
-        json.loads(line) for line in _blob(bundle, "transport/exchanges.jsonl").splitlines()
+        json.loads(line) for line in blob(bundle, "transport/exchanges.jsonl").splitlines()
     ]
     asked = [e for e in exchanges if "Test entry" in (e["request_body"] or {}).get("data", "")]
     assert len(asked) == 6 and {e["component"] for e in asked} == {"tool_instruction"}
@@ -366,10 +350,10 @@ def test_a_gate_whose_outputs_do_not_read_fails_its_component_as_infrastructure(
 ) -> None:
     mirrors, commit = gated
     pins = _gated_pins(commit, "--broken")
-    verdict = _run(tmp_path / "bundle", mirrors, pins)
+    verdict = run_gated(tmp_path / "bundle", mirrors, pins)
     assert verdict.integrity.findings == () and verdict.claims.match
     assert (verdict.outcome, verdict.result_validity) == ("INFRA_ERROR", "INFRA_FAILURE")
-    result = json.loads(_blob(tmp_path / "bundle", TOOL_RESULT))
+    result = json.loads(blob(tmp_path / "bundle", TOOL_RESULT))
     assert result["status"] == "FAILED"
     assert result["reason"].startswith("its gate bfcl failed: bfcl: score/")
     assert re.search(r"_score\.json:1: correct_count (\d+) of total_count \d+$", result["reason"])
@@ -378,24 +362,6 @@ def test_a_gate_whose_outputs_do_not_read_fails_its_component_as_infrastructure(
 
 
 # --- the verifier: a record that disagrees with the raw outputs ---------------------------------
-
-
-def resealed(source: Path, target: Path, edit: Callable[[Files], None], pins: PinSetSource) -> Path:
-    """``source`` with its evidence edited and resealed, claiming what its replay under
-    ``pins`` finds (a forger's honest-looking claims): only the evidence differs."""
-    manifest, files = read_bundle(source)
-    edit(files)
-    draft = target.with_name(target.name + "-draft")
-    reseal(draft, manifest, files, {})
-    replay = verify_bundle(draft, pins=pins)
-    claims = Claims(
-        outcome=replay.outcome, result_validity=replay.result_validity,
-        profile_decision=replay.profile_decision, rankable=replay.rankable,
-        aggregate_score=replay.scores.aggregate, executed_weight=replay.scores.executed_weight,
-        component_scores={c: getattr(replay.scores, c) for c in manifest.claims.component_scores},
-    )  # fmt: skip
-    reseal(target, manifest, files, {"claims": claims.model_dump()})
-    return target
 
 
 def _more_hits(files: Files) -> None:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import copy
 import json
-import tomllib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -23,14 +22,12 @@ import pytest
 
 from audit.examples import build_upstream
 from audit.parsers import output_files
-from audit.reference_endpoint import serve
-from audit.run import RunRequest, run_qualification
 from bundle_schema.errors import InvalidInput
-from bundle_schema.models import Claims, Verdict
-from pins import DEMO, PinSetSource, load_builtin, pin_set_source
-from tests.data.hostile.kit import Files, put_json, read_bundle, reseal
-from verify import parse_manifest, verify_bundle
-from verify._source import open_source
+from bundle_schema.models import Verdict
+from pins import PinSetSource, pin_set_source
+from tests.data.hostile.kit import Files, put_json
+from tests.gate_kit import asks_a_sample, blob, merged_pins, resealed, run_gated
+from verify import verify_bundle
 from verify.harness_outputs import (
     MAX_TASK_LOG_BYTES,
     OutputsUnreadable,
@@ -260,15 +257,7 @@ def test_hostile_logs_are_one_located_refusal(case: str) -> None:
 
 
 def _gated_pins(commit: str, *extra: str) -> PinSetSource:
-    """The demo's pin set with the fragment merged in: Inspect AI as tool/instruction's gate."""
-    data = copy.deepcopy(dict(load_builtin(DEMO).data))
-    fragment = tomllib.loads(FRAGMENT.read_text("utf-8"))
-    data["id"] = "gx10-reference-v5-inspect" + ("-broken" if extra else "")
-    data["gate_upstreams"] = fragment["gate_upstreams"]
-    data["upstreams"]["inspect"] = {**fragment["upstreams"]["inspect"], "commit": commit}
-    harness = fragment["harnesses"]["inspect"]
-    data["harnesses"]["inspect"] = {**harness, "command": [*harness["command"], *extra]}
-    return pin_set_source(data, "gated pins")
+    return merged_pins(FRAGMENT, "inspect", commit, "gx10-reference-v5-inspect", *extra)
 
 
 def test_a_gate_of_inspect_ai_is_validated_with_the_pin_set() -> None:
@@ -293,20 +282,6 @@ def gated(
     return {**mirrors, "inspect": root / "inspect"}, commit
 
 
-def _run(out: Path, mirrors: dict[str, Path], pins: PinSetSource) -> Verdict:
-    from audit.demo import DEMO_DIGEST  # noqa: PLC0415 - the reference model's digest
-
-    with serve() as endpoint:
-        run_qualification(RunRequest(endpoint=endpoint.url, pins=pins, profile="full", out=out,
-                                     model_digest=DEMO_DIGEST, mirrors=mirrors))  # fmt: skip
-    return verify_bundle(out, pins=pins)
-
-
-def _blob(bundle: Path, name: str) -> bytes:
-    manifest = parse_manifest(open_source(bundle).manifest_bytes())
-    return (bundle / "blobs" / "sha256" / manifest.model.evidence[name].digest[7:]).read_bytes()
-
-
 @pytest.fixture(scope="module")
 def good_run(
     tmp_path_factory: pytest.TempPathFactory, gated: tuple[dict[str, Path], str]
@@ -314,7 +289,7 @@ def good_run(
     mirrors, commit = gated
     pins = _gated_pins(commit)
     out = tmp_path_factory.mktemp("inspect-run") / "bundle"
-    return out, pins, _run(out, mirrors, pins)
+    return out, pins, run_gated(out, mirrors, pins)
 
 
 def test_a_run_keeps_the_logs_and_reports_their_figures_beside_the_scores(
@@ -326,12 +301,12 @@ def test_a_run_keeps_the_logs_and_reports_their_figures_beside_the_scores(
     gates = {g.id: g for g in verdict.gates}
     assert gates["upstream_checkout"].status == "pass"
     assert "inspect" in gates["upstream_checkout"].reason
-    tallies = json.loads(_blob(bundle, TALLIES))
+    tallies = json.loads(blob(bundle, TALLIES))
     (task,) = tallies["tasks"].values()
     raw = "components/tool_instruction/gates/inspect/raw/logs/"
-    result = json.loads(_blob(bundle, TOOL_RESULT))
+    result = json.loads(blob(bundle, TOOL_RESULT))
     (log_name,) = [n for n in result["raw_outputs"] if n.startswith(raw)]
-    log = json.loads(_blob(bundle, log_name))
+    log = json.loads(blob(bundle, log_name))
     hits = sum(s["scores"]["match"]["value"] == "C" for s in log["samples"])
     assert task == {"hits": hits, "n": 8}
     (shown,) = verdict.diagnostics.supplementary
@@ -343,33 +318,28 @@ def test_a_run_keeps_the_logs_and_reports_their_figures_beside_the_scores(
     assert shown.harness_model == tallies["model"] == log["eval"]["model"]
     assert tallies["model"].startswith("openai-api/local/")
     # never a score: tool/instruction is the BenchLocal pack mean as without the gate
-    packs = json.loads(_blob(bundle, "components/tool_instruction/benchlocal-packs.json"))
+    packs = json.loads(blob(bundle, "components/tool_instruction/benchlocal-packs.json"))
     assert verdict.scores.tool_instruction == pytest.approx(packs["mean"])
     assert result["status"] == "COMPLETED"
     assert result["metrics"]["inspect_ai_samples"] == 8
     # the exchanges it made are the component's, through the observer
     exchanges = [
-        json.loads(line) for line in _blob(bundle, "transport/exchanges.jsonl").splitlines()
+        json.loads(line) for line in blob(bundle, "transport/exchanges.jsonl").splitlines()
     ]
-    asked = [e for e in exchanges if _asks_a_sample(e["request_body"])]
+    asked = [e for e in exchanges if asks_a_sample(e["request_body"], SAMPLE_ENDINGS)]
     assert len(asked) == 8 and {e["component"] for e in asked} == {"tool_instruction"}
     # the reference endpoint answers "Reply with exactly: X" with X, and the sums with noise
     assert hits == 2
-
-
-def _asks_a_sample(body: Any) -> bool:
-    text = (body or {}).get("data", "")  # the request's bytes, as text
-    return any(f'{words}"' in text for words in SAMPLE_ENDINGS)
 
 
 def test_a_gate_whose_log_does_not_read_fails_its_component_as_infrastructure(
     tmp_path: Path, gated: tuple[dict[str, Path], str]
 ) -> None:
     mirrors, commit = gated
-    verdict = _run(tmp_path / "bundle", mirrors, _gated_pins(commit, "--broken"))
+    verdict = run_gated(tmp_path / "bundle", mirrors, _gated_pins(commit, "--broken"))
     assert verdict.integrity.findings == () and verdict.claims.match
     assert (verdict.outcome, verdict.result_validity) == ("INFRA_ERROR", "INFRA_FAILURE")
-    result = json.loads(_blob(tmp_path / "bundle", TOOL_RESULT))
+    result = json.loads(blob(tmp_path / "bundle", TOOL_RESULT))
     assert result["status"] == "FAILED"
     assert result["reason"].startswith("its gate inspect failed: inspect: logs/")
     assert "metrics.accuracy: accuracy 1.0, but its samples score" in result["reason"]
@@ -377,24 +347,6 @@ def test_a_gate_whose_log_does_not_read_fails_its_component_as_infrastructure(
 
 
 # --- the verifier: a record that disagrees with the raw outputs ---------------------------------
-
-
-def resealed(source: Path, target: Path, edit: Callable[[Files], None], pins: PinSetSource) -> Path:
-    """``source`` with its evidence edited and resealed, claiming what its replay under
-    ``pins`` finds (a forger's honest-looking claims): only the evidence differs."""
-    manifest, files = read_bundle(source)
-    edit(files)
-    draft = target.with_name(target.name + "-draft")
-    reseal(draft, manifest, files, {})
-    replay = verify_bundle(draft, pins=pins)
-    claims = Claims(
-        outcome=replay.outcome, result_validity=replay.result_validity,
-        profile_decision=replay.profile_decision, rankable=replay.rankable,
-        aggregate_score=replay.scores.aggregate, executed_weight=replay.scores.executed_weight,
-        component_scores={c: getattr(replay.scores, c) for c in manifest.claims.component_scores},
-    )  # fmt: skip
-    reseal(target, manifest, files, {"claims": claims.model_dump()})
-    return target
 
 
 def _more_hits(files: Files) -> None:

@@ -1,0 +1,76 @@
+"""What the gate tests share (tests/test_bfcl_eval.py, test_inspect_ai.py, test_lm_eval.py): a
+pin set with a gate fragment merged in, an `audit run` of it against the reference endpoint,
+a bundle's evidence by name, and a forged copy resealed with honest-looking claims."""
+
+from __future__ import annotations
+
+import copy
+import tomllib
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from audit.reference_endpoint import serve
+from audit.run import RunRequest, run_qualification
+from bundle_schema.models import Claims, Verdict
+from pins import DEMO, PinSetSource, load_builtin, pin_set_source
+from tests.data.hostile.kit import Files, read_bundle, reseal
+from verify import parse_manifest, verify_bundle
+from verify._source import open_source
+
+__all__ = ["asks_a_sample", "blob", "merged_pins", "resealed", "run_gated"]
+
+
+def merged_pins(fragment: Path, upstream: str, commit: str, name: str, *extra: str) -> PinSetSource:
+    """The demo's pin set with ``fragment`` (a TOML file of ``[gate_upstreams]``,
+    ``[upstreams.<upstream>]`` and ``[harnesses.<upstream>]``) merged in, the upstream at
+    ``commit`` and ``extra`` arguments added to its command."""
+    data = copy.deepcopy(dict(load_builtin(DEMO).data))
+    merged = tomllib.loads(fragment.read_text("utf-8"))
+    data["id"] = name + ("-broken" if extra else "")
+    data["gate_upstreams"] = merged["gate_upstreams"]
+    data["upstreams"][upstream] = {**merged["upstreams"][upstream], "commit": commit}
+    harness = merged["harnesses"][upstream]
+    data["harnesses"][upstream] = {**harness, "command": [*harness["command"], *extra]}
+    return pin_set_source(data, "gated pins")
+
+
+def run_gated(out: Path, mirrors: Mapping[str, Path], pins: PinSetSource) -> Verdict:
+    """`audit run` of ``pins`` against the reference endpoint, into ``out``; its verdict."""
+    from audit.demo import DEMO_DIGEST  # noqa: PLC0415 - the reference model's digest
+
+    with serve() as endpoint:
+        run_qualification(RunRequest(endpoint=endpoint.url, pins=pins, profile="full", out=out,
+                                     model_digest=DEMO_DIGEST, mirrors=mirrors))  # fmt: skip
+    return verify_bundle(out, pins=pins)
+
+
+def blob(bundle: Path, name: str) -> bytes:
+    """The bytes of the bundle's evidence entry ``name``."""
+    manifest = parse_manifest(open_source(bundle).manifest_bytes())
+    return (bundle / "blobs" / "sha256" / manifest.model.evidence[name].digest[7:]).read_bytes()
+
+
+def resealed(source: Path, target: Path, edit: Callable[[Files], None], pins: PinSetSource) -> Path:
+    """``source`` with its evidence edited and resealed, claiming what its replay under
+    ``pins`` finds (a forger's honest-looking claims): only the evidence differs."""
+    manifest, files = read_bundle(source)
+    edit(files)
+    draft = target.with_name(target.name + "-draft")
+    reseal(draft, manifest, files, {})
+    replay = verify_bundle(draft, pins=pins)
+    claims = Claims(
+        outcome=replay.outcome, result_validity=replay.result_validity,
+        profile_decision=replay.profile_decision, rankable=replay.rankable,
+        aggregate_score=replay.scores.aggregate, executed_weight=replay.scores.executed_weight,
+        component_scores={c: getattr(replay.scores, c) for c in manifest.claims.component_scores},
+    )  # fmt: skip
+    reseal(target, manifest, files, {"claims": claims.model_dump()})
+    return target
+
+
+def asks_a_sample(body: Any, endings: tuple[str, ...]) -> bool:
+    """Whether an exchange's request (its recorded body) sends an input ending with one of
+    ``endings`` (the end of a JSON string: the quote follows)."""
+    text = (body or {}).get("data", "")  # the request's bytes, as text
+    return any(f'{words}"' in text for words in endings)
