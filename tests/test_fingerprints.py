@@ -263,8 +263,11 @@ def test_a_changed_fingerprint_is_fallback_on_both_paths_and_in_audit_show(
     monkeypatch.setattr(verify._parallel, "BATCH_LINES", 1)
     assert verdict_json(verify_bundle(path, workers=2)) == verdict_json(verify_bundle(path))
 
-    assert main(["show", str(path), "--json"]) == 0
-    report = json.loads(capsys.readouterr().out)
+    # the resealed bundle still claims QUALIFIED: the check fails, as `audit verify`'s does
+    assert main(["show", str(path), "--json"]) == 1
+    shown = capsys.readouterr()
+    assert shown.err.startswith("audit show: the runner's claims differ from the replay")
+    report = json.loads(shown.out)
     forensic = report["forensic"]
     assert forensic["failed_part"] == "substitution"  # not isolation: no socket left the sandbox
     assert forensic["summary"].startswith(

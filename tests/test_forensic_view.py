@@ -234,6 +234,34 @@ def test_an_integrity_failure_leads_and_gets_no_aggregate(
     assert "aggregate had it held: not computed (integrity failed)" in out
 
 
+@pytest.mark.parametrize("entry", [TRANSPORT, "logs/runner.log"])
+def test_show_exits_1_on_an_integrity_failure_as_verify_does(
+    built_examples: dict[str, Path],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    entry: str,
+) -> None:
+    bundle = _tampered(built_examples, tmp_path, entry)
+    code, report = show_json(bundle, capsys)  # the report is printed, then the check fails
+    assert code == 1
+    assert report["forensic"]["failed_part"] == "integrity"
+    message = report["verdict"]["integrity"]["findings"][0]["message"]
+    assert main(["show", str(bundle)]) == 1
+    shown = capsys.readouterr()
+    assert shown.err == f"audit show: integrity failed: 1 finding(s); first: {message}\n"
+    assert shown.out.startswith(f"evidence bundle {bundle}\n")
+    assert main(["verify", str(bundle)]) == 1  # the two commands agree
+    assert capsys.readouterr().err == shown.err.replace("audit show:", "audit verify:")
+
+
+def test_show_exits_0_on_an_intact_bundle_whatever_its_verdict(
+    built_examples: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    for name in ("gx10-full-infra-error", "gx10-spark-quarantined", "gx10-full-not-qualified"):
+        assert main(["show", str(built_examples[name])]) == 0, name
+        assert capsys.readouterr().err == ""
+
+
 # --- 3. a task that ran out of time: slow model or hung agent ------------------------------------
 
 

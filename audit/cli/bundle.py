@@ -100,11 +100,17 @@ def register(commands: Subparsers) -> dict[str, Handler]:
     show = commands.add_parser(
         "show",
         help="a reviewer's view of one bundle",
-        description="Verify a bundle and show it for review: the verdict and its reasons; for a "
-        "result that is not a valid model decision, which part failed, its first evidence, what "
-        "the model had done before it, and the best and worst aggregate the run could have "
-        "reached; each gate with the evidence entries it read; the timeline against its limits; "
-        "the transport log summarized; the non-loopback socket attempts; checkouts and identity.",
+        description="Verify a bundle and show it for review, the answer first: the verdict and "
+        "its reasons; what broke (for a result that is not a valid model decision, which part "
+        "failed, its first evidence, what the model had done before it, and the best and worst "
+        "aggregate the run could have reached; a model substitution names the exchanges and the "
+        "model that answered them; a bundle that fails integrity leads with its first finding "
+        "and gets no aggregate; every task or component that ran out of time, with its "
+        "exchanges and whether the model or the agent was the slow one); then the scores; then "
+        "each gate; then the timeline against its limits, the transport log summarized, the "
+        "non-loopback socket attempts, the evidence each gate read (digests whole), checkouts "
+        "and identity. Exit 1, after the report, when the check fails as `audit verify`'s does "
+        "(integrity, signature, claims differing from the replay).",
         epilog=example("audit show build/demo/gx10-full-infra-error --html report.html"),
     )
     show.add_argument(
@@ -210,6 +216,10 @@ def _show(args: argparse.Namespace, out: Console, err: Console) -> int:
         print_json(report)
     else:
         render_show(report, out, args.path)
+    failed = failed_check(verdict)  # as `audit verify` decides: integrity, signature, claims
+    if failed is not None:
+        sys.stderr.write(f"{PROG} show: {failed}\n")
+        return EXIT_CHECK_FAILED
     return EXIT_OK
 
 
