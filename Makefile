@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
 .PHONY: demo test lint schema bench fuzz clean sandbox-tools browser-tools live-tools test-live \
-	harness-venv bfcl-venv
+	harness-venv bfcl-venv tasks-venv
 
 $(STAMP): requirements.lock requirements-dev.lock requirements-peer.lock \
 		requirements-peer-nodeps.lock pyproject.toml
@@ -133,10 +133,26 @@ $(BFCL_STAMP): requirements-bfcl.lock requirements-peer-nodeps.lock
 		--require-hashes --no-deps -r requirements-peer-nodeps.lock
 	touch $(BFCL_STAMP)
 
-test-live: $(STAMP) sandbox-tools $(LIVE_STAMP) $(HARNESS_STAMP) $(BFCL_STAMP)
+# The interpreter of the task harnesses (ADR 0027: Inspect AI 0.3.285 and lm-evaluation-harness
+# 0.4.13, its API models, no torch; audit run --harness-python NAME=.venv-tasks/bin/python),
+# hash-checked from requirements-tasks.lock, --no-deps: the lock holds every dependency, and pip's
+# hash mode refuses an extra's requirement (dataproperty's typepy[datetime]) that it would resolve.
+TASKS_VENV  := .venv-tasks
+TASKS_STAMP := $(TASKS_VENV)/.installed
+
+tasks-venv: $(TASKS_STAMP)
+
+$(TASKS_STAMP): requirements-tasks.lock
+	$(PYTHON) -m venv $(TASKS_VENV)
+	$(TASKS_VENV)/bin/python -m pip install --quiet --disable-pip-version-check \
+		--require-hashes --no-deps -r requirements-tasks.lock
+	touch $(TASKS_STAMP)
+
+test-live: $(STAMP) sandbox-tools $(LIVE_STAMP) $(HARNESS_STAMP) $(BFCL_STAMP) $(TASKS_STAMP)
 	EVIDENCE_AUDIT_LIVE_PYTHON=$(CURDIR)/$(LIVE_VENV)/bin/python \
 	EVIDENCE_AUDIT_BFCL_PYTHON=$(CURDIR)/$(BFCL_VENV)/bin/python \
+	EVIDENCE_AUDIT_TASKS_PYTHON=$(CURDIR)/$(TASKS_VENV)/bin/python \
 		$(BIN)/python -m pytest -q -p no:cacheprovider -m live tests/live
 
 clean:
-	rm -rf $(VENV) $(HARNESS_VENV) $(BFCL_VENV) build
+	rm -rf $(VENV) $(HARNESS_VENV) $(BFCL_VENV) $(TASKS_VENV) build
