@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import copy
 import tomllib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +18,15 @@ from tests.data.hostile.kit import Files, read_bundle, reseal
 from verify import parse_manifest, verify_bundle
 from verify._source import open_source
 
-__all__ = ["asks_a_sample", "blob", "merged_pins", "resealed", "run_gated"]
+__all__ = [
+    "HOSTILE_VALUES",
+    "asks_a_sample",
+    "blob",
+    "every_field_replaced",
+    "merged_pins",
+    "resealed",
+    "run_gated",
+]
 
 
 def merged_pins(fragment: Path, upstream: str, commit: str, name: str, *extra: str) -> PinSetSource:
@@ -74,3 +82,43 @@ def asks_a_sample(body: Any, endings: tuple[str, ...]) -> bool:
     ``endings`` (the end of a JSON string: the quote follows)."""
     text = (body or {}).get("data", "")  # the request's bytes, as text
     return any(f'{words}"' in text for words in endings)
+
+
+HOSTILE_VALUES: tuple[Any, ...] = (None, True, -1, 2, 1e308, "", "x" * 300, [], {}, [1], {"a": 1})
+"""What a hostile harness output may hold where a reader expects something else."""
+
+
+def every_field_replaced(
+    document: Any, skip: frozenset[str] = frozenset(), depth: int = 5
+) -> Iterator[tuple[str, Any]]:
+    """Copies of a JSON ``document`` with one value (down to ``depth``, not under a key in
+    ``skip``, the first entry of each array) replaced by each of :data:`HOSTILE_VALUES`, or its
+    key removed: (where, copy)."""
+
+    def places(node: Any, path: tuple[Any, ...]) -> Iterator[tuple[Any, ...]]:
+        if len(path) >= depth:
+            return
+        children = (
+            [(k, v) for k, v in node.items() if k not in skip] if isinstance(node, dict)
+            else [(0, node[0])] if isinstance(node, list) and node else []
+        )  # fmt: skip
+        for key, child in children:
+            yield (*path, key)
+            yield from places(child, (*path, key))
+
+    for path in places(document, ()):
+        for value in (*HOSTILE_VALUES, _REMOVED):
+            changed = copy.deepcopy(document)
+            parent = changed
+            for key in path[:-1]:
+                parent = parent[key]
+            if value is _REMOVED:
+                if not isinstance(parent, dict):
+                    continue
+                del parent[path[-1]]
+            else:
+                parent[path[-1]] = value
+            yield ".".join(map(str, path)) + f" = {value!r:.20}", changed
+
+
+_REMOVED = object()

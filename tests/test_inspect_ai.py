@@ -26,7 +26,14 @@ from bundle_schema.errors import InvalidInput
 from bundle_schema.models import Verdict
 from pins import PinSetSource, pin_set_source
 from tests.data.hostile.kit import Files, put_json
-from tests.gate_kit import asks_a_sample, blob, merged_pins, resealed, run_gated
+from tests.gate_kit import (
+    asks_a_sample,
+    blob,
+    every_field_replaced,
+    merged_pins,
+    resealed,
+    run_gated,
+)
 from verify import verify_bundle
 from verify.harness_outputs import (
     MAX_TASK_LOG_BYTES,
@@ -251,6 +258,21 @@ def test_hostile_logs_are_one_located_refusal(case: str) -> None:
         read_outputs("inspect-ai", files, ["tool_instruction"])
     assert message in str(raised.value), str(raised.value)
     assert "\n" not in str(raised.value)
+
+
+def test_any_value_anywhere_reads_or_is_refused_never_crashes() -> None:
+    """Totality: each field the reader could look at (the log's first sample and reduction
+    among them) replaced by a hostile value, or removed, reads or is one located refusal."""
+    files = recorded()
+    skip = frozenset({"events", "messages", "attachments", "events_data", "plan", "stats"})
+    refused = 0
+    for where, changed in every_field_replaced(_log(files), skip):
+        try:
+            read_outputs("inspect-ai", {LOG: json.dumps(changed).encode()}, ["tool_instruction"])
+        except OutputsUnreadable as exc:
+            assert str(exc).startswith(("logs/", "inspect-ai: ")) and "\n" not in str(exc), where
+            refused += 1
+    assert refused > 100
 
 
 # --- the pin set ------------------------------------------------------------------------------

@@ -28,7 +28,14 @@ from bundle_schema.errors import InvalidInput
 from bundle_schema.models import Verdict
 from pins import PinSetSource, pin_set_source
 from tests.data.hostile.kit import Files, put_json
-from tests.gate_kit import asks_a_sample, blob, merged_pins, resealed, run_gated
+from tests.gate_kit import (
+    asks_a_sample,
+    blob,
+    every_field_replaced,
+    merged_pins,
+    resealed,
+    run_gated,
+)
 from verify import verify_bundle
 from verify.harness_outputs import (
     MAX_TASK_LOG_BYTES,
@@ -270,6 +277,28 @@ def test_hostile_outputs_are_one_located_refusal(case: str) -> None:
         read_outputs("lm-eval", files, ["tool_instruction"])
     assert message in str(raised.value), str(raised.value)
     assert "\n" not in str(raised.value)
+
+
+def test_any_value_anywhere_reads_or_is_refused_never_crashes() -> None:
+    """Totality: each field of the results, and of the first sample, replaced by a hostile
+    value or removed, reads or is one located refusal."""
+    files = recorded()
+    cases = [
+        (where, {**files, RESULTS: json.dumps(changed).encode()})
+        for where, changed in every_field_replaced(_report(files), frozenset({"configs"}))
+    ]
+    lines = files[SAMPLES].splitlines(keepends=True)
+    for where, changed in every_field_replaced(json.loads(lines[0])):
+        first = json.dumps(changed).encode() + b"\n"
+        cases.append((where, {**files, SAMPLES: first + b"".join(lines[1:])}))
+    refused = 0
+    for where, changed_files in cases:
+        try:
+            read_outputs("lm-eval", changed_files, ["tool_instruction"])
+        except OutputsUnreadable as exc:
+            assert str(exc).startswith((DIR, "lm-eval: ")) and "\n" not in str(exc), where
+            refused += 1
+    assert refused > 100
 
 
 # --- the pin set ------------------------------------------------------------------------------

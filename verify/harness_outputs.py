@@ -928,7 +928,7 @@ MAX_TASK_SAMPLES = 100_000
 MAX_TASK_FILES = 64
 """A run of more task logs (or lm-evaluation-harness results files) than this is refused."""
 _INSPECT_LOG = re.compile(r"^logs/[^/]{1,200}\.json$", re.IGNORECASE)
-_INSPECT_VALUES: Mapping[object, int] = {"C": 1, "I": 0}
+_INSPECT_VALUES: Mapping[str, int] = {"C": 1, "I": 0}
 """The sample score values this reader counts: Inspect's CORRECT and INCORRECT (a partial or a
 numeric value is no exact-match tally)."""
 
@@ -1002,12 +1002,13 @@ def _inspect_samples(log: dict[str, Any], name: str, scorer: str, n: int) -> tup
         if shown in ids:
             raise OutputsUnreadable(f"{where}: sample {shown!r} again (one epoch, one record each)")
         ids.append(shown)
-        if sample.get("epoch") != 1:
-            raise OutputsUnreadable(f"{where}: epoch {_show(sample.get('epoch'))}, not 1")
+        epoch = sample.get("epoch")
+        if type(epoch) is not int or epoch != 1:
+            raise OutputsUnreadable(f"{where}: epoch {_show(epoch)}, not 1")
         score = _object(_object(sample.get("scores"), f"{where}: scores").get(scorer),
                         f"{where}: scores.{scorer}")  # fmt: skip
         value = score.get("value")
-        if isinstance(value, bool) or value not in _INSPECT_VALUES:
+        if not isinstance(value, str) or value not in _INSPECT_VALUES:
             raise OutputsUnreadable(
                 f"{where}: scores.{scorer}.value {_show(value)} is neither 'C' nor 'I'"
             )
@@ -1058,7 +1059,7 @@ def _inspect_log(files: Files, name: str) -> tuple[str, str, str, Tally]:
     packages = _object(spec.get("packages"), f"{name}: eval.packages")
     version = _text(packages.get("inspect_ai"), f"{name}: eval.packages.inspect_ai", 64)
     epochs = _object(spec.get("config", {}), f"{name}: eval.config").get("epochs", 1)
-    if epochs != 1 or isinstance(epochs, bool):
+    if type(epochs) is not int or epochs != 1:
         raise OutputsUnreadable(f"{name}: eval.config.epochs {_show(epochs)}: this reader reads 1")
     results = _object(log.get("results"), f"{name}: results")
     n = _count(results.get("total_samples"), f"{name}: results.total_samples")
