@@ -59,6 +59,7 @@ schema: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks.verify_throughput
 	$(BIN)/python -m benchmarks.rank_shared
+	$(BIN)/python -m benchmarks.archive_scale --quick
 	$(BIN)/python -m benchmarks.bfcl_aggregate
 	$(BIN)/python -m benchmarks.lmspeed_score
 	$(BIN)/python -m benchmarks.observer_overhead

@@ -5,14 +5,14 @@ default engine writes.
 Three stages, so that every bundle digest is verified once and every file shared by several
 bundles is hashed once across the workers:
 
-1. **List** (one task per source): open the source, read its manifest's digest, and name the
-   identity (device, inode, size, mtime) of each of its blob files (directory bundles; a tar's
-   members are never shared).
+1. **List** (one task per chunk of up to :data:`MAX_CHUNK` sources): open each source, read
+   its manifest's digest, and name the identity (device, inode, size, mtime) of each of its
+   blob files (directory bundles; a tar's members are never shared).
 2. **Hash** (a few tasks): the files that more than one chosen bundle links, each once.
-3. **Verify** (one task per bundle digest, its first source in sorted order): a
-   :class:`~verify.BlobCache` seeded with the stage-2 digests of that bundle's shared files;
-   a file whose identity changed since is hashed again. The verdict's digest must be the one
-   listed, or the source is refused (it changed while the archive was verified).
+3. **Verify** (one task per chunk of bundle digests, each from its first source in sorted
+   order): a :class:`~verify.BlobCache` seeded with the stage-2 digests of that bundle's shared
+   files; a file whose identity changed since is hashed again. The verdict's digest must be the
+   one listed, or the source is refused (it changed while the archive was verified).
 
 The driver keeps the small keys (digests, sources, file identities); entries go to the
 :class:`~verify.archive.ArchiveWriter`'s spool as tasks finish. This module is imported only
@@ -80,6 +80,28 @@ def _verify(source: Source, digest: str, seed: list[tuple[FileKey, Hashed]], pin
     return judged
 
 
+def _list_many(sources: Sequence[Source]) -> list[_Listed]:
+    """Stage 1 for a chunk of sources: one task."""
+    return [_list(source) for source in sources]
+
+
+def _verify_many(items: Sequence[tuple[Source, str, list[tuple[FileKey, Hashed]]]], pins: Any
+                 ) -> list[Judged]:  # fmt: skip
+    """Stage 3 for a chunk of bundles: one task."""
+    return [_verify(source, digest, seed, pins) for source, digest, seed in items]
+
+
+MAX_CHUNK = 64
+"""The most sources one task takes: a task costs the scheduler about a millisecond, more than
+listing a small bundle, so small bundles go in chunks of up to this many, at least 8 chunks
+per worker so that the workers stay balanced."""
+
+
+def _chunks(count: int, workers: int) -> list[range]:
+    size = max(1, min(MAX_CHUNK, count // (8 * max(1, workers))))
+    return [range(i, min(count, i + size)) for i in range(0, count, size)]
+
+
 def _client(scheduler: str | None, workers: int | None) -> tuple[Any, Any]:
     """A client of the scheduler at ``scheduler``, or of a new LocalCluster (and the cluster)."""
     dask: Any = distributed  # Dask's API is untyped
@@ -122,42 +144,58 @@ def verify_on_dask(
             cluster.close()
 
 
-def _run(client: Any, sources: Sequence[Source], writer: ArchiveWriter, pins: Any) -> None:
-    listed = client.gather(client.map(_list, sources, pure=False))
-    chosen: dict[str, int] = {}  # digest -> index of its first source
-    others: dict[str, list[int]] = defaultdict(list)
+def _hash_shared(
+    client: Any, listed: list[_Listed], chosen: dict[str, int], workers: int
+) -> dict[FileKey, Hashed]:
+    """Stage 2: every file that more than one chosen bundle links, hashed once."""
     links: Counter[FileKey] = Counter()
     where: dict[FileKey, str] = {}
-    for index, (digest, reason, files) in enumerate(listed):
-        source = sources[index]
+    for index in chosen.values():
+        for key, file in listed[index][2]:
+            links[key] += 1
+            where.setdefault(key, file)
+    shared = sorted(key for key, count in links.items() if count > 1)
+    hashed: dict[FileKey, Hashed] = {}
+    if shared:
+        count = max(1, min(len(shared), 4 * workers))
+        batches = [[(key, where[key]) for key in shared[i::count]] for i in range(count)]
+        for batch in client.gather(client.map(_hash, batches, pure=False)):
+            hashed.update(batch)
+    return hashed
+
+
+def _run(client: Any, sources: Sequence[Source], writer: ArchiveWriter, pins: Any) -> None:
+    workers = len(client.scheduler_info()["workers"])
+    listed: list[_Listed] = []
+    chunked = [[sources[i] for i in part] for part in _chunks(len(sources), workers)]
+    for done in client.gather(client.map(_list_many, chunked, pure=False)):
+        listed += done
+    chosen: dict[str, int] = {}  # digest -> index of its first source
+    others: dict[str, list[int]] = defaultdict(list)
+    for index, (digest, reason, _) in enumerate(listed):
         if digest is None:
-            writer.add(Judged(shown(source), None, (reason or "").encode()))
+            writer.add(Judged(shown(sources[index]), None, (reason or "").encode()))
         elif digest in chosen:
             others[digest].append(index)
         else:
             chosen[digest] = index
-            for key, file in files:
-                links[key] += 1
-                where.setdefault(key, file)
-    shared = sorted(key for key, count in links.items() if count > 1)
-    hashed: dict[FileKey, Hashed] = {}
-    if shared:
-        parts = max(1, min(len(shared), 4 * len(client.scheduler_info()["workers"])))
-        batches = [[(key, where[key]) for key in shared[i::parts]] for i in range(parts)]
-        for batch in client.gather(client.map(_hash, batches, pure=False)):
-            hashed.update(batch)
-        writer.stats.hashed += len(hashed)
-    del where, links
+    hashed = _hash_shared(client, listed, chosen, workers)
+    writer.stats.hashed += len(hashed)
     pins_future = client.scatter(pins, broadcast=True) if pins is not None else None
-    futures = []
-    for digest, index in chosen.items():
-        seed = [(key, hashed[key]) for key, _ in listed[index][2] if key in hashed]
-        futures.append(client.submit(_verify, sources[index], digest, seed, pins_future,
-                                     pure=False))  # fmt: skip
+    items = [
+        (sources[i], digest, [(key, hashed[key]) for key, _ in listed[i][2] if key in hashed])
+        for digest, i in chosen.items()
+    ]
     del listed
+    futures = [
+        client.submit(_verify_many, [items[i] for i in part], pins_future, pure=False)
+        for part in _chunks(len(items), workers)
+    ]
+    del items
     completed: Any = distributed.as_completed
     for future in completed(futures):
-        writer.add(future.result())
+        for judged in future.result():
+            writer.add(judged)
         future.release()
     for digest, indices in others.items():
         pending = list(indices)

@@ -7,6 +7,7 @@ by byte ranges, ADR 0024).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 from collections.abc import Callable, Iterator
@@ -218,6 +219,14 @@ def _trace_findings(
     return trace_findings(digests, blobs, placements, intact)
 
 
+@functools.lru_cache(maxsize=16)
+def _shipped(pin_id: str) -> PinSetSource:
+    """A shipped pin set, parsed once per process: an archive's bundles name a few pin sets,
+    thousands of times (parsing one costs more than verifying a small bundle). A frozen value;
+    an unknown id is not cached, it raises each time."""
+    return load_builtin(pin_id)
+
+
 def _blob_files(source: BundleSource) -> list[Member]:
     """Every file under blobs/sha256/: hashing starts on them before the manifest is parsed."""
     return [m for p, m in source.members.items() if p.startswith(_BLOB_PREFIX)]
@@ -379,7 +388,7 @@ def _verify(
     findings += placed_record_findings(placements, records)
     findings += _trace_findings(manifest, source, placements, intact)
     evidence = assemble_evidence(manifest, records, placements)
-    judge = pins if pins is not None else load_builtin(manifest.model.pin_set.id)
+    judge = pins if pins is not None else _shipped(manifest.model.pin_set.id)
     oversize: list[str] = []
     read = _reader(manifest, source, intact, limits, oversize)
     findings += consistency_findings(
