@@ -22,6 +22,7 @@ import datetime as dt
 import hashlib
 import json
 import math
+import re
 import statistics
 import tomllib
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
@@ -380,7 +381,7 @@ def _gate_outputs(
     """Each supplementary harness's tallies and metrics re-read from its raw outputs (kept at
     its gate's place) with the runner's own reader; a component completed while its gate's raw
     outputs do not read is a record that disagrees with them."""
-    findings: list[Finding] = []
+    findings = _gate_records_unpinned(pins, names)
     for component, gates in sorted(pins.pins.gate_upstreams.items()):
         result = evidence.results.get(component)
         completed = result is not None and result.status == "COMPLETED"
@@ -420,6 +421,35 @@ def _gate_outputs(
             if completed and result is not None:
                 findings += _gate_metrics(result.metrics, parsed.metrics.get(component, {}),
                                           component, upstream)  # fmt: skip
+    return findings
+
+
+_GATE_RECORD = re.compile(r"^components/([^/]+)/gates/([^/]+)/([^/]+\.json)$")
+"""A gate's tallies record: at ``components/<component>/gates/<upstream>/<reader's file>``."""
+
+
+def _gate_records_unpinned(pins: PinSetSource, names: Collection[str]) -> list[Finding]:
+    """A gate's tallies where the pin set runs no such gate, or the file of another reader than
+    the gate's: never read into the diagnostics, a record that disagrees with the pin set (a
+    publisher could otherwise add the figures of a gate that never ran)."""
+    expected = {
+        gate_record(component, upstream, pins.pins.harnesses[upstream].parser)
+        for component, gates in pins.pins.gate_upstreams.items()
+        for upstream in gates
+    }
+    findings = []
+    for name in sorted(names):
+        match = _GATE_RECORD.match(name)
+        if match is None or name in expected:
+            continue
+        component, upstream, _ = match.groups()
+        findings.append(
+            _disagrees(
+                name,
+                f"gate tallies of {upstream!r} beside {component}, a gate the pin set "
+                f"{pins.id} does not run there (or another reader's file)",
+            )
+        )
     return findings
 
 
