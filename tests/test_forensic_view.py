@@ -179,6 +179,12 @@ def test_a_substitution_in_a_resealed_example_names_the_one_exchange(
     assert report.transport is not None
     assert report.transport.suspected_fallbacks == (streamed[1],)
     assert forensic.best_aggregate is not None  # the evidence is intact: bounds are computed
+    html = tmp_path / "report.html"
+    assert main(["show", str(path), "--html", str(html)]) == 0
+    page = html.read_text()
+    row = page[page.index('<tr id="substitution">') :]
+    assert row.startswith(f'<tr id="substitution"><th>answered by</th><td>{OTHER_MODEL} (expected')
+    assert f'<a href="#exchange-{streamed[1]}">exchange {streamed[1]}</a>' in row
 
 
 def test_a_socket_outside_the_sandbox_is_isolation_even_beside_a_fallback(
@@ -361,6 +367,12 @@ def test_a_timed_out_task_lists_its_exchanges_and_when_the_last_ended(
     flat = " ".join(out.split())
     assert f"task add-retry-policy TIMEOUT: {cause}: " in flat
     assert flat.index("task add-retry-policy TIMEOUT") < flat.index("scores (replayed")
+    html = tmp_path / "report.html"
+    main(["show", str(path), "--html", str(html)])
+    page = html.read_text()
+    table = page[page.index('<table id="timed-out">') :]
+    assert f"<tr><td>task add-retry-policy</td><td>{cause}</td><td>3: " in table
+    assert f'<a href="#exchange-{made[-1].id}">exchange {made[-1].id}</a>' in table
 
 
 def test_a_timed_out_task_of_a_run_that_ties_no_exchange_to_a_task_is_not_guessed(

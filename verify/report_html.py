@@ -1,6 +1,7 @@
 """One self-contained HTML file for a bundle's review (``audit show --html``): inline CSS, JS and
-SVG only, nothing fetched. The verdict banner, reasons, the forensic answer, score bars against
-their thresholds, a timeline chart, the gates table, a searchable and filterable transport log
+SVG only, nothing fetched. The verdict banner, reasons, the forensic answer (a substitution's
+model and exchanges), score bars against their thresholds, a timeline chart and what ran out of
+time (slow model or hung agent), the gates table, a searchable and filterable transport log
 with bodies and streamed-chunk timing, and the socket ledger. Each exchange's row is anchored
 (``#exchange-N``) and every "exchange N" in the reasons, the first evidence and the gates'
 reasons and evidence links to it (ADR 0020). The same report gives the same bytes."""
@@ -12,7 +13,14 @@ import re
 from collections.abc import Mapping, Sequence, Set
 from html import escape
 
-from bundle_schema.models import EvidenceRef, ShowReport, SocketLedgerEntry, TransportExchange
+from bundle_schema.models import (
+    EvidenceRef,
+    ExchangeIds,
+    ShowReport,
+    SocketLedgerEntry,
+    Substitution,
+    TransportExchange,
+)
 from verify.exchange import TRANSPORT_LOG
 from verify.gx10 import is_loopback
 from verify.render import describe_signature
@@ -118,9 +126,46 @@ def _reasons(report: ShowReport, ids: Set[int]) -> str:
             f"<tr><th>first evidence</th><td>{first}</td></tr>"
             f"<tr><th>the model before it</th><td>{_e(forensic.model_before)}</td></tr>"
             f"<tr><th>aggregate had it held</th><td>{_e(forensic.worst_aggregate)} to "
-            f"{_e(forensic.best_aggregate)}</td></tr></table></section>"
+            f"{_e(forensic.best_aggregate)}</td></tr>{_substitution(forensic.substitution, ids)}"
+            "</table></section>"
         )
     return f'<section id="reasons"><h2>Reasons</h2><ul>{items}</ul></section>{extra}'
+
+
+def _exchanges(found: ExchangeIds, ids: Set[int]) -> str:
+    """A count and the first few exchanges, each linked to its row."""
+    shown = ", ".join(_linked(f"exchange {n}", ids) for n in found.first)
+    more = f" and {found.count - len(found.first)} more" if found.count > len(found.first) else ""
+    return f"{found.count}: {shown}{more}" if found.count else "none"
+
+
+def _substitution(found: Substitution | None, ids: Set[int]) -> str:
+    if found is None:
+        return ""
+    how = "the reply's model" if found.by == "model" else "the reply's system_fingerprint"
+    return (
+        f'<tr id="substitution"><th>answered by</th><td>{_e(found.answered_by)} (expected '
+        f"{_e(found.expected)}; by {how})</td></tr>"
+        f"<tr><th>its exchanges</th><td>{_exchanges(found.exchanges, ids)}</td></tr>"
+    )
+
+
+def _timed_out(report: ShowReport, ids: Set[int]) -> str:
+    """Every task or component that ran out of time: slow model or hung agent, and why."""
+    rows = "".join(
+        f"<tr><td>{_e(t.kind)} {_e(t.name)}</td><td>{_e(t.timed_out.cause)}</td>"
+        f"<td>{_exchanges(t.timed_out.exchanges, ids)}</td>"
+        f"<td>{_linked(t.timed_out.explanation, ids)}</td></tr>"
+        for t in report.timeline
+        if t.timed_out is not None
+    )
+    if not rows:
+        return ""
+    return (
+        '<table id="timed-out"><thead><tr><th>ran out of time</th><th>cause</th>'
+        "<th>exchanges</th><th>why</th></tr></thead>"
+        f"<tbody>{rows}</tbody></table>"
+    )
 
 
 def _scores(report: ShowReport, thresholds: Mapping[str, float]) -> str:
@@ -166,7 +211,7 @@ def _seconds(timestamp: str) -> float | None:
         return None
 
 
-def _timeline(report: ShowReport) -> str:
+def _timeline(report: ShowReport, ids: Set[int]) -> str:
     spans = []
     untimed = []
     for item in report.timeline:
@@ -181,7 +226,10 @@ def _timeline(report: ShowReport) -> str:
         if untimed
         else ""
     )
-    return f'<section id="timeline"><h2>Timeline</h2>{_chart(spans)}{odd}{_tasks(report)}</section>'
+    return (
+        f'<section id="timeline"><h2>Timeline</h2>{_chart(spans)}{odd}{_tasks(report)}'
+        f"{_timed_out(report, ids)}</section>"
+    )
 
 
 def _chart(spans: Sequence[tuple[str, str, float, float]]) -> str:
@@ -337,7 +385,7 @@ def report_html(
         '<!doctype html><html lang="en"><head><meta charset="utf-8">'
         f"<title>{_e(v.outcome)}: {_e(v.run_id)}</title><style>{_CSS}</style></head><body>"
         f"{_banner(report)}<main>{_reasons(report, ids)}{_scores(report, thresholds)}"
-        f"{_timeline(report)}{_gates(report, ids)}"
+        f"{_timeline(report, ids)}{_gates(report, ids)}"
         f"{_transport(exchanges, report.model.runtime_model_id)}{_ledger(ledger)}</main>"
         f"<script>{_JS}</script></body></html>\n"
     )
