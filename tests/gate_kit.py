@@ -21,6 +21,8 @@ from verify._source import open_source
 __all__ = [
     "HOSTILE_VALUES",
     "asks_a_sample",
+    "assert_forgery_caught",
+    "assert_held_without_tallies",
     "blob",
     "every_field_replaced",
     "merged_pins",
@@ -75,6 +77,40 @@ def resealed(source: Path, target: Path, edit: Callable[[Files], None], pins: Pi
     )  # fmt: skip
     reseal(target, manifest, files, {"claims": claims.model_dump()})
     return target
+
+
+def assert_forgery_caught(
+    good_run: tuple[Path, PinSetSource, Verdict],
+    target: Path,
+    edit: Callable[[Files], None],
+    entry: str,
+    message: str,
+) -> None:
+    """The honest gated run, edited by ``edit`` and resealed: a ``record_disagrees`` finding on
+    ``entry`` whose message holds ``message``, and no QUALIFIED verdict."""
+    bundle, pins, _ = good_run
+    verdict = verify_bundle(resealed(bundle, target, edit, pins), pins=pins)
+    assert verdict.outcome == "INFRA_ERROR" and verdict.integrity.status == "failed"
+    found = [f for f in verdict.integrity.findings if f.code == "record_disagrees"]
+    assert any(f.entry == entry and message in f.message for f in found), found
+
+
+def assert_held_without_tallies(
+    good_run: tuple[Path, PinSetSource, Verdict], target: Path, tallies: str, upstream: str
+) -> Verdict:
+    """The honest gated run without its gate's tallies record: the component is held as
+    infrastructure by upstream_checkout, which names the missing record."""
+    bundle, pins, _ = good_run
+
+    def drop(files: Files) -> None:
+        del files[tallies]
+
+    verdict = verify_bundle(resealed(bundle, target, drop, pins), pins=pins)
+    gate = next(g for g in verdict.gates if g.id == "upstream_checkout")
+    assert gate.status == "infra"
+    assert f"tool_instruction completed without its {upstream} gate" in gate.reason
+    assert tallies in gate.reason
+    return verdict
 
 
 def asks_a_sample(body: Any, endings: tuple[str, ...]) -> bool:

@@ -30,13 +30,13 @@ from pins import PinSetSource, pin_set_source
 from tests.data.hostile.kit import Files, put_json
 from tests.gate_kit import (
     asks_a_sample,
+    assert_forgery_caught,
+    assert_held_without_tallies,
     blob,
     every_field_replaced,
     merged_pins,
-    resealed,
     run_gated,
 )
-from verify import verify_bundle
 from verify.harness_outputs import (
     MAX_TASK_LOG_BYTES,
     OutputsUnreadable,
@@ -429,10 +429,6 @@ def _other_model(files: Files) -> None:
     put_json(files, TALLIES, tallies)
 
 
-def _no_tallies(files: Files) -> None:
-    del files[TALLIES]
-
-
 @pytest.mark.parametrize(
     ("edit", "entry", "message"),
     [
@@ -450,22 +446,11 @@ def test_a_forged_record_is_caught_against_the_raw_outputs(
     entry: str,
     message: str,
 ) -> None:
-    bundle, pins, _ = good_run
-    forged = resealed(bundle, tmp_path / "forged", edit, pins)
-    verdict = verify_bundle(forged, pins=pins)
-    assert verdict.outcome == "INFRA_ERROR" and verdict.integrity.status == "failed"
-    found = [f for f in verdict.integrity.findings if f.code == "record_disagrees"]
-    assert any(f.entry == entry and message in f.message for f in found), found
+    assert_forgery_caught(good_run, tmp_path / "forged", edit, entry, message)
 
 
 def test_a_completed_component_without_its_gates_tallies_is_held_as_infrastructure(
     good_run: tuple[Path, PinSetSource, Verdict], tmp_path: Path
 ) -> None:
-    bundle, pins, _ = good_run
-    forged = resealed(bundle, tmp_path / "forged", _no_tallies, pins)
-    verdict = verify_bundle(forged, pins=pins)
-    gates = {g.id: g for g in verdict.gates}
-    assert gates["upstream_checkout"].status == "infra"
-    assert "tool_instruction completed without its lmeval gate" in gates["upstream_checkout"].reason
-    assert TALLIES in gates["upstream_checkout"].reason
+    verdict = assert_held_without_tallies(good_run, tmp_path / "forged", TALLIES, "lmeval")
     assert verdict.diagnostics.supplementary == ()
