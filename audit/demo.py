@@ -105,10 +105,10 @@ def run_demo(out: Path, console: Console, examples: Path = EXAMPLES_DIR) -> bool
         remove_bundle_dir(target)
         with tempfile.TemporaryDirectory(prefix="audit-demo-") as work:
             digest = build_example(run, target, Path(work), examples)
-        verdict = verify_bundle(target)
+        verdict = verify_bundle(target).verdict
         tar = out / f"{run.name}.tar"
         pack(target, tar)
-        tar_verdict = verify_bundle(tar)
+        tar_verdict = verify_bundle(tar).verdict
         rows.append(
             DemoRow(
                 name=run.name,
@@ -133,7 +133,7 @@ def run_demo(out: Path, console: Console, examples: Path = EXAMPLES_DIR) -> bool
     tampered = out / "tampered-copy"
     source = next((r for r in rows if r.name == TAMPERED), rows[0])
     entry = _tamper_copy(out / source.name, tampered)
-    caught = verify_bundle(tampered)
+    caught = verify_bundle(tampered).verdict
     detected = caught.integrity.status == "failed" and any(
         f.entry == entry for f in caught.integrity.findings
     )
@@ -229,7 +229,7 @@ def run_pipeline(out: Path, console: Console, scenario: str = "well-behaved",
                 run_id=f"demo-{scenario}",
             )  # fmt: skip
             digest = run_qualification(request, lambda step: console.print(f"  [dim]{step}[/]"))
-    verdict = verify_bundle(target, pins=pins)
+    verdict = verify_bundle(target, pins=pins).verdict
     render_verdict(verdict, console, str(target))
     got = (verdict.outcome, verdict.result_validity)
     held = got == chosen.expected and verdict.claims.match and verdict.bundle_digest == digest

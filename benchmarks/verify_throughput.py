@@ -76,8 +76,8 @@ def measure(label: str, root: Path, files: list[Path]) -> dict[str, float]:
         "bytes": float(total),
         "bare": best(lambda: bare_loop(files)),
         "sha256sum": best(sha256sum_check(root, files)),
-        "verify_1": best(lambda: verify_bundle(root, workers=1)),
-        "verify": best(lambda: verify_bundle(root)),
+        "verify_1": best(lambda: verify_bundle(root, workers=1).verdict),
+        "verify": best(lambda: verify_bundle(root).verdict),
     }
     mib = total / (1 << 20)
     print(f"\n{label}: {len(files)} blobs, {mib:.0f} MiB")

@@ -52,7 +52,7 @@ def run_gated(out: Path, mirrors: Mapping[str, Path], pins: PinSetSource) -> Ver
     with serve() as endpoint:
         run_qualification(RunRequest(endpoint=endpoint.url, pins=pins, profile="full", out=out,
                                      model_digest=DEMO_DIGEST, mirrors=mirrors))  # fmt: skip
-    return verify_bundle(out, pins=pins)
+    return verify_bundle(out, pins=pins).verdict
 
 
 def blob(bundle: Path, name: str) -> bytes:
@@ -68,7 +68,7 @@ def resealed(source: Path, target: Path, edit: Callable[[Files], None], pins: Pi
     edit(files)
     draft = target.with_name(target.name + "-draft")
     reseal(draft, manifest, files, {})
-    replay = verify_bundle(draft, pins=pins)
+    replay = verify_bundle(draft, pins=pins).verdict
     claims = Claims(
         outcome=replay.outcome, result_validity=replay.result_validity,
         profile_decision=replay.profile_decision, rankable=replay.rankable,
@@ -89,7 +89,7 @@ def assert_forgery_caught(
     """The honest gated run, edited by ``edit`` and resealed: a ``record_disagrees`` finding on
     ``entry`` whose message holds ``message``, and no QUALIFIED verdict."""
     bundle, pins, _ = good_run
-    verdict = verify_bundle(resealed(bundle, target, edit, pins), pins=pins)
+    verdict = verify_bundle(resealed(bundle, target, edit, pins), pins=pins).verdict
     assert verdict.outcome == "INFRA_ERROR" and verdict.integrity.status == "failed"
     found = [f for f in verdict.integrity.findings if f.code == "record_disagrees"]
     assert any(f.entry == entry and message in f.message for f in found), found
@@ -105,7 +105,7 @@ def assert_held_without_tallies(
     def drop(files: Files) -> None:
         del files[tallies]
 
-    verdict = verify_bundle(resealed(bundle, target, drop, pins), pins=pins)
+    verdict = verify_bundle(resealed(bundle, target, drop, pins), pins=pins).verdict
     gate = next(g for g in verdict.gates if g.id == "upstream_checkout")
     assert gate.status == "infra"
     assert f"tool_instruction completed without its {upstream} gate" in gate.reason

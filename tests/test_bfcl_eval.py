@@ -407,7 +407,7 @@ def test_a_forged_record_is_caught_against_the_raw_outputs(
 ) -> None:
     bundle, pins, _ = good_run
     forged = resealed(bundle, tmp_path / "forged", edit, pins)
-    verdict = verify_bundle(forged, pins=pins)
+    verdict = verify_bundle(forged, pins=pins).verdict
     assert verdict.outcome == "INFRA_ERROR" and verdict.integrity.status == "failed"
     found = [f for f in verdict.integrity.findings if f.code == "record_disagrees"]
     assert any(f.entry == entry and message in f.message for f in found), found
@@ -418,7 +418,7 @@ def test_a_completed_component_without_its_gates_tallies_is_held_as_infrastructu
 ) -> None:
     bundle, pins, _ = good_run
     forged = resealed(bundle, tmp_path / "forged", _no_tallies, pins)
-    verdict = verify_bundle(forged, pins=pins)
+    verdict = verify_bundle(forged, pins=pins).verdict
     gates = {g.id: g for g in verdict.gates}
     assert gates["upstream_checkout"].status == "infra"
     assert "tool_instruction completed without its bfcl gate" in gates["upstream_checkout"].reason

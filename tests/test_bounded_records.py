@@ -33,7 +33,7 @@ def _outcome(verify: Any, path: Path, args: list[str]) -> bytes:
 
 
 def _both(path: Path, args: list[str] = ()) -> tuple[bytes, bytes]:  # type: ignore[assignment]
-    bounded = _outcome(verify_bundle, path, list(args))
+    bounded = _outcome(lambda p, **o: verify_bundle(p, **o).verdict, path, list(args))
     full = _outcome(lambda p, **o: verify_with_evidence(p, **o)[0], path, list(args))
     return bounded, full
 
@@ -132,7 +132,7 @@ def helpers_for_every_log(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _with_helpers(path: Path, args: list[str] = ()) -> tuple[bytes, bytes]:  # type: ignore[assignment]
-    helped = _outcome(lambda p, **o: verify_bundle(p, workers=2, **o), path, list(args))
+    helped = _outcome(lambda p, **o: verify_bundle(p, workers=2, **o).verdict, path, list(args))
     full = _outcome(lambda p, **o: verify_with_evidence(p, **o)[0], path, list(args))
     return helped, full
 

@@ -24,7 +24,9 @@ from verify import parse_manifest, verify_bundle
 
 
 def test_examples_match_their_committed_digests(built_examples: dict[str, Path]) -> None:
-    built = {name: verify_bundle(path).bundle_digest for name, path in built_examples.items()}
+    built = {
+        name: verify_bundle(path).verdict.bundle_digest for name, path in built_examples.items()
+    }
     assert built == expected_digests(), (
         "example bundles drifted; if intended, rewrite examples/expected-digests.json from "
         "`audit demo` output"
@@ -56,7 +58,7 @@ def test_full_example_is_complete(built_examples: dict[str, Path]) -> None:
     assert len(manifest.upstreams) == 4 and all(u.clean for u in manifest.upstreams)
     pins = load_builtin("gx10-reference-v5")
     assert manifest.pin_set.digest == pins.digest
-    assert verify_bundle(built_examples["gx10-full-qualified"]).integrity.status == "ok"
+    assert verify_bundle(built_examples["gx10-full-qualified"]).verdict.integrity.status == "ok"
 
 
 def test_upstream_commits_are_deterministic_and_pinned(tmp_path: Path) -> None:

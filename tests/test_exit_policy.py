@@ -99,7 +99,7 @@ def test_a_folder_of_bundles_is_told_to_use_rank(
 
 
 def test_the_policy_is_the_clis_decision(full_bundle: Path) -> None:
-    verdict = verify_bundle(full_bundle)
+    verdict = verify_bundle(full_bundle).verdict
     assert failed_check(verdict) is None
     assert unmet_requirement(verdict, ["valid", "qualified"]) is None
     unmet = failed_check(verdict, ["rankable"])
@@ -110,6 +110,26 @@ def test_the_policy_is_the_clis_decision(full_bundle: Path) -> None:
     assert set(REQUIREMENTS) == {"rankable", "qualified", "valid", "signed"}
     blob = next((full_bundle / "blobs" / "sha256").iterdir())
     blob.write_bytes(blob.read_bytes() + b"\n")
-    tampered = verify_bundle(full_bundle)
+    tampered = verify_bundle(full_bundle).verdict
     failed = failed_check(tampered, ["rankable"])
     assert failed is not None and failed.startswith("integrity failed: 1 finding(s); first: ")
+
+
+def test_one_verification_holds_what_every_command_needs(full_bundle: Path) -> None:
+    """verify_bundle returns the verdict with the manifest, the pin set it was judged by and the
+    evidence the replay read: no command reads the manifest or loads the pins again."""
+    done = verify_bundle(full_bundle)
+    assert done.manifest.bundle_digest == done.verdict.bundle_digest
+    assert (done.pins.id, done.pins.digest) == (
+        done.verdict.pin_set.id,
+        done.verdict.pin_set.digest,
+    )
+    assert (done.integrity, done.signature) == (done.verdict.integrity, done.verdict.signature)
+    assert done.failed_check() is None and done.failed_check(["rankable"]) is not None
+    whole = verify_bundle(full_bundle, keep_evidence=True)
+    assert whole.verdict == done.verdict  # the same decision, bounded or not (ADR 0012)
+
+    def kept(exchanges: object) -> int:  # the bytes of the exchanges kept, as JSON
+        return sum(len(e.model_dump_json()) for e in exchanges or ())  # type: ignore[attr-defined]
+
+    assert kept(done.evidence.transport) < kept(whole.evidence.transport)  # reduced to facts

@@ -218,7 +218,7 @@ def _completions(path: Path) -> list[tuple[int, bool]]:
 
 
 def _both_paths(path: Path) -> bytes:
-    bounded = verdict_json(verify_bundle(path))
+    bounded = verdict_json(verify_bundle(path).verdict)
     assert bounded == verdict_json(verify_with_evidence(path)[0])
     return bounded
 
@@ -261,7 +261,9 @@ def test_a_changed_fingerprint_is_fallback_on_both_paths_and_in_audit_show(
 
     monkeypatch.setattr(verify._shell, "PARALLEL_FROM", 0)
     monkeypatch.setattr(verify._parallel, "BATCH_LINES", 1)
-    assert verdict_json(verify_bundle(path, workers=2)) == verdict_json(verify_bundle(path))
+    assert verdict_json(verify_bundle(path, workers=2).verdict) == verdict_json(
+        verify_bundle(path).verdict
+    )
 
     # the resealed bundle still claims QUALIFIED: the check fails, as `audit verify`'s does
     assert main(["show", str(path), "--json"]) == 1

@@ -59,7 +59,7 @@ def resealed(source: Path, target: Path, edit: Callable[[Files], None]) -> Path:
     edit(files)
     draft = target.with_name(target.name + "-draft")
     reseal(draft, manifest, files, {})
-    replay = verify_bundle(draft)
+    replay = verify_bundle(draft).verdict
     scores = replay.scores
     claims = Claims(
         outcome=replay.outcome,

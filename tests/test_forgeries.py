@@ -33,7 +33,7 @@ def test_the_honest_recording_is_qualified(
     context: Context, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     CONTROL(context, tmp_path / "control")
-    verdict = verify_bundle(tmp_path / "control")
+    verdict = verify_bundle(tmp_path / "control").verdict
     # recorded under the demo pins (the reference endpoint and harnesses): qualified, never ranked
     assert (verdict.outcome, verdict.rankable, verdict.integrity.status) == (
         "QUALIFIED", False, "ok"
@@ -49,7 +49,7 @@ def test_a_forgery_is_caught_and_never_qualified(
 ) -> None:
     forged = tmp_path / "forged"
     case.build(context, forged)  # type: ignore[attr-defined]
-    verdict = verify_bundle(forged)
+    verdict = verify_bundle(forged).verdict
     assert verdict.outcome != "QUALIFIED"
     assert not verdict.rankable
     assert DETAIL[case.name] in verdict.model_dump_json()  # type: ignore[attr-defined]

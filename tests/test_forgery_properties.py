@@ -123,7 +123,7 @@ def recording(tmp_path_factory: pytest.TempPathFactory) -> Recording:
     work = tmp_path_factory.mktemp("forgery-properties")
     path = record_reference_run(work / "recorded", work / "recording")
     manifest, files = read_bundle(path)
-    verdict = verify_bundle(path)
+    verdict = verify_bundle(path).verdict
     assert (verdict.outcome, verdict.integrity.status, verdict.claims.match) == (
         "QUALIFIED", "ok", True
     )  # fmt: skip
@@ -192,7 +192,7 @@ def _verify(recording: Recording, change: Change) -> Verdict | None:
     target = recording.scratch / str(next(recording.counter))
     try:
         reseal(target, recording.manifest, change.apply(recording.files), {})
-        return verify_bundle(target)
+        return verify_bundle(target).verdict
     except (InvalidInput, DefectiveBundle):
         return None
     finally:

@@ -47,12 +47,12 @@ def test_tallies_of_a_gate_not_run_are_a_finding(  # noqa: PLR0917
     record: dict[str, object],
 ) -> None:
     honest = built_examples["gx10-full-qualified"]
-    assert verify_bundle(honest).outcome == "QUALIFIED"
+    assert verify_bundle(honest).verdict.outcome == "QUALIFIED"
     manifest, files = read_bundle(honest)
     files[name] = (canonical_bytes(record), media)
     forged = tmp_path / "forged"
     reseal(forged, manifest, files, {})
-    verdict = verify_bundle(forged)
+    verdict = verify_bundle(forged).verdict
     assert verdict.outcome != "QUALIFIED"
     found = [f for f in verdict.integrity.findings if f.entry == name]
     assert [f.code for f in found] == ["record_disagrees"]

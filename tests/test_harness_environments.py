@@ -81,7 +81,7 @@ def test_a_harness_whose_interpreter_lacks_a_pinned_requirement_does_not_run(
 ) -> None:
     pins = _pins(["no-such-distribution==1.0"])
     bundle = _run(tmp_path, mirrors, pins)
-    verdict = verify_bundle(bundle, pins=pins)
+    verdict = verify_bundle(bundle, pins=pins).verdict
     assert verdict.outcome == "INFRA_ERROR"
     assert any(
         r.startswith("coding failed: sparkbench: its interpreter ")
@@ -102,7 +102,7 @@ def test_a_completed_component_needs_its_requirements_in_the_recorded_environmen
     # named relative to where audit run was started; the harness runs in its checkout
     relative = os.path.relpath(sys.executable)
     bundle = _run(tmp_path, mirrors, pins, harness_python={"sparkbench": relative})
-    verdict = verify_bundle(bundle, pins=pins)
+    verdict = verify_bundle(bundle, pins=pins).verdict
     assert (verdict.outcome, verdict.integrity.status) == ("QUALIFIED", "ok"), verdict.reasons
     assert "upstreams/sparkbench/environment.json" not in verdict.unread
     manifest, files = read_bundle(bundle)
@@ -111,7 +111,7 @@ def test_a_completed_component_needs_its_requirements_in_the_recorded_environmen
     recorded["distributions"] = [d for d in recorded["distributions"] if d != PYDANTIC]
     files[entry] = (json.dumps(recorded).encode(), files[entry][1])
     reseal(tmp_path / "forged", manifest, files, {})
-    forged = verify_bundle(tmp_path / "forged", pins=pins)
+    forged = verify_bundle(tmp_path / "forged", pins=pins).verdict
     assert forged.outcome == "INFRA_ERROR" and forged.integrity.status == "failed"
     (finding,) = (f for f in forged.integrity.findings if f.entry == entry)
     assert finding.message == (
@@ -120,5 +120,5 @@ def test_a_completed_component_needs_its_requirements_in_the_recorded_environmen
     )
     del files[entry]
     reseal(tmp_path / "dropped", manifest, files, {})
-    dropped = verify_bundle(tmp_path / "dropped", pins=pins)
+    dropped = verify_bundle(tmp_path / "dropped", pins=pins).verdict
     assert any("no readable environment record" in f.message for f in dropped.integrity.findings)

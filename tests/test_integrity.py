@@ -239,7 +239,7 @@ def test_json_lines_record_with_a_blank_line(full_bundle: Path, verdict: Verify)
 
 
 def test_record_over_the_cap(full_bundle: Path) -> None:
-    found = verify_bundle(full_bundle, limits=Limits(max_record_line=64)).integrity.findings
+    found = verify_bundle(full_bundle, limits=Limits(max_record_line=64)).verdict.integrity.findings
     assert {f.entry for f in found} >= {TRANSPORT, RESULT}
     # records over the cap are invalid; raw outputs and listings over it cannot be checked
     # against the records derived from them, which is a finding too
@@ -305,7 +305,10 @@ def test_verdict_json_is_identical_across_runs_and_forms(
 
 
 def test_single_worker_and_many_workers_agree(full_bundle: Path) -> None:
-    assert verify_bundle(full_bundle, workers=1) == verify_bundle(full_bundle, workers=4)
+    assert (
+        verify_bundle(full_bundle, workers=1).verdict
+        == verify_bundle(full_bundle, workers=4).verdict
+    )
 
 
 def test_many_blobs_take_the_process_path_and_agree(tmp_path: Path) -> None:
@@ -316,13 +319,16 @@ def test_many_blobs_take_the_process_path_and_agree(tmp_path: Path) -> None:
     pack(root, tmp_path / "many.tar")
     processes = 3  # two helper processes; the caller keeps a core
     for target in (root, tmp_path / "many.tar"):
-        assert verify_bundle(target, workers=processes) == verify_bundle(target, workers=1)
-        assert verify_bundle(target, workers=2) == verify_bundle(target, workers=1)
-        assert verify_bundle(target, workers=processes).integrity.status == "ok"
+        assert (
+            verify_bundle(target, workers=processes).verdict
+            == verify_bundle(target, workers=1).verdict
+        )
+        assert verify_bundle(target, workers=2).verdict == verify_bundle(target, workers=1).verdict
+        assert verify_bundle(target, workers=processes).verdict.integrity.status == "ok"
     manifest = parse_manifest((root / "manifest.json").read_bytes()).model
     victim = root / blob_path(manifest.evidence["logs/part-0077.txt"].digest)
     victim.write_bytes(b"line 78\n")
-    found = verify_bundle(root, workers=processes).integrity.findings
+    found = verify_bundle(root, workers=processes).verdict.integrity.findings
     assert [(f.code, f.entry) for f in found] == [("digest_mismatch", "logs/part-0077.txt")]
 
 

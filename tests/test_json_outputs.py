@@ -67,10 +67,10 @@ def test_run_json_is_a_run_result_document(
         signed = _document(capsysbinary.readouterr().out, "run-result")
     assert isinstance(plain, RunResult) and isinstance(signed, RunResult)
     assert (plain.bundle, plain.signature) == (str(tmp_path / "plain"), None)
-    assert plain.bundle_digest == verify_bundle(tmp_path / "plain").bundle_digest
+    assert plain.bundle_digest == verify_bundle(tmp_path / "plain").verdict.bundle_digest
     assert signed.bundle == str(tmp_path / "signed")
     assert signed.signature == str(tmp_path / "signed" / MANIFEST_SIGNATURE)
-    assert signed.bundle_digest == verify_bundle(tmp_path / "signed").bundle_digest
+    assert signed.bundle_digest == verify_bundle(tmp_path / "signed").verdict.bundle_digest
 
 
 def test_rejudge_json_is_a_rejudge_report_document(

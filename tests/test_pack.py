@@ -64,8 +64,8 @@ def test_pack_unpack_round_trip(full_bundle: Path, tmp_path: Path) -> None:
             assert (
                 tmp_path / "out" / path.relative_to(full_bundle)
             ).read_bytes() == path.read_bytes()
-    assert verify_bundle(tmp_path / "out").bundle_digest == result.bundle_digest
-    assert verify_bundle(tmp_path / "b.tar").integrity.status == "ok"
+    assert verify_bundle(tmp_path / "out").verdict.bundle_digest == result.bundle_digest
+    assert verify_bundle(tmp_path / "b.tar").verdict.integrity.status == "ok"
     pack(tmp_path / "out", tmp_path / "again.tar")
     assert (tmp_path / "again.tar").read_bytes() == (tmp_path / "b.tar").read_bytes()
 
@@ -120,7 +120,7 @@ def test_unpack_of_a_tar_made_by_tar_with_directory_entries(
         for blob in sorted((full_bundle / "blobs" / "sha256").iterdir()):
             archive.add(blob, arcname=f"blobs/sha256/{blob.name}")
     unpack(tmp_path / "b.tar", tmp_path / "out")
-    assert verify_bundle(tmp_path / "out").integrity.status == "ok"
+    assert verify_bundle(tmp_path / "out").verdict.integrity.status == "ok"
     shutil.rmtree(tmp_path / "out")
 
 
@@ -137,6 +137,6 @@ def test_pack_writes_through_no_planted_link_and_leaves_no_temp(
     pack(full_bundle, out / "b.tar")
     assert victim.read_text() == "precious"
     assert not (out / "b.tar").is_symlink()
-    assert verify_bundle(out / "b.tar").integrity.status == "ok"
+    assert verify_bundle(out / "b.tar").verdict.integrity.status == "ok"
     left = sorted(p.name for p in out.iterdir())
     assert left == [".b.tar.tmp-0000000000000000", ".b.tar.tmp-pack", "b.tar"]

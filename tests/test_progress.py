@@ -71,7 +71,7 @@ def test_hashing_one_large_file_advances_every_step_before_it_is_done(tmp_path: 
 
 def test_verify_progress_moves_while_the_large_blob_is_hashed(big_bundle: Path) -> None:
     recorder = Recorder()
-    verdict = verify_bundle(big_bundle, workers=2, progress=recorder.factory)
+    verdict = verify_bundle(big_bundle, workers=2, progress=recorder.factory).verdict
     assert verdict.integrity.status == "ok"
     assert recorder.total == _blob_bytes(big_bundle)
     assert recorder.after[-1] == recorder.total  # the advances add up to the bytes hashed
@@ -85,7 +85,7 @@ def test_helper_processes_report_what_they_hash(tmp_path: Path) -> None:
     assert len(blobs) >= PROCESS_THRESHOLD
     write_small_bundle(root, blobs, durable=False)
     recorder = Recorder()
-    verdict = verify_bundle(root, workers=3, progress=recorder.factory)
+    verdict = verify_bundle(root, workers=3, progress=recorder.factory).verdict
     assert verdict.integrity.status == "ok"
     assert recorder.after[-1] == recorder.total == _blob_bytes(root)
     assert len(recorder.after) >= 4, recorder.after
@@ -104,7 +104,7 @@ def test_the_bar_is_drawn_on_the_console_it_is_given_and_nothing_on_stdout(
 ) -> None:
     terminal = Console(file=io.StringIO(), force_terminal=True, width=100)
     with ProgressBar(terminal) as bar:
-        verdict = verify_bundle(big_bundle, progress=bar.factory)
+        verdict = verify_bundle(big_bundle, progress=bar.factory).verdict
     assert verdict.integrity.status == "ok"
     assert "hashing blobs" in terminal.file.getvalue()  # type: ignore[attr-defined]
     assert capsys.readouterr() == ("", "")
@@ -161,7 +161,7 @@ def test_verify_json_draws_its_bar_on_a_terminal_stderr_and_keeps_stdout_json(
     code, out, terminal = _run_with_stderr_on_a_terminal(["verify", str(big_bundle), "--json"])
     assert code == 0
     assert b"hashing blobs" in terminal
-    assert out == verdict_json(verify_bundle(big_bundle))
+    assert out == verdict_json(verify_bundle(big_bundle).verdict)
     json.loads(out)
 
 

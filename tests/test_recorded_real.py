@@ -34,7 +34,7 @@ def unpacked(tmp_path_factory: pytest.TempPathFactory) -> Bundle:
 
 @pytest.fixture(scope="module")
 def verdict() -> dict[str, Any]:
-    return json.loads(verify_bundle(TAR).model_dump_json())
+    return json.loads(verify_bundle(TAR).verdict.model_dump_json())
 
 
 def test_the_recorded_bundle_is_whole_and_its_claims_are_the_replay(

@@ -41,7 +41,7 @@ def run(
             "mirrors": mirrors,
         }
         run_qualification(RunRequest(**(fields | changes)))  # type: ignore[arg-type]
-    return verify_bundle(tmp_path / "bundle", pins=pins)
+    return verify_bundle(tmp_path / "bundle", pins=pins).verdict
 
 
 def test_a_full_run_qualifies_and_its_claims_are_the_replay(
@@ -74,7 +74,7 @@ def test_every_demo_scenario_ends_as_its_scoring_generation_prescribes(
 ) -> None:
     assert run_pipeline(tmp_path, Console(width=100), scenario)
     chosen = SCENARIOS[scenario]
-    verdict = verify_bundle(tmp_path / f"run-{scenario}", pins=chosen.pins())
+    verdict = verify_bundle(tmp_path / f"run-{scenario}", pins=chosen.pins()).verdict
     assert (verdict.outcome, verdict.result_validity) == chosen.expected
     assert verdict.claims.match
     assert "as gx10-qualification-v5 prescribes" in capsys.readouterr().out
@@ -82,7 +82,7 @@ def test_every_demo_scenario_ends_as_its_scoring_generation_prescribes(
 
 def test_the_outside_attempt_is_in_the_ledger(tmp_path: Path) -> None:
     assert run_pipeline(tmp_path, Console(width=100), "non-local")
-    verdict = verify_bundle(tmp_path / "run-non-local")
+    verdict = verify_bundle(tmp_path / "run-non-local").verdict
     isolation = next(g for g in verdict.gates if g.id == "network_isolation")
     assert isolation.reason.endswith("tried 93.184.216.34:443 (ENETUNREACH)")
 

@@ -88,7 +88,7 @@ def test_a_harness_output_whose_name_starts_with_a_dot_is_kept(
     manifest = parse_manifest(open_source(tmp_path / "bundle").manifest_bytes()).model
     assert "components/coding/raw/x_2efile_5flocks/model.lock" in manifest.evidence
     assert "components/coding/raw/xnotes_20_c3_bc.txt" in manifest.evidence
-    verdict = verify_bundle(tmp_path / "bundle", pins=pins)
+    verdict = verify_bundle(tmp_path / "bundle", pins=pins).verdict
     assert (verdict.outcome, verdict.integrity.status) == ("QUALIFIED", "ok")
 
 
@@ -96,7 +96,7 @@ def test_two_outputs_the_bundle_names_alike_fail_the_component_with_both_names(
     tmp_path: Path, mirrors: dict[str, Path]
 ) -> None:
     pins = _smoke(tmp_path, mirrors, ["Extra.txt", "extra.txt"])  # a bundle: judged
-    verdict = verify_bundle(tmp_path / "bundle", pins=pins)
+    verdict = verify_bundle(tmp_path / "bundle", pins=pins).verdict
     assert (verdict.outcome, verdict.result_validity) == ("INFRA_ERROR", "INFRA_FAILURE")
     assert (
         "coding failed: sparkbench wrote 'Extra.txt' and 'extra.txt', which the bundle names "

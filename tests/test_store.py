@@ -36,7 +36,7 @@ def test_seal_returns_the_digest_of_the_manifest_bytes(tmp_path: Path) -> None:
     assert digest == digest_of(data)
     parsed = parse_manifest(data)
     assert parsed.model.content_digest == content_digest(parsed.value)
-    assert verify_bundle(tmp_path / "b").integrity.status == "ok"
+    assert verify_bundle(tmp_path / "b").verdict.integrity.status == "ok"
 
 
 def test_same_content_gives_the_same_digest(tmp_path: Path) -> None:
@@ -137,6 +137,6 @@ def test_a_shared_store_keeps_each_blob_once(tmp_path: Path) -> None:
     assert kept.stat().st_mode & 0o777 == 0o444
     assert len(list((store / "blobs" / "sha256").iterdir())) == 3  # shared, one, two
     for run, digest in zip(("one", "two"), digests, strict=True):
-        verdict = verify_bundle(tmp_path / run)
+        verdict = verify_bundle(tmp_path / run).verdict
         assert verdict.integrity.status == "ok"
         assert verdict.bundle_digest == digest

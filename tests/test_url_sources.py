@@ -136,8 +136,8 @@ def test_file_and_http_give_the_verdict_bytes_of_the_disk(
         assert _cli(["verify", url, "--json"], capsysbinary) == (0, local, ""), url
     # every example, through the library, from HTTP
     for example in sorted(published.glob("gx10-*.tar")):
-        assert verdict_json(verify_bundle(url_of(server, example))) == verdict_json(
-            verify_bundle(example)
+        assert verdict_json(verify_bundle(url_of(server, example)).verdict) == verdict_json(
+            verify_bundle(example).verdict
         )
 
 
@@ -182,7 +182,10 @@ def test_show_diff_rank_and_unpack_take_urls(
     assert (code, err) == (0, "")
     assert url in out.decode()
     assert _cli(["unpack", url, "-o", str(tmp_path / "unpacked")], capsysbinary)[0] == 0
-    assert verify_bundle(tmp_path / "unpacked").bundle_digest == verify_bundle(tar).bundle_digest
+    assert (
+        verify_bundle(tmp_path / "unpacked").verdict.bundle_digest
+        == verify_bundle(tar).verdict.bundle_digest
+    )
     vsa = tmp_path / "vsa.json"
     assert _cli(["verify", url, "--vsa", str(vsa)], capsysbinary)[0] == 0
     assert json.loads(vsa.read_bytes())["predicate"]["resourceUri"] == url
@@ -201,7 +204,7 @@ def test_the_listing_reads_headers_not_the_large_blob(published: Path, server: R
     assert listing < 512 << 10, listing  # headers and the manifest: not the 48 MiB blob
     assert len(server.requests) <= 4, server.requests
     server.reset()
-    assert verify_bundle(url).integrity.status == "ok"
+    assert verify_bundle(url).verdict.integrity.status == "ok"
     size = tar.stat().st_size
     # hashing reads the tar once, in blocks; the records come from what was received
     assert size <= server.sent < size + (1 << 20), (server.sent, size)
@@ -212,7 +215,7 @@ def test_the_listing_reads_headers_not_the_large_blob(published: Path, server: R
 def test_a_small_tar_is_one_request(published: Path, server: RangeServer) -> None:
     tar = published / "gx10-spark-quarantined.tar"
     assert tar.stat().st_size <= 64 << 10
-    assert verify_bundle(url_of(server, tar)).integrity.status == "ok"
+    assert verify_bundle(url_of(server, tar)).verdict.integrity.status == "ok"
     assert len(server.requests) == 1
 
 
@@ -276,7 +279,9 @@ def test_a_server_that_lies_fails_closed_with_a_located_line(
 def test_a_redirect_on_the_same_origin_is_followed(published: Path, server: RangeServer) -> None:
     server.lie = "redirect-here"
     tar = published / f"{FULL}.tar"
-    assert verdict_json(verify_bundle(url_of(server, tar))) == verdict_json(verify_bundle(tar))
+    assert verdict_json(verify_bundle(url_of(server, tar)).verdict) == verdict_json(
+        verify_bundle(tar).verdict
+    )
     redirects = [r for r in server.requests if r.status == 307]
     assert len(redirects) == 1  # followed once: later ranges go where it led
 

@@ -9,7 +9,7 @@ from verify._consistency import git_blob_id
 from verify._core import ParsedManifest, parse_manifest
 from verify._hashing import BlobCache, default_workers, hash_members
 from verify._remote import url_snapshots
-from verify._shell import verify_bundle, verify_with_evidence
+from verify._shell import Verification, verify_bundle, verify_with_evidence
 from verify._source import DEFAULT_LIMITS, BundleSource, HostileArchive, Limits, Member, open_source
 from verify._version import VERSION
 from verify.render import render_verdict, verdict_json
@@ -23,6 +23,7 @@ __all__ = [
     "Limits",
     "Member",
     "ParsedManifest",
+    "Verification",
     "default_workers",
     "git_blob_id",
     "hash_members",

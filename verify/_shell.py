@@ -10,7 +10,8 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 
 from pydantic import BaseModel
 
@@ -20,6 +21,7 @@ from bundle_schema.layout import BLOB_DIR, MANIFEST_SIGNATURE
 from bundle_schema.models import (
     Finding,
     Gx10Evidence,
+    Integrity,
     RunConfig,
     SignatureCheck,
     SocketLedgerEntry,
@@ -55,8 +57,9 @@ from verify._signature import (
 )
 from verify._source import DEFAULT_LIMITS, BundleSource, Limits, Member, open_source
 from verify._version import VERSION
+from verify.policy import failed_check
 
-__all__ = ["ProgressFactory", "verify_bundle", "verify_with_evidence"]
+__all__ = ["ProgressFactory", "Verification", "verify_bundle", "verify_with_evidence"]
 
 ProgressFactory = Callable[[int, int], Callable[[int], None] | None]
 """Given (blob count, total bytes), return a callback that advances by bytes, or None."""
@@ -232,6 +235,32 @@ def _blob_files(source: BundleSource) -> list[Member]:
     return [m for p, m in source.members.items() if p.startswith(_BLOB_PREFIX)]
 
 
+@dataclass(frozen=True)
+class Verification:
+    """What verifying one bundle decided, and what it was decided from: one object for every
+    command and library caller, so that none reads the manifest or loads the pins again."""
+
+    verdict: Verdict
+    evidence: Gx10Evidence
+    """The evidence the replay read (reduced to the gates' facts unless ``keep_evidence``)."""
+    manifest: ParsedManifest
+    pins: PinSetSource
+    """The pin set the run was judged by: the one given, else the shipped one it names."""
+
+    @property
+    def integrity(self) -> Integrity:
+        return self.verdict.integrity
+
+    @property
+    def signature(self) -> SignatureCheck:
+        return self.verdict.signature
+
+    def failed_check(self, require: Iterable[str] = ()) -> str | None:
+        """Why the check failed, as ``audit verify`` says it on one line, or None when it passed
+        (the one exit policy, :func:`verify.policy.failed_check`)."""
+        return failed_check(self.verdict, require)
+
+
 def verify_bundle(
     path: str | os.PathLike[str],
     *,
@@ -242,12 +271,12 @@ def verify_bundle(
     pins: PinSetSource | None = None,
     signature_policy: IdentityPolicy | None = None,
     cache: BlobCache | None = None,
-) -> Verdict:
+    keep_evidence: bool = False,
+) -> Verification:
     """Verify a bundle: manifest, every blob, every evidence record, then replay the run.
 
     Args:
-        path: a bundle directory or an uncompressed tar of one, or a tar's URL (``file://``,
-            ``http://``, ``https://``, ``s3://``; ADR 0024).
+        path: a bundle directory, an uncompressed tar of one, or a tar's URL.
         expect_digest: the bundle digest published for it, if known.
         workers: hashing processes or threads; default: the cores this process may run on.
         progress: makes a progress callback for long work (see :data:`ProgressFactory`).
@@ -256,15 +285,21 @@ def verify_bundle(
         signature_policy: who must have signed the bundle; without one a signature present is
             reported ``unchecked``.
         cache: digests of files already hashed (several bundles sharing a store's blobs).
+        keep_evidence: keep every record whole in :attr:`Verification.evidence` (what
+            ``audit show`` and ``--evidence-out`` need); by default the transport log and the
+            socket ledger are kept reduced to the facts the gates read, so that memory does not
+            grow with them (ADR 0012). The verdict is the same either way.
 
     Returns:
-        The verdict; its ``integrity.status`` is ``failed`` when any finding was made, its
-        ``signature.status`` is ``failed`` when a signature did not verify under the policy.
+        The :class:`Verification`: the verdict (its ``integrity.status`` is ``failed`` when any
+        finding was made, its ``signature.status`` ``failed`` when a signature did not verify
+        under the policy), the evidence the replay read, the manifest and the pin set judged by.
 
     Raises:
-        InvalidInput: the bundle was refused (unreadable, hostile, no valid manifest), or it
-            names a pin set that is not shipped and none was given; a URL that could not be
-            read consistently, at any point (ADR 0024: never a finding).
+        InvalidInput: the request was refused (no bundle at the path, a newer format version, a
+            pin set that is not shipped and none given); see ADR 0019.
+        DefectiveBundle: the bundle's own bytes are unsound before a verdict can be formed (a
+            hostile archive, a manifest that is not one).
     """
     with collector_paused():
         return _verify(
@@ -276,8 +311,8 @@ def verify_bundle(
             pins=pins,
             signature_policy=signature_policy,
             cache=cache,
-            bounded=True,
-        )[0]
+            bounded=not keep_evidence,
+        )
 
 
 def verify_with_evidence(
@@ -291,20 +326,20 @@ def verify_with_evidence(
     signature_policy: IdentityPolicy | None = None,
     cache: BlobCache | None = None,
 ) -> tuple[Verdict, Gx10Evidence]:
-    """Verify a bundle as :func:`verify_bundle` does, and also return the evidence the replay
-    read (the ``gx10-evidence`` document that ``audit score gx10`` replays on its own)."""
-    with collector_paused():
-        return _verify(
-            path,
-            expect_digest,
-            workers,
-            progress,
-            limits,
-            pins=pins,
-            signature_policy=signature_policy,
-            cache=cache,
-            bounded=False,
-        )
+    """:func:`verify_bundle` with ``keep_evidence``, as (verdict, evidence): the pair the
+    replay tooling (``audit score gx10``, the ranking) works with."""
+    done = verify_bundle(
+        path,
+        expect_digest=expect_digest,
+        workers=workers,
+        progress=progress,
+        limits=limits,
+        pins=pins,
+        signature_policy=signature_policy,
+        cache=cache,
+        keep_evidence=True,
+    )
+    return done.verdict, done.evidence
 
 
 def _published_manifest(data: bytes, expect_digest: str | None) -> ParsedManifest:
@@ -339,7 +374,7 @@ def _verify(
     signature_policy: IdentityPolicy | None,
     cache: BlobCache | None,
     bounded: bool,
-) -> tuple[Verdict, Gx10Evidence]:
+) -> Verification:
     """Verify; ``bounded``: keep each transport exchange reduced to its facts and only the
     socket ledger's facts (ADR 0012), so that memory does not grow with those records; the
     evidence returned is then not the whole evidence (the verdict is the same)."""
@@ -423,7 +458,7 @@ def _verify(
         ),
         ledger=ledger,
     )
-    return verdict, evidence
+    return Verification(verdict, evidence, manifest, judge)
 
 
 def _reader(

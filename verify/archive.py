@@ -216,7 +216,7 @@ def judge(source: Source, pins: Any, cache: BlobCache, workers: int | None = 1) 
     is a result, never raised."""
     hashed, reused = cache.hashed, cache.reused
     try:
-        verdict = verify_bundle(source, pins=pins, cache=cache, workers=workers)
+        verdict = verify_bundle(source, pins=pins, cache=cache, workers=workers).verdict
     except (EvidenceAuditError, OSError) as exc:
         reason = refusal_reason(source, exc).encode()
         return Judged(shown(source), None, reason, cache.hashed - hashed, cache.reused - reused)

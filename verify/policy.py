@@ -7,7 +7,7 @@ named is not met. A NOT_QUALIFIED or INFRA_ERROR verdict alone is not a failed c
 
 >>> from verify import verify_bundle
 >>> from verify.policy import failed_check
->>> failed_check(verify_bundle("bundle.tar"), require=["rankable"])  # doctest: +SKIP
+>>> failed_check(verify_bundle("bundle.tar").verdict, require=["rankable"])  # doctest: +SKIP
 'requirement not met: rankable: not rankable: ...'
 """
 

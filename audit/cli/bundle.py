@@ -6,7 +6,6 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
 from rich.console import Console
 from rich.table import Table
@@ -27,10 +26,8 @@ from audit.cli._common import (
 from bundle_schema import canonical_bytes
 from bundle_schema.errors import EXIT_CHECK_FAILED, EXIT_OK
 from bundle_schema.models import Gx10Evidence, ShowReport, Verdict
-from pins import load_builtin
 from verify import (
     ParsedManifest,
-    parse_manifest,
     render_verdict,
     verdict_json,
     verify_bundle,
@@ -158,25 +155,22 @@ def register(commands: Subparsers) -> dict[str, Handler]:
     return {"verify": _verify, "show": _show, "diff": _diff}
 
 
-def _bounded(path: str, **options: Any) -> tuple[Verdict, None]:
-    return verify_bundle(path, **options), None
-
-
 def _verify(args: argparse.Namespace, out: Console, err: Console) -> int:
     policy = signing.policy_from(args)
-    # without --evidence-out the bounded path: memory does not grow with the records (ADR 0012)
-    verify = verify_with_evidence if args.evidence_out else _bounded
     with ProgressBar(err) as bar:
-        verdict, evidence = verify(
+        done = verify_bundle(
             args.path,
             expect_digest=args.expect_digest,
             workers=args.workers,
             progress=bar.factory,
             pins=optional_pins(args.pins),
             signature_policy=policy,
+            # without --evidence-out bounded: memory does not grow with the records (ADR 0012)
+            keep_evidence=bool(args.evidence_out),
         )
-    if args.evidence_out and evidence is not None:
-        data = canonical_bytes(evidence.model_dump(mode="json")) + b"\n"
+    verdict = done.verdict
+    if args.evidence_out:
+        data = canonical_bytes(done.evidence.model_dump(mode="json")) + b"\n"
         write_atomically(Path(args.evidence_out), [data])
     if args.attest:
         signing.attest(verdict, args.attest)
@@ -187,7 +181,7 @@ def _verify(args: argparse.Namespace, out: Console, err: Console) -> int:
         sys.stdout.flush()
     else:
         render_verdict(verdict, out, args.path)
-    failed = failed_check(verdict, args.require)
+    failed = done.failed_check(args.require)
     if failed is not None:
         sys.stderr.write(f"{PROG} verify: {failed}\n")
         return EXIT_CHECK_FAILED
@@ -195,11 +189,11 @@ def _verify(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 
 def _show(args: argparse.Namespace, out: Console, err: Console) -> int:
-    pins = optional_pins(args.pins)
     policy = signing.policy_from(args)
-    verdict, evidence = verify_with_evidence(args.path, pins=pins, signature_policy=policy)
-    manifest = parse_manifest(open_source(args.path).manifest_bytes())
-    judged = pins or load_builtin(verdict.pin_set.id)
+    done = verify_bundle(
+        args.path, pins=optional_pins(args.pins), signature_policy=policy, keep_evidence=True
+    )
+    verdict, evidence, manifest, judged = done.verdict, done.evidence, done.manifest, done.pins
     report = show_report(verdict, evidence, manifest.model.evidence, judged)
     if args.html:
         bounds = judged.pins.thresholds.get(evidence.profile)
@@ -216,7 +210,7 @@ def _show(args: argparse.Namespace, out: Console, err: Console) -> int:
         print_json(report)
     else:
         render_show(report, out, args.path)
-    failed = failed_check(verdict)  # as `audit verify` decides: integrity, signature, claims
+    failed = done.failed_check()  # as `audit verify` decides: integrity, signature, claims
     if failed is not None:
         sys.stderr.write(f"{PROG} show: {failed}\n")
         return EXIT_CHECK_FAILED

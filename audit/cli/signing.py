@@ -419,7 +419,7 @@ def _verify_again(
         bundle_policy = IdentityPolicy(
             check.identity, check.issuer, _root_for(check.trusted_root, policy.trust)
         )
-    fresh = verify_bundle(args.bundle, pins=pins, signature_policy=bundle_policy)
+    fresh = verify_bundle(args.bundle, pins=pins, signature_policy=bundle_policy).verdict
     if check.status == "failed" and fresh.signature.status == "unchecked":
         # A failed check records no identity to check it under again: the bundle must still
         # carry a signature, and the attested failure stands for what that check found.
