@@ -13,6 +13,7 @@ from typing import Annotated, Literal
 
 from pydantic import (
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     StrictBool,
@@ -59,6 +60,20 @@ __all__ = [
 
 SCHEMA_VERSION = 1
 """The one document version this code writes and reads."""
+
+
+def _integer(value: object) -> object:
+    """An integer literal is an integer, never ``true`` or ``1.0`` (which Python's ``==`` and
+    pydantic's Literal would take for one): as strict as the committed schema's ``const``."""
+    if type(value) is not int:
+        raise ValueError(f"expected the integer, not {value!r}")
+    return value
+
+
+One = Annotated[Literal[1], BeforeValidator(_integer)]
+"""The integer 1, exactly."""
+SchemaVersion = One
+"""The one ``schema_version`` this code reads and writes."""
 
 MAX_SAFE_INTEGER = 2**53 - 1
 
@@ -184,7 +199,7 @@ class Manifest(_Model):
     docs/bundle-format.md); the bundle digest is the digest of the whole file.
     """
 
-    schema_version: Literal[1]
+    schema_version: SchemaVersion
     run_id: Identifier
     created_at: Timestamp
     runner: RunnerInfo
@@ -254,7 +269,7 @@ class Chunk(_Model):
 class TransportExchange(_Model):
     """One HTTP exchange between harness and model, as the observer saw it (one JSONL line)."""
 
-    schema_version: Literal[1]
+    schema_version: SchemaVersion
     id: Size
     component: Identifier | None = None
     started: Seconds
@@ -276,7 +291,7 @@ class TransportExchange(_Model):
 class SocketLedgerEntry(_Model):
     """One connect() attempt by any process of a sandboxed harness (one JSONL line)."""
 
-    schema_version: Literal[1]
+    schema_version: SchemaVersion
     seq: Size
     t: Seconds
     pid: Annotated[int, Field(strict=True, ge=1)]
@@ -291,7 +306,7 @@ class SocketLedgerEntry(_Model):
 class ComponentResult(_Model):
     """What one component produced: its status, raw outputs and headline metrics."""
 
-    schema_version: Literal[1]
+    schema_version: SchemaVersion
     component: Identifier
     status: Literal["COMPLETED", "PARTIAL", "FAILED", "QUARANTINED", "NOT_RUN"]
     started_at: Timestamp | None = None
@@ -305,7 +320,7 @@ class ComponentResult(_Model):
 class QuarantineMarker(_Model):
     """An upstream quarantine marker: authoritative, with the upstream reason and metrics."""
 
-    schema_version: Literal[1]
+    schema_version: SchemaVersion
     component: Identifier
     upstream_reason: Text
     provisional_metrics: dict[MetricName, Metric] = Field(default_factory=dict)
@@ -411,7 +426,7 @@ class InfermarkStreaming(_Model):
     concurrency-level wall: it is reported as E2E visible chunk/s, never as token/s.
     """
 
-    concurrency: Literal[1]
+    concurrency: One
     visible_chunks: Count
     wall_seconds: Seconds
     tokens_per_second: Annotated[float, Field(strict=True, ge=0)] | Count
@@ -472,7 +487,7 @@ class LedgerRecord(_Model):
 class RunConfig(_Model):
     """How the run was configured: its track, reasoning policy, observer and ledger."""
 
-    schema_version: Literal[1]
+    schema_version: SchemaVersion
     track: Literal["primary", "controlled"]
     reasoning_policy: ReasoningPolicy
     observer: ObserverRecord
@@ -491,7 +506,7 @@ class Gx10Evidence(_Model):
     missing record is null (or absent from its map), never an empty placeholder.
     """
 
-    schema_version: Literal[1]
+    schema_version: SchemaVersion
     run_id: Identifier
     created_at: Timestamp
     profile: Identifier
@@ -618,7 +633,7 @@ class Gx10Decision(_Model):
 class Gx10Replay(Gx10Decision):
     """The replay of one run's evidence document under a pin set (``audit score gx10``)."""
 
-    schema_version: Literal[1]
+    schema_version: SchemaVersion
     run_id: Identifier
 
 
@@ -645,7 +660,7 @@ class RankRow(_Model):
 class Ranking(_Model):
     """The public ranking under one pin set (seed 000), with everything else listed apart."""
 
-    schema_version: Literal[1]
+    schema_version: SchemaVersion
     pin_set: PinSetRef
     ranked: tuple[RankRow, ...]
     """Complete VALID / MEETS_PROFILE primary-track results of this exact pin set, in order."""
@@ -682,7 +697,7 @@ class RunDiff(_Model):
     commit are; the same verdict when the outcome, validity, profile decision and rankability
     are."""
 
-    schema_version: Literal[1]
+    schema_version: SchemaVersion
     a: DiffSide
     b: DiffSide
     same_deployment: StrictBool
@@ -746,7 +761,7 @@ class BfclPlan(_Model):
 class BfclScore(_Model):
     """A replayed BFCL aggregate: every category unrounded in [0, 1], null where not computable."""
 
-    schema_version: Literal[1]
+    schema_version: SchemaVersion
     scorer: Literal["bfcl"]
     scorer_version: Identifier
     aggregation: Literal["score-py", "bfcl-v4"]
@@ -863,7 +878,7 @@ class QualityCheck(_Model):
 class QualityPairsScore(_Model):
     """A replayed pair-mode measurement."""
 
-    schema_version: Literal[1]
+    schema_version: SchemaVersion
     scorer: Literal["quality-pairs"]
     scorer_version: Identifier
     pair_lines: tuple[QualityPairLine, ...]
@@ -903,7 +918,7 @@ class QualityDose(_Model):
 class QualityTasksScore(_Model):
     """A replayed task-mode measurement."""
 
-    schema_version: Literal[1]
+    schema_version: SchemaVersion
     scorer: Literal["quality-tasks"]
     scorer_version: Identifier
     axis: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_-]{1,64}$")]
@@ -935,7 +950,7 @@ class QualityTasksFiles(_Model):
 class QualityMeasurement(_Model):
     """A paired-substrate measurement: every file the protocol conditions are judged from."""
 
-    schema_version: Literal[1]
+    schema_version: SchemaVersion
     pairs: QualityPairsFiles
     tasks: QualityTasksFiles
     working_dose: Dose
@@ -958,7 +973,7 @@ class QualityCondition(_Model):
 class QualityProtocolReport(_Model):
     """The paired-substrate protocol judged from a replayed measurement."""
 
-    schema_version: Literal[1]
+    schema_version: SchemaVersion
     scorer: Literal["quality-protocol"]
     scorer_version: Identifier
     verdict: Literal["a gain", "a style gain at a cost", "no measured gain", "incomplete"]
@@ -1006,7 +1021,7 @@ class LmspeedMetric(_Model):
 class LmspeedCatalog(_Model):
     """The versioned catalog of metrics that Category Score V3 may use."""
 
-    schema_version: Literal[1]
+    schema_version: SchemaVersion
     methodology: Literal["category-score-v3.0"]
     version: Identifier
     metrics: tuple[LmspeedMetric, ...]
@@ -1040,7 +1055,7 @@ class LmspeedResult(_Model):
 class LmspeedResults(_Model):
     """The results of one scoring run: its date, its models and every collected result."""
 
-    schema_version: Literal[1]
+    schema_version: SchemaVersion
     run_date: IsoDate
     models: tuple[LmspeedModel, ...]
     results: tuple[LmspeedResult, ...]
@@ -1109,7 +1124,7 @@ class LmspeedCategoryScore(_Model):
 class LmspeedScore(_Model):
     """A replayed Category Score V3 run. There is no average across categories."""
 
-    schema_version: Literal[1]
+    schema_version: SchemaVersion
     scorer: Literal["lmspeed"]
     scorer_version: Identifier
     methodology: Literal["category-score-v3.0"]
@@ -1189,7 +1204,7 @@ class SignatureCheck(_Model):
 class Verdict(Gx10Decision):
     """The verifier's verdict on one bundle: integrity, signature, then the replay of seed 000."""
 
-    schema_version: Literal[1]
+    schema_version: SchemaVersion
     bundle_digest: Digest
     run_id: Identifier
     integrity: Integrity
@@ -1319,7 +1334,7 @@ class VsaStatement(_Statement):
 class AttestationReport(_Model):
     """``audit verify-attestation``: the signature over an attestation, and what it attests."""
 
-    schema_version: Literal[1]
+    schema_version: SchemaVersion
     signature: SignatureCheck
     bundle_digest: Digest | None
     verdict: Verdict | None
@@ -1443,7 +1458,7 @@ class TransportSummary(_Model):
 class ShowReport(_Model):
     """Everything ``audit show`` presents about one bundle."""
 
-    schema_version: Literal[1]
+    schema_version: SchemaVersion
     verdict: Verdict
     forensic: ForensicAnswer | None
     gates: tuple[GateView, ...]
@@ -1497,7 +1512,7 @@ class ExchangeView(_Model):
     """One recorded exchange as ``audit show --exchange N`` presents it: the record as it is in
     the transport log, the facts of its bodies and chunks, and the evidence that cites it."""
 
-    schema_version: Literal[1]
+    schema_version: SchemaVersion
     bundle_digest: Digest
     failed_check: Text | None
     """Why the bundle's verification failed (integrity, signature, claims), or null."""
@@ -1537,7 +1552,7 @@ Sources = Annotated[str, StringConstraints(min_length=1, max_length=1 << 20)]
 class RunResult(_Model):
     """What ``audit run --json`` prints once the bundle is sealed (and, with ``--sign``, signed)."""
 
-    schema_version: Literal[1]
+    schema_version: SchemaVersion
     bundle: CommandPath
     """The bundle directory, as given with ``--out``."""
     bundle_digest: Digest
@@ -1579,7 +1594,7 @@ class RejudgeReport(_Model):
     """What ``audit rejudge --json`` prints: the runs of an archive whose verdict changes under
     another pin set. Each bundle counts once, by bundle digest."""
 
-    schema_version: Literal[1]
+    schema_version: SchemaVersion
     pin_set: PinSetRef
     """The pin set the archive was judged under again."""
     bundles: Count
@@ -1639,7 +1654,7 @@ class ArchiveReport(_Model):
     """What ``audit verify-archive`` prints: every bundle of an archive, by bundle digest, and
     every refused source, by source. Written incrementally in canonical form (ADR 0025)."""
 
-    schema_version: Literal[1]
+    schema_version: SchemaVersion
     pin_set: PinSetRef | None
     """The pin set given with ``--pins``; null: each bundle judged by the pin set it names."""
     bundles: tuple[ArchiveBundle, ...]

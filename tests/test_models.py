@@ -222,3 +222,13 @@ def test_schema_check_fails_on_drift_and_says_how_to_regenerate(
 def test_schema_lists_the_kinds(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["schema"]) == 0
     assert capsys.readouterr().out.split() == sorted(generate_schemas())
+
+
+@pytest.mark.parametrize("version", [True, 1.0], ids=["true", "1.0"])
+def test_the_models_take_schema_version_1_as_strictly_as_the_schema(version: object) -> None:
+    """pydantic's Literal[1] takes true and 1.0 for 1; the committed schema's const does not. The
+    record kinds the model alone validates (ADR 0012) must refuse what the schema refuses."""
+    exchange = {"schema_version": version, "id": 0, "started": 0, "method": "GET", "path": "/"}
+    with pytest.raises(ValidationError, match="expected the integer"):
+        TransportExchange.model_validate(exchange)
+    assert TransportExchange.model_validate({**exchange, "schema_version": 1}).schema_version == 1
