@@ -10,17 +10,26 @@ The pin set's ``requirements`` for the harness must all be among the distributio
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import re
 import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from bundle_schema import canonical_bytes
 from bundle_schema.errors import InvalidInput
 
-__all__ = ["ENVIRONMENT_MEDIA_TYPE", "Environment", "EnvironmentUnavailable", "describe_python"]
+__all__ = [
+    "ENVIRONMENT_MEDIA_TYPE",
+    "Environment",
+    "EnvironmentUnavailable",
+    "data_listing",
+    "describe_python",
+]
 
 ENVIRONMENT_MEDIA_TYPE = "application/json"
 
@@ -102,3 +111,44 @@ def describe_python(
         distributions=tuple(str(d) for d in distributions),
         variables=_redacted(variables),
     )
+
+
+MAX_DATA_FILES = 1_000_000
+"""A harness data directory of more files than this is refused (its listing would be huge)."""
+
+
+def data_listing(path: Path) -> tuple[bytes, str]:
+    """The listing of a harness data directory and its digest: one canonical JSON line per
+    regular file, by relative path (``path``, ``size``, ``sha256``). The same files give the
+    same bytes, wherever the directory is.
+
+    Raises:
+        EnvironmentUnavailable: it is not a directory, or holds a link or a special file (a
+            listing must say what the harness read), or too many files.
+    """
+    if not path.is_dir():
+        raise EnvironmentUnavailable(f"{path}: not a directory")
+    found: list[tuple[str, Path]] = []
+    for directory, dirs, names in os.walk(path):
+        here = Path(directory)
+        for name in sorted(dirs + names):
+            entry = here / name
+            if entry.is_symlink() or not (entry.is_dir() or entry.is_file()):
+                kind = "symbolic link" if entry.is_symlink() else "special file"
+                raise EnvironmentUnavailable(f"{entry}: a {kind} in a data directory")
+            if entry.is_file():
+                found.append((entry.relative_to(path).as_posix(), entry))
+        if len(found) > MAX_DATA_FILES:
+            raise EnvironmentUnavailable(f"{path}: over {MAX_DATA_FILES} files")
+    lines = []
+    for relative, entry in sorted(found):
+        digest = hashlib.sha256()
+        with entry.open("rb") as file:
+            for chunk in iter(lambda: file.read(1 << 20), b""):
+                digest.update(chunk)
+        size = entry.stat().st_size
+        lines.append(
+            canonical_bytes({"path": relative, "sha256": digest.hexdigest(), "size": size}) + b"\n"
+        )
+    data = b"".join(lines)
+    return data, "sha256:" + hashlib.sha256(data).hexdigest()

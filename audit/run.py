@@ -28,7 +28,12 @@ from audit._faults import point
 from audit._store import BundleWriter, temporary_file
 from audit.checkouts import Checkout, CheckoutFailed, checkout, checkout_evidence, describe
 from audit.components import measure_streaming, run_direct_probes
-from audit.environments import ENVIRONMENT_MEDIA_TYPE, EnvironmentUnavailable, describe_python
+from audit.environments import (
+    ENVIRONMENT_MEDIA_TYPE,
+    EnvironmentUnavailable,
+    data_listing,
+    describe_python,
+)
 from audit.identity import resolve_identity
 from audit.observer import REFERENCE_HEADER, Observer, observe
 from audit.parsers import Parsed, ParseFailed, output_files, parse_outputs
@@ -55,6 +60,7 @@ from bundle_schema.models import (
     SocketLedgerEntry,
     UpstreamCheckout,
 )
+from bundle_schema.roles import DATA_LISTING_MEDIA_TYPE
 from pins import CURRENT, Harness, PinSetSource, missing_requirements
 from verify import VERSION
 from verify.gx10 import replay
@@ -104,6 +110,8 @@ class RunRequest:
     harness_env: Mapping[str, str] = field(default_factory=dict)
     harness_python: Mapping[str, Path | str] = field(default_factory=dict)
     """The interpreter each harness runs with, by upstream (default: the runner's own)."""
+    data: Mapping[str, Path] = field(default_factory=dict)
+    """The data directories the harnesses read, by the name the pin set pins them under."""
     run_id: str | None = None
     store: Path | None = None
     """A blob store shared by runs: each blob written once, hard-linked into the bundle."""
@@ -246,11 +254,12 @@ class _Harnesses:
         out = self.scratch / "outputs" / upstream
         out.mkdir(parents=True)
         harness = self.request.pins.pins.harnesses[upstream]
-        python = self._interpreter(upstream, harness)
-        if isinstance(python, _Failed):
-            return python
+        prepared = self._prepared(upstream, harness)
+        if isinstance(prepared, _Failed):
+            return prepared
+        python, data = prepared
         values = {"python": python, "endpoint": f"http://127.0.0.1:{SANDBOX_PORT}",
-                  "model": self.model, "out": str(out)}  # fmt: skip
+                  "model": self.model, "out": str(out), "data": data}  # fmt: skip
         self.observer.component = components[0]
         checkout_dir = self.scratch / "checkouts" / upstream
         try:
@@ -304,6 +313,41 @@ class _Harnesses:
                 f"{', '.join(lacking)} (give one that has them: --harness-python {upstream}=PATH)"
             )
         return python
+
+    def _prepared(self, upstream: str, harness: Harness) -> tuple[str, dict[str, str]] | _Failed:
+        """The harness's interpreter and data directories, each kept as evidence."""
+        python = self._interpreter(upstream, harness)
+        if isinstance(python, _Failed):
+            return python
+        data = self._data(upstream, harness)
+        return data if isinstance(data, _Failed) else (python, data)
+
+    def _data(self, upstream: str, harness: Harness) -> dict[str, str] | _Failed:
+        """The harness's data directories by name, each listing kept as evidence; or why one
+        was not given, cannot be listed, or is not the one the pin set pins."""
+        paths: dict[str, str] = {}
+        for name, pinned in sorted(harness.data.items()):
+            given = self.request.data.get(name)
+            if given is None:
+                return _Failed(
+                    f"{upstream}: its data directory {name!r} was not given "
+                    f"(audit run --data {name}=PATH)"
+                )
+            where = Path(os.path.abspath(given))
+            try:
+                listing, digest = data_listing(where)
+            except EnvironmentUnavailable as exc:
+                return _Failed(f"{upstream}: its data directory {name}: {exc}")
+            self.recorder.files[f"upstreams/{upstream}/data/{name}.jsonl"] = (
+                listing, DATA_LISTING_MEDIA_TYPE
+            )  # fmt: skip
+            if digest != pinned:
+                return _Failed(
+                    f"{upstream}: its data directory {name} ({where}) lists as {digest}, not "
+                    f"the pinned {pinned}"
+                )
+            paths[name] = str(where)
+        return paths
 
     def _keep_outputs(
         self, upstream: str, prefix: str, result: SandboxResult, out: Path

@@ -27,6 +27,7 @@ TRACE_MEDIA_TYPE = "text/plain; charset=utf-8"
 
 __all__ = [
     "COMPONENT_NAMES",
+    "DATA_LISTING_MEDIA_TYPE",
     "REFERENCE_HEADER",
     "ROLES",
     "TRACE_MEDIA_TYPE",
@@ -43,6 +44,8 @@ REFERENCE_HEADER = "x-evidence-ref"
 is made for (``hermes/<task>``, ``bfcl/<shard>``); the verifier checks each claim against it."""
 
 _SEGMENT = r"[a-z0-9][a-z0-9._-]*"
+DATA_LISTING_MEDIA_TYPE = "application/vnd.evidence-audit.data-listing+jsonl"
+"""A harness data directory's listing: one canonical JSON line per file, by path."""
 
 
 @dataclass(frozen=True)
@@ -122,6 +125,14 @@ ROLES: tuple[Role, ...] = (
     Role("checkout file", "upstreams/{upstream}/files/{name}", None),
     # the interpreter a harness ran with and its installed distributions (its lock in effect)
     Role("harness environment", "upstreams/{upstream}/environment.json", None),
+    # a data directory a harness read, listed file by file (its digest is the pin set's)
+    Role(
+        "harness data listing",
+        "upstreams/{upstream}/data/{name}",
+        None,
+        read=False,  # read only where the pin set pins it (verify._consistency.pinned_listings)
+        media=DATA_LISTING_MEDIA_TYPE,
+    ),
 )
 """Every place of the format, in the order docs/bundle-format.md lists them."""
 

@@ -112,6 +112,10 @@ def missing_requirements(requirements: Sequence[str], distributions: Sequence[st
     return [r for r in requirements if _canonical_distribution(r) not in held]
 
 
+DataName = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9_-]{0,63}$")]
+"""A harness data directory's name: lower case, as it appears in evidence names."""
+
+
 class Harness(_Frozen):
     """How an upstream harness is run: its command and working directory (in its checkout),
     the output files it must write, the parser of its outputs, its limits."""
@@ -132,6 +136,12 @@ class Harness(_Frozen):
     runner records the interpreter's installed distributions beside the checkout
     (``upstreams/<name>/environment.json``) and fails the harness's components when one is
     missing; the verifier refuses a completed component whose recorded environment lacks one."""
+    data: dict[DataName, Digest] = Field(default_factory=dict)
+    """The data directories the harness reads outside its checkout (data sets, caches), each
+    pinned by the digest of its listing (every file's path, size and SHA-256): given to
+    ``audit run`` as ``--data NAME=PATH`` and to the command as ``{data[NAME]}``; the runner
+    keeps the listing at ``upstreams/<name>/data/<NAME>.jsonl`` and fails the harness's
+    components when it is not the pinned one; the verifier holds a completed component to it."""
 
 
 Limit = Annotated[float, Field(strict=True, gt=0)] | Annotated[int, Field(strict=True, gt=0)]

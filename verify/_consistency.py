@@ -57,6 +57,7 @@ __all__ = [
     "git_blob_id",
     "git_tree_id",
     "normal_path",
+    "pinned_listings",
     "unread_raw_outputs",
 ]
 
@@ -871,25 +872,60 @@ def _unknown_upstreams(evidence: Gx10Evidence, names: Collection[str]) -> list[F
     ]
 
 
+def _completed_by(upstream: str, evidence: Gx10Evidence, pins: PinSetSource) -> list[str]:
+    """The components a harness completed: the ones it is the upstream of, and those it gates
+    where its gate passed (a gate that did not run is upstream_checkout's)."""
+    return [
+        c
+        for c, u in pins.pins.component_upstreams.items()
+        if (
+            u == upstream
+            or (upstream in pins.pins.gates_of(c) and upstream in evidence.supplementary.get(c, {}))
+        )
+        and (result := evidence.results.get(c)) is not None
+        and result.status == "COMPLETED"
+    ]
+
+
+def pinned_listings(pins: PinSetSource) -> set[str]:
+    """The data listings the pin set pins, which the verifier reads (any other is unread)."""
+    return {
+        f"upstreams/{upstream}/data/{name}.jsonl"
+        for upstream, harness in pins.pins.harnesses.items()
+        for name in harness.data
+    }
+
+
+def _data_listings(evidence: Gx10Evidence, pins: PinSetSource, read: Reader) -> list[Finding]:
+    """A component completed by a harness the pins give data directories holds only when the
+    listing kept of each is the one the pin set pins (its SHA-256 is the pin)."""
+    findings = []
+    for upstream, harness in sorted(pins.pins.harnesses.items()):
+        completed = _completed_by(upstream, evidence, pins) if harness.data else []
+        for name, pinned in sorted(harness.data.items()) if completed else ():
+            entry = f"upstreams/{upstream}/data/{name}.jsonl"
+            data = read(entry)
+            digest = None if data is None else "sha256:" + hashlib.sha256(data).hexdigest()
+            if digest != pinned:
+                shown = "no listing shows" if digest is None else f"lists as {digest}, not"
+                findings.append(
+                    _disagrees(
+                        entry,
+                        f"{', '.join(completed)} completed by {upstream}, whose pinned data "
+                        f"directory {name} {shown} the pinned {pinned}",
+                        expected=pinned,
+                        got=digest or "none",
+                    )
+                )
+    return findings
+
+
 def _environments(evidence: Gx10Evidence, pins: PinSetSource, read: Reader) -> list[Finding]:
     """A component completed by a harness the pins give requirements holds only when the
     recorded environment of that harness's interpreter has every one of them."""
     findings = []
     for upstream, harness in sorted(pins.pins.harnesses.items()):
-        completed = [
-            c
-            for c, u in pins.pins.component_upstreams.items()
-            if (
-                u == upstream
-                # a gate's: where it passed (a gate that did not run is upstream_checkout's)
-                or (
-                    upstream in pins.pins.gates_of(c)
-                    and upstream in evidence.supplementary.get(c, {})
-                )
-            )
-            and (result := evidence.results.get(c)) is not None
-            and result.status == "COMPLETED"
-        ]
+        completed = _completed_by(upstream, evidence, pins)
         if not harness.requirements or not completed:
             continue
         entry = f"upstreams/{upstream}/environment.json"
@@ -1020,4 +1056,5 @@ def consistency_findings(
     findings += _infermark(evidence)
     findings += _times(evidence, pins)
     findings += _environments(evidence, pins, read)
+    findings += _data_listings(evidence, pins, read)
     return findings

@@ -30,7 +30,13 @@ from bundle_schema.models import (
 )
 from bundle_schema.roles import Placement
 from pins import PinSetSource, load_builtin
-from verify._consistency import BlobIds, Reader, consistency_findings, unread_raw_outputs
+from verify._consistency import (
+    BlobIds,
+    Reader,
+    consistency_findings,
+    pinned_listings,
+    unread_raw_outputs,
+)
 from verify._core import (
     ParsedManifest,
     assemble_evidence,
@@ -455,6 +461,7 @@ def _verify(
         signature=signature,
         unread=sorted(
             {*unread_entries(placements), *unread_raw_outputs(judge, manifest.model.evidence)}
+            - pinned_listings(judge)
         ),
         ledger=ledger,
     )

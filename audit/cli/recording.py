@@ -71,6 +71,14 @@ def register(commands: Subparsers) -> dict[str, Handler]:
         help="run this upstream's harness with this Python interpreter, one that holds its "
         "pinned requirements (default: the runner's own; repeatable)",
     )
+    run_cmd.add_argument(
+        "--data",
+        action="append",
+        default=[],
+        metavar="NAME=PATH",
+        help="the data directory a harness reads under this name (the pin set pins its listing's "
+        "digest; the harness's command gets it as {data[NAME]}; repeatable)",
+    )
     run_cmd.add_argument("--run-id", metavar="ID", help="default: <pin set>-<profile>-<time>")
     run_cmd.add_argument(
         "--store",
@@ -121,12 +129,20 @@ def _run_command(args: argparse.Namespace, out: Console, err: Console) -> int:
     unknown = sorted(set(pythons) - set(pins.pins.harnesses))
     if unknown:
         raise InvalidInput(f"--harness-python {unknown[0]}: the pin set runs no such harness")
+    data = named_paths("--data", args.data)
+    pinned = {name for h in pins.pins.harnesses.values() for name in h.data}
+    unknown = sorted(set(data) - pinned)
+    if unknown:
+        raise InvalidInput(
+            f"--data {unknown[0]}: no harness of the pin set reads a data directory of that name"
+            + (f" (it pins {', '.join(sorted(pinned))})" if pinned else "")
+        )
     request = RunRequest(
         endpoint=args.endpoint, pins=pins, profile=args.profile, out=Path(args.out),
         model=args.model, model_digest=args.model_digest,
         weights=Path(args.weights) if args.weights else None, track=args.track,
         policy=default_policy(args.reasoning_policy), mirrors=mirrors, run_id=args.run_id,
-        harness_python=pythons,
+        harness_python=pythons, data=data,
         store=Path(args.store) if args.store else None,
     )  # fmt: skip
     if args.sign:
