@@ -4,16 +4,23 @@ Every exchange between a harness and the model passes through it and becomes a
 :class:`~bundle_schema.models.TransportExchange`: id (in order of arrival), method, path,
 status, selected headers with credentials redacted, request and response bodies (UTF-8 text as
 it was, base64 otherwise) and, for a streamed response, every chunk with the monotonic time
-since the request started, taken as the bytes arrive. Built on aiohttp: no HTTP parsing here.
+since the request started, taken as the bytes arrive. The harness's side is aiohttp's
+low-level server; the endpoint's side is a small HTTP/1.1 client of the observer's own on an
+asyncio protocol (:class:`_Connection`, ADR 0028): after an engine's idle gap the observer's own
+work is most of what it adds to a completion's latency, and aiohttp's ``ClientSession`` was half
+of that work.
 
 It refuses an endpoint that is not on loopback, never follows a redirect (the harness gets a 502
 and the redirect is recorded), and records the ``model`` each reply names, so a reply from
 another model is visible as a suspected fallback.
 
 Upstream connections are kept idle for at most :data:`IDLE_KEEPALIVE_S`, under the keep-alive
-of the servers it fronts, and a request that fails before any response arrived (the server had
-closed the idle connection as the request crossed it) is sent once more on a fresh connection,
-with :data:`RETRY_HEADER` saying why; that header is forwarded and recorded (ADR 0014).
+of the servers it fronts, and a request that fails before any byte of a response arrived (the
+server had closed the idle connection as the request crossed it) is sent once more on a fresh
+connection, with :data:`RETRY_HEADER` saying why; that header is forwarded and recorded (ADR
+0014). What the endpoint receives is the request as recorded: the harness's headers (the hop's
+own left out, the last of a repeated name kept, as the record keeps it), the recorded path,
+``Host``, ``Accept-Encoding: identity`` and the body's ``Content-Length``; nothing else.
 """
 
 from __future__ import annotations
@@ -25,12 +32,11 @@ import itertools
 import json
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-import aiohttp
 from aiohttp import web
 
 from audit._faults import point
@@ -39,6 +45,12 @@ from bundle_schema.models import Body, Chunk, ReasoningSerialization, TransportE
 from bundle_schema.roles import REFERENCE_HEADER
 from verify.gx10 import is_loopback
 from verify.replies import is_completion_path
+
+if TYPE_CHECKING:
+    from aiohttp.abc import AbstractStreamWriter
+    from aiohttp.http_parser import RawRequestMessage
+    from aiohttp.streams import StreamReader
+    from aiohttp.web_protocol import RequestHandler
 
 __all__ = [
     "IDLE_KEEPALIVE_S",
@@ -100,13 +112,27 @@ def _body(data: bytes) -> Body | None:
         return Body(encoding="base64", data=base64.b64encode(data).decode("ascii"))
 
 
-def _headers(headers: Any, recorded: frozenset[str]) -> dict[str, str]:
+def _headers(fields: Iterable[tuple[str, str]], recorded: frozenset[str]) -> dict[str, str]:
+    """The recorded header fields, by lowercased name (of a repeated name, the last)."""
     kept: dict[str, str] = {}
-    for name, value in headers.items():
+    for name, value in fields:
         key = name.lower()
         if key in recorded:
-            kept[key] = REDACTED if key in _CREDENTIALS else value[:4096]
+            kept[key] = REDACTED if key in _CREDENTIALS else _field_text(value)[:4096]
     return kept
+
+
+def _field_text(value: str) -> str:
+    """A header value as recorded text: as it came when its bytes were UTF-8; otherwise each
+    byte that was not UTF-8 written as ``\\xhh`` (the parsers keep such a byte as a lone
+    surrogate, which no JSON document can hold)."""
+    if value.isascii():
+        return value
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return value.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return value
 
 
 def _model_named(text: str) -> str | None:
@@ -154,10 +180,13 @@ class Observer:
         self._origin = time.monotonic()
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
-        self._runner: web.AppRunner | None = None
-        self._session: aiohttp.ClientSession | None = None
-        self._fresh: aiohttp.ClientSession | None = None
-        """For a second attempt: a new connection for every request, never a reused one."""
+        self._runner: web.ServerRunner | None = None
+        host = parts.hostname or ""
+        self._address = (host, parts.port or 80)
+        named = f"[{host}]" if ":" in host else host
+        self._host = (named if parts.port is None else f"{named}:{parts.port}").encode("ascii")
+        self._idle: list[_Connection] = []
+        """Kept-alive connections to the endpoint, the most recently used last."""
         self.port = 0
 
     @property
@@ -199,28 +228,21 @@ class Observer:
         return self
 
     async def _start(self) -> None:
-        timeout = aiohttp.ClientTimeout(total=None, sock_read=None)
-        # no cookie jar: a cookie the endpoint set is never added to later requests (what is
-        # forwarded is what the harness sent), and no jar is consulted on the request path
-        self._session = aiohttp.ClientSession(
-            connector=aiohttp.TCPConnector(keepalive_timeout=self.idle_keepalive),
-            auto_decompress=False,
-            timeout=timeout,
-            cookie_jar=aiohttp.DummyCookieJar(),
-        )
-        # aiohttp resends an idempotent request silently when a reused connection fails; the
-        # observer does it itself, for every method, and records it
-        self._session._retry_connection = False
-        self._fresh = aiohttp.ClientSession(
-            connector=aiohttp.TCPConnector(force_close=True),
-            auto_decompress=False,
-            timeout=timeout,
-            cookie_jar=aiohttp.DummyCookieJar(),
-        )
-        self._fresh._retry_connection = False
-        app = web.Application(client_max_size=64 << 20)
-        app.router.add_route("*", "/{tail:.*}", self._handle)
-        self._runner = web.AppRunner(app, access_log=None)
+        # aiohttp's low-level server: every request comes to one handler, so no application,
+        # router or middleware runs on the request path
+        def request(
+            message: RawRequestMessage,
+            payload: StreamReader,
+            protocol: RequestHandler,
+            writer: AbstractStreamWriter,
+            task: asyncio.Task[None],
+        ) -> web.BaseRequest:
+            return web.BaseRequest(
+                message, payload, protocol, writer, task, self._loop, client_max_size=64 << 20
+            )
+
+        server = web.Server(self._handle, request_factory=request, access_log=None)
+        self._runner = web.ServerRunner(server)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0)
         await site.start()
@@ -232,16 +254,15 @@ class Observer:
         async def close() -> None:
             if self._runner is not None:
                 await self._runner.cleanup()
-            for session in (self._session, self._fresh):
-                if session is not None:
-                    await session.close()
+            while self._idle:
+                self._idle.pop().close()
 
         asyncio.run_coroutine_threadsafe(close(), self._loop).result()
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join()
         self._loop.close()
 
-    async def _handle(self, request: web.Request) -> web.StreamResponse:
+    async def _handle(self, request: web.BaseRequest) -> web.StreamResponse:
         number = next(self._ids)
         begun = time.monotonic()
         record: dict[str, Any] = {
@@ -251,8 +272,15 @@ class Observer:
             "started": begun - self._origin,
             "method": request.method,
             "path": request.path_qs,
-            "request_headers": _headers(request.headers, _RECORDED_REQUEST),
+            "request_headers": request.headers,  # selected and redacted when read (_finish)
         }
+        if (
+            request.version == (1, 1)
+            and request.headers.get("Expect", "").lower() == "100-continue"
+        ):
+            # the harness waits for it before it sends the body, which the observer takes
+            # whole before it forwards anything (the endpoint never sees the Expect)
+            await request.writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
         payload, refusal = _with_policy(await request.read(), request, self.policy)
         record["request_body"] = payload  # bytes: encoded when read (_finish)
         try:
@@ -272,93 +300,119 @@ class Observer:
                 self._records.append(record)
 
     async def _forward(
-        self, request: web.Request, payload: bytes, begun: float, record: dict[str, Any]
+        self, request: web.BaseRequest, payload: bytes, begun: float, record: dict[str, Any]
     ) -> web.StreamResponse:
-        assert self._session is not None  # noqa: S101 - started
-        assert self._fresh is not None  # noqa: S101 - started
-        headers = {k: v for k, v in request.headers.items() if k.lower() not in _HOP_BY_HOP}
-        headers["Accept-Encoding"] = "identity"
+        fields = _forwarded(request.raw_headers)
         first_failure: str | None = None
-        for session in (self._session, self._fresh):
-            answered = False
+        while True:
+            message = _request_message(
+                record["method"], record["path"], self._host, fields, payload
+            )
+            connection: _Connection | None = None
             try:
-                async with session.request(
-                    request.method,
-                    self.upstream + request.path_qs,
-                    data=payload or None,
-                    headers=headers,
-                    allow_redirects=False,
-                ) as upstream:
-                    answered = True
-                    return await self._relay(request, upstream, begun, record)
-            except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError) as exc:
+                connection = await self._connection(fresh=first_failure is not None)
+                reply = await connection.send(message, head=request.method == "HEAD")
+            except BaseException as exc:
+                if connection is not None:
+                    connection.close()
+                if not isinstance(exc, OSError):
+                    raise
                 failure = f"{type(exc).__name__}: {exc}"
+                answered = connection is not None and connection.received > 0
                 if answered or first_failure is not None:
                     if first_failure is not None:
                         failure += f" (the second attempt, after: {first_failure})"
                     return _upstream_failed(record, failure)
-                # no response arrived: the server closed the connection as the request went
-                # out (an idle keep-alive closed under it); once more, on a new connection
+                # no byte of a response arrived: the server closed the connection as the request
+                # went out (an idle keep-alive closed under it); once more, on a new connection
                 first_failure = failure[:1024]
                 note = _header_text(f"2; the first attempt failed before any response: {failure}")
-                headers[RETRY_HEADER] = record["request_headers"][RETRY_HEADER] = note
-            except aiohttp.ClientError as exc:
-                return _upstream_failed(record, f"{type(exc).__name__}: {exc}")
-        raise AssertionError("unreachable: the second attempt returns")  # pragma: no cover
+                record["retry"] = note
+                fields[_RETRY_KEY] = (_RETRY_KEY, note.encode("ascii"))
+                continue
+            try:
+                return await self._relay(request, reply, begun, record)
+            finally:
+                if reply.reusable:
+                    connection.idle_since = time.monotonic()
+                    self._idle.append(connection)
+                else:
+                    connection.close()
+
+    async def _connection(self, *, fresh: bool) -> _Connection:
+        """A kept-alive connection idle for less than :attr:`idle_keepalive`, or a new one."""
+        if not fresh:
+            stale = time.monotonic() - self.idle_keepalive
+            while self._idle:
+                connection = self._idle.pop()
+                if not (connection.closed or connection.buffer) and connection.idle_since > stale:
+                    return connection
+                connection.close()
+        _, connection = await self._loop.create_connection(_Connection, *self._address)
+        return connection
 
     async def _relay(
-        self,
-        request: web.Request,
-        upstream: aiohttp.ClientResponse,
-        begun: float,
-        record: dict[str, Any],
+        self, request: web.BaseRequest, reply: _Reply, begun: float, record: dict[str, Any]
     ) -> web.StreamResponse:
         """Record the endpoint's answer and pass it on to the harness."""
-        record["status"] = upstream.status
-        record["response_headers"] = _headers(upstream.headers, _RECORDED_RESPONSE)
-        if 300 <= upstream.status < 400:
-            record["redirect"] = upstream.headers.get("Location", "")[:4096]
+        record["status"] = reply.status
+        record["response_headers"] = reply.headers
+        if 300 <= reply.status < 400:
+            record["redirect"] = reply.first.get("location", "")[:4096]
             return web.json_response(
                 {"error": {"message": "the observer does not follow redirects"}}, status=502
             )
-        if upstream.content_type == "text/event-stream":
-            return await self._stream(request, upstream, begun, record)
-        data = await upstream.read()
+        if _media_type(reply.first.get("content-type", "")) == "text/event-stream":
+            return await self._stream(request, reply, begun, record)
+        try:
+            data = await reply.read()
+        except OSError as exc:  # the body broke off, or is not HTTP's
+            return _upstream_failed(record, f"{type(exc).__name__}: {exc}")
         record["response_body"] = data
-        return web.Response(body=data, status=upstream.status, headers=_passed(upstream))
+        return web.Response(body=data, status=reply.status, headers=_passed(reply))
 
     async def _stream(
-        self,
-        request: web.Request,
-        upstream: aiohttp.ClientResponse,
-        begun: float,
-        record: dict[str, Any],
+        self, request: web.BaseRequest, reply: _Reply, begun: float, record: dict[str, Any]
     ) -> web.StreamResponse:
-        response = web.StreamResponse(status=upstream.status, headers=_passed(upstream))
-        await response.prepare(request)
-        decoder = codecs.getincrementaldecoder("utf-8")("replace")
-        chunks: list[Chunk] = []
-        record["chunks"] = chunks
+        response = web.StreamResponse(status=reply.status, headers=_passed(reply))
         try:
-            async for data in upstream.content.iter_any():
+            await response.prepare(request)
+        except ConnectionResetError:
+            record["error"] = "the client disconnected before the stream began"
+            return response
+        decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        chunks: list[tuple[float, str]] = []
+        record["chunks"] = chunks
+        while True:
+            try:
+                data = await reply.next()
+            except OSError as exc:
+                # The endpoint broke off mid-stream: so does the harness's stream, never
+                # "complete".
+                failure = f"upstream broke off mid-stream: {type(exc).__name__}: {exc}"
+                record["error"] = failure[:4096]
+                self._keep(record)
+                if request.transport is not None:
+                    request.transport.close()
+                return response
+            if not data:
+                break
+            arrived = time.monotonic() - begun
+            point("stream-chunk")  # mid-stream
+            try:
+                await response.write(data)
+            except ConnectionResetError:
+                record["error"] = "the client disconnected mid-stream"
+                return response
+            finally:  # recorded once on its way to the harness, with the time it arrived
                 text = decoder.decode(data)
                 if text:
-                    chunks.append(Chunk(t=time.monotonic() - begun, data=text))
-                point("stream-chunk")  # mid-stream
-                try:
-                    await response.write(data)
-                except ConnectionResetError:
-                    record["error"] = "the client disconnected mid-stream"
-                    return response
-        except aiohttp.ClientError as exc:
-            # The endpoint broke off mid-stream: so does the harness's stream, never "complete".
-            record["error"] = f"upstream broke off mid-stream: {type(exc).__name__}"
-            self._keep(record)
-            if request.transport is not None:
-                request.transport.close()
-            return response
+                    chunks.append((arrived, text))
         self._keep(record)
-        await response.write_eof()
+        try:
+            await response.write_eof()
+        except ConnectionResetError:  # every chunk went out; the end of the stream did not
+            record["error"] = "the client disconnected at the end of the stream"
         return response
 
 
@@ -375,15 +429,30 @@ def _header_text(text: str) -> str:
 
 
 def _finish(record: dict[str, Any]) -> TransportExchange:
-    """The evidence record of a raw exchange: bodies encoded, the reply's model read."""
+    """The evidence record of a raw exchange: headers selected and redacted, bodies encoded,
+    chunks made, the reply's model read."""
     raw = record.get("response_body")
+    streamed = [Chunk(t=t, data=text) for t, text in record.get("chunks", ())]
     texts = [raw.decode("utf-8", "replace")] if isinstance(raw, bytes) else []
-    texts += [chunk.data for chunk in record.get("chunks", ())]
+    texts += [chunk.data for chunk in streamed]
     model = next((m for m in map(_model_named, texts) if m is not None), None)
     body = _body(raw) if isinstance(raw, bytes) else raw
     sent = record.get("request_body", b"")
+    asked = _headers(record["request_headers"].items(), _RECORDED_REQUEST)
+    retry = record.get("retry")
+    if retry is not None:
+        asked[RETRY_HEADER] = retry
+    fields = {k: v for k, v in record.items() if k != "retry"}
     return TransportExchange.model_validate(
-        record | {"request_body": _body(sent), "response_body": body, "response_model": model}
+        fields
+        | {
+            "request_headers": asked,
+            "response_headers": _headers(record.get("response_headers", ()), _RECORDED_RESPONSE),
+            "chunks": streamed,
+            "request_body": _body(sent),
+            "response_body": body,
+            "response_model": model,
+        }
     )
 
 
@@ -402,7 +471,7 @@ def write_policy(body: dict[str, Any], policy: ReasoningSerialization) -> dict[s
 
 
 def _with_policy(
-    payload: bytes, request: web.Request, policy: ReasoningSerialization | None
+    payload: bytes, request: web.BaseRequest, policy: ReasoningSerialization | None
 ) -> tuple[bytes, str | None]:
     """A completion request with the run's reasoning policy written where its serialization
     says (harnesses cannot be relied on to send it); what is forwarded is what is recorded.
@@ -426,8 +495,314 @@ def _with_policy(
     return json.dumps(write_policy(body, policy), separators=(",", ":")).encode(), None
 
 
-def _passed(upstream: aiohttp.ClientResponse) -> dict[str, str]:
-    return {k: v for k, v in upstream.headers.items() if k.lower() not in _HOP_BY_HOP}
+def _passed(reply: _Reply) -> list[tuple[str, str]]:
+    """The reply's header fields the harness gets (:attr:`_Reply.passed`)."""
+    return list(reply.passed.values())
+
+
+# --- the endpoint's side: HTTP/1.1 on an asyncio protocol ---------------------------------------
+
+_RETRY_KEY = RETRY_HEADER.encode("ascii")
+_HOP_BY_HOP_BYTES = frozenset(name.encode("ascii") for name in _HOP_BY_HOP)
+_BODYLESS_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "TRACE"})
+"""Methods that are sent without a ``Content-Length`` when they carry no body."""
+_MAX_HEAD = 64 << 10
+"""The largest response head (status line and headers) taken, in bytes."""
+_HIGH_WATER = 1 << 20
+"""Bytes buffered from the endpoint before it is read no more until the relay catches up."""
+
+
+def _forwarded(raw: Iterable[tuple[bytes, bytes]]) -> dict[bytes, tuple[bytes, bytes]]:
+    """The harness's header fields to forward, by lowercased name, as the bytes arrived: the
+    hop's own left out, and of a repeated name the last, where the first was (what the
+    record keeps of it)."""
+    fields: dict[bytes, tuple[bytes, bytes]] = {}
+    for name, value in raw:
+        key = name.lower()
+        if key not in _HOP_BY_HOP_BYTES:
+            fields[key] = (name, value)
+    return fields
+
+
+def _request_message(
+    method: str, target: str, host: bytes, fields: dict[bytes, tuple[bytes, bytes]], body: bytes
+) -> bytes:
+    """The request as the endpoint gets it, in one piece: the request line with the recorded
+    path, ``Host``, the harness's fields, ``Accept-Encoding: identity`` (the bytes recorded are
+    the bytes the model sent), the body's length, the body."""
+    parts = [
+        b"%s %s HTTP/1.1\r\nHost: %s\r\n"
+        % (method.encode("ascii"), target.encode("utf-8", "surrogateescape"), host)
+    ]
+    parts += [b"%s: %s\r\n" % field for field in fields.values()]
+    parts.append(b"Accept-Encoding: identity\r\n")
+    if body or method not in _BODYLESS_METHODS:
+        parts.append(b"Content-Length: %d\r\n" % len(body))
+    parts += [b"\r\n", body]
+    return b"".join(parts)
+
+
+class _Connection(asyncio.Protocol):
+    """One kept-alive connection to the endpoint, one exchange at a time: the bytes it sent
+    are buffered as they arrive, and the exchange's coroutine woken to read them."""
+
+    def __init__(self) -> None:
+        self.transport: asyncio.Transport | None = None
+        self.buffer = bytearray()
+        self.received = 0
+        """Bytes that arrived since the request was sent."""
+        self.closed = False
+        self.idle_since = 0.0
+        self._lost: Exception | None = None
+        self._waiter: asyncio.Future[None] | None = None
+        self._paused = False
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)  # noqa: S101 - a TCP connection
+        self.transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        self.buffer += data
+        self.received += len(data)
+        if len(self.buffer) > _HIGH_WATER and not self._paused and self.transport is not None:
+            self._paused = True
+            self.transport.pause_reading()
+        self._wake()
+
+    def eof_received(self) -> None:
+        self.closed = True
+        self._wake()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.closed = True
+        self._lost = exc
+        self._wake()
+
+    def _wake(self) -> None:
+        waiter = self._waiter
+        if waiter is not None:
+            self._waiter = None
+            if not waiter.done():
+                waiter.set_result(None)
+
+    async def readable(self) -> None:
+        """Until more bytes arrive or the connection closes."""
+        if self._paused and self.transport is not None:
+            self._paused = False
+            self.transport.resume_reading()
+        self._waiter = waiter = asyncio.get_running_loop().create_future()
+        await waiter
+
+    def broken(self, what: str) -> OSError:
+        """The error of a connection that closed before ``what`` was whole."""
+        if isinstance(self._lost, OSError):
+            return self._lost
+        return ConnectionError(f"the endpoint closed the connection {what}")
+
+    def close(self) -> None:
+        self.closed = True
+        if self.transport is not None:
+            self.transport.close()
+
+    async def send(self, message: bytes, *, head: bool) -> _Reply:
+        """Send a request; its reply once the reply's head is read (an interim ``1xx`` passed
+        over). ``head``: a ``HEAD`` request, whose reply has no body.
+
+        Raises:
+            OSError: the connection failed, or what came is no HTTP/1.x reply
+                (:attr:`received` says whether any byte of one came).
+        """
+        self.received = 0
+        if self.closed or self.transport is None or self.transport.is_closing():
+            raise ConnectionError("the kept-alive connection had closed")
+        self.transport.write(message)
+        while True:
+            reply = _Reply(self, await self._head(), head)
+            if not 100 <= reply.status < 200 or reply.status == 101:
+                return reply
+
+    async def _head(self) -> bytes:
+        start = 0
+        while True:
+            end = self.buffer.find(b"\r\n\r\n", start)
+            if end >= 0:
+                data = bytes(self.buffer[:end])
+                del self.buffer[: end + 4]
+                return data
+            if len(self.buffer) > _MAX_HEAD:
+                raise ConnectionError(f"the endpoint sent a response head over {_MAX_HEAD} bytes")
+            if self.closed:
+                raise self.broken(
+                    "before any response"
+                    if not self.received
+                    else f"after {len(self.buffer)} bytes of a response head"
+                )
+            start = max(0, len(self.buffer) - 3)
+            await self.readable()
+
+
+class _Reply:
+    """The endpoint's reply: status, header fields as they came (decoded as aiohttp's parser
+    decodes them: UTF-8, undecodable bytes kept as surrogates), and its body as it arrives,
+    its framing (``Content-Length``, chunked, or until the connection closes) taken off."""
+
+    def __init__(self, connection: _Connection, head: bytes, head_request: bool) -> None:
+        self._connection = connection
+        status_line, *lines = head.decode("utf-8", "surrogateescape").split("\r\n")
+        version, _, rest = status_line.partition(" ")
+        code = rest.partition(" ")[0]
+        if version not in ("HTTP/1.1", "HTTP/1.0") or len(code) != 3 or not code.isdecimal():
+            raise ConnectionError(
+                f"the endpoint sent no HTTP/1.x status line: {status_line[:200]!r}"
+            )
+        self.status = int(code)
+        self.headers: list[tuple[str, str]] = []
+        """Every field, in order."""
+        self.passed: dict[str, tuple[str, str]] = {}
+        """The fields for the harness: the hop's own left out, and of a repeated name the last,
+        where the first was (what the record keeps of it)."""
+        self.first: dict[str, str] = {}
+        """The first value of each field, by lowercased name."""
+        keep_alive = version == "HTTP/1.1"
+        length: int | None = None
+        coding: str | None = None
+        for line in lines:
+            name, colon, value = line.partition(":")
+            if not colon or not name or name.strip() != name:
+                raise ConnectionError(f"the endpoint sent a malformed header line: {line[:200]!r}")
+            value = value.strip(" \t")
+            self.headers.append((name, value))
+            key = name.lower()
+            self.first.setdefault(key, value)
+            if key not in _HOP_BY_HOP:
+                self.passed[key] = (name, value)
+            elif key == "content-length":
+                if not value.isdecimal() or length not in (None, int(value)):
+                    raise ConnectionError(
+                        f"the endpoint sent a bad Content-Length: {value[:200]!r}"
+                    )
+                length = int(value)
+            elif key == "transfer-encoding":
+                coding = value.rsplit(",", 1)[-1].strip().lower()
+            elif key == "connection":
+                tokens = {token.strip().lower() for token in value.split(",")}
+                keep_alive = "close" not in tokens and (keep_alive or "keep-alive" in tokens)
+        self._keep_alive = keep_alive and self.status != 101
+        self._framing = (
+            "none"
+            if head_request or self.status in (204, 304) or 100 <= self.status < 200
+            else ("chunked" if coding == "chunked" else "close")
+            if coding is not None
+            else "close"
+            if length is None
+            else "length"
+        )
+        self._remaining = 0 if length is None else length
+        """Bytes of the body (``length``) or of the current chunk (``chunked``) still to come."""
+        self._chunk_state = "size"
+        self.done = self._framing == "none" or (self._framing == "length" and not length)
+
+    @property
+    def reusable(self) -> bool:
+        """Whether the connection can carry the next request: the body read to its end,
+        nothing after it, and neither side asked to close."""
+        connection = self._connection
+        return self.done and self._keep_alive and not connection.closed and not connection.buffer
+
+    async def read(self) -> bytes:
+        """The whole body.
+
+        Raises:
+            OSError: the connection closed or broke before the body was whole.
+        """
+        parts = []
+        while data := await self.next():
+            parts.append(data)
+        return b"".join(parts)
+
+    async def next(self) -> bytes:
+        """The body's bytes that have arrived (waiting for some), ``b""`` once it has ended.
+
+        Raises:
+            OSError: the connection closed or broke before the body was whole.
+        """
+        connection = self._connection
+        while not self.done:
+            data = self._take(connection.buffer)
+            if data:
+                return data
+            if self.done:
+                break
+            if connection.closed:
+                if self._framing == "close":
+                    self.done = True
+                    break
+                raise connection.broken(
+                    f"with {self._remaining} bytes of the body still to come"
+                    if self._framing == "length"
+                    else "within the chunked body"
+                )
+            await connection.readable()
+        return b""
+
+    def _take(self, buffer: bytearray) -> bytes:
+        if self._framing == "length":
+            data = bytes(buffer[: self._remaining])
+            del buffer[: len(data)]
+            self._remaining -= len(data)
+            self.done = not self._remaining
+            return data
+        if self._framing == "close":
+            data = bytes(buffer)
+            buffer.clear()
+            return data
+        return self._take_chunked(buffer)
+
+    def _take_chunked(self, buffer: bytearray) -> bytes:
+        parts = []
+        position = 0
+        while not self.done:
+            if self._chunk_state == "data":
+                data = bytes(buffer[position : position + self._remaining])
+                if not data:
+                    break
+                parts.append(data)
+                position += len(data)
+                self._remaining -= len(data)
+                if self._remaining:
+                    break
+                self._chunk_state = "data-end"
+                continue
+            end = buffer.find(b"\r\n", position)
+            if end < 0:
+                if len(buffer) - position > _MAX_HEAD:
+                    raise ConnectionError("the endpoint sent an over-long line in a chunked body")
+                break
+            self._chunk_line(bytes(buffer[position:end]))
+            position = end + 2
+        del buffer[:position]
+        return b"".join(parts)
+
+    def _chunk_line(self, line: bytes) -> None:
+        """A line of the chunked framing: the end of a chunk's data, a chunk's size, a trailer
+        field (the transport's, not forwarded), or the end of the body."""
+        if self._chunk_state == "data-end":
+            if line:
+                raise ConnectionError("the endpoint sent a chunk longer than its size")
+            self._chunk_state = "size"
+        elif self._chunk_state == "trailer":
+            self.done = not line
+        else:
+            size = line.partition(b";")[0].strip()
+            if not size or size.strip(b"0123456789abcdefABCDEF"):
+                raise ConnectionError(f"the endpoint sent a bad chunk size: {line[:200]!r}")
+            self._remaining = int(size, 16)
+            self._chunk_state = "data" if self._remaining else "trailer"
+
+
+def _media_type(value: str) -> str:
+    """The media type of a ``Content-Type`` value, lowercased, without its parameters."""
+    return value.partition(";")[0].strip().lower()
 
 
 @contextmanager

@@ -4,7 +4,7 @@ SmolLM2-135M-Instruct (the live venv of ``make test-live``), each in a process o
 Three processes: the engine; the observer (``observe()`` in a process of its own, as in a run,
 where the harness is another process); this client. Each request is sent twice, once straight
 to the engine and once through the observer, one after the other (the order alternating), each
-over a kept-alive connection of its own; the added latency is the difference of the pair. Three
+over a kept-alive connection of its own; the added latency is the difference of the pair. Five
 kinds of request:
 
 - ``GET /v1/models``: the proxy's cost with almost no engine work;
@@ -17,10 +17,15 @@ kinds of request:
 
 The last two tell a body's cost from an idle gap's: a completion is both.
 
+``--baseline DIR`` runs a second observer from another source tree (e.g. ``git worktree add DIR
+<commit>``) beside this one, and each request goes to the engine, through the baseline and through
+this observer in turn (the order rotating): a before/after comparison under the same load.
+
 Target (issue 17): p50 of the added latency < 0.5 ms per request. The engine's own jitter is in
 every pair; the p50 of the differences is robust to it, the p90 is not.
 
 Run: .venv/bin/python -m benchmarks.observer_real [--python .venv-live/bin/python] [--pairs N]
+[--baseline DIR]
 """
 
 from __future__ import annotations
@@ -84,11 +89,12 @@ def llama_server(python: Path, model: Path) -> Iterator[str]:
 
 
 @contextlib.contextmanager
-def observer_process(upstream: str) -> Iterator[int]:
-    """The observer in a process of its own in front of ``upstream``; yields its port."""
+def observer_process(upstream: str, tree: Path = REPO) -> Iterator[int]:
+    """The observer of the source tree ``tree`` in a process of its own in front of
+    ``upstream``; yields its port."""
     process = subprocess.Popen(
         [sys.executable, "-m", "benchmarks.observer_real", "--serve-observer", upstream],
-        cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        cwd=tree, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
     )  # fmt: skip
     assert process.stdin is not None and process.stdout is not None
     try:
@@ -166,22 +172,17 @@ def _models_after_idle(connection: http.client.HTTPConnection) -> float:
     return _models(connection)
 
 
-def _pairs(
-    request: Request, direct: http.client.HTTPConnection, via: http.client.HTTPConnection, n: int
-) -> tuple[list[float], list[float], list[float]]:
-    """(direct times, observed times, per-pair differences), the order alternating."""
-    straight, observed, added = [], [], []
+def _rounds(
+    request: Request, connections: list[http.client.HTTPConnection], n: int
+) -> list[list[float]]:
+    """Each connection's times over ``n`` rounds, one request each a round, the order rotating
+    from round to round (the first connection is the engine's own)."""
+    times: list[list[float]] = [[] for _ in connections]
     for i in range(n):
-        if i % 2:
-            b = request(via)
-            a = request(direct)
-        else:
-            a = request(direct)
-            b = request(via)
-        straight.append(a)
-        observed.append(b)
-        added.append(b - a)
-    return straight, observed, added
+        for j in range(len(connections)):
+            k = (i + j) % len(connections)
+            times[k].append(request(connections[k]))
+    return times
 
 
 def _quantile(values: list[float], q: float) -> float:
@@ -191,7 +192,12 @@ def _quantile(values: list[float], q: float) -> float:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--python", type=Path, help="the live venv's interpreter")
-    parser.add_argument("--pairs", type=int, default=300, help="pairs per kind (default 300)")
+    parser.add_argument(
+        "--pairs", type=int, default=300, help="pairs (rounds) per kind (default 300)"
+    )
+    parser.add_argument(
+        "--baseline", type=Path, metavar="DIR", help="also measure the observer of this tree"
+    )
     parser.add_argument("--serve-observer", metavar="UPSTREAM", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.serve_observer:
@@ -212,28 +218,30 @@ def main(argv: list[str] | None = None) -> int:
         ("POST /extras/tokenize (answered at once)", _tokenize),
         ("GET /v1/models after 60 ms idle", _models_after_idle),
     ]
-    with llama_server(python, model) as url, observer_process(url) as port:
-        engine_port = int(url.rsplit(":", 1)[1])
-        direct = http.client.HTTPConnection("127.0.0.1", engine_port)
-        via = http.client.HTTPConnection("127.0.0.1", port)
+    with contextlib.ExitStack() as stack:
+        url = stack.enter_context(llama_server(python, model))
+        ports = [int(url.rsplit(":", 1)[1]), stack.enter_context(observer_process(url))]
+        if args.baseline is not None:
+            ports.append(stack.enter_context(observer_process(url, args.baseline.resolve())))
+        connections = [http.client.HTTPConnection("127.0.0.1", port) for port in ports]
         rows = []
         for name, request in kinds:
-            _pairs(request, direct, via, 10)  # warm up: connections, the engine's prompt cache
-            straight, observed, added = _pairs(request, direct, via, args.pairs)
-            rows.append((name, straight, observed, added))
-        direct.close()
-        via.close()
+            _rounds(request, connections, 10)  # warm up: connections, the engine's prompt cache
+            rows.append((name, _rounds(request, connections, args.pairs)))
+        for connection in connections:
+            connection.close()
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    print(f"{args.pairs} pairs per kind; added = through the observer minus direct, per pair (ms)")
-    print("| request | direct p50 | observed p50 | added p50 | added p90 | target p50 < 0.5 ms |")
-    print("| --- | --- | --- | --- | --- | --- |")
-    for name, straight, observed, added in rows:
-        p50, p90 = _quantile(added, 0.5) * 1000, _quantile(added, 0.9) * 1000
-        verdict = "met" if p50 < TARGET_P50_MS else "MISSED"
-        print(
-            f"| {name} | {statistics.median(straight) * 1000:.3f} | "
-            f"{statistics.median(observed) * 1000:.3f} | {p50:.3f} | {p90:.3f} | {verdict} |"
-        )
+    print(f"{args.pairs} rounds per kind; added = through an observer minus direct, per round (ms)")
+    baseline = " | baseline added p50 | baseline added p90" if args.baseline else ""
+    print(f"| request | direct p50 | observed p50 | added p50 | added p90{baseline} | target |")
+    print("| --- " * (7 if args.baseline else 5) + "| --- |")
+    for name, (straight, *observers) in rows:
+        cells = [statistics.median(straight), statistics.median(observers[0])]
+        for observed in observers:
+            added = [b - a for a, b in zip(straight, observed, strict=True)]
+            cells += [_quantile(added, 0.5), _quantile(added, 0.9)]
+        verdict = "met" if cells[2] * 1000 < TARGET_P50_MS else "MISSED"
+        print(f"| {name} | {' | '.join(f'{c * 1000:.3f}' for c in cells)} | {verdict} |")
     return 0
 
 

@@ -5,13 +5,14 @@ from __future__ import annotations
 import base64
 import contextlib
 import http.client
+import itertools
 import json
 import socket
 import threading
 import time
 import urllib.error
 import urllib.request
-from typing import Any
+from typing import Any, NamedTuple
 
 import pytest
 
@@ -114,7 +115,7 @@ def test_a_dead_endpoint_is_an_error_exchange() -> None:
     assert failed.value.code == 502
     assert exchange.status is None
     assert exchange.error is not None
-    assert exchange.error.startswith("upstream: ClientConnectorError")
+    assert exchange.error.startswith("upstream: ConnectionRefusedError")
 
 
 def test_a_client_that_disconnects_mid_stream() -> None:
@@ -173,7 +174,10 @@ def test_an_endpoint_that_breaks_off_mid_stream() -> None:
         with pytest.raises(http.client.IncompleteRead):
             post(observer.url, payload)
         (exchange,) = observer.wait_for(1)
-    assert exchange.error == "upstream broke off mid-stream: ClientPayloadError"
+    assert exchange.error == (
+        "upstream broke off mid-stream: ConnectionError: the endpoint closed the connection "
+        "within the chunked body"
+    )
     assert len(exchange.chunks) == 1
 
 
@@ -354,26 +358,51 @@ def test_a_request_to_another_path_is_forwarded_as_it_came() -> None:
 # --- how a forwarded request reaches the endpoint ------------------------------------------------
 
 
-class _Wire:
-    """A raw HTTP/1.1 endpoint on 127.0.0.1 that keeps every request as it arrived: its head (by
-    header name, lowercased), its body, and the bytes of the first ``recv`` of it. It answers
-    ``100 Continue`` to an expectation, as uvicorn and http.server do, and sets a cookie."""
+CLOSE = "close"
+"""In a scripted reply: the endpoint closes the connection here."""
 
-    def __init__(self) -> None:
+
+class _Arrived(NamedTuple):
+    """A request as it reached a raw endpoint."""
+
+    headers: dict[str, str]
+    """By name, lowercased."""
+    body: bytes
+    first: bytes
+    """The bytes of the first ``recv`` of it."""
+    raw: bytes
+    """Head and body, as they came."""
+    connection: int
+    """The number of the connection it came on, from 0."""
+
+
+class _Scripted:
+    """A raw HTTP/1.1 endpoint on 127.0.0.1 that keeps every request as it arrived
+    (:class:`_Arrived`) and answers the n-th with the n-th reply of its script, then with
+    ``then``: piece by piece as written (bytes; :data:`CLOSE`; a ``threading.Event`` to wait
+    for before the next piece). It answers ``100 Continue`` to an expectation, as uvicorn and
+    http.server do."""
+
+    def __init__(self, *replies: list[Any], then: list[Any] | None = None) -> None:
+        self.replies = list(replies)
+        self.then = then
+        self.requests: list[_Arrived] = []
         self.listener = socket.create_server(("127.0.0.1", 0))
-        self.requests: list[tuple[dict[str, str], bytes, bytes]] = []
         self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}"
+        self._lock = threading.Lock()
         threading.Thread(target=self._serve, daemon=True).start()
 
     def _serve(self) -> None:
-        while True:
+        for number in itertools.count():
             try:
                 connection, _ = self.listener.accept()
             except OSError:
                 return
-            threading.Thread(target=self._connection, args=(connection,), daemon=True).start()
+            threading.Thread(
+                target=self._connection, args=(connection, number), daemon=True
+            ).start()
 
-    def _connection(self, connection: socket.socket) -> None:
+    def _connection(self, connection: socket.socket, number: int) -> None:
         with connection:
             pending = b""
             while True:
@@ -398,25 +427,45 @@ class _Wire:
                         return
                     rest += more
                 body, pending = rest[:length], rest[length:]
-                self.requests.append((headers, body, first))
-                reply = b'{"model": "m"}'
-                connection.sendall(
-                    b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-                    b"Set-Cookie: session=from-the-endpoint\r\n"
-                    b"Content-Length: %d\r\n\r\n%s" % (len(reply), reply)
-                )
+                arrived = _Arrived(headers, body, first, head + b"\r\n\r\n" + body, number)
+                with self._lock:
+                    self.requests.append(arrived)
+                    n = len(self.requests) - 1
+                    reply = self.replies[n] if n < len(self.replies) else self.then
+                assert reply is not None, f"request {n} is past the script"
+                for piece in reply:
+                    if piece == CLOSE:
+                        connection.shutdown(socket.SHUT_RDWR)
+                        return
+                    if isinstance(piece, threading.Event):
+                        assert piece.wait(10)
+                        continue
+                    connection.sendall(piece)
+                    time.sleep(0.005)  # each piece a segment of its own
 
     def close(self) -> None:
         self.listener.close()
 
 
 @contextlib.contextmanager
-def _wire() -> Any:
-    wire = _Wire()
+def _scripted(*replies: list[Any], then: list[Any] | None = None) -> Any:
+    endpoint = _Scripted(*replies, then=then)
     try:
-        yield wire
+        yield endpoint
     finally:
-        wire.close()
+        endpoint.close()
+
+
+def _wire() -> Any:
+    """An endpoint that answers every request with a JSON reply and sets a cookie."""
+    reply = b'{"model": "m"}'
+    return _scripted(
+        then=[
+            b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+            b"Set-Cookie: session=from-the-endpoint\r\n"
+            b"Content-Length: %d\r\n\r\n%s" % (len(reply), reply)
+        ]
+    )
 
 
 def _upstream_writes(monkeypatch: pytest.MonkeyPatch, port: int) -> list[int]:
@@ -473,7 +522,7 @@ def test_a_forwarded_body_goes_in_one_write_with_its_length(
             reply = client.recv(65536)
         (exchange,) = observer.wait_for(1)
     assert reply.startswith(b"HTTP/1.1 200")
-    ((headers, received, first),) = wire.requests
+    ((headers, received, first, _, _),) = wire.requests
     assert received == body
     assert headers["content-length"] == str(len(body))
     assert "transfer-encoding" not in headers
@@ -494,7 +543,7 @@ def test_a_chunked_request_is_forwarded_with_its_length() -> None:
         assert connection.getresponse().status == 200
         connection.close()
         observer.wait_for(1)
-    ((headers, received, _),) = wire.requests
+    ((headers, received, *_),) = wire.requests
     assert received == body
     assert headers["content-length"] == str(len(body))
     assert "transfer-encoding" not in headers
@@ -507,4 +556,282 @@ def test_a_cookie_the_endpoint_set_is_not_sent_on_later_requests() -> None:
         for _ in range(2):
             assert post(observer.url, PROBE)[0] == 200
         observer.wait_for(2)
-    assert [headers.get("cookie") for headers, _, _ in wire.requests] == [None, None]
+    assert [arrived.headers.get("cookie") for arrived in wire.requests] == [None, None]
+
+
+# --- the endpoint's side, byte for byte (the observer's own HTTP/1.1 client, ADR 0028) ----------
+
+
+def _ask(observer_url: str, method: str = "POST", body: bytes | None = b'{"n": 1}') -> Any:
+    """One request through the observer: (status, header fields, body or how it was cut)."""
+    port = int(observer_url.rsplit(":", 1)[1])
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        connection.request(method, "/v1/chat/completions", body,
+                           {"Content-Type": "application/json"} if body else {})  # fmt: skip
+        response = connection.getresponse()
+        try:
+            data: bytes | str = response.read()
+        except http.client.IncompleteRead as cut:
+            data = f"cut after {cut.partial!r}"
+        fields = [(k, v) for k, v in response.getheaders() if k.lower() not in ("date", "server")]
+        return response.status, fields, data
+    finally:
+        connection.close()
+
+
+def _chunked(*parts: bytes) -> bytes:
+    return b"".join(b"%x\r\n%s\r\n" % (len(p), p) for p in parts) + b"0\r\n\r\n"
+
+
+JSON = b'{"model": "m", "choices": []}'
+_OK = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+REPLIES: dict[str, list[Any]] = {
+    "content-length": [_OK + b"Content-Length: %d\r\n\r\n" % len(JSON) + JSON],
+    "content-length, in pieces": [_OK[:9], _OK[9:] + b"Content-Length: %d\r\n" % len(JSON),
+                                  b"\r\n" + JSON[:5], JSON[5:]],
+    "chunked": [_OK + b"Transfer-Encoding: chunked\r\n\r\n", _chunked(JSON[:7], JSON[7:])],
+    "chunked, an extension and a trailer": [
+        _OK + b"Transfer-Encoding: chunked\r\n\r\n"
+        + b"%x;name=value\r\n%s\r\n0\r\nX-Trailer: t\r\n\r\n" % (len(JSON), JSON)],
+    "until the connection closes": [_OK + b"Connection: close\r\n\r\n" + JSON[:9], JSON[9:],
+                                    CLOSE],
+    "HTTP/1.0": [b"HTTP/1.0 200 OK\r\nContent-Type: application/json\r\n\r\n" + JSON, CLOSE],
+    "an interim 103 first": [b"HTTP/1.1 103 Early Hints\r\nLink: </x>\r\n\r\n",
+                             _OK + b"Content-Length: %d\r\n\r\n" % len(JSON) + JSON],
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("framing", REPLIES)
+def test_a_reply_is_recorded_and_passed_on_as_it_came(framing: str) -> None:
+    with _scripted(REPLIES[framing]) as endpoint, observe(endpoint.url) as observer:
+        status, fields, data = _ask(observer.url)
+        (exchange,) = observer.wait_for(1)
+    assert (status, data) == (200, JSON)
+    assert ("Content-Type", "application/json") in fields
+    assert exchange.status == 200
+    assert exchange.response_headers == {"content-type": "application/json"}
+    assert exchange.response_body is not None
+    assert exchange.response_body.data == JSON.decode()
+    assert exchange.response_model == "m"
+    assert exchange.error is None
+
+
+def test_a_streamed_reply_is_relayed_chunk_by_chunk_as_it_arrives() -> None:
+    # The endpoint sends the second event only once the harness has read the first through
+    # the observer: a relay that held a chunk back would never see the second.
+    events = [b'data: {"model": "m"}\n\ndata: {"content": "caf\xc3', b'\xa9"}\n\n',
+              b"data: [DONE]\n\n"]  # fmt: skip
+    read = [threading.Event(), threading.Event()]
+    head = (
+        b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+    )
+    frames = [b"%x\r\n%s\r\n" % (len(e), e) for e in events]
+    script = [head, frames[0], read[0], frames[1], read[1], frames[2], b"0\r\n\r\n"]
+    with _scripted(script) as endpoint, observe(endpoint.url) as observer:
+        port = int(observer.url.rsplit(":", 1)[1])
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        connection.request("POST", "/v1/chat/completions", b"{}")
+        response = connection.getresponse()
+        received = b""
+        for i in range(len(events)):
+            while len(received) < sum(map(len, events[: i + 1])):
+                received += response.read1(65536)
+            if i < 2:
+                read[i].set()
+        assert response.read() == b""
+        connection.close()
+        (exchange,) = observer.wait_for(1)
+    assert received == b"".join(events)
+    # one chunk per piece that arrived, the UTF-8 character split across two kept whole
+    assert [c.data for c in exchange.chunks] == [
+        'data: {"model": "m"}\n\ndata: {"content": "caf',
+        'é"}\n\n',
+        "data: [DONE]\n\n",
+    ]
+    times = [c.t for c in exchange.chunks]
+    assert times == sorted(times)
+    assert exchange.error is None
+    assert exchange.response_model == "m"
+
+
+PARTIAL: dict[str, tuple[list[Any], int | None, str]] = {
+    "a status line cut short": (
+        [b"HTTP/1.1 200 OK\r\nContent-Ty", CLOSE], None,
+        "upstream: ConnectionError: the endpoint closed the connection after 27 bytes of a "
+        "response head"),
+    "a body cut short of its length": (
+        [_OK + b"Content-Length: 100\r\n\r\n" + JSON, CLOSE], 200,
+        "upstream: ConnectionError: the endpoint closed the connection with 71 bytes of the body "
+        "still to come"),
+    "a chunked body cut within a chunk": (
+        [_OK + b"Transfer-Encoding: chunked\r\n\r\n", b"40\r\n" + JSON, CLOSE], 200,
+        "upstream: ConnectionError: the endpoint closed the connection within the chunked body"),
+    "no HTTP status line": (
+        [b"SSH-2.0-OpenSSH_9.2\r\n\r\n", CLOSE], None,
+        "upstream: ConnectionError: the endpoint sent no HTTP/1.x status line: "
+        "'SSH-2.0-OpenSSH_9.2'"),
+    "a bad Content-Length": (
+        [_OK + b"Content-Length: 1x\r\n\r\n{}", CLOSE], None,
+        "upstream: ConnectionError: the endpoint sent a bad Content-Length: '1x'"),
+    "a bad chunk size": (
+        [_OK + b"Transfer-Encoding: chunked\r\n\r\n", b"zz\r\n{}\r\n0\r\n\r\n", CLOSE], 200,
+        "upstream: ConnectionError: the endpoint sent a bad chunk size: b'zz'"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", PARTIAL)
+def test_a_reply_cut_short_or_not_http_is_an_error_never_resent(case: str) -> None:
+    # Some bytes of a reply came: the endpoint saw the request, so it is not sent again.
+    script, status, error = PARTIAL[case]
+    with _scripted(script, script) as endpoint, observe(endpoint.url) as observer:
+        answer = _ask(observer.url)
+        (exchange,) = observer.wait_for(1)
+        assert len(endpoint.requests) == 1
+    assert answer[0] == 502
+    assert (exchange.status, exchange.error) == (status, error)
+    assert RETRY_HEADER not in exchange.request_headers
+    assert exchange.response_body is None
+
+
+def test_a_stream_cut_within_a_chunk_is_cut_for_the_harness_too() -> None:
+    head = (
+        b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+    )
+    event = b'data: {"model": "m"}\n\n'
+    script = [head, b"%x\r\n%s\r\n" % (len(event), event), b"40\r\ndata: {", CLOSE]
+    with _scripted(script) as endpoint, observe(endpoint.url) as observer:
+        status, _, data = _ask(observer.url)
+        (exchange,) = observer.wait_for(1)
+    assert status == 200
+    assert data == f"cut after {event + b'data: {'!r}"
+    assert "".join(c.data for c in exchange.chunks) == (event + b"data: {").decode()
+    assert exchange.error == (
+        "upstream broke off mid-stream: ConnectionError: the endpoint closed the connection "
+        "within the chunked body"
+    )
+
+
+def test_a_large_body_goes_each_way_whole() -> None:
+    big = json.dumps({"model": "m", "text": "é" * (6 << 20)}).encode()  # 12 MiB
+    replies = [
+        [_OK + b"Content-Length: %d\r\n\r\n" % len(big) + big],
+        [_OK + b"Transfer-Encoding: chunked\r\n\r\n", _chunked(big[: 5 << 20], big[5 << 20 :])],
+    ]
+    with _scripted(*replies) as endpoint, observe(endpoint.url) as observer:
+        answers = [_ask(observer.url, body=big) for _ in replies]
+        exchanges = observer.wait_for(2)
+    assert [a[2] == big for a in answers] == [True, True]
+    for arrived, exchange in zip(endpoint.requests, exchanges, strict=True):
+        assert arrived.raw.endswith(b"\r\nContent-Length: %d\r\n\r\n" % len(big) + big)
+        assert exchange.request_body is not None
+        assert exchange.request_body.data == big.decode()
+        assert exchange.response_body is not None
+        assert exchange.response_body.data == big.decode()
+
+
+def _raw_exchange(request: bytes, reply: bytes) -> tuple[bytes, bytes, TransportExchange]:
+    """A raw request through the observer to an endpoint that answers with a raw reply: what
+    the endpoint received, what the harness received, and the record."""
+    with _scripted([reply]) as endpoint, observe(endpoint.url) as observer:
+        port = int(observer.url.rsplit(":", 1)[1])
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as client:
+            client.sendall(request)
+            answer = client.recv(65536)
+        (exchange,) = observer.wait_for(1)
+    (arrived,) = endpoint.requests
+    return arrived.raw, answer, exchange
+
+
+def test_repeated_header_names_keep_the_last_as_the_record_does() -> None:
+    sent, answer, exchange = _raw_exchange(
+        b"GET /v1/models HTTP/1.1\r\nHost: x\r\nAccept: first/1\r\nX-Tag: a\r\n"
+        b"accept: second/2\r\nx-tag: b\r\n\r\n",
+        b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\ncontent-type: application/json\r\n"
+        b"X-Request-Id: one\r\nx-request-id: two\r\nSet-Cookie: a=1\r\nSet-Cookie: b=2\r\n"
+        b"Content-Length: 2\r\n\r\n{}",
+    )
+    assert b"\r\naccept: second/2\r\nx-tag: b\r\n" in sent
+    assert b"first/1" not in sent
+    assert b"X-Tag: a" not in sent
+    assert exchange.request_headers["accept"] == "second/2"
+    assert exchange.response_headers == {"content-type": "application/json", "x-request-id": "two"}
+    head = answer.partition(b"\r\n\r\n")[0].lower()
+    assert head.count(b"content-type:") == head.count(b"x-request-id:") == 1
+    assert b"content-type: application/json" in head
+    assert b"x-request-id: two" in head
+    assert b"set-cookie: b=2" in head
+    assert b"a=1" not in head
+
+
+def test_header_bytes_that_are_not_ascii_are_recorded_and_passed_on() -> None:
+    # UTF-8 is recorded as the text it is; a byte that is not UTF-8 as \xhh, since no JSON
+    # string holds the byte itself (aiohttp's parser had kept it as a lone surrogate, and the
+    # record could not be made).
+    sent, answer, exchange = _raw_exchange(
+        b"GET /v1/models HTTP/1.1\r\nHost: x\r\nUser-Agent: h\xe9/1\r\nAccept: caf\xc3\xa9\r\n\r\n",
+        b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nX-Request-Id: caf\xc3\xa9\r\n"
+        b"OpenAI-Model: \xff\xferaw\r\nContent-Length: 2\r\n\r\n{}",
+    )
+    TransportExchange.model_validate_json(exchange.model_dump_json())  # a valid document
+    assert b"\r\nUser-Agent: h\xe9/1\r\nAccept: caf\xc3\xa9\r\n" in sent  # forwarded as it came
+    assert exchange.request_headers["user-agent"] == "h\\xe9/1"
+    assert exchange.request_headers["accept"] == "café"
+    assert exchange.response_headers["x-request-id"] == "café"
+    assert exchange.response_headers["openai-model"] == "\\xff\\xferaw"
+    assert b"\r\nX-Request-Id: caf\xc3\xa9\r\n" in answer
+
+
+def test_the_endpoint_receives_the_request_as_recorded_and_nothing_else() -> None:
+    # No header the harness did not send (aiohttp's client added Accept, User-Agent and a
+    # Content-Type), and the path as recorded (it had normalised %7E and dot segments).
+    ok = [b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"]
+    with _scripted(ok, ok, ok) as endpoint, observe(endpoint.url) as observer:
+        port = int(observer.url.rsplit(":", 1)[1])
+        host = endpoint.url.removeprefix("http://").encode()
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as client:
+            for request in (
+                b"GET /v1/models?x=%7E HTTP/1.1\r\nHost: h\r\nConnection: keep-alive\r\n"
+                b"Accept-Encoding: gzip\r\nTE: trailers\r\n\r\n",
+                b"PUT /a/./b HTTP/1.1\r\nHost: h\r\nCookie: k=v\r\nContent-Length: 1\r\n\r\nx",
+                b"POST /v1/completions HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n\r\n",
+            ):
+                client.sendall(request)
+                assert client.recv(65536).startswith(b"HTTP/1.1 200 OK")
+        exchanges = observer.wait_for(3)
+    assert [arrived.raw for arrived in endpoint.requests] == [
+        b"GET /v1/models?x=%7E HTTP/1.1\r\nHost: " + host + b"\r\n"
+        b"Accept-Encoding: identity\r\n\r\n",
+        b"PUT /a/./b HTTP/1.1\r\nHost: " + host + b"\r\nCookie: k=v\r\n"
+        b"Accept-Encoding: identity\r\nContent-Length: 1\r\n\r\nx",
+        b"POST /v1/completions HTTP/1.1\r\nHost: " + host + b"\r\n"
+        b"Accept-Encoding: identity\r\nContent-Length: 0\r\n\r\n",
+    ]
+    assert [e.path for e in exchanges] == ["/v1/models?x=%7E", "/a/./b", "/v1/completions"]
+    assert {arrived.connection for arrived in endpoint.requests} == {0}  # one kept alive
+
+
+def test_a_head_request_reads_no_body_and_keeps_the_connection() -> None:
+    head = [b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 99\r\n\r\n"]
+    ok = [_OK + b"Content-Length: %d\r\n\r\n" % len(JSON) + JSON]
+    with _scripted(head, ok) as endpoint, observe(endpoint.url) as observer:
+        first = _ask(observer.url, "HEAD", None)
+        second = _ask(observer.url, "GET", None)
+        observer.wait_for(2)
+    assert (first[0], first[2], second[2]) == (200, b"", JSON)
+    assert [arrived.connection for arrived in endpoint.requests] == [0, 0]
+
+
+def test_a_connection_that_sent_more_than_its_reply_is_not_used_again() -> None:
+    # Bytes after a reply (here a server's 408 before it closes an idle connection) are no
+    # answer to the next request: that goes on a new connection.
+    ok = _OK + b"Content-Length: %d\r\n\r\n" % len(JSON) + JSON
+    late = b"HTTP/1.1 408 Request Timeout\r\nContent-Length: 0\r\n\r\n"
+    with _scripted([ok, late], [ok]) as endpoint, observe(endpoint.url) as observer:
+        answers = [_ask(observer.url)[:3:2]]
+        time.sleep(0.1)  # the 408 arrives while the connection is idle
+        answers.append(_ask(observer.url)[:3:2])
+        exchanges = observer.wait_for(2)
+    assert answers == [(200, JSON), (200, JSON)]
+    assert [arrived.connection for arrived in endpoint.requests] == [0, 1]
+    assert [e.status for e in exchanges] == [200, 200]
