@@ -166,7 +166,7 @@ class _Http(_Backend):
         import fsspec  # noqa: PLC0415 - only for URLs
 
         self._aiohttp = aiohttp
-        self.fs: Any = fsspec.filesystem(urlsplit(url).scheme.lower())
+        self.fs: Any = fsspec.filesystem(urlsplit(url).scheme.lower(), skip_instance_cache=True)
         self.loop = self.fs.loop
         self.url = url
         self._timeout = aiohttp.ClientTimeout(
@@ -338,7 +338,7 @@ class _S3(_Backend):
     def __init__(self, bucket: str, key: str) -> None:
         import fsspec  # noqa: PLC0415 - only for URLs
 
-        self.fs: Any = fsspec.filesystem("s3")
+        self.fs: Any = fsspec.filesystem("s3", skip_instance_cache=True)
         self.loop = self.fs.loop
         self.bucket, self.key = bucket, key
 

@@ -102,7 +102,7 @@ def _prefix(url: str) -> list[Source]:
         )
     import fsspec  # noqa: PLC0415 - only for URLs
 
-    fs: Any = fsspec.filesystem("s3")
+    fs: Any = fsspec.filesystem("s3", skip_instance_cache=True)
     root = url.split("://", 1)[1]
     try:
         keys = fs.find(root)
