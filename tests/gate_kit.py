@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from audit.examples import build_upstream
 from audit.reference_endpoint import serve
 from audit.run import RunRequest, run_qualification
 from bundle_schema.models import Claims, Verdict
@@ -25,6 +26,8 @@ __all__ = [
     "assert_held_without_tallies",
     "blob",
     "every_field_replaced",
+    "gate_mirror",
+    "gated_run",
     "merged_pins",
     "resealed",
     "run_gated",
@@ -53,6 +56,24 @@ def run_gated(out: Path, mirrors: Mapping[str, Path], pins: PinSetSource) -> Ver
         run_qualification(RunRequest(endpoint=endpoint.url, pins=pins, profile="full", out=out,
                                      model_digest=DEMO_DIGEST, mirrors=mirrors))  # fmt: skip
     return verify_bundle(out, pins=pins).verdict
+
+
+def gate_mirror(
+    root: Path, mirrors: Mapping[str, Path], harness: Path, upstream: str
+) -> tuple[dict[str, Path], str]:
+    """The run's mirrors with ``upstream`` added: a git repository of ``harness``, under
+    ``root``; and its commit, for the pin set."""
+    commit, _ = build_upstream(harness, root / upstream)
+    return {**mirrors, upstream: root / upstream}, commit
+
+
+def gated_run(
+    out: Path, gated: tuple[dict[str, Path], str], pins_of: Callable[[str], PinSetSource]
+) -> tuple[Path, PinSetSource, Verdict]:
+    """An honest run with the gate: its bundle at ``out``, the pin set and the verdict."""
+    mirrors, commit = gated
+    pins = pins_of(commit)
+    return out, pins, run_gated(out, mirrors, pins)
 
 
 def blob(bundle: Path, name: str) -> bytes:

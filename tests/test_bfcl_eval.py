@@ -18,13 +18,12 @@ from typing import Any
 
 import pytest
 
-from audit.examples import build_upstream
 from audit.parsers import output_files
 from bundle_schema.errors import InvalidInput
 from bundle_schema.models import Verdict
 from pins import CURRENT, DEMO, PinSetSource, load_builtin, parse_pin_set, pin_set_source
 from tests.data.hostile.kit import Files, put_json
-from tests.gate_kit import blob, resealed, run_gated
+from tests.gate_kit import blob, gate_mirror, gated_run, resealed, run_gated
 from tests.paths import DATA, PINS
 from verify import verify_bundle
 from verify.harness_outputs import (
@@ -296,18 +295,14 @@ def gated(
     tmp_path_factory: pytest.TempPathFactory, mirrors: dict[str, Path]
 ) -> tuple[dict[str, Path], str]:
     root = tmp_path_factory.mktemp("bfcl-mirror")
-    commit, _ = build_upstream(HARNESS, root / "bfcl")
-    return {**mirrors, "bfcl": root / "bfcl"}, commit
+    return gate_mirror(root, mirrors, HARNESS, "bfcl")
 
 
 @pytest.fixture(scope="module")
 def good_run(
     tmp_path_factory: pytest.TempPathFactory, gated: tuple[dict[str, Path], str]
 ) -> tuple[Path, PinSetSource, Verdict]:
-    mirrors, commit = gated
-    pins = _gated_pins(commit)
-    out = tmp_path_factory.mktemp("bfcl-run") / "bundle"
-    return out, pins, run_gated(out, mirrors, pins)
+    return gated_run(tmp_path_factory.mktemp("bfcl-run") / "bundle", gated, _gated_pins)
 
 
 def test_a_run_keeps_the_gates_outputs_and_reports_its_figures_beside_the_scores(

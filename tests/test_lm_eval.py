@@ -21,7 +21,6 @@ from typing import Any
 
 import pytest
 
-from audit.examples import build_upstream
 from audit.parsers import output_files
 from audit.reference_endpoint import MODEL_ID
 from bundle_schema.errors import InvalidInput
@@ -34,6 +33,8 @@ from tests.gate_kit import (
     assert_held_without_tallies,
     blob,
     every_field_replaced,
+    gate_mirror,
+    gated_run,
     merged_pins,
     run_gated,
 )
@@ -324,18 +325,14 @@ def gated(
     tmp_path_factory: pytest.TempPathFactory, mirrors: dict[str, Path]
 ) -> tuple[dict[str, Path], str]:
     root = tmp_path_factory.mktemp("lmeval-mirror")
-    commit, _ = build_upstream(TASKS, root / "lmeval")
-    return {**mirrors, "lmeval": root / "lmeval"}, commit
+    return gate_mirror(root, mirrors, TASKS, "lmeval")
 
 
 @pytest.fixture(scope="module")
 def good_run(
     tmp_path_factory: pytest.TempPathFactory, gated: tuple[dict[str, Path], str]
 ) -> tuple[Path, PinSetSource, Verdict]:
-    mirrors, commit = gated
-    pins = _gated_pins(commit)
-    out = tmp_path_factory.mktemp("lmeval-run") / "bundle"
-    return out, pins, run_gated(out, mirrors, pins)
+    return gated_run(tmp_path_factory.mktemp("lmeval-run") / "bundle", gated, _gated_pins)
 
 
 def test_a_run_keeps_the_outputs_and_reports_their_figures_beside_the_scores(
