@@ -5,8 +5,8 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint schema bench fuzz clean sandbox-tools browser-tools live-tools test-live \
-	harness-venv bfcl-venv tasks-venv
+.PHONY: demo test test-fast lint schema bench fuzz clean sandbox-tools browser-tools live-tools \
+	test-live harness-venv bfcl-venv tasks-venv
 
 $(STAMP): requirements.lock requirements-dev.lock requirements-peer.lock \
 		requirements-peer-nodeps.lock pyproject.toml
@@ -49,6 +49,12 @@ test: $(STAMP) sandbox-tools browser-tools
 	$(BIN)/audit schema --check
 	$(BIN)/python -m pytest -q -p no:cacheprovider
 
+# The unit tests of the pure layers alone, for a quick loop while editing (tests/ mirrors the
+# packages: bundle_schema, pins, verify, verify/scorers, audit, hostile, e2e); `make test` runs all.
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -q -p no:cacheprovider tests/bundle_schema tests/pins \
+		tests/verify/scorers --ignore=tests/bundle_schema/test_canonical_properties.py
+
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/mypy
@@ -71,7 +77,7 @@ bench: $(STAMP)
 FUZZ_SECONDS ?= 600
 fuzz: $(STAMP)
 	EVIDENCE_AUDIT_FUZZ_EXAMPLES=100000 $(BIN)/python -m pytest -q -p no:cacheprovider \
-		tests/test_fuzz_properties.py
+		tests/hostile/test_fuzz_properties.py
 	for name in manifest archive; do \
 		found=$$(mktemp -d) && echo "atheris $$name: new inputs in $$found" && \
 		tests/fuzz/fuzz_$$name $$found tests/fuzz/corpus/$$name -max_total_time=$(FUZZ_SECONDS) \

@@ -2,7 +2,7 @@
 
 ``EVIDENCE_AUDIT_TEST_KILL_AT=<point>[@<n>]`` makes the process SIGKILL itself the n-th time
 (default: the first) it reaches the named point; unset, a point costs one lookup. This is how
-tests/test_run_killed.py kills ``audit run`` during a checkout, mid-stream, mid-blob-write or
+tests/audit/test_run_killed.py kills ``audit run`` during a checkout, mid-stream, mid-blob-write or
 between the claims and the manifest, without guessing at timings. (Git's ``GIT_TEST_*``
 variables are the same idea.) Points: docs/running.md#fault-points.
 """

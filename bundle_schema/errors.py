@@ -33,10 +33,10 @@
         ├── SignatureFailed      verify._signature: a signature that does not verify
         └── SigningFailed        audit.signing: Fulcio or Rekor refused, or could not be reached
 
-Every exception class of the project is in this tree (tests/test_exception_tree.py holds it to
-that); the runner and the verifier catch most of the lower ones where they turn into a failed
-component, a finding or a signature status, and the CLI turns any that escapes into one line and
-its exit code, never a traceback.
+Every exception class of the project is in this tree (tests/bundle_schema/test_exception_tree.py
+holds it to that); the runner and the verifier catch most of the lower ones where they turn into
+a failed component, a finding or a signature status, and the CLI turns any that escapes into one
+line and its exit code, never a traceback.
 
 The rule (ADR 0019): a defect of a bundle's bytes is a failed check (exit 1), wherever it is
 found, so that "this bundle is not sound" always reads the same; a refusal (exit 2) means nothing

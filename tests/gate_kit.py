@@ -1,4 +1,4 @@
-"""What the gate tests share (tests/test_bfcl_eval.py, test_inspect_ai.py, test_lm_eval.py): a
+"""What the gate tests share (tests/e2e/test_bfcl_eval.py, test_inspect_ai.py, test_lm_eval.py): a
 pin set with a gate fragment merged in, an `audit run` of it against the reference endpoint,
 a bundle's evidence by name, and a forged copy resealed with honest-looking claims."""
 

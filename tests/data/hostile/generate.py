@@ -3,8 +3,8 @@
 Run ``python -m tests.data.hostile.generate OUT`` to write the corpus into OUT (each case is a
 file or a directory named after it) and ``--check`` to compare the deterministic cases with the
 digests committed in ``expected.json`` (``--write`` rewrites that file). The tests
-(tests/test_hostile_corpus.py) generate it into a temp directory, check the digests, and run every
-case through the CLI in one process whose peak memory must stay under 512 MiB.
+(tests/hostile/test_hostile_corpus.py) generate it into a temp directory, check the digests, and
+run every case through the CLI in one process whose peak memory must stay under 512 MiB.
 
 Categories: ``archive`` (tar attacks), ``directory`` (directory-bundle attacks), ``json`` (the
 manifest's bytes), ``record`` (an evidence record's bytes), ``schema`` (a manifest that parses but
@@ -535,7 +535,7 @@ AGREEING: list[Case] = [
 """Tar forms that GNU tar and this verifier read alike: accepted, the extra blob a finding.
 
 Not in :data:`CASES`: the corpus also unpacks every tar case and expects the verdict's exit
-code, and unpacking judges no integrity (it exits 0 here). tests/test_tar_agreement.py runs
+code, and unpacking judges no integrity (it exits 0 here). tests/verify/test_tar_agreement.py runs
 them, with every tar case of the corpus that is not refused, through GNU tar.
 """
 
@@ -987,8 +987,8 @@ CONTENT: list[Case] = [
 
 def _signature_case(attack_name: str) -> Builder:
     def build(context: Context, path: Path) -> list[str]:
+        from tests.audit.test_signing import ATTACKS, WHO  # noqa: PLC0415
         from tests.private_sigstore import ISSUER  # noqa: PLC0415
-        from tests.test_signing import ATTACKS, WHO  # noqa: PLC0415
 
         attack = {a[0]: a[1] for a in ATTACKS}[attack_name]
         instance, trust = context.sigstore["instance"], context.sigstore["trust"]
@@ -1007,7 +1007,7 @@ def _signature_case(attack_name: str) -> Builder:
 
 
 def _signature_cases() -> list[Case]:
-    from tests.test_signing import ATTACKS  # noqa: PLC0415
+    from tests.audit.test_signing import ATTACKS  # noqa: PLC0415
 
     return [
         Case(f"signature: {name}", "signature", _signature_case(name), 1, fragment,

@@ -17,10 +17,10 @@ from audit.reference_endpoint import serve
 from bundle_schema import KINDS, canonical_bytes, parse_document
 from bundle_schema.layout import MANIFEST_SIGNATURE
 from bundle_schema.models import RejudgeReport, RunResult
+from tests.audit.test_rank_archive import FULL, FULL_RUN, Archive
+from tests.audit.test_signing import _private_home  # noqa: F401 - autouse: sigstore never sees $HOME
 from tests.paths import SCHEMAS
 from tests.private_sigstore import PrivateSigstore, Services
-from tests.test_rank_archive import FULL, FULL_RUN, Archive
-from tests.test_signing import _private_home  # noqa: F401 - autouse: sigstore never sees $HOME
 from verify import verify_bundle
 
 

@@ -1,5 +1,5 @@
 """Archive caps configured in process (the corpus in tests/data/hostile runs every hostile archive
-through the CLI: see tests/test_hostile_corpus.py)."""
+through the CLI: see tests/hostile/test_hostile_corpus.py)."""
 
 from __future__ import annotations
 

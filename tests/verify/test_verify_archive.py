@@ -25,7 +25,7 @@ from bundle_schema import KINDS, canonical_bytes, parse_document
 from bundle_schema.models import ArchiveReport
 from tests.factories import write_small_bundle
 from tests.paths import SCHEMAS
-from tests.test_url_sources import published, s3  # noqa: F401 - fixtures: moto's S3 server
+from tests.verify.test_url_sources import published, s3  # noqa: F401 - fixtures: moto's S3 server
 from verify import BlobCache
 from verify.archive import ArchiveWriter, ordered, verify_archive
 

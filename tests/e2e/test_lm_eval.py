@@ -38,6 +38,7 @@ from tests.gate_kit import (
     merged_pins,
     run_gated,
 )
+from tests.paths import DATA
 from verify.harness_outputs import (
     MAX_TASK_LOG_BYTES,
     OutputsUnreadable,
@@ -45,7 +46,6 @@ from verify.harness_outputs import (
     read_outputs,
 )
 
-DATA = Path(__file__).resolve().parent / "data"
 RECORDED = DATA / "upstream_outputs" / "lm-eval"
 TASKS = DATA / "lm_eval_tasks"
 FRAGMENT = DATA / "pins" / "lm-eval-gate.toml"

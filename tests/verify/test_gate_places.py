@@ -1,6 +1,6 @@
 """A gate's tallies are read only where the pin set runs that gate: figures of a gate that never
 ran, added to an honest bundle and resealed, are a finding, never diagnostics of a QUALIFIED run
-(found by tests/test_forgery_properties.py)."""
+(found by tests/hostile/test_forgery_properties.py)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """A substituted model: internally consistent and its replay holds, so only the published digest
 can tell (threat-model material). Every other content attack is a case of the hostile corpus
-(tests/data/hostile/generate.py, run by tests/test_hostile_corpus.py)."""
+(tests/data/hostile/generate.py, run by tests/hostile/test_hostile_corpus.py)."""
 
 from __future__ import annotations
 

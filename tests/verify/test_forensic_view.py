@@ -1,6 +1,6 @@
 """The forensic answer names the right part, and the terminal view leads with it (issue 14
 points 6 and 7; docs/review.md, "Where the issue is silent"; the demo's summary is in
-tests/test_demo_summary.py).
+tests/audit/test_demo_summary.py).
 
 A fallback is a model substitution with its exchanges and the model that answered, not an
 isolation failure (unless a socket really left the sandbox); a bundle that fails integrity leads
@@ -36,6 +36,7 @@ from bundle_schema.layout import blob_path
 from bundle_schema.models import Claims, ShowReport
 from pins import DEMO, PinSetSource, load_builtin, pin_set_source
 from tests.data.hostile.kit import Files, lines, put_json, put_lines, read_bundle, reseal
+from tests.paths import DOCS, PINS
 from verify import open_source, parse_manifest, verify_bundle, verify_with_evidence
 from verify.forensics import show_report
 from verify.render import render_show, render_verdict
@@ -393,7 +394,7 @@ def test_a_hung_agent_recorded_by_the_runner_made_no_exchange(
     recorded: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     pins = SCENARIOS["hang"].pins()  # the demo's pin set with a 1 s silence limit, as a file
-    source = Path(__file__).resolve().parent.parent / "pins" / f"{pins.id}.toml"
+    source = PINS / f"{pins.id}.toml"
     toml = re.sub(
         r"(\[hermes\][^\[]*?)inactivity_s = 300\n",
         r"\1inactivity_s = 1.0\n",
@@ -554,7 +555,7 @@ def _show_only(report: ShowReport) -> set[str]:
 
 # --- the docs show what the commands print --------------------------------------------------------
 
-REVIEW = Path(__file__).resolve().parent.parent / "docs" / "review.md"
+REVIEW = DOCS / "review.md"
 
 
 def _blocks() -> list[str]:

@@ -36,6 +36,7 @@ from tests.gate_kit import (
     merged_pins,
     run_gated,
 )
+from tests.paths import DATA
 from verify.harness_outputs import (
     MAX_TASK_LOG_BYTES,
     OutputsUnreadable,
@@ -43,7 +44,6 @@ from verify.harness_outputs import (
     read_outputs,
 )
 
-DATA = Path(__file__).resolve().parent / "data"
 RECORDED = DATA / "upstream_outputs" / "inspect-ai"
 TASKS = DATA / "inspect_ai_tasks"
 FRAGMENT = DATA / "pins" / "inspect-ai-gate.toml"

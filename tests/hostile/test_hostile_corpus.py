@@ -19,6 +19,7 @@ import pytest
 
 from tests.data.hostile.generate import CASES, EXPECTED, Case, Context, expectations, generate
 from tests.http_range import serve, url_of
+from tests.paths import ROOT
 from tests.private_sigstore import PrivateSigstore, Services
 
 MEMORY_CAP = 512 << 20
@@ -131,7 +132,7 @@ def test_every_case_fails_closed_in_bounded_memory(
             text=True,
             check=False,
             cwd=cwd,
-            env=os.environ | {"PYTHONPATH": str(Path(__file__).parents[1])},
+            env=os.environ | {"PYTHONPATH": str(ROOT)},
             timeout=600,
         )
     assert result.returncode == 0, result.stderr[-3000:]
