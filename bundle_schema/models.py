@@ -634,6 +634,10 @@ class Gx10Replay(Gx10Decision):
     """The replay of one run's evidence document under a pin set (``audit score gx10``)."""
 
     schema_version: SchemaVersion
+    scorer: Literal["gx10"]
+    scorer_version: Identifier
+    """The version of the gx10 replay that decided (``verify.gx10.GX10_VERSION``), as the other
+    scorers record theirs: a change to how a verdict is derived changes it."""
     run_id: Identifier
 
 

@@ -540,5 +540,7 @@ def make_verdict(
         signature=signature,
         verifier=VerifierInfo(name=VERIFIER_NAME, version=version),
         unread=tuple(unread),
-        **replayed.model_dump(exclude={"schema_version", "run_id"}, round_trip=True),
+        **replayed.model_dump(
+            exclude={"schema_version", "scorer", "scorer_version", "run_id"}, round_trip=True
+        ),
     )

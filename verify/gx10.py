@@ -1102,6 +1102,8 @@ def replay(
         reasons += [f"claims: {d}" for d in claims.differences]
     return Gx10Replay(
         schema_version=1,
+        scorer="gx10",
+        scorer_version=GX10_VERSION,
         run_id=evidence.run_id,
         pin_set=PinSetRef(id=pins.id, digest=pins.digest),
         outcome=outcome,

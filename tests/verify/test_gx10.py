@@ -28,7 +28,7 @@ from pins import (
 from tests.conftest import DEPLOYMENT_PINS
 from tests.factories import write_small_bundle
 from verify import verify_with_evidence
-from verify.gx10 import _wildcard, path_allowed, performance_score, replay
+from verify.gx10 import GX10_VERSION, _wildcard, path_allowed, performance_score, replay
 
 V5 = load_builtin("gx10-reference-v5")
 V4 = load_builtin("gx10-qualification-v4")
@@ -904,6 +904,12 @@ def test_verify_exits_1_when_the_claims_differ(
     assert (verdict["outcome"], verdict["rankable"], verdict["rank_group"]) == (
         "QUALIFIED", True, "primary"
     )  # fmt: skip
+    assert main(["score", "gx10", str(out), *pins, "--json"]) == 0
+    replayed = json.loads(capsys.readouterr().out)
+    assert (replayed["scorer"], replayed["scorer_version"]) == ("gx10", GX10_VERSION)
+    assert {k: replayed[k] for k in ("outcome", "rankable", "scores")} == {
+        k: verdict[k] for k in ("outcome", "rankable", "scores")
+    }  # the replay from the evidence document is the verdict's
     document = json.loads(out.read_text())
     document["claims"]["aggregate_score"] = 90.0
     out.write_text(json.dumps(document))
