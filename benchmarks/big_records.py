@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from audit import BundleWriter
-from audit.examples import build_example, example_runs
+from audit.demo.examples import build_example, example_runs
 from bundle_schema import canonical_bytes
 from tests.data.hostile.kit import lines, read_bundle
 from verify import default_workers

@@ -15,8 +15,8 @@ import platform
 import statistics
 import time
 
+from audit.demo.reference_endpoint import MODEL_ID, Behaviour, serve
 from audit.observer import observe
-from audit.reference_endpoint import MODEL_ID, Behaviour, serve
 
 REQUESTS = 400
 STREAM_WORDS = 20_000

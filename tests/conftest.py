@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from audit.examples import (
+from audit.demo.examples import (
     EXAMPLES_DIR,
     ExampleRun,
     build_example,

@@ -10,8 +10,8 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from audit.examples import build_upstream
-from audit.reference_endpoint import serve
+from audit.demo.examples import build_upstream
+from audit.demo.reference_endpoint import serve
 from audit.run import RunRequest, run_qualification
 from bundle_schema.models import Claims, Verdict
 from pins import DEMO, PinSetSource, load_builtin, pin_set_source
@@ -50,7 +50,7 @@ def merged_pins(fragment: Path, upstream: str, commit: str, name: str, *extra: s
 
 def run_gated(out: Path, mirrors: Mapping[str, Path], pins: PinSetSource) -> Verdict:
     """`audit run` of ``pins`` against the reference endpoint, into ``out``; its verdict."""
-    from audit.demo import DEMO_DIGEST  # noqa: PLC0415 - the reference model's digest
+    from audit.demo.pipeline import DEMO_DIGEST  # noqa: PLC0415 - the reference model's digest
 
     with serve() as endpoint:
         run_qualification(RunRequest(endpoint=endpoint.url, pins=pins, profile="full", out=out,

@@ -163,7 +163,7 @@ def _run_command(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 
 def _demo(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from audit.demo import SCENARIOS, run_demo, run_pipeline  # noqa: PLC0415 - loads gitpython
+    from audit.demo.pipeline import SCENARIOS, run_demo, run_pipeline  # noqa: PLC0415 - loads gitpython
 
     target = Path(args.out)
     if args.scenario is not None:

@@ -8,7 +8,7 @@ import git
 import pytest
 
 from audit.checkouts import CheckoutFailed, checkout, describe, git_blob_id
-from audit.examples import EXAMPLES_DIR, build_upstream
+from audit.demo.examples import EXAMPLES_DIR, build_upstream
 from bundle_schema.errors import InvalidInput
 from pins import load_builtin
 from pins._model import Upstream

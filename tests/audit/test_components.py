@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from audit.components import measure_streaming, run_direct_probes
+from audit.demo.reference_endpoint import MODEL_ID, Behaviour, reply_words, serve
 from audit.identity import resolve_identity
 from audit.observer import observe
-from audit.reference_endpoint import MODEL_ID, Behaviour, reply_words, serve
 from bundle_schema.models import Body, GateResult, Gx10Evidence, ReasoningSerialization
 from pins import PROBE_CONTRACTS, load_builtin
 from pins._model import DirectProbeContract

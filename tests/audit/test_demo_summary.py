@@ -10,8 +10,8 @@ from pathlib import Path
 
 from rich.console import Console
 
-from audit.demo import run_demo
-from audit.examples import example_runs, expected_digests
+from audit.demo.examples import example_runs, expected_digests
+from audit.demo.pipeline import run_demo
 
 
 def test_the_demo_summary_keeps_every_run_name_whole_at_80_columns(tmp_path: Path) -> None:

@@ -8,15 +8,15 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from audit.demo import DEMO_DIGEST, run_demo
-from audit.examples import (
+from audit.demo.examples import (
     EXAMPLES_DIR,
     build_example,
     build_upstream,
     example_runs,
     expected_digests,
 )
-from audit.reference_endpoint import MODEL_ID
+from audit.demo.pipeline import DEMO_DIGEST, run_demo
+from audit.demo.reference_endpoint import MODEL_ID
 from bundle_schema.errors import InvalidInput
 from pins import CURRENT, DEMO, load_builtin, parse_pin_set
 from tests.conftest import DEPLOYMENT_PINS

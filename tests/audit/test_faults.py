@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from audit._archive import pack
-from audit.demo import DEMO_DIGEST
-from audit.reference_endpoint import serve
+from audit.demo.pipeline import DEMO_DIGEST
+from audit.demo.reference_endpoint import serve
 from pins import load_builtin
 from tests.paths import ROOT
 

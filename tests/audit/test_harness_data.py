@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from audit.cli import main
-from audit.demo import DEMO_DIGEST
+from audit.demo.pipeline import DEMO_DIGEST
+from audit.demo.reference_endpoint import serve
 from audit.environments import EnvironmentUnavailable, data_listing
-from audit.reference_endpoint import serve
 from audit.run import RunRequest, run_qualification
 from pins import DEMO, PinSetSource, load_builtin, pin_set_source
 from tests.data.hostile.kit import read_bundle, reseal

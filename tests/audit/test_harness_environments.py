@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from audit.demo import DEMO_DIGEST
+from audit.demo.pipeline import DEMO_DIGEST
+from audit.demo.reference_endpoint import serve
 from audit.environments import EnvironmentUnavailable, describe_python
-from audit.reference_endpoint import serve
 from audit.run import RunRequest, run_qualification
 from bundle_schema.errors import InvalidInput
 from pins import (

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from audit.demo.reference_endpoint import MODEL_ID, serve
 from audit.identity import resolve_identity, weights_digest
 from audit.observer import observe
-from audit.reference_endpoint import MODEL_ID, serve
 from bundle_schema import canonical_bytes, digest_of
 from bundle_schema.errors import InvalidInput
 from tests.engines import Engine, serve_engine

@@ -12,8 +12,8 @@ import jsonschema
 import pytest
 
 from audit.cli import main
-from audit.demo import DEMO_DIGEST
-from audit.reference_endpoint import serve
+from audit.demo.pipeline import DEMO_DIGEST
+from audit.demo.reference_endpoint import serve
 from bundle_schema import KINDS, canonical_bytes, parse_document
 from bundle_schema.layout import MANIFEST_SIGNATURE
 from bundle_schema.models import RejudgeReport, RunResult

@@ -16,8 +16,8 @@ from typing import Any, NamedTuple
 
 import pytest
 
+from audit.demo.reference_endpoint import MODEL_ID, Behaviour, serve
 from audit.observer import IDLE_KEEPALIVE_S, REDACTED, RETRY_HEADER, observe
-from audit.reference_endpoint import MODEL_ID, Behaviour, serve
 from bundle_schema.errors import InvalidInput
 from bundle_schema.models import ReasoningSerialization, TransportExchange
 from tests.engines import idle_closing

@@ -10,8 +10,8 @@ import pytest
 from rich.console import Console
 
 from audit.cli import main
-from audit.demo import DEMO_DIGEST, SCENARIOS, run_pipeline
-from audit.reference_endpoint import Behaviour, serve
+from audit.demo.pipeline import DEMO_DIGEST, SCENARIOS, run_pipeline
+from audit.demo.reference_endpoint import Behaviour, serve
 from audit.run import RunRequest, run_qualification
 from bundle_schema.models import Verdict
 from pins import PinSetSource, load_builtin, pin_set_source

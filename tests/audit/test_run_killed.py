@@ -17,8 +17,8 @@ import pytest
 
 from audit._faults import VARIABLE
 from audit.cli import main
-from audit.demo import DEMO_DIGEST
-from audit.reference_endpoint import Behaviour, serve
+from audit.demo.pipeline import DEMO_DIGEST
+from audit.demo.reference_endpoint import Behaviour, serve
 from pins import load_builtin
 
 V5 = load_builtin("gx10-reference-v5")

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from audit.cli import main
-from audit.demo import DEMO_DIGEST
-from audit.reference_endpoint import serve
+from audit.demo.pipeline import DEMO_DIGEST
+from audit.demo.reference_endpoint import serve
 from audit.run import RunRequest, raw_name, run_qualification
 from pins import PinSetSource, load_builtin, pin_set_source
 from verify import parse_manifest, verify_bundle

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from audit.demo.reference_endpoint import serve
 from audit.observer import observe
-from audit.reference_endpoint import serve
 from audit.sandbox import (
     SandboxLimits,
     SandboxUnavailable,

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from audit.cli import main
-from audit.demo import DEMO_DIGEST
+from audit.demo.pipeline import DEMO_DIGEST
 from bundle_schema import canonical_bytes
 from bundle_schema.attestation import (
     BUNDLE_PREDICATE_TYPE,
@@ -656,7 +656,7 @@ def test_a_run_signs_what_it_seals(
     trust: dict[str, str],
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    from audit.reference_endpoint import serve  # noqa: PLC0415
+    from audit.demo.reference_endpoint import serve  # noqa: PLC0415
 
     out = tmp_path / "run"
     with serve() as endpoint:

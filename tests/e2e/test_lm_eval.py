@@ -21,8 +21,8 @@ from typing import Any
 
 import pytest
 
+from audit.demo.reference_endpoint import MODEL_ID
 from audit.parsers import output_files
-from audit.reference_endpoint import MODEL_ID
 from bundle_schema.errors import InvalidInput
 from bundle_schema.models import Verdict
 from pins import PinSetSource, pin_set_source

@@ -23,7 +23,7 @@ import pytest
 from tests.paths import ROOT
 
 PACKAGES = ("bundle_schema", "pins", "verify", "audit")
-EXAMPLES_IN_WHEEL = "audit/_examples"
+EXAMPLES_IN_WHEEL = "audit/demo/_examples"
 """Where the wheel keeps the source tree's ``examples/`` (less ``recorded/``)."""
 TIMEOUT = 600
 
@@ -47,7 +47,7 @@ def _source_files() -> list[str]:
 
 
 def _expected_wheel_files(sources: list[str]) -> set[str]:
-    """Every file of the packages, and examples/ but recorded/ under audit/_examples."""
+    """Every file of the packages, and examples/ but recorded/ under audit/demo/_examples."""
     expected = set()
     for name in sources:
         top, _, rest = name.partition("/")
@@ -97,8 +97,11 @@ def test_the_wheel_installs_alone_and_runs_the_demo_outside_the_tree(tmp_path: P
     empty.mkdir()
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     env |= {"PATH": f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}", "COLUMNS": "200"}
-    where = _run([python, "-c", "import audit.examples as e; print(e.EXAMPLES_DIR)"], empty, env)
+    where = _run(
+        [python, "-c", "import audit.demo.examples as e; print(e.EXAMPLES_DIR)"], empty, env
+    )
     assert Path(where.strip()).is_relative_to(venv), f"not the installed examples: {where}"
+    assert where.strip().endswith(EXAMPLES_IN_WHEEL), f"not beside the demo's code: {where}"
     audit = venv / "bin" / "audit"
 
     assert "demo" in _run([audit, "--help"], empty, env)

@@ -29,8 +29,8 @@ import pytest
 from rich.console import Console
 
 from audit.cli import main
-from audit.demo import DEMO_DIGEST, SCENARIOS, run_pipeline
-from audit.reference_endpoint import serve
+from audit.demo.pipeline import DEMO_DIGEST, SCENARIOS, run_pipeline
+from audit.demo.reference_endpoint import serve
 from audit.run import RunRequest, run_qualification
 from bundle_schema.layout import blob_path
 from bundle_schema.models import Claims, ShowReport

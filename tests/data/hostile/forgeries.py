@@ -42,9 +42,9 @@ Forgery = Callable[[Files, dict[str, Any]], None]
 
 def record_reference_run(out: Path, work: Path) -> Path:
     """Record a well-behaved run against the reference endpoint into ``out`` (once)."""
-    from audit.demo import DEMO_DIGEST  # noqa: PLC0415
-    from audit.examples import EXAMPLES_DIR, build_upstream  # noqa: PLC0415
-    from audit.reference_endpoint import serve  # noqa: PLC0415
+    from audit.demo.examples import EXAMPLES_DIR, build_upstream  # noqa: PLC0415
+    from audit.demo.pipeline import DEMO_DIGEST  # noqa: PLC0415
+    from audit.demo.reference_endpoint import serve  # noqa: PLC0415
     from audit.run import RunRequest, run_qualification  # noqa: PLC0415
     from pins import DEMO, load_builtin  # noqa: PLC0415
 

@@ -1072,7 +1072,7 @@ def main(argv: list[str]) -> int:
     """``generate.py OUT [--check | --write]``: build the corpus (needs the example bundles)."""
     import tempfile  # noqa: PLC0415
 
-    from audit.examples import build_example, example_runs  # noqa: PLC0415
+    from audit.demo.examples import build_example, example_runs  # noqa: PLC0415
 
     out = Path(argv[0])
     with tempfile.TemporaryDirectory() as scratch:

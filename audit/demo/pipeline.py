@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from audit._archive import pack
-from audit.examples import (
+from audit.demo.examples import (
     EXAMPLES_DIR,
     build_example,
     build_upstream,
@@ -21,7 +21,7 @@ from audit.examples import (
     expected_digests,
     remove_bundle_dir,
 )
-from audit.reference_endpoint import Behaviour, serve
+from audit.demo.reference_endpoint import Behaviour, serve
 from audit.run import RunRequest, run_qualification
 from bundle_schema.layout import blob_path
 from pins import DEMO, PinSetSource, load_builtin, pin_set_source

@@ -47,8 +47,8 @@ __all__ = [
 ]
 
 _PACKAGED = Path(__file__).resolve().parent / "_examples"
-EXAMPLES_DIR = _PACKAGED if _PACKAGED.is_dir() else _PACKAGED.parent.parent / "examples"
-"""The example evidence: ``audit/_examples`` in an installed wheel, else the source tree's
+EXAMPLES_DIR = _PACKAGED if _PACKAGED.is_dir() else _PACKAGED.parents[2] / "examples"
+"""The example evidence: ``audit/demo/_examples`` in an installed wheel, else the source tree's
 ``examples/`` (the wheel maps one to the other; ADR 0018)."""
 
 _AUTHOR = git.Actor("evidence-audit examples", "examples@evidence-audit.invalid")
