@@ -1,0 +1,96 @@
+"""Types every model module shares: the schema version, the constrained scalars and the frozen,
+closed base model.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StrictFloat,
+    StrictInt,
+    StringConstraints,
+)
+
+__all__ = [
+    "DIGEST_PATTERN",
+    "LOGICAL_NAME_PATTERN",
+    "MAX_SAFE_INTEGER",
+    "SCHEMA_VERSION",
+    "Count",
+    "Digest",
+    "GitCommit",
+    "Identifier",
+    "LogicalName",
+    "MediaType",
+    "Metric",
+    "MetricName",
+    "One",
+    "SchemaVersion",
+    "Score",
+    "Seconds",
+    "Size",
+    "Text",
+    "Timestamp",
+]
+
+SCHEMA_VERSION = 1
+"""The one document version this code writes and reads."""
+
+
+def _integer(value: object) -> object:
+    """An integer literal is an integer, never ``true`` or ``1.0`` (which Python's ``==`` and
+    pydantic's Literal would take for one): as strict as the committed schema's ``const``."""
+    if type(value) is not int:
+        raise ValueError(f"expected the integer, not {value!r}")
+    return value
+
+
+One = Annotated[Literal[1], BeforeValidator(_integer)]
+"""The integer 1, exactly."""
+SchemaVersion = One
+"""The one ``schema_version`` this code reads and writes."""
+
+MAX_SAFE_INTEGER = 2**53 - 1
+
+LOGICAL_NAME_PATTERN = r"^[a-z0-9][a-z0-9._-]*(/[a-z0-9][a-z0-9._-]*)*$"
+DIGEST_PATTERN = r"^sha256:[0-9a-f]{64}$"
+
+Digest = Annotated[str, StringConstraints(pattern=DIGEST_PATTERN)]
+"""``sha256:`` and 64 lowercase hex digits."""
+
+LogicalName = Annotated[str, StringConstraints(pattern=LOGICAL_NAME_PATTERN, max_length=256)]
+"""A slash-separated evidence name: lowercase segments, no empty, ``.`` or ``..`` segment."""
+
+Identifier = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._:+-]{0,127}$")]
+MetricName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.:/-]{0,127}$")]
+GitCommit = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{40}$")]
+Timestamp = Annotated[
+    str, StringConstraints(pattern=r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$")
+]
+"""RFC 3339 in UTC with a ``Z`` suffix."""
+MediaType = Annotated[
+    str,
+    StringConstraints(
+        pattern=r"^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*"
+        r"(; ?[a-z0-9_-]+=[A-Za-z0-9._-]+)*$",
+        max_length=255,
+    ),
+]
+Text = Annotated[str, StringConstraints(max_length=4096)]
+# Scalars are strict: lax pydantic would take true for 1 or "1" for 1; the JSON Schema does not.
+Size = Annotated[int, Field(strict=True, ge=0, le=MAX_SAFE_INTEGER)]
+Count = Annotated[int, Field(strict=True, ge=0, le=MAX_SAFE_INTEGER)]
+Score = Annotated[float, Field(strict=True, ge=0, le=100)]
+Seconds = Annotated[float, Field(strict=True, ge=0)]
+Metric = StrictFloat | StrictInt | None
+
+
+class _Model(BaseModel):
+    # Not pydantic-strict as a whole: its strict mode refuses JSON arrays for tuple fields. The
+    # scalar types are strict one by one instead (Size, Score, StrictBool, ...).
+    model_config = ConfigDict(frozen=True, extra="forbid")

@@ -1,0 +1,374 @@
+"""The evidence records a run writes into its bundle: transport exchanges, socket-ledger entries,
+component results and quarantine markers, the component evidence of gx10-qualification (seed 000),
+the run's configuration, and the tallies of BFCL shards and supplementary harnesses.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Literal
+
+from pydantic import ConfigDict, Field, StrictBool, StrictInt, StringConstraints, model_validator
+
+from bundle_schema.models._common import (
+    Count,
+    Digest,
+    Identifier,
+    LogicalName,
+    Metric,
+    MetricName,
+    One,
+    SchemaVersion,
+    Seconds,
+    Size,
+    Text,
+    Timestamp,
+    _Model,
+)
+
+__all__ = [
+    "BASE64_PATTERN",
+    "BenchLocalPacks",
+    "BfclPlan",
+    "BfclShard",
+    "Body",
+    "Chunk",
+    "ComponentResult",
+    "DirectProbe",
+    "EvidenceTrust",
+    "GateStatus",
+    "HermesCase",
+    "HermesTask",
+    "InfermarkStreaming",
+    "LedgerRecord",
+    "ObserverRecord",
+    "Percent",
+    "QuarantineMarker",
+    "ReasoningPolicy",
+    "ReasoningSerialization",
+    "RunConfig",
+    "SocketLedgerEntry",
+    "SparkQuality",
+    "SparkRepeat",
+    "SubsetName",
+    "Tally",
+    "TaskName",
+    "TaskTallies",
+    "Tier2",
+    "TransportExchange",
+]
+
+BASE64_PATTERN = r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"
+"""Standard base64 with its padding, nothing else (no line breaks, no URL-safe alphabet)."""
+_BASE64 = re.compile(BASE64_PATTERN)
+
+
+class Body(_Model):
+    """An HTTP body: UTF-8 text as it was, or base64 when it was not valid UTF-8 (then its
+    data must be base64: bytes that decode to nothing are no evidence of a body)."""
+
+    model_config = ConfigDict(
+        frozen=True,
+        extra="forbid",
+        json_schema_extra={
+            "if": {"properties": {"encoding": {"const": "base64"}}},
+            "then": {"properties": {"data": {"pattern": BASE64_PATTERN}}},
+        },
+    )
+
+    encoding: Literal["utf-8", "base64"]
+    data: str
+
+    @model_validator(mode="after")
+    def _decodable(self) -> Body:
+        if self.encoding == "base64" and not _BASE64.match(self.data):
+            raise ValueError("a base64 body whose data is not base64")
+        return self
+
+
+class Chunk(_Model):
+    """One streamed chunk, as its bytes arrived, ``t`` seconds after the request started."""
+
+    t: Seconds
+    data: str
+
+
+class TransportExchange(_Model):
+    """One HTTP exchange between harness and model, as the observer saw it (one JSONL line)."""
+
+    schema_version: SchemaVersion
+    id: Size
+    component: Identifier | None = None
+    started: Seconds
+    """Monotonic seconds since the observer started."""
+    ended: Seconds | None = None
+    method: Annotated[str, StringConstraints(pattern=r"^[A-Z]{1,16}$")]
+    path: Annotated[str, StringConstraints(pattern=r"^/", max_length=4096)]
+    status: Annotated[int, Field(strict=True, ge=100, le=599)] | None = None
+    request_headers: dict[str, Text] = Field(default_factory=dict)
+    response_headers: dict[str, Text] = Field(default_factory=dict)
+    request_body: Body | None = None
+    response_body: Body | None = None
+    chunks: tuple[Chunk, ...] = ()
+    error: Text | None = None
+    redirect: Text | None = None
+    response_model: Annotated[str, StringConstraints(max_length=256)] | None = None
+
+
+class SocketLedgerEntry(_Model):
+    """One connect() attempt by any process of a sandboxed harness (one JSONL line)."""
+
+    schema_version: SchemaVersion
+    seq: Size
+    t: Seconds
+    pid: Annotated[int, Field(strict=True, ge=1)]
+    process: Annotated[str, StringConstraints(max_length=256)]
+    family: Literal["AF_INET", "AF_INET6", "AF_UNIX"]
+    address: Annotated[str, StringConstraints(max_length=256)]
+    port: Annotated[int, Field(strict=True, ge=0, le=65535)] | None = None
+    outcome: Annotated[str, StringConstraints(pattern=r"^(connected|in-progress|E[A-Z0-9]+)$")]
+    component: Identifier | None = None
+
+
+class ComponentResult(_Model):
+    """What one component produced: its status, raw outputs and headline metrics."""
+
+    schema_version: SchemaVersion
+    component: Identifier
+    status: Literal["COMPLETED", "PARTIAL", "FAILED", "QUARANTINED", "NOT_RUN"]
+    started_at: Timestamp | None = None
+    ended_at: Timestamp | None = None
+    raw_outputs: tuple[LogicalName, ...] = ()
+    metrics: dict[MetricName, Metric] = Field(default_factory=dict)
+    quarantine: LogicalName | None = None
+    reason: Text | None = None
+
+
+class QuarantineMarker(_Model):
+    """An upstream quarantine marker: authoritative, with the upstream reason and metrics."""
+
+    schema_version: SchemaVersion
+    component: Identifier
+    upstream_reason: Text
+    provisional_metrics: dict[MetricName, Metric] = Field(default_factory=dict)
+    source: LogicalName | None = None
+    """Evidence entry holding the raw upstream marker file."""
+
+
+# --- component evidence of gx10-qualification (seed 000) --------------------------------------
+
+GateStatus = Literal["PASS", "FAIL"]
+Percent = (
+    Annotated[float, Field(strict=True, ge=0, le=100)]
+    | Annotated[int, Field(strict=True, ge=0, le=100)]
+)
+
+
+class Tier2(_Model):
+    """SparkBench tier2 serving performance: non-scoring; failed fields are null."""
+
+    status: Literal["AVAILABLE", "PARTIAL", "UNAVAILABLE"]
+    decode_tokens_per_second: Annotated[float, Field(strict=True, ge=0)] | None = None
+    prefill_tokens_per_second: Annotated[float, Field(strict=True, ge=0)] | None = None
+    ttft_seconds: Annotated[float, Field(strict=True, ge=0)] | None = None
+
+
+class SparkQuality(_Model):
+    """SparkBench's code-domain quality output, with its own integrity gates."""
+
+    generation: Identifier
+    code_domain_quality: Percent
+    tasks: Count
+    passed: Count
+    golden_gate: GateStatus
+    self_integrity: GateStatus
+    run_valid: StrictBool
+    sampling_contamination: StrictBool
+    tier2: Tier2 | None = None
+
+
+class SparkRepeat(_Model):
+    """SparkBench's repeat-reliability output."""
+
+    repeats: Count
+    repeat_reliability: Percent
+    agreement: tuple[Annotated[float, Field(strict=True, ge=0, le=1)], ...] = ()
+
+
+class EvidenceTrust(_Model):
+    """One kind of Hermes execution evidence: whether it exists and can be trusted."""
+
+    present: StrictBool
+    trusted: StrictBool
+
+
+class HermesCase(_Model):
+    """One frozen evaluator test case and the requirement ids it is mapped to."""
+
+    case: Identifier
+    kind: Literal["correctness", "security"]
+    passed: StrictBool
+    requirements: tuple[Identifier, ...] = ()
+
+
+class HermesTask(_Model):
+    """One Hermes task of a run (one JSONL line), as the harness and its evaluator recorded it."""
+
+    task: Identifier
+    outcome: Literal["PASS", "FAIL", "TIMEOUT", "HARNESS_ERROR"]
+    inactivity_limit_s: Seconds
+    max_inactivity_s: Seconds | None
+    wall_limit_s: Seconds
+    wall_s: Seconds | None
+    evaluator: Identifier
+    evaluator_isolated: StrictBool
+    evidence: dict[
+        Literal["process", "checkpoint", "model_response", "task_state", "evaluator"],
+        EvidenceTrust,
+    ]
+    cases: tuple[HermesCase, ...]
+    completion_claim: StrictBool | None
+    changed_paths: tuple[Annotated[str, StringConstraints(min_length=1, max_length=1024)], ...]
+    allowed_changes: tuple[Annotated[str, StringConstraints(min_length=1, max_length=1024)], ...]
+    protected_inputs: dict[Literal["before", "after"], Digest | None]
+    cleanup: Literal["removed", "failed", "not_run"]
+    trajectory: Literal["present", "missing", "malformed"] = "missing"
+    final_response: Text | None = None
+    exchanges: tuple[Size, ...] = ()
+    """The transport exchanges the task's agent made (by id), where the runner could tell."""
+
+
+class BenchLocalPacks(_Model):
+    """BenchLocal behavioral/targeted pack scores."""
+
+    packs: dict[Identifier, Percent]
+    mean: Percent | None = None
+    """As the harness printed it; the replay recomputes it."""
+
+
+class InfermarkStreaming(_Model):
+    """Infermark's legacy concurrency-1 streaming fields.
+
+    ``tokens_per_second`` counts non-empty visible ``delta.content`` chunks over the whole
+    concurrency-level wall: it is reported as E2E visible chunk/s, never as token/s.
+    """
+
+    concurrency: One
+    visible_chunks: Count
+    wall_seconds: Seconds
+    tokens_per_second: Annotated[float, Field(strict=True, ge=0)] | Count
+    ttft_p50_seconds: Seconds
+    itl_mean_seconds: Seconds | None
+    requests: Count
+    errors: Count
+
+
+class DirectProbe(_Model):
+    """A direct probe: the exchange it made and what it expected; ``finish_reason``,
+    ``completion_tokens`` and ``got`` are the runner's reading of that exchange."""
+
+    kind: Literal["response", "tool_call"]
+    contract: Identifier
+    ceiling_tokens: Count
+    exchange: Size
+    expected: str | dict[str, object]
+    finish_reason: Annotated[str, StringConstraints(max_length=64)] | None = None
+    completion_tokens: Count | None = None
+    got: str | dict[str, object] | None = None
+
+
+_DOTTED_PATH = r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$"
+
+
+class ReasoningSerialization(_Model):
+    """Where and how the effective reasoning policy is written into every completion request."""
+
+    path: Annotated[
+        str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
+    ]
+    value: StrictBool | str | StrictInt
+
+
+class ReasoningPolicy(_Model):
+    """The run's effective reasoning policy and its serialization evidence."""
+
+    effective: Literal["off", "on", "low", "medium", "high"]
+    serialization: ReasoningSerialization | None
+
+
+class ObserverRecord(_Model):
+    """The transport observer's own account: complete, with how many exchanges it wrote."""
+
+    status: Literal["complete", "failed"]
+    exchanges: Count
+    reason: Text | None = None
+
+
+class LedgerRecord(_Model):
+    """The supervisor's closing record of the socket ledger, written after the last traced
+    process exited: how many attempts the ledger holds, so that a cut tail shows."""
+
+    entries: Count
+
+
+class RunConfig(_Model):
+    """How the run was configured: its track, reasoning policy, observer and ledger."""
+
+    schema_version: SchemaVersion
+    track: Literal["primary", "controlled"]
+    reasoning_policy: ReasoningPolicy
+    observer: ObserverRecord
+    ledger: LedgerRecord | None = None
+    cleanup: Literal["removed", "failed", "not_run"]
+    """Run-owned processes and files, removed after the evidence was preserved."""
+
+
+# --- tallies of BFCL shards and supplementary harnesses -------------------------------------------
+
+SubsetName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]{0,63}$")]
+
+
+class Tally(_Model):
+    """Hits and scored samples of one BFCL subset (every sample scores exactly 0 or 1)."""
+
+    hits: Count
+    n: Count
+
+
+class BfclShard(_Model):
+    """One BFCL shard report: per-subset tallies, as the shard's run wrote them (seed 003).
+
+    ``sample_ids``, where the shard recorded them, lets overlapping shards be detected.
+    """
+
+    subset_totals: dict[SubsetName, Tally]
+    shard_id: Identifier | None = None
+    sample_ids: (
+        tuple[Annotated[str, StringConstraints(min_length=1, max_length=256)], ...] | None
+    ) = None
+    exchanges: tuple[Size, ...] | None = None
+    """The transport exchanges the shard's samples were scored from, where the runner recorded
+    them (the harness names them ``bfcl/<shard_id>``)."""
+
+
+TaskName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:+/-]{0,127}$")]
+"""A harness's task name (``arithmetic``, ``inspect_evals/gsm8k``, ``arith_local``)."""
+
+
+class TaskTallies(_Model):
+    """Per task, (hits, n) as a supplementary harness reported them, each checked by its reader
+    against the harness's own per-sample records: Inspect AI's log, lm-evaluation-harness's
+    results (ADR 0027). Every sample scores exactly 0 or 1."""
+
+    harness: Literal["inspect-ai", "lm-eval"]
+    version: Annotated[str, StringConstraints(min_length=1, max_length=64)]
+    """The harness's version, as its output reports it."""
+    model: Annotated[str, StringConstraints(min_length=1, max_length=256)]
+    """The model name the harness reports it evaluated."""
+    tasks: dict[TaskName, Tally]
+
+
+class BfclPlan(_Model):
+    """The shards a BFCL run was split into, by the digest of each shard report's bytes."""
+
+    shards: tuple[Digest, ...]
