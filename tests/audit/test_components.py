@@ -20,14 +20,13 @@ from tests.engines import Engine, serve_engine
 from verify import verify_with_evidence
 from verify._consistency import _probe_contracts
 from verify._facts import reply_facts
-from verify.gx10 import (
-    GATES,
-    _Run,
+from verify.gx10 import GATES, replay
+from verify.gx10._context import Run
+from verify.gx10.gates import (
     model_identity,
     network_isolation,
     reasoning_contamination,
     reasoning_serialization,
-    replay,
 )
 from verify.replies import read_exchange
 
@@ -60,7 +59,7 @@ def gates_of_a_run(example: Gx10Evidence, behaviour: Behaviour) -> dict[str, Gat
     evidence = example.model_copy(
         update={"model": identity, "probes": probes, "transport": exchanges, "config": config}
     )
-    run = _Run(evidence, V5, V5.pins.profiles["full"].components)
+    run = Run(evidence, V5, V5.pins.profiles["full"].components)
     return {result.id: result for result in (gate(run) for gate in GATES)}
 
 
@@ -163,7 +162,7 @@ def test_reasoning_is_read_from_its_fields_and_tags_streamed_or_not(
         assert reply_facts(exchange).contaminated is contaminated
     for exchange in (plain, streamed):
         evidence = example.model_copy(update={"transport": (exchange,)})
-        gate = reasoning_contamination(_Run(evidence, V5, V5.pins.profiles["full"].components))
+        gate = reasoning_contamination(Run(evidence, V5, V5.pins.profiles["full"].components))
         assert gate.status == ("fail" if contaminated else "pass"), gate.reason
 
 
@@ -181,7 +180,7 @@ def test_a_refused_completion_request_fails_serialization_with_the_refusal(
         exchanges = tuple(obs.wait_for(1))
     assert refused.value.code == 400
     evidence = example.model_copy(update={"transport": exchanges})
-    gate = reasoning_serialization(_Run(evidence, V5, V5.pins.profiles["full"].components))
+    gate = reasoning_serialization(Run(evidence, V5, V5.pins.profiles["full"].components))
     assert gate.status == "infra"
     assert gate.reason.startswith(
         "exchange 0 does not carry chat_template_kwargs.enable_thinking = false (refused by the "
@@ -272,7 +271,7 @@ def test_a_model_listed_by_its_path_is_one_model_with_its_file_name(
     evidence = example.model_copy(
         update={"model": identity, "probes": probes, "transport": exchanges}
     )
-    run = _Run(evidence, V5, V5.pins.profiles["full"].components)
+    run = Run(evidence, V5, V5.pins.profiles["full"].components)
     for gate in (model_identity, network_isolation):
         result = gate(run)
         assert result.status == "pass", result.reason

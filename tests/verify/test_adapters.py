@@ -341,7 +341,7 @@ def test_benchlocal_cli_score_is_the_mean_of_the_selected_packs() -> None:
     assert packs.packs == {"toolcall-15": 100.0, "instructfollow-15": 50.0,
                            "structoutput-15": 100.0, "dataextract-15": 0.0}  # fmt: skip
     assert packs.mean == pytest.approx(62.5)  # reasonmath-15 is not a behavioural pack
-    # the replay's own mean (verify/gx10.py) of the same record
+    # the replay's own mean (verify/gx10/scores.py) of the same record
     assert math.fsum(packs.packs.values()) / len(packs.packs) == pytest.approx(62.5)
 
 

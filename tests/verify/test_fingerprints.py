@@ -26,7 +26,8 @@ from tests.data.hostile.kit import lines, put_lines, read_bundle, reseal
 from tests.engines import Engine, FailingOver, serve_engine
 from verify import verdict_json, verify_bundle, verify_with_evidence
 from verify._facts import reply_facts, slim_exchange
-from verify.gx10 import GATES, _Run
+from verify.gx10 import GATES
+from verify.gx10._context import Run
 from verify.replies import FINGERPRINTS_KEPT, is_completion, read_exchange
 
 V5 = load_builtin("gx10-reference-v5")
@@ -62,7 +63,7 @@ def observed_run(
     evidence = example.model_copy(
         update={"model": identity, "probes": probes, "transport": exchanges}
     )
-    run = _Run(evidence, V5, V5.pins.profiles["full"].components)
+    run = Run(evidence, V5, V5.pins.profiles["full"].components)
     return {result.id: result for result in (gate(run) for gate in GATES)}, evidence
 
 

@@ -28,7 +28,8 @@ from pins import (
 from tests.conftest import DEPLOYMENT_PINS
 from tests.factories import write_small_bundle
 from verify import verify_with_evidence
-from verify.gx10 import GX10_VERSION, _wildcard, path_allowed, performance_score, replay
+from verify.gx10 import GX10_VERSION, path_allowed, performance_score, replay
+from verify.gx10.hermes import _wildcard
 
 V5 = load_builtin("gx10-reference-v5")
 V4 = load_builtin("gx10-qualification-v4")

@@ -1,0 +1,80 @@
+"""What every gx10 gate and score reads: the run (its evidence, the trusted pins, the
+selected components) and the small helpers that make a gate's result."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from bundle_schema.models import (
+    ComponentName,
+    GateResult,
+    Gx10Evidence,
+    TransportExchange,
+)
+from pins import PinSetSource
+from verify._facts import (
+    LedgerFacts,
+    ReplyFacts,
+    ledger_facts,
+    reply_facts,
+)
+
+Status = Literal["pass", "fail", "infra", "not_selected"]
+SPARK: tuple[ComponentName, ...] = ("coding", "reliability")
+EVIDENCE_KINDS = ("process", "checkpoint", "model_response", "task_state", "evaluator")
+
+
+def clip_text(text: str, limit: int = 4096) -> str:
+    """Text from a bundle made fit for a verdict: lone surrogates escaped, cut to ``limit``."""
+    clean = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return clean if len(clean) <= limit else clean[: limit - 1] + "…"
+
+
+def gate_result(gate_id: str, status: Status, reason: str, *evidence: str) -> GateResult:
+    return GateResult(
+        id=gate_id,
+        status=status,
+        reason=clip_text(reason),
+        evidence=tuple(clip_text(e, 512) for e in evidence),
+    )
+
+
+@dataclass(frozen=True)
+class Run:
+    """What the gates read: the evidence, the trusted pins and the selected components."""
+
+    evidence: Gx10Evidence
+    pins: PinSetSource
+    selected: tuple[ComponentName, ...]
+    given_ledger: LedgerFacts | None = field(default=None, compare=False, repr=False)
+    _replies: dict[int, ReplyFacts] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def exchanges(self) -> dict[int, TransportExchange]:
+        return {e.id: e for e in self.evidence.transport or ()}
+
+    def reply(self, exchange: TransportExchange) -> ReplyFacts:
+        """What an exchange's reply held (its body and stream read once per run)."""
+        key = id(exchange)
+        if key not in self._replies:
+            self._replies[key] = reply_facts(exchange)
+        return self._replies[key]
+
+    def ledger(self) -> LedgerFacts | None:
+        """The socket ledger's facts (given by a bounded reader, or read from the evidence)."""
+        if self.evidence.socket_ledger is None:
+            return None
+        if self.given_ledger is not None:
+            return self.given_ledger
+        return ledger_facts(self.evidence.socket_ledger)
+
+    def has(self, *components: ComponentName) -> bool:
+        return any(c in self.selected for c in components)
+
+
+# --- run-level gates --------------------------------------------------------------------------
+
+
+def shown(value: float | None) -> str:
+    return "not scored" if value is None else f"{value:g}"

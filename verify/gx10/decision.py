@@ -1,0 +1,224 @@
+"""The replay: the gates, the scores, the three verdict axes in the seed's precedence,
+rankability and the comparison with the runner's claims."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from bundle_schema.models import (
+    ClaimsCheck,
+    ComponentName,
+    GateResult,
+    Gx10Evidence,
+    Gx10Replay,
+    Gx10Scores,
+    PinSetRef,
+    ProfileDecision,
+    QualificationOutcome,
+    ResultValidity,
+)
+from pins import COMPONENTS, PinSetSource
+from verify._facts import (
+    LedgerFacts,
+)
+from verify.gx10._context import Run, clip_text, shown
+from verify.gx10.gates import GATES
+from verify.gx10.ranking import rank_blockers, rank_group
+from verify.gx10.scores import component_scores, diagnostics, threshold_misses
+from verify.replies import (
+    exchange_failed,
+)
+
+GX10_VERSION = "1"
+"""The version of this replay; it changes whenever a decision it makes could change."""
+
+CLAIM_TOLERANCE = 1e-6
+"""Claimed scores agree with the replay within this (absolute): they are printed decimals."""
+
+
+Axes = tuple[QualificationOutcome, ResultValidity, ProfileDecision]
+
+
+def replay(
+    evidence: Gx10Evidence,
+    pins: PinSetSource,
+    integrity_failure: str | None = None,
+    *,
+    ledger: LedgerFacts | None = None,
+) -> Gx10Replay:
+    """Replay a run under a trusted pin set and compare with its claims.
+
+    Args:
+        evidence: the run's evidence.
+        pins: the pin set to judge it by (trusted: shipped or named on the command line).
+        integrity_failure: why the bundle failed integrity, if it did: nothing in it can then
+            be trusted, and the result is an infrastructure failure.
+        ledger: the socket ledger's facts, when a bounded reader kept them instead of its
+            entries (default: read from ``evidence.socket_ledger``).
+    """
+    profile = pins.pins.profiles.get(evidence.profile)
+    run = Run(evidence, pins, profile.components if profile else (), ledger)
+    gates = tuple(gate(run) for gate in GATES)
+    statuses = {
+        c: evidence.results[c].status if c in evidence.results else None for c in run.selected
+    }
+    executed = [c for c in run.selected if statuses[c] in ("COMPLETED", "PARTIAL")]
+    scores = component_scores(run, executed)
+    weights = pins.pins.weights
+    counted = [c for c in executed if scores[c] is not None]
+    executed_weight = float(sum(weights[c] for c in counted))
+    aggregate = (
+        math.fsum((scores[c] or 0.0) * weights[c] for c in counted) / executed_weight
+        if executed_weight
+        else None
+    )
+    reasons: list[str] = []
+    if integrity_failure is not None:
+        axes: Axes = ("INFRA_ERROR", "INFRA_FAILURE", "NOT_ASSESSED")
+        reasons.append(f"integrity failed: {integrity_failure}")
+    else:
+        axes = _axes(
+            run, gates, statuses=statuses, scores=scores, aggregate=aggregate, reasons=reasons
+        )
+    reasons += _performance_zero(run, scores)
+    if executed_weight < 100:
+        reasons.append(
+            f"executed weight {executed_weight:g} < 100: a plumbing qualification, not a "
+            "comparable full deployment score"
+        )
+    outcome, validity, decision = axes
+    score_model = Gx10Scores(
+        **{c: scores[c] for c in COMPONENTS}, aggregate=aggregate, executed_weight=executed_weight
+    )
+    blockers = rank_blockers(run, validity, decision, executed_weight)
+    primary = evidence.config is not None and evidence.config.track == "primary"
+    claims = _compare_claims(evidence, axes, rankable=not blockers and primary, scores=score_model)
+    if not claims.match:
+        blockers.append("the runner's claims differ from the replay")
+        reasons += [f"claims: {d}" for d in claims.differences]
+    return Gx10Replay(
+        schema_version=1,
+        scorer="gx10",
+        scorer_version=GX10_VERSION,
+        run_id=evidence.run_id,
+        pin_set=PinSetRef(id=pins.id, digest=pins.digest),
+        outcome=outcome,
+        result_validity=validity,
+        profile_decision=decision,
+        rankable=not blockers and primary,
+        rank_group=None if blockers else rank_group(run),
+        scores=score_model,
+        gates=gates,
+        claims=claims,
+        reasons=tuple(clip_text(r) for r in reasons + [r for r in blockers if r not in reasons]),
+        diagnostics=diagnostics(evidence, executed_weight, pins.pins.hermes_evaluator),
+    )
+
+
+def _performance_zero(run: Run, scores: Mapping[ComponentName, float | None]) -> list[str]:
+    """Why the performance score is zero when errors made it so: which streaming exchanges
+    failed and how (their status and the observer's error; bodies are not read, so the bounded
+    path says the same)."""
+    record = run.evidence.infermark
+    if record is None or not record.errors or scores.get("performance") != 0.0:
+        return []
+    failed = [
+        e
+        for e in run.evidence.transport or ()
+        if e.component == "performance" and exchange_failed(e)
+    ]
+    shown = [
+        f"exchange {e.id} ({e.status if e.status is not None else 'no response'}"
+        f"{': ' + clip_text(e.error, 300) if e.error else ''})"
+        for e in failed[:5]
+    ]
+    if len(failed) > 5:
+        shown.append(f"{len(failed) - 5} more")
+    return [
+        f"performance 0: {record.errors} of {record.requests} streaming requests failed, and "
+        f"any error scores zero: {', '.join(shown) or 'the transport log shows no failed exchange'}"
+    ]
+
+
+def _axes(
+    run: Run,
+    gates: Sequence[GateResult],
+    *,
+    statuses: Mapping[ComponentName, str | None],
+    scores: Mapping[ComponentName, float | None],
+    aggregate: float | None,
+    reasons: list[str],
+) -> Axes:
+    """The three decisions in the seed's precedence: quarantine, infrastructure, incomplete,
+    then the model's; ``reasons`` gains why."""
+    evidence, selected = run.evidence, run.selected
+    if not selected:
+        reasons.append(f"profile {evidence.profile!r} is not defined by pin set {run.pins.id}")
+        return ("INFRA_ERROR", "INFRA_FAILURE", "NOT_ASSESSED")
+    quarantined = [c for c in selected if c in evidence.quarantines or statuses[c] == "QUARANTINED"]
+    if quarantined:
+        for c in quarantined:
+            marker = evidence.quarantines.get(c)
+            reason = marker.upstream_reason if marker else "no marker recorded"
+            reasons.append(f"{c} quarantined by its upstream: {reason}")
+        return ("INFRA_ERROR", "QUARANTINED", "NOT_ASSESSED")
+    infra = [g for g in gates if g.status == "infra"]
+    failed = [c for c in selected if statuses[c] == "FAILED"]  # a failed runner
+    if infra or failed:
+        reasons += [f"{g.id}: {g.reason}" for g in infra]
+        for c in failed:
+            reasons.append(f"{c} failed: {evidence.results[c].reason or 'no reason recorded'}")
+        return ("INFRA_ERROR", "INFRA_FAILURE", "NOT_ASSESSED")
+    missing = [c for c in selected if statuses[c] in (None, "NOT_RUN")]
+    partial = [
+        c for c in selected if c not in missing and (statuses[c] == "PARTIAL" or scores[c] is None)
+    ]
+    if missing or partial:
+        reasons += [f"{c} did not complete ({statuses[c] or 'no result'})" for c in missing]
+        reasons += [f"{c} is partial: its score stays visible but cannot qualify" for c in partial]
+        return ("INFRA_ERROR", "INCOMPLETE", "NOT_ASSESSED")
+    failures = [f"{g.id}: {g.reason}" for g in gates if g.status == "fail"]
+    failures += threshold_misses(run, scores, aggregate)
+    if failures:
+        reasons += failures
+        return ("NOT_QUALIFIED", "VALID", "DOES_NOT_MEET_PROFILE")
+    return ("QUALIFIED", "VALID", "MEETS_PROFILE")
+
+
+def _compare_claims(
+    evidence: Gx10Evidence, axes: Axes, *, rankable: bool, scores: Gx10Scores
+) -> ClaimsCheck:
+    claims = evidence.claims
+    claimed_axes = (claims.outcome, claims.result_validity, claims.profile_decision)
+    names = ("outcome", "result_validity", "profile_decision")
+    differences = [
+        f"{name}: claimed {claimed}, replayed {replayed}"
+        for name, claimed, replayed in zip(names, claimed_axes, axes, strict=True)
+        if claimed != replayed
+    ]
+    if claims.rankable != rankable:
+        differences.append(f"rankable: claimed {claims.rankable}, replayed {rankable}")
+    for name, claimed_value, replayed_value in _numbers(claims, scores):
+        if (claimed_value is None) != (replayed_value is None) or (
+            claimed_value is not None
+            and replayed_value is not None
+            and abs(claimed_value - replayed_value) > CLAIM_TOLERANCE
+        ):
+            differences.append(
+                f"{name}: claimed {shown(claimed_value)}, replayed {shown(replayed_value)}"
+            )
+    return ClaimsCheck(match=not differences, differences=tuple(differences))
+
+
+def _numbers(claims: Any, scores: Gx10Scores) -> Iterable[tuple[str, float | None, float | None]]:
+    yield "aggregate_score", claims.aggregate_score, scores.aggregate
+    yield "executed_weight", float(claims.executed_weight), scores.executed_weight
+    for component in COMPONENTS:
+        claimed = claims.component_scores.get(component)
+        yield (
+            f"component_scores.{component}",
+            None if claimed is None else float(claimed),
+            getattr(scores, component),
+        )

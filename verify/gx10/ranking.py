@@ -1,0 +1,46 @@
+"""Whether one replayed run may enter a ranking group, and which (seed 000, "Ranking")."""
+
+from __future__ import annotations
+
+import json
+
+from verify.gx10._context import Run
+
+
+def rank_blockers(run: Run, validity: str, decision: str, executed_weight: float) -> list[str]:
+    """Why the result cannot enter a ranking group, if it cannot."""
+    evidence, pins = run.evidence, run.pins
+    blockers = []
+    if validity != "VALID" or decision != "MEETS_PROFILE":
+        return [f"not ranked: {validity} / {decision}"]
+    if pins.pins.historical:
+        blockers.append(f"{pins.id} is a historical generation: diagnostics only, never ranked")
+    if pins.pins.demo_only:
+        blockers.append(f"{pins.id} is a demo-only pin set (reference harnesses): never ranked")
+    if evidence.scoring_generation != pins.pins.scoring_generation:
+        current = pins.pins.scoring_generation
+        blockers.append(f"scoring generation {evidence.scoring_generation} is not {current}")
+    if evidence.pin_set.id != pins.id or evidence.pin_set.digest != pins.digest:
+        blockers.append(
+            f"the run names pin set {evidence.pin_set.id} {evidence.pin_set.digest}; judged by "
+            f"{pins.id} {pins.digest}"
+        )
+    if evidence.profile != pins.pins.standard_profile:
+        blockers.append(
+            f"profile {evidence.profile} is not the standard {pins.pins.standard_profile}"
+        )
+    if executed_weight < 100:
+        blockers.append("incomplete executed weight")
+    return blockers
+
+
+def rank_group(run: Run) -> str | None:
+    config = run.evidence.config
+    if config is None:
+        return None
+    if config.track == "primary":
+        return "primary"
+    policy = config.reasoning_policy
+    serialization = policy.serialization
+    shown = f"{serialization.path}={json.dumps(serialization.value)}" if serialization else "none"
+    return f"controlled:{policy.effective}:{shown}"

@@ -1,0 +1,168 @@
+"""The component scores (seed 000, "Deployment score"), the profile thresholds, and the
+diagnostics shown beside the scores (supplementary harnesses' figures included)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+
+from bundle_schema import canonical_bytes, digest_of
+from bundle_schema.models import (
+    BfclScore,
+    BfclShard,
+    ComponentName,
+    Gx10Diagnostics,
+    Gx10Evidence,
+    SupplementaryMetrics,
+    TaskTallies,
+)
+from pins import COMPONENTS
+from verify.gx10._context import Run, shown
+from verify.gx10.hermes import full_pass, infra_task, task_metrics
+from verify.harness_outputs import gate_record
+from verify.scorers.bfcl import LoadedShard, ShardRefused, score_shards
+
+# --- scores -----------------------------------------------------------------------------------
+
+
+def performance_score(tokens_per_second: float, ttft_p50_seconds: float, errors: int) -> float:
+    """The seed's normalization: errors score zero; otherwise the mean of throughput and TTFT."""
+    if errors:
+        return 0.0
+    throughput = min(100.0, tokens_per_second * 10)
+    ttft = max(0.0, 100 - max(0.0, ttft_p50_seconds - 1) * 10)
+    return (throughput + ttft) / 2
+
+
+def component_scores(
+    run: Run, executed: Sequence[ComponentName]
+) -> dict[ComponentName, float | None]:
+    evidence = run.evidence
+    tasks = evidence.hermes_tasks
+    evaluator = run.pins.pins.hermes_evaluator
+    hermes = (
+        100 * sum(full_pass(t, evaluator) for t in tasks) / len(tasks)
+        if tasks and not any(infra_task(t, evaluator) for t in tasks)
+        else None  # a task that failed on infrastructure leaves the score unmeasured
+    )
+    values: dict[ComponentName, float | None] = {
+        "coding": evidence.spark_quality.code_domain_quality if evidence.spark_quality else None,
+        "hermes": hermes,
+        "tool_instruction": (
+            math.fsum(evidence.benchlocal.packs.values()) / len(evidence.benchlocal.packs)
+            if evidence.benchlocal and evidence.benchlocal.packs
+            else None
+        ),
+        "reliability": (
+            evidence.spark_repeat.repeat_reliability
+            if evidence.spark_repeat
+            else (hermes if evidence.spark_quality is None else None)
+        ),
+        "performance": (
+            performance_score(
+                float(evidence.infermark.tokens_per_second),
+                evidence.infermark.ttft_p50_seconds,
+                evidence.infermark.errors,
+            )
+            if evidence.infermark
+            else None
+        ),
+    }
+    return {
+        c: (float(values[c]) if c in executed and values[c] is not None else None)  # type: ignore[arg-type]
+        for c in COMPONENTS
+    }
+
+
+def threshold_misses(
+    run: Run, scores: Mapping[ComponentName, float | None], aggregate: float | None
+) -> list[str]:
+    bounds = run.pins.pins.thresholds.get(run.evidence.profile)
+    if bounds is None:
+        return []
+    misses = []
+    if aggregate is None or aggregate < bounds.aggregate:
+        misses.append(f"aggregate {shown(aggregate)} is under {bounds.aggregate}")
+    for component in ("coding", "hermes", "tool_instruction", "reliability"):
+        if component not in run.selected:
+            continue
+        bound = getattr(bounds, component)
+        value = scores.get(component)
+        if value is None or value < bound:
+            misses.append(f"{component} {shown(value)} is under {bound}")
+    return misses
+
+
+def tasks_problem(tallies: TaskTallies) -> str | None:
+    """Why per-task tallies do not aggregate (no task, a task of no sample, more hits than
+    samples); None: they do."""
+    if not tallies.tasks:
+        return "no task"
+    for task, tally in sorted(tallies.tasks.items()):
+        if tally.n == 0 or tally.hits > tally.n:
+            return f"task {task!r}: {tally.hits} hits of {tally.n} samples"
+    return None
+
+
+def gate_score(tallies: BfclShard, where: str) -> BfclScore:
+    """A gate's tallies aggregated as BFCL V4 does (seed 003's refusals applied).
+
+    Raises:
+        ShardRefused: the tallies do not aggregate.
+    """
+    digest = digest_of(canonical_bytes(tallies.model_dump(mode="json")))
+    return score_shards([LoadedShard(where, digest, tallies)], None, "bfcl-v4")
+
+
+def diagnostics(evidence: Gx10Evidence, executed_weight: float, evaluator: str) -> Gx10Diagnostics:
+    infermark = evidence.infermark
+    itl = infermark.itl_mean_seconds if infermark else None
+    quarantine = next(iter(sorted(evidence.quarantines.items())), (None, None))[1]
+    return Gx10Diagnostics(
+        comparable=executed_weight >= 100,
+        e2e_visible_chunks_per_second=float(infermark.tokens_per_second) if infermark else None,
+        estimated_visible_generation_chunks_per_second=1 / itl if itl else None,
+        ttft_p50_seconds=infermark.ttft_p50_seconds if infermark else None,
+        itl_mean_seconds=itl,
+        requests=infermark.requests if infermark else None,
+        errors=infermark.errors if infermark else None,
+        tier2=evidence.spark_quality.tier2 if evidence.spark_quality else None,
+        hermes_tasks=tuple(task_metrics(t, evaluator) for t in evidence.hermes_tasks or ()),
+        quarantine=quarantine,
+        supplementary=tuple(_supplementary(evidence)),
+    )
+
+
+def _supplementary(evidence: Gx10Evidence) -> Iterable[SupplementaryMetrics]:
+    """Each supplementary harness's figures, replayed from its tallies (those that aggregate;
+    the gate says why the others do not): shown beside the scores, never in them."""
+    for component, gates in sorted(evidence.supplementary.items()):
+        for upstream, tallies in sorted(gates.items()):
+            if isinstance(tallies, TaskTallies):
+                if tasks_problem(tallies) is None:
+                    yield _task_figures(component, upstream, tallies)
+                continue
+            try:
+                score = gate_score(tallies, gate_record(component, upstream, "bfcl-eval"))
+            except ShardRefused:
+                continue
+            hits = sum(t.hits for t in score.tallies.values())
+            samples = sum(t.n for t in score.tallies.values())
+            v4 = score.categories.get("overall_accuracy")
+            yield SupplementaryMetrics(
+                component=component, upstream=upstream, subsets=len(score.tallies),
+                samples=samples, overall_accuracy=100 * hits / samples if samples else 0.0,
+                v4_overall=100 * (v4 or 0.0),
+            )  # fmt: skip
+
+
+def _task_figures(component: str, upstream: str, tallies: TaskTallies) -> SupplementaryMetrics:
+    """A per-task harness's figures (Inspect AI, lm-evaluation-harness: ADR 0027): its tasks,
+    samples and flat accuracy, the version and the model name it reported."""
+    hits = sum(t.hits for t in tallies.tasks.values())
+    samples = sum(t.n for t in tallies.tasks.values())
+    return SupplementaryMetrics(
+        component=component, upstream=upstream, subsets=len(tallies.tasks), samples=samples,
+        overall_accuracy=100 * hits / samples, harness_version=tallies.version,
+        harness_model=tallies.model,
+    )  # fmt: skip
