@@ -39,45 +39,22 @@ from bundle_schema.models import (
 )
 from pins import PinSetSource
 from verify._facts import ledger_facts, reply_facts
-from verify.gx10 import Fallback, fallback, is_loopback
+from verify.gx10 import GATES, Fallback, Gate, fallback, is_loopback
 from verify.replies import is_completion, same_model
 
 __all__ = ["show_report"]
 
-_GATE_KINDS: Mapping[str, tuple[str, ...]] = {
-    "model_identity": ("transport-exchange",),
-    "local_endpoint": ("transport-exchange",),
-    "direct_response": ("direct-probe", "transport-exchange"),
-    "tool_call_protocol": ("direct-probe", "transport-exchange"),
-    "upstream_checkout": ("tree", "component-result"),
-    "upstream_integrity": ("spark-quality",),
-    "sampling_contamination": ("spark-quality",),
-    "reasoning_contamination": ("run-config", "transport-exchange"),
-    "reasoning_serialization": ("run-config", "transport-exchange"),
-    "transport_evidence": ("run-config", "transport-exchange"),
-    "network_isolation": ("socket-ledger", "transport-exchange"),
-    "hermes_time_limits": ("hermes-task",),
-    "hermes_evidence": ("hermes-task",),
-    "hermes_evaluator": ("hermes-task",),
-    "allowed_changes": ("hermes-task",),
-    "cleanup": ("run-config", "hermes-task"),
-}
-"""The kinds of evidence each gate reads (media type kinds; ``tree``: upstream listings)."""
-_PART: Mapping[str, str] = {
-    "model_identity": "identity",
-    "local_endpoint": "endpoint",
-    "direct_response": "runner",
-    "tool_call_protocol": "runner",
-    "upstream_checkout": "setup",
-    "upstream_integrity": "harness",
-    "reasoning_serialization": "runner",
-    "transport_evidence": "observer",
-    "network_isolation": "isolation",
-    "hermes_time_limits": "harness",
-    "hermes_evidence": "harness",
-    "hermes_evaluator": "evaluator",
-    "cleanup": "runner",
-}
+_GATES: Mapping[str, Gate] = {gate.id: gate for gate in GATES}
+"""Each gate by id: the kinds of evidence it reads (``tree``: upstream listings) and the part
+its ``infra`` result blames, as the gate declares them."""
+
+
+def _gate(gate_id: str) -> Gate:
+    """The gate a verdict names (a verdict of this verifier names no other)."""
+    gate = _GATES.get(gate_id)
+    if gate is None:
+        raise ValueError(f"the verdict names gate {gate_id!r}, which this verifier does not have")
+    return gate
 
 
 _BY: Mapping[str, str] = {
@@ -115,9 +92,7 @@ def _gates(verdict: Verdict, entries: Mapping[str, EvidenceEntry]) -> tuple[Gate
             status=gate.status,
             reason=gate.reason,
             details=gate.evidence,
-            evidence=tuple(
-                ref for kind in _GATE_KINDS.get(gate.id, ()) for ref in by_kind.get(kind, ())
-            ),
+            evidence=tuple(ref for kind in _gate(gate.id).reads for ref in by_kind.get(kind, ())),
         )
         for gate in verdict.gates
     )
@@ -526,7 +501,7 @@ def _forensic(
     else:
         infra = [g for g in verdict.gates if g.status == "infra"]
         failed = [r for r in evidence.results.values() if r.status == "FAILED"]
-        part = _PART.get(infra[0].id, "setup") if infra else ("harness" if failed else "setup")
+        part = _gate(infra[0].id).part if infra else ("harness" if failed else "setup")
     found = _substitution(evidence) if part == "isolation" else None
     if found is not None:
         part = "substitution"  # the replies show it, and no socket left the sandbox

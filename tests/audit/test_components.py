@@ -60,7 +60,7 @@ def gates_of_a_run(example: Gx10Evidence, behaviour: Behaviour) -> dict[str, Gat
         update={"model": identity, "probes": probes, "transport": exchanges, "config": config}
     )
     run = Run(evidence, V5, V5.pins.profiles["full"].components)
-    return {result.id: result for result in (gate(run) for gate in GATES)}
+    return {result.id: result for result in (gate.judge(run) for gate in GATES)}
 
 
 def test_a_well_behaved_endpoint_passes_every_run_level_gate(example: Gx10Evidence) -> None:

@@ -64,7 +64,7 @@ def observed_run(
         update={"model": identity, "probes": probes, "transport": exchanges}
     )
     run = Run(evidence, V5, V5.pins.profiles["full"].components)
-    return {result.id: result for result in (gate(run) for gate in GATES)}, evidence
+    return {result.id: result for result in (gate.judge(run) for gate in GATES)}, evidence
 
 
 # --- real servers through the real observer ---------------------------------------------------

@@ -15,6 +15,7 @@ replay). The readers of a reply's body and stream, shared with the runner, are
 """
 
 from verify._facts import is_loopback
+from verify.gx10._context import Check, Gate, Run
 from verify.gx10.decision import GX10_VERSION, replay
 from verify.gx10.gates import GATES, Fallback, fallback
 from verify.gx10.hermes import path_allowed
@@ -24,7 +25,10 @@ from verify.replies import first_tool_call, read_reply
 __all__ = [
     "GATES",
     "GX10_VERSION",
+    "Check",
     "Fallback",
+    "Gate",
+    "Run",
     "fallback",
     "first_tool_call",
     "is_loopback",

@@ -1,8 +1,10 @@
 """What every gx10 gate and score reads: the run (its evidence, the trusted pins, the
-selected components) and the small helpers that make a gate's result."""
+selected components), and a gate: its id, the evidence it reads and the part of the run it
+blames, declared once beside its check (:class:`Gate`)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -31,13 +33,53 @@ def clip_text(text: str, limit: int = 4096) -> str:
     return clean if len(clean) <= limit else clean[: limit - 1] + "…"
 
 
-def gate_result(gate_id: str, status: Status, reason: str, *evidence: str) -> GateResult:
-    return GateResult(
-        id=gate_id,
-        status=status,
-        reason=clip_text(reason),
-        evidence=tuple(clip_text(e, 512) for e in evidence),
-    )
+@dataclass(frozen=True)
+class Check:
+    """What a gate's check found: its status, why, and the evidence lines that show it."""
+
+    status: Status
+    reason: str
+    evidence: tuple[str, ...] = ()
+
+
+def found(status: Status, reason: str, *evidence: str) -> Check:
+    return Check(status, reason, evidence)
+
+
+Part = Literal[
+    "identity", "endpoint", "runner", "setup", "harness", "observer", "isolation", "evaluator"
+]
+"""The part of a run an infrastructure failure of a gate blames (the forensic answer's
+``failed_part``)."""
+
+
+@dataclass(frozen=True)
+class Gate:
+    """One hard gate of seed 000, declared once: the forensic view, the HTML report and
+    docs/verification.md read its id, its evidence and its part from here.
+
+    Attributes:
+        id: the gate's name in verdicts (the seed's wording).
+        reads: the kinds of evidence it reads: evidence record kinds (their media types'
+            names), and ``tree`` for the upstreams' checkout listings.
+        part: the part of the run its ``infra`` result blames.
+        check: the check itself, a pure function of the run.
+    """
+
+    id: str
+    reads: tuple[str, ...]
+    part: Part
+    check: Callable[[Run], Check]
+
+    def judge(self, run: Run) -> GateResult:
+        """The gate's result for a run, its texts made fit for a verdict."""
+        result = self.check(run)
+        return GateResult(
+            id=self.id,
+            status=result.status,
+            reason=clip_text(result.reason),
+            evidence=tuple(clip_text(e, 512) for e in result.evidence),
+        )
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from pins import COMPONENTS, PinSetSource
 from verify._facts import (
     LedgerFacts,
 )
-from verify.gx10._context import Run, clip_text, shown
+from verify.gx10._context import Gate, Run, clip_text, shown
 from verify.gx10.gates import GATES
 from verify.gx10.ranking import rank_blockers, rank_group
 from verify.gx10.scores import component_scores, diagnostics, threshold_misses
@@ -47,6 +47,7 @@ def replay(
     integrity_failure: str | None = None,
     *,
     ledger: LedgerFacts | None = None,
+    gates: Sequence[Gate] = GATES,
 ) -> Gx10Replay:
     """Replay a run under a trusted pin set and compare with its claims.
 
@@ -57,10 +58,12 @@ def replay(
             be trusted, and the result is an infrastructure failure.
         ledger: the socket ledger's facts, when a bounded reader kept them instead of its
             entries (default: read from ``evidence.socket_ledger``).
+        gates: the gates to judge (default: every gate of seed 000). A list without all of
+            them, or with one they do not hold, fails closed: no such replay is a result.
     """
     profile = pins.pins.profiles.get(evidence.profile)
     run = Run(evidence, pins, profile.components if profile else (), ledger)
-    gates = tuple(gate(run) for gate in GATES)
+    judged = tuple(gate.judge(run) for gate in gates)
     statuses = {
         c: evidence.results[c].status if c in evidence.results else None for c in run.selected
     }
@@ -74,14 +77,14 @@ def replay(
         if executed_weight
         else None
     )
-    reasons: list[str] = []
+    unjudged = _gate_list_problem(gates)
     if integrity_failure is not None:
         axes: Axes = ("INFRA_ERROR", "INFRA_FAILURE", "NOT_ASSESSED")
-        reasons.append(f"integrity failed: {integrity_failure}")
+        reasons = [f"integrity failed: {integrity_failure}"]
+    elif unjudged is not None:
+        axes, reasons = ("INFRA_ERROR", "INFRA_FAILURE", "NOT_ASSESSED"), [unjudged]
     else:
-        axes = _axes(
-            run, gates, statuses=statuses, scores=scores, aggregate=aggregate, reasons=reasons
-        )
+        axes, reasons = _axes(run, judged, statuses=statuses, scores=scores, aggregate=aggregate)
     reasons += _performance_zero(run, scores)
     if executed_weight < 100:
         reasons.append(
@@ -110,11 +113,24 @@ def replay(
         rankable=not blockers and primary,
         rank_group=None if blockers else rank_group(run),
         scores=score_model,
-        gates=gates,
+        gates=judged,
         claims=claims,
         reasons=tuple(clip_text(r) for r in reasons + [r for r in blockers if r not in reasons]),
         diagnostics=diagnostics(evidence, executed_weight, pins.pins.hermes_evaluator),
     )
+
+
+def _gate_list_problem(gates: Sequence[Gate]) -> str | None:
+    """Why a list of gates cannot decide a result: it is empty, misses a gate of seed 000,
+    holds one twice, or holds one this replay does not know. None: it is every gate."""
+    ids = [g.id for g in gates]
+    known = {g.id: g for g in GATES}
+    unknown = [g.id for g in gates if known.get(g.id) is not g]
+    missing = [i for i in known if i not in ids]
+    if not ids or unknown or missing or len(set(ids)) != len(ids):
+        shown_ids = ", ".join(unknown or missing) or "a gate twice"
+        return f"the gate list is not seed 000's ({shown_ids}): no result is decided without it"
+    return None
 
 
 def _performance_zero(run: Run, scores: Mapping[ComponentName, float | None]) -> list[str]:
@@ -129,16 +145,17 @@ def _performance_zero(run: Run, scores: Mapping[ComponentName, float | None]) ->
         for e in run.evidence.transport or ()
         if e.component == "performance" and exchange_failed(e)
     ]
-    shown = [
+    listed = [
         f"exchange {e.id} ({e.status if e.status is not None else 'no response'}"
         f"{': ' + clip_text(e.error, 300) if e.error else ''})"
         for e in failed[:5]
     ]
     if len(failed) > 5:
-        shown.append(f"{len(failed) - 5} more")
+        listed.append(f"{len(failed) - 5} more")
     return [
         f"performance 0: {record.errors} of {record.requests} streaming requests failed, and "
-        f"any error scores zero: {', '.join(shown) or 'the transport log shows no failed exchange'}"
+        f"any error scores zero: "
+        f"{', '.join(listed) or 'the transport log shows no failed exchange'}"
     ]
 
 
@@ -149,42 +166,41 @@ def _axes(
     statuses: Mapping[ComponentName, str | None],
     scores: Mapping[ComponentName, float | None],
     aggregate: float | None,
-    reasons: list[str],
-) -> Axes:
-    """The three decisions in the seed's precedence: quarantine, infrastructure, incomplete,
-    then the model's; ``reasons`` gains why."""
+) -> tuple[Axes, list[str]]:
+    """The three decisions in the seed's precedence (quarantine, infrastructure, incomplete,
+    then the model's) and why."""
     evidence, selected = run.evidence, run.selected
     if not selected:
-        reasons.append(f"profile {evidence.profile!r} is not defined by pin set {run.pins.id}")
-        return ("INFRA_ERROR", "INFRA_FAILURE", "NOT_ASSESSED")
+        reason = f"profile {evidence.profile!r} is not defined by pin set {run.pins.id}"
+        return ("INFRA_ERROR", "INFRA_FAILURE", "NOT_ASSESSED"), [reason]
     quarantined = [c for c in selected if c in evidence.quarantines or statuses[c] == "QUARANTINED"]
     if quarantined:
+        reasons = []
         for c in quarantined:
             marker = evidence.quarantines.get(c)
             reason = marker.upstream_reason if marker else "no marker recorded"
             reasons.append(f"{c} quarantined by its upstream: {reason}")
-        return ("INFRA_ERROR", "QUARANTINED", "NOT_ASSESSED")
+        return ("INFRA_ERROR", "QUARANTINED", "NOT_ASSESSED"), reasons
     infra = [g for g in gates if g.status == "infra"]
     failed = [c for c in selected if statuses[c] == "FAILED"]  # a failed runner
     if infra or failed:
-        reasons += [f"{g.id}: {g.reason}" for g in infra]
+        reasons = [f"{g.id}: {g.reason}" for g in infra]
         for c in failed:
             reasons.append(f"{c} failed: {evidence.results[c].reason or 'no reason recorded'}")
-        return ("INFRA_ERROR", "INFRA_FAILURE", "NOT_ASSESSED")
+        return ("INFRA_ERROR", "INFRA_FAILURE", "NOT_ASSESSED"), reasons
     missing = [c for c in selected if statuses[c] in (None, "NOT_RUN")]
     partial = [
         c for c in selected if c not in missing and (statuses[c] == "PARTIAL" or scores[c] is None)
     ]
     if missing or partial:
-        reasons += [f"{c} did not complete ({statuses[c] or 'no result'})" for c in missing]
+        reasons = [f"{c} did not complete ({statuses[c] or 'no result'})" for c in missing]
         reasons += [f"{c} is partial: its score stays visible but cannot qualify" for c in partial]
-        return ("INFRA_ERROR", "INCOMPLETE", "NOT_ASSESSED")
+        return ("INFRA_ERROR", "INCOMPLETE", "NOT_ASSESSED"), reasons
     failures = [f"{g.id}: {g.reason}" for g in gates if g.status == "fail"]
     failures += threshold_misses(run, scores, aggregate)
     if failures:
-        reasons += failures
-        return ("NOT_QUALIFIED", "VALID", "DOES_NOT_MEET_PROFILE")
-    return ("QUALIFIED", "VALID", "MEETS_PROFILE")
+        return ("NOT_QUALIFIED", "VALID", "DOES_NOT_MEET_PROFILE"), failures
+    return ("QUALIFIED", "VALID", "MEETS_PROFILE"), []
 
 
 def _compare_claims(

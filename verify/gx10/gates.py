@@ -11,7 +11,6 @@ from urllib.parse import urlsplit
 from bundle_schema.models import (
     ComponentName,
     DirectProbe,
-    GateResult,
     TaskTallies,
     TransportExchange,
 )
@@ -22,7 +21,7 @@ from verify._facts import (
     reply_facts,
     request_facts,
 )
-from verify.gx10._context import SPARK, Run, clip_text, gate_result
+from verify.gx10._context import SPARK, Check, Gate, Run, clip_text, found
 from verify.gx10.hermes import (
     allowed_changes,
     hermes_evaluator,
@@ -43,14 +42,14 @@ from verify.replies import (
 from verify.scorers.bfcl import ShardRefused
 
 
-def model_identity(run: Run) -> GateResult:
+def model_identity(run: Run) -> Check:
     """Exact runtime model and immutable digest resolution (an invalid identity is infra)."""
     model = run.evidence.model
     listings = [
         e for e in run.evidence.transport or () if e.method == "GET" and e.path == "/v1/models"
     ]
     if not listings:
-        return gate_result("model_identity", "infra", "the endpoint's model list was not recorded")
+        return found("infra", "the endpoint's model list was not recorded")
     served: set[str] = set()
     for exchange in listings:
         body = body_json(exchange.response_body)
@@ -59,76 +58,63 @@ def model_identity(run: Run) -> GateResult:
         served |= {str(m.get("id")) for m in items if isinstance(m, dict)}
     evidence = f"transport exchange {listings[0].id}"
     if not any(same_model(s, model.runtime_model_id) for s in served):  # a path: its file name
-        return gate_result(
-            "model_identity",
+        return found(
             "infra",
             f"the endpoint does not serve {model.runtime_model_id!r} (it lists "
             f"{', '.join(sorted(str(s) for s in served)) or 'nothing'})",
             evidence,
         )
-    return gate_result(
-        "model_identity",
+    return found(
         "pass",
         f"{model.runtime_model_id} resolved, digest {model.digest} ({model.digest_source})",
         evidence,
     )
 
 
-def local_endpoint(run: Run) -> GateResult:
+def local_endpoint(run: Run) -> Check:
     """Local endpoint and no-redirect policy (a breach is infrastructure: setup/isolation)."""
     endpoint = run.evidence.model.endpoint
     if endpoint is None:
-        return gate_result("local_endpoint", "infra", "the endpoint URL was not recorded")
+        return found("infra", "the endpoint URL was not recorded")
     host = urlsplit(endpoint).hostname or ""
     if not is_loopback(host):
-        return gate_result("local_endpoint", "infra", f"endpoint {endpoint} is not on loopback")
+        return found("infra", f"endpoint {endpoint} is not on loopback")
     for exchange in run.evidence.transport or ():
         if exchange.redirect is not None or (exchange.status or 0) in range(300, 400):
-            return gate_result(
-                "local_endpoint",
+            return found(
                 "infra",
                 f"exchange {exchange.id} was redirected ({exchange.status}); redirects are "
                 "never followed",
                 f"transport exchange {exchange.id}",
             )
-    return gate_result("local_endpoint", "pass", f"{endpoint} is loopback; no redirect")
+    return found("pass", f"{endpoint} is loopback; no redirect")
 
 
-def transport_evidence(run: Run) -> GateResult:  # noqa: PLR0911
+def transport_evidence(run: Run) -> Check:  # noqa: PLR0911
     """Trustworthy model-transport evidence: a complete observer log."""
     config, transport = run.evidence.config, run.evidence.transport
     if transport is None:
-        return gate_result(
-            "transport_evidence", "infra", "no transport log: the observer is missing"
-        )
+        return found("infra", "no transport log: the observer is missing")
     if config is None:
-        return gate_result(
-            "transport_evidence", "infra", "no run configuration: no observer record"
-        )
+        return found("infra", "no run configuration: no observer record")
     observer = config.observer
     if observer.status != "complete":
-        return gate_result(
-            "transport_evidence",
+        return found(
             "infra",
             f"the observer failed: {observer.reason or 'no reason recorded'}",
         )
     if observer.exchanges != len(transport):
-        return gate_result(
-            "transport_evidence",
+        return found(
             "infra",
             f"the observer wrote {observer.exchanges} exchanges; the log holds {len(transport)}",
         )
     ids = [e.id for e in transport]
     if len(set(ids)) != len(ids):
-        return gate_result(
-            "transport_evidence", "infra", "the transport log repeats an exchange id"
-        )
+        return found("infra", "the transport log repeats an exchange id")
     problem = _reference_problem(run, set(ids))
     if problem is not None:
-        return gate_result("transport_evidence", "infra", problem)
-    return gate_result(
-        "transport_evidence", "pass", f"{len(transport)} exchanges, observer complete"
-    )
+        return found("infra", problem)
+    return found("pass", f"{len(transport)} exchanges, observer complete")
 
 
 def _reference_problem(run: Run, ids: set[int]) -> str | None:  # noqa: PLR0911, PLR0912
@@ -169,38 +155,38 @@ def _reference_problem(run: Run, ids: set[int]) -> str | None:  # noqa: PLR0911,
     return None
 
 
-def network_isolation(run: Run) -> GateResult:
+def network_isolation(run: Run) -> Check:
     """No non-local socket or auxiliary provider/fallback attempt (isolation: infrastructure)."""
     ledger = run.ledger()
     if ledger is None:
-        return gate_result("network_isolation", "infra", "no socket ledger: isolation is unproven")
+        return found("infra", "no socket ledger: isolation is unproven")
     if ledger.first_event is not None:  # the first entry out of sequence or off loopback
         expected, entry = ledger.first_event
         if entry.seq != expected:
-            return gate_result("network_isolation", "infra",
+            return found("infra",
                          f"the socket ledger skips from seq {expected - 1} to {entry.seq}: an "
                          "attempt is missing, isolation is unproven")  # fmt: skip
         if entry.family != "AF_UNIX" and not is_loopback(entry.address):
-            return gate_result(
-                "network_isolation",
+            return found(
                 "infra",
                 f"{entry.process} (pid {entry.pid}) tried {entry.address}:{entry.port} "
                 f"({entry.outcome})",
                 f"socket ledger seq {entry.seq}",
             )
-    found = fallback(run.evidence.transport or (), run.evidence.model.runtime_model_id, run.reply)
-    if found is not None:
-        return gate_result(
-            "network_isolation",
+    substitution = fallback(
+        run.evidence.transport or (), run.evidence.model.runtime_model_id, run.reply
+    )
+    if substitution is not None:
+        return found(
             "infra",
-            found.reason,
-            *(f"transport exchange {e}" for e in found.exchanges),
+            substitution.reason,
+            *(f"transport exchange {e}" for e in substitution.exchanges),
         )
     reason = f"{ledger.count} connect() attempts, all loopback"
     single = _fingerprinted(run.evidence.transport or (), run.reply)
     if single:
         reason += f"; every fingerprinted completion reply carries {single[0][1]!r}"
-    return gate_result("network_isolation", "pass", reason)
+    return found("pass", reason)
 
 
 @dataclass(frozen=True)
@@ -285,16 +271,15 @@ def fallback(
     )
 
 
-def reasoning_serialization(run: Run) -> GateResult:
+def reasoning_serialization(run: Run) -> Check:
     """Valid reasoning-policy serialization in every completion request."""
     config = run.evidence.config
     if config is None or config.reasoning_policy.serialization is None:
-        return gate_result("reasoning_serialization", "infra", "no reasoning-policy serialization")
+        return found("infra", "no reasoning-policy serialization")
     serialization = config.reasoning_policy.serialization
     wanted = config.reasoning_policy.effective != "off"
     if asks_for_reasoning(serialization.value) != wanted:  # the requests say what was asked
-        return gate_result(
-            "reasoning_serialization",
+        return found(
             "infra",
             f"the effective policy is {config.reasoning_policy.effective}, but its serialization "
             f"{serialization.path} = {json.dumps(serialization.value)} "
@@ -303,8 +288,7 @@ def reasoning_serialization(run: Run) -> GateResult:
     for exchange in run.evidence.transport or ():
         if not is_completion(exchange):
             if run.reply(exchange).generated:  # a completion under another name goes unchecked
-                return gate_result(
-                    "reasoning_serialization",
+                return found(
                     "infra",
                     f"exchange {exchange.id} ({exchange.method} {exchange.path[:80]}) was "
                     "answered with generated text, but is not a completion request",
@@ -313,8 +297,7 @@ def reasoning_serialization(run: Run) -> GateResult:
             continue
         facts = request_facts(exchange, serialization, wanted)
         if not facts.carries:
-            return gate_result(
-                "reasoning_serialization",
+            return found(
                 "infra",
                 f"exchange {exchange.id} does not carry {serialization.path} = "
                 f"{json.dumps(serialization.value)}"
@@ -323,44 +306,38 @@ def reasoning_serialization(run: Run) -> GateResult:
             )
         conflict = facts.conflict
         if conflict is not None:
-            return gate_result(
-                "reasoning_serialization",
+            return found(
                 "infra",
                 f"exchange {exchange.id} also sets {conflict}, which "
                 f"{'disables' if wanted else 'asks for'} reasoning against the effective policy "
                 f"{config.reasoning_policy.effective}",
                 f"transport exchange {exchange.id}",
             )
-    return gate_result(
-        "reasoning_serialization",
+    return found(
         "pass",
         f"policy {config.reasoning_policy.effective} as {serialization.path} = "
         f"{json.dumps(serialization.value)} in every completion request",
     )
 
 
-def reasoning_contamination(run: Run) -> GateResult:
+def reasoning_contamination(run: Run) -> Check:
     """No reasoning contamination when the effective policy is off (a deployment failure)."""
     config = run.evidence.config
     if config is None:
-        return gate_result("reasoning_contamination", "infra", "no run configuration")
+        return found("infra", "no run configuration")
     if config.reasoning_policy.effective != "off":
-        return gate_result(
-            "reasoning_contamination",
+        return found(
             "pass",
             f"effective policy {config.reasoning_policy.effective}: reasoning is allowed",
         )
     for exchange in run.evidence.transport or ():  # every exchange: a path proves nothing
         if run.reply(exchange).contaminated:
-            return gate_result(
-                "reasoning_contamination",
+            return found(
                 "fail",
                 f"exchange {exchange.id} returned reasoning content with the policy off",
                 f"transport exchange {exchange.id}",
             )
-    return gate_result(
-        "reasoning_contamination", "pass", "no reasoning content with the policy off"
-    )
+    return found("pass", "no reasoning content with the policy off")
 
 
 def _probe_reply(exchange: TransportExchange) -> tuple[str | None, Any, int | None, Any]:
@@ -373,18 +350,16 @@ def _probe_reply(exchange: TransportExchange) -> tuple[str | None, Any, int | No
     return finish, message, tokens, limit
 
 
-def _probe(run: Run, kind: Literal["response", "tool_call"]) -> GateResult:  # noqa: PLR0911
-    gate_id = "direct_response" if kind == "response" else "tool_call_protocol"
+def _probe(run: Run, kind: Literal["response", "tool_call"]) -> Check:  # noqa: PLR0911
     probes = [p for p in run.evidence.probes if p.kind == kind]
     if not probes:
-        return gate_result(gate_id, "infra", f"no {kind.replace('_', ' ')} probe was recorded")
+        return found("infra", f"no {kind.replace('_', ' ')} probe was recorded")
     probe: DirectProbe = probes[0]
     contract = run.pins.pins.direct_probe
     if probe.contract != contract.contract or probe.ceiling_tokens != (
         contract.total_completion_ceiling_tokens
     ):
-        return gate_result(
-            gate_id,
+        return found(
             "infra",
             f"probe ran under {probe.contract} with {probe.ceiling_tokens} tokens; the pin set "
             f"fixes {contract.contract} with {contract.total_completion_ceiling_tokens}",
@@ -392,63 +367,57 @@ def _probe(run: Run, kind: Literal["response", "tool_call"]) -> GateResult:  # n
     exchange = run.exchanges.get(probe.exchange)
     where = f"transport exchange {probe.exchange}"
     if exchange is None:
-        return gate_result(
-            gate_id,
+        return found(
             "infra",
             f"the probe refers to exchange {probe.exchange}, which the transport log does not hold",
         )
     finish, message, tokens, limit = _probe_reply(exchange)
     if limit != contract.total_completion_ceiling_tokens:
-        return gate_result(
-            gate_id,
+        return found(
             "infra",
             f"the probe request asked for {limit} tokens, not the uniform ceiling of "
             f"{contract.total_completion_ceiling_tokens}",
             where,
         )
     if exchange.status != 200 or exchange.error is not None:
-        return gate_result(
-            gate_id,
+        return found(
             "fail",
             f"the endpoint answered {exchange.status} {exchange.error or ''}".rstrip(),
             where,
         )
     if message is None:
-        return gate_result(gate_id, "infra", "the probe's response body was not recorded", where)
+        return found("infra", "the probe's response body was not recorded", where)
     if not isinstance(message, dict):
-        return gate_result(gate_id, "fail", "the reply's message is not an object", where)
+        return found("fail", "the reply's message is not an object", where)
     got: Any = message.get("content") if kind == "response" else first_tool_call(message)
     if (probe.got is not None and probe.got != got) or (
         probe.finish_reason is not None and probe.finish_reason != finish
     ):
-        return gate_result(
-            gate_id, "infra", "the probe record disagrees with its transport exchange", where
-        )
+        return found("infra", "the probe record disagrees with its transport exchange", where)
     if finish == "length":
-        return gate_result(gate_id, "fail", f"output-limit truncation at {tokens} tokens", where)
+        return found("fail", f"output-limit truncation at {tokens} tokens", where)
     if kind == "response" and (not isinstance(got, str) or not got.strip()):
-        return gate_result(gate_id, "fail", "a genuinely empty direct response", where)
+        return found("fail", "a genuinely empty direct response", where)
     if got != probe.expected:
-        return gate_result(
-            gate_id,
+        return found(
             "fail",
             f"got {json.dumps(got)[:120]}, expected {json.dumps(probe.expected)[:120]}",
             where,
         )
-    return gate_result(gate_id, "pass", f"exact {kind.replace('_', ' ')} in {tokens} tokens", where)
+    return found("pass", f"exact {kind.replace('_', ' ')} in {tokens} tokens", where)
 
 
-def direct_response(run: Run) -> GateResult:
+def direct_response(run: Run) -> Check:
     """Direct response protocol success (truncation and empty answers are the model's)."""
     return _probe(run, "response")
 
 
-def tool_call_protocol(run: Run) -> GateResult:
+def tool_call_protocol(run: Run) -> Check:
     """Structured tool-call protocol success: the exact tool call."""
     return _probe(run, "tool_call")
 
 
-def upstream_checkout(run: Run) -> GateResult:  # noqa: PLR0911 - one return per rule
+def upstream_checkout(run: Run) -> Check:  # noqa: PLR0911 - one return per rule
     """Exact, clean upstream checkout and compatible structured output (setup: infrastructure)."""
     pins = run.pins.pins
     refused = _unjudgeable(run)
@@ -462,21 +431,19 @@ def upstream_checkout(run: Run) -> GateResult:  # noqa: PLR0911 - one return per
     for name in needed:
         pinned, checkout = pins.upstreams[name], checkouts.get(name)
         if checkout is None:
-            return gate_result("upstream_checkout", "infra", f"{name} was not checked out")
+            return found("infra", f"{name} was not checked out")
         if checkout.commit != pinned.commit or checkout.repository != pinned.repository:
-            return gate_result(
-                "upstream_checkout",
+            return found(
                 "infra",
                 f"{name} is at {checkout.repository}@{checkout.commit[:12]}, pinned "
                 f"{pinned.repository}@{pinned.commit[:12]}",
             )
         if not checkout.clean:
-            return gate_result("upstream_checkout", "infra", f"the {name} checkout is not clean")
+            return found("infra", f"the {name} checkout is not clean")
     for component in run.selected:
         result = run.evidence.results.get(component)
         if result is not None and result.status == "COMPLETED" and not _output(run, component):
-            return gate_result(
-                "upstream_checkout",
+            return found(
                 "infra",
                 f"{component} completed without a structured output this verifier reads",
             )
@@ -485,10 +452,8 @@ def upstream_checkout(run: Run) -> GateResult:  # noqa: PLR0911 - one return per
                 problem = _gate_problem(run, component, upstream)
                 if problem is not None:
                     where = _gate_place(run, component, upstream)
-                    return gate_result("upstream_checkout", "infra", problem, where)
-    return gate_result(
-        "upstream_checkout", "pass", f"{', '.join(needed)} at their pinned commits, clean"
-    )
+                    return found("infra", problem, where)
+    return found("pass", f"{', '.join(needed)} at their pinned commits, clean")
 
 
 def _gate_place(run: Run, component: str, upstream: str) -> str:
@@ -516,15 +481,14 @@ def _gate_problem(run: Run, component: ComponentName, upstream: str) -> str | No
     return None
 
 
-def _unjudgeable(run: Run) -> GateResult | None:
+def _unjudgeable(run: Run) -> Check | None:
     """A setup the pin set cannot judge: a selected component it pins no harness for, or a
     demo-only pin set and a model not its reference deployment's (its harnesses score synthetic
     answers, so against any other model they are a setup failure, not a result)."""
     pins, model = run.pins.pins, run.evidence.model
     unpinned = [c for c in run.selected if c not in pins.component_upstreams]
     if unpinned:
-        return gate_result(
-            "upstream_checkout",
+        return found(
             "infra",
             f"pin set {run.pins.id} pins no upstream harness for {', '.join(unpinned)}: "
             f"profile {run.evidence.profile} cannot be completed under it",
@@ -533,8 +497,7 @@ def _unjudgeable(run: Run) -> GateResult | None:
         return None
     reference = pins.reference
     expected = f"{reference.runtime_model_id} {reference.model_digest}" if reference else "none"
-    return gate_result(
-        "upstream_checkout",
+    return found(
         "infra",
         f"pin set {run.pins.id} is demo only: its reference harnesses score synthetic answers "
         f"and cannot judge {model.runtime_model_id} {model.digest} (its reference deployment: "
@@ -557,12 +520,11 @@ def _output(run: Run, component: ComponentName) -> bool:
     return evidence.infermark is not None
 
 
-def upstream_integrity(run: Run) -> GateResult:
+def upstream_integrity(run: Run) -> Check:
     """Upstream self-integrity/golden gates (an untrustworthy harness is infrastructure)."""
     spark = run.evidence.spark_quality
     if not run.has(*SPARK) or spark is None:
-        return gate_result(
-            "upstream_integrity",
+        return found(
             "not_selected" if not run.has(*SPARK) else "pass",
             "no SparkBench output to check",
         )
@@ -576,56 +538,58 @@ def upstream_integrity(run: Run) -> GateResult:
         if not ok
     ]
     if failed:
-        return gate_result("upstream_integrity", "infra", f"SparkBench {', '.join(failed)} failed")
-    return gate_result(
-        "upstream_integrity", "pass", "golden gate, self-integrity and run-valid pass"
-    )
+        return found("infra", f"SparkBench {', '.join(failed)} failed")
+    return found("pass", "golden gate, self-integrity and run-valid pass")
 
 
-def sampling_contamination(run: Run) -> GateResult:
+def sampling_contamination(run: Run) -> Check:
     """No upstream-reported sampling contamination (the deployment's sampling: a failure)."""
     spark = run.evidence.spark_quality
     if not run.has(*SPARK):
-        return gate_result("sampling_contamination", "not_selected", "SparkBench not selected")
+        return found("not_selected", "SparkBench not selected")
     if spark is not None and spark.sampling_contamination:
-        return gate_result(
-            "sampling_contamination", "fail", "SparkBench reports sampling contamination"
-        )
-    return gate_result("sampling_contamination", "pass", "no sampling contamination reported")
+        return found("fail", "SparkBench reports sampling contamination")
+    return found("pass", "no sampling contamination reported")
 
 
-def cleanup(run: Run) -> GateResult:
+def cleanup(run: Run) -> Check:
     """Run-owned candidate/runtime cleanup after evidence preservation (infrastructure)."""
     config = run.evidence.config
     if config is None or config.cleanup != "removed":
         state = "not recorded" if config is None else config.cleanup
-        return gate_result("cleanup", "infra", f"run-owned processes and files: cleanup {state}")
+        return found("infra", f"run-owned processes and files: cleanup {state}")
     for task in selected_tasks(run) or ():
         if task.cleanup != "removed":
-            return gate_result(
-                "cleanup", "infra", f"task {task.task}: candidate cleanup {task.cleanup}"
-            )
-    return gate_result(
-        "cleanup", "pass", "run-owned processes and files removed after preservation"
-    )
+            return found("infra", f"task {task.task}: candidate cleanup {task.cleanup}")
+    return found("pass", "run-owned processes and files removed after preservation")
 
 
-GATES: tuple[Callable[[Run], GateResult], ...] = (
-    model_identity,
-    local_endpoint,
-    direct_response,
-    tool_call_protocol,
-    upstream_checkout,
-    upstream_integrity,
-    sampling_contamination,
-    reasoning_contamination,
-    reasoning_serialization,
-    transport_evidence,
-    network_isolation,
-    hermes_time_limits,
-    hermes_evidence,
-    hermes_evaluator,
-    allowed_changes,
-    cleanup,
+# the kinds of evidence the gates read
+_EXCHANGES = "transport-exchange"
+_PROBE = "direct-probe"
+_CONFIG = "run-config"
+_SPARK = "spark-quality"
+_TASKS = "hermes-task"
+_LEDGER = "socket-ledger"
+_TREE = "tree"
+_RESULT = "component-result"
+
+GATES: tuple[Gate, ...] = (
+    Gate("model_identity", (_EXCHANGES,), "identity", model_identity),
+    Gate("local_endpoint", (_EXCHANGES,), "endpoint", local_endpoint),
+    Gate("direct_response", (_PROBE, _EXCHANGES), "runner", direct_response),
+    Gate("tool_call_protocol", (_PROBE, _EXCHANGES), "runner", tool_call_protocol),
+    Gate("upstream_checkout", (_TREE, _RESULT), "setup", upstream_checkout),
+    Gate("upstream_integrity", (_SPARK,), "harness", upstream_integrity),
+    Gate("sampling_contamination", (_SPARK,), "setup", sampling_contamination),
+    Gate("reasoning_contamination", (_CONFIG, _EXCHANGES), "setup", reasoning_contamination),
+    Gate("reasoning_serialization", (_CONFIG, _EXCHANGES), "runner", reasoning_serialization),
+    Gate("transport_evidence", (_CONFIG, _EXCHANGES), "observer", transport_evidence),
+    Gate("network_isolation", (_LEDGER, _EXCHANGES), "isolation", network_isolation),
+    Gate("hermes_time_limits", (_TASKS,), "harness", hermes_time_limits),
+    Gate("hermes_evidence", (_TASKS,), "harness", hermes_evidence),
+    Gate("hermes_evaluator", (_TASKS,), "evaluator", hermes_evaluator),
+    Gate("allowed_changes", (_TASKS,), "setup", allowed_changes),
+    Gate("cleanup", (_CONFIG, _TASKS), "runner", cleanup),
 )
 """Every hard gate of seed 000 in the seed's order (the thresholds are judged separately)."""

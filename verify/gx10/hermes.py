@@ -7,12 +7,11 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from bundle_schema.models import (
-    GateResult,
     HermesTask,
     HermesTaskMetrics,
 )
 from verify._consistency import normal_path
-from verify.gx10._context import EVIDENCE_KINDS, Run, gate_result
+from verify.gx10._context import EVIDENCE_KINDS, Check, Run, found
 
 
 def _wildcard(
@@ -61,21 +60,18 @@ def selected_tasks(run: Run) -> tuple[HermesTask, ...] | None:
     return run.evidence.hermes_tasks if run.has("hermes") else None
 
 
-def hermes_time_limits(run: Run) -> GateResult:
+def hermes_time_limits(run: Run) -> Check:
     """Every selected Hermes task completes within both inactivity and total wall."""
     tasks = selected_tasks(run)
     if tasks is None:
-        return _hermes_absent(run, "hermes_time_limits")
+        return _hermes_absent(run)
     for task in tasks:
         if task.max_inactivity_s is None or task.wall_s is None:
             if task.outcome == "TIMEOUT":
-                return gate_result("hermes_time_limits", "fail", f"task {task.task} timed out")
-            return gate_result(
-                "hermes_time_limits", "infra", f"task {task.task}: times not recorded"
-            )
+                return found("fail", f"task {task.task} timed out")
+            return found("infra", f"task {task.task}: times not recorded")
         if task.outcome == "TIMEOUT" or task.max_inactivity_s > task.inactivity_limit_s:
-            return gate_result(
-                "hermes_time_limits",
+            return found(
                 "fail",
                 f"task {task.task}: inactivity {task.max_inactivity_s} s over "
                 f"{task.inactivity_limit_s} s"
@@ -83,101 +79,86 @@ def hermes_time_limits(run: Run) -> GateResult:
                 else f"task {task.task} timed out",
             )
         if task.wall_s > task.wall_limit_s:
-            return gate_result(
-                "hermes_time_limits",
+            return found(
                 "fail",
                 f"task {task.task}: wall {task.wall_s} s over {task.wall_limit_s} s",
             )
-    return gate_result("hermes_time_limits", "pass", f"{len(tasks)} tasks within both limits")
+    return found("pass", f"{len(tasks)} tasks within both limits")
 
 
-def hermes_evidence(run: Run) -> GateResult:
+def hermes_evidence(run: Run) -> Check:
     """Trustworthy Hermes process, checkpoint, model-response/tool, task-state and evaluator
     evidence (infrastructure); a missing trajectory or final response overrides nothing. A task
     that timed out never reached its checkpoint or evaluation: its process evidence must hold,
     and the time-limit gate judges it."""
     tasks = selected_tasks(run)
     if tasks is None:
-        return _hermes_absent(run, "hermes_evidence")
+        return _hermes_absent(run)
     for task in tasks:
         if task.outcome == "HARNESS_ERROR":
-            return gate_result("hermes_evidence", "infra", f"task {task.task}: harness error")
+            return found("infra", f"task {task.task}: harness error")
         for kind in ("process",) if task.outcome == "TIMEOUT" else EVIDENCE_KINDS:
             trust = task.evidence.get(kind)  # type: ignore[call-overload]
             if trust is None or not trust.present:
-                return gate_result(
-                    "hermes_evidence", "infra", f"task {task.task}: no {kind} evidence"
-                )
+                return found("infra", f"task {task.task}: no {kind} evidence")
             if not trust.trusted:
-                return gate_result(
-                    "hermes_evidence",
+                return found(
                     "infra",
                     f"task {task.task}: {kind} evidence is not trustworthy",
                 )
-    return gate_result("hermes_evidence", "pass", f"{len(tasks)} tasks with trustworthy evidence")
+    return found("pass", f"{len(tasks)} tasks with trustworthy evidence")
 
 
-def hermes_evaluator(run: Run) -> GateResult:  # noqa: PLR0911
+def hermes_evaluator(run: Run) -> Check:  # noqa: PLR0911
     """Isolated evaluator pass, protected-input integrity and complete evidence."""
     tasks = selected_tasks(run)
     if tasks is None:
-        return _hermes_absent(run, "hermes_evaluator")
+        return _hermes_absent(run)
     expected = run.pins.pins.hermes_evaluator
     for task in tasks:
         if task.outcome == "TIMEOUT":
             continue  # never evaluated: the time-limit gate judges it
         if task.evaluator != expected:
-            return gate_result(
-                "hermes_evaluator",
+            return found(
                 "infra",
                 f"task {task.task}: evaluator {task.evaluator}, pinned {expected}",
             )
         if not task.evaluator_isolated:
-            return gate_result(
-                "hermes_evaluator",
+            return found(
                 "infra",
                 f"task {task.task}: evaluator contamination (not isolated)",
             )
         before, after = task.protected_inputs.get("before"), task.protected_inputs.get("after")
         if before is None or after is None:
-            return gate_result(
-                "hermes_evaluator", "infra", f"task {task.task}: protected-input digests incomplete"
-            )
+            return found("infra", f"task {task.task}: protected-input digests incomplete")
         if before != after:
-            return gate_result(
-                "hermes_evaluator", "fail", f"task {task.task}: protected inputs changed"
-            )
+            return found("fail", f"task {task.task}: protected inputs changed")
     for task in tasks:
         if task.outcome == "FAIL":
-            return gate_result(
-                "hermes_evaluator", "fail", f"task {task.task}: evaluator did not pass"
-            )
+            return found("fail", f"task {task.task}: evaluator did not pass")
     evaluated = sum(task.outcome != "TIMEOUT" for task in tasks)
-    return gate_result(
-        "hermes_evaluator", "pass", f"{evaluated} tasks passed the isolated evaluator"
-    )
+    return found("pass", f"{evaluated} tasks passed the isolated evaluator")
 
 
-def allowed_changes(run: Run) -> GateResult:
+def allowed_changes(run: Run) -> Check:
     """No candidate change outside the task manifest's frozen allowed-change patterns."""
     tasks = selected_tasks(run)
     if tasks is None:
-        return _hermes_absent(run, "allowed_changes")
+        return _hermes_absent(run)
     for task in tasks:
         for path in task.changed_paths:
             if not any(path_allowed(p, path) for p in task.allowed_changes):
-                return gate_result(
-                    "allowed_changes",
+                return found(
                     "fail",
                     f"task {task.task} changed {path}, outside its allowed patterns",
                 )
-    return gate_result("allowed_changes", "pass", "every change within the allowed patterns")
+    return found("pass", "every change within the allowed patterns")
 
 
-def _hermes_absent(run: Run, gate_id: str) -> GateResult:
+def _hermes_absent(run: Run) -> Check:
     if not run.has("hermes"):
-        return gate_result(gate_id, "not_selected", "Hermes not selected")
-    return gate_result(gate_id, "infra", "no Hermes task records")
+        return found("not_selected", "Hermes not selected")
+    return found("infra", "no Hermes task records")
 
 
 def task_metrics(task: HermesTask, evaluator: str) -> HermesTaskMetrics:
