@@ -28,6 +28,7 @@ from typing import Any
 
 import distributed
 
+from bundle_schema import digest_of
 from bundle_schema.errors import EvidenceAuditError
 from verify._hashing import BlobCache, Hashed, default_workers, hash_members
 from verify._remote import url_snapshots
@@ -43,13 +44,10 @@ _Listed = tuple[str | None, str | None, list[tuple[FileKey, str]]]
 
 
 def _list(source: Source) -> _Listed:
-    """Stage 1, on a worker."""
+    """Stage 1 for one source, on a worker (within the task's :func:`url_snapshots`)."""
     try:
-        with url_snapshots():
-            bundle = open_source(source)
-            from bundle_schema import digest_of  # noqa: PLC0415 - light, already loaded
-
-            digest = digest_of(bundle.manifest_bytes())
+        bundle = open_source(source)
+        digest = digest_of(bundle.manifest_bytes())
     except (EvidenceAuditError, OSError) as exc:
         return None, refusal_reason(source, exc), []
     files: list[tuple[FileKey, str]] = []
@@ -68,12 +66,11 @@ def _hash(files: Sequence[tuple[FileKey, str]]) -> list[tuple[FileKey, Hashed]]:
 
 
 def _verify(source: Source, digest: str, seed: list[tuple[FileKey, Hashed]], pins: Any) -> Judged:
-    """Stage 3, on a worker."""
+    """Stage 3 for one bundle, on a worker (within the task's :func:`url_snapshots`)."""
     cache = BlobCache()
     for key, result in seed:
         cache.know(key, result)
-    with url_snapshots():
-        judged = judge(source, pins, cache)
+    judged = judge(source, pins, cache)
     if judged.digest is not None and judged.digest != digest:
         reason = f"changed while the archive was verified: listed as {digest}, then {judged.digest}"
         return Judged(judged.source, None, reason.encode(), judged.hashed, judged.reused)
@@ -81,14 +78,23 @@ def _verify(source: Source, digest: str, seed: list[tuple[FileKey, Hashed]], pin
 
 
 def _list_many(sources: Sequence[Source]) -> list[_Listed]:
-    """Stage 1 for a chunk of sources: one task."""
-    return [_list(source) for source in sources]
+    """Stage 1 for a chunk of sources: one task, one :func:`url_snapshots` block (its sources
+    are distinct; their URLs share one file system, made from the worker's environment)."""
+    with url_snapshots():
+        return [_list(source) for source in sources]
 
 
 def _verify_many(items: Sequence[tuple[Source, str, list[tuple[FileKey, Hashed]]]], pins: Any
                  ) -> list[Judged]:  # fmt: skip
-    """Stage 3 for a chunk of bundles: one task."""
-    return [_verify(source, digest, seed, pins) for source, digest, seed in items]
+    """Stage 3 for a chunk of bundles: one task, one :func:`url_snapshots` block."""
+    with url_snapshots():
+        return [_verify(source, digest, seed, pins) for source, digest, seed in items]
+
+
+def _verify_one(source: Source, digest: str, pins: Any) -> Judged:
+    """Stage 3 for one further source of a bundle whose first source was refused."""
+    with url_snapshots():
+        return _verify(source, digest, [], pins)
 
 
 MAX_CHUNK = 64
@@ -201,7 +207,7 @@ def _run(client: Any, sources: Sequence[Source], writer: ArchiveWriter, pins: An
         pending = list(indices)
         while pending and not writer.seen(digest):  # its first source was refused: the next
             index = pending.pop(0)  # is verified, as the default engine does
-            writer.add(client.submit(_verify, sources[index], digest, [], pins_future,
+            writer.add(client.submit(_verify_one, sources[index], digest, pins_future,
                                      pure=False).result())  # fmt: skip
         for index in pending:
             writer.also(shown(sources[index]), digest)

@@ -51,6 +51,7 @@ __all__ = [
     "FIRST_READ",
     "MAX_REDIRECTS",
     "RemoteTar",
+    "filesystem",
     "open_url",
     "shown_url",
     "url_snapshots",
@@ -163,10 +164,9 @@ class _Http(_Backend):
 
     def __init__(self, url: str) -> None:
         import aiohttp  # noqa: PLC0415 - only for URLs
-        import fsspec  # noqa: PLC0415 - only for URLs
 
         self._aiohttp = aiohttp
-        self.fs: Any = fsspec.filesystem(urlsplit(url).scheme.lower(), skip_instance_cache=True)
+        self.fs: Any = filesystem(urlsplit(url).scheme.lower())
         self.loop = self.fs.loop
         self.url = url
         self._timeout = aiohttp.ClientTimeout(
@@ -336,9 +336,7 @@ class _S3(_Backend):
     ``AWS_PROFILE``) and fsspec's configuration (``FSSPEC_S3_*``)."""
 
     def __init__(self, bucket: str, key: str) -> None:
-        import fsspec  # noqa: PLC0415 - only for URLs
-
-        self.fs: Any = fsspec.filesystem("s3", skip_instance_cache=True)
+        self.fs: Any = filesystem("s3")
         self.loop = self.fs.loop
         self.bucket, self.key = bucket, key
 
@@ -551,6 +549,7 @@ class _Snapshots:
     def __init__(self) -> None:
         self.sources: OrderedDict[tuple[str, Limits], BundleSource] = OrderedDict()
         self.versions: dict[str, _Version] = {}
+        self.filesystems: dict[str, Any] = {}
 
 
 _SCOPE: ContextVar[_Snapshots | None] = ContextVar("evidence_audit_url_snapshots", default=None)
@@ -566,6 +565,29 @@ def url_snapshots() -> Iterator[None]:
         yield
     finally:
         _SCOPE.reset(token)
+
+
+def filesystem(protocol: str) -> Any:
+    """An fsspec file system for ``protocol`` (``s3``, ``http``, ``https``), made from the
+    environment and fsspec's configuration as they are now: one per :func:`url_snapshots` block
+    (a command, or a Dask task's chunk of sources), shared by every URL it opens, so that they
+    share one client, its parsed service model and its connections; outside a block, a new one.
+
+    Never fsspec's instance cache: a cached file system keeps the endpoint and credentials of
+    the environment it was first made in, and a later command in the same process (a Dask
+    worker, the test suite) would read from a store that is gone. Making one per URL instead
+    cost about a quarter of a second and tens of MiB each for ``s3://`` (botocore parses its
+    service model for every new client).
+    """
+    scope = _SCOPE.get()
+    if scope is not None and protocol in scope.filesystems:
+        return scope.filesystems[protocol]
+    import fsspec  # noqa: PLC0415 - only for URLs
+
+    made: Any = fsspec.filesystem(protocol, skip_instance_cache=True)
+    if scope is not None:
+        scope.filesystems[protocol] = made
+    return made
 
 
 def _is_prefix(url: str) -> bool:

@@ -32,7 +32,7 @@ from bundle_schema import canonical_bytes, digest_of
 from bundle_schema.errors import EvidenceAuditError, InvalidInput, one_line
 from bundle_schema.models import PinSetRef, Verdict
 from verify._hashing import BlobCache
-from verify._remote import shown_url
+from verify._remote import filesystem, shown_url
 from verify._shell import verify_bundle
 from verify._source import is_url, open_source
 from verify.policy import failed_check
@@ -100,9 +100,7 @@ def _prefix(url: str) -> list[Source]:
             f"{shown(url)}: a web server has no listing; name each tar, or list their URLs in a "
             "file, one a line, and give it with --from FILE"
         )
-    import fsspec  # noqa: PLC0415 - only for URLs
-
-    fs: Any = fsspec.filesystem("s3", skip_instance_cache=True)
+    fs: Any = filesystem("s3")
     root = url.split("://", 1)[1]
     try:
         keys = fs.find(root)

@@ -25,7 +25,7 @@ from tests.factories import write_small_bundle
 from tests.http_range import LIES as SERVER_LIES
 from tests.http_range import RangeServer, serve, url_of
 from verify import open_source, url_snapshots, verdict_json, verify_bundle
-from verify._remote import BLOCK, shown_url
+from verify._remote import BLOCK, filesystem, shown_url
 
 BIG = 48 << 20
 """The large blob: the listing must not read it, hashing reads it once."""
@@ -239,6 +239,18 @@ def test_one_command_reads_one_object(published: Path, server: RangeServer, tmp_
         with pytest.raises(InvalidInput, match="changed since it was first read") as raised:
             b"".join(largest.chunks())
         assert str(raised.value).startswith(f"{url}: bytes ")
+
+
+def test_one_file_system_per_command(s3: dict[str, str]) -> None:
+    """A command's URLs share one file system (one client: a new one per URL cost a quarter of
+    a second and tens of MiB), made afresh for the next command, from its environment."""
+    with url_snapshots():
+        first = filesystem("s3")
+        assert filesystem("s3") is first
+        assert filesystem("http") is not first
+    with url_snapshots():
+        assert filesystem("s3") is not first
+    assert filesystem("s3") is not filesystem("s3")  # outside a command: never kept
 
 
 # --- servers that lie ----------------------------------------------------------------------------
