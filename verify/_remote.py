@@ -49,7 +49,9 @@ __all__ = [
     "ATTEMPTS",
     "BLOCK",
     "FIRST_READ",
+    "GAP",
     "MAX_REDIRECTS",
+    "SMALL_TAR",
     "RemoteTar",
     "filesystem",
     "open_url",
@@ -73,6 +75,15 @@ READ_TIMEOUT_S = 60.0
 CACHE_BYTES = 64 * MiB
 """What a tar at a URL keeps of the ranges it received, the latest first: a tar of up to this
 size is read once (listing, hashing), then its records are read from memory."""
+SMALL_TAR = 1 * MiB
+"""A tar of at most this size is read in two requests: its first :data:`FIRST_READ` bytes, then
+all the rest (listing it by windows, then hashing it, took four: a small member's data that the
+listing stepped over was asked for again with everything around it)."""
+GAP = 64 * KiB
+"""A read that starts at most this far past the end of a range received asks from that end, so
+that what was received stays one run: a small member's data the listing stepped over is not a
+request of its own when it is hashed. (Listing never reads a large member's data: a jump over
+one is larger than this.)"""
 _PIECE = 1 * MiB
 _SNAPSHOTS_KEPT = 2
 """Listings kept per command: a bundle's opens follow each other (rank: two, rejudge: three)."""
@@ -470,15 +481,43 @@ class RemoteTar:
         if offset >= end:
             return b""
         with self._lock:
-            index = bisect.bisect_right(self._starts, offset) - 1
-            if index >= 0:
-                start = self._starts[index]
-                data = self._kept[start]
-                if end <= start + len(data):
-                    return data[offset - start : end - start]
-        data = self._fetch(offset, end)[0]
-        self._keep(offset, data)
-        return data
+            parts, position = self._received(offset, end)
+            if position < end:
+                start, stop = self._span(position, end)
+        if position < end:
+            data = self._fetch(start, stop)[0]
+            self._keep(start, data)
+            parts.append(data[position - start : end - start])
+        return parts[0] if len(parts) == 1 else b"".join(parts)
+
+    def _received(self, offset: int, end: int) -> tuple[list[bytes], int]:
+        """What was received of ``[offset, end)`` from ``offset`` on, in the ranges kept: the
+        pieces, and the offset they reach (``end`` when all of it was)."""
+        parts: list[bytes] = []
+        position = offset
+        while position < end:
+            index = bisect.bisect_right(self._starts, position) - 1
+            if index < 0:
+                break
+            start = self._starts[index]
+            data = self._kept[start]
+            if position >= start + len(data):
+                break
+            reach = min(end, start + len(data))
+            parts.append(data[position - start : reach - start])
+            position = reach
+        return parts, position
+
+    def _span(self, position: int, end: int) -> tuple[int, int]:
+        """The range to ask for to get ``[position, end)``: all the rest of a tar of at most
+        :data:`SMALL_TAR`; from the end of a range received at most :data:`GAP` before it."""
+        stop = self.size if self.size <= SMALL_TAR else end
+        index = bisect.bisect_right(self._starts, position) - 1
+        if index >= 0:
+            before = self._starts[index] + len(self._kept[self._starts[index]])
+            if position - GAP <= before < position:
+                return before, stop
+        return position, stop
 
     def _keep(self, offset: int, data: bytes) -> None:
         """Keep a range received (the oldest go first past :data:`CACHE_BYTES`)."""

@@ -25,7 +25,7 @@ from tests.factories import write_small_bundle
 from tests.http_range import LIES as SERVER_LIES
 from tests.http_range import RangeServer, serve, url_of
 from verify import open_source, url_snapshots, verdict_json, verify_bundle
-from verify._remote import BLOCK, filesystem, shown_url
+from verify._remote import BLOCK, SMALL_TAR, filesystem, shown_url
 
 BIG = 48 << 20
 """The large blob: the listing must not read it, hashing reads it once."""
@@ -217,6 +217,24 @@ def test_a_small_tar_is_one_request(published: Path, server: RangeServer) -> Non
     assert tar.stat().st_size <= 64 << 10
     assert verify_bundle(url_of(server, tar)).verdict.integrity.status == "ok"
     assert len(server.requests) == 1
+
+
+def test_a_tar_under_a_mebibyte_is_two_requests(tmp_path: Path) -> None:
+    """Its first 64 KiB, then the rest: the listing's windows and hashing ask for nothing more,
+    and no byte is received twice."""
+    bundle = tmp_path / "bundle"
+    blobs = [(f"raw/{i}.bin", bytes([i]) * (100 << 10)) for i in range(5)]
+    write_small_bundle(bundle, blobs, durable=False)
+    root = tmp_path / "site"
+    root.mkdir()
+    tar = root / "run.tar"
+    pack(bundle, tar)
+    assert 64 << 10 < tar.stat().st_size <= SMALL_TAR
+    with serve(root) as site:
+        verdict = verify_bundle(url_of(site, tar)).verdict
+        assert verdict_json(verdict) == verdict_json(verify_bundle(tar).verdict)
+        assert len(site.requests) == 2, site.requests
+        assert site.sent == tar.stat().st_size
 
 
 def test_one_command_reads_one_object(published: Path, server: RangeServer, tmp_path: Path) -> None:
