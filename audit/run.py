@@ -53,16 +53,16 @@ from bundle_schema.models import (
     ModelIdentity,
     ObserverRecord,
     PinSetRef,
-    QuarantineMarker,
     ReasoningPolicy,
     RunConfig,
     RunnerInfo,
     SocketLedgerEntry,
     UpstreamCheckout,
 )
-from bundle_schema.roles import DATA_LISTING_MEDIA_TYPE
+from bundle_schema.roles import DATA_LISTING_MEDIA_TYPE, place
 from pins import CURRENT, Harness, PinSetSource, missing_requirements
 from verify import VERSION
+from verify.evidence import EvidenceRecords
 from verify.gx10 import replay
 from verify.harness_outputs import OutputsUnreadable, gate_place, read_gate_outputs
 
@@ -77,13 +77,6 @@ STREAMING_PROMPTS = (
     "Summarize the purpose of a benchmark.",
     "What does time to first token measure?",
 )
-_EVIDENCE_FIELDS = {
-    "spark-quality": "spark_quality",
-    "spark-repeat": "spark_repeat",
-    "hermes-task": "hermes_tasks",
-    "benchlocal-packs": "benchlocal",
-    "infermark-streaming": "infermark",
-}
 _JSON = "application/json"
 _TEXT = "text/plain; charset=utf-8"
 
@@ -128,8 +121,8 @@ class _Recorder:
     checkouts: dict[str, Checkout] = field(default_factory=dict)
     checkout_failures: dict[str, str] = field(default_factory=dict)
     probes: tuple[DirectProbe, ...] = ()
-    typed: dict[str, Any] = field(default_factory=lambda: {"quarantines": {}, "supplementary": {}})
-    """The records the replay reads, by their field of the gx10-evidence document."""
+    read: EvidenceRecords = field(default_factory=EvidenceRecords)
+    """The records the replay reads, taken at their places as the verifier takes them."""
 
     def record(self, name: str, kind: str, value: BaseModel | tuple[BaseModel, ...]) -> None:
         lines = KINDS[kind].lines
@@ -139,10 +132,7 @@ class _Recorder:
         media = KINDS[kind].media_type
         assert media is not None  # noqa: S101 - every kind recorded here is an evidence record
         self.files[name] = (data, media)
-        if kind in _EVIDENCE_FIELDS:
-            self.typed[_EVIDENCE_FIELDS[kind]] = value
-        elif kind == "quarantine-marker" and isinstance(value, QuarantineMarker):
-            self.typed["quarantines"][value.component] = value
+        self.read.take(place(name, media), values)
 
     def result(self, component: ComponentName, status: str, **fields: Any) -> None:
         self.results[component] = ComponentResult.model_validate(
@@ -234,9 +224,6 @@ class _Harnesses:
             return
         for name, (kind, value) in parsed.records.items():
             self.recorder.record(name, kind, value)
-            if kind in {"bfcl-shard", "task-tallies"}:  # the gate's tallies, as the replay reads
-                gates = self.recorder.typed["supplementary"].setdefault(component, {})
-                gates[upstream] = value
         metrics |= parsed.metrics.get(component, {})
         self.recorder.result(component, "COMPLETED", **fields)
 
@@ -742,12 +729,10 @@ def _write(
     for component, result in recorder.results.items():
         recorder.record(f"components/{component}/result.json", "component-result", result)
     ref = PinSetRef(id=pins.id, digest=pins.digest)
-    evidence = Gx10Evidence(
-        schema_version=1, run_id=run_id, created_at=created, profile=request.profile,
+    evidence = recorder.read.document(
+        run_id=run_id, created_at=created, profile=request.profile,
         scoring_generation=pins.pins.scoring_generation, pin_set=ref, model=identity,
-        upstreams=tuple(upstreams), claims=_placeholder_claims(), config=config,
-        results=dict(recorder.results), probes=recorder.probes, transport=exchanges,
-        socket_ledger=tuple(recorder.ledger), **recorder.typed,
+        upstreams=upstreams, claims=_placeholder_claims(),
     )  # fmt: skip
     claims = _claims(evidence, pins, selected)
     point("claims")

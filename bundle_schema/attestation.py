@@ -21,7 +21,7 @@ subject. The digest binding (subject digest = bundle digest) is checked by the v
 from __future__ import annotations
 
 from bundle_schema.canonical import canonical_bytes
-from bundle_schema.documents import KINDS, parse_document
+from bundle_schema.documents import kind_of, parse_document
 from bundle_schema.layout import MANIFEST
 from bundle_schema.models import (
     BUNDLE_PREDICATE_TYPE,
@@ -157,9 +157,7 @@ def read_verification_summary(data: bytes, where: str) -> VsaStatement:
     Raises:
         DocumentError: not canonical JSON, or not a Statement of :data:`VSA_PREDICATE_TYPE`.
     """
-    model = parse_document(KINDS["vsa-statement"], data, where)
-    assert isinstance(model, VsaStatement)  # noqa: S101 - the kind's model
-    return model
+    return parse_document(kind_of(VsaStatement), data, where)
 
 
 def read_bundle_statement(data: bytes, where: str) -> BundleStatement:
@@ -168,9 +166,7 @@ def read_bundle_statement(data: bytes, where: str) -> BundleStatement:
     Raises:
         DocumentError: not canonical JSON, or not a Statement of :data:`BUNDLE_PREDICATE_TYPE`.
     """
-    model = parse_document(KINDS["bundle-statement"], data, where)
-    assert isinstance(model, BundleStatement)  # noqa: S101 - the kind's model
-    return model
+    return parse_document(kind_of(BundleStatement), data, where)
 
 
 def read_verification_statement(data: bytes, where: str) -> VerificationStatement:
@@ -180,9 +176,7 @@ def read_verification_statement(data: bytes, where: str) -> VerificationStatemen
         DocumentError: not canonical JSON, or not a Statement of
             :data:`VERIFICATION_PREDICATE_TYPE`.
     """
-    model = parse_document(KINDS["verification-statement"], data, where)
-    assert isinstance(model, VerificationStatement)  # noqa: S101 - the kind's model
-    return model
+    return parse_document(kind_of(VerificationStatement), data, where)
 
 
 def subject_digest(statement: BundleStatement | VerificationStatement | VsaStatement) -> str:

@@ -15,7 +15,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
 import jsonschema
 from jsonschema.exceptions import best_match
@@ -31,6 +31,7 @@ __all__ = [
     "RECORD_MEDIA_TYPES",
     "DocumentKind",
     "generate_schemas",
+    "kind_of",
     "parse_document",
     "schema_drift",
     "validate_document",
@@ -41,11 +42,16 @@ M = TypeVar("M", bound=BaseModel)
 
 
 @dataclass(frozen=True)
-class DocumentKind:
-    """A kind of document: its model, whether it is versioned, and its media type as evidence."""
+class DocumentKind(Generic[M]):
+    """A kind of document, declared once: its model, whether it is versioned, and, for an
+    evidence record, its media type and whether its blob is JSON Lines (how it is parsed).
+    Where a record sits in a bundle and which field of the gx10 evidence it fills is its
+    role's (:data:`bundle_schema.roles.ROLES`). Loading a document of a kind returns the kind's
+    model (:func:`validate_document`, :func:`parse_document`; :func:`kind_of` for the kind of
+    a model)."""
 
     name: str
-    model: type[BaseModel]
+    model: type[M]
     versioned: bool
     media_type: str | None = None
     lines: bool = False
@@ -58,110 +64,115 @@ class DocumentKind:
 
 _VENDOR = "application/vnd.evidence-audit"
 
-KINDS: Mapping[str, DocumentKind] = {
-    kind.name: kind
-    for kind in (
-        DocumentKind("manifest", models.Manifest, versioned=True),
-        DocumentKind("evidence-entry", models.EvidenceEntry, versioned=False),
-        DocumentKind("upstream-checkout", models.UpstreamCheckout, versioned=False),
-        DocumentKind("model-identity", models.ModelIdentity, versioned=False),
-        DocumentKind("claims", models.Claims, versioned=False),
+_ALL_KINDS: tuple[DocumentKind[Any], ...] = (
+    DocumentKind("manifest", models.Manifest, versioned=True),
+    DocumentKind("evidence-entry", models.EvidenceEntry, versioned=False),
+    DocumentKind("upstream-checkout", models.UpstreamCheckout, versioned=False),
+    DocumentKind("model-identity", models.ModelIdentity, versioned=False),
+    DocumentKind("claims", models.Claims, versioned=False),
+    DocumentKind(
+        "transport-exchange",
+        models.TransportExchange,
+        versioned=True,
+        media_type="application/vnd.evidence-audit.transport-exchange+jsonl",
+        lines=True,
+    ),
+    DocumentKind(
+        "socket-ledger-entry",
+        models.SocketLedgerEntry,
+        versioned=True,
+        media_type="application/vnd.evidence-audit.socket-ledger+jsonl",
+        lines=True,
+    ),
+    DocumentKind(
+        "component-result",
+        models.ComponentResult,
+        versioned=True,
+        media_type="application/vnd.evidence-audit.component-result+json",
+    ),
+    DocumentKind(
+        "quarantine-marker",
+        models.QuarantineMarker,
+        versioned=True,
+        media_type="application/vnd.evidence-audit.quarantine-marker+json",
+    ),
+    DocumentKind(
+        "run-config",
+        models.RunConfig,
+        versioned=True,
+        media_type="application/vnd.evidence-audit.run-config+json",
+    ),
+    *(
         DocumentKind(
-            "transport-exchange",
-            models.TransportExchange,
-            versioned=True,
-            media_type="application/vnd.evidence-audit.transport-exchange+jsonl",
-            lines=True,
-        ),
-        DocumentKind(
-            "socket-ledger-entry",
-            models.SocketLedgerEntry,
-            versioned=True,
-            media_type="application/vnd.evidence-audit.socket-ledger+jsonl",
-            lines=True,
-        ),
-        DocumentKind(
-            "component-result",
-            models.ComponentResult,
-            versioned=True,
-            media_type="application/vnd.evidence-audit.component-result+json",
-        ),
-        DocumentKind(
-            "quarantine-marker",
-            models.QuarantineMarker,
-            versioned=True,
-            media_type="application/vnd.evidence-audit.quarantine-marker+json",
-        ),
-        DocumentKind(
-            "run-config",
-            models.RunConfig,
-            versioned=True,
-            media_type="application/vnd.evidence-audit.run-config+json",
-        ),
-        *(
-            DocumentKind(
-                name,
-                model,
-                versioned=False,
-                media_type=f"{_VENDOR}.{name}+{suffix}",
-                lines=suffix == "jsonl",
-            )
-            for name, model, suffix in (
-                ("spark-quality", models.SparkQuality, "json"),
-                ("spark-repeat", models.SparkRepeat, "json"),
-                ("hermes-task", models.HermesTask, "jsonl"),
-                ("benchlocal-packs", models.BenchLocalPacks, "json"),
-                ("infermark-streaming", models.InfermarkStreaming, "json"),
-                ("direct-probe", models.DirectProbe, "json"),
-            )
-        ),
-        DocumentKind("gx10-evidence", models.Gx10Evidence, versioned=True),
-        DocumentKind("gx10-replay", models.Gx10Replay, versioned=True),
-        DocumentKind("ranking", models.Ranking, versioned=True),
-        DocumentKind("run-diff", models.RunDiff, versioned=True),
-        DocumentKind("run-result", models.RunResult, versioned=True),
-        DocumentKind("rejudge-report", models.RejudgeReport, versioned=True),
-        DocumentKind("archive-report", models.ArchiveReport, versioned=True),
-        DocumentKind("show-report", models.ShowReport, versioned=True),
-        DocumentKind("exchange-view", models.ExchangeView, versioned=True),
-        DocumentKind("verdict", models.Verdict, versioned=True),
-        DocumentKind("attestation-report", models.AttestationReport, versioned=True),
-        DocumentKind("bundle-statement", models.BundleStatement, versioned=False),
-        DocumentKind("verification-statement", models.VerificationStatement, versioned=False),
-        DocumentKind("vsa-statement", models.VsaStatement, versioned=False),
-        DocumentKind(
-            "bfcl-shard", models.BfclShard, versioned=False, media_type=f"{_VENDOR}.bfcl-shard+json"
-        ),
-        DocumentKind(
-            "task-tallies",
-            models.TaskTallies,
+            name,
+            model,
             versioned=False,
-            media_type=f"{_VENDOR}.task-tallies+json",
-        ),
-        DocumentKind(
-            "bfcl-plan", models.BfclPlan, versioned=False, media_type=f"{_VENDOR}.bfcl-plan+json"
-        ),
-        DocumentKind("bfcl-score", models.BfclScore, versioned=True),
-        DocumentKind("quality-pair-logit", models.QualityPairLogit, versioned=False),
-        DocumentKind("quality-task-logit", models.QualityTaskLogit, versioned=False),
-        DocumentKind("quality-pair-line", models.QualityPairLine, versioned=False),
-        DocumentKind("quality-summary-line", models.QualitySummaryLine, versioned=False),
-        DocumentKind("capability-line", models.CapabilityLine, versioned=False),
-        DocumentKind("quality-pairs-score", models.QualityPairsScore, versioned=True),
-        DocumentKind("quality-tasks-score", models.QualityTasksScore, versioned=True),
-        DocumentKind("quality-measurement", models.QualityMeasurement, versioned=True),
-        DocumentKind("quality-protocol-report", models.QualityProtocolReport, versioned=True),
-        DocumentKind("lmspeed-catalog", models.LmspeedCatalog, versioned=True),
-        DocumentKind("lmspeed-results", models.LmspeedResults, versioned=True),
-        DocumentKind("lmspeed-score", models.LmspeedScore, versioned=True),
-    )
-}
+            media_type=f"{_VENDOR}.{name}+{suffix}",
+            lines=suffix == "jsonl",
+        )
+        for name, model, suffix in (
+            ("spark-quality", models.SparkQuality, "json"),
+            ("spark-repeat", models.SparkRepeat, "json"),
+            ("hermes-task", models.HermesTask, "jsonl"),
+            ("benchlocal-packs", models.BenchLocalPacks, "json"),
+            ("infermark-streaming", models.InfermarkStreaming, "json"),
+            ("direct-probe", models.DirectProbe, "json"),
+        )
+    ),
+    DocumentKind("gx10-evidence", models.Gx10Evidence, versioned=True),
+    DocumentKind("gx10-replay", models.Gx10Replay, versioned=True),
+    DocumentKind("ranking", models.Ranking, versioned=True),
+    DocumentKind("run-diff", models.RunDiff, versioned=True),
+    DocumentKind("run-result", models.RunResult, versioned=True),
+    DocumentKind("rejudge-report", models.RejudgeReport, versioned=True),
+    DocumentKind("archive-report", models.ArchiveReport, versioned=True),
+    DocumentKind("show-report", models.ShowReport, versioned=True),
+    DocumentKind("exchange-view", models.ExchangeView, versioned=True),
+    DocumentKind("verdict", models.Verdict, versioned=True),
+    DocumentKind("attestation-report", models.AttestationReport, versioned=True),
+    DocumentKind("bundle-statement", models.BundleStatement, versioned=False),
+    DocumentKind("verification-statement", models.VerificationStatement, versioned=False),
+    DocumentKind("vsa-statement", models.VsaStatement, versioned=False),
+    DocumentKind(
+        "bfcl-shard", models.BfclShard, versioned=False, media_type=f"{_VENDOR}.bfcl-shard+json"
+    ),
+    DocumentKind(
+        "task-tallies",
+        models.TaskTallies,
+        versioned=False,
+        media_type=f"{_VENDOR}.task-tallies+json",
+    ),
+    DocumentKind(
+        "bfcl-plan", models.BfclPlan, versioned=False, media_type=f"{_VENDOR}.bfcl-plan+json"
+    ),
+    DocumentKind("bfcl-score", models.BfclScore, versioned=True),
+    DocumentKind("quality-pair-logit", models.QualityPairLogit, versioned=False),
+    DocumentKind("quality-task-logit", models.QualityTaskLogit, versioned=False),
+    DocumentKind("quality-pair-line", models.QualityPairLine, versioned=False),
+    DocumentKind("quality-summary-line", models.QualitySummaryLine, versioned=False),
+    DocumentKind("capability-line", models.CapabilityLine, versioned=False),
+    DocumentKind("quality-pairs-score", models.QualityPairsScore, versioned=True),
+    DocumentKind("quality-tasks-score", models.QualityTasksScore, versioned=True),
+    DocumentKind("quality-measurement", models.QualityMeasurement, versioned=True),
+    DocumentKind("quality-protocol-report", models.QualityProtocolReport, versioned=True),
+    DocumentKind("lmspeed-catalog", models.LmspeedCatalog, versioned=True),
+    DocumentKind("lmspeed-results", models.LmspeedResults, versioned=True),
+    DocumentKind("lmspeed-score", models.LmspeedScore, versioned=True),
+)
+KINDS: Mapping[str, DocumentKind[Any]] = {kind.name: kind for kind in _ALL_KINDS}
 """Every document kind, by name."""
 
-RECORD_MEDIA_TYPES: Mapping[str, DocumentKind] = {
+RECORD_MEDIA_TYPES: Mapping[str, DocumentKind[Any]] = {
     kind.media_type: kind for kind in KINDS.values() if kind.media_type
 }
 """Evidence media types whose blobs the verifier parses and validates."""
+
+_BY_MODEL: Mapping[type[BaseModel], DocumentKind[Any]] = {k.model: k for k in KINDS.values()}
+
+
+def kind_of(model: type[M]) -> DocumentKind[M]:
+    """The document kind whose model is ``model`` (each model is one kind's)."""
+    return cast("DocumentKind[M]", _BY_MODEL[model])
 
 
 # --- generation -------------------------------------------------------------------------------
@@ -179,7 +190,7 @@ def _close_pattern_objects(node: Any) -> None:
             _close_pattern_objects(child)
 
 
-def _schema_for(kind: DocumentKind) -> dict[str, Any]:
+def _schema_for(kind: DocumentKind[Any]) -> dict[str, Any]:
     schema = kind.model.model_json_schema(mode="validation")
     _close_pattern_objects(schema)
     return {"$schema": SCHEMA_DIALECT, "$id": f"urn:evidence-audit:schema:{kind.name}:v1", **schema}
@@ -244,7 +255,7 @@ as every other kind does, so that the finding names the same fault as before.
 """
 
 
-def _without_bulk(kind: DocumentKind, value: dict[str, Any]) -> dict[str, Any]:
+def _without_bulk(kind: DocumentKind[Any], value: dict[str, Any]) -> dict[str, Any]:
     field = _BULK_FIELDS.get(kind.name)
     if field is None or not isinstance(value.get(field), dict | list):
         return value
@@ -255,7 +266,7 @@ def _json_path(loc: tuple[int | str, ...]) -> str:
     return "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc)
 
 
-def validate_document(kind: DocumentKind, value: Any, where: str) -> BaseModel:
+def validate_document(kind: DocumentKind[M], value: Any, where: str) -> M:
     """Validate a parsed JSON value as a document of ``kind`` and return its model.
 
     Raises:
@@ -297,7 +308,7 @@ def validate_document(kind: DocumentKind, value: Any, where: str) -> BaseModel:
         raise SchemaViolation(where, f"{_json_path(first['loc'])}: {message}") from None
 
 
-def parse_document(kind: DocumentKind, data: bytes, where: str) -> BaseModel:
+def parse_document(kind: DocumentKind[M], data: bytes, where: str) -> M:
     """Parse canonical JSON bytes as one document of ``kind``.
 
     Raises:

@@ -57,6 +57,13 @@ class Role:
         pattern: the logical-name pattern.
         kind: the evidence record kind that fills it, or None for a file of no record kind.
         read: whether the verifier's gates read it (else it is kept, and listed as unread).
+        fills: the field of the gx10-evidence document its record fills (None: no field).
+            A ``{component}`` place fills that component's entry of the field, a
+            ``{component}``/``{upstream}`` place that upstream's entry under it, and places
+            of no such segment that share a field fill it in this table's order, by role;
+            a JSON Lines record fills it with all its lines. The runner and the verifier
+            both assemble the evidence from this (``verify.EvidenceRecords``).
+        variant: the ``kind`` the record at this place must name (a direct probe's).
         many: whether the pattern admits many entries (a ``{name}`` or ``**`` in it).
     """
 
@@ -66,6 +73,8 @@ class Role:
     read: bool = True
     media: str | None = None
     """For a place of no record kind: the one media type it takes (None: any but a record's)."""
+    fills: str | None = None
+    variant: str | None = None
 
     @property
     def many(self) -> bool:
@@ -92,30 +101,82 @@ class Role:
 
 
 ROLES: tuple[Role, ...] = (
-    Role("transport log", "transport/exchanges.jsonl", "transport-exchange"),
-    Role("socket ledger", "network/socket-ledger.jsonl", "socket-ledger-entry"),
+    Role("transport log", "transport/exchanges.jsonl", "transport-exchange", fills="transport"),
+    Role(
+        "socket ledger", "network/socket-ledger.jsonl", "socket-ledger-entry", fills="socket_ledger"
+    ),
     # the raw connect() traces the ledger was parsed from, re-parsed against it (ADR 0017)
     Role("socket trace", "network/strace/{name}", None, media=TRACE_MEDIA_TYPE),
-    Role("run config", "run/config.json", "run-config"),
-    Role("response probe", "probes/direct-response.json", "direct-probe"),
-    Role("tool-call probe", "probes/tool-call.json", "direct-probe"),
-    Role("component result", "components/{component}/result.json", "component-result"),
-    Role("quarantine marker", "components/{component}/quarantine.json", "quarantine-marker"),
-    Role("spark quality", "components/coding/spark-quality.json", "spark-quality"),
-    Role("spark repeat", "components/reliability/spark-repeat.json", "spark-repeat"),
-    Role("hermes tasks", "components/hermes/tasks.jsonl", "hermes-task"),
+    Role("run config", "run/config.json", "run-config", fills="config"),
     Role(
-        "benchlocal packs", "components/tool_instruction/benchlocal-packs.json", "benchlocal-packs"
+        "response probe",
+        "probes/direct-response.json",
+        "direct-probe",
+        fills="probes",
+        variant="response",
     ),
-    Role("infermark streaming", "components/performance/infermark-c1.json", "infermark-streaming"),
+    Role(
+        "tool-call probe",
+        "probes/tool-call.json",
+        "direct-probe",
+        fills="probes",
+        variant="tool_call",
+    ),
+    Role(
+        "component result",
+        "components/{component}/result.json",
+        "component-result",
+        fills="results",
+    ),
+    Role(
+        "quarantine marker",
+        "components/{component}/quarantine.json",
+        "quarantine-marker",
+        fills="quarantines",
+    ),
+    Role(
+        "spark quality",
+        "components/coding/spark-quality.json",
+        "spark-quality",
+        fills="spark_quality",
+    ),
+    Role(
+        "spark repeat",
+        "components/reliability/spark-repeat.json",
+        "spark-repeat",
+        fills="spark_repeat",
+    ),
+    Role("hermes tasks", "components/hermes/tasks.jsonl", "hermes-task", fills="hermes_tasks"),
+    Role(
+        "benchlocal packs",
+        "components/tool_instruction/benchlocal-packs.json",
+        "benchlocal-packs",
+        fills="benchlocal",
+    ),
+    Role(
+        "infermark streaming",
+        "components/performance/infermark-c1.json",
+        "infermark-streaming",
+        fills="infermark",
+    ),
     # BFCL shards are validated as records but scored by no gx10 component yet: unread
     Role("bfcl plan", "components/{component}/bfcl/plan.json", "bfcl-plan", read=False),
     Role("bfcl shard", "components/{component}/bfcl/{name}", "bfcl-shard", read=False),
     Role("raw output", "components/{component}/raw/**", None),
     # a supplementary harness run beside a component's upstream as its gate (ADR 0022): the
     # tallies its reader made, and what it wrote
-    Role("gate tallies", "components/{component}/gates/{upstream}/bfcl-eval.json", "bfcl-shard"),
-    Role("gate task tallies", "components/{component}/gates/{upstream}/tasks.json", "task-tallies"),
+    Role(
+        "gate tallies",
+        "components/{component}/gates/{upstream}/bfcl-eval.json",
+        "bfcl-shard",
+        fills="supplementary",
+    ),
+    Role(
+        "gate task tallies",
+        "components/{component}/gates/{upstream}/tasks.json",
+        "task-tallies",
+        fills="supplementary",
+    ),
     Role("gate raw output", "components/{component}/gates/{upstream}/raw/**", None),
     Role("harness log", "logs/{name}", None, read=False),
     Role("identity reply", "identity/{name}", None, read=False),

@@ -12,7 +12,13 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel
 
-from bundle_schema import KINDS, RECORD_MEDIA_TYPES, digest_of, loads_canonical, validate_document
+from bundle_schema import (
+    RECORD_MEDIA_TYPES,
+    digest_of,
+    kind_of,
+    loads_canonical,
+    validate_document,
+)
 from bundle_schema.canonical import parse_canonical
 from bundle_schema.documents import DocumentKind
 from bundle_schema.errors import DefectiveBundle, DocumentError, UnknownSchemaVersion
@@ -24,9 +30,7 @@ from bundle_schema.layout import (
     content_digest_of_members,
 )
 from bundle_schema.models import (
-    BfclShard,
     ComponentResult,
-    DirectProbe,
     EvidenceEntry,
     Finding,
     Gx10Evidence,
@@ -34,7 +38,6 @@ from bundle_schema.models import (
     Manifest,
     QuarantineMarker,
     SignatureCheck,
-    TaskTallies,
     Verdict,
     VerifierInfo,
 )
@@ -42,6 +45,7 @@ from bundle_schema.roles import COMPONENT_NAMES, Placement, place
 from pins import PinSetSource
 from verify._facts import LedgerFacts
 from verify._hashing import Hashed
+from verify.evidence import placement_problem, records_of
 from verify.gx10 import replay
 
 __all__ = [
@@ -87,12 +91,11 @@ def parse_manifest(data: bytes) -> ParsedManifest:
     """
     try:
         document = parse_canonical(data, MANIFEST)
-        model = validate_document(KINDS["manifest"], document.value, MANIFEST)
+        model = validate_document(kind_of(Manifest), document.value, MANIFEST)
     except UnknownSchemaVersion:
         raise
     except DocumentError as exc:
         raise DefectiveBundle(str(exc)) from None
-    assert isinstance(model, Manifest)  # noqa: S101 - validate_document returns the kind's model
     assert document.members is not None  # noqa: S101 - a valid manifest is an object
     sealed = content_digest_of_members(document.members)
     prefix = BLOB_DIR + "/"  # the model has checked every digest against DIGEST_PATTERN
@@ -280,7 +283,7 @@ def record_findings(
 
 
 def validate_documents(
-    kind: DocumentKind, documents: Iterable[bytes], where: str, start: int = 1
+    kind: DocumentKind[Any], documents: Iterable[bytes], where: str, start: int = 1
 ) -> Iterator[BaseModel | str]:
     """Each document's model, in order, up to the first invalid one, which is given as the
     reason it is refused (and ends the record: nothing after it is read). ``start``: the line
@@ -374,9 +377,6 @@ def placement_findings(manifest: ParsedManifest) -> tuple[list[Finding], dict[st
     return findings, placements
 
 
-_PROBE_KINDS = {"response probe": "response", "tool-call probe": "tool_call"}
-
-
 def _disagrees(name: str, message: str, **where: str | None) -> Finding:
     return _finding("record_disagrees", f"evidence {name!r}: {message}", entry=name, **where)
 
@@ -385,49 +385,21 @@ def placed_record_findings(
     placements: Mapping[str, Placement], records: Mapping[str, Sequence[BaseModel]]
 ) -> list[Finding]:
     """A record that says it is something its place is not: a result or marker of another
-    component, a probe of the other kind, a JSON record that is not one document."""
+    component, a probe of the other kind (:func:`verify.evidence.placement_problem`)."""
     findings = []
     for name, documents in sorted(records.items()):
         placed = placements[name]
-        role = placed.role
-        if role is None:
+        if placed.role is None or not documents:
             continue
-        first = documents[0] if documents else None
-        if isinstance(first, ComponentResult | QuarantineMarker):
-            if first.component != placed.component:
-                findings.append(
-                    _disagrees(
-                        name,
-                        f"the record is of component {first.component!r}, its place is "
-                        f"{placed.component!r}'s",
-                        expected=placed.component,
-                        got=first.component,
-                    )
-                )
-        elif isinstance(first, DirectProbe) and first.kind != _PROBE_KINDS.get(role.id):
-            findings.append(
-                _disagrees(
-                    name,
-                    f"a {first.kind} probe at the place of the {role.id}",
-                    expected=_PROBE_KINDS.get(role.id),
-                    got=first.kind,
-                )
-            )
+        first = documents[0]
+        problem = placement_problem(placed, first)
+        if problem is None:
+            continue
+        variant = placed.role.variant
+        expected = variant or placed.component
+        got = getattr(first, "kind" if variant else "component", None)
+        findings.append(_disagrees(name, problem, expected=expected, got=got))
     return findings
-
-
-_FIELDS: Mapping[str, str] = {
-    "transport log": "transport",
-    "socket ledger": "socket_ledger",
-    "run config": "config",
-    "spark quality": "spark_quality",
-    "spark repeat": "spark_repeat",
-    "hermes tasks": "hermes_tasks",
-    "benchlocal packs": "benchlocal",
-    "infermark streaming": "infermark",
-}
-"""The gx10-evidence field each role of one entry fills."""
-_MANY = {"transport", "socket_ledger", "hermes_tasks"}
 
 
 def assemble_evidence(
@@ -445,31 +417,7 @@ def assemble_evidence(
     model = manifest.model
     if placements is None:
         placements = {n: place(n, e.media_type) for n, e in model.evidence.items()}
-    found: dict[str, Any] = {"results": {}, "quarantines": {}, "supplementary": {}}
-    probes: dict[str, DirectProbe] = {}
-    for name in sorted(records):
-        placed, documents = placements[name], records[name]
-        role = placed.role
-        if role is None or placed.problem is not None or not documents:
-            continue
-        first = documents[0]
-        if role.id in _FIELDS:
-            field = _FIELDS[role.id]
-            found[field] = tuple(documents) if field in _MANY else first
-        elif isinstance(first, ComponentResult | QuarantineMarker):
-            # a record of another component than its place's is a finding, and is not read
-            field = "results" if role.id == "component result" else "quarantines"
-            if first.component == placed.component:
-                found[field][placed.component] = first
-        elif isinstance(first, DirectProbe) and first.kind == _PROBE_KINDS.get(role.id):
-            probes[role.id] = first
-        elif (role.id == "gate tallies" and isinstance(first, BfclShard)) or (
-            role.id == "gate task tallies" and isinstance(first, TaskTallies)
-        ):
-            found["supplementary"].setdefault(placed.component, {})[placed.upstream] = first
-    found["probes"] = tuple(probes[r] for r in _PROBE_KINDS if r in probes)
-    return Gx10Evidence(
-        schema_version=1,
+    return records_of(placements, records).document(
         run_id=model.run_id,
         created_at=model.created_at,
         profile=model.profile,
@@ -478,7 +426,6 @@ def assemble_evidence(
         model=model.model,
         upstreams=model.upstreams,
         claims=model.claims,
-        **found,
     )
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import concurrent.futures
 from collections import deque
 from collections.abc import Iterable, Iterator
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -63,7 +64,7 @@ def _batches(lines: Iterable[bytes]) -> Iterator[list[bytes]]:
 
 
 def slim_in_helpers(
-    kind: DocumentKind,
+    kind: DocumentKind[Any],
     lines: Iterable[bytes],
     where: str,
     *,

@@ -28,7 +28,13 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from bundle_schema import KINDS, canonical_bytes, digest_of, loads_strict, validate_document
+from bundle_schema import (
+    canonical_bytes,
+    digest_of,
+    kind_of,
+    loads_strict,
+    validate_document,
+)
 from bundle_schema.errors import CheckFailed, DocumentError, InvalidInput
 from bundle_schema.models import (
     BenchLocalPacks,
@@ -85,20 +91,22 @@ def raw_name(component: str, relative: str) -> str:
     return f"components/{component}/raw/{relative.lower()}"
 
 
-def _document(files: Files, name: str, kind: str) -> BaseModel:
+_M = TypeVar("_M", bound=BaseModel)
+
+
+def _document(files: Files, name: str, model: type[_M]) -> _M:
     data = files.get(name)
     if data is None:
         raise OutputsUnreadable(f"{name}: the harness did not write it")
     try:
-        return validate_document(KINDS[kind], loads_strict(data, name), name)
+        return validate_document(kind_of(model), loads_strict(data, name), name)
     except DocumentError as exc:
         raise OutputsUnreadable(str(exc)) from None
 
 
 def _spark(files: Files, _components: Sequence[ComponentName]) -> Outputs:
-    quality = _document(files, "quality.json", "spark-quality")
-    repeat = _document(files, "repeat.json", "spark-repeat")
-    assert isinstance(quality, SparkQuality) and isinstance(repeat, SparkRepeat)  # noqa: S101
+    quality = _document(files, "quality.json", SparkQuality)
+    repeat = _document(files, "repeat.json", SparkRepeat)
     outputs = Outputs(
         records={
             "components/coding/spark-quality.json": ("spark-quality", quality),
@@ -143,10 +151,9 @@ def _hermes(files: Files, _components: Sequence[ComponentName]) -> Outputs:
             continue
         where = f"tasks.jsonl:{number}"
         try:
-            task = validate_document(KINDS["hermes-task"], loads_strict(line, where), where)
+            task = validate_document(kind_of(HermesTask), loads_strict(line, where), where)
         except DocumentError as exc:
             raise OutputsUnreadable(str(exc)) from None
-        assert isinstance(task, HermesTask)  # noqa: S101
         tasks.append(task)
     if not tasks:
         raise OutputsUnreadable("tasks.jsonl: no task")
@@ -158,8 +165,7 @@ def _hermes(files: Files, _components: Sequence[ComponentName]) -> Outputs:
 
 
 def _benchlocal(files: Files, _components: Sequence[ComponentName]) -> Outputs:
-    packs = _document(files, "packs.json", "benchlocal-packs")
-    assert isinstance(packs, BenchLocalPacks)  # noqa: S101
+    packs = _document(files, "packs.json", BenchLocalPacks)
     return Outputs(
         records={"components/tool_instruction/benchlocal-packs.json": ("benchlocal-packs", packs)},
         metrics={"tool_instruction": {"mean_pack_score": packs.mean}},
@@ -195,9 +201,6 @@ def _bfcl(files: Files, components: Sequence[ComponentName]) -> Outputs:
 
 
 # --- the real upstreams, in their own output formats --------------------------------------------
-
-
-_M = TypeVar("_M", bound=BaseModel)
 
 
 def _show(value: object) -> str:

@@ -21,7 +21,7 @@ from audit.cli._common import (
     print_json,
     read,
 )
-from bundle_schema import KINDS, canonical_bytes, loads_strict, validate_document
+from bundle_schema import canonical_bytes, kind_of, loads_strict, validate_document
 from bundle_schema.errors import EXIT_CHECK_FAILED, EXIT_OK, InvalidInput
 from bundle_schema.models import (
     Gx10Evidence,
@@ -355,9 +355,8 @@ def _lmspeed(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 def _gx10(args: argparse.Namespace, out: Console, err: Console) -> int:
     evidence = validate_document(
-        KINDS["gx10-evidence"], loads_strict(read(args.evidence), args.evidence), args.evidence
+        kind_of(Gx10Evidence), loads_strict(read(args.evidence), args.evidence), args.evidence
     )
-    assert isinstance(evidence, Gx10Evidence)  # noqa: S101 - the kind's model
     pins = optional_pins(args.pins) or load_builtin(evidence.pin_set.id)
     replayed = replay(evidence, pins)
     if args.json:

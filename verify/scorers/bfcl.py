@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from bundle_schema import KINDS, digest_of, loads_strict, validate_document
+from bundle_schema import digest_of, kind_of, loads_strict, validate_document
 from bundle_schema.errors import InvalidInput
 from bundle_schema.models import BfclPlan, BfclScore, BfclShard, Tally
 
@@ -106,8 +106,7 @@ def load_shard(data: bytes, where: str) -> LoadedShard:
     Raises:
         DocumentError: the bytes are not a valid shard report; the message says where.
     """
-    shard = validate_document(KINDS["bfcl-shard"], loads_strict(data, where), where)
-    assert isinstance(shard, BfclShard)  # noqa: S101 - validate_document returns the kind's model
+    shard = validate_document(kind_of(BfclShard), loads_strict(data, where), where)
     return LoadedShard(where, digest_of(data), shard)
 
 
@@ -117,9 +116,7 @@ def load_plan(data: bytes, where: str) -> BfclPlan:
     Raises:
         DocumentError: the bytes are not a valid shard plan.
     """
-    plan = validate_document(KINDS["bfcl-plan"], loads_strict(data, where), where)
-    assert isinstance(plan, BfclPlan)  # noqa: S101 - validate_document returns the kind's model
-    return plan
+    return validate_document(kind_of(BfclPlan), loads_strict(data, where), where)
 
 
 def _mean(values: Sequence[float]) -> float | None:

@@ -35,7 +35,7 @@ from datetime import date
 from operator import mul
 from typing import Any, Literal, NamedTuple, get_args
 
-from bundle_schema import KINDS, loads_strict, validate_document
+from bundle_schema import kind_of, loads_strict, validate_document
 from bundle_schema.errors import InvalidInput
 from bundle_schema.models import (
     LmspeedBenchmark,
@@ -135,8 +135,7 @@ def load_catalog(data: bytes, where: str) -> LmspeedCatalog:
             family + protocol catalogued with different categories, dimensions, directions or
             transforms.
     """
-    catalog = validate_document(KINDS["lmspeed-catalog"], loads_strict(data, where), where)
-    assert isinstance(catalog, LmspeedCatalog)  # noqa: S101 - the kind's model
+    catalog = validate_document(kind_of(LmspeedCatalog), loads_strict(data, where), where)
     seen: set[str] = set()
     readings: dict[tuple[str, str], tuple[str, ...]] = {}
     for index, entry in enumerate(catalog.metrics):
@@ -169,8 +168,7 @@ def load_results(data: bytes, where: str) -> LmspeedResults:
         LmspeedRefused: a model or result id given twice, or a result of an unknown model.
     """
     with collector_paused():
-        results = validate_document(KINDS["lmspeed-results"], loads_strict(data, where), where)
-    assert isinstance(results, LmspeedResults)  # noqa: S101 - the kind's model
+        results = validate_document(kind_of(LmspeedResults), loads_strict(data, where), where)
     models = set()
     for index, model in enumerate(results.models):
         if model.id in models:
@@ -630,7 +628,7 @@ def compare_claimed(data: bytes, where: str, replayed: LmspeedScore) -> str | No
     Raises:
         DocumentError: the published scores are not an ``lmspeed-score`` document.
     """
-    claimed = validate_document(KINDS["lmspeed-score"], loads_strict(data, where), where)
+    claimed = validate_document(kind_of(LmspeedScore), loads_strict(data, where), where)
     found = differences(
         claimed.model_dump(mode="json"), replayed.model_dump(mode="json"), "$", CLAIM_TOLERANCE
     )

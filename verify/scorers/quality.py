@@ -40,7 +40,7 @@ from typing import Literal, TypeVar
 
 from pydantic import BaseModel
 
-from bundle_schema import KINDS, loads_strict, validate_document
+from bundle_schema import KINDS, kind_of, loads_strict, validate_document
 from bundle_schema.errors import CheckFailed, DocumentError, InvalidInput
 from bundle_schema.models import (
     CapabilityLine,
@@ -363,7 +363,7 @@ def parse_doses(text: str, where: str = "--doses") -> tuple[float, ...]:
 def parse_pair_logits(data: bytes, where: str) -> tuple[QualityPairLogit, ...]:
     """Parse recorded pair-mode logits, one JSON object per line (``quality-pair-logit``)."""
     return tuple(
-        _record("quality-pair-logit", QualityPairLogit, line, f"{where}:{number}")
+        _record(QualityPairLogit, line, f"{where}:{number}")
         for number, line in _lines(data, where, 4096, "a logits line")
     )
 
@@ -371,15 +371,13 @@ def parse_pair_logits(data: bytes, where: str) -> tuple[QualityPairLogit, ...]:
 def parse_task_logits(data: bytes, where: str) -> tuple[QualityTaskLogit, ...]:
     """Parse recorded task-mode logits, one JSON object per line (``quality-task-logit``)."""
     return tuple(
-        _record("quality-task-logit", QualityTaskLogit, line, f"{where}:{number}")
+        _record(QualityTaskLogit, line, f"{where}:{number}")
         for number, line in _lines(data, where, 4096, "a logits line")
     )
 
 
-def _record(kind: str, model: type[_M], line: bytes, at: str) -> _M:
-    value = validate_document(KINDS[kind], loads_strict(line, at), at)
-    assert isinstance(value, model)  # noqa: S101 - validate_document returns the kind's model
-    return value
+def _record(model: type[_M], line: bytes, at: str) -> _M:
+    return validate_document(kind_of(model), loads_strict(line, at), at)
 
 
 _STREAM_FIELDS = ("coherence_prompt", "repetition")
@@ -775,8 +773,7 @@ def check_claimed_capability(
         )
     for (number, raw), dose in zip(records[-len(replayed) :], replayed, strict=True):
         at = f"{where}:{number}"
-        claimed = validate_document(KINDS["capability-line"], loads_strict(raw, at), at)
-        assert isinstance(claimed, CapabilityLine)  # noqa: S101
+        claimed = validate_document(kind_of(CapabilityLine), loads_strict(raw, at), at)
         expected = dose.capability
         if (
             claimed.axis != expected.axis
@@ -874,7 +871,7 @@ def _not_recorded(check: str, message: str) -> QualityCheck:
 
 def load_measurement(data: bytes, where: str) -> QualityMeasurement:
     """Parse a measurement file (``quality-measurement``)."""
-    return _record("quality-measurement", QualityMeasurement, data, where)
+    return _record(QualityMeasurement, data, where)
 
 
 def judge_protocol(
