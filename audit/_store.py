@@ -39,7 +39,6 @@ from bundle_schema.models import (
 
 __all__ = ["BundleWriter", "errors_naming", "temporary_file", "write_atomically"]
 
-CHUNK = 1 << 20
 _LOGICAL_NAME = re.compile(LOGICAL_NAME_PATTERN)
 _TEMPORARY = re.compile(r"^\..+\.(?:tmp|link)-[0-9a-f]{16}$")
 """The names of this module's temp files (:func:`temporary_file`, the links of a store)."""
@@ -241,29 +240,9 @@ class BundleWriter:
         """Store bytes as one evidence file (see :meth:`add_stream`)."""
         return self.add_stream(name, [data], media_type)
 
-    def add_file(self, name: str, path: str | os.PathLike[str], media_type: str) -> EvidenceEntry:
-        """Stream a file into the bundle (see :meth:`add_stream`)."""
-
-        def chunks() -> Iterable[bytes]:
-            with open(path, "rb") as source:
-                while data := source.read(CHUNK):
-                    yield data
-
-        return self.add_stream(name, chunks(), media_type)
-
     def add_record(self, name: str, record: BaseModel, media_type: str) -> EvidenceEntry:
         """Store one record as canonical JSON."""
         return self.add_bytes(name, canonical_bytes(record.model_dump(mode="json")), media_type)
-
-    def add_records(
-        self, name: str, records: Iterable[BaseModel], media_type: str
-    ) -> EvidenceEntry:
-        """Store records as JSON Lines, each line canonical JSON."""
-        return self.add_stream(
-            name,
-            (canonical_bytes(r.model_dump(mode="json")) + b"\n" for r in records),
-            media_type,
-        )
 
     def seal(
         self,

@@ -14,11 +14,10 @@ from pathlib import Path
 
 from bundle_schema.errors import CheckFailed
 from bundle_schema.models import ComponentName
-from verify.harness_outputs import READERS, Outputs, OutputsUnreadable, read_outputs
+from verify.harness_outputs import Outputs, OutputsUnreadable, read_outputs
 
-__all__ = ["PARSERS", "ParseFailed", "Parsed", "output_files", "parse_outputs"]
+__all__ = ["ParseFailed", "Parsed", "output_files", "parse_outputs"]
 
-PARSERS = READERS
 Parsed = Outputs
 
 

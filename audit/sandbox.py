@@ -32,7 +32,6 @@ __all__ = [
     "SandboxResult",
     "SandboxUnavailable",
     "check_sandbox",
-    "parse_ledger",
     "run_sandboxed",
 ]
 
@@ -95,19 +94,6 @@ def check_sandbox() -> None:
         raise SandboxUnavailable(
             "cannot make a network namespace: " + (reason[-1] if reason else "unshare failed")
         )
-
-
-def parse_ledger(
-    text: str, *, origin: float, first_seq: int = 0, component: str | None = None
-) -> list[SocketLedgerEntry]:
-    """Socket-ledger entries from ``strace -f -Y -ttt -e trace=connect`` output, as the shared
-    parser reads a trace file with this header (:mod:`verify.socket_trace`).
-
-    ``origin`` is the epoch time the entries' ``t`` counts from. A call split across lines by
-    another process (``<unfinished ...>`` / ``<... connect resumed>``) is joined.
-    """
-    header = trace_header(origin, first_seq, component).encode()
-    return list(trace_entries([header, text.encode("utf-8", "surrogateescape")]))
 
 
 class _Watch:

@@ -83,8 +83,10 @@ MediaType = Annotated[
 ]
 Text = Annotated[str, StringConstraints(max_length=4096)]
 # Scalars are strict: lax pydantic would take true for 1 or "1" for 1; the JSON Schema does not.
-Size = Annotated[int, Field(strict=True, ge=0, le=MAX_SAFE_INTEGER)]
 Count = Annotated[int, Field(strict=True, ge=0, le=MAX_SAFE_INTEGER)]
+"""A non-negative integer that JSON carries exactly (at most :data:`MAX_SAFE_INTEGER`)."""
+Size = Count
+"""A byte size, a blob count, an exchange id or a ledger sequence number: a :data:`Count`."""
 Score = Annotated[float, Field(strict=True, ge=0, le=100)]
 Seconds = Annotated[float, Field(strict=True, ge=0)]
 Metric = StrictFloat | StrictInt | None

@@ -283,9 +283,7 @@ _DOTTED_PATH = r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$"
 class ReasoningSerialization(_Model):
     """Where and how the effective reasoning policy is written into every completion request."""
 
-    path: Annotated[
-        str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
-    ]
+    path: Annotated[str, StringConstraints(pattern=_DOTTED_PATH)]
     value: StrictBool | str | StrictInt
 
 

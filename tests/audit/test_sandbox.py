@@ -14,11 +14,10 @@ from audit.sandbox import (
     SandboxLimits,
     SandboxUnavailable,
     check_sandbox,
-    parse_ledger,
     run_sandboxed,
 )
 from bundle_schema.roles import TRACE_MEDIA_TYPE
-from verify.socket_trace import MAX_LINE, TraceError, read_header, trace_entries
+from verify.socket_trace import MAX_LINE, TraceError, read_header, trace_entries, trace_header
 
 PORT = 18080
 HEADER = b"# evidence-audit sandbox trace: origin=1000.0 first_seq=0 component=coding\n"
@@ -36,7 +35,7 @@ subprocess.run([sys.executable, "-c", child])
 """
 
 
-def test_parse_ledger_joins_interrupted_calls() -> None:
+def test_the_ledger_joins_interrupted_calls() -> None:
     text = (
         "101<node> 1000.500000 connect(3, {sa_family=AF_INET, sin_port=htons(443), "
         'sin_addr=inet_addr("10.1.2.3")}, 16 <unfinished ...>\n'
@@ -50,7 +49,8 @@ def test_parse_ledger_joins_interrupted_calls() -> None:
         "104<x> 1001.100000 connect(6, {sa_family=AF_NETLINK, nl_pid=0, nl_groups=00000000}, 12) "
         "= 0\n"
     )
-    entries = parse_ledger(text, origin=1000.0, first_seq=5, component="hermes")
+    header = trace_header(1000.0, 5, "hermes").encode()
+    entries = list(trace_entries([header, text.encode()]))
     assert [(e.seq, e.pid, e.process, e.family, e.address, e.port, e.outcome) for e in entries] == [
         (5, 102, "python3", "AF_UNIX", "/run/x.sock", None, "connected"),
         (6, 101, "node", "AF_INET", "10.1.2.3", 443, "in-progress"),

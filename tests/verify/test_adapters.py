@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from audit.parsers import PARSERS, ParseFailed, parse_outputs
+from audit.parsers import ParseFailed, parse_outputs
 from bundle_schema.models import (
     BenchLocalPacks,
     ComponentResult,
@@ -35,7 +35,6 @@ from verify._consistency import _raw_outputs, unread_raw_outputs
 from verify.gx10 import performance_score, replay
 from verify.harness_outputs import (
     BENCHLOCAL_TOOL_INSTRUCTION_PACKS,
-    READERS,
     SPARK_BENCH_COLUMNS,
     Outputs,
     OutputsUnreadable,
@@ -512,7 +511,6 @@ def test_runner_reader_is_the_verifiers(parser: str, tmp_path: Path) -> None:
         (tmp_path / name).write_bytes(data)
     (tmp_path / "runs").mkdir()
     (tmp_path / "runs" / "unread.md").write_text("kept, not read")
-    assert PARSERS is READERS
     ran = parse_outputs(parser, tmp_path, components)  # type: ignore[arg-type]
     again = read_outputs(parser, {**files, "runs/unread.md": b"kept, not read"}, components)  # type: ignore[arg-type]
     assert ran.records == again.records
