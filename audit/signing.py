@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from sigstore.sign import SigningContext
 
 __all__ = [
+    "DEFAULT_INSTANCE",
     "INSTANCES",
     "TOKEN_VARIABLE",
     "SignedBundle",
@@ -45,7 +46,8 @@ __all__ = [
     "signing_context",
 ]
 
-INSTANCES = ("production", "staging")
+DEFAULT_INSTANCE = "production"
+INSTANCES = (DEFAULT_INSTANCE, "staging")
 TOKEN_VARIABLE = "SIGSTORE_ID_TOKEN"  # noqa: S105 - the variable's name, not a secret
 MAX_TRUST_CONFIG_SIZE = 4 << 20
 
@@ -65,7 +67,7 @@ class SignedBundle:
 
 
 def signing_context(
-    instance: str = "production", trust_config: str | None = None
+    instance: str = DEFAULT_INSTANCE, trust_config: str | None = None
 ) -> SigningContext:
     """The Sigstore instance to sign with.
 

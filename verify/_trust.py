@@ -20,6 +20,7 @@ from bundle_schema.errors import InvalidInput
 from verify._source import read_capped
 
 __all__ = [
+    "DEFAULT_ROOT",
     "MAX_TRUST_ROOT_SIZE",
     "PINS_FILE",
     "SHIPPED_ROOTS",
@@ -31,7 +32,8 @@ __all__ = [
     "trust_root_from_file",
 ]
 
-SHIPPED_ROOTS = ("production", "staging")
+DEFAULT_ROOT = "production"
+SHIPPED_ROOTS = (DEFAULT_ROOT, "staging")
 TRUSTED_ROOT_MEDIA_TYPE = "application/vnd.dev.sigstore.trustedroot+json;version=0.1"
 MAX_TRUST_ROOT_SIZE = 4 << 20
 PINS_FILE = "SHA256SUMS"
@@ -87,7 +89,7 @@ def trust_root_from_bytes(data: bytes, name: str) -> TrustRoot:
     return TrustRoot(name, data, "sha256:" + hashlib.sha256(data).hexdigest())
 
 
-def shipped_root(name: str = "production", folder: Traversable | None = None) -> TrustRoot:
+def shipped_root(name: str = DEFAULT_ROOT, folder: Traversable | None = None) -> TrustRoot:
     """Load a shipped trust root and check its bytes against the pinned digest.
 
     Args:

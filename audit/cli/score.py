@@ -32,6 +32,7 @@ from bundle_schema.models import (
 from pins import load_builtin
 from verify.gx10 import replay
 from verify.scorers import lmspeed, load_plan, load_shard, quality, score_shards
+from verify.scorers.bfcl import AGGREGATIONS, DEFAULT_AGGREGATION
 from verify.scorers.lmspeed import DIMENSIONS
 
 __all__ = ["register"]
@@ -65,8 +66,8 @@ def register(commands: Subparsers) -> dict[str, Handler]:
     )
     bfcl.add_argument(
         "--aggregation",
-        choices=["score-py", "bfcl-v4"],
-        default="score-py",
+        choices=AGGREGATIONS,
+        default=DEFAULT_AGGREGATION,
         help="score-py: the hierarchical weighting of BFCL's score.py (default); bfcl-v4: the "
         "official BFCL V4 overall "
         "as bfcl-eval 2026.3.23 computes it",

@@ -18,6 +18,7 @@ from rich.console import Console
 
 from audit._store import write_atomically
 from audit.cli._common import PROG, Handler, Subparsers, example, optional_pins
+from audit.signing import DEFAULT_INSTANCE, INSTANCES
 from bundle_schema import canonical_bytes, digest_of
 from bundle_schema.attestation import (
     VSA_PREDICATE_TYPE,
@@ -49,6 +50,7 @@ from verify._signature import (
 )
 from verify._source import is_url, open_source, read_capped
 from verify._trust import (
+    DEFAULT_ROOT,
     PINS_FILE,
     SHIPPED_ROOTS,
     TrustRoot,
@@ -126,8 +128,8 @@ def add_policy_options(parser: argparse.ArgumentParser, *, attest: bool = False)
     roots.add_argument(
         "--trust",
         choices=SHIPPED_ROOTS,
-        default="production",
-        help="which shipped, hash-pinned root to trust (default: production)",
+        default=DEFAULT_ROOT,
+        help="which shipped, hash-pinned root to trust (default: %(default)s)",
     )
 
 
@@ -159,9 +161,9 @@ def add_signer_options(parser: argparse.ArgumentParser) -> None:
     where = group.add_mutually_exclusive_group()
     where.add_argument(
         "--instance",
-        choices=["production", "staging"],
-        default="production",
-        help="the public Sigstore instance to sign with (default: production)",
+        choices=INSTANCES,
+        default=DEFAULT_INSTANCE,
+        help="the public Sigstore instance to sign with (default: %(default)s)",
     )
     where.add_argument(
         "--trust-config",

@@ -31,7 +31,9 @@ from bundle_schema.errors import InvalidInput
 from bundle_schema.models import BfclPlan, BfclScore, BfclShard, Tally
 
 __all__ = [
+    "AGGREGATIONS",
     "BFCL_VERSION",
+    "DEFAULT_AGGREGATION",
     "HALLUCINATION",
     "LIVE",
     "NON_LIVE",
@@ -226,6 +228,7 @@ _AGGREGATIONS = {
     "bfcl-v4": _Aggregation(KNOWN_V4, frozenset(V4_DATASET_SIZES), aggregate_v4),
 }
 AGGREGATIONS = tuple(_AGGREGATIONS)
+DEFAULT_AGGREGATION = "score-py"
 
 
 def tallies_from_metrics(metrics: Mapping[str, float | int | None]) -> dict[str, Tally] | None:
@@ -274,7 +277,9 @@ def _check_shard(loaded: LoadedShard, aggregation: str) -> None:
 
 
 def score_shards(
-    shards: Sequence[LoadedShard], plan: BfclPlan | None = None, aggregation: str = "score-py"
+    shards: Sequence[LoadedShard],
+    plan: BfclPlan | None = None,
+    aggregation: str = DEFAULT_AGGREGATION,
 ) -> BfclScore:
     """Check the shards against each other and the plan, then aggregate their union.
 
