@@ -193,6 +193,20 @@ def test_dask_gives_the_bytes_of_one_process_and_hashes_a_shared_blob_once(
     assert report.counts.bundles == len(paths) and report.counts.refused == 1
 
 
+def test_a_local_cluster_runs_its_workers_without_the_profiler_or_malloc_trimming() -> None:
+    dask = pytest.importorskip("dask")
+    pytest.importorskip("distributed")
+    from verify._dask import _local_config  # noqa: PLC0415 - imports Dask
+
+    config = _local_config()
+    assert config["distributed.worker.profile.enabled"] is False
+    default = dask.config.get("distributed.nanny.pre-spawn-environ")
+    assert "MALLOC_TRIM_THRESHOLD_" in default  # Dask's default, which the workers do without
+    assert config["distributed.nanny.pre-spawn-environ"] == {
+        name: value for name, value in default.items() if name != "MALLOC_TRIM_THRESHOLD_"
+    }  # the rest (one BLAS thread each) kept
+
+
 def test_the_dask_engine_through_the_cli(
     tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]
 ) -> None:
