@@ -93,12 +93,7 @@ class RunRequest:
     model_digest: str | None = None
     weights: Path | None = None
     track: Literal["primary", "controlled"] = "primary"
-    policy: ReasoningPolicy = field(
-        default_factory=lambda: ReasoningPolicy.model_validate(
-            {"effective": "off",
-             "serialization": {"path": "chat_template_kwargs.enable_thinking", "value": False}}
-        )
-    )  # fmt: skip
+    policy: ReasoningPolicy = field(default_factory=lambda: default_policy("off"))
     mirrors: Mapping[str, Path] = field(default_factory=dict)
     harness_env: Mapping[str, str] = field(default_factory=dict)
     harness_python: Mapping[str, Path | str] = field(default_factory=dict)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import get_args
 
 from rich.console import Console
 
@@ -18,7 +19,7 @@ from audit.cli._common import (
     print_json,
 )
 from bundle_schema.errors import EXIT_CHECK_FAILED, EXIT_OK, InvalidInput
-from bundle_schema.models import RunResult
+from bundle_schema.models import ReasoningPolicy, RunConfig, RunResult
 
 __all__ = ["register"]
 
@@ -49,12 +50,14 @@ def register(commands: Subparsers) -> dict[str, Handler]:
     identity = run_cmd.add_mutually_exclusive_group(required=True)
     identity.add_argument("--model-digest", type=digest, metavar="DIGEST")
     identity.add_argument("--weights", metavar="PATH", help="a weights file or directory to hash")
-    run_cmd.add_argument("--track", choices=["primary", "controlled"], default="primary")
+    run_cmd.add_argument(
+        "--track", choices=get_args(RunConfig.model_fields["track"].annotation), default="primary"
+    )
     run_cmd.add_argument(
         "--reasoning-policy",
-        choices=["off", "on", "low", "medium", "high"],
+        choices=get_args(ReasoningPolicy.model_fields["effective"].annotation),
         default="off",
-        help="the effective reasoning policy (default: off)",
+        help="the effective reasoning policy (default: %(default)s)",
     )
     run_cmd.add_argument(
         "--mirror",
