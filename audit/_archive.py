@@ -23,10 +23,15 @@ from audit._store import errors_naming, temporary_file, write_atomically
 from bundle_schema.errors import CheckFailed, InvalidInput
 from bundle_schema.layout import MANIFEST, classify_path
 from bundle_schema.models import Finding
-from verify import Member, open_source, parse_manifest
-from verify._core import integrity_findings
-from verify._hashing import PROGRESS_STEP, Hashed
-from verify._source import READ_CHUNK
+from verify import (
+    PROGRESS_STEP,
+    READ_CHUNK,
+    Hashed,
+    Member,
+    integrity_findings,
+    open_source,
+    parse_manifest,
+)
 
 __all__ = ["PackResult", "Progress", "pack", "unpack"]
 

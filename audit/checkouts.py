@@ -18,7 +18,7 @@ import git
 from audit._faults import point
 from bundle_schema import canonical_bytes
 from bundle_schema.errors import CheckFailed, InvalidInput
-from pins._model import Upstream
+from pins import Upstream
 from verify import git_blob_id
 
 __all__ = ["Checkout", "CheckoutFailed", "checkout", "checkout_evidence", "git_blob_id"]

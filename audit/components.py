@@ -18,8 +18,7 @@ from urllib.parse import urlsplit
 
 from audit.observer import Observer, write_policy
 from bundle_schema.models import DirectProbe, InfermarkStreaming, ReasoningSerialization
-from pins import PROBE_CONTRACTS
-from pins._model import DirectProbeContract
+from pins import PROBE_CONTRACTS, DirectProbeContract
 from verify.replies import exchange_failed, first_tool_call, read_reply
 
 __all__ = ["measure_streaming", "run_direct_probes"]

@@ -26,9 +26,7 @@ from audit._store import write_atomically
 from bundle_schema.attestation import bundle_statement
 from bundle_schema.errors import CheckFailed, InvalidInput, one_line
 from bundle_schema.layout import MANIFEST_SIGNATURE, SIGNATURES_DIR
-from verify import hash_members, open_source, parse_manifest
-from verify._core import integrity_findings
-from verify._source import read_capped
+from verify import hash_members, integrity_findings, open_source, parse_manifest, read_capped
 
 if TYPE_CHECKING:
     from sigstore.oidc import IdentityToken

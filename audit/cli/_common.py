@@ -17,7 +17,7 @@ from bundle_schema import canonical_bytes
 from bundle_schema.errors import EXIT_INVALID_INPUT, InvalidInput, one_line
 from bundle_schema.models import DIGEST_PATTERN
 from pins import PinSetSource, load_builtin, parse_pin_set
-from verify._source import read_capped
+from verify import read_capped
 
 __all__ = [
     "MAX_INPUT_BYTES",

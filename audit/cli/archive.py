@@ -35,8 +35,7 @@ from bundle_schema.models import (
     Verdict,
 )
 from pins import CURRENT, load_builtin
-from verify import BlobCache, parse_manifest, verify_with_evidence
-from verify._source import open_source
+from verify import BlobCache, open_source, parse_manifest, verify_with_evidence
 from verify.archive import (
     ArchiveWriter,
     expand,
@@ -331,7 +330,7 @@ def _verify_archive(args: argparse.Namespace, out: Console, err: Console) -> int
     writer = ArchiveWriter(None if pins is None else PinSetRef(id=pins.id, digest=pins.digest))
     try:
         if args.engine == "dask":
-            from verify._dask import verify_on_dask  # noqa: PLC0415 - Dask only when asked
+            from verify.distributed import verify_on_dask  # noqa: PLC0415 - Dask only when asked
 
             verify_on_dask(sources, writer, pins, scheduler=args.scheduler, workers=args.workers)
         else:

@@ -28,12 +28,12 @@ from bundle_schema.errors import EXIT_CHECK_FAILED, EXIT_OK
 from bundle_schema.models import Gx10Evidence, ShowReport, Verdict
 from verify import (
     ParsedManifest,
+    open_source,
     render_verdict,
     verdict_json,
     verify_bundle,
     verify_with_evidence,
 )
-from verify._source import open_source
 from verify.diffing import diff_runs
 from verify.exchange import exchange_view, read_exchange, render_exchange
 from verify.forensics import show_report

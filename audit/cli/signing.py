@@ -39,23 +39,23 @@ from bundle_schema.errors import (
 from bundle_schema.layout import MANIFEST_SIGNATURE
 from bundle_schema.models import AttestationReport, Verdict, VerificationStatement, VsaStatement
 from pins import load_builtin
-from verify import verify_bundle
-from verify._remote import shown_url
-from verify._signature import (
-    MAX_SIGNATURE_SIZE,
-    IdentityPolicy,
-    SignatureFailed,
-    build_verifier,
-    check_attestation,
-)
-from verify._source import is_url, open_source, read_capped
-from verify._trust import (
+from verify import (
     DEFAULT_ROOT,
+    MAX_SIGNATURE_SIZE,
     PINS_FILE,
     SHIPPED_ROOTS,
+    IdentityPolicy,
+    SignatureFailed,
     TrustRoot,
+    build_verifier,
+    check_attestation,
+    is_url,
+    open_source,
+    read_capped,
     shipped_root,
+    shown_url,
     trust_root_from_file,
+    verify_bundle,
 )
 from verify.policy import REQUIREMENTS, failed_check, unmet_requirement
 from verify.render import describe_signature

@@ -25,8 +25,7 @@ from audit.demo.reference_endpoint import Behaviour, serve
 from audit.run import RunRequest, run_qualification
 from bundle_schema.layout import blob_path
 from pins import DEMO, PinSetSource, load_builtin, pin_set_source
-from verify import parse_manifest, render_verdict, verify_bundle
-from verify._source import open_source
+from verify import open_source, parse_manifest, render_verdict, verify_bundle
 
 __all__ = ["SCENARIOS", "DemoRow", "run_demo", "run_pipeline", "summary_table"]
 

@@ -38,3 +38,45 @@ def test_the_rule_is_seen_by_the_check() -> None:
     """The check finds the imports it should: audit does import verify."""
     assert "verify" in imported_packages("audit")
     assert "bundle_schema" in imported_packages("verify")
+
+
+def _private_imports(package: str) -> list[str]:
+    """The imports in ``package`` of another package's underscore modules."""
+    found = []
+    for path in sorted((ROOT / package).rglob("*.py")):
+        tree = ast.parse(path.read_text(), filename=str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            else:
+                continue
+            for name in names:
+                head, *rest = name.split(".")
+                if head in LAYERS and head != package and any(p.startswith("_") for p in rest):
+                    found.append(f"{path.relative_to(ROOT).as_posix()}: {name}")
+    return found
+
+
+@pytest.mark.parametrize("package", LAYERS)
+def test_a_layer_imports_only_what_another_exports(package: str) -> None:
+    """Another package's underscore modules are its own: what a layer above uses is exported
+    by the package (its ``__init__``) or a public module."""
+    assert _private_imports(package) == []
+
+
+def test_the_private_rule_is_seen_by_the_check() -> None:
+    """The check sees the imports it looks for: verify's own underscore modules, from verify."""
+    assert "verify._core" in {
+        name for name in imported_modules("verify") if name.startswith("verify._")
+    }
+
+
+def imported_modules(package: str) -> set[str]:
+    found: set[str] = set()
+    for path in sorted((ROOT / package).rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                found.add(node.module)
+    return found
