@@ -35,7 +35,7 @@ from bundle_schema.models import (
     Verdict,
 )
 from pins import CURRENT, load_builtin
-from verify import BlobCache, open_source, parse_manifest, verify_with_evidence
+from verify import BlobCache, Verification, verify_bundle
 from verify.archive import (
     ArchiveWriter,
     expand,
@@ -207,7 +207,7 @@ _refusal = refusal_reason
 
 
 def _archive(
-    paths: Sequence[str], judge: Callable[[Path | str], Run], lists: Sequence[str] = ()
+    paths: Sequence[str], judge: Callable[[Path | str], Verification], lists: Sequence[str] = ()
 ) -> _Archive:
     """Judge every bundle under ``paths``; a bundle that is refused (unreadable, hostile, no
     valid manifest, an unknown pin set) is set apart with its reason, never aborts the rest."""
@@ -215,12 +215,12 @@ def _archive(
     refused: list[tuple[str, str]] = []
     for path in _bundles(paths, lists):
         try:
-            manifest = parse_manifest(open_source(path).manifest_bytes())
-            verdict, evidence = judge(path)
+            done = judge(path)
         except (EvidenceAuditError, OSError) as exc:
             refused.append((_named(path), _refusal(path, exc)))
             continue
-        found.append(Found(_named(path), verdict, evidence, contents_key(manifest.model)))
+        key = contents_key(done.manifest.model)
+        found.append(Found(_named(path), done.verdict, done.evidence, key))
     bundles, notes = distinct(found)
     return _Archive(bundles, notes, refused)
 
@@ -252,7 +252,9 @@ def _rank(args: argparse.Namespace, out: Console, err: Console) -> int:
     pins = optional_pins(args.pins)
     cache = BlobCache()  # a blob linked into many bundles from a shared store: hashed once
     archive = _archive(
-        args.paths, lambda path: verify_with_evidence(path, pins=pins, cache=cache), args.lists
+        args.paths,
+        lambda path: verify_bundle(path, pins=pins, cache=cache, keep_evidence=True),
+        args.lists,
     )
     chosen = pins or load_builtin(CURRENT)
     items = [bundle.ranked() for bundle in archive.bundles]
@@ -278,9 +280,10 @@ def _rejudge(args: argparse.Namespace, out: Console, err: Console) -> int:
     cache = BlobCache()  # each bundle is verified twice: its blobs are hashed once
     before: dict[str, Run] = {}
 
-    def judge(bundle: Path | str) -> Run:
-        before[_named(bundle)] = verify_with_evidence(bundle, cache=cache)
-        return verify_with_evidence(bundle, pins=pins, cache=cache)
+    def judge(bundle: Path | str) -> Verification:
+        named = verify_bundle(bundle, cache=cache, keep_evidence=True)  # by the pins it names
+        before[_named(bundle)] = (named.verdict, named.evidence)
+        return verify_bundle(bundle, pins=pins, cache=cache, keep_evidence=True)
 
     archive = _archive(args.paths, judge, args.lists)
     changed: list[RejudgedRun] = []
