@@ -94,8 +94,9 @@ def register(commands: Subparsers) -> dict[str, Handler]:
         "rejudge",
         help="re-verify an archive of bundles under another pin set",
         description="Verify every bundle under PATH (directories, tars, or directories of them) "
-        "twice: under the pin set each names, and under --pins; list the runs whose verdict "
-        "changes, with what changed. Each bundle counts once, by bundle digest (a directory and "
+        "twice: under the pin set each names (or --before), and under --pins; list the runs "
+        "whose verdict changes, with what changed. Each bundle counts once, by bundle digest (a "
+        "directory and "
         "its tar are one); copies of another bundle (the same evidence and model, another run id "
         "or creation time) are named. A bundle that cannot be read is listed as refused with its "
         "reason, and the others are still judged. Exit 0 (a report), 1 when any bundle was "
@@ -110,6 +111,12 @@ def register(commands: Subparsers) -> dict[str, Handler]:
     )
     _add_from(rejudge)
     rejudge.add_argument("--pins", required=True, metavar="FILE.toml|ID", help="the new pin set")
+    rejudge.add_argument(
+        "--before",
+        metavar="FILE.toml|ID",
+        help="the pin set the runs were judged by until now (default: the one each bundle "
+        "names, which must then be a shipped one)",
+    )
     rejudge.add_argument(
         "--json",
         action="store_true",
@@ -280,8 +287,10 @@ def _rejudge(args: argparse.Namespace, out: Console, err: Console) -> int:
     cache = BlobCache()  # each bundle is verified twice: its blobs are hashed once
     before: dict[str, Run] = {}
 
+    was = optional_pins(args.before)  # None: the pin set each bundle names
+
     def judge(bundle: Path | str) -> Verification:
-        named = verify_bundle(bundle, cache=cache, keep_evidence=True)  # by the pins it names
+        named = verify_bundle(bundle, pins=was, cache=cache, keep_evidence=True)
         before[_named(bundle)] = (named.verdict, named.evidence)
         return verify_bundle(bundle, pins=pins, cache=cache, keep_evidence=True)
 

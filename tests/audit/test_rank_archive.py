@@ -255,3 +255,27 @@ def test_a_copy_has_the_contents_key_of_what_it_copies(
     assert key(full) == key(rerun) == key(archive.tar(full))
     assert key(other_model) != key(full)
     assert key(archive.copy(SMOKE, "smoke")) != key(full)
+
+
+def test_rejudge_takes_the_pin_set_a_deployment_judged_by_until_now(
+    ranked_examples: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A deployment's own pin set is not shipped: its bundles cannot be judged by the id they
+    name, so each is refused with the reason, unless --before gives that pin set."""
+    full = ranked_examples[FULL]
+    stricter = tmp_path / "stricter.toml"  # the full example no longer meets the aggregate
+    text = DEPLOYMENT_PINS.read_text("utf-8")
+    stricter.write_text(text.replace("aggregate = 70", "aggregate = 90", 1), "utf-8")
+    assert main(["rejudge", str(full), "--pins", str(stricter), "--json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    ((refused),) = report["refused"]
+    assert refused["bundle"] == str(full)
+    assert "pin set" in refused["reason"], refused["reason"]
+    code = main(["rejudge", str(full), "--pins", str(stricter), "--before", str(DEPLOYMENT_PINS),
+                 "--json"])  # fmt: skip
+    report = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert report["refused"] == []
+    (changed,) = report["changed"]
+    assert changed["run_id"] == FULL_RUN
+    assert any("aggregate" in r and "under 90" in r for r in changed["reasons"]), changed
