@@ -44,24 +44,31 @@ __all__ = ["verify_on_dask"]
 
 T = TypeVar("T")
 FileKey = tuple[int, int, int, int]
-_Listed = tuple[str | None, str | None, list[tuple[FileKey, str]]]
-"""A source's digest (None: refused), the refusal's reason, its blob files' keys and paths."""
+_Listed = tuple[str | None, str | None, list[tuple[FileKey, str]], Judged | None]
+"""A source's digest (None: refused), the refusal's reason, its blob files' keys and paths,
+and, for a tar, its verification."""
 
 
-def _list(source: Source) -> _Listed:
-    """Stage 1 for one source, on a worker (within the task's :func:`url_snapshots`)."""
+def _list(source: Source, pins: Any) -> _Listed:
+    """Stage 1 for one source, on a worker (within the task's :func:`url_snapshots`).
+
+    A tar is verified here too (ADR 0031): its members are never shared, so nothing of stage 2
+    is needed for it, and the task has just read it (at a URL, the whole of a small tar: its
+    verification reads the listing and the bytes received, no request more). If the driver
+    does not choose it (another source of its digest comes first), the result is not used."""
     try:
         bundle = open_source(source)
         digest = digest_of(bundle.manifest_bytes())
     except (EvidenceAuditError, OSError) as exc:
-        return None, refusal_reason(source, exc), []
+        return None, refusal_reason(source, exc), [], None
     files: list[tuple[FileKey, str]] = []
-    if bundle.kind == "directory":
-        for member in _blob_files(bundle):
-            key = BlobCache.key_of(member.file)
-            if key is not None:
-                files.append((key, member.file))
-    return digest, None, files
+    if bundle.kind != "directory":
+        return digest, None, files, _verify(source, digest, [], pins)
+    for member in _blob_files(bundle):
+        key = BlobCache.key_of(member.file)
+        if key is not None:
+            files.append((key, member.file))
+    return digest, None, files, None
 
 
 def _hash(files: Sequence[tuple[FileKey, str]]) -> list[tuple[FileKey, Hashed]]:
@@ -96,11 +103,11 @@ _ToVerify = tuple[Source, str, list[tuple[FileKey, Hashed]]]
 """A bundle's first source, its listed digest, and the digests of its shared files."""
 
 
-def _list_many(chunk: _Chunk[Source]) -> list[_Listed]:
+def _list_many(chunk: _Chunk[Source], pins: Any) -> list[_Listed]:
     """Stage 1 for a chunk of sources: one task, one :func:`url_snapshots` block (its sources
     are distinct; their URLs share one file system, made from the worker's environment)."""
     with url_snapshots():
-        return [_list(source) for source in chunk.items]
+        return [_list(source, pins) for source in chunk.items]
 
 
 def _verify_many(chunk: _Chunk[_ToVerify], pins: Any) -> list[Judged]:
@@ -216,14 +223,15 @@ def _hash_shared(
 
 def _run(client: Any, sources: Sequence[Source], writer: ArchiveWriter, pins: Any) -> None:
     workers = len(client.scheduler_info()["workers"])
+    pins_future = client.scatter(pins, broadcast=True) if pins is not None else None
     listed: list[_Listed] = []
     wired = [_wired(source) for source in sources]
     chunked = [_Chunk([wired[i] for i in part]) for part in _chunks(len(sources), workers)]
-    for done in client.gather(client.map(_list_many, chunked, pure=False)):
-        listed += done
+    for part in client.gather(client.map(_list_many, chunked, pins=pins_future, pure=False)):
+        listed += part
     chosen: dict[str, int] = {}  # digest -> index of its first source
     others: dict[str, list[int]] = defaultdict(list)
-    for index, (digest, reason, _) in enumerate(listed):
+    for index, (digest, reason, _, _) in enumerate(listed):
         if digest is None:
             writer.add(Judged(shown(sources[index]), None, (reason or "").encode()))
         elif digest in chosen:
@@ -232,11 +240,15 @@ def _run(client: Any, sources: Sequence[Source], writer: ArchiveWriter, pins: An
             chosen[digest] = index
     hashed = _hash_shared(client, listed, chosen, workers)
     writer.stats.hashed += len(hashed)
-    pins_future = client.scatter(pins, broadcast=True) if pins is not None else None
-    items: list[_ToVerify] = [
-        (wired[i], digest, [(key, hashed[key]) for key, _ in listed[i][2] if key in hashed])
-        for digest, i in chosen.items()
-    ]
+    items: list[_ToVerify] = []
+    for digest, i in chosen.items():
+        done = listed[i][3]
+        if done is not None:  # a tar, verified as it was listed
+            writer.add(done)
+            continue
+        seed = [(key, hashed[key]) for key, _ in listed[i][2] if key in hashed]
+        items.append((wired[i], digest, seed))
+    verified = {i: listed[i][3] for indices in others.values() for i in indices}
     del listed
     futures = [
         client.submit(_verify_many, _Chunk([items[i] for i in part]), pins_future, pure=False)
@@ -252,7 +264,12 @@ def _run(client: Any, sources: Sequence[Source], writer: ArchiveWriter, pins: An
         pending = list(indices)
         while pending and not writer.seen(digest):  # its first source was refused: the next
             index = pending.pop(0)  # is verified, as the default engine does
-            writer.add(client.submit(_verify_one, wired[index], digest, pins_future,
-                                     pure=False).result())  # fmt: skip
+            done = verified[index] or _verify_remotely(client, wired[index], digest, pins_future)
+            writer.add(done)
         for index in pending:
             writer.also(shown(sources[index]), digest)
+
+
+def _verify_remotely(client: Any, source: Source, digest: str, pins: Any) -> Judged:
+    """One further source of a bundle whose first source was refused, as a task of its own."""
+    return client.submit(_verify_one, source, digest, pins, pure=False).result()  # type: ignore[no-any-return]

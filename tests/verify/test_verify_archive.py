@@ -26,7 +26,7 @@ from bundle_schema.models import ArchiveReport
 from tests.factories import write_small_bundle
 from tests.paths import SCHEMAS
 from tests.verify.test_url_sources import published, s3  # noqa: F401 - fixtures: moto's S3 server
-from verify import BlobCache
+from verify import BlobCache, open_source
 from verify.archive import ArchiveWriter, ordered, verify_archive
 
 SHARED = 5
@@ -191,6 +191,33 @@ def test_dask_gives_the_bytes_of_one_process_and_hashes_a_shared_blob_once(
     assert single.stats.hashed == spread.stats.hashed == distinct  # each shared blob once
     report = _document(dasked)
     assert report.counts.bundles == len(paths) and report.counts.refused == 1
+
+
+def test_dask_verifies_a_tar_as_it_lists_it_with_the_bytes_of_one_process(
+    tmp_path: Path, dask_client: Any
+) -> None:
+    """A tar is verified by the task that lists it (ADR 0031): as the first source of its
+    bundle, sound or not, and as a later copy (not used): the same report and counts."""
+    from verify._dask import verify_on_dask  # noqa: PLC0415 - imports Dask
+
+    paths, _ = _archive(tmp_path, 4)
+    pack(paths[1], tmp_path / "a-run-01.tar")  # sorts before archive/: its bundle's first source
+    pack(paths[2], tmp_path / "z-run-02.tar")  # sorts after archive/run-02: a copy
+    broken = tmp_path / "a-run-03.tar"
+    pack(paths[3], broken)
+    member = max(open_source(broken).members.values(), key=lambda m: m.size or 0)
+    with broken.open("r+b") as file:  # one byte of its largest blob: integrity fails
+        file.seek(member.offset)
+        byte = file.read(1)
+        file.seek(member.offset)
+        file.write(bytes([byte[0] ^ 1]))
+    sources = ordered([*paths, *tmp_path.glob("*.tar")])
+    local, single = _report(lambda w: verify_archive(sources, w))
+    dasked, spread = _report(lambda w: verify_on_dask(sources, w, client=dask_client))
+    assert dasked == local
+    assert single.stats.hashed == spread.stats.hashed
+    report = _document(dasked)
+    assert (report.counts.bundles, report.counts.failed, report.counts.sources) == (4, 1, 7)
 
 
 def test_a_local_cluster_runs_its_workers_without_the_profiler_or_malloc_trimming() -> None:
