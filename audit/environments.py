@@ -13,7 +13,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -22,6 +21,7 @@ from typing import Any
 
 from bundle_schema import canonical_bytes
 from bundle_schema.errors import InvalidInput
+from pins import SECRET_NAME
 
 __all__ = [
     "ENVIRONMENT_MEDIA_TYPE",
@@ -33,7 +33,6 @@ __all__ = [
 
 ENVIRONMENT_MEDIA_TYPE = "application/json"
 
-_SECRET = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH)", re.IGNORECASE)
 
 # Run by the harness's interpreter: its version and its installed distributions, as JSON.
 _PROBE = (
@@ -74,7 +73,7 @@ class Environment:
 
 
 def _redacted(variables: Mapping[str, str]) -> dict[str, str]:
-    return {k: ("[redacted]" if _SECRET.search(k) else v) for k, v in variables.items()}
+    return {k: ("[redacted]" if SECRET_NAME.search(k) else v) for k, v in variables.items()}
 
 
 def describe_python(

@@ -96,6 +96,7 @@ class RunRequest:
     policy: ReasoningPolicy = field(default_factory=lambda: default_policy("off"))
     mirrors: Mapping[str, Path] = field(default_factory=dict)
     harness_env: Mapping[str, str] = field(default_factory=dict)
+    """Variables every harness is given (``--env``), besides its pinned ``env``."""
     harness_python: Mapping[str, Path | str] = field(default_factory=dict)
     """The interpreter each harness runs with, by upstream (default: the runner's own)."""
     data: Mapping[str, Path] = field(default_factory=dict)
@@ -252,7 +253,7 @@ class _Harnesses:
                 cwd=checkout_dir / harness.workdir,
                 scratch=self.scratch,
                 limits=SandboxLimits(float(harness.inactivity_s), float(harness.wall_s)),
-                env=_environment(self.scratch, self.request.harness_env),
+                env=_environment(self.scratch, self._variables(harness)),
                 component=components[0],
                 first_seq=len(recorder.ledger),
             )
@@ -276,13 +277,18 @@ class _Harnesses:
             return _Failed(f"{upstream} {why}", common)
         return out, common
 
+    def _variables(self, harness: Harness) -> dict[str, str]:
+        """The variables a harness is given beyond the sandbox's own: ``--env`` and its pinned
+        ``env`` (a given value that differs from a pinned one is refused before the run)."""
+        return {**self.request.harness_env, **harness.env}
+
     def _interpreter(self, upstream: str, harness: Harness) -> str | _Failed:
         """The harness's interpreter, its environment kept as evidence; or why it cannot be
         asked or lacks a pinned requirement."""
         # absolute (the harness runs in its checkout), its symlinks kept (a venv's python is one)
         python = os.path.abspath(self.request.harness_python.get(upstream, sys.executable))
         try:
-            environment = describe_python(upstream, python, self.request.harness_env)
+            environment = describe_python(upstream, python, self._variables(harness))
         except EnvironmentUnavailable as exc:
             return _Failed(f"{upstream}: its interpreter: {exc}")
         self.recorder.files[f"upstreams/{upstream}/environment.json"] = (
@@ -464,6 +470,11 @@ def run_qualification(
     if profile is None:
         raise InvalidInput(f"--profile {request.profile}: not a profile of {request.pins.id} "
                            f"({', '.join(pins.profiles)})")  # fmt: skip
+    for upstream, harness in sorted(pins.harnesses.items()):
+        for name, value in sorted(harness.env.items()):
+            given = request.harness_env.get(name, value)
+            if given != value:
+                raise InvalidInput(f"--env {name}: the pin set pins it to {value!r} for {upstream}")
     if request.out.exists() and (not request.out.is_dir() or any(request.out.iterdir())):
         raise InvalidInput(f"--out {request.out}: not empty; a bundle needs a new directory")
     created_out = not request.out.exists()

@@ -17,6 +17,8 @@ from pins._loader import (
 from pins._model import (
     COMPONENTS,
     GATE_PARSERS,
+    RUNNER_VARIABLES,
+    SECRET_NAME,
     DirectProbeContract,
     Harness,
     PinSet,
@@ -34,6 +36,8 @@ __all__ = [
     "DEMO",
     "GATE_PARSERS",
     "PROBE_CONTRACTS",
+    "RUNNER_VARIABLES",
+    "SECRET_NAME",
     "DirectProbeContract",
     "Harness",
     "PinSet",

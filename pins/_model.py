@@ -14,6 +14,7 @@ from pydantic import (
     StrictBool,
     StringConstraints,
     ValidationError,
+    field_validator,
     model_validator,
 )
 
@@ -112,6 +113,14 @@ def missing_requirements(requirements: Sequence[str], distributions: Sequence[st
     return [r for r in requirements if _canonical_distribution(r) not in held]
 
 
+SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH)", re.IGNORECASE)
+"""An environment variable whose name says it holds a secret: redacted in every environment
+record, and never pinned."""
+RUNNER_VARIABLES = frozenset({"PATH", "HOME", "PYTHONDONTWRITEBYTECODE"})
+"""The variables the runner sets for every harness itself (the sandbox's own)."""
+EnvName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")]
+EnvValue = Annotated[str, StringConstraints(max_length=4096, pattern=r"^[^\x00]*$")]
+
 DataName = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9_-]{0,63}$")]
 """A harness data directory's name: lower case, as it appears in evidence names."""
 
@@ -142,6 +151,25 @@ class Harness(_Frozen):
     ``audit run`` as ``--data NAME=PATH`` and to the command as ``{data[NAME]}``; the runner
     keeps the listing at ``upstreams/<name>/data/<NAME>.jsonl`` and fails the harness's
     components when it is not the pinned one; the verifier holds a completed component to it."""
+    env: dict[EnvName, EnvValue] = Field(default_factory=dict)
+    """Environment variables the harness runs with, pinned (``HF_DATASETS_OFFLINE = "1"``):
+    the runner gives them to the harness and records them in its environment record
+    (``upstreams/<name>/environment.json``); the verifier refuses a completed component whose
+    record does not show each with its pinned value. A secret is never pinned (its record is
+    redacted): give it to ``audit run --env NAME=VALUE``."""
+
+    @field_validator("env")
+    @classmethod
+    def _no_secret_or_runner_variable(cls, env: dict[str, str]) -> dict[str, str]:
+        for name in env:
+            if SECRET_NAME.search(name):
+                raise ValueError(
+                    f"{name} names a secret: a secret is never pinned (environment records "
+                    "redact it); give it to audit run --env NAME=VALUE"
+                )
+            if name in RUNNER_VARIABLES:
+                raise ValueError(f"{name} is set by the runner for every harness")
+        return env
 
 
 Limit = Annotated[float, Field(strict=True, gt=0)] | Annotated[int, Field(strict=True, gt=0)]

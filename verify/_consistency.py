@@ -921,39 +921,56 @@ def _data_listings(evidence: Gx10Evidence, pins: PinSetSource, read: Reader) -> 
 
 
 def _environments(evidence: Gx10Evidence, pins: PinSetSource, read: Reader) -> list[Finding]:
-    """A component completed by a harness the pins give requirements holds only when the
-    recorded environment of that harness's interpreter has every one of them."""
+    """A component completed by a harness the pins give requirements or variables holds only
+    when the recorded environment of that harness shows every requirement among its
+    interpreter's distributions and every pinned variable with its pinned value."""
     findings = []
     for upstream, harness in sorted(pins.pins.harnesses.items()):
         completed = _completed_by(upstream, evidence, pins)
-        if not harness.requirements or not completed:
+        if not (harness.requirements or harness.env) or not completed:
             continue
         entry = f"upstreams/{upstream}/environment.json"
         data = read(entry)
-        distributions: Any = None
+        recorded: Any = None
         if data is not None:
             try:
-                distributions = json.loads(data).get("distributions")
-            except (ValueError, RecursionError, AttributeError):
-                distributions = None
-        if not isinstance(distributions, list) or not all(
-            isinstance(d, str) for d in distributions
-        ):
+                recorded = json.loads(data)
+            except (ValueError, RecursionError):
+                recorded = None
+        record = recorded if isinstance(recorded, dict) else {}
+        distributions, given = record.get("distributions"), record.get("variables")
+        variables: dict[str, Any] = given if isinstance(given, dict) else {}
+        readable = (
+            isinstance(distributions, list)
+            and all(isinstance(d, str) for d in distributions)
+            and (isinstance(given, dict) or not harness.env)
+        )
+        who = f"{', '.join(completed)} completed by {upstream}"
+        if not readable:
             findings.append(
                 _disagrees(
                     entry,
-                    f"{', '.join(completed)} completed by {upstream}, whose pinned requirements "
-                    f"no readable environment record shows ({entry})",
+                    f"{who}, whose pinned environment no readable environment record shows "
+                    f"({entry})",
                 )
             )
             continue
-        lacking = missing_requirements(harness.requirements, distributions)
+        lacking = missing_requirements(harness.requirements, distributions or ())
         if lacking:
+            findings.append(
+                _disagrees(entry, f"{who}, whose interpreter lacks the pinned {', '.join(lacking)}")
+            )
+        other = [n for n, v in sorted(harness.env.items()) if variables.get(n) != v]
+        if other:
+            name = other[0]
+            shown = json.dumps(variables.get(name))[:80] if name in variables else "not set"
             findings.append(
                 _disagrees(
                     entry,
-                    f"{', '.join(completed)} completed by {upstream}, whose interpreter lacks "
-                    f"the pinned {', '.join(lacking)}",
+                    f"{who}, which ran with {name} {shown}, not the pinned "
+                    f"{json.dumps(harness.env[name])[:80]}",
+                    expected=harness.env[name][:200],
+                    got=None if name not in variables else str(variables[name])[:200],
                 )
             )
     return findings

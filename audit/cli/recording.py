@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 from pathlib import Path
 from typing import get_args
 
@@ -20,6 +21,7 @@ from audit.cli._common import (
 )
 from bundle_schema.errors import EXIT_CHECK_FAILED, EXIT_OK, InvalidInput
 from bundle_schema.models import ReasoningPolicy, RunConfig, RunResult
+from pins import RUNNER_VARIABLES
 
 __all__ = ["register"]
 
@@ -82,6 +84,14 @@ def register(commands: Subparsers) -> dict[str, Handler]:
         help="the data directory a harness reads under this name (the pin set pins its listing's "
         "digest; the harness's command gets it as {data[NAME]}; repeatable)",
     )
+    run_cmd.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="give every harness this environment variable (recorded, a secret's value "
+        "redacted; a variable the pin set pins keeps its pinned value; repeatable)",
+    )
     run_cmd.add_argument("--run-id", metavar="ID", help="default: <pin set>-<profile>-<time>")
     run_cmd.add_argument(
         "--store",
@@ -122,6 +132,22 @@ def register(commands: Subparsers) -> dict[str, Handler]:
     return {"run": _run_command, "demo": _demo}
 
 
+def _variables(items: list[str]) -> dict[str, str]:
+    """``--env NAME=VALUE`` arguments by name; a name given twice, or one the runner sets for
+    every harness itself, is refused."""
+    variables: dict[str, str] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,127}", name) or "\0" in value:
+            raise InvalidInput(f"--env {item!r}: expected NAME=VALUE")
+        if name in variables:
+            raise InvalidInput(f"--env {name}: given twice")
+        if name in RUNNER_VARIABLES:
+            raise InvalidInput(f"--env {name}: the runner sets it for every harness")
+        variables[name] = value
+    return variables
+
+
 def _run_command(args: argparse.Namespace, out: Console, err: Console) -> int:
     from audit.progress import LiveProgress  # noqa: PLC0415 - aiohttp loads only for a run
     from audit.run import RunRequest, default_policy, run_qualification  # noqa: PLC0415
@@ -140,12 +166,13 @@ def _run_command(args: argparse.Namespace, out: Console, err: Console) -> int:
             f"--data {unknown[0]}: no harness of the pin set reads a data directory of that name"
             + (f" (it pins {', '.join(sorted(pinned))})" if pinned else "")
         )
+    variables = _variables(args.env)
     request = RunRequest(
         endpoint=args.endpoint, pins=pins, profile=args.profile, out=Path(args.out),
         model=args.model, model_digest=args.model_digest,
         weights=Path(args.weights) if args.weights else None, track=args.track,
         policy=default_policy(args.reasoning_policy), mirrors=mirrors, run_id=args.run_id,
-        harness_python=pythons, data=data,
+        harness_python=pythons, data=data, harness_env=variables,
         store=Path(args.store) if args.store else None,
     )  # fmt: skip
     if args.sign:

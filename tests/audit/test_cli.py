@@ -33,6 +33,8 @@ def test_help(command: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     assert "usage: audit" in capsys.readouterr().out
 
 
+_RUN = ["run", "--endpoint", "http://127.0.0.1:1", "--out", "x", "--pins", "gx10-reference-v5",
+        "--profile", "smoke", "--model-digest", "sha256:" + "0" * 64]  # fmt: skip
 USAGE = [
     ("no command", [], "audit: give a command (see audit --help)"),
     ("unknown command", ["frobnicate"], "invalid choice: 'frobnicate'"),
@@ -46,7 +48,16 @@ USAGE = [
     ("pack without output", ["pack", "."], "the following arguments are required: -o/--output"),
     ("check and out", ["schema", "--check", "--out", "x"], "not allowed with argument"),
     ("unknown option", ["verify", ".", "--fast"], "unrecognized arguments: --fast"),
-]
+    *(
+        (f"run --env {given}", [*_RUN, "--env", given], fragment)
+        for given, fragment in [
+            ("NOVALUE", "--env 'NOVALUE': expected NAME=VALUE"),
+            ("1BAD=x", "--env '1BAD=x': expected NAME=VALUE"),
+            ("PATH=/tmp", "--env PATH: the runner sets it for every harness"),
+        ]
+    ),
+    ("run --env twice", [*_RUN, "--env", "A=1", "--env", "A=2"], "--env A: given twice"),
+]  # fmt: skip
 
 
 @pytest.mark.parametrize(("argv", "fragment"), [u[1:] for u in USAGE], ids=[u[0] for u in USAGE])

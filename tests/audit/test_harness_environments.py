@@ -122,3 +122,64 @@ def test_a_completed_component_needs_its_requirements_in_the_recorded_environmen
     reseal(tmp_path / "dropped", manifest, files, {})
     dropped = verify_bundle(tmp_path / "dropped", pins=pins).verdict
     assert any("no readable environment record" in f.message for f in dropped.integrity.findings)
+
+
+def _pinned_env(env: dict[str, str]) -> PinSetSource:
+    data: dict[str, Any] = copy.deepcopy(dict(load_builtin(DEMO).data))
+    data["harnesses"]["sparkbench"]["env"] = env
+    return pin_set_source(data, "test pins")
+
+
+@pytest.mark.parametrize(
+    ("name", "why"),
+    [("HF_TOKEN", "names a secret"), ("api_key", "names a secret"), ("PATH", "set by the runner")],
+)
+def test_a_secret_or_a_runner_variable_is_never_pinned(name: str, why: str) -> None:
+    with pytest.raises(InvalidInput, match=rf"^x\.toml: harnesses\.sparkbench\.env: .*{why}"):
+        pin_set_model(
+            {**copy.deepcopy(dict(load_builtin(DEMO).data)),
+             "harnesses": {**load_builtin(DEMO).data["harnesses"],
+                           "sparkbench": {**load_builtin(DEMO).data["harnesses"]["sparkbench"],
+                                          "env": {name: "x"}}}},
+            "x.toml",
+        )  # fmt: skip
+
+
+def test_a_pinned_variable_reaches_the_harness(tmp_path: Path, mirrors: dict[str, Path]) -> None:
+    # the reference SparkBench quarantines its run with the reason SPARK_QUARANTINE holds
+    pins = _pinned_env({"SPARK_QUARANTINE": "pinned: the golden tasks are being re-audited"})
+    with pytest.raises(InvalidInput, match=r"^--env SPARK_QUARANTINE: the pin set pins it to "):
+        _run(tmp_path / "refused", mirrors, pins, harness_env={"SPARK_QUARANTINE": "other"})
+    bundle = _run(tmp_path, mirrors, pins, harness_env={"EXTRA_SETTING": "1"})
+    verdict = verify_bundle(bundle, pins=pins).verdict
+    assert (verdict.result_validity, verdict.integrity.status) == ("QUARANTINED", "ok")
+    assert any("re-audited" in r for r in verdict.reasons), verdict.reasons
+    _, files = read_bundle(bundle)
+    recorded = json.loads(files["upstreams/sparkbench/environment.json"][0])
+    assert recorded["variables"] == {
+        "EXTRA_SETTING": "1", "SPARK_QUARANTINE": "pinned: the golden tasks are being re-audited"
+    }  # fmt: skip
+
+
+def test_a_completed_component_needs_its_pinned_variables_in_the_recorded_environment(
+    tmp_path: Path, mirrors: dict[str, Path]
+) -> None:
+    pins = _pinned_env({"SPARK_NOTE": "as pinned"})
+    bundle = _run(tmp_path, mirrors, pins)
+    verdict = verify_bundle(bundle, pins=pins).verdict
+    assert (verdict.outcome, verdict.integrity.status) == ("QUALIFIED", "ok"), verdict.reasons
+    manifest, files = read_bundle(bundle)
+    entry = "upstreams/sparkbench/environment.json"
+    recorded = json.loads(files[entry][0])
+    assert recorded["variables"] == {"SPARK_NOTE": "as pinned"}
+    recorded["variables"]["SPARK_NOTE"] = "something else"
+    files[entry] = (json.dumps(recorded).encode(), files[entry][1])
+    reseal(tmp_path / "forged", manifest, files, {})
+    forged = verify_bundle(tmp_path / "forged", pins=pins).verdict
+    assert forged.outcome == "INFRA_ERROR" and forged.integrity.status == "failed"
+    (finding,) = (f for f in forged.integrity.findings if f.entry == entry)
+    assert finding.code == "record_disagrees"
+    assert finding.message == (
+        f"evidence '{entry}': coding completed by sparkbench, which ran with SPARK_NOTE "
+        '"something else", not the pinned "as pinned"'
+    )
