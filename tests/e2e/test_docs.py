@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import re
+import tomllib
 from pathlib import Path
 
 import pytest
 
 from audit.cli import main
+from pins import Harness
 from tests.paths import DOCS, SCHEMAS
 
 
@@ -52,3 +54,18 @@ def test_every_json_output_listed_has_its_committed_schema() -> None:
     for cell in rows:
         for name in re.findall(r"`?([a-z0-9-]+?)(?:\.schema\.json)?`?(?:,|$)", cell.strip()):
             assert name in committed, f"docs/json-outputs.md names {name!r}: no such schema"
+
+
+def test_every_harness_block_of_the_upstreams_page_is_a_valid_harness() -> None:
+    """The pin-set blocks docs/upstreams.md shows are what a pin set takes (the live tests run
+    them; this holds them to the model on every run)."""
+    blocks = re.findall(r"```toml\n(.*?)```", (DOCS / "upstreams.md").read_text("utf-8"), re.S)
+    harnesses = {
+        name: harness
+        for block in blocks
+        for name, harness in tomllib.loads(block).get("harnesses", {}).items()
+    }
+    assert {"inspect", "lmeval"} <= set(harnesses), sorted(harnesses)
+    for name, harness in harnesses.items():
+        Harness.model_validate(harness)  # raises on a block a pin set refuses
+        assert "env" not in harness.get("command", [])[:1], name  # variables are pinned as env

@@ -70,6 +70,7 @@ def _run(upstream: str, tasks: str, live_python: Path, tmp_path: Path) -> dict[s
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith(("EVIDENCE_AUDIT_", "OPENAI_"))}
     env |= {"HOME": str(tmp_path / "home"), "PYTHONDONTWRITEBYTECODE": "1"}
+    env |= harness.get("env", {})  # the block's pinned variables, as the runner gives them
     with _server(server, tmp_path, env, port, tmp_path / "server.log"):
         done = subprocess.run(command, cwd=checkout, env=env, capture_output=True, text=True,
                               timeout=1800, check=False)  # fmt: skip
