@@ -7,7 +7,8 @@ bundles is hashed once across the workers:
 
 1. **List** (one task per chunk of up to :data:`MAX_CHUNK` sources): open each source, read
    its manifest's digest, and name the identity (device, inode, size, mtime) of each of its
-   blob files (directory bundles; a tar's members are never shared).
+   blob files (directory bundles). A tar's members are never shared: a tar is verified here,
+   as it has just been read (ADR 0031), and the result kept if the tar is chosen.
 2. **Hash** (a few tasks): the files that more than one chosen bundle links, each once.
 3. **Verify** (one task per chunk of bundle digests, each from its first source in sorted
    order): a :class:`~verify.BlobCache` seeded with the stage-2 digests of that bundle's shared
