@@ -4,11 +4,14 @@ Every exchange between a harness and the model passes through it and becomes a
 :class:`~bundle_schema.models.TransportExchange`: id (in order of arrival), method, path,
 status, selected headers with credentials redacted, request and response bodies (UTF-8 text as
 it was, base64 otherwise) and, for a streamed response, every chunk with the monotonic time
-since the request started, taken as the bytes arrive. The harness's side is aiohttp's
-low-level server; the endpoint's side is a small HTTP/1.1 client of the observer's own on an
-asyncio protocol (:class:`_Connection`, ADR 0028): after an engine's idle gap the observer's own
-work is most of what it adds to a completion's latency, and aiohttp's ``ClientSession`` was half
-of that work.
+since the request started, taken as the bytes arrive. Both sides are HTTP/1.1 of the
+observer's own on asyncio protocols: the harness's a small server
+(:class:`~audit._http_server.HarnessConnection`, ADR 0030), the endpoint's a small client
+(:class:`_Connection`, ADR 0028). After an engine's idle gap the observer's own work, with its
+code and data out of the CPU's caches, is most of what it adds to a completion's latency;
+aiohttp's ``ClientSession`` was half of that work and its server most of the rest. Each
+request is recorded before its answer is written, so a harness that has the answer finds it
+recorded.
 
 It refuses an endpoint that is not on loopback, never follows a redirect (the harness gets a 502
 and the redirect is recorded), and records the ``model`` each reply names, so a reply from
@@ -34,23 +37,16 @@ import threading
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import urlsplit
 
-from aiohttp import web
-
 from audit._faults import point
+from audit._http_server import HarnessConnection, Harnesses, Request
 from bundle_schema.errors import InvalidInput
 from bundle_schema.models import Body, Chunk, ReasoningSerialization, TransportExchange
 from bundle_schema.roles import REFERENCE_HEADER
 from verify.gx10 import is_loopback
 from verify.replies import is_completion_path
-
-if TYPE_CHECKING:
-    from aiohttp.abc import AbstractStreamWriter
-    from aiohttp.http_parser import RawRequestMessage
-    from aiohttp.streams import StreamReader
-    from aiohttp.web_protocol import RequestHandler
 
 __all__ = [
     "IDLE_KEEPALIVE_S",
@@ -180,7 +176,9 @@ class Observer:
         self._origin = time.monotonic()
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
-        self._runner: web.ServerRunner | None = None
+        self._servers: list[asyncio.Server] = []
+        self._harnesses = Harnesses()
+        """The harnesses' open connections."""
         host = parts.hostname or ""
         self._address = (host, parts.port or 80)
         named = f"[{host}]" if ":" in host else host
@@ -228,68 +226,65 @@ class Observer:
         return self
 
     async def _start(self) -> None:
-        # aiohttp's low-level server: every request comes to one handler, so no application,
-        # router or middleware runs on the request path
-        def request(
-            message: RawRequestMessage,
-            payload: StreamReader,
-            protocol: RequestHandler,
-            writer: AbstractStreamWriter,
-            task: asyncio.Task[None],
-        ) -> web.BaseRequest:
-            return web.BaseRequest(
-                message, payload, protocol, writer, task, self._loop, client_max_size=64 << 20
-            )
+        def connection() -> HarnessConnection:
+            return HarnessConnection(self._handle, self._harnesses)
 
-        server = web.Server(self._handle, request_factory=request, access_log=None)
-        self._runner = web.ServerRunner(server)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        self.port = int(self._runner.addresses[0][1])
+        server = await self._loop.create_server(connection, "127.0.0.1", 0)
+        self._servers.append(server)
+        self.port = int(server.sockets[0].getsockname()[1])
         if self.unix_path is not None:
-            await web.UnixSite(self._runner, self.unix_path).start()
+            self._servers.append(await self._loop.create_unix_server(connection, self.unix_path))
 
     def stop(self) -> None:
         async def close() -> None:
-            if self._runner is not None:
-                await self._runner.cleanup()
+            for server in self._servers:
+                server.close()
+            self._harnesses.closed = True  # a connection accepted from now on is closed
+            for _ in range(4):  # connections accepted, their protocols not yet made
+                await asyncio.sleep(0)
+            # an exchange under way ends first (for up to a minute), as with aiohttp's server
+            answering = [h.task for h in self._harnesses if h.task is not None]
+            if answering:
+                _, late = await asyncio.wait(answering, timeout=60)
+                for task in late:
+                    task.cancel()
+                await asyncio.gather(*late, return_exceptions=True)
+            for harness in list(self._harnesses):
+                harness.close()
             while self._idle:
                 self._idle.pop().close()
+            await asyncio.sleep(0)  # the transports' closing callbacks
 
         asyncio.run_coroutine_threadsafe(close(), self._loop).result()
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join()
         self._loop.close()
 
-    async def _handle(self, request: web.BaseRequest) -> web.StreamResponse:
+    async def _handle(self, request: Request, harness: HarnessConnection) -> None:
         number = next(self._ids)
-        begun = time.monotonic()
+        begun = request.started
         record: dict[str, Any] = {
             "schema_version": 1,
             "id": number,
             "component": self.component,
             "started": begun - self._origin,
             "method": request.method,
-            "path": request.path_qs,
+            "path": request.target,
             "request_headers": request.headers,  # selected and redacted when read (_finish)
         }
-        if (
-            request.version == (1, 1)
-            and request.headers.get("Expect", "").lower() == "100-continue"
-        ):
-            # the harness waits for it before it sends the body, which the observer takes
-            # whole before it forwards anything (the endpoint never sees the Expect)
-            await request.writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
-        payload, refusal = _with_policy(await request.read(), request, self.policy)
+        payload, refusal = _with_policy(request.body, request, self.policy)
         record["request_body"] = payload  # bytes: encoded when read (_finish)
+        answer: _Answer | None = None
         try:
             if refusal is not None:  # never sent: the model is not asked without the policy
                 record["error"] = refusal
-                return web.json_response({"error": {"message": refusal}}, status=400)
-            return await self._forward(request, payload, begun, record)
+                answer = _json_error(400, refusal)
+            else:
+                answer = await self._forward(request, harness, payload, begun, record)
         finally:
             self._keep(record)
+        if answer is not None:  # written once recorded, so that a harness that has it finds it
+            harness.respond(*answer)
 
     def _keep(self, record: dict[str, Any]) -> None:
         """Record an exchange once, when it ends (a stream ends before its last bytes go out,
@@ -300,8 +295,14 @@ class Observer:
                 self._records.append(record)
 
     async def _forward(
-        self, request: web.BaseRequest, payload: bytes, begun: float, record: dict[str, Any]
-    ) -> web.StreamResponse:
+        self,
+        request: Request,
+        harness: HarnessConnection,
+        payload: bytes,
+        begun: float,
+        record: dict[str, Any],
+    ) -> _Answer | None:
+        """The endpoint's answer to the request (None: streamed to the harness already)."""
         fields = _forwarded(request.raw_headers)
         first_failure: str | None = None
         while True:
@@ -331,7 +332,7 @@ class Observer:
                 fields[_RETRY_KEY] = (_RETRY_KEY, note.encode("ascii"))
                 continue
             try:
-                return await self._relay(request, reply, begun, record)
+                return await self._relay(harness, reply, begun, record)
             finally:
                 if reply.reusable:
                     connection.idle_since = time.monotonic()
@@ -352,34 +353,33 @@ class Observer:
         return connection
 
     async def _relay(
-        self, request: web.BaseRequest, reply: _Reply, begun: float, record: dict[str, Any]
-    ) -> web.StreamResponse:
-        """Record the endpoint's answer and pass it on to the harness."""
+        self, harness: HarnessConnection, reply: _Reply, begun: float, record: dict[str, Any]
+    ) -> _Answer | None:
+        """Record the endpoint's answer: the harness's answer, or None when it was streamed to
+        the harness as it came."""
         record["status"] = reply.status
         record["response_headers"] = reply.headers
         if 300 <= reply.status < 400:
             record["redirect"] = reply.first.get("location", "")[:4096]
-            return web.json_response(
-                {"error": {"message": "the observer does not follow redirects"}}, status=502
-            )
+            return _json_error(502, "the observer does not follow redirects")
         if _media_type(reply.first.get("content-type", "")) == "text/event-stream":
-            return await self._stream(request, reply, begun, record)
+            await self._stream(harness, reply, begun, record)
+            return None
         try:
             data = await reply.read()
         except OSError as exc:  # the body broke off, or is not HTTP's
             return _upstream_failed(record, f"{type(exc).__name__}: {exc}")
         record["response_body"] = data
-        return web.Response(body=data, status=reply.status, headers=_passed(reply))
+        return reply.status, _passed(reply), data
 
     async def _stream(
-        self, request: web.BaseRequest, reply: _Reply, begun: float, record: dict[str, Any]
-    ) -> web.StreamResponse:
-        response = web.StreamResponse(status=reply.status, headers=_passed(reply))
+        self, harness: HarnessConnection, reply: _Reply, begun: float, record: dict[str, Any]
+    ) -> None:
         try:
-            await response.prepare(request)
+            harness.start(reply.status, _passed(reply))
         except ConnectionResetError:
             record["error"] = "the client disconnected before the stream began"
-            return response
+            return
         decoder = codecs.getincrementaldecoder("utf-8")("replace")
         chunks: list[tuple[float, str]] = []
         record["chunks"] = chunks
@@ -392,35 +392,43 @@ class Observer:
                 failure = f"upstream broke off mid-stream: {type(exc).__name__}: {exc}"
                 record["error"] = failure[:4096]
                 self._keep(record)
-                if request.transport is not None:
-                    request.transport.close()
-                return response
+                harness.close()
+                return
             if not data:
                 break
             arrived = time.monotonic() - begun
             point("stream-chunk")  # mid-stream
             try:
-                await response.write(data)
+                await harness.send(data)
             except ConnectionResetError:
                 record["error"] = "the client disconnected mid-stream"
-                return response
+                return
             finally:  # recorded once on its way to the harness, with the time it arrived
                 text = decoder.decode(data)
                 if text:
                     chunks.append((arrived, text))
         self._keep(record)
         try:
-            await response.write_eof()
+            harness.finish()
         except ConnectionResetError:  # every chunk went out; the end of the stream did not
             record["error"] = "the client disconnected at the end of the stream"
-        return response
 
 
-def _upstream_failed(record: dict[str, Any], failure: str) -> web.Response:
+_Answer = tuple[int, list[tuple[str, str]], bytes]
+"""A whole answer to the harness: status, header fields, body."""
+_JSON = [("Content-Type", "application/json; charset=utf-8")]
+
+
+def _json_error(status: int, message: str) -> _Answer:
+    """The observer's own answer to the harness: ``{"error": {"message": ...}}``."""
+    return status, _JSON, json.dumps({"error": {"message": message}}).encode()
+
+
+def _upstream_failed(record: dict[str, Any], failure: str) -> _Answer:
     """The harness's answer when the endpoint could not be reached or broke off: a 502, with
     the error recorded (a status the endpoint never sent is not recorded as its status)."""
     record["error"] = f"upstream: {failure}"[:4096]
-    return web.json_response({"error": {"message": "upstream failed"}}, status=502)
+    return _json_error(502, "upstream failed")
 
 
 def _header_text(text: str) -> str:
@@ -438,7 +446,7 @@ def _finish(record: dict[str, Any]) -> TransportExchange:
     model = next((m for m in map(_model_named, texts) if m is not None), None)
     body = _body(raw) if isinstance(raw, bytes) else raw
     sent = record.get("request_body", b"")
-    asked = _headers(record["request_headers"].items(), _RECORDED_REQUEST)
+    asked = _headers(record["request_headers"], _RECORDED_REQUEST)
     retry = record.get("retry")
     if retry is not None:
         asked[RETRY_HEADER] = retry
@@ -471,7 +479,7 @@ def write_policy(body: dict[str, Any], policy: ReasoningSerialization) -> dict[s
 
 
 def _with_policy(
-    payload: bytes, request: web.BaseRequest, policy: ReasoningSerialization | None
+    payload: bytes, request: Request, policy: ReasoningSerialization | None
 ) -> tuple[bytes, str | None]:
     """A completion request with the run's reasoning policy written where its serialization
     says (harnesses cannot be relied on to send it); what is forwarded is what is recorded.
