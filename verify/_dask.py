@@ -25,7 +25,7 @@ from __future__ import annotations
 import importlib
 import logging
 import os
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -202,55 +202,83 @@ def verify_on_dask(
             cluster.close()
 
 
-def _hash_shared(
-    client: Any, listed: list[_Listed], chosen: dict[str, int], workers: int
-) -> dict[FileKey, Hashed]:
-    """Stage 2: every file that more than one chosen bundle links, hashed once."""
-    links: Counter[FileKey] = Counter()
-    where: dict[FileKey, str] = {}
-    for index in chosen.values():
-        for key, file in listed[index][2]:
-            links[key] += 1
-            where.setdefault(key, file)
-    shared = sorted(key for key, count in links.items() if count > 1)
-    hashed: dict[FileKey, Hashed] = {}
-    if shared:
-        count = max(1, min(len(shared), 4 * workers))
-        batches = [[(key, where[key]) for key in shared[i::count]] for i in range(count)]
-        for batch in client.gather(client.map(_hash, batches, pure=False)):
-            hashed.update(batch)
-    return hashed
+class _Listing:
+    """The driver's fold of stage 1, in source order, as each chunk's results arrive: the first
+    source of each digest, the others, and, for the chosen directory bundles, their files'
+    identities (one object per identity) and how many chosen bundles link each. A path is kept
+    only for a file that a second chosen bundle links (any link of one identity is the file):
+    memory is a few hundred bytes per bundle, not every listed file's path (ADR 0031)."""
+
+    def __init__(self, writer: ArchiveWriter) -> None:
+        self.writer = writer
+        self.chosen: dict[str, int] = {}  # digest -> index of its first source
+        self.others: dict[str, list[int]] = defaultdict(list)
+        self.verified: dict[int, Judged] = {}  # a later tar's result, for a refused first
+        self.files: dict[int, tuple[FileKey, ...]] = {}
+        self.keys: dict[FileKey, FileKey] = {}
+        self.links: dict[FileKey, int] = {}
+        self.where: dict[FileKey, str] = {}
+
+    def add(self, index: int, shown_as: str, listed: _Listed) -> None:
+        digest, reason, files, judged = listed
+        if digest is None:
+            self.writer.add(Judged(shown_as, None, (reason or "").encode()))
+        elif digest in self.chosen:
+            self.others[digest].append(index)
+            if judged is not None:
+                self.verified[index] = judged
+        else:
+            self.chosen[digest] = index
+            if judged is not None:  # a tar, verified as it was listed
+                self.writer.add(judged)
+                return
+            keys = []
+            for listed_key, file in files:
+                key = self.keys.setdefault(listed_key, listed_key)
+                count = self.links.get(key, 0) + 1
+                self.links[key] = count
+                if count == 2:
+                    self.where[key] = file
+                keys.append(key)
+            self.files[index] = tuple(keys)
+
+    def hash_shared(self, client: Any, workers: int) -> dict[FileKey, Hashed]:
+        """Stage 2: every file that more than one chosen bundle links, hashed once."""
+        shared = sorted(self.where)
+        hashed: dict[FileKey, Hashed] = {}
+        if shared:
+            count = max(1, min(len(shared), 4 * workers))
+            batches = [[(key, self.where[key]) for key in shared[i::count]] for i in range(count)]
+            for batch in client.gather(client.map(_hash, batches, pure=False)):
+                hashed.update(batch)
+        self.keys.clear()
+        self.links.clear()
+        self.where.clear()
+        return hashed
 
 
 def _run(client: Any, sources: Sequence[Source], writer: ArchiveWriter, pins: Any) -> None:
     workers = len(client.scheduler_info()["workers"])
     pins_future = client.scatter(pins, broadcast=True) if pins is not None else None
-    listed: list[_Listed] = []
     wired = [_wired(source) for source in sources]
-    chunked = [_Chunk([wired[i] for i in part]) for part in _chunks(len(sources), workers)]
-    for part in client.gather(client.map(_list_many, chunked, pins=pins_future, pure=False)):
-        listed += part
-    chosen: dict[str, int] = {}  # digest -> index of its first source
-    others: dict[str, list[int]] = defaultdict(list)
-    for index, (digest, reason, _, _) in enumerate(listed):
-        if digest is None:
-            writer.add(Judged(shown(sources[index]), None, (reason or "").encode()))
-        elif digest in chosen:
-            others[digest].append(index)
-        else:
-            chosen[digest] = index
-    hashed = _hash_shared(client, listed, chosen, workers)
+    listing = _Listing(writer)
+    parts = _chunks(len(sources), workers)
+    chunked = [_Chunk([wired[i] for i in part]) for part in parts]
+    for part, future in zip(
+        parts, client.map(_list_many, chunked, pins=pins_future, pure=False), strict=True
+    ):
+        for index, listed in zip(part, future.result(), strict=True):
+            listing.add(index, shown(sources[index]), listed)
+        future.release()
+    del chunked
+    hashed = listing.hash_shared(client, workers)
     writer.stats.hashed += len(hashed)
-    items: list[_ToVerify] = []
-    for digest, i in chosen.items():
-        done = listed[i][3]
-        if done is not None:  # a tar, verified as it was listed
-            writer.add(done)
-            continue
-        seed = [(key, hashed[key]) for key, _ in listed[i][2] if key in hashed]
-        items.append((wired[i], digest, seed))
-    verified = {i: listed[i][3] for indices in others.values() for i in indices}
-    del listed
+    items: list[_ToVerify] = [
+        (wired[i], digest, [(key, hashed[key]) for key in listing.files[i] if key in hashed])
+        for digest, i in listing.chosen.items()
+        if i in listing.files
+    ]
+    listing.files.clear()
     futures = [
         client.submit(_verify_many, _Chunk([items[i] for i in part]), pins_future, pure=False)
         for part in _chunks(len(items), workers)
@@ -261,11 +289,13 @@ def _run(client: Any, sources: Sequence[Source], writer: ArchiveWriter, pins: An
         for judged in future.result():
             writer.add(judged)
         future.release()
-    for digest, indices in others.items():
+    for digest, indices in listing.others.items():
         pending = list(indices)
         while pending and not writer.seen(digest):  # its first source was refused: the next
             index = pending.pop(0)  # is verified, as the default engine does
-            done = verified[index] or _verify_remotely(client, wired[index], digest, pins_future)
+            done = listing.verified.get(index)
+            if done is None:
+                done = _verify_remotely(client, wired[index], digest, pins_future)
             writer.add(done)
         for index in pending:
             writer.also(shown(sources[index]), digest)
