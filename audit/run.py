@@ -60,7 +60,7 @@ from bundle_schema.models import (
     UpstreamCheckout,
 )
 from bundle_schema.roles import DATA_LISTING_MEDIA_TYPE, place
-from pins import CURRENT, Harness, PinSetSource, missing_requirements
+from pins import CURRENT, RUNNER_VARIABLES, Harness, PinSetSource, missing_requirements
 from verify import VERSION
 from verify.evidence import EvidenceRecords
 from verify.gx10 import replay
@@ -144,11 +144,12 @@ def _environment(scratch: Path, extra: Mapping[str, str]) -> dict[str, str]:
     home = scratch / "home"
     home.mkdir(exist_ok=True)
     return {
+        "LANG": "C.UTF-8",
+        **extra,
+        # the sandbox's own, whatever else is given (pins and --env refuse them)
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": str(home),
-        "LANG": "C.UTF-8",
         "PYTHONDONTWRITEBYTECODE": "1",  # a harness must not dirty its checkout
-        **extra,
     }
 
 
@@ -470,6 +471,9 @@ def run_qualification(
     if profile is None:
         raise InvalidInput(f"--profile {request.profile}: not a profile of {request.pins.id} "
                            f"({', '.join(pins.profiles)})")  # fmt: skip
+    own = sorted(set(request.harness_env) & RUNNER_VARIABLES)
+    if own:
+        raise InvalidInput(f"--env {own[0]}: the runner sets it for every harness")
     for upstream, harness in sorted(pins.harnesses.items()):
         for name, value in sorted(harness.env.items()):
             given = request.harness_env.get(name, value)

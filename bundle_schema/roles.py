@@ -185,7 +185,9 @@ ROLES: tuple[Role, ...] = (
     Role("checkout commit", "upstreams/{upstream}/commit.txt", None),
     Role("checkout file", "upstreams/{upstream}/files/{name}", None),
     # the interpreter a harness ran with and its installed distributions (its lock in effect)
-    Role("harness environment", "upstreams/{upstream}/environment.json", None),
+    # read only where the pin set gives the harness requirements or variables
+    # (verify._consistency.pinned_environments)
+    Role("harness environment", "upstreams/{upstream}/environment.json", None, read=False),
     # a data directory a harness read, listed file by file (its digest is the pin set's)
     Role(
         "harness data listing",

@@ -31,6 +31,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from bundle_schema.canonical import loads_strict
+from bundle_schema.errors import InvalidInput
 from bundle_schema.models import (
     ComponentName,
     Finding,
@@ -429,15 +431,39 @@ _GATE_RECORD = re.compile(r"^components/([^/]+)/gates/([^/]+)/([^/]+\.json)$")
 """A gate's tallies record: at ``components/<component>/gates/<upstream>/<reader's file>``."""
 
 
-def _gate_records_unpinned(pins: PinSetSource, names: Collection[str]) -> list[Finding]:
-    """A gate's tallies where the pin set runs no such gate, or the file of another reader than
-    the gate's: never read into the diagnostics, a record that disagrees with the pin set (a
-    publisher could otherwise add the figures of a gate that never ran)."""
-    expected = {
+def pinned_gate_records(pins: PinSetSource) -> set[str]:
+    """The gate tallies the pin set's gates write (their readers' records): the only ones read."""
+    return {
         gate_record(component, upstream, pins.pins.harnesses[upstream].parser)
         for component, gates in pins.pins.gate_upstreams.items()
         for upstream in gates
     }
+
+
+def read_gate_records(
+    pins: PinSetSource, records: Mapping[str, Sequence[BaseModel]]
+) -> dict[str, Sequence[BaseModel]]:
+    """``records`` without the gate tallies the pin set runs no gate for (each a finding of
+    :func:`_gate_records_unpinned`, never read into the replay or its diagnostics)."""
+    expected = pinned_gate_records(pins)
+    return {n: r for n, r in records.items() if not _GATE_RECORD.match(n) or n in expected}
+
+
+def pinned_environments(pins: PinSetSource) -> set[str]:
+    """The environment records the verifier reads: of the harnesses the pin set gives
+    requirements or variables (any other is unread)."""
+    return {
+        f"upstreams/{upstream}/environment.json"
+        for upstream, harness in pins.pins.harnesses.items()
+        if harness.requirements or harness.env
+    }
+
+
+def _gate_records_unpinned(pins: PinSetSource, names: Collection[str]) -> list[Finding]:
+    """A gate's tallies where the pin set runs no such gate, or the file of another reader than
+    the gate's: never read into the diagnostics, a record that disagrees with the pin set (a
+    publisher could otherwise add the figures of a gate that never ran)."""
+    expected = pinned_gate_records(pins)
     findings = []
     for name in sorted(names):
         match = _GATE_RECORD.match(name)
@@ -526,9 +552,9 @@ def _checkouts(  # noqa: PLR0912 - one branch per piece of a checkout's evidence
         state_data = read(f"{base}/checkout.json")
         state: Any = None
         if state_data is not None:
-            try:
-                state = json.loads(state_data)
-            except (ValueError, RecursionError):
+            try:  # strict: a repeated key or NaN is not a record that means one thing
+                state = loads_strict(state_data, f"{base}/checkout.json")
+            except InvalidInput:
                 state = None
             problem = _state_problem(state, upstream, tree)
             if problem is not None:
@@ -933,9 +959,9 @@ def _environments(evidence: Gx10Evidence, pins: PinSetSource, read: Reader) -> l
         data = read(entry)
         recorded: Any = None
         if data is not None:
-            try:
-                recorded = json.loads(data)
-            except (ValueError, RecursionError):
+            try:  # strict: a repeated key or NaN is not a record that means one thing
+                recorded = loads_strict(data, entry)
+            except InvalidInput:
                 recorded = None
         record = recorded if isinstance(recorded, dict) else {}
         distributions, given = record.get("distributions"), record.get("variables")

@@ -34,7 +34,9 @@ from verify._consistency import (
     BlobIds,
     Reader,
     consistency_findings,
+    pinned_environments,
     pinned_listings,
+    read_gate_records,
     unread_raw_outputs,
 )
 from verify._core import (
@@ -428,8 +430,8 @@ def _verify(
         findings += _record_findings(manifest, source, intact, limits, records)
     findings += placed_record_findings(placements, records)
     findings += _trace_findings(manifest, source, placements, intact)
-    evidence = assemble_evidence(manifest, records, placements)
     judge = pins if pins is not None else _shipped(manifest.model.pin_set.id)
+    evidence = assemble_evidence(manifest, read_gate_records(judge, records), placements)
     oversize: list[str] = []
     read = _reader(manifest, source, intact, limits, oversize)
     findings += consistency_findings(
@@ -462,6 +464,7 @@ def _verify(
         unread=sorted(
             {*unread_entries(placements), *unread_raw_outputs(judge, manifest.model.evidence)}
             - pinned_listings(judge)
+            - pinned_environments(judge)
         ),
         ledger=ledger,
     )

@@ -37,6 +37,7 @@ from bundle_schema.models import (
     TransportSummary,
     Verdict,
 )
+from bundle_schema.roles import place
 from pins import PinSetSource
 from verify._facts import ledger_facts, reply_facts
 from verify.gx10 import GATES, Fallback, Gate, fallback, is_loopback
@@ -83,6 +84,9 @@ def _kind(name: str, entry: EvidenceEntry) -> str:
 def _gates(verdict: Verdict, entries: Mapping[str, EvidenceEntry]) -> tuple[GateView, ...]:
     by_kind: dict[str, list[EvidenceRef]] = {}
     for name, entry in sorted(entries.items()):
+        placed = place(name, entry.media_type)
+        if placed.role is None or placed.problem is not None:
+            continue  # off its place: no gate read it (a finding, or unread)
         by_kind.setdefault(_kind(name, entry), []).append(
             EvidenceRef(name=name, digest=entry.digest)
         )

@@ -5,8 +5,11 @@ pinned harness variables (ADR 0033) and ``audit rejudge --before``.
 Each attack is made the way a publisher who controls every byte of a bundle would make it: an
 honest ``audit run`` against the reference endpoint, its evidence edited and the bundle resealed
 with claims that repeat its own replay (``tests.gate_kit.resealed``), so that only the evidence
-differs. An attack that is refused is a regression test; one that shows a hole asserts the safe
-behaviour and is a strict xfail naming the hole.
+differs. Each asserts the safe behaviour. Six showed holes when written, each fixed beside it:
+an environment or checkout record that means two things (a repeated key, NaN: read strictly
+now), gate tallies of a gate the pin set does not run read into the replay and its diagnostics
+(no longer read), an environment record no check reads not listed as unread, the forensic view
+listing misplaced entries as a gate's evidence, and runner variables given by a library caller.
 """
 
 from __future__ import annotations
@@ -203,15 +206,6 @@ def _tallies_beside_coding(files: Files) -> None:
     files["components/coding/gates/bfcl/bfcl-eval.json"] = files[TALLIES]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="hole: verify/evidence.py EvidenceRecords.take puts every gate record at "
-    "supplementary[component][upstream] whatever the pin set runs, the later by name replacing "
-    "the gate's own tallies (tasks.json after bfcl-eval.json); _gate_records_unpinned finds "
-    "them, but the replay still reads them: the verdict's diagnostics show the forged figures "
-    "(a gate beside coding that never ran, or the other reader's tallies instead of bfcl's), "
-    "upstream_checkout judges the forged tallies, and the genuine bfcl-eval.json is blamed",
-)
 @pytest.mark.parametrize(
     "edit", [_tasks_at_the_gates_place, _tallies_beside_coding], ids=["tasks.json", "coding"]
 )
@@ -371,12 +365,6 @@ def test_the_gate_list_in_another_order_decides_as_seed_000s(
     assert {g.id: g.status for g in reordered.gates} == {g.id: g.status for g in ordered.gates}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="hole (report): verify/forensics.py _gates lists every entry of a kind a gate reads, "
-    "wherever it stands, so a misplaced second transport log (never read) is shown as the "
-    "evidence of model_identity, local_endpoint, ... beside the one the gates read",
-)
 def test_the_forensic_gate_view_lists_only_the_entries_the_gates_read(
     smoke: tuple[Path, PinSetSource], tmp_path: Path
 ) -> None:
@@ -467,13 +455,6 @@ def test_an_environment_record_under_a_record_media_type_is_misplaced(
     assert any(e == ENV for e, _ in _findings(verdict, "misplaced_evidence"))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="hole: verify/_consistency.py _environments reads environment.json with json.loads, "
-    "which takes the last of repeated keys and accepts NaN: a record that means two things "
-    "(the unpinned value first, the pinned one last) passes, unlike every record and harness "
-    "output, which are read by a strict loader",
-)
 @pytest.mark.parametrize(
     "change",
     [
@@ -501,12 +482,6 @@ def test_an_environment_record_that_means_two_things_is_refused(
     assert any(e == ENV for e, _ in _findings(verdict, "record_disagrees"))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="hole (the same root cause, older code): verify/_consistency.py reads "
-    "upstreams/<name>/checkout.json with json.loads too, so a dirty checkout's porcelain "
-    "followed by an empty one reads as clean",
-)
 def test_a_checkout_record_that_means_two_things_is_refused(
     smoke: tuple[Path, PinSetSource], tmp_path: Path
 ) -> None:
@@ -521,13 +496,6 @@ def test_a_checkout_record_that_means_two_things_is_refused(
     assert any(f.entry == name for f in verdict.integrity.findings)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="hole: an environment record no check reads (the pin set gives its harness no "
-    "requirements and no env, or the upstream runs no harness) is neither read nor listed as "
-    "unread: the 'harness environment' role is read=True in bundle_schema/roles.py, but "
-    "verify/_consistency.py _environments reads it only for a harness with requirements or env",
-)
 @pytest.mark.parametrize("pinned", [True, False], ids=["infermark's, added", "under the demo"])
 def test_an_environment_record_no_check_reads_is_listed_as_unread(
     smoke: tuple[Path, PinSetSource], tmp_path: Path, pinned: bool
@@ -598,13 +566,6 @@ def test_a_pin_set_never_pins_a_secret_or_a_runner_variable(name: str) -> None:
         pin_set_model(data, "x.toml")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="hole (runner, defence in depth): the runner variables are refused only by the CLI's "
-    "--env parser (audit/cli/recording.py _variables); run_qualification takes "
-    "RunRequest.harness_env={'HOME': ...} and audit/run.py _environment spreads it after the "
-    "sandbox's own PATH/HOME/PYTHONDONTWRITEBYTECODE, so they are silently replaced",
-)
 def test_the_runner_refuses_a_runner_variable_whoever_gives_it(
     tmp_path: Path, mirrors: dict[str, Path]
 ) -> None:
