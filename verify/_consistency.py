@@ -899,17 +899,19 @@ def _unknown_upstreams(evidence: Gx10Evidence, names: Collection[str]) -> list[F
 
 
 def _completed_by(upstream: str, evidence: Gx10Evidence, pins: PinSetSource) -> list[str]:
-    """The components a harness completed: the ones it is the upstream of, and those it gates
-    where its gate passed (a gate that did not run is upstream_checkout's)."""
+    """The components a harness completed, or partly completed (a partial one is scored too,
+    so it is held to the same pins): the ones it is the upstream of, and those it gates where
+    its gate passed (a gate that did not run is upstream_checkout's). A partial one is named
+    ``<component> (partial)``."""
     return [
-        c
+        c if result.status == "COMPLETED" else f"{c} (partial)"
         for c, u in pins.pins.component_upstreams.items()
         if (
             u == upstream
             or (upstream in pins.pins.gates_of(c) and upstream in evidence.supplementary.get(c, {}))
         )
         and (result := evidence.results.get(c)) is not None
-        and result.status == "COMPLETED"
+        and result.status in ("COMPLETED", "PARTIAL")
     ]
 
 

@@ -514,12 +514,11 @@ def test_an_environment_record_no_check_reads_is_listed_as_unread(
     assert name in verdict.unread, verdict.unread
 
 
-def test_a_partial_component_with_another_variable_is_never_qualified(
+def test_a_partial_component_is_held_to_its_pinned_variables_too(
     smoke: tuple[Path, PinSetSource], tmp_path: Path
 ) -> None:
-    """_completed_by counts only COMPLETED results, so a PARTIAL coding run with another value
-    of the pinned variable has no environment finding; a PARTIAL component is scored but is
-    INCOMPLETE, never QUALIFIED or rankable (ADR 0033: judged by its status)."""
+    """A PARTIAL component is scored (its score stays visible), so it is held to its harness's
+    pinned environment as a completed one is; and it is never QUALIFIED or rankable."""
 
     def partial(files: Files) -> None:
         name = "components/coding/result.json"
@@ -529,9 +528,10 @@ def test_a_partial_component_with_another_variable_is_never_qualified(
         _env_edit(_with_variables('{"SPARK_NOTE":"something else"}'))(files)
 
     verdict = _forged(smoke, tmp_path, partial)
-    assert (verdict.outcome, verdict.result_validity) == ("INFRA_ERROR", "INCOMPLETE")
-    assert not verdict.rankable and verdict.claims.match
-    assert not any(f.entry == ENV for f in verdict.integrity.findings)
+    assert verdict.outcome == "INFRA_ERROR" and not verdict.rankable
+    (finding,) = (f for f in verdict.integrity.findings if f.entry == ENV)
+    assert finding.code == "record_disagrees"
+    assert "coding (partial) completed by sparkbench, which ran with SPARK_NOTE" in finding.message
 
 
 @pytest.mark.parametrize(
