@@ -21,7 +21,7 @@ from typing import Any
 
 from bundle_schema import canonical_bytes
 from bundle_schema.errors import InvalidInput
-from pins import SECRET_NAME
+from pins import SECRET_NAME, URL_CREDENTIALS
 
 __all__ = [
     "ENVIRONMENT_MEDIA_TYPE",
@@ -73,7 +73,12 @@ class Environment:
 
 
 def _redacted(variables: Mapping[str, str]) -> dict[str, str]:
-    return {k: ("[redacted]" if SECRET_NAME.search(k) else v) for k, v in variables.items()}
+    """Secrets out of the record: the value of a secret's name, and a URL's credentials in
+    any value (``HTTPS_PROXY=http://user:password@host``)."""
+    return {
+        k: "[redacted]" if SECRET_NAME.search(k) else URL_CREDENTIALS.sub(r"\1[redacted]@", v)
+        for k, v in variables.items()
+    }
 
 
 def describe_python(

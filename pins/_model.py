@@ -116,6 +116,9 @@ def missing_requirements(requirements: Sequence[str], distributions: Sequence[st
 SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH)", re.IGNORECASE)
 """An environment variable whose name says it holds a secret: redacted in every environment
 record, and never pinned."""
+URL_CREDENTIALS = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/@\s]*@")
+"""A URL's user information (``scheme://user:password@``): a credential whatever the name,
+redacted in every environment record, and never pinned."""
 RUNNER_VARIABLES = frozenset({"PATH", "HOME", "PYTHONDONTWRITEBYTECODE"})
 """The variables the runner sets for every harness itself (the sandbox's own)."""
 EnvName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")]
@@ -161,7 +164,7 @@ class Harness(_Frozen):
     @field_validator("env")
     @classmethod
     def _no_secret_or_runner_variable(cls, env: dict[str, str]) -> dict[str, str]:
-        for name in env:
+        for name, value in env.items():
             if SECRET_NAME.search(name):
                 raise ValueError(
                     f"{name} names a secret: a secret is never pinned (environment records "
@@ -169,6 +172,11 @@ class Harness(_Frozen):
                 )
             if name in RUNNER_VARIABLES:
                 raise ValueError(f"{name} is set by the runner for every harness")
+            if URL_CREDENTIALS.search(value):
+                raise ValueError(
+                    f"{name} holds a URL with credentials: a secret is never pinned (environment "
+                    "records redact it); give it to audit run --env NAME=VALUE"
+                )
         return env
 
 

@@ -67,10 +67,15 @@ def test_requirement_names_compare_as_pep_503_does() -> None:
 
 
 def test_the_interpreter_is_asked_and_secrets_are_redacted() -> None:
-    env = describe_python("x", sys.executable, {"HF_TOKEN": "hf_123", "LANG": "C.UTF-8"})
+    given = {"HF_TOKEN": "hf_123", "LANG": "C.UTF-8", "HTTPS_PROXY": "http://u:pw@proxy:3128",
+             "NOTE": "a@b http://host/a@b"}  # fmt: skip
+    env = describe_python("x", sys.executable, given)
     assert PYDANTIC in env.distributions
     recorded = json.loads(env.evidence())
-    assert recorded["variables"] == {"HF_TOKEN": "[redacted]", "LANG": "C.UTF-8"}
+    assert recorded["variables"] == {
+        "HF_TOKEN": "[redacted]", "LANG": "C.UTF-8", "HTTPS_PROXY": "http://[redacted]@proxy:3128",
+        "NOTE": "a@b http://host/a@b",
+    }  # fmt: skip
     assert recorded["upstream"] == "x" and recorded["python_version"] == sys.version
     with pytest.raises(EnvironmentUnavailable, match="does not run"):
         describe_python("x", "/nonexistent/python", {})
@@ -132,15 +137,17 @@ def _pinned_env(env: dict[str, str]) -> PinSetSource:
 
 @pytest.mark.parametrize(
     ("name", "why"),
-    [("HF_TOKEN", "names a secret"), ("api_key", "names a secret"), ("PATH", "set by the runner")],
-)
+    [("HF_TOKEN", "names a secret"), ("api_key", "names a secret"), ("PATH", "set by the runner"),
+     ("PROXY=http://u:p@host", "a URL with credentials")],
+)  # fmt: skip
 def test_a_secret_or_a_runner_variable_is_never_pinned(name: str, why: str) -> None:
+    name, _, value = name.partition("=")
     with pytest.raises(InvalidInput, match=rf"^x\.toml: harnesses\.sparkbench\.env: .*{why}"):
         pin_set_model(
             {**copy.deepcopy(dict(load_builtin(DEMO).data)),
              "harnesses": {**load_builtin(DEMO).data["harnesses"],
                            "sparkbench": {**load_builtin(DEMO).data["harnesses"]["sparkbench"],
-                                          "env": {name: "x"}}}},
+                                          "env": {name: value or "x"}}}},
             "x.toml",
         )  # fmt: skip
 
