@@ -310,6 +310,7 @@ def _rejudge(args: argparse.Namespace, out: Console, err: Console) -> int:
     if args.json:
         print_json(RejudgeReport(
             schema_version=1, pin_set=PinSetRef(id=pins.id, digest=pins.digest),
+            before=None if was is None else PinSetRef(id=was.id, digest=was.digest),
             bundles=len(archive.bundles), changed=tuple(changed), copies=tuple(copies),
             notes=tuple(archive.notes),
             refused=tuple(RefusedBundle(bundle=s, reason=r) for s, r in archive.refused),

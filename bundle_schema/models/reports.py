@@ -186,6 +186,9 @@ class RejudgeReport(_Model):
     schema_version: SchemaVersion
     pin_set: PinSetRef
     """The pin set the archive was judged under again."""
+    before: PinSetRef | None = None
+    """The pin set the runs were judged by before (``--before``); null: the one each bundle
+    names."""
     bundles: Count
     """Distinct bundles judged (a directory and its tar are one)."""
     changed: tuple[RejudgedRun, ...]

@@ -16,11 +16,13 @@ from audit import pack
 from audit.cli import main
 from bundle_schema import canonical_bytes, digest_of
 from bundle_schema.layout import content_digest
+from pins import parse_pin_set
 from tests.conftest import DEPLOYMENT_PINS
 from verify import open_source, parse_manifest
 from verify.ranking import contents_key
 
 FULL = "gx10-full-qualified"
+DEPLOYMENT = parse_pin_set(DEPLOYMENT_PINS.read_bytes(), str(DEPLOYMENT_PINS))
 SMOKE = "gx10-smoke"
 FULL_RUN = "gx10-v5-full-20261102T100000Z-01"
 SMOKE_RUN = "gx10-v5-smoke-20261106T100000Z-01"
@@ -276,6 +278,7 @@ def test_rejudge_takes_the_pin_set_a_deployment_judged_by_until_now(
     report = json.loads(capsys.readouterr().out)
     assert code == 0
     assert report["refused"] == []
+    assert report["before"] == {"id": DEPLOYMENT.id, "digest": DEPLOYMENT.digest}
     (changed,) = report["changed"]
     assert changed["run_id"] == FULL_RUN
     assert any("aggregate" in r and "under 90" in r for r in changed["reasons"]), changed
