@@ -20,17 +20,21 @@ The last two tell a body's cost from an idle gap's: a completion is both.
 ``--baseline DIR`` runs a second observer from another source tree (e.g. ``git worktree add DIR
 <commit>``) beside this one, and each request goes to the engine, through the baseline and through
 this observer in turn (the order rotating): a before/after comparison under the same load.
+``--floor`` adds, the same way, a proxy that only copies bytes between the two sockets (asyncio
+protocols, callbacks only: no parsing, no task, no record): the least a proxy on Python's asyncio
+adds on this machine, against which the observer's own work is what it adds above it.
 
 Target (issue 17): p50 of the added latency < 0.5 ms per request. The engine's own jitter is in
 every pair; the p50 of the differences is robust to it, the p90 is not.
 
 Run: .venv/bin/python -m benchmarks.observer_real [--python .venv-live/bin/python] [--pairs N]
-[--baseline DIR]
+[--baseline DIR] [--floor]
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import contextlib
 import http.client
 import json
@@ -89,11 +93,13 @@ def llama_server(python: Path, model: Path) -> Iterator[str]:
 
 
 @contextlib.contextmanager
-def observer_process(upstream: str, tree: Path = REPO) -> Iterator[int]:
-    """The observer of the source tree ``tree`` in a process of its own in front of
-    ``upstream``; yields its port."""
+def observer_process(
+    upstream: str, tree: Path = REPO, serve: str = "--serve-observer"
+) -> Iterator[int]:
+    """The observer of the source tree ``tree`` (``serve="--serve-floor"``: the byte-copying
+    proxy) in a process of its own in front of ``upstream``; yields its port."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "benchmarks.observer_real", "--serve-observer", upstream],
+        [sys.executable, "-m", "benchmarks.observer_real", serve, upstream],
         cwd=tree, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
     )  # fmt: skip
     assert process.stdin is not None and process.stdout is not None
@@ -115,6 +121,56 @@ def _serve_observer(upstream: str) -> int:
     failed = [e.id for e in exchanges if e.error or e.status != 200]
     if failed:
         print(f"observer: {len(failed)} exchanges failed: {failed[:10]}", file=sys.stderr)
+    return 0
+
+
+class _Copied(asyncio.Protocol):
+    """One side of the byte-copying proxy: what arrives is written to the other side."""
+
+    def __init__(self, other: _Copied | None = None) -> None:
+        self.other = other
+        self.transport: asyncio.Transport | None = None
+        self.pending: list[bytes] = []
+        self.connecting: asyncio.Task[None] | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        other = self.other
+        if other is None or other.transport is None:
+            self.pending.append(data)
+        else:
+            other.transport.write(data)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self.other is not None and self.other.transport is not None:
+            self.other.transport.close()
+
+
+def _serve_floor(upstream: str) -> int:
+    host, port = upstream.removeprefix("http://").rsplit(":", 1)
+
+    async def serve() -> None:
+        loop = asyncio.get_running_loop()
+
+        def harness() -> _Copied:
+            side = _Copied()
+
+            async def connect() -> None:
+                _, side.other = await loop.create_connection(lambda: _Copied(side), host, int(port))
+                for data in side.pending:
+                    side.other.transport.write(data)  # type: ignore[union-attr]
+
+            side.connecting = loop.create_task(connect())
+            return side
+
+        server = await loop.create_server(harness, "127.0.0.1", 0)
+        print(server.sockets[0].getsockname()[1], flush=True)
+        await loop.run_in_executor(None, sys.stdin.read)
+
+    asyncio.run(serve())
     return 0
 
 
@@ -198,10 +254,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--baseline", type=Path, metavar="DIR", help="also measure the observer of this tree"
     )
+    parser.add_argument(
+        "--floor", action="store_true", help="also measure a proxy that only copies bytes"
+    )
     parser.add_argument("--serve-observer", metavar="UPSTREAM", help=argparse.SUPPRESS)
+    parser.add_argument("--serve-floor", metavar="UPSTREAM", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.serve_observer:
         return _serve_observer(args.serve_observer)
+    if args.serve_floor:
+        return _serve_floor(args.serve_floor)
     python = args.python or Path(
         os.environ.get("EVIDENCE_AUDIT_LIVE_PYTHON", REPO / ".venv-live" / "bin" / "python")
     )
@@ -221,8 +283,13 @@ def main(argv: list[str] | None = None) -> int:
     with contextlib.ExitStack() as stack:
         url = stack.enter_context(llama_server(python, model))
         ports = [int(url.rsplit(":", 1)[1]), stack.enter_context(observer_process(url))]
+        others = []
         if args.baseline is not None:
             ports.append(stack.enter_context(observer_process(url, args.baseline.resolve())))
+            others.append("baseline")
+        if args.floor:
+            ports.append(stack.enter_context(observer_process(url, serve="--serve-floor")))
+            others.append("floor")
         connections = [http.client.HTTPConnection("127.0.0.1", port) for port in ports]
         rows = []
         for name, request in kinds:
@@ -232,9 +299,9 @@ def main(argv: list[str] | None = None) -> int:
             connection.close()
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(f"{args.pairs} rounds per kind; added = through an observer minus direct, per round (ms)")
-    baseline = " | baseline added p50 | baseline added p90" if args.baseline else ""
-    print(f"| request | direct p50 | observed p50 | added p50 | added p90{baseline} | target |")
-    print("| --- " * (7 if args.baseline else 5) + "| --- |")
+    extra = "".join(f" | {name} added p50 | {name} added p90" for name in others)
+    print(f"| request | direct p50 | observed p50 | added p50 | added p90{extra} | target |")
+    print("| --- " * (5 + 2 * len(others)) + "| --- |")
     for name, (straight, *observers) in rows:
         cells = [statistics.median(straight), statistics.median(observers[0])]
         for observed in observers:
