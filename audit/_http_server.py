@@ -536,8 +536,8 @@ class HarnessConnection(asyncio.Protocol):
         self._ensure_open()
         self._answered = True
         self._chunked_reply = self._version == 1 and not self._head_only
-        if not self._chunked_reply:
-            self._keep_alive = False
+        if not self._chunked_reply and not self._head_only:
+            self._keep_alive = False  # the body ends with the connection
         framing = b"Transfer-Encoding: chunked\r\n" if self._chunked_reply else b""
         self._write(self._head(status, fields, framing))
 

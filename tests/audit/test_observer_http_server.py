@@ -378,3 +378,26 @@ def test_the_observer_stops_with_harness_connections_still_open() -> None:
         assert _closed(partial)
         idle.close()
         partial.close()
+
+
+def test_a_head_request_to_a_stream_gets_its_head_and_keeps_the_connection() -> None:
+    from tests.audit.test_observer import _OK, JSON, _scripted  # noqa: PLC0415 - its endpoint
+
+    stream = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n"
+    ok = _OK + b"Content-Length: %d\r\n\r\n" % len(JSON) + JSON
+    with _scripted([stream + b"\r\n"], [ok]) as endpoint, observe(endpoint.url) as observer:
+        with _connect(observer) as client:
+            client.sendall(b"HEAD /v1/chat/completions HTTP/1.1\r\nHost: h\r\n\r\n")
+            data = b""
+            while b"\r\n\r\n" not in data:
+                data += client.recv(65536)
+            head, _, rest = data.partition(b"\r\n\r\n")
+            assert head.startswith(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream")
+            assert b"transfer-encoding" not in head.lower()
+            assert rest == b""
+            client.sendall(_request())
+            ((second, body),) = _replies(client)
+        exchanges = observer.wait_for(2)
+    assert (second.startswith(b"HTTP/1.1 200 OK"), body) == (True, JSON)
+    assert [e.method for e in exchanges] == ["HEAD", "GET"]
+    assert [arrived.connection for arrived in endpoint.requests] == [0, 0]
