@@ -25,6 +25,8 @@ import time
 from collections.abc import Awaitable, Callable
 from http import HTTPStatus
 
+from bundle_schema.errors import InvalidInput
+
 __all__ = ["MAX_BODY", "MAX_FIELDS", "MAX_LINE", "HarnessConnection", "Harnesses", "Request"]
 
 MAX_LINE = 8190
@@ -66,7 +68,7 @@ _PERCENT = re.compile(r"(?:%[0-9A-Fa-f]{2})+")
 _BARE_LF = re.compile(rb"(?:^|[^\r])\n")
 
 
-class BadRequest(Exception):
+class BadRequest(InvalidInput):
     """A request the server does not take: the status it answers and why."""
 
     def __init__(self, status: int, reason: str) -> None:

@@ -19,6 +19,8 @@
     │   │                        range, or not of the object first read (a tar at a URL)
     │   ├── _Retry               verify._remote: a request that failed in a way worth another
     │   │                        try (a connection, a time-out, a server error)
+    │   ├── BadRequest           audit._http_server: a harness's request the observer does not
+    │   │                        take; answered with its 4xx/5xx status, never recorded
     │   └── _RefusedError        bundle_schema.canonical: inside the JSON parser (a ValueError
     │                            too, for the parser's hooks); becomes
     │                            MalformedJSON before it leaves the module

@@ -149,7 +149,7 @@ def _variables(items: list[str]) -> dict[str, str]:
 
 
 def _run_command(args: argparse.Namespace, out: Console, err: Console) -> int:
-    from audit.progress import LiveProgress  # noqa: PLC0415 - aiohttp loads only for a run
+    from audit.progress import LiveProgress  # noqa: PLC0415 - the runner loads only for a run
     from audit.run import RunRequest, default_policy, run_qualification  # noqa: PLC0415
 
     pins = pin_set(args.pins)
