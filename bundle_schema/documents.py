@@ -245,13 +245,14 @@ other field.
 """
 
 
-MODEL_FIRST: frozenset[str] = frozenset({"transport-exchange", "socket-ledger-entry"})
+MODEL_FIRST: frozenset[str] = frozenset({"transport-exchange", "socket-ledger-entry", "manifest"})
 """Kinds whose valid documents the model alone accepts (ADR 0012): the JSON Lines records that
 can hold a million lines or a gigabyte, where jsonschema cost about 50 us a line (far more on a
-streamed exchange). The model is at least as strict as the committed schema on these kinds (a
-hypothesis test: no document the model accepts does the schema refuse), so a document the model
-accepts is one both accept; a document it refuses goes through the schema and then the model,
-as every other kind does, so that the finding names the same fault as before.
+streamed exchange), and the manifest, read first for every bundle of an archive (jsonschema cost
+about 0.3 ms of a small bundle's 1 ms). The model is at least as strict as the committed schema
+on these kinds (hypothesis tests: no document the model accepts does the schema refuse), so a
+document the model accepts is one both accept; a document it refuses goes through the schema and
+then the model, as every other kind does, so that the finding names the same fault as before.
 """
 
 

@@ -14,6 +14,7 @@ document the model accepts. Each is sound only if:
 from __future__ import annotations
 
 import contextlib
+import copy
 import json
 from typing import Any
 
@@ -227,8 +228,8 @@ def _check_model_first(kind_name: str, value: dict[str, Any]) -> None:
     assert before == ("model", after), value
 
 
-def test_the_model_goes_first_for_the_two_huge_records_only() -> None:
-    assert {"transport-exchange", "socket-ledger-entry"} == MODEL_FIRST
+def test_the_model_goes_first_for_the_two_huge_records_and_the_manifest_only() -> None:
+    assert {"transport-exchange", "socket-ledger-entry", "manifest"} == MODEL_FIRST
 
 
 @settings(max_examples=3000, deadline=None, derandomize=True)
@@ -252,3 +253,107 @@ def test_the_differential_tests_see_both_sides() -> None:
         with pytest.raises(ValidationError):
             KINDS["socket-ledger-entry"].model.model_validate(bad)
         _check_model_first("socket-ledger-entry", bad)
+
+
+# --- the model alone for the manifest --------------------------------------------------------
+
+_RESULT, _TREE = "components/coding/result.json", "upstreams/s/tree.txt"
+_DIGEST = "sha256:" + "a" * 64
+_VALID_MANIFEST: dict[str, Any] = {
+    "schema_version": 1, "run_id": "run-1", "created_at": "2026-12-01T00:00:00Z",
+    "runner": {"name": "evidence-audit", "version": "1.0"}, "scoring_generation": "gx10-v5",
+    "profile": "smoke", "pin_set": {"id": "p", "digest": _DIGEST},
+    "model": {"runtime_model_id": "m", "digest": _DIGEST, "digest_source": "declared",
+              "engine": None, "endpoint": "http://127.0.0.1:1"},
+    "upstreams": [{"name": "s", "repository": "r", "commit": "a" * 40, "clean": True,
+                   "tree": _TREE}],
+    "components": [{"name": "coding", "result": _RESULT}],
+    "claims": {"outcome": "QUALIFIED", "result_validity": "VALID",
+               "profile_decision": "MEETS_PROFILE", "rankable": False, "aggregate_score": 50.5,
+               "executed_weight": 40, "component_scores": {"coding": 50.5}, "reasons": ["r"]},
+    "evidence": {_RESULT: {"digest": _DIGEST, "size": 1, "media_type": "application/json"},
+                 _TREE: {"digest": _DIGEST, "size": 0, "media_type": "text/plain"}},
+    "content_digest": _DIGEST,
+}  # fmt: skip
+"""A manifest both the model and the committed schema accept."""
+_PLACES = [
+    ("schema_version",),
+    ("run_id",),
+    ("created_at",),
+    ("runner", "name"),
+    ("runner", "version"),
+    ("runner", "extra"),
+    ("scoring_generation",),
+    ("profile",),
+    ("pin_set", "id"),
+    ("pin_set", "digest"),
+    ("model", "runtime_model_id"),
+    ("model", "digest"),
+    ("model", "digest_source"),
+    ("model", "engine"),
+    ("model", "endpoint"),
+    ("model", "x"),
+    ("upstreams", 0, "name"),
+    ("upstreams", 0, "repository"),
+    ("upstreams", 0, "commit"),
+    ("upstreams", 0, "clean"),
+    ("upstreams", 0, "tree"),
+    ("components", 0, "name"),
+    ("components", 0, "result"),
+    ("claims", "outcome"),
+    ("claims", "result_validity"),
+    ("claims", "profile_decision"),
+    ("claims", "rankable"),
+    ("claims", "aggregate_score"),
+    ("claims", "executed_weight"),
+    ("claims", "component_scores"),
+    ("claims", "reasons"),
+    ("claims", "extra"),
+    ("evidence", _RESULT, "digest"),
+    ("evidence", _RESULT, "size"),
+    ("evidence", _RESULT, "media_type"),
+    ("evidence", _RESULT, "extra"),
+    ("content_digest",),
+    ("unexpected",),
+]
+"""Where one value of a manifest is replaced (or added: the ``extra`` places)."""
+_VALUES = odd | st.sampled_from([
+    "sha256:" + "A" * 64, "sha256:" + "a" * 63, "a" * 40 + "\n", "A" * 40, "2026-12-01 00:00:00Z",
+    "2026-12-01T00:00:00.5Z", "a//b", "./a", "a/..", "a" * 257, "Application/json", 100.0001,
+    -0.1, 100, 0, {"coding": None}, {"coding": 101}, {"a\n": 1}, ["x" * 4097], None,
+])  # fmt: skip
+
+
+@st.composite
+def manifest(draw: st.DrawFn) -> dict[str, Any]:
+    """The valid manifest with none, one or two of its values replaced."""
+    value = copy.deepcopy(_VALID_MANIFEST)
+    for _ in range(draw(st.sampled_from([0, 1, 1, 1, 2]))):
+        *path, last = draw(st.sampled_from(_PLACES))
+        node = value
+        for key in path:
+            node = node[key]
+        node[last] = draw(_VALUES)
+    return value
+
+
+@settings(max_examples=3000, deadline=None, derandomize=True)
+@given(manifest())
+def test_the_model_accepts_no_manifest_the_committed_schema_refuses(value: Any) -> None:
+    _check_model_first("manifest", value)
+
+
+def test_the_manifest_differential_test_sees_both_sides(built_examples: dict[str, Any]) -> None:
+    """A real manifest reads by the model alone; one of its fields broken is refused as the
+    schema-then-model path refuses it."""
+    good = json.loads((built_examples["gx10-smoke"] / "manifest.json").read_bytes())
+    assert _validator("manifest").is_valid({**good, "evidence": {}})
+    _check_model_first("manifest", good)
+    for bad in (
+        {**good, "run_id": "a\n"},
+        {**good, "claims": {**good["claims"], "rankable": 1}},
+        {**good, "evidence": {"a": {**next(iter(good["evidence"].values())), "size": -1}}},
+    ):
+        with pytest.raises(ValidationError):
+            KINDS["manifest"].model.model_validate(bad)
+        _check_model_first("manifest", bad)  # fmt: skip
