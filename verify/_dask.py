@@ -38,7 +38,7 @@ from bundle_schema.errors import EvidenceAuditError
 from verify._hashing import BlobCache, Hashed, default_workers, hash_members
 from verify._remote import url_snapshots
 from verify._shell import _blob_files
-from verify._source import Member, open_source
+from verify._source import BundleSource, Member, open_source
 from verify.archive import ArchiveWriter, Judged, Source, judge, refusal_reason, shown
 
 __all__ = ["verify_on_dask"]
@@ -64,7 +64,7 @@ def _list(source: Source, pins: Any) -> _Listed:
         return None, refusal_reason(source, exc), [], None
     files: list[tuple[FileKey, str]] = []
     if bundle.kind != "directory":
-        return digest, None, files, _verify(source, digest, [], pins)
+        return digest, None, files, _verify(source, digest, [], pins, bundle)
     for member in _blob_files(bundle):
         key = BlobCache.key_of(member.file)
         if key is not None:
@@ -78,12 +78,19 @@ def _hash(files: Sequence[tuple[FileKey, str]]) -> list[tuple[FileKey, Hashed]]:
     return [(key, results[file]) for key, file in files]
 
 
-def _verify(source: Source, digest: str, seed: list[tuple[FileKey, Hashed]], pins: Any) -> Judged:
-    """Stage 3 for one bundle, on a worker (within the task's :func:`url_snapshots`)."""
+def _verify(
+    source: Source,
+    digest: str,
+    seed: list[tuple[FileKey, Hashed]],
+    pins: Any,
+    opened: BundleSource | None = None,
+) -> Judged:
+    """Stage 3 for one bundle, on a worker (within the task's :func:`url_snapshots`;
+    ``opened``: the bundle as the task listed it)."""
     cache = BlobCache()
     for key, result in seed:
         cache.know(key, result)
-    judged = judge(source, pins, cache)
+    judged = judge(source, pins, cache, opened=opened)
     if judged.digest is not None and judged.digest != digest:
         reason = f"changed while the archive was verified: listed as {digest}, then {judged.digest}"
         return Judged(judged.source, None, reason.encode(), judged.hashed, judged.reused)

@@ -270,7 +270,7 @@ class Verification:
 
 
 def verify_bundle(
-    path: str | os.PathLike[str],
+    path: str | os.PathLike[str] | BundleSource,
     *,
     expect_digest: str | None = None,
     workers: int | None = None,
@@ -284,7 +284,9 @@ def verify_bundle(
     """Verify a bundle: manifest, every blob, every evidence record, then replay the run.
 
     Args:
-        path: a bundle directory, an uncompressed tar of one, or a tar's URL.
+        path: a bundle directory, an uncompressed tar of one, or a tar's URL; or a bundle
+            already opened (:func:`open_source`: listed and screened under the limits it was
+            opened with), which is then not listed again.
         expect_digest: the bundle digest published for it, if known.
         workers: hashing processes or threads; default: the cores this process may run on.
         progress: makes a progress callback for long work (see :data:`ProgressFactory`).
@@ -372,7 +374,7 @@ def _published_manifest(data: bytes, expect_digest: str | None) -> ParsedManifes
 
 
 def _verify(
-    path: str | os.PathLike[str],
+    path: str | os.PathLike[str] | BundleSource,
     expect_digest: str | None,
     workers: int | None,
     progress: ProgressFactory | None,
@@ -386,7 +388,7 @@ def _verify(
     """Verify; ``bounded``: keep each transport exchange reduced to its facts and only the
     socket ledger's facts (ADR 0012), so that memory does not grow with those records; the
     evidence returned is then not the whole evidence (the verdict is the same)."""
-    source = open_source(path, limits)
+    source = path if isinstance(path, BundleSource) else open_source(path, limits)
     data = source.manifest_bytes(limits)
     files = _blob_files(source)
     known, todo, keys = cache.split(files) if cache is not None else ({}, files, {})

@@ -34,7 +34,7 @@ from bundle_schema.models import PinSetRef, Verdict
 from verify._hashing import BlobCache
 from verify._remote import filesystem, shown_url
 from verify._shell import verify_bundle
-from verify._source import is_url, open_source
+from verify._source import BundleSource, is_url, open_source
 from verify.policy import failed_check
 
 __all__ = [
@@ -44,7 +44,6 @@ __all__ = [
     "entry_of",
     "expand",
     "judge",
-    "manifest_digest",
     "ordered",
     "read_list",
     "refusal_reason",
@@ -167,16 +166,6 @@ def read_list(file: str) -> Iterator[Source]:
             raise InvalidInput(f"{file}: not UTF-8 text; expected one path or URL a line") from None
 
 
-def manifest_digest(source: Source) -> str:
-    """The bundle digest of a source (``sha256:`` of its manifest.json's bytes).
-
-    Raises:
-        EvidenceAuditError: the source cannot be opened or holds no manifest.
-        OSError: a local file cannot be read.
-    """
-    return digest_of(open_source(source).manifest_bytes())
-
-
 def entry_of(verdict: Verdict) -> bytes:
     """A bundle's ``archive-report`` entry, its ``sources`` left empty, as canonical JSON."""
     value = {
@@ -209,12 +198,19 @@ class Judged:
     reused: int = 0
 
 
-def judge(source: Source, pins: Any, cache: BlobCache, workers: int | None = 1) -> Judged:
-    """Verify one source; a refusal (unreadable, hostile, no valid manifest, an unknown pin set)
-    is a result, never raised."""
+def judge(
+    source: Source,
+    pins: Any,
+    cache: BlobCache,
+    workers: int | None = 1,
+    opened: BundleSource | None = None,
+) -> Judged:
+    """Verify one source (``opened``: the bundle already listed, not listed again); a refusal
+    (unreadable, hostile, no valid manifest, an unknown pin set) is a result, never raised."""
     hashed, reused = cache.hashed, cache.reused
     try:
-        verdict = verify_bundle(source, pins=pins, cache=cache, workers=workers).verdict
+        bundle = opened if opened is not None else source
+        verdict = verify_bundle(bundle, pins=pins, cache=cache, workers=workers).verdict
     except (EvidenceAuditError, OSError) as exc:
         reason = refusal_reason(source, exc).encode()
         return Judged(shown(source), None, reason, cache.hashed - hashed, cache.reused - reused)
@@ -407,14 +403,15 @@ def verify_archive(
     cache = cache if cache is not None else BlobCache()
     for source in sources:
         try:
-            digest = manifest_digest(source)
+            bundle = open_source(source)  # listed once: for its digest, then verified
+            digest = digest_of(bundle.manifest_bytes())
         except (EvidenceAuditError, OSError) as exc:
             writer.add(Judged(shown(source), None, refusal_reason(source, exc).encode()))
             continue
         if writer.seen(digest):
             writer.also(shown(source), digest)
             continue
-        writer.add(judge(source, pins, cache))
+        writer.add(judge(source, pins, cache, opened=bundle))
         if progress is not None:
             progress(shown(source))
 
