@@ -62,7 +62,7 @@ class Role:
             ``{component}``/``{upstream}`` place that upstream's entry under it, and places
             of no such segment that share a field fill it in this table's order, by role;
             a JSON Lines record fills it with all its lines. The runner and the verifier
-            both assemble the evidence from this (``verify.EvidenceRecords``).
+            both assemble the evidence from this (``verify.evidence.EvidenceRecords``).
         variant: the ``kind`` the record at this place must name (a direct probe's).
         many: whether the pattern admits many entries (a ``{name}`` or ``**`` in it).
     """
