@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ from bundle_schema.models import (
     PinSetRef,
     RunnerInfo,
 )
+from pins import DEMO, PinSetSource, load_builtin, pin_set_source
 
 COMPONENT_RESULT = "application/vnd.evidence-audit.component-result+json"
 DIGEST = "sha256:" + "ab" * 32
@@ -76,3 +78,28 @@ def seal_arguments(**changes: Any) -> dict[str, Any]:
         ),
     }
     return arguments | changes
+
+
+def sparkbench_pins(**fields: Any) -> PinSetSource:
+    """The demo's pin set with fields of its SparkBench harness block set (``requirements``,
+    ``env``, ``data``, ``command``): a deployment's harness settings on the reference run."""
+    data: dict[str, Any] = copy.deepcopy(dict(load_builtin(DEMO).data))
+    data["harnesses"]["sparkbench"].update(fields)
+    return pin_set_source(data, "test pins")
+
+
+def smoke_run(out: Path, mirrors: Mapping[str, Path], pins: PinSetSource, **changes: Any) -> Path:
+    """`audit run` of the smoke profile under ``pins`` against the reference endpoint, into
+    ``out`` (``changes``: more fields of the request); the bundle's path."""
+    from audit.demo.pipeline import DEMO_DIGEST  # noqa: PLC0415 - loads the runner
+    from audit.demo.reference_endpoint import serve  # noqa: PLC0415
+    from audit.run import RunRequest, run_qualification  # noqa: PLC0415
+
+    with serve() as endpoint:
+        run_qualification(
+            RunRequest(
+                endpoint=endpoint.url, pins=pins, profile="smoke", out=out,
+                model_digest=DEMO_DIGEST, mirrors=mirrors, **changes,
+            )
+        )  # fmt: skip
+    return out

@@ -4,7 +4,6 @@ directory that is not the pinned one; the verifier holds a completed component t
 
 from __future__ import annotations
 
-import copy
 import hashlib
 from pathlib import Path
 from typing import Any
@@ -13,11 +12,10 @@ import pytest
 
 from audit.cli import main
 from audit.demo.pipeline import DEMO_DIGEST
-from audit.demo.reference_endpoint import serve
 from audit.environments import EnvironmentUnavailable, data_listing
-from audit.run import RunRequest, run_qualification
-from pins import DEMO, PinSetSource, load_builtin, pin_set_source
+from pins import DEMO, PinSetSource, load_builtin
 from tests.data.hostile.kit import read_bundle, reseal
+from tests.factories import smoke_run, sparkbench_pins
 from verify import verify_with_evidence
 
 LISTING = "upstreams/sparkbench/data/corpus.jsonl"
@@ -39,22 +37,14 @@ def corpus(tmp_path: Path) -> Path:
 
 
 def _pins(digest: str) -> PinSetSource:
-    data: dict[str, Any] = copy.deepcopy(dict(load_builtin(DEMO).data))
-    harness = data["harnesses"]["sparkbench"]
-    harness["command"] = ["{python}", "-c", CHECK, "{data[corpus]}", *harness["command"][3:]]
-    harness["data"] = {"corpus": digest}
-    return pin_set_source(data, "test pins")
+    command = load_builtin(DEMO).data["harnesses"]["sparkbench"]["command"]
+    return sparkbench_pins(
+        command=["{python}", "-c", CHECK, "{data[corpus]}", *command[3:]], data={"corpus": digest}
+    )
 
 
 def _run(tmp_path: Path, mirrors: dict[str, Path], pins: PinSetSource, **changes: Any) -> Path:
-    out = tmp_path / "bundle"
-    with serve() as endpoint:
-        request = RunRequest(
-            endpoint=endpoint.url, pins=pins, profile="smoke", out=out,
-            model_digest=DEMO_DIGEST, mirrors=mirrors, **changes,
-        )  # fmt: skip
-        run_qualification(request)
-    return out
+    return smoke_run(tmp_path / "bundle", mirrors, pins, **changes)
 
 
 def test_a_listing_is_every_file_with_its_size_and_digest(corpus: Path, tmp_path: Path) -> None:

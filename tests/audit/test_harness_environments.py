@@ -14,10 +14,7 @@ from typing import Any
 
 import pytest
 
-from audit.demo.pipeline import DEMO_DIGEST
-from audit.demo.reference_endpoint import serve
 from audit.environments import EnvironmentUnavailable, describe_python
-from audit.run import RunRequest, run_qualification
 from bundle_schema.errors import InvalidInput
 from pins import (
     DEMO,
@@ -25,9 +22,9 @@ from pins import (
     load_builtin,
     missing_requirements,
     pin_set_model,
-    pin_set_source,
 )
 from tests.data.hostile.kit import read_bundle, reseal
+from tests.factories import smoke_run, sparkbench_pins
 from verify import verify_bundle
 
 PYDANTIC = f"pydantic=={importlib.metadata.version('pydantic')}"
@@ -35,20 +32,11 @@ PYDANTIC = f"pydantic=={importlib.metadata.version('pydantic')}"
 
 
 def _pins(requirements: list[str]) -> PinSetSource:
-    data: dict[str, Any] = copy.deepcopy(dict(load_builtin(DEMO).data))
-    data["harnesses"]["sparkbench"]["requirements"] = requirements
-    return pin_set_source(data, "test pins")
+    return sparkbench_pins(requirements=requirements)
 
 
 def _run(tmp_path: Path, mirrors: dict[str, Path], pins: PinSetSource, **changes: Any) -> Path:
-    out = tmp_path / "bundle"
-    with serve() as endpoint:
-        request = RunRequest(
-            endpoint=endpoint.url, pins=pins, profile="smoke", out=out,
-            model_digest=DEMO_DIGEST, mirrors=mirrors, **changes,
-        )  # fmt: skip
-        run_qualification(request)
-    return out
+    return smoke_run(tmp_path / "bundle", mirrors, pins, **changes)
 
 
 def test_requirements_are_exact_pins() -> None:
@@ -130,9 +118,7 @@ def test_a_completed_component_needs_its_requirements_in_the_recorded_environmen
 
 
 def _pinned_env(env: dict[str, str]) -> PinSetSource:
-    data: dict[str, Any] = copy.deepcopy(dict(load_builtin(DEMO).data))
-    data["harnesses"]["sparkbench"]["env"] = env
-    return pin_set_source(data, "test pins")
+    return sparkbench_pins(env=env)
 
 
 @pytest.mark.parametrize(

@@ -25,15 +25,13 @@ import pytest
 
 from audit.cli import main
 from audit.cli.recording import _variables
-from audit.demo.pipeline import DEMO_DIGEST
-from audit.demo.reference_endpoint import serve
-from audit.run import RunRequest, run_qualification
 from bundle_schema import KINDS, canonical_bytes
 from bundle_schema.errors import InvalidInput
 from bundle_schema.models import BfclShard, Gx10Evidence, TaskTallies, Verdict
 from bundle_schema.roles import place
 from pins import DEMO, PinSetSource, load_builtin, pin_set_model, pin_set_source
 from tests.data.hostile.kit import Files, read_bundle, reseal
+from tests.factories import smoke_run, sparkbench_pins
 from tests.gate_kit import gate_mirror, gated_run, resealed
 from tests.paths import DATA
 from verify import verify_bundle
@@ -58,20 +56,7 @@ def _media(kind: str) -> str:
 
 
 def _env_pins(env: dict[str, str]) -> PinSetSource:
-    data: dict[str, Any] = copy.deepcopy(dict(load_builtin(DEMO).data))
-    data["harnesses"]["sparkbench"]["env"] = env
-    return pin_set_source(data, "test pins")
-
-
-def _smoke_run(out: Path, mirrors: dict[str, Path], pins: PinSetSource, **changes: Any) -> Path:
-    with serve() as endpoint:
-        run_qualification(
-            RunRequest(
-                endpoint=endpoint.url, pins=pins, profile="smoke", out=out,
-                model_digest=DEMO_DIGEST, mirrors=mirrors, **changes,
-            )
-        )  # fmt: skip
-    return out
+    return sparkbench_pins(env=env)
 
 
 @pytest.fixture(scope="module")
@@ -80,7 +65,7 @@ def smoke(
 ) -> tuple[Path, PinSetSource]:
     """An honest smoke run whose SparkBench harness has a pinned variable: QUALIFIED."""
     pins = _env_pins(PINNED)
-    bundle = _smoke_run(tmp_path_factory.mktemp("smoke") / "bundle", mirrors, pins)
+    bundle = smoke_run(tmp_path_factory.mktemp("smoke") / "bundle", mirrors, pins)
     verdict = verify_bundle(bundle, pins=pins).verdict
     assert (verdict.outcome, verdict.integrity.status) == ("QUALIFIED", "ok"), verdict.reasons
     return bundle, pins
@@ -573,7 +558,7 @@ def test_the_runner_refuses_a_runner_variable_whoever_gives_it(
     elsewhere = tmp_path / "home"
     elsewhere.mkdir()
     with pytest.raises(InvalidInput, match="HOME"):
-        _smoke_run(tmp_path / "bundle", mirrors, pins, harness_env={"HOME": str(elsewhere)})
+        smoke_run(tmp_path / "bundle", mirrors, pins, harness_env={"HOME": str(elsewhere)})
 
 
 def test_a_pinned_variable_given_another_value_is_refused_before_the_run(
@@ -581,7 +566,7 @@ def test_a_pinned_variable_given_another_value_is_refused_before_the_run(
 ) -> None:
     pins = _env_pins(PINNED)
     with pytest.raises(InvalidInput, match="--env SPARK_NOTE: the pin set pins it"):
-        _smoke_run(tmp_path / "bundle", mirrors, pins, harness_env={"SPARK_NOTE": "other"})
+        smoke_run(tmp_path / "bundle", mirrors, pins, harness_env={"SPARK_NOTE": "other"})
     assert not (tmp_path / "bundle").exists()
 
 
