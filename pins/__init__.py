@@ -16,6 +16,7 @@ from pins._loader import (
 )
 from pins._model import (
     COMPONENTS,
+    ENV_NAME,
     GATE_PARSERS,
     RUNNER_VARIABLES,
     SECRET_NAME,
@@ -35,6 +36,7 @@ __all__ = [
     "COMPONENTS",
     "CURRENT",
     "DEMO",
+    "ENV_NAME",
     "GATE_PARSERS",
     "PROBE_CONTRACTS",
     "RUNNER_VARIABLES",

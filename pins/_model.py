@@ -121,7 +121,9 @@ URL_CREDENTIALS = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/@\s]*@")
 redacted in every environment record, and never pinned."""
 RUNNER_VARIABLES = frozenset({"PATH", "HOME", "PYTHONDONTWRITEBYTECODE"})
 """The variables the runner sets for every harness itself (the sandbox's own)."""
-EnvName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")]
+ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
+"""An environment variable's name, as a pin set and ``audit run --env`` take it."""
+EnvName = Annotated[str, StringConstraints(pattern=ENV_NAME.pattern)]
 EnvValue = Annotated[str, StringConstraints(max_length=4096, pattern=r"^[^\x00]*$")]
 
 DataName = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9_-]{0,63}$")]

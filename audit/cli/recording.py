@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import re
 from pathlib import Path
 from typing import get_args
 
@@ -21,7 +20,7 @@ from audit.cli._common import (
 )
 from bundle_schema.errors import EXIT_CHECK_FAILED, EXIT_OK, InvalidInput
 from bundle_schema.models import ReasoningPolicy, RunConfig, RunResult
-from pins import RUNNER_VARIABLES
+from pins import ENV_NAME, RUNNER_VARIABLES
 
 __all__ = ["register"]
 
@@ -138,7 +137,7 @@ def _variables(items: list[str]) -> dict[str, str]:
     variables: dict[str, str] = {}
     for item in items:
         name, sep, value = item.partition("=")
-        if not sep or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,127}", name) or "\0" in value:
+        if not sep or not ENV_NAME.fullmatch(name) or "\0" in value:
             raise InvalidInput(f"--env {item!r}: expected NAME=VALUE")
         if name in variables:
             raise InvalidInput(f"--env {name}: given twice")
