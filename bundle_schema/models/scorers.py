@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field, StrictBool, StrictFloat, StrictInt, StringConstraints
+from pydantic import AfterValidator, Field, StrictBool, StrictFloat, StrictInt, StringConstraints
 
 from bundle_schema.models._common import (
     Count,
@@ -16,6 +16,7 @@ from bundle_schema.models._common import (
     Score,
     Text,
     _Model,
+    python_pattern,
 )
 from bundle_schema.models.records import SubsetName, Tally
 
@@ -309,7 +310,10 @@ LmspeedCategory = Literal[
     "instruction_following",
 ]
 Slug = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9_.-]{0,63}$")]
-IsoDate = Annotated[str, StringConstraints(pattern=r"^\d{4}-\d{2}-\d{2}$")]
+_ISO_DATE = r"^\d{4}-\d{2}-\d{2}$"
+IsoDate = Annotated[
+    str, StringConstraints(pattern=_ISO_DATE), AfterValidator(python_pattern(_ISO_DATE))
+]
 EvidenceSource = Literal["verified", "official", "reported", "self_reported"]
 
 

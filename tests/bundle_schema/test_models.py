@@ -11,6 +11,7 @@ from pydantic import BaseModel, ValidationError
 
 from audit.cli import main
 from bundle_schema import KINDS, canonical_bytes, generate_schemas, parse_document
+from bundle_schema.documents import _validator
 from bundle_schema.errors import SchemaViolation, UnknownSchemaVersion
 from bundle_schema.models import (
     Body,
@@ -232,3 +233,21 @@ def test_the_models_take_schema_version_1_as_strictly_as_the_schema(version: obj
     with pytest.raises(ValidationError, match="expected the integer"):
         TransportExchange.model_validate(exchange)
     assert TransportExchange.model_validate({**exchange, "schema_version": 1}).schema_version == 1
+
+
+@pytest.mark.parametrize(
+    ("digit", "valid"), [("\U00010d40", False), ("\u0660", True)], ids=["garay", "arabic-indic"]
+)
+def test_a_timestamp_takes_the_digits_the_committed_schema_takes(digit: str, valid: bool) -> None:
+    """pydantic matches a pattern with the Rust regex crate, whose digit class holds the digits
+    of a newer Unicode than Python's ``re`` (Garay, Unicode 16); the committed schema's
+    jsonschema matches with Python's. The kinds the model alone validates (ADR 0012) must take
+    no timestamp the schema refuses: both take the same digits."""
+    stamp = f"2026-11-01T00:00:0{digit}Z"
+    result = {"schema_version": 1, "component": "coding", "status": "COMPLETED", "ended_at": stamp}
+    assert _validator("component-result").is_valid(result) is valid
+    if valid:
+        assert ComponentResult.model_validate(result).ended_at == stamp
+    else:
+        with pytest.raises(ValidationError, match="should match pattern"):
+            ComponentResult.model_validate(result)
