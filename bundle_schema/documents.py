@@ -6,6 +6,9 @@ A document is loaded in four steps, each failing with a located message:
 2. ``schema_version`` present and known (:class:`UnknownSchemaVersion` otherwise);
 3. the committed JSON Schema (2020-12) in ``bundle_schema/json/``, with ``jsonschema``;
 4. the frozen pydantic model.
+
+For the kinds of :data:`MODEL_FIRST` a document the model accepts skips step 3 (the model is
+at least as strict as the schema there); one it refuses takes steps 3 and 4 as above.
 """
 
 from __future__ import annotations
@@ -245,14 +248,42 @@ other field.
 """
 
 
-MODEL_FIRST: frozenset[str] = frozenset({"transport-exchange", "socket-ledger-entry", "manifest"})
-"""Kinds whose valid documents the model alone accepts (ADR 0012): the JSON Lines records that
-can hold a million lines or a gigabyte, where jsonschema cost about 50 us a line (far more on a
-streamed exchange), and the manifest, read first for every bundle of an archive (jsonschema cost
-about 0.3 ms of a small bundle's 1 ms). The model is at least as strict as the committed schema
-on these kinds (hypothesis tests: no document the model accepts does the schema refuse), so a
-document the model accepts is one both accept; a document it refuses goes through the schema and
-then the model, as every other kind does, so that the finding names the same fault as before.
+MODEL_FIRST: frozenset[str] = frozenset(
+    {
+        "manifest",
+        # every evidence record kind a bundle holds (RECORD_MEDIA_TYPES)
+        "transport-exchange",
+        "socket-ledger-entry",
+        "run-config",
+        "direct-probe",
+        "component-result",
+        "quarantine-marker",
+        "spark-quality",
+        "spark-repeat",
+        "hermes-task",
+        "benchlocal-packs",
+        "infermark-streaming",
+        "bfcl-plan",
+        "bfcl-shard",
+        "task-tallies",
+    }
+)
+"""Kinds whose valid documents the model alone accepts (ADR 0012): the manifest and every
+evidence record kind the verifier reads from a bundle (as a record at its role's place, or again
+from a raw harness output). jsonschema costs about 50 us a JSON Lines line (far more on a
+streamed exchange), about 0.25 ms a small manifest and 0.09 ms a small component result, where
+the model takes 2 to 10 us: in an archive of small bundles, a third of the verifier's time.
+
+The model is at least as strict as the committed schema on these kinds: strict scalars (no
+``true`` or ``1.0`` for an integer), ``extra="forbid"``, the Rust regex's ``$`` (Python's also
+matches before a final newline), and a pattern with a digit class also matched as Python's
+``re`` matches it (:func:`bundle_schema.models._common.python_pattern`). Hypothesis tests over
+near-valid documents of each kind check it (tests/verify/test_record_fast_paths.py), so a
+document the model accepts is one both accept; a document it refuses goes through the schema
+and then the model, as every other kind does, so that the finding names the same fault as
+before. A kind joins only with such a test. The other kinds keep the schema first: the
+verifier's own reports, and the scorer inputs ``audit score`` reads from a harness's output
+(lmspeed, quality, capability lines), none of them read from a bundle.
 """
 
 
