@@ -27,6 +27,7 @@ __all__ = [
     "digest_of",
     "join_members",
     "loads_canonical",
+    "loads_canonical_without",
     "loads_strict",
     "parse_canonical",
 ]
@@ -373,3 +374,33 @@ def loads_canonical(data: bytes, where: str) -> Any:
     if value is not _UNDECIDED:
         return value
     return parse_canonical(data, where).value
+
+
+def loads_canonical_without(data: bytes, where: str, key: str) -> tuple[Any, bytes | None]:
+    """Parse JSON bytes that must be their own canonical form, as :func:`loads_canonical`; return
+    the value and, for an object, the canonical encoding of the object less its member ``key``
+    (what a seal over the rest of the document hashes; None for any other value).
+
+    Bytes the whole-document test proves canonical (:func:`_whole_canonical`) are the standard
+    library's encoding of their value and hold no token it writes otherwise than RFC 8785; the
+    object less one member is encoded by the same encoder as the same members, in the same
+    (sorted) order, each followed by what followed it (a comma or the closing brace), so the
+    same holds of it. Other bytes go through :func:`parse_canonical`, whose member encodings
+    give it. A hypothesis test compares both with the ``rfc8785`` package.
+
+    Raises:
+        MalformedJSON: see :func:`loads_strict`.
+        NotCanonical: see :func:`parse_canonical`.
+    """
+    value = _whole_canonical(data)
+    if value is not _UNDECIDED:
+        if type(value) is not dict:
+            return value, None
+        rest = {k: child for k, child in value.items() if k != key}
+        return value, json.dumps(
+            rest, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+        ).encode()
+    document = parse_canonical(data, where)
+    if document.members is None:
+        return document.value, None
+    return document.value, join_members({k: m for k, m in document.members.items() if k != key})

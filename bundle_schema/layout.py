@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from bundle_schema.canonical import canonical_bytes, digest_of, join_members
+from bundle_schema.canonical import canonical_bytes, digest_of
 
 __all__ = [
     "BLOB_DIR",
@@ -25,7 +25,6 @@ __all__ = [
     "blob_path",
     "classify_path",
     "content_digest",
-    "content_digest_of_members",
 ]
 
 MANIFEST = "manifest.json"
@@ -62,10 +61,7 @@ def classify_path(path: str) -> str:
 
 
 def content_digest(manifest: Mapping[str, Any]) -> str:
-    """The seal of a manifest: the digest of its canonical JSON without the seal field."""
+    """The seal of a manifest: the digest of its canonical JSON without the seal field (the
+    verifier takes those bytes from the manifest's own:
+    :func:`~bundle_schema.canonical.loads_canonical_without`)."""
     return digest_of(canonical_bytes({k: v for k, v in manifest.items() if k != SEAL_FIELD}))
-
-
-def content_digest_of_members(members: Mapping[str, bytes]) -> str:
-    """:func:`content_digest` from the manifest's member encodings (no re-encoding)."""
-    return digest_of(join_members({k: v for k, v in members.items() if k != SEAL_FIELD}))

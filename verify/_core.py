@@ -19,7 +19,7 @@ from bundle_schema import (
     loads_canonical,
     validate_document,
 )
-from bundle_schema.canonical import parse_canonical
+from bundle_schema.canonical import loads_canonical_without
 from bundle_schema.documents import DocumentKind
 from bundle_schema.errors import DefectiveBundle, DocumentError, UnknownSchemaVersion
 from bundle_schema.layout import (
@@ -27,7 +27,6 @@ from bundle_schema.layout import (
     MANIFEST,
     SEAL_FIELD,
     classify_path,
-    content_digest_of_members,
 )
 from bundle_schema.models import (
     ComponentResult,
@@ -90,17 +89,16 @@ def parse_manifest(data: bytes) -> ParsedManifest:
         UnknownSchemaVersion: a manifest version this verifier does not read (a refusal).
     """
     try:
-        document = parse_canonical(data, MANIFEST)
-        model = validate_document(kind_of(Manifest), document.value, MANIFEST)
+        value, unsealed = loads_canonical_without(data, MANIFEST, SEAL_FIELD)
+        model = validate_document(kind_of(Manifest), value, MANIFEST)
     except UnknownSchemaVersion:
         raise
     except DocumentError as exc:
         raise DefectiveBundle(str(exc)) from None
-    assert document.members is not None  # noqa: S101 - a valid manifest is an object
-    sealed = content_digest_of_members(document.members)
+    assert unsealed is not None  # noqa: S101 - a valid manifest is an object
     prefix = BLOB_DIR + "/"  # the model has checked every digest against DIGEST_PATTERN
     paths = {name: prefix + entry.digest[7:] for name, entry in model.evidence.items()}
-    return ParsedManifest(data, digest_of(data), document.value, model, sealed, paths)
+    return ParsedManifest(data, digest_of(data), value, model, digest_of(unsealed), paths)
 
 
 def _finding(code: Any, message: str, **where: str | None) -> Finding:

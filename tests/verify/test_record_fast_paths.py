@@ -28,7 +28,13 @@ from jsonschema.exceptions import best_match
 from pydantic import BaseModel, ValidationError
 
 from bundle_schema import KINDS, RECORD_MEDIA_TYPES
-from bundle_schema.canonical import _UNDECIDED, _whole_canonical, loads_canonical, parse_canonical
+from bundle_schema.canonical import (
+    _UNDECIDED,
+    _whole_canonical,
+    loads_canonical,
+    loads_canonical_without,
+    parse_canonical,
+)
 from bundle_schema.documents import (
     MODEL_FIRST,
     _json_path,
@@ -90,6 +96,22 @@ def _check_bytes(data: bytes) -> None:
     assert _outcome(lambda d: loads_canonical(d, "doc"), data) == _outcome(
         lambda d: parse_canonical(d, "doc").value, data
     )
+    _check_without(data)
+
+
+def _check_without(data: bytes) -> None:
+    """``loads_canonical_without`` answers as ``parse_canonical`` does, and gives an object less
+    each of its members (or less a key it lacks) as the ``rfc8785`` package encodes it."""
+    expected = _outcome(lambda d: parse_canonical(d, "doc").value, data)
+    parsed = expected[0] == "value" and json.loads(expected[1])
+    for key in [*parsed, "absent key"] if type(parsed) is dict else ["k"]:
+        assert _outcome(lambda d, k=key: loads_canonical_without(d, "doc", k)[0], data) == expected
+        if expected[0] == "value":
+            rest = loads_canonical_without(data, "doc", key)[1]
+            if type(parsed) is dict:
+                assert rest == rfc8785.dumps({k: v for k, v in parsed.items() if k != key}), data
+            else:
+                assert rest is None
 
 
 @settings(max_examples=3000, deadline=None, derandomize=True)
