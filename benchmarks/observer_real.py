@@ -125,11 +125,35 @@ def _serve_observer(upstream: str) -> int:
 
 
 class _Copied(asyncio.Protocol):
-    """One side of the byte-copying proxy: what arrives is written to the other side."""
+    """The engine's side of the byte-copying proxy: what arrives is written to the harness."""
 
-    def __init__(self, other: _Copied | None = None) -> None:
-        self.other = other
+    def __init__(self, harness: _Harness) -> None:
+        self.harness = harness
         self.transport: asyncio.Transport | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        if self.harness.transport is not None:
+            self.harness.transport.write(data)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self.harness.upstream is self:  # the engine closed it: the next request reconnects
+            self.harness.upstream = None
+
+
+class _Harness(asyncio.Protocol):
+    """The harness's side of the byte-copying proxy: what arrives is written to the engine, over
+    a connection made when the first bytes come and made again when the engine has closed it
+    (as the observer does, so that an engine's idle close does not end the harness's
+    connection)."""
+
+    def __init__(self, address: tuple[str, int]) -> None:
+        self.address = address
+        self.transport: asyncio.Transport | None = None
+        self.upstream: _Copied | None = None
         self.pending: list[bytes] = []
         self.connecting: asyncio.Task[None] | None = None
 
@@ -138,15 +162,25 @@ class _Copied(asyncio.Protocol):
         self.transport = transport
 
     def data_received(self, data: bytes) -> None:
-        other = self.other
-        if other is None or other.transport is None:
-            self.pending.append(data)
-        else:
-            other.transport.write(data)
+        upstream = self.upstream
+        if upstream is not None and upstream.transport is not None and not self.pending:
+            upstream.transport.write(data)
+            return
+        self.pending.append(data)
+        if self.connecting is None:
+            self.connecting = asyncio.get_running_loop().create_task(self._connect())
+
+    async def _connect(self) -> None:
+        loop = asyncio.get_running_loop()
+        _, upstream = await loop.create_connection(lambda: _Copied(self), *self.address)
+        self.upstream, self.connecting = upstream, None
+        pending, self.pending = self.pending, []
+        assert upstream.transport is not None
+        upstream.transport.writelines(pending)
 
     def connection_lost(self, exc: Exception | None) -> None:
-        if self.other is not None and self.other.transport is not None:
-            self.other.transport.close()
+        if self.upstream is not None and self.upstream.transport is not None:
+            self.upstream.transport.close()
 
 
 def _serve_floor(upstream: str) -> int:
@@ -154,19 +188,7 @@ def _serve_floor(upstream: str) -> int:
 
     async def serve() -> None:
         loop = asyncio.get_running_loop()
-
-        def harness() -> _Copied:
-            side = _Copied()
-
-            async def connect() -> None:
-                _, side.other = await loop.create_connection(lambda: _Copied(side), host, int(port))
-                for data in side.pending:
-                    side.other.transport.write(data)  # type: ignore[union-attr]
-
-            side.connecting = loop.create_task(connect())
-            return side
-
-        server = await loop.create_server(harness, "127.0.0.1", 0)
+        server = await loop.create_server(lambda: _Harness((host, int(port))), "127.0.0.1", 0)
         print(server.sockets[0].getsockname()[1], flush=True)
         await loop.run_in_executor(None, sys.stdin.read)
 
