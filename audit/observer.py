@@ -33,6 +33,7 @@ import base64
 import codecs
 import itertools
 import json
+import socket
 import threading
 import time
 from collections.abc import Iterable, Iterator
@@ -149,14 +150,13 @@ def _model_named(text: str) -> str | None:
 
 
 class Observer:
-    """The recording reverse proxy, served on 127.0.0.1 (and a Unix socket if asked) from a
-    thread with its own event loop."""
+    """The recording reverse proxy, served on 127.0.0.1 (and on the listening sockets handed to
+    :meth:`serving`) from a thread with its own event loop."""
 
     def __init__(
         self,
         upstream: str,
         *,
-        unix_path: str | None = None,
         policy: ReasoningSerialization | None = None,
         idle_keepalive: float = IDLE_KEEPALIVE_S,
     ) -> None:
@@ -164,7 +164,6 @@ class Observer:
         if parts.scheme != "http" or not is_loopback(parts.hostname or ""):
             raise InvalidInput(f"--endpoint {upstream}: not an http:// endpoint on loopback")
         self.upstream = f"http://{parts.netloc}"
-        self.unix_path = unix_path
         self.policy = policy
         self.idle_keepalive = idle_keepalive
         self.component: str | None = None
@@ -225,15 +224,36 @@ class Observer:
         asyncio.run_coroutine_threadsafe(self._start(), self._loop).result()
         return self
 
-    async def _start(self) -> None:
-        def connection() -> HarnessConnection:
-            return HarnessConnection(self._handle, self._harnesses)
+    def _harness_connection(self) -> HarnessConnection:
+        return HarnessConnection(self._handle, self._harnesses)
 
-        server = await self._loop.create_server(connection, "127.0.0.1", 0)
+    async def _start(self) -> None:
+        server = await self._loop.create_server(self._harness_connection, "127.0.0.1", 0)
         self._servers.append(server)
         self.port = int(server.sockets[0].getsockname()[1])
-        if self.unix_path is not None:
-            self._servers.append(await self._loop.create_unix_server(connection, self.unix_path))
+
+    @contextmanager
+    def serving(self, listener: socket.socket) -> Iterator[None]:
+        """Accept harnesses' connections on ``listener`` too, until the block ends; then close
+        it (connections accepted stay until they end). The sandbox's listening socket, made in
+        its network namespace: the observer accepts there itself, nothing relays (ADR 0034).
+        """
+
+        async def start() -> asyncio.Server:
+            return await self._loop.create_server(self._harness_connection, sock=listener)
+
+        server = asyncio.run_coroutine_threadsafe(start(), self._loop).result()
+        self._servers.append(server)
+        try:
+            yield
+        finally:
+
+            async def close() -> None:
+                server.close()
+                if server in self._servers:
+                    self._servers.remove(server)
+
+            asyncio.run_coroutine_threadsafe(close(), self._loop).result()
 
     def stop(self) -> None:
         async def close() -> None:
@@ -817,14 +837,11 @@ def _media_type(value: str) -> str:
 def observe(
     upstream: str,
     *,
-    unix_path: str | None = None,
     policy: ReasoningSerialization | None = None,
     idle_keepalive: float = IDLE_KEEPALIVE_S,
 ) -> Iterator[Observer]:
     """Run an observer in front of ``upstream`` for the duration of a ``with`` block."""
-    observer = Observer(
-        upstream, unix_path=unix_path, policy=policy, idle_keepalive=idle_keepalive
-    ).start()
+    observer = Observer(upstream, policy=policy, idle_keepalive=idle_keepalive).start()
     try:
         yield observer
     finally:

@@ -249,7 +249,7 @@ class _Harnesses:
         try:
             result = run_sandboxed(
                 [part.format(**values) for part in harness.command],
-                observer_socket=self.scratch / "observer.sock",
+                serve=self.observer.serving,
                 port=SANDBOX_PORT,
                 cwd=checkout_dir / harness.workdir,
                 scratch=self.scratch,
@@ -592,11 +592,7 @@ def _gather_and_write(
     scratch: Path,
     run_id: str,
 ) -> str:
-    with observe(
-        request.endpoint,
-        unix_path=str(scratch / "observer.sock"),
-        policy=request.policy.serialization,
-    ) as observer:
+    with observe(request.endpoint, policy=request.policy.serialization) as observer:
         if watch is not None:
             watch(observer)
         observer.component = "identity"

@@ -2,23 +2,28 @@
 observer, with every connect() attempt of every process recorded, and its limits enforced.
 
 ``unshare --net`` makes the namespace (``--map-root-user`` when not root); inside it,
-``audit._sandbox_inside`` brings loopback up, forwards a loopback port to the observer's Unix
-socket and runs the command under ``strace -f -e trace=connect``. A non-local address fails at
-once with ENETUNREACH and is recorded. The command's process group is killed when it is silent
+``audit._sandbox_inside`` brings loopback up, listens on the model's loopback port, hands that
+listening socket out to the supervisor (which gives it to the observer, so the observer accepts
+the harness's connections itself: no relay in between) and runs the command under
+``strace -f -e trace=connect``. A non-local address fails at once with ENETUNREACH and is recorded. The command's process group is killed when it is silent
 for longer than its inactivity limit or runs past its total wall (a TIMEOUT). If the namespace
 cannot be made, :class:`SandboxUnavailable` says why: a run never goes on without isolation.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import select
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Literal
@@ -36,6 +41,12 @@ __all__ = [
 ]
 
 _POLL = 0.02
+_HANDOFF_S = 30.0
+"""Seconds the supervisor waits for the namespace's listening socket."""
+
+Serve = Callable[[socket.socket], AbstractContextManager[object]]
+"""Serves harnesses on a listening socket until the block ends (:meth:`Observer.serving
+<audit.observer.Observer.serving>`)."""
 
 
 class SandboxUnavailable(InvalidInput):
@@ -120,7 +131,7 @@ class _Watch:
 def run_sandboxed(
     command: Sequence[str],
     *,
-    observer_socket: Path,
+    serve: Serve | None,
     port: int,
     cwd: Path,
     scratch: Path,
@@ -133,8 +144,10 @@ def run_sandboxed(
 
     Args:
         command: the harness command.
-        observer_socket: the observer's Unix socket, the namespace's only way out.
-        port: the loopback port inside the namespace that leads to the observer.
+        serve: what serves the namespace's listening socket, the only way out of it (the
+            observer's ``serving``); ``None``: nothing does, a connection to the port is
+            refused.
+        port: the loopback port inside the namespace where the observer accepts.
         cwd: the command's working directory.
         scratch: a directory for the raw strace output.
         limits: inactivity and total wall limits.
@@ -147,34 +160,45 @@ def run_sandboxed(
     """
     check_sandbox()
     raw = scratch / f"strace-{component or 'command'}-{first_seq}.txt"
-    inside = [sys.executable, "-m", "audit._sandbox_inside", str(port), str(observer_socket),
+    channel, inside_end = socket.socketpair()
+    inside = [sys.executable, "-m", "audit._sandbox_inside", str(port), str(inside_end.fileno()),
               str(raw), "--", *command]  # fmt: skip
     origin_epoch, started = time.time(), time.monotonic()
     raw.write_text(trace_header(origin_epoch, first_seq, component))  # strace appends (-A)
-    process = subprocess.Popen(
-        _unshare(inside),
-        cwd=cwd,
-        env=dict(env) if env is not None else None,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-    )
+    with channel, inside_end:
+        process = subprocess.Popen(
+            _unshare(inside),
+            cwd=cwd,
+            env=dict(env) if env is not None else None,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+            pass_fds=(inside_end.fileno(),),
+        )
+        inside_end.close()  # the namespace's end: an inside that exits closes the channel
+        listener = _handed_over(channel, process)
     clock = [started, 0.0]  # last output, longest silence so far
     assert process.stdout is not None and process.stderr is not None  # noqa: S101 - PIPE
     watches = [_Watch(process.stdout, clock), _Watch(process.stderr, clock)]
     timeout: Literal["inactivity", "wall"] | None = None
-    while process.poll() is None:
-        now = time.monotonic()
-        if now - clock[0] > limits.inactivity_s:
-            timeout = "inactivity"
-        elif now - started > limits.wall_s:
-            timeout = "wall"
-        if timeout is not None:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
-            break
-        time.sleep(_POLL)
+    with contextlib.ExitStack() as serving:
+        if listener is not None:
+            if serve is None:
+                listener.close()
+            else:
+                serving.enter_context(serve(listener))
+        while process.poll() is None:
+            now = time.monotonic()
+            if now - clock[0] > limits.inactivity_s:
+                timeout = "inactivity"
+            elif now - started > limits.wall_s:
+                timeout = "wall"
+            if timeout is not None:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+                break
+            time.sleep(_POLL)
     ended = time.monotonic()
     for watch in watches:
         watch.join()
@@ -191,3 +215,24 @@ def run_sandboxed(
         trace=trace,
         trace_name=trace_name(first_seq, component),
     )
+
+
+def _handed_over(channel: socket.socket, process: subprocess.Popen[bytes]) -> socket.socket | None:
+    """The listening socket the namespace's inside part sends over ``channel``; ``None`` if it
+    exited (or closed the channel) first, or sent nothing within :data:`_HANDOFF_S` seconds
+    (its stderr says why; a harness that connects is then refused)."""
+    deadline = time.monotonic() + _HANDOFF_S
+    while process.poll() is None and time.monotonic() < deadline:
+        ready, _, _ = select.select([channel], [], [], _POLL)
+        if not ready:
+            continue
+        try:
+            _, fds, _, _ = socket.recv_fds(channel, 64, 1)
+        except OSError:
+            return None
+        if not fds:
+            return None
+        listener = socket.socket(fileno=fds[0])
+        listener.set_inheritable(False)  # never into a later command
+        return listener
+    return None

@@ -61,11 +61,10 @@ def test_the_ledger_joins_interrupted_calls() -> None:
 
 
 def test_the_observer_is_the_only_way_out_and_every_attempt_is_recorded(tmp_path: Path) -> None:
-    socket_path = tmp_path / "observer.sock"
-    with serve() as endpoint, observe(endpoint.url, unix_path=str(socket_path)) as observer:
+    with serve() as endpoint, observe(endpoint.url) as observer:
         observer.component = "hermes"
         result = run_sandboxed(
-            [sys.executable, "-c", HARNESS], observer_socket=socket_path, port=PORT,
+            [sys.executable, "-c", HARNESS], serve=observer.serving, port=PORT,
             cwd=tmp_path, scratch=tmp_path, limits=LIMITS, component="hermes",
         )  # fmt: skip
         exchanges = observer.exchanges()
@@ -84,11 +83,61 @@ def test_the_observer_is_the_only_way_out_and_every_attempt_is_recorded(tmp_path
     assert [(e.method, e.path, e.component) for e in exchanges] == [("GET", "/v1/models", "hermes")]
 
 
-def test_the_raw_trace_is_kept_and_re_parses_to_the_ledger(tmp_path: Path) -> None:
-    socket_path = tmp_path / "observer.sock"
-    with serve() as endpoint, observe(endpoint.url, unix_path=str(socket_path)):
+OWN_WAY_OUT = f"""
+import os, socket
+sockets = []
+for fd in sorted(int(fd) for fd in os.listdir("/proc/self/fd")):
+    try:
+        if os.readlink(f"/proc/self/fd/{{fd}}").startswith("socket:"):
+            sockets.append(fd)
+    except FileNotFoundError:  # the directory listing's own descriptor
+        pass
+print("sockets held:", sockets)
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+try:
+    s.bind(("127.0.0.1", {PORT}))
+    print("bound")
+except OSError as exc:
+    print("bind:", exc.errno)
+"""
+
+
+def test_the_harness_holds_no_socket_of_the_sandbox_and_cannot_take_the_model_s_port(
+    tmp_path: Path,
+) -> None:
+    # The observer accepts on the namespace's listening socket itself (ADR 0034): neither it nor
+    # the channel that carried it reaches the command, and the port stays taken, so a harness
+    # cannot answer its own requests in the model's place.
+    import errno  # noqa: PLC0415
+
+    with serve() as endpoint, observe(endpoint.url) as observer:
         result = run_sandboxed(
-            [sys.executable, "-c", HARNESS], observer_socket=socket_path, port=PORT,
+            [sys.executable, "-c", OWN_WAY_OUT], serve=observer.serving, port=PORT,
+            cwd=tmp_path, scratch=tmp_path, limits=LIMITS,
+        )  # fmt: skip
+    assert result.returncode == 0, result.stderr.decode()
+    assert result.stdout.decode().splitlines() == [
+        "sockets held: []",
+        f"bind: {errno.EADDRINUSE}",
+    ]
+
+
+def test_without_an_observer_the_model_s_port_refuses(tmp_path: Path) -> None:
+    harness = f"import socket; print(socket.socket().connect_ex(('127.0.0.1', {PORT})))"
+    result = run_sandboxed(
+        [sys.executable, "-c", harness], serve=None, port=PORT, cwd=tmp_path,
+        scratch=tmp_path, limits=LIMITS,
+    )  # fmt: skip
+    import errno  # noqa: PLC0415
+
+    assert result.stdout.decode().strip() == str(errno.ECONNREFUSED)
+
+
+def test_the_raw_trace_is_kept_and_re_parses_to_the_ledger(tmp_path: Path) -> None:
+    with serve() as endpoint, observe(endpoint.url) as observer:
+        result = run_sandboxed(
+            [sys.executable, "-c", HARNESS], serve=observer.serving, port=PORT,
             cwd=tmp_path, scratch=tmp_path, limits=LIMITS, component="hermes", first_seq=7,
         )  # fmt: skip
     assert result.trace.startswith(b"# evidence-audit sandbox trace: origin=")
@@ -118,7 +167,7 @@ def test_a_trace_the_parser_cannot_read_is_refused_with_a_reason(trace: bytes, r
 def test_silence_past_the_inactivity_limit_kills_the_group(tmp_path: Path) -> None:
     result = run_sandboxed(
         [sys.executable, "-c", "import time; print('start', flush=True); time.sleep(60)"],
-        observer_socket=tmp_path / "none.sock", port=PORT, cwd=tmp_path, scratch=tmp_path,
+        serve=None, port=PORT, cwd=tmp_path, scratch=tmp_path,
         limits=SandboxLimits(inactivity_s=2, wall_s=30),
     )  # fmt: skip
     assert (result.returncode, result.timeout) == (None, "inactivity")
@@ -129,7 +178,7 @@ def test_silence_past_the_inactivity_limit_kills_the_group(tmp_path: Path) -> No
 def test_running_past_the_wall_kills_the_group(tmp_path: Path) -> None:
     chatty = "import time\nwhile True:\n    print('.', flush=True)\n    time.sleep(0.05)"
     result = run_sandboxed(
-        [sys.executable, "-c", chatty], observer_socket=tmp_path / "none.sock", port=PORT,
+        [sys.executable, "-c", chatty], serve=None, port=PORT,
         cwd=tmp_path, scratch=tmp_path, limits=SandboxLimits(inactivity_s=5, wall_s=0.8),
     )  # fmt: skip
     assert (result.returncode, result.timeout) == (None, "wall")
@@ -140,7 +189,7 @@ def test_running_past_the_wall_kills_the_group(tmp_path: Path) -> None:
 def test_a_harness_that_exits_non_zero(tmp_path: Path) -> None:
     result = run_sandboxed(
         [sys.executable, "-c", "import sys; sys.stderr.write('broken'); sys.exit(3)"],
-        observer_socket=tmp_path / "none.sock", port=PORT, cwd=tmp_path, scratch=tmp_path,
+        serve=None, port=PORT, cwd=tmp_path, scratch=tmp_path,
         limits=LIMITS,
     )  # fmt: skip
     assert (result.returncode, result.timeout, result.stderr) == (3, None, b"broken")
