@@ -5,7 +5,8 @@ observer, with every connect() attempt of every process recorded, and its limits
 ``audit._sandbox_inside`` brings loopback up, listens on the model's loopback port, hands that
 listening socket out to the supervisor (which gives it to the observer, so the observer accepts
 the harness's connections itself: no relay in between) and runs the command under
-``strace -f -e trace=connect``. A non-local address fails at once with ENETUNREACH and is recorded. The command's process group is killed when it is silent
+``strace --seccomp-bpf -f -e trace=connect`` (a process stops for strace at ``connect()``
+only). A non-local address fails at once with ENETUNREACH and is recorded. The command's process group is killed when it is silent
 for longer than its inactivity limit or runs past its total wall (a TIMEOUT). If the namespace
 cannot be made, :class:`SandboxUnavailable` says why: a run never goes on without isolation.
 """

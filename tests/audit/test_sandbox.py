@@ -123,6 +123,25 @@ def test_the_harness_holds_no_socket_of_the_sandbox_and_cannot_take_the_model_s_
     ]
 
 
+def test_the_command_stops_for_strace_at_connect_only(tmp_path: Path) -> None:
+    # strace --seccomp-bpf: the command's processes (a child too) run under strace's seccomp
+    # filter, which stops them for the tracer at connect() only; without it every system call
+    # of a harness would be two ptrace stops (about 40 us on this machine)
+    status = (
+        "import re, subprocess, sys\n"
+        "field = lambda: re.search(r'Seccomp:\\s*(\\d)', open('/proc/self/status').read())[1]\n"
+        "print(field())\n"
+        "subprocess.run([sys.executable, '-c', \"import re; print(re.search("
+        "r'Seccomp:\\s*(\\d)', open('/proc/self/status').read())[1])\"])\n"
+    )
+    result = run_sandboxed(
+        [sys.executable, "-c", status], serve=None, port=PORT, cwd=tmp_path,
+        scratch=tmp_path, limits=LIMITS,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr.decode()
+    assert result.stdout.decode().split() == ["2", "2"]  # SECCOMP_MODE_FILTER, both processes
+
+
 def test_without_an_observer_the_model_s_port_refuses(tmp_path: Path) -> None:
     harness = f"import socket; print(socket.socket().connect_ex(('127.0.0.1', {PORT})))"
     result = run_sandboxed(
