@@ -4,8 +4,9 @@
 ``127.0.0.1:PORT`` (the model's address for the harness), hand that listening socket to the
 supervisor over the Unix socket ``FD`` it passed down (the observer then accepts the harness's
 connections itself, so no process of the namespace relays them), then run ``COMMAND`` under
-``strace --seccomp-bpf -f -e trace=connect``, appending every connect() attempt of every process to ``LEDGER``
-(after the header line the supervisor wrote), and exit with the command's status.
+``strace --seccomp-bpf -f -e trace=connect``, appending every connect() attempt of every
+process to ``LEDGER`` (after the header line the supervisor wrote), and exit with the
+command's status.
 """
 
 from __future__ import annotations
@@ -14,6 +15,12 @@ import socket
 import subprocess
 import sys
 
+STRACE_OPTIONS = ("--seccomp-bpf", "-f", "-qq", "-Y", "-ttt", "-e", "trace=connect",
+                  "-e", "signal=none")  # fmt: skip
+"""How the command is traced: every process it starts (``-f``), each stopped for strace at
+``connect()`` only (``--seccomp-bpf``, strace 5.3 and later: its other system calls run at
+full speed), no signals (ADR 0034); run with ``-A -o LEDGER``. The supervisor's
+``check_sandbox`` tries them first."""
 HANDOFF = b"listening"
 """The message that carries the listening socket to the supervisor."""
 _BACKLOG = 128
@@ -42,10 +49,9 @@ def main(argv: list[str]) -> int:
             return 126
     # The supervisor holds the listening socket now; neither it nor the channel reaches the
     # command. --seccomp-bpf: the command's processes stop for strace at connect() only, not at
-    # every system call (40 us each without it here, against 0.2); -A: strace appends after
+    # every system call (39 us each without it here, against 0.2); -A: strace appends after
     # the header line the supervisor wrote (verify/socket_trace.py).
-    traced = ["strace", "--seccomp-bpf", "-f", "-qq", "-Y", "-ttt", "-e", "trace=connect",
-              "-e", "signal=none", "-A", "-o", ledger, "--", *command]  # fmt: skip
+    traced = ["strace", *STRACE_OPTIONS, "-A", "-o", ledger, "--", *command]
     return subprocess.run(traced, check=False).returncode
 
 

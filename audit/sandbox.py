@@ -6,8 +6,9 @@ observer, with every connect() attempt of every process recorded, and its limits
 listening socket out to the supervisor (which gives it to the observer, so the observer accepts
 the harness's connections itself: no relay in between) and runs the command under
 ``strace --seccomp-bpf -f -e trace=connect`` (a process stops for strace at ``connect()``
-only). A non-local address fails at once with ENETUNREACH and is recorded. The command's process group is killed when it is silent
-for longer than its inactivity limit or runs past its total wall (a TIMEOUT). If the namespace
+only). A non-local address fails at once with ENETUNREACH and is recorded. The command's
+process group is killed when it is silent for longer than its inactivity limit or runs past
+its total wall (a TIMEOUT). If the namespace
 cannot be made, :class:`SandboxUnavailable` says why: a run never goes on without isolation.
 """
 
@@ -29,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Literal
 
+from audit._sandbox_inside import STRACE_OPTIONS
 from bundle_schema.errors import InvalidInput
 from bundle_schema.models import SocketLedgerEntry
 from verify.socket_trace import TRACE_MEDIA_TYPE, trace_entries, trace_header, trace_name
@@ -105,6 +107,16 @@ def check_sandbox() -> None:
         reason = probe.stderr.decode("utf-8", "replace").strip().splitlines()
         raise SandboxUnavailable(
             "cannot make a network namespace: " + (reason[-1] if reason else "unshare failed")
+        )
+    traced = subprocess.run(
+        ["strace", *STRACE_OPTIONS, "-o", os.devnull, "--", "true"], capture_output=True,
+        check=False,
+    )  # fmt: skip
+    if traced.returncode != 0:
+        reason = traced.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise SandboxUnavailable(
+            "strace cannot trace connect() alone (--seccomp-bpf needs strace 5.3 or later): "
+            + (reason[-1][:200] if reason else f"exit {traced.returncode}")
         )
 
 

@@ -224,3 +224,23 @@ def test_no_sandbox_without_its_tools(tmp_path: Path, monkeypatch: pytest.Monkey
     monkeypatch.setenv("PATH", str(tools))
     with pytest.raises(SandboxUnavailable, match="strace is not installed"):
         check_sandbox()
+
+
+def test_no_sandbox_with_a_strace_that_cannot_trace_connect_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # an strace before 5.3 has no --seccomp-bpf: refused before any harness runs, with why
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    for name in ("unshare", "ip", "true"):
+        found = shutil.which(name)
+        assert found is not None
+        (tools / name).symlink_to(found)
+    old = tools / "strace"
+    old.write_text(
+        "#!/bin/sh\necho \"strace: unrecognized option '--seccomp-bpf'\" >&2\nexit 1\n"
+    )
+    old.chmod(0o755)
+    monkeypatch.setenv("PATH", str(tools))
+    with pytest.raises(SandboxUnavailable, match=r"needs strace 5\.3 or later\): strace: unrec"):
+        check_sandbox()
