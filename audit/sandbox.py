@@ -8,8 +8,10 @@ the harness's connections itself: no relay in between) and runs the command unde
 ``strace --seccomp-bpf -f -e trace=connect`` (a process stops for strace at ``connect()``
 only). A non-local address fails at once with ENETUNREACH and is recorded. The command's
 process group is killed when it is silent for longer than its inactivity limit or runs past
-its total wall (a TIMEOUT). If the namespace
-cannot be made, :class:`SandboxUnavailable` says why: a run never goes on without isolation.
+its total wall (a TIMEOUT); when the command has ended, for whatever reason, every process still
+in the namespace (one that left the group, or that strace did not wait for) is killed too. If
+the namespace cannot be made, :class:`SandboxUnavailable` says why: a run never goes on without
+isolation.
 """
 
 from __future__ import annotations
@@ -191,6 +193,7 @@ def run_sandboxed(
         )
         inside_end.close()  # the namespace's end: an inside that exits closes the channel
         listener = _handed_over(channel, process)
+    namespace = _namespace_of(process.pid)  # unshare made it before its child handed over
     clock = [started, 0.0]  # last output, longest silence so far
     assert process.stdout is not None and process.stderr is not None  # noqa: S101 - PIPE
     watches = [_Watch(process.stdout, clock), _Watch(process.stderr, clock)]
@@ -212,6 +215,8 @@ def run_sandboxed(
                 process.wait()
                 break
             time.sleep(_POLL)
+        if namespace is not None:
+            _kill_namespace(namespace)
     ended = time.monotonic()
     for watch in watches:
         watch.join()
@@ -249,3 +254,42 @@ def _handed_over(channel: socket.socket, process: subprocess.Popen[bytes]) -> so
         listener.set_inheritable(False)  # never into a later command
         return listener
     return None
+
+
+_Namespace = tuple[int, int]
+
+
+def _namespace_of(pid: int) -> _Namespace | None:
+    """The network namespace process ``pid`` is in (device and inode), when it is not this
+    process's: the sandbox's, once ``unshare`` has made it; else None."""
+    try:
+        ours, theirs = os.stat("/proc/self/ns/net"), os.stat(f"/proc/{pid}/ns/net")
+    except OSError:
+        return None
+    if (theirs.st_dev, theirs.st_ino) == (ours.st_dev, ours.st_ino):
+        return None
+    return theirs.st_dev, theirs.st_ino
+
+
+def _kill_namespace(namespace: _Namespace) -> None:
+    """Kill every process still in the sandbox's network namespace. A harness process that left
+    the command's process group (``setsid``), or that strace does not wait for, outlives the
+    kill of the group and holds the command's output pipes open: the run would wait for it
+    past every limit, and it could go on talking to the observer during a later component."""
+    for _ in range(100):
+        found = False
+        with os.scandir("/proc") as entries:
+            for entry in entries:
+                if not entry.name.isdigit():
+                    continue
+                try:
+                    status = os.stat(f"/proc/{entry.name}/ns/net")
+                except OSError:
+                    continue  # gone, or a zombie (no namespaces left)
+                if (status.st_dev, status.st_ino) == namespace:
+                    found = True
+                    with contextlib.suppress(OSError):
+                        os.kill(int(entry.name), signal.SIGKILL)
+        if not found:
+            return
+        time.sleep(_POLL)
