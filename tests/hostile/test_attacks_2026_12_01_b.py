@@ -44,7 +44,7 @@ from audit.sandbox import SandboxLimits, SandboxResult, SandboxUnavailable, chec
 from audit.sandbox import run_sandboxed as _run_sandboxed
 from bundle_schema import KINDS
 from bundle_schema.canonical import digest_of, loads_canonical, loads_canonical_without
-from bundle_schema.documents import MODEL_FIRST
+from bundle_schema.documents import MODEL_FIRST, validate_document
 from bundle_schema.errors import DefectiveBundle, DocumentError
 from bundle_schema.layout import SEAL_FIELD
 from tests.verify.test_record_fast_paths import (
@@ -245,6 +245,18 @@ def test_a_str_subclass_is_no_other_string_to_the_model() -> None:
 
     _check_model_first("socket-ledger-entry", _bent(VALID["socket-ledger-entry"], ("family",),
                                                     Sly("AF_PACKET")))  # fmt: skip
+
+
+@pytest.mark.parametrize("data", ["QUJD\n", "QUI=\n", "\n"])
+def test_a_base64_body_with_a_final_newline_is_no_base64(data: str) -> None:
+    """The base64 pattern's ``$`` also matches before a final newline (in Python's ``re``, as in
+    the committed schema), and the model's own check used it so: a body the verifier's decoders
+    (``b64decode(validate=True)``) refuse was taken, and ``audit show --exchange`` of it ended in
+    a traceback. The model refuses it now, with the message of a body that is no base64."""
+    exchange = _bent(VALID["transport-exchange"], ("response_body", "data"), data)
+    _check_model_first("transport-exchange", exchange)
+    with pytest.raises(DocumentError, match="a base64 body whose data is not base64"):
+        validate_document(KINDS["transport-exchange"], exchange, "log")
 
 
 # --- the manifest's seal from its bytes -----------------------------------------------------
