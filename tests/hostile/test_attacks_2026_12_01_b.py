@@ -12,9 +12,11 @@ buggy or hostile. Each test asserts the safe behaviour. What they found when wri
   the same bytes; a harness cannot take the observer's port or find its listening socket; a
   connect() by the i386 ABI, under another process name, or from a child made with
   ``CLONE_UNTRACED`` (which escaped the ptrace-only strace) is recorded or fails closed;
-- a hole, fixed: a harness process that left the command's process group (``setsid``) outlived
+- holes, fixed: a harness process that left the command's process group (``setsid``) outlived
   the limits and held the run until it chose to exit (``audit/sandbox.py`` now kills every
-  process left in the namespace);
+  process left in the namespace); a base64 body with a final newline, taken by the schema and
+  the model alike and refused by every decoder of the verifier (a traceback in ``audit show
+  --exchange``; the model refuses it now);
 - holes left open, each a strict xfail that says why: connections made without connect()
   (``io_uring``, ``sendto`` with ``MSG_FASTOPEN``, UDP datagrams), a harness's own seccomp
   filter whose user notification outranks strace's (new with ``--seccomp-bpf``), and, for a
