@@ -237,9 +237,7 @@ def test_no_sandbox_with_a_strace_that_cannot_trace_connect_alone(
         assert found is not None
         (tools / name).symlink_to(found)
     old = tools / "strace"
-    old.write_text(
-        "#!/bin/sh\necho \"strace: unrecognized option '--seccomp-bpf'\" >&2\nexit 1\n"
-    )
+    old.write_text("#!/bin/sh\necho \"strace: unrecognized option '--seccomp-bpf'\" >&2\nexit 1\n")
     old.chmod(0o755)
     monkeypatch.setenv("PATH", str(tools))
     with pytest.raises(SandboxUnavailable, match=r"needs strace 5\.3 or later\): strace: unrec"):
