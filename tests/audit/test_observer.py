@@ -836,3 +836,37 @@ def test_a_connection_that_sent_more_than_its_reply_is_not_used_again() -> None:
     assert answers == [(200, JSON), (200, JSON)]
     assert [arrived.connection for arrived in endpoint.requests] == [0, 1]
     assert [e.status for e in exchanges] == [200, 200]
+
+
+def test_a_harness_that_closes_once_it_has_the_last_event_is_no_error() -> None:
+    # SSE clients (Spark Bench's among them) close the connection once they have read
+    # "data: [DONE]", before the chunked stream's terminating chunk: the harness has every
+    # chunk of the reply, so the record shows no error. The endpoint holds its own terminator
+    # back until the harness has gone, so the harness is always gone first.
+    gone = threading.Event()
+    event = b"data: [DONE]\n\n"
+    reply = [
+        b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+        b"Transfer-Encoding: chunked\r\n\r\n" + b"%x\r\n%s\r\n" % (len(event), event),
+        gone,
+        b"0\r\n\r\n",
+    ]
+    request = json.dumps({**PROBE, "stream": True}).encode()
+    with _scripted(reply) as endpoint, observe(endpoint.url) as observer:
+        port = int(observer.url.rsplit(":", 1)[1])
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as client:
+            client.sendall(
+                b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n"
+                b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n%s"
+                % (len(request), request)
+            )
+            received = b""
+            while b"[DONE]" not in received:
+                more = client.recv(65536)
+                assert more, received
+                received += more
+        gone.set()
+        (exchange,) = observer.wait_for(1)
+    assert endpoint.requests
+    assert (exchange.status, exchange.error) == (200, None)
+    assert "".join(c.data for c in exchange.chunks) == event.decode()
