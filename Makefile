@@ -25,14 +25,15 @@ demo: $(STAMP) sandbox-tools
 	$(BIN)/audit demo --out build/demo
 
 # The recording pipeline (the demo and its tests) runs harnesses in a network sandbox: strace,
-# iproute2's ip and util-linux's unshare; the fault tests mount a small tmpfs (mount). The HTML
-# report's browser test needs Debian's chromium and chromium-driver. As root, install what is
-# missing from Debian's packages (a machine that has them installs nothing).
+# iproute2's ip and util-linux's unshare; the fault tests mount a small tmpfs (mount); the
+# hostile sandbox tests compile a small C harness (cc). The HTML report's browser test needs
+# Debian's chromium and chromium-driver. As root, install what is missing from Debian's
+# packages (a machine that has them installs nothing).
 sandbox-tools:
-	@for tool in strace ip unshare mount; do command -v $$tool >/dev/null || missing=yes; done; \
+	@for tool in strace ip unshare mount cc; do command -v $$tool >/dev/null || missing=yes; done; \
 	if [ -n "$$missing" ]; then \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
-			--no-install-recommends strace iproute2 util-linux mount; \
+			--no-install-recommends strace iproute2 util-linux mount gcc libc6-dev; \
 	fi
 
 browser-tools:
