@@ -63,6 +63,26 @@ _CHAT = {
 }
 
 
+def load() -> str:
+    """The load averages (1, 5, 15 minutes)."""
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def live_engine(python: Path | None) -> tuple[Path, Path]:
+    """The live venv's interpreter (``python``, else ``$EVIDENCE_AUDIT_LIVE_PYTHON``, else
+    ``.venv-live``) and SmolLM2's weights in it; prints the machine, its load and the engine."""
+    python = python or Path(
+        os.environ.get("EVIDENCE_AUDIT_LIVE_PYTHON", REPO / ".venv-live" / "bin" / "python")
+    )
+    model = smollm2_gguf(python)
+    print(
+        f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
+        f", load average {load()}"
+    )
+    print(f"engine: llama-cpp-python server ({python}), {model.name}")
+    return python, model
+
+
 @contextlib.contextmanager
 def llama_server(python: Path, model: Path) -> Iterator[str]:
     """llama-cpp-python's server on a free loopback port, until the block ends; yields its URL."""
@@ -286,15 +306,7 @@ def main(argv: list[str] | None = None) -> int:
         return _serve_observer(args.serve_observer)
     if args.serve_floor:
         return _serve_floor(args.serve_floor)
-    python = args.python or Path(
-        os.environ.get("EVIDENCE_AUDIT_LIVE_PYTHON", REPO / ".venv-live" / "bin" / "python")
-    )
-    model = smollm2_gguf(python)
-    print(
-        f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
-        f", load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}"
-    )
-    print(f"engine: llama-cpp-python server ({python}), {model.name}")
+    python, model = live_engine(args.python)
     kinds: list[tuple[str, Request]] = [
         ("GET /v1/models", _models),
         ("chat completion, whole reply", _chat),
@@ -319,7 +331,7 @@ def main(argv: list[str] | None = None) -> int:
             rows.append((name, _rounds(request, connections, args.pairs)))
         for connection in connections:
             connection.close()
-    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(f"load average after: {load()}")
     print(f"{args.pairs} rounds per kind; added = through an observer minus direct, per round (ms)")
     extra = "".join(f" | {name} added p50 | {name} added p90" for name in others)
     print(f"| request | direct p50 | observed p50 | added p50 | added p90{extra} | target |")
