@@ -10,6 +10,7 @@ so that a reader can check every file against the commit.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -114,14 +115,28 @@ def _failed(name: str, commit: str, source: str, exc: git.GitCommandError) -> Ch
     return CheckoutFailed(f"upstream {name}: cannot check out {commit} from {source}: {reason}")
 
 
+def _tracked(path: Path) -> bytes | None:
+    """A tracked path's blob as git stores it: a symbolic link's target text (never the file it
+    points to, which may be outside the checkout), a file's bytes; ``None`` for a submodule's
+    directory (recorded by ``git submodule status``) or a file that is not there (``git
+    status`` shows it deleted: the checkout is not clean, and is recorded so)."""
+    try:
+        if path.is_symlink():
+            return os.fsencode(os.readlink(path))
+        return path.read_bytes()
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return None
+
+
 def describe(name: str, repository: str, source: str, repo: git.Repo) -> Checkout:
     """The record of a checkout as it is now (a later edit shows in ``porcelain``)."""
     head = repo.head.commit
     files: dict[str, bytes] = {}
     for path in repo.git.ls_files("-z").split("\0"):
         if path:
-            data = (Path(repo.working_dir) / path).read_bytes()
-            files[git_blob_id(data)] = data
+            data = _tracked(Path(repo.working_dir) / path)
+            if data is not None:
+                files[git_blob_id(data)] = data
     return Checkout(
         name=name,
         repository=repository,

@@ -71,3 +71,50 @@ def test_a_checkout_needs_a_new_directory(mirror: Path, tmp_path: Path) -> None:
     (tmp_path / "co" / "x").write_text("x")
     with pytest.raises(InvalidInput, match="not empty"):
         checkout("hermesbench", V5.upstreams["hermesbench"], tmp_path / "co", mirror)
+
+
+def _upstream_with_a_link_and_a_submodule(tmp_path: Path) -> tuple[Path, Upstream]:
+    """A repository whose commit tracks a file, a symbolic link to a file outside it, and a
+    submodule (a gitlink): the shapes a real harness's repository can have."""
+    outside = tmp_path / "outside.txt"
+    outside.write_text("not the harness's\n")
+    sub = git.Repo.init(tmp_path / "sub")
+    (tmp_path / "sub" / "s.txt").write_text("sub\n")
+    sub.index.add(["s.txt"])
+    sub_commit = sub.index.commit("sub").hexsha
+    root = tmp_path / "upstream"
+    repo = git.Repo.init(root)
+    (root / "a.txt").write_text("a\n")
+    (root / "link").symlink_to(outside)
+    (root / ".gitmodules").write_text(f'[submodule "vendored"]\n\tpath = vendored\n'
+                                      f"\turl = {tmp_path / 'sub'}\n")  # fmt: skip
+    repo.index.add(["a.txt", "link", ".gitmodules"])
+    repo.git.update_index("--add", "--cacheinfo", f"160000,{sub_commit},vendored")
+    commit = repo.index.commit("harness").hexsha
+    return root, Upstream(repository="https://example.invalid/harness", commit=commit)
+
+
+def test_a_link_is_recorded_as_git_stores_it_and_a_submodule_is_passed_over(
+    tmp_path: Path,
+) -> None:
+    root, upstream = _upstream_with_a_link_and_a_submodule(tmp_path)
+    done = checkout("harness", upstream, tmp_path / "co", root)
+    outside = str(tmp_path / "outside.txt").encode()
+    # the link's target text, never its file's
+    assert set(done.files.values()) == {b"a\n", outside, (root / ".gitmodules").read_bytes()}
+    listed = {line.split()[2] for line in done.listing.decode().splitlines()}
+    blobs = {line.split()[2] for line in done.listing.decode().splitlines() if " blob " in line}
+    assert set(done.files) == blobs and blobs < listed  # the gitlink is listed, not a file
+
+
+def test_a_tracked_file_missing_from_the_checkout_makes_it_dirty_not_a_crash(
+    mirror: Path, tmp_path: Path
+) -> None:
+    # e.g. a mirror that lacks a blob of the pinned commit: git checks out what it can
+    checkout("hermesbench", V5.upstreams["hermesbench"], tmp_path / "co", mirror)
+    (tmp_path / "co" / "hermes" / "evaluator.py").unlink()
+    again = describe(
+        "hermesbench", "reference://hermesbench", str(mirror), git.Repo(tmp_path / "co")
+    )
+    assert not again.clean
+    assert again.porcelain == " D hermes/evaluator.py"
