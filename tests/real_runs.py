@@ -68,7 +68,9 @@ def check_gates(bundle: Bundle, exchanges: list[dict[str, Any]], verdict: dict[s
     ledger = bundle.lines("network/socket-ledger.jsonl")
     off = [entry for entry in ledger if not str(entry.get("address", "")).startswith(LOOPBACK)]
     off = [entry for entry in off if entry.get("family") != "AF_UNIX"]
-    if not off:
+    if not ledger:  # no harness ran (e.g. no checkout could be made): isolation is unproven
+        assert gates["network_isolation"]["status"] == "infra", gates["network_isolation"]
+    elif not off:
         assert gates["network_isolation"]["status"] == "pass", gates["network_isolation"]
 
 
