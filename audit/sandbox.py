@@ -198,23 +198,28 @@ def run_sandboxed(
     assert process.stdout is not None and process.stderr is not None  # noqa: S101 - PIPE
     watches = [_Watch(process.stdout, clock), _Watch(process.stderr, clock)]
     timeout: Literal["inactivity", "wall"] | None = None
-    with contextlib.ExitStack() as serving:
-        if listener is not None:
-            if serve is None:
-                listener.close()
-            else:
-                serving.enter_context(serve(listener))
-        while process.poll() is None:
-            now = time.monotonic()
-            if now - clock[0] > limits.inactivity_s:
-                timeout = "inactivity"
-            elif now - started > limits.wall_s:
-                timeout = "wall"
-            if timeout is not None:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
-                break
-            time.sleep(_POLL)
+    try:
+        with contextlib.ExitStack() as serving:
+            if listener is not None:
+                if serve is None:
+                    listener.close()
+                else:
+                    serving.enter_context(serve(listener))
+            while process.poll() is None:
+                now = time.monotonic()
+                if now - clock[0] > limits.inactivity_s:
+                    timeout = "inactivity"
+                elif now - started > limits.wall_s:
+                    timeout = "wall"
+                if timeout is not None:
+                    os.killpg(process.pid, signal.SIGKILL)
+                    process.wait()
+                    break
+                time.sleep(_POLL)
+    finally:  # also when serving failed or the supervisor was interrupted: nothing is left
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
         if namespace is not None:
             _kill_namespace(namespace)
     ended = time.monotonic()

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import shutil
+import socket
 import sys
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -242,3 +246,34 @@ def test_no_sandbox_with_a_strace_that_cannot_trace_connect_alone(
     monkeypatch.setenv("PATH", str(tools))
     with pytest.raises(SandboxUnavailable, match=r"needs strace 5\.3 or later\): strace: unrec"):
         check_sandbox()
+
+
+def test_a_supervisor_that_fails_while_the_command_runs_leaves_no_process(tmp_path: Path) -> None:
+    # serving the namespace's socket fails once the command has started: the error reaches the
+    # caller, and the command (and everything in the namespace) is gone
+    started = tmp_path / "pid"
+    command = (
+        f"import os, time; open({str(started)!r}, 'w').write(str(os.getpid())); time.sleep(60)"
+    )
+
+    @contextlib.contextmanager
+    def failing(listener: socket.socket) -> Iterator[None]:
+        listener.close()
+        deadline = time.monotonic() + 30
+        while not started.exists() or not started.read_text():
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        raise RuntimeError("the observer is gone")
+        yield  # pragma: no cover
+
+    with pytest.raises(RuntimeError, match="the observer is gone"):
+        run_sandboxed(
+            [sys.executable, "-c", command], serve=failing, port=PORT, cwd=tmp_path,
+            scratch=tmp_path, limits=LIMITS,
+        )  # fmt: skip
+    pid = int(started.read_text())
+    status = Path(f"/proc/{pid}/status")
+    deadline = time.monotonic() + 10
+    while status.exists() and "State:\tZ" not in status.read_text():
+        assert time.monotonic() < deadline, "the command outlived its supervisor"
+        time.sleep(0.05)
