@@ -268,6 +268,16 @@ def _dirty_state(files: Files, _fields: dict[str, Any]) -> None:
     _put_json(files, name, state | {"commit": "0" * 40})
 
 
+def _state_said_twice(files: Files, _fields: dict[str, Any]) -> None:
+    # a dirty git status, then a clean one under the same key: a reader that keeps the last
+    # value of a repeated key saw a clean checkout
+    name = "upstreams/sparkbench/checkout.json"
+    data = files[name][0]
+    assert data.count(b'"porcelain":""') == 1
+    data = data.replace(b'"porcelain":""', b'"porcelain":" M spark/run.py","porcelain":""')
+    files[name] = (data, files[name][1])
+
+
 def _inflated_throughput(files: Files, _fields: dict[str, Any]) -> None:
     record = json.loads(files[INFERMARK][0])
     record["wall_seconds"] = record["wall_seconds"] / 10
@@ -413,6 +423,8 @@ FORGERIES: list[Case] = [
     _case("3: a listing path 5,000 segments deep", _deep_listing,
           "the hermesbench checkout is not recorded whole"),
     _case("3: a checkout state of another commit", _dirty_state, "checkout.json: commit"),
+    _case("3: a checkout state that says its git status twice", _state_said_twice,
+          "checkout.json: not a checkout record"),
     _case("3: throughput inflated", _inflated_throughput, "the exchanges span"),
     _case("3: a TTFT the observer did not see", _faster_ttft, "TTFT p50"),
     _case("3: probe tokens edited", _probe_tokens, "the probe records 1000 tokens"),
