@@ -212,14 +212,11 @@ def run_sandboxed(
                 elif now - started > limits.wall_s:
                     timeout = "wall"
                 if timeout is not None:
-                    os.killpg(process.pid, signal.SIGKILL)
-                    process.wait()
+                    _kill_group(process)
                     break
                 time.sleep(_POLL)
     finally:  # also when serving failed or the supervisor was interrupted: nothing is left
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
+        _kill_group(process)
         if namespace is not None:
             _kill_namespace(namespace)
     ended = time.monotonic()
@@ -259,6 +256,13 @@ def _handed_over(channel: socket.socket, process: subprocess.Popen[bytes]) -> so
         listener.set_inheritable(False)  # never into a later command
         return listener
     return None
+
+
+def _kill_group(process: subprocess.Popen[bytes]) -> None:
+    """Kill the command's process group, if it still runs, and reap it."""
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
 
 
 _Namespace = tuple[int, int]
