@@ -28,11 +28,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+from audit.run import SANDBOX_PORT
 from benchmarks.observer_real import ALIAS, live_engine, llama_server, load
 
 REPO = Path(__file__).resolve().parent.parent
-SANDBOX_PORT = 18080
 
+# The client and the sandboxed runner are source text, run with ``-c``: the baseline tree has
+# no copy of this module, and the client runs inside the sandbox with that tree on its path.
 CLIENT = """
 import http.client, json, sys, time
 url, rounds, alias = sys.argv[1], int(sys.argv[2]), sys.argv[3]
