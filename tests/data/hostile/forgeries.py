@@ -36,6 +36,7 @@ QUALITY = "components/coding/spark-quality.json"
 INFERMARK = "components/performance/infermark-c1.json"
 TRANSPORT_MEDIA = "application/vnd.evidence-audit.transport-exchange+jsonl"
 PROBE_MEDIA = "application/vnd.evidence-audit.direct-probe+json"
+SHARD_MEDIA = "application/vnd.evidence-audit.bfcl-shard+json"
 
 Forgery = Callable[[Files, dict[str, Any]], None]
 
@@ -190,6 +191,15 @@ def _marker_moved(files: Files, _fields: dict[str, Any]) -> None:
     """An upstream quarantine marker kept at another served component's raw place."""
     marker = b'{"quarantined":true,"reason":"golden replay drifted","provisional":{}}'
     _add(files, "components/reliability/raw/quarantine.json", marker, "application/json")
+
+
+def _tallies_of_a_gate_never_run(files: Files, _fields: dict[str, Any]) -> None:
+    """BFCL tallies, every sample passed, at the place a gate beside tool/instruction keeps
+    them: the pin set runs no such gate, so no run of it is behind them."""
+    shard = {"subset_totals": {"live_simple": {"hits": 1, "n": 1},
+                               "simple_python": {"hits": 3, "n": 3}}}  # fmt: skip
+    _add(files, "components/tool_instruction/gates/bfcl/bfcl-eval.json", canonical_bytes(shard),
+         SHARD_MEDIA)  # fmt: skip
 
 
 def _fallback_in_body_only(files: Files, _fields: dict[str, Any]) -> None:
@@ -406,6 +416,8 @@ FORGERIES: list[Case] = [
           "no quarantine record carries"),
     _case("2: a probe expecting what the model answered", _expected_what_it_got,
           "its contract gx10-direct-probe-v1 expects"),
+    _case("2: tallies of a gate the pin set does not run", _tallies_of_a_gate_never_run,
+          "a gate the pin set gx10-reference-v5 does not run there"),
     _case("2: a fallback reply under the observer's note", _fallback_in_body_only,
           "replayed INFRA_ERROR"),
     _case("3: a record that disagrees with its raw output", _quality_record,
