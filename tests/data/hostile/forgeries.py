@@ -8,6 +8,11 @@ honest control is the recording itself, untouched: exit 0.
 
 Classes (the issue's numbering): 1 one entry per fact, 2 what the pins or the upstream decide,
 3 every derived record against its source, 4 the socket ledger, 5 reasoning wherever it hides.
+
+No forgery here edits or adds a harness's environment record: the recording's pin set (the
+demo's) gives no harness requirements or variables, so the verifier reads none of them (each is
+listed as unread) and a forged one rightly leaves the run QUALIFIED, exit 0. Their strict reading
+and the unread listing are tested under pinned variables in test_attacks_2026_12_01.py.
 """
 
 from __future__ import annotations
@@ -138,6 +143,12 @@ def _retried_probe(files: Files, _fields: dict[str, Any]) -> None:
 
 def _probe_record_of_the_other_kind(files: Files, _fields: dict[str, Any]) -> None:
     files["probes/direct-response.json"] = files["probes/tool-call.json"]
+
+
+def _transport_log_as_a_harness_log(files: Files, _fields: dict[str, Any]) -> None:
+    """A copy of the transport log kept at a harness log's place, under its own media type: a
+    gate's evidence in ``audit show``'s view, had the view listed entries by media type."""
+    _add(files, "logs/exchanges.jsonl", files[TRANSPORT][0], TRANSPORT_MEDIA)
 
 
 # --- 2: what the pins or the upstream decide ----------------------------------------------------
@@ -402,6 +413,8 @@ FORGERIES: list[Case] = [
     _case("1: a retried probe in the log", _retried_probe, "replayed INFRA_ERROR"),
     _case("1: a probe record of the other kind", _probe_record_of_the_other_kind,
           "a tool_call probe at the place of the response probe"),
+    _case("1: the transport log copied to a harness log's place", _transport_log_as_a_harness_log,
+          "a transport-exchange record at logs/exchanges.jsonl, the place of a harness log"),
     _case("2: a task's patterns widened", _widened_patterns, "allowed_changes"),
     _case("2: a task dropped", _dropped_task, "has no record"),
     _case("2: a task's wall limit raised", _raised_limit, "wall_limit_s"),
