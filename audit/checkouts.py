@@ -19,6 +19,7 @@ import git
 from audit._faults import point
 from bundle_schema import canonical_bytes
 from bundle_schema.errors import CheckFailed, InvalidInput
+from bundle_schema.models import CheckoutState
 from pins import Upstream
 from verify import git_blob_id
 
@@ -57,18 +58,25 @@ class Checkout:
 
 
 _TEXT = "text/plain; charset=utf-8"
+_GIT_TEXT = 1 << 20
 
 
 def checkout_evidence(done: Checkout) -> dict[str, tuple[bytes, str]]:
     """A checkout's evidence entries (logical name -> bytes and media type): the listing, the
     state record, the commit object and every tracked file by its git blob id."""
     base = f"upstreams/{done.name}"
-    state = {"commit": done.commit, "tree": done.tree, "porcelain": done.porcelain,
-             "submodules": done.submodules, "remote_url": done.remote_url,
-             "source": done.source, "repository": done.repository}  # fmt: skip
+    # git's texts are kept up to the record's bounds (1 MiB of status is dirty all the same)
+    state = CheckoutState(commit=done.commit, tree=done.tree,
+                          porcelain=done.porcelain[:_GIT_TEXT],
+                          submodules=done.submodules[:_GIT_TEXT],
+                          remote_url=done.remote_url[:4096], source=done.source,
+                          repository=done.repository)  # fmt: skip
     files = {
         f"{base}/tree.txt": (done.listing, _TEXT),
-        f"{base}/checkout.json": (canonical_bytes(state), "application/json"),
+        f"{base}/checkout.json": (
+            canonical_bytes(state.model_dump(mode="json")),
+            "application/json",
+        ),
         f"{base}/commit.txt": (done.commit_object, _TEXT),
     }
     for blob, data in done.files.items():

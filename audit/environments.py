@@ -19,8 +19,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from bundle_schema import canonical_bytes
-from bundle_schema.errors import InvalidInput
+from bundle_schema.errors import InvalidInput, one_line
+from bundle_schema.models import HarnessEnvironment
 from pins import SECRET_NAME, URL_CREDENTIALS
 
 __all__ = [
@@ -60,16 +63,15 @@ class Environment:
 
     def evidence(self) -> bytes:
         """The canonical JSON kept at ``upstreams/<upstream>/environment.json``."""
-        return canonical_bytes(
-            {
-                "schema_version": 1,
-                "upstream": self.upstream,
-                "executable": self.executable,
-                "python_version": self.python_version,
-                "distributions": list(self.distributions),
-                "variables": dict(sorted(self.variables.items())),
-            }
+        record = HarnessEnvironment(
+            schema_version=1,
+            upstream=self.upstream,
+            executable=self.executable,
+            python_version=self.python_version,
+            distributions=self.distributions,
+            variables=dict(sorted(self.variables.items())),
         )
+        return canonical_bytes(record.model_dump(mode="json"))
 
 
 def _redacted(variables: Mapping[str, str]) -> dict[str, str]:
@@ -108,13 +110,21 @@ def describe_python(
         executable, version = str(answer["executable"]), str(answer["python_version"])
     except (ValueError, KeyError, TypeError):
         raise EnvironmentUnavailable(f"{python}: not a Python interpreter's answer") from None
-    return Environment(
+    environment = Environment(
         upstream=upstream,
         executable=executable,
         python_version=version,
         distributions=tuple(str(d) for d in distributions),
         variables=_redacted(variables),
     )
+    try:  # what cannot be kept as the verifier reads the record is refused here, not later
+        environment.evidence()
+    except ValidationError as exc:
+        problem = one_line(str(exc.errors()[0]["msg"]), 200)
+        raise EnvironmentUnavailable(
+            f"{python}: its answer cannot be recorded: {problem}"
+        ) from None
+    return environment
 
 
 MAX_DATA_FILES = 1_000_000

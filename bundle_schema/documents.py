@@ -71,6 +71,8 @@ _ALL_KINDS: tuple[DocumentKind[Any], ...] = (
     DocumentKind("manifest", models.Manifest, versioned=True),
     DocumentKind("evidence-entry", models.EvidenceEntry, versioned=False),
     DocumentKind("upstream-checkout", models.UpstreamCheckout, versioned=False),
+    DocumentKind("checkout-state", models.CheckoutState, versioned=False),
+    DocumentKind("harness-environment", models.HarnessEnvironment, versioned=True),
     DocumentKind("model-identity", models.ModelIdentity, versioned=False),
     DocumentKind("claims", models.Claims, versioned=False),
     DocumentKind(

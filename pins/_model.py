@@ -19,7 +19,15 @@ from pydantic import (
 )
 
 from bundle_schema.errors import InvalidInput
-from bundle_schema.models import ComponentName, Digest, GitCommit, Identifier
+from bundle_schema.models import (
+    ENV_NAME_PATTERN,
+    ComponentName,
+    Digest,
+    EnvName,
+    EnvValue,
+    GitCommit,
+    Identifier,
+)
 from pins._probes import PROBE_CONTRACTS
 
 __all__ = [
@@ -121,10 +129,8 @@ URL_CREDENTIALS = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/@\s]*@")
 redacted in every environment record, and never pinned."""
 RUNNER_VARIABLES = frozenset({"PATH", "HOME", "PYTHONDONTWRITEBYTECODE"})
 """The variables the runner sets for every harness itself (the sandbox's own)."""
-ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
+ENV_NAME = re.compile(ENV_NAME_PATTERN)
 """An environment variable's name, as a pin set and ``audit run --env`` take it."""
-EnvName = Annotated[str, StringConstraints(pattern=ENV_NAME.pattern)]
-EnvValue = Annotated[str, StringConstraints(max_length=4096, pattern=r"^[^\x00]*$")]
 
 DataName = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9_-]{0,63}$")]
 """A harness data directory's name: lower case, as it appears in evidence names."""

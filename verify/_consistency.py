@@ -31,12 +31,14 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from bundle_schema.canonical import loads_strict
+from bundle_schema.documents import KINDS, parse_document
 from bundle_schema.errors import InvalidInput
 from bundle_schema.models import (
+    CheckoutState,
     ComponentName,
     Finding,
     Gx10Evidence,
+    HarnessEnvironment,
     HermesTask,
     TransportExchange,
 )
@@ -550,13 +552,8 @@ def _checkouts(  # noqa: PLR0912 - one branch per piece of a checkout's evidence
             continue
         tree = git_tree_id(entries)
         state_data = read(f"{base}/checkout.json")
-        state: Any = None
         if state_data is not None:
-            try:  # strict: a repeated key or NaN is not a record that means one thing
-                state = loads_strict(state_data, f"{base}/checkout.json")
-            except InvalidInput:
-                state = None
-            problem = _state_problem(state, upstream, tree)
+            problem = _state_problem(state_data, upstream, tree)
             if problem is not None:
                 findings.append(_finding("checkout_mismatch", f"{base}/checkout.json", problem))
                 continue
@@ -597,21 +594,23 @@ def _checkouts(  # noqa: PLR0912 - one branch per piece of a checkout's evidence
     return found
 
 
-def _state_problem(state: Any, upstream: Any, tree: str | None) -> str | None:
+def _state_problem(data: bytes, upstream: Any, tree: str | None) -> str | None:
     where = f"upstreams/{upstream.name}/checkout.json"
-    if not isinstance(state, dict):
-        return f"{where}: not a checkout record"
-    if state.get("commit") != upstream.commit:
-        return f"{where}: commit {state.get('commit')!r}, the manifest says {upstream.commit}"
-    if state.get("repository") != upstream.repository:
-        said = state.get("repository")
+    try:  # strict: a repeated key, NaN or a member of no meaning is not a checkout record
+        state: CheckoutState = parse_document(KINDS["checkout-state"], data, where)
+    except InvalidInput as exc:
+        return f"not a checkout record: {exc}"
+    if state.commit != upstream.commit:
+        return f"{where}: commit {state.commit!r}, the manifest says {upstream.commit}"
+    if state.repository != upstream.repository:
+        said = state.repository
         return f"{where}: repository {said!r}, the manifest says {upstream.repository}"
-    if (state.get("porcelain") == "") != upstream.clean:
+    if (state.porcelain == "") != upstream.clean:
         return (
-            f"{where}: git status {state.get('porcelain')!r} disagrees with clean={upstream.clean}"
+            f"{where}: git status {state.porcelain[:200]!r} disagrees with clean={upstream.clean}"
         )
-    if tree is None or state.get("tree") != tree:
-        return f"{where}: tree {state.get('tree')!r}; the listing hashes to {tree}"
+    if tree is None or state.tree != tree:
+        return f"{where}: tree {state.tree!r}; the listing hashes to {tree}"
     return None
 
 
@@ -958,32 +957,19 @@ def _environments(evidence: Gx10Evidence, pins: PinSetSource, read: Reader) -> l
         if not (harness.requirements or harness.env) or not completed:
             continue
         entry = f"upstreams/{upstream}/environment.json"
-        data = read(entry)
-        recorded: Any = None
-        if data is not None:
-            try:  # strict: a repeated key or NaN is not a record that means one thing
-                recorded = loads_strict(data, entry)
-            except InvalidInput:
-                recorded = None
-        record = recorded if isinstance(recorded, dict) else {}
-        distributions, given = record.get("distributions"), record.get("variables")
-        variables: dict[str, Any] = given if isinstance(given, dict) else {}
-        readable = (
-            isinstance(distributions, list)
-            and all(isinstance(d, str) for d in distributions)
-            and (isinstance(given, dict) or not harness.env)
-        )
         who = f"{', '.join(completed)} completed by {upstream}"
-        if not readable:
+        record, problem = _environment_record(read(entry), entry, upstream)
+        if record is None:
             findings.append(
                 _disagrees(
                     entry,
                     f"{who}, whose pinned environment no readable environment record shows "
-                    f"({entry})",
+                    f"({problem})",
                 )
             )
             continue
-        lacking = missing_requirements(harness.requirements, distributions or ())
+        variables = record.variables
+        lacking = missing_requirements(harness.requirements, record.distributions)
         if lacking:
             findings.append(
                 _disagrees(entry, f"{who}, whose interpreter lacks the pinned {', '.join(lacking)}")
@@ -1002,6 +988,24 @@ def _environments(evidence: Gx10Evidence, pins: PinSetSource, read: Reader) -> l
                 )
             )
     return findings
+
+
+def _environment_record(
+    data: bytes | None, entry: str, upstream: str
+) -> tuple[HarnessEnvironment | None, str]:
+    """The environment record at ``entry`` if it reads as one of ``upstream``'s harness, else
+    None and why not. Strict: a repeated key, NaN, a member of no meaning or a version this
+    verifier does not read is no record; nor is one that names another harness (a record
+    copied from another harness's place is not this one's)."""
+    if data is None:
+        return None, f"{entry} is not in the bundle"
+    try:
+        record: HarnessEnvironment = parse_document(KINDS["harness-environment"], data, entry)
+    except InvalidInput as exc:
+        return None, str(exc)
+    if record.upstream != upstream:
+        return None, f"{entry}: the environment of {record.upstream!r}, not of {upstream!r}"
+    return record, ""
 
 
 def unread_raw_outputs(pins: PinSetSource, names: Collection[str]) -> list[str]:

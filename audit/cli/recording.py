@@ -19,7 +19,7 @@ from audit.cli._common import (
     print_json,
 )
 from bundle_schema.errors import EXIT_CHECK_FAILED, EXIT_OK, InvalidInput
-from bundle_schema.models import ReasoningPolicy, RunConfig, RunResult
+from bundle_schema.models import MAX_ENV_VALUE, ReasoningPolicy, RunConfig, RunResult
 from pins import ENV_NAME, RUNNER_VARIABLES
 
 __all__ = ["register"]
@@ -89,7 +89,8 @@ def register(commands: Subparsers) -> dict[str, Handler]:
         default=[],
         metavar="NAME=VALUE",
         help="give every harness this environment variable (recorded, a secret's value "
-        "redacted; a variable the pin set pins keeps its pinned value; repeatable)",
+        "redacted; a value of at most 4096 characters; a variable the pin set pins with another "
+        "value is refused; repeatable)",
     )
     run_cmd.add_argument("--run-id", metavar="ID", help="default: <pin set>-<profile>-<time>")
     run_cmd.add_argument(
@@ -139,6 +140,8 @@ def _variables(items: list[str]) -> dict[str, str]:
         name, sep, value = item.partition("=")
         if not sep or not ENV_NAME.fullmatch(name) or "\0" in value:
             raise InvalidInput(f"--env {item!r}: expected NAME=VALUE")
+        if len(value) > MAX_ENV_VALUE:
+            raise InvalidInput(f"--env {name}: a value of over {MAX_ENV_VALUE} characters")
         if name in variables:
             raise InvalidInput(f"--env {name}: given twice")
         if name in RUNNER_VARIABLES:

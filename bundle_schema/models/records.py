@@ -13,6 +13,7 @@ from pydantic import ConfigDict, Field, StrictBool, StrictInt, StringConstraints
 from bundle_schema.models._common import (
     Count,
     Digest,
+    GitCommit,
     Identifier,
     LogicalName,
     Metric,
@@ -28,15 +29,21 @@ from bundle_schema.models._common import (
 
 __all__ = [
     "BASE64_PATTERN",
+    "ENV_NAME_PATTERN",
+    "MAX_ENV_VALUE",
     "BenchLocalPacks",
     "BfclPlan",
     "BfclShard",
     "Body",
+    "CheckoutState",
     "Chunk",
     "ComponentResult",
     "DirectProbe",
+    "EnvName",
+    "EnvValue",
     "EvidenceTrust",
     "GateStatus",
+    "HarnessEnvironment",
     "HermesCase",
     "HermesTask",
     "InfermarkStreaming",
@@ -372,3 +379,48 @@ class BfclPlan(_Model):
     """The shards a BFCL run was split into, by the digest of each shard report's bytes."""
 
     shards: tuple[Digest, ...]
+
+
+# --- an upstream's own records: its checkout's state and its harness's environment -------------
+
+ENV_NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]{0,127}$"
+"""An environment variable's name, as a pin set, ``audit run --env`` and the record take it."""
+EnvName = Annotated[str, StringConstraints(pattern=ENV_NAME_PATTERN)]
+MAX_ENV_VALUE = 4096
+"""The longest environment variable value a pin set, ``audit run --env`` or a record holds."""
+EnvValue = Annotated[str, StringConstraints(max_length=MAX_ENV_VALUE, pattern=r"^[^\x00]*$")]
+_GitText = Annotated[str, StringConstraints(max_length=1 << 20)]
+"""What git printed (``git status --porcelain``, ``git submodule status``): up to 1 MiB."""
+_Place = Annotated[str, StringConstraints(min_length=1, max_length=4096)]
+
+
+class CheckoutState(_Model):
+    """``upstreams/<upstream>/checkout.json``: how the runner found the checkout (its commit,
+    tree, ``git status --porcelain``, submodules, the remote git names and where it was cloned
+    from). Read strictly: a member it does not know, or one of another type, is not a
+    checkout record."""
+
+    commit: GitCommit
+    tree: GitCommit
+    porcelain: _GitText
+    submodules: _GitText
+    remote_url: Annotated[str, StringConstraints(max_length=4096)]
+    source: _Place
+    repository: _Place
+
+
+class HarnessEnvironment(_Model):
+    """``upstreams/<upstream>/environment.json``: the harness's interpreter as it answered
+    (its executable, version and every installed distribution, ``name==version``) and the
+    environment variables the harness was given, secrets redacted. ``upstream`` names the
+    harness it is of: a record of another harness at this one's place is not this one's."""
+
+    schema_version: SchemaVersion
+    upstream: Identifier
+    executable: _Place
+    python_version: Text
+    distributions: Annotated[
+        tuple[Annotated[str, StringConstraints(min_length=1, max_length=512)], ...],
+        Field(max_length=100_000),
+    ]
+    variables: dict[EnvName, EnvValue]

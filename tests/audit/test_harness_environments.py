@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from audit.environments import EnvironmentUnavailable, describe_python
+from bundle_schema import canonical_bytes
 from bundle_schema.errors import InvalidInput
 from pins import (
     DEMO,
@@ -102,7 +103,7 @@ def test_a_completed_component_needs_its_requirements_in_the_recorded_environmen
     entry = "upstreams/sparkbench/environment.json"
     recorded = json.loads(files[entry][0])
     recorded["distributions"] = [d for d in recorded["distributions"] if d != PYDANTIC]
-    files[entry] = (json.dumps(recorded).encode(), files[entry][1])
+    files[entry] = (canonical_bytes(recorded), files[entry][1])
     reseal(tmp_path / "forged", manifest, files, {})
     forged = verify_bundle(tmp_path / "forged", pins=pins).verdict
     assert forged.outcome == "INFRA_ERROR" and forged.integrity.status == "failed"
@@ -166,7 +167,7 @@ def test_a_completed_component_needs_its_pinned_variables_in_the_recorded_enviro
     recorded = json.loads(files[entry][0])
     assert recorded["variables"] == {"SPARK_NOTE": "as pinned"}
     recorded["variables"]["SPARK_NOTE"] = "something else"
-    files[entry] = (json.dumps(recorded).encode(), files[entry][1])
+    files[entry] = (canonical_bytes(recorded), files[entry][1])
     reseal(tmp_path / "forged", manifest, files, {})
     forged = verify_bundle(tmp_path / "forged", pins=pins).verdict
     assert forged.outcome == "INFRA_ERROR" and forged.integrity.status == "failed"

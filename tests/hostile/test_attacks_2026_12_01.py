@@ -467,6 +467,70 @@ def test_an_environment_record_that_means_two_things_is_refused(
     assert any(e == ENV for e, _ in _findings(verdict, "record_disagrees"))
 
 
+def _member(name: str, value: object) -> Callable[[bytes], bytes]:
+    """The record with one member set (added, or replaced), written canonically as the runner
+    writes it: what is refused is the content, not the bytes' form."""
+
+    def change(data: bytes) -> bytes:
+        return canonical_bytes({**json.loads(data), name: value})
+
+    return change
+
+
+@pytest.mark.parametrize(
+    ("change", "why"),
+    [
+        (_member("note", "a member no reader knows"), "note"),
+        (_member("upstream", "hermesbench"), "the environment of 'hermesbench'"),
+        (_member("schema_version", 99), "schema_version 99"),
+        (_member("distributions", ["pydantic==2", 7]), "distributions"),
+        (_member("executable", ""), "executable"),
+        (_member("variables", {"SPARK_NOTE": "as pinned", "bad name": "x"}), "variables"),
+    ],
+    ids=["unknown member", "another harness's", "a newer version", "not a name", "no path",
+         "a variable of no name"],
+)  # fmt: skip
+def test_an_environment_record_is_read_strictly(
+    smoke: tuple[Path, PinSetSource],
+    tmp_path: Path,
+    change: Callable[[bytes], bytes],
+    why: str,
+) -> None:
+    """A record with a member of no meaning, of another harness or another version is not this
+    harness's environment: the pinned requirements and variables it shows do not count."""
+    verdict = _forged(smoke, tmp_path, _env_edit(change))
+    _refused(verdict)
+    ((_, message),) = [(e, m) for e, m in _findings(verdict, "record_disagrees") if e == ENV]
+    assert "no readable environment record" in message and why in message, message
+
+
+@pytest.mark.parametrize(
+    ("change", "why"),
+    [
+        (_member("note", "a member no reader knows"), "note"),
+        (_member("tree", "not a tree id"), "tree"),
+        (_member("porcelain", None), "porcelain"),
+        (lambda data: data.replace(b'{"commit"', b'{ "commit"'), "canonical"),
+    ],
+    ids=["unknown member", "not a tree id", "no status", "not canonical"],
+)
+def test_a_checkout_record_is_read_strictly(
+    smoke: tuple[Path, PinSetSource],
+    tmp_path: Path,
+    change: Callable[[bytes], bytes],
+    why: str,
+) -> None:
+    name = "upstreams/sparkbench/checkout.json"
+
+    def edit(files: Files) -> None:
+        files[name] = (change(files[name][0]), files[name][1])
+
+    verdict = _forged(smoke, tmp_path, edit)
+    assert verdict.outcome != "QUALIFIED" and not verdict.rankable
+    messages = [f.message for f in verdict.integrity.findings if f.entry == name]
+    assert any("not a checkout record" in m and why in m for m in messages), messages
+
+
 def test_a_checkout_record_that_means_two_things_is_refused(
     smoke: tuple[Path, PinSetSource], tmp_path: Path
 ) -> None:
@@ -532,6 +596,7 @@ def test_a_partial_component_is_held_to_its_pinned_variables_too(
         (["A-B=x"], "expected NAME=VALUE"),
         (["A=x\0y"], "expected NAME=VALUE"),
         (["A" * 129 + "=x"], "expected NAME=VALUE"),
+        (["A=" + "x" * 4097], "a value of over 4096 characters"),
     ],
 )
 def test_the_run_commands_env_refuses_runner_variables_and_malformed_ones(
