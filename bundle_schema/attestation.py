@@ -12,13 +12,17 @@ same bundle or verdict always gives the same Statement.
 - :data:`VSA_PREDICATE_TYPE`: the same verification as a SLSA Verification Summary v1, for tools
   that know SLSA and not this project: PASSED only for a rankable result whose checks all passed,
   the pin set as the policy, the bundle's own signature as the input attestation, and the whole
-  verdict in the extension field ``evidenceAuditVerdict`` (docs/signing.md).
+  verdict in the extension field ``evidenceAuditVerdict`` (docs/signing.md). Its ``resourceUri``
+  carries no credentials: no userinfo, no query, no fragment (:func:`bare_uri`, ADR 0023).
 
 Reading a Statement is strict: canonical JSON, the committed schema, the frozen model, exactly one
 subject. The digest binding (subject digest = bundle digest) is checked by the verifier.
 """
 
 from __future__ import annotations
+
+import re
+from urllib.parse import urlsplit, urlunsplit
 
 from bundle_schema.canonical import canonical_bytes
 from bundle_schema.documents import kind_of, parse_document
@@ -36,6 +40,7 @@ from bundle_schema.models import (
     VerificationStatement,
     VsaStatement,
 )
+from bundle_schema.models.statements import BARE_URI_PATTERN
 
 __all__ = [
     "BUNDLE_PREDICATE_TYPE",
@@ -43,7 +48,9 @@ __all__ = [
     "STATEMENT_TYPE",
     "VERIFICATION_PREDICATE_TYPE",
     "VSA_PREDICATE_TYPE",
+    "bare_uri",
     "bundle_statement",
+    "is_bare_uri",
     "pin_set_uri",
     "read_bundle_statement",
     "read_verification_statement",
@@ -103,6 +110,30 @@ def pin_set_uri(pin_set_id: str) -> str:
     return f"urn:evidence-audit:pin-set:{pin_set_id}"
 
 
+def bare_uri(url: str) -> str:
+    """``url`` without the parts that can hold a credential: its userinfo (a user name, a
+    password), its query (a presigned URL's signature, credential or token) and its fragment.
+
+    ``http://user:secret@host/x.tar?X-Amz-Signature=...`` is ``http://host/x.tar``. Scheme, host,
+    port and path stay as given.
+
+    Raises:
+        ValueError: ``url`` cannot be split as a URL (an unclosed IPv6 bracket, a bad port).
+    """
+    parts = urlsplit(url)
+    host = parts.netloc.rpartition("@")[2]
+    return urlunsplit(parts._replace(netloc=host, query="", fragment=""))
+
+
+_BARE_URI = re.compile(BARE_URI_PATTERN)
+
+
+def is_bare_uri(uri: str) -> bool:
+    """Whether ``uri`` is a URI (a scheme, then its part) with no userinfo, query or fragment:
+    what a verification summary's ``resourceUri`` may be."""
+    return _BARE_URI.match(uri) is not None
+
+
 def verification_summary(
     verdict: Verdict,
     *,
@@ -118,8 +149,12 @@ def verification_summary(
         passed: whether the result is accepted: every check passed and it is rankable (the caller
             decides, with :func:`verify.policy.failed_check`).
         time_verified: when, RFC 3339 (UTC, seconds).
-        resource_uri: where the verified bundle is (its URL, or a ``file:`` URI).
+        resource_uri: where the verified bundle is (its URL, or a ``file:`` URI); recorded as
+            :func:`bare_uri` of it, with no userinfo, query or fragment.
         signature: the bundle's own signature as (URI, ``sha256:`` digest), when it is signed.
+
+    Raises:
+        pydantic.ValidationError: ``resource_uri`` is not a URI (it has no scheme).
     """
     statement = VsaStatement.model_validate(
         {
@@ -132,7 +167,7 @@ def verification_summary(
                     "version": {"evidence-audit": verdict.verifier.version},
                 },
                 "timeVerified": time_verified,
-                "resourceUri": resource_uri,
+                "resourceUri": bare_uri(resource_uri),
                 "policy": {
                     "uri": pin_set_uri(verdict.pin_set.id),
                     "digest": {"sha256": verdict.pin_set.digest.removeprefix("sha256:")},

@@ -22,6 +22,8 @@ from audit.signing import DEFAULT_INSTANCE, INSTANCES
 from bundle_schema import canonical_bytes, digest_of
 from bundle_schema.attestation import (
     VSA_PREDICATE_TYPE,
+    bare_uri,
+    is_bare_uri,
     read_verification_statement,
     read_verification_summary,
     subject_digest,
@@ -53,7 +55,6 @@ from verify import (
     open_source,
     read_capped,
     shipped_root,
-    shown_url,
     trust_root_from_file,
     verify_bundle,
 )
@@ -105,8 +106,9 @@ def add_policy_options(parser: argparse.ArgumentParser, *, attest: bool = False)
         group.add_argument(
             "--resource-uri",
             metavar="URI",
-            help="with --vsa: where the bundle was published (default: PATH when it is a URL, "
-            "else a file: URI of it)",
+            type=_published_uri,
+            help="with --vsa: where the bundle was published, with no user name, password, query "
+            "or fragment (default: PATH without those when it is a URL, else a file: URI of it)",
         )
     group.add_argument(
         "--identity",
@@ -130,6 +132,21 @@ def add_policy_options(parser: argparse.ArgumentParser, *, attest: bool = False)
         choices=SHIPPED_ROOTS,
         default=DEFAULT_ROOT,
         help="which shipped, hash-pinned root to trust (default: %(default)s)",
+    )
+
+
+def _published_uri(text: str) -> str:
+    """``--resource-uri``: recorded as given, so it must be a URI that carries no credentials."""
+    if is_bare_uri(text):
+        return text
+    try:
+        bare = bare_uri(text)
+    except ValueError:
+        bare = ""
+    hint = f" (such as {bare!r})" if is_bare_uri(bare) else ""
+    raise argparse.ArgumentTypeError(
+        "not a URI without a user name, password, query or fragment: a Verification Summary is "
+        f"published, and a presigned URL's query is its signature; give the bundle's URI{hint}"
     )
 
 
@@ -307,9 +324,10 @@ def summarize(verdict: Verdict, path: str, bundle: str, resource_uri: str | None
 
 
 def _resource_uri(bundle: str) -> str:
-    """Where the bundle was read: its URL as shown in messages (no password), or a file: URI."""
+    """Where the bundle was read: its URL without userinfo, query or fragment (ADR 0023), or a
+    file: URI of its path."""
     if is_url(bundle):
-        return shown_url(bundle)
+        return bare_uri(bundle)
     return Path(bundle).resolve().as_uri()
 
 

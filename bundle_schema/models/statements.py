@@ -13,6 +13,7 @@ from bundle_schema.models.manifest import PinSetRef, RunnerInfo
 from bundle_schema.models.verdict import Verdict, VerifierInfo
 
 __all__ = [
+    "BARE_URI_PATTERN",
     "BUNDLE_PREDICATE_TYPE",
     "STATEMENT_TYPE",
     "VERIFICATION_PREDICATE_TYPE",
@@ -98,6 +99,9 @@ VERIFIER_ID = "https://evidence-audit.dev/verifier/audit-verify"
 """The SLSA Verification Summary ``verifier.id`` of ``audit verify``."""
 VSA_RANKABLE_LEVEL = "EVIDENCE_AUDIT_RANKABLE"
 """The ``verifiedLevels`` value of a PASSED summary (SLSA reserves the ``SLSA_`` prefix)."""
+BARE_URI_PATTERN = r"^[A-Za-z][A-Za-z0-9+.-]*:(//[^/?#@]*(/[^?#]*)?|/?([^/?#][^?#]*)?)$"
+"""A URI with no credentials in it: a scheme, then no userinfo (no ``@`` in the authority), no
+query and no fragment (ADR 0023: a presigned URL's query holds its signature)."""
 
 
 class VsaVerifier(_Model):
@@ -124,9 +128,10 @@ class VsaPredicate(_Model):
 
     verifier: VsaVerifier
     time_verified: Timestamp = Field(alias="timeVerified")
-    resource_uri: Annotated[str, StringConstraints(min_length=1, max_length=4096)] = Field(
-        alias="resourceUri"
-    )
+    resource_uri: Annotated[
+        str, StringConstraints(min_length=1, max_length=4096, pattern=BARE_URI_PATTERN)
+    ] = Field(alias="resourceUri")
+    """Where the bundle is, with no userinfo, query or fragment (:data:`BARE_URI_PATTERN`)."""
     policy: VsaResource
     """The pin set the run was judged by: ``urn:evidence-audit:pin-set:<id>`` and its digest."""
     input_attestations: tuple[VsaResource, ...] = Field(alias="inputAttestations")

@@ -17,15 +17,19 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 
+from audit._archive import pack
 from audit.cli import main
 from audit.demo.pipeline import DEMO_DIGEST
 from bundle_schema import canonical_bytes
 from bundle_schema.attestation import (
     BUNDLE_PREDICATE_TYPE,
     STATEMENT_TYPE,
+    bare_uri,
     bundle_statement,
+    is_bare_uri,
     read_verification_statement,
     read_verification_summary,
     subject_digest,
@@ -33,7 +37,8 @@ from bundle_schema.attestation import (
 from bundle_schema.errors import InvalidInput
 from bundle_schema.layout import MANIFEST_SIGNATURE
 from tests.factories import write_small_bundle
-from tests.paths import PINS, ROOT
+from tests.http_range import serve as serve_http
+from tests.paths import PINS, ROOT, SCHEMAS
 from tests.private_sigstore import ISSUER, PrivateSigstore, Services
 from verify import open_source, parse_manifest
 from verify._trust import PINS_FILE, shipped_root
@@ -799,3 +804,90 @@ def test_a_verification_summary_fails_what_is_not_rankable(
     assert (predicate.verification_result, predicate.verified_levels) == ("FAILED", ("FAILED",))
     assert predicate.resource_uri == "https://e.test/b.tar"
     assert predicate.evidence_audit_verdict.reasons == tuple(verdict["reasons"])
+
+
+# --- what a verification summary records of where the bundle is -------------------------------
+
+PRESIGNED = (
+    "zq9-user:zq9-password@{host}/runs/run.tar?X-Amz-Credential=zq9-credential"
+    "&X-Amz-Security-Token=zq9-token&X-Amz-Signature=zq9-signature#zq9-fragment"
+)
+"""A presigned-style URL with userinfo: every part that holds a secret starts ``zq9-``."""
+
+
+@pytest.mark.parametrize(
+    ("url", "bare"),
+    [
+        ("http://u:p@127.0.0.1:8080/x.tar?X-Amz-Signature=abc#f", "http://127.0.0.1:8080/x.tar"),
+        ("https://token@e.test/runs/a@b.tar", "https://e.test/runs/a@b.tar"),
+        ("s3://AKIA:secret@runs/v5/x.tar?versionId=3", "s3://runs/v5/x.tar"),
+        ("https://u:p@[::1]:8443/x.tar?", "https://[::1]:8443/x.tar"),
+        ("https://e.test/x.tar", "https://e.test/x.tar"),
+        ("file:///srv/runs/x.tar", "file:///srv/runs/x.tar"),
+    ],
+)
+def test_a_bare_uri_has_no_userinfo_query_or_fragment(url: str, bare: str) -> None:
+    assert bare_uri(url) == bare
+    assert is_bare_uri(bare)
+    assert is_bare_uri(url) == (url == bare)
+
+
+def test_a_verification_summary_records_no_credential_of_the_url_read(
+    small_bundle: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A bundle read by a presigned URL with a user name and password: the summary's resourceUri
+    is its scheme, host, port and path, nothing else; the --attest Statement names no URL; both
+    are valid against their committed schemas; and signing refuses a summary edited to carry
+    the credentials back."""
+    published = tmp_path / "published"
+    (published / "runs").mkdir(parents=True)
+    pack(small_bundle, published / "runs" / "run.tar")
+    summary, attestation = tmp_path / "vsa.json", tmp_path / "verdict.json"
+    with serve_http(published) as server:
+        url = "http://" + PRESIGNED.format(host=server.url.removeprefix("http://"))
+        argv = ["verify", url, "--vsa", str(summary), "--attest", str(attestation)]
+        assert main(argv) == 0, capsys.readouterr().err
+        capsys.readouterr()
+    data = summary.read_bytes()
+    assert read_verification_summary(data, str(summary)).predicate.resource_uri == (
+        f"{server.url}/runs/run.tar"
+    )
+    for kind, written in (("vsa", data), ("verification", attestation.read_bytes())):
+        assert b"zq9-" not in written and b"X-Amz" not in written, kind
+        schema = json.loads((SCHEMAS / f"{kind}-statement.schema.json").read_bytes())
+        jsonschema.Draft202012Validator(schema).validate(json.loads(written))
+    edited = json.loads(data)
+    edited["predicate"]["resourceUri"] = url
+    forged = tmp_path / "forged.json"
+    forged.write_bytes(canonical_bytes(edited))
+    schema = json.loads((SCHEMAS / "vsa-statement.schema.json").read_bytes())
+    assert not jsonschema.Draft202012Validator(schema).is_valid(edited)
+    assert main(["sign", "--statement", str(forged), "--identity-token", "x"]) == 2
+    assert "resourceUri" in capsys.readouterr().err
+    assert not Path(f"{forged}.sigstore.json").exists()
+
+
+@pytest.mark.parametrize(
+    "given",
+    [
+        pytest.param("https://zq9-user:zq9-password@e.test/run.tar", id="userinfo"),
+        pytest.param("https://zq9-token@e.test/run.tar", id="user"),
+        pytest.param("https://e.test/run.tar?X-Amz-Signature=zq9-signature", id="query"),
+        pytest.param("https://e.test/run.tar#zq9-fragment", id="fragment"),
+        pytest.param("s3://zq9-key:zq9-secret@runs/run.tar", id="s3-userinfo"),
+        pytest.param("runs/run.tar", id="not-a-uri"),
+    ],
+)
+def test_a_resource_uri_with_a_credential_is_refused(
+    given: str, small_bundle: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--resource-uri is recorded as given: one that is no URI, or carries userinfo, a query or
+    a fragment, is a usage error before anything is verified or written, and is not echoed."""
+    summary = tmp_path / "vsa.json"
+    argv = ["verify", str(small_bundle), "--vsa", str(summary), "--resource-uri", given]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("audit verify: argument --resource-uri: not a URI without a user name")
+    assert err.count("\n") == 1
+    assert "zq9-" not in err
+    assert not summary.exists()
