@@ -7,6 +7,7 @@ sigstore Verifier inside ``audit verify``, with no network at all.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import os
@@ -728,6 +729,67 @@ def test_a_shipped_root_is_replaced_only_with_the_digest_expected(
     assert shipped_root("staging", folder).digest == replaced.digest
 
 
+def stock_verify(
+    artifact: Path, signature: Path, who: str, trust: dict[str, str], cwd: Path
+) -> subprocess.CompletedProcess[str]:
+    """``python -m sigstore verify identity`` of ``artifact`` against the Sigstore bundle
+    ``signature``: the stock command line, offline, against the private instance, in an isolated
+    process (``-I``: no current directory, no PYTHONPATH) that imports no evidence-audit code."""
+    return subprocess.run(
+        [sys.executable, "-I", "-m", "sigstore", "--trust-config", trust["config"],
+         "verify", "identity", str(artifact), "--bundle", str(signature),
+         "--cert-identity", who, "--cert-oidc-issuer", ISSUER, "--offline"],
+        capture_output=True, text=True, check=False, cwd=cwd, timeout=120,
+        env={"PATH": os.environ["PATH"], "HOME": str(cwd / "home")},
+    )  # fmt: skip
+
+
+def _payload(signature: Path) -> Any:
+    """The in-toto Statement a Sigstore bundle's DSSE envelope carries (read as plain JSON)."""
+    envelope = json.loads(signature.read_bytes())["dsseEnvelope"]
+    assert envelope["payloadType"] == "application/vnd.in-toto+json"
+    return json.loads(base64.b64decode(envelope["payload"]))
+
+
+def test_a_signed_bundle_and_its_verdict_that_stock_sigstore_verifies(
+    signed: Path,
+    instance: PrivateSigstore,
+    trust: dict[str, str],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The bundle's own signature (signatures/manifest.sigstore.json) and a signed --attest
+    verdict verify with the stock sigstore command line against the bundle's manifest, in a
+    process that runs no evidence-audit code; each Statement's one subject is manifest.json by
+    the SHA-256 of the manifest's bytes (the bundle digest), and another file fails."""
+    manifest = signed / "manifest.json"
+    digest = hashlib.sha256(manifest.read_bytes()).hexdigest()
+    subject = [{"name": "manifest.json", "digest": {"sha256": digest}}]
+    own = signed / MANIFEST_SIGNATURE
+    checked = stock_verify(manifest, own, WHO, trust, tmp_path)
+    assert checked.returncode == 0, checked.stderr
+    assert "OK" in checked.stderr + checked.stdout
+    statement = _payload(own)
+    assert (statement["predicateType"], statement["subject"]) == (BUNDLE_PREDICATE_TYPE, subject)
+    attestation = tmp_path / "verdict.intoto.json"
+    code, verdict, err = verdict_of(verify(signed, trust, "--attest", str(attestation)), capsys)
+    assert code == 0, err
+    assert verdict["bundle_digest"] == f"sha256:{digest}"
+    assert main(["sign", "--statement", str(attestation), "--trust-config", trust["config"],
+                 "--identity-token", instance.mint_token(AUDITOR)]) == 0  # fmt: skip
+    signed_verdict = Path(f"{attestation}.sigstore.json")
+    checked = stock_verify(manifest, signed_verdict, AUDITOR, trust, tmp_path)
+    assert checked.returncode == 0, checked.stderr
+    statement = _payload(signed_verdict)
+    assert statement["subject"] == subject
+    assert statement["predicate"]["verdict"] == verdict
+    other = tmp_path / "other.json"
+    other.write_bytes(manifest.read_bytes() + b" ")
+    for signature, who in ((own, WHO), (signed_verdict, AUDITOR)):
+        assert stock_verify(other, signature, who, trust, tmp_path).returncode != 0
+    assert stock_verify(manifest, own, AUDITOR, trust, tmp_path).returncode != 0  # not its signer
+
+
 def test_a_verification_summary_that_stock_sigstore_verifies(  # noqa: PLR0917
     ranked_examples: dict[str, Path],
     instance: PrivateSigstore,
@@ -773,22 +835,14 @@ def test_a_verification_summary_that_stock_sigstore_verifies(  # noqa: PLR0917
     assert main(["sign", "--statement", str(summary), "--trust-config", trust["config"],
                  "--identity-token", token]) == 0  # fmt: skip
     capsys.readouterr()
-
-    def stock(artifact: Path) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-I", "-m", "sigstore", "--trust-config", trust["config"],
-             "verify", "identity", str(artifact), "--bundle", f"{summary}.sigstore.json",
-             "--cert-identity", AUDITOR, "--cert-oidc-issuer", ISSUER, "--offline"],
-            capture_output=True, text=True, check=False, cwd=tmp_path, timeout=120,
-            env={"PATH": os.environ["PATH"], "HOME": str(tmp_path / "home")},
-        )  # fmt: skip
-
-    checked = stock(bundle / "manifest.json")
+    signed_summary = Path(f"{summary}.sigstore.json")
+    checked = stock_verify(bundle / "manifest.json", signed_summary, AUDITOR, trust, tmp_path)
     assert checked.returncode == 0, checked.stderr
     assert "OK" in checked.stderr + checked.stdout
     other = tmp_path / "other.json"
     other.write_bytes((bundle / "manifest.json").read_bytes() + b" ")
-    assert stock(other).returncode != 0  # the subject digest is the bundle's, nothing else
+    # the subject digest is the bundle's, nothing else
+    assert stock_verify(other, signed_summary, AUDITOR, trust, tmp_path).returncode != 0
 
 
 def test_a_verification_summary_fails_what_is_not_rankable(
