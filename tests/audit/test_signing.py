@@ -734,14 +734,28 @@ def stock_verify(
 ) -> subprocess.CompletedProcess[str]:
     """``python -m sigstore verify identity`` of ``artifact`` against the Sigstore bundle
     ``signature``: the stock command line, offline, against the private instance, in an isolated
-    process (``-I``: no current directory, no PYTHONPATH) that imports no evidence-audit code."""
-    return subprocess.run(
-        [sys.executable, "-I", "-m", "sigstore", "--trust-config", trust["config"],
+    process (``-I``: no current directory, no PYTHONPATH) that imports no evidence-audit code
+    (``-X importtime`` lists every module it imported)."""
+    done = subprocess.run(
+        [sys.executable, "-I", "-X", "importtime", "-m", "sigstore",
+         "--trust-config", trust["config"],
          "verify", "identity", str(artifact), "--bundle", str(signature),
          "--cert-identity", who, "--cert-oidc-issuer", ISSUER, "--offline"],
         capture_output=True, text=True, check=False, cwd=cwd, timeout=120,
         env={"PATH": os.environ["PATH"], "HOME": str(cwd / "home")},
     )  # fmt: skip
+    imported = {
+        line.rpartition("|")[2].strip().partition(".")[0]
+        for line in done.stderr.splitlines()
+        if line.startswith("import time:")
+    }
+    assert "sigstore" in imported
+    assert not imported & OUR_PACKAGES, imported & OUR_PACKAGES
+    return done
+
+
+OUR_PACKAGES = {"audit", "bundle_schema", "pins", "verify", "tests"}
+"""evidence-audit's top-level packages (and its tests'): the stock process imports none."""
 
 
 def _payload(signature: Path) -> Any:
