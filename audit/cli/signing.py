@@ -224,16 +224,21 @@ def sign_after_run(args: argparse.Namespace, out: Console) -> Path:
 def _sign_parser(commands: Subparsers) -> None:
     sign = commands.add_parser(
         "sign",
-        help="sign a bundle (or a verification attestation) with Sigstore",
+        help="sign a bundle (or a verification attestation or summary) with Sigstore",
         description="Keyless Sigstore signing. Given a bundle directory: check its integrity, "
         "sign an in-toto Statement whose subject is the bundle's manifest, and store the "
         "Sigstore bundle as signatures/manifest.sigstore.json. Given --statement: sign that "
-        "Statement (as written by audit verify --attest) into FILE.sigstore.json. Needs the "
-        "network (Fulcio and Rekor) and an OIDC identity. Exit 1 when signing fails.",
+        "Statement (as written by audit verify --attest or --vsa) into FILE.sigstore.json. Needs "
+        "the network (Fulcio and Rekor) and an OIDC identity. Exit 1 when signing fails.",
         epilog=example("audit sign runs/today"),
     )
     sign.add_argument("bundle", nargs="?", metavar="BUNDLE", help="a bundle directory")
-    sign.add_argument("--statement", metavar="FILE", help="an attestation Statement to sign")
+    sign.add_argument(
+        "--statement",
+        metavar="FILE",
+        help="a Statement to sign: a verification attestation (audit verify --attest) or a SLSA "
+        "Verification Summary (audit verify --vsa)",
+    )
     sign.add_argument("-o", "--output", metavar="FILE", help="with --statement: where to write")
     sign.add_argument("--replace", action="store_true", help="replace an existing signature")
     add_signer_options(sign)
