@@ -55,6 +55,7 @@ from verify import (
     open_source,
     read_capped,
     shipped_root,
+    shown_url,
     trust_root_from_file,
     verify_bundle,
 )
@@ -418,12 +419,13 @@ def _verify_attestation_command(args: argparse.Namespace, out: Console, err: Con
     if difference is not None:
         sys.stderr.write(
             f"{PROG} verify-attestation: the attested verdict is not the one this verifier "
-            f"reaches for {args.bundle} now: {difference}\n"
+            f"reaches for {shown_url(args.bundle)} now: {difference}\n"
         )
         return EXIT_CHECK_FAILED
     if args.bundle is not None and not args.json:
         out.print(
-            f"re-verified {args.bundle}: this verifier reaches the attested verdict", soft_wrap=True
+            f"re-verified {shown_url(args.bundle)}: this verifier reaches the attested verdict",
+            soft_wrap=True,
         )
     unmet = unmet_requirement(verdict, args.require)
     if unmet is not None:

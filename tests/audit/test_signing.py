@@ -959,3 +959,35 @@ def test_a_resource_uri_with_a_credential_is_refused(
     assert err.count("\n") == 1
     assert "zq9-" not in err
     assert not summary.exists()
+
+
+def test_verify_attestation_names_a_bundle_url_without_its_password(
+    signed: Path,
+    instance: PrivateSigstore,
+    trust: dict[str, str],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """verify-attestation --bundle URL names the URL as every message does, the password
+    masked (audit verify's messages), when it re-verifies and when the verdicts differ."""
+    statement = tmp_path / "verdict.intoto.json"
+    assert verdict_of(verify(signed, trust, "--attest", str(statement)), capsys)[0] == 0
+    value = json.loads(statement.read_bytes())
+    honest = tmp_path / "honest.sigstore.json"
+    honest.write_bytes(instance.sign_dsse(canonical_bytes(value), identity=AUDITOR))
+    value["predicate"]["verdict"]["outcome"] = "QUALIFIED"
+    edited = tmp_path / "edited.sigstore.json"
+    edited.write_bytes(instance.sign_dsse(canonical_bytes(value), identity=AUDITOR))
+    published = tmp_path / "published"
+    (published / "runs").mkdir(parents=True)
+    pack(signed, published / "runs" / "run.tar")
+    with serve_http(published) as server:
+        url = "http://" + PRESIGNED.format(host=server.url.removeprefix("http://"))
+        for signature, code in ((honest, 0), (edited, 1)):
+            check = ["verify-attestation", str(signature), "--identity", AUDITOR, "--issuer",
+                     ISSUER, "--trusted-root", trust["root"], "--bundle", url]  # fmt: skip
+            assert main(check) == code
+            captured = capsys.readouterr()
+            printed = captured.out + captured.err
+            assert "zq9-user:***@127.0.0.1" in printed, printed
+            assert "zq9-password" not in printed
