@@ -599,7 +599,7 @@ def _state_problem(data: bytes, upstream: Any, tree: str | None) -> str | None:
     try:  # strict: a repeated key, NaN or a member of no meaning is not a checkout record
         state: CheckoutState = parse_document(KINDS["checkout-state"], data, where)
     except InvalidInput as exc:
-        return f"not a checkout record: {exc}"
+        return f"{where}: not a checkout record ({exc})"
     if state.commit != upstream.commit:
         return f"{where}: commit {state.commit!r}, the manifest says {upstream.commit}"
     if state.repository != upstream.repository:
