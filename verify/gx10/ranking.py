@@ -10,9 +10,14 @@ from verify.gx10._context import Run
 def rank_blockers(run: Run, validity: str, decision: str, executed_weight: float) -> list[str]:
     """Why the result cannot enter a ranking group, if it cannot."""
     evidence, pins = run.evidence, run.pins
-    blockers = []
+    named = evidence.pin_set
+    other = (named.id, named.digest) != (pins.id, pins.digest)
+    # said of every run judged by another pin set than it names (an older digest of the same id
+    # included), ranked or not: a reviewer reads the verdict as of the pins that judged it
+    judged = [f"the run names pin set {named.id} {named.digest}; judged by {pins.id} {pins.digest}"]
     if validity != "VALID" or decision != "MEETS_PROFILE":
-        return [f"not ranked: {validity} / {decision}"]
+        return [f"not ranked: {validity} / {decision}", *(judged if other else [])]
+    blockers = []
     if pins.pins.historical:
         blockers.append(f"{pins.id} is a historical generation: diagnostics only, never ranked")
     if pins.pins.demo_only:
@@ -20,11 +25,8 @@ def rank_blockers(run: Run, validity: str, decision: str, executed_weight: float
     if evidence.scoring_generation != pins.pins.scoring_generation:
         current = pins.pins.scoring_generation
         blockers.append(f"scoring generation {evidence.scoring_generation} is not {current}")
-    if evidence.pin_set.id != pins.id or evidence.pin_set.digest != pins.digest:
-        blockers.append(
-            f"the run names pin set {evidence.pin_set.id} {evidence.pin_set.digest}; judged by "
-            f"{pins.id} {pins.digest}"
-        )
+    if other:
+        blockers += judged
     if evidence.profile != pins.pins.standard_profile:
         blockers.append(
             f"profile {evidence.profile} is not the standard {pins.pins.standard_profile}"
