@@ -10,6 +10,7 @@ import csv
 import io
 import json
 import statistics
+import tarfile
 from typing import Any
 
 import pytest
@@ -43,6 +44,13 @@ def test_the_recorded_bundle_is_whole_and_its_claims_are_the_replay(
     assert verdict["integrity"] == verdict["integrity"] | {"status": "ok", "findings": []}
     assert verdict["claims"] == {"match": True, "differences": []}
     assert verdict["pin_set"]["id"] == CURRENT
+    # judged by the shipped pin set; where it is not the digest the run names (the bundle was
+    # recorded before the bfcl gate joined it), the verdict says so
+    named = json.loads(_manifest())["pin_set"]
+    judged = f"the run names pin set {named['id']} {named['digest']}; judged by {CURRENT} "
+    assert (named["digest"] != verdict["pin_set"]["digest"]) == any(
+        r.startswith(judged) for r in verdict["reasons"]
+    ), verdict["reasons"]
     assert main(["verify", str(TAR)]) == 0  # a verdict reached: INFRA_ERROR is not exit 1
     capsys.readouterr()
 
@@ -65,6 +73,13 @@ def test_the_gates_and_the_outcome_follow_the_raw_evidence(
     if not any(r["metric"] in ("golden_gate", "run_valid") for r in rows):
         assert gates["upstream_integrity"]["status"] == "infra"
     assert (verdict["outcome"], verdict["rankable"]) == ("INFRA_ERROR", False)
+
+
+def _manifest() -> bytes:
+    with tarfile.open(TAR) as tar:
+        member = tar.extractfile("manifest.json")
+        assert member is not None
+        return member.read()
 
 
 def _raw(bundle: Bundle, leaf: str) -> str:
