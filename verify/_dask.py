@@ -15,6 +15,9 @@ bundles is hashed once across the workers:
    files; a file whose identity changed since is hashed again. The verdict's digest must be the
    one listed, or the source is refused (it changed while the archive was verified).
 
+A task opens a relative local path joined to the command's working directory (a worker's own
+is another on any real cluster) and names it as given (:func:`verify.archive.open_in`).
+
 The driver keeps the small keys (digests, sources, file identities); entries go to the
 :class:`~verify.archive.ArchiveWriter`'s spool as tasks finish. This module is imported only
 when ``--engine dask`` is given; it imports Dask.
@@ -38,8 +41,17 @@ from bundle_schema.errors import EvidenceAuditError
 from verify._hashing import BlobCache, Hashed, default_workers, hash_members
 from verify._remote import url_snapshots
 from verify._shell import _blob_files
-from verify._source import BundleSource, Member, open_source
-from verify.archive import ArchiveWriter, Judged, Source, judge, refusal_reason, shown
+from verify._source import BundleSource, Member
+from verify.archive import (
+    ArchiveWriter,
+    Judged,
+    Source,
+    judge,
+    located,
+    open_in,
+    refusal_reason,
+    shown,
+)
 
 __all__ = ["verify_on_dask"]
 
@@ -50,21 +62,22 @@ _Listed = tuple[str | None, str | None, list[tuple[FileKey, str]], Judged | None
 and, for a tar, its verification."""
 
 
-def _list(source: Source, pins: Any) -> _Listed:
-    """Stage 1 for one source, on a worker (within the task's :func:`url_snapshots`).
+def _list(source: Source, pins: Any, cwd: str) -> _Listed:
+    """Stage 1 for one source, on a worker (within the task's :func:`url_snapshots`; ``cwd``:
+    the command's working directory, see :func:`verify.archive.located`).
 
     A tar is verified here too (ADR 0031): its members are never shared, so nothing of stage 2
     is needed for it, and the task has just read it (at a URL, the whole of a small tar: its
     verification reads the listing and the bytes received, no request more). If the driver
     does not choose it (another source of its digest comes first), the result is not used."""
     try:
-        bundle = open_source(source)
+        bundle = open_in(source, cwd)
         digest = digest_of(bundle.manifest_bytes())
     except (EvidenceAuditError, OSError) as exc:
-        return None, refusal_reason(source, exc), [], None
+        return None, refusal_reason(source, exc, located(source, cwd)), [], None
     files: list[tuple[FileKey, str]] = []
     if bundle.kind != "directory":
-        return digest, None, files, _verify(source, digest, [], pins, bundle)
+        return digest, None, files, _verify(source, digest, [], pins, cwd, bundle)
     for member in _blob_files(bundle):
         key = BlobCache.key_of(member.file)
         if key is not None:
@@ -78,11 +91,12 @@ def _hash(files: Sequence[tuple[FileKey, str]]) -> list[tuple[FileKey, Hashed]]:
     return [(key, results[file]) for key, file in files]
 
 
-def _verify(
+def _verify(  # noqa: PLR0917 - one source, and where it is
     source: Source,
     digest: str,
     seed: list[tuple[FileKey, Hashed]],
     pins: Any,
+    cwd: str,
     opened: BundleSource | None = None,
 ) -> Judged:
     """Stage 3 for one bundle, on a worker (within the task's :func:`url_snapshots`;
@@ -90,7 +104,7 @@ def _verify(
     cache = BlobCache()
     for key, result in seed:
         cache.know(key, result)
-    judged = judge(source, pins, cache, opened=opened)
+    judged = judge(source, pins, cache, opened=opened, cwd=cwd)
     if judged.digest is not None and judged.digest != digest:
         reason = f"changed while the archive was verified: listed as {digest}, then {judged.digest}"
         return Judged(judged.source, None, reason.encode(), judged.hashed, judged.reused)
@@ -105,6 +119,8 @@ class _Chunk(Generic[T]):
     of another type is pickled whole, without a walk."""
 
     items: Sequence[T]
+    cwd: str
+    """The command's working directory: a relative local path is opened joined to it."""
 
 
 _ToVerify = tuple[Source, str, list[tuple[FileKey, Hashed]]]
@@ -115,19 +131,21 @@ def _list_many(chunk: _Chunk[Source], pins: Any) -> list[_Listed]:
     """Stage 1 for a chunk of sources: one task, one :func:`url_snapshots` block (its sources
     are distinct; their URLs share one file system, made from the worker's environment)."""
     with url_snapshots():
-        return [_list(source, pins) for source in chunk.items]
+        return [_list(source, pins, chunk.cwd) for source in chunk.items]
 
 
 def _verify_many(chunk: _Chunk[_ToVerify], pins: Any) -> list[Judged]:
     """Stage 3 for a chunk of bundles: one task, one :func:`url_snapshots` block."""
     with url_snapshots():
-        return [_verify(source, digest, seed, pins) for source, digest, seed in chunk.items]
+        return [
+            _verify(source, digest, seed, pins, chunk.cwd) for source, digest, seed in chunk.items
+        ]
 
 
-def _verify_one(source: Source, digest: str, pins: Any) -> Judged:
+def _verify_one(source: Source, digest: str, pins: Any, cwd: str) -> Judged:
     """Stage 3 for one further source of a bundle whose first source was refused."""
     with url_snapshots():
-        return _verify(source, digest, [], pins)
+        return _verify(source, digest, [], pins, cwd)
 
 
 MAX_CHUNK = 256
@@ -139,9 +157,10 @@ On 10,000 small bundles and two workers, chunks of 256 instead of 64 took the dr
 
 
 def _wired(source: Source) -> Source:
-    """A source as a task takes it: a local path as its text (what :func:`open_source` opens and
-    :func:`~verify.archive.shown` shows for either), a URL as it is. A ``Path`` is parsed again
-    each time it is unpickled, on the scheduler and on the worker: a tenth of the driver's time."""
+    """A source as a task takes it: a local path as its text (what
+    :func:`~verify.archive.shown` shows for either; the task opens it joined to the chunk's
+    working directory when it is relative), a URL as it is. A ``Path`` is parsed again each
+    time it is unpickled, on the scheduler and on the worker: a tenth of the driver's time."""
     return os.fspath(source) if isinstance(source, Path) else source
 
 
@@ -267,10 +286,11 @@ class _Listing:
 def _run(client: Any, sources: Sequence[Source], writer: ArchiveWriter, pins: Any) -> None:
     workers = len(client.scheduler_info()["workers"])
     pins_future = client.scatter(pins, broadcast=True) if pins is not None else None
+    cwd = os.getcwd()  # the workers' own is another on any real cluster
     wired = [_wired(source) for source in sources]
     listing = _Listing(writer)
     parts = _chunks(len(sources), workers)
-    chunked = [_Chunk([wired[i] for i in part]) for part in parts]
+    chunked = [_Chunk([wired[i] for i in part], cwd) for part in parts]
     for part, future in zip(
         parts, client.map(_list_many, chunked, pins=pins_future, pure=False), strict=True
     ):
@@ -287,7 +307,7 @@ def _run(client: Any, sources: Sequence[Source], writer: ArchiveWriter, pins: An
     ]
     listing.files.clear()
     futures = [
-        client.submit(_verify_many, _Chunk([items[i] for i in part]), pins_future, pure=False)
+        client.submit(_verify_many, _Chunk([items[i] for i in part], cwd), pins_future, pure=False)
         for part in _chunks(len(items), workers)
     ]
     del items
@@ -302,12 +322,12 @@ def _run(client: Any, sources: Sequence[Source], writer: ArchiveWriter, pins: An
             index = pending.pop(0)  # is verified, as the default engine does
             done = listing.verified.get(index)
             if done is None:
-                done = _verify_remotely(client, wired[index], digest, pins_future)
+                done = _verify_remotely(client, wired[index], digest, pins_future, cwd)
             writer.add(done)
         for index in pending:
             writer.also(shown(sources[index]), digest)
 
 
-def _verify_remotely(client: Any, source: Source, digest: str, pins: Any) -> Judged:
+def _verify_remotely(client: Any, source: Source, digest: str, pins: Any, cwd: str) -> Judged:
     """One further source of a bundle whose first source was refused, as a task of its own."""
-    return client.submit(_verify_one, source, digest, pins, pure=False).result()  # type: ignore[no-any-return]
+    return client.submit(_verify_one, source, digest, pins, cwd, pure=False).result()  # type: ignore[no-any-return]

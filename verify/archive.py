@@ -19,6 +19,7 @@ Nothing here imports fsspec unless a URL is given.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 import os
@@ -44,6 +45,8 @@ __all__ = [
     "entry_of",
     "expand",
     "judge",
+    "located",
+    "open_in",
     "ordered",
     "read_list",
     "refusal_reason",
@@ -64,14 +67,48 @@ def shown(source: Source) -> str:
     return shown_url(source) if isinstance(source, str) else str(source)
 
 
-def refusal_reason(source: Source, exc: EvidenceAuditError | OSError) -> str:
-    """The one-line reason a source was refused, without its own name in front."""
+def located(source: Source, cwd: str | None) -> Source:
+    """Where a source is opened: a relative local path joined to ``cwd`` (the working directory
+    of the command, for a Dask worker whose own is another, ADR 0026), else the source itself."""
+    if cwd is None or (isinstance(source, str) and is_url(source)):
+        return source
+    text = os.fspath(source)
+    return text if os.path.isabs(text) else os.path.join(cwd, text)
+
+
+def open_in(source: Source, cwd: str | None = None) -> BundleSource:
+    """:func:`open_source` at :func:`located`, the bundle's messages naming it as given (what
+    the default engine names it). Raises what :func:`open_source` raises, naming the path
+    opened: :func:`refusal_reason` with ``at`` names it as given."""
+    at = located(source, cwd)
+    bundle = open_source(at)
+    name = shown(source)
+    return bundle if bundle.location == name else dataclasses.replace(bundle, location=name)
+
+
+def _as_given(text: str, at: Source | None, name: str) -> str:
+    """A message of :func:`open_source` about the path ``at``: named as given (``name``). Its
+    messages start with the path opened, or a path under it."""
+    opened = None if at is None else shown(at)
+    if opened is None or opened == name:
+        return text
+    if text == opened or text.startswith((f"{opened}:", f"{opened}/")):
+        return name + text[len(opened) :]
+    return text
+
+
+def refusal_reason(
+    source: Source, exc: EvidenceAuditError | OSError, at: Source | None = None
+) -> str:
+    """The one-line reason a source was refused, without its own name in front (``at``: where
+    it was opened, if not as given; see :func:`located`)."""
+    name = shown(source)
     if isinstance(exc, OSError):
-        where = f"{exc.filename}: " if exc.filename else ""
+        where = f"{_as_given(str(exc.filename), at, name)}: " if exc.filename else ""
         text = f"{where}{exc.strerror or exc}"
     else:
-        text = str(exc)
-    return one_line(text.removeprefix(f"{shown(source)}: "))
+        text = _as_given(str(exc), at, name)
+    return one_line(text.removeprefix(f"{name}: "))
 
 
 def _folder(path: Path) -> list[Source]:
@@ -198,21 +235,23 @@ class Judged:
     reused: int = 0
 
 
-def judge(
+def judge(  # noqa: PLR0917 - one source, and where it is
     source: Source,
     pins: Any,
     cache: BlobCache,
     workers: int | None = 1,
     opened: BundleSource | None = None,
+    cwd: str | None = None,
 ) -> Judged:
-    """Verify one source (``opened``: the bundle already listed, not listed again); a refusal
-    (unreadable, hostile, no valid manifest, an unknown pin set) is a result, never raised."""
+    """Verify one source (``opened``: the bundle already listed, not listed again; ``cwd``: see
+    :func:`located`); a refusal (unreadable, hostile, no valid manifest, an unknown pin set)
+    is a result, never raised."""
     hashed, reused = cache.hashed, cache.reused
     try:
-        bundle = opened if opened is not None else source
+        bundle = opened if opened is not None else open_in(source, cwd)
         verdict = verify_bundle(bundle, pins=pins, cache=cache, workers=workers).verdict
     except (EvidenceAuditError, OSError) as exc:
-        reason = refusal_reason(source, exc).encode()
+        reason = refusal_reason(source, exc, located(source, cwd)).encode()
         return Judged(shown(source), None, reason, cache.hashed - hashed, cache.reused - reused)
     return Judged(
         shown(source),

@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -24,10 +25,10 @@ from audit.cli import main
 from bundle_schema import KINDS, canonical_bytes, parse_document
 from bundle_schema.models import ArchiveReport
 from tests.factories import write_small_bundle
-from tests.paths import SCHEMAS
+from tests.paths import ROOT, SCHEMAS
 from tests.verify.test_url_sources import published, s3  # noqa: F401 - fixtures: moto's S3 server
 from verify import BlobCache, open_source
-from verify.archive import ArchiveWriter, ordered, verify_archive
+from verify.archive import ArchiveWriter, expand, ordered, verify_archive
 
 SHARED = 5
 
@@ -245,6 +246,80 @@ def test_the_dask_engine_through_the_cli(
     assert main(argv) == 0
     assert capsysbinary.readouterr().out == local
     assert main(["verify-archive", str(paths[0]), "--workers", "2"]) == 2
+
+
+@pytest.fixture(scope="module")
+def scheduler(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A real `dask scheduler` and one `dask worker`, processes started from `/` (as on any real
+    cluster, not the command's working directory), on 127.0.0.1 at ports the system chose;
+    killed at the end. The worker runs this source tree (PYTHONPATH)."""
+    distributed = pytest.importorskip("distributed")
+    dask = Path(sys.executable).with_name("dask")
+    if not dask.exists():
+        pytest.skip("no dask command next to this interpreter")
+    root = tmp_path_factory.mktemp("cluster")
+    file = root / "scheduler.json"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+
+    def start(*args: str | Path) -> subprocess.Popen[bytes]:
+        return subprocess.Popen(
+            [dask, *args], cwd="/", env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+
+    started = [start("scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+                     "--scheduler-file", file)]  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        address = None
+        while address is None and time.monotonic() < deadline:
+            try:  # written by the scheduler once it listens
+                address = json.loads(file.read_text("utf-8"))["address"]
+            except (OSError, ValueError, KeyError):
+                time.sleep(0.05)
+        assert address is not None, "the scheduler did not start"
+        options = ["--nthreads", "1", "--no-nanny", "--no-dashboard"]
+        worker = ["worker", address, "--host", "127.0.0.1", *options]
+        started.append(start(*worker, "--local-directory", root / "worker"))
+        with distributed.Client(address, timeout=60) as client:
+            client.wait_for_workers(1, timeout=60)
+        yield address
+    finally:
+        for process in reversed(started):
+            process.kill()
+            process.wait()
+
+
+def test_a_scheduler_elsewhere_opens_relative_paths_as_the_command_does(
+    tmp_path: Path,
+    scheduler: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsysbinary: pytest.CaptureFixture[bytes],
+) -> None:
+    """`--scheduler ADDRESS`: a worker whose working directory is another opens the command's
+    relative paths (and a relative list file's lines) at their absolute paths, and the report
+    names them as given: the default engine's bytes."""
+    paths, _ = _archive(tmp_path, 3)
+    pack(paths[0], tmp_path / "run-00.tar")  # a copy, its bytes checked by its listing task
+    (tmp_path / "junk.tar").write_bytes(b"not a tar at all")
+    (tmp_path / "lists").mkdir()
+    (tmp_path / "lists" / "runs.txt").write_text("../junk.tar\n../run-00.tar\n", "utf-8")
+    monkeypatch.chdir(tmp_path)
+    argv = ["verify-archive", "archive", "--from", "lists/runs.txt"]
+    assert main(argv) == 1
+    local = capsysbinary.readouterr().out
+    assert main([*argv, "--engine", "dask", "--scheduler", scheduler]) == 1
+    assert capsysbinary.readouterr().out == local
+    report = _document(local)
+    assert report.counts.model_dump() == {
+        "sources": 5, "bundles": 3, "passed": 3, "failed": 0, "refused": 1,
+    }  # fmt: skip
+    assert report.bundles[0].sources != () and all(
+        not source.startswith("/") for bundle in report.bundles for source in bundle.sources
+    )
+    (refused,) = report.refused
+    assert refused.source == "lists/../junk.tar"
+    assert "not a readable uncompressed tar" in refused.reason
+    assert [str(p) for p in expand("archive")] == [f"archive/{p.name}" for p in paths]
 
 
 def test_without_the_flag_nothing_imports_dask(tmp_path: Path) -> None:
