@@ -124,6 +124,24 @@ def test_a_performance_score_of_zero_names_the_exchanges_that_failed(
     assert "exchange 3 (200: upstream broke off mid-stream" in reason
 
 
+def test_a_performance_score_the_formula_makes_zero_names_its_measurements(
+    example: Gx10Evidence,
+) -> None:
+    """No error, and a throughput and TTFT that the seed's formula scores 0 each: the reason
+    names both figures, so a zero is never unexplained."""
+    assert example.infermark is not None
+    slow = example.infermark.model_copy(
+        update={"errors": 0, "tokens_per_second": 0, "ttft_p50_seconds": 12.5}
+    )
+    verdict = replay(example.model_copy(update={"infermark": slow}), V5)
+    assert verdict.scores.performance == 0.0
+    (reason,) = [r for r in verdict.reasons if r.startswith("performance 0: ")]
+    assert reason == (
+        "performance 0: 0 visible chunks/s scores 0 for throughput (10 a chunk/s, at most 100) "
+        "and a TTFT p50 of 12.5 s scores 0 (100 less 10 a second over 1 s)"
+    )
+
+
 def test_a_performance_score_that_is_not_zero_needs_no_explanation(example: Gx10Evidence) -> None:
     verdict = replay(example, V5)
     assert not [r for r in verdict.reasons if r.startswith("performance 0")]

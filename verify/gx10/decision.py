@@ -134,12 +134,18 @@ def _gate_list_problem(gates: Sequence[Gate]) -> str | None:
 
 
 def _performance_zero(run: Run, scores: Mapping[ComponentName, float | None]) -> list[str]:
-    """Why the performance score is zero when errors made it so: which streaming exchanges
+    """Why the performance score is zero: when errors made it so, which streaming exchanges
     failed and how (their status and the observer's error; bodies are not read, so the bounded
-    path says the same)."""
+    path says the same); otherwise the two measurements the seed's formula made zero."""
     record = run.evidence.infermark
-    if record is None or not record.errors or scores.get("performance") != 0.0:
+    if record is None or scores.get("performance") != 0.0:
         return []
+    if not record.errors:
+        return [
+            f"performance 0: {record.tokens_per_second:g} visible chunks/s scores 0 for throughput "
+            f"(10 a chunk/s, at most 100) and a TTFT p50 of {record.ttft_p50_seconds:g} s scores 0 "
+            "(100 less 10 a second over 1 s)"
+        ]
     failed = [
         e
         for e in run.evidence.transport or ()
