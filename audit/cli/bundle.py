@@ -30,6 +30,7 @@ from verify import (
     ParsedManifest,
     open_source,
     render_verdict,
+    shown_url,
     verdict_json,
     verify_bundle,
     verify_with_evidence,
@@ -180,7 +181,7 @@ def _verify(args: argparse.Namespace, out: Console, err: Console) -> int:
         sys.stdout.buffer.write(verdict_json(verdict))
         sys.stdout.flush()
     else:
-        render_verdict(verdict, out, args.path)
+        render_verdict(verdict, out, shown_url(args.path))
     failed = done.failed_check(args.require)
     if failed is not None:
         sys.stderr.write(f"{PROG} verify: {failed}\n")
@@ -209,7 +210,7 @@ def _show(args: argparse.Namespace, out: Console, err: Console) -> int:
     if args.json:
         print_json(report)
     else:
-        render_show(report, out, args.path)
+        render_show(report, out, shown_url(args.path))
     failed = done.failed_check()  # as `audit verify` decides: integrity, signature, claims
     if failed is not None:
         sys.stderr.write(f"{PROG} show: {failed}\n")
@@ -238,7 +239,7 @@ def _exchange(
     if args.json:
         print_json(view)
     else:
-        render_exchange(view, out, args.path)
+        render_exchange(view, out, shown_url(args.path))
     if failed is not None:
         sys.stderr.write(f"{PROG} show: {failed}\n")
         return EXIT_CHECK_FAILED
@@ -255,7 +256,8 @@ def _diff(args: argparse.Namespace, out: Console, err: Console) -> int:
     else:
         deployment = "the same" if result.same_deployment else "DIFFERS"
         verdict = "the same" if result.same_verdict else "DIFFERS"
-        table = Table(title=f"{args.a} -> {args.b}: deployment {deployment}, verdict {verdict}")
+        compared = f"{shown_url(args.a)} -> {shown_url(args.b)}"
+        table = Table(title=f"{compared}: deployment {deployment}, verdict {verdict}")
         for column in ("field", "A", "B", "B - A"):
             table.add_column(column, overflow="fold")
         for side, name in ((result.a, "A"), (result.b, "B")):

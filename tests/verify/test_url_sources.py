@@ -191,6 +191,22 @@ def test_show_diff_rank_and_unpack_take_urls(
     assert json.loads(vsa.read_bytes())["predicate"]["resourceUri"] == url
 
 
+def test_the_human_outputs_never_show_a_urls_password(
+    published: Path, server: RangeServer, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    """audit verify, show, show --exchange and diff name a bundle read by URL as messages do:
+    its password masked (an operator pastes these outputs into tickets and reviews)."""
+    plain = url_of(server, published / f"{FULL}.tar")
+    url = plain.replace("http://", "http://reader:s3cr3t-word@", 1)
+    other = url_of(server, published / "gx10-full-not-qualified.tar")
+    for argv in (["verify", url], ["show", url], ["show", url, "--exchange", "1"],
+                 ["diff", url, other]):  # fmt: skip
+        code, out, err = _cli(argv, capsysbinary)
+        assert code in (0, 1), (argv, err)
+        assert "s3cr3t-word" not in out.decode() + err, argv
+        assert "reader:***@" in out.decode().replace("\n", ""), (argv, out.decode()[-500:])
+
+
 # --- what is read --------------------------------------------------------------------------------
 
 
