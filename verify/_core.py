@@ -54,6 +54,7 @@ __all__ = [
     "intact_entries",
     "integrity_findings",
     "make_verdict",
+    "ordered_findings",
     "parse_manifest",
     "placed_record_findings",
     "placement_findings",
@@ -451,6 +452,11 @@ def unread_entries(placements: Mapping[str, Placement]) -> tuple[str, ...]:
     )
 
 
+def ordered_findings(findings: Iterable[Finding]) -> tuple[Finding, ...]:
+    """Findings in the order a verdict lists them: by entry, path, code and message."""
+    return tuple(sorted(findings, key=lambda f: (f.entry or "", f.path or "", f.code, f.message)))
+
+
 def make_verdict(
     manifest: ParsedManifest,
     findings: Iterable[Finding],
@@ -467,9 +473,7 @@ def make_verdict(
     """Assemble the verdict: findings in a stable order, then the replay under ``pins``
     (``ledger``: the socket ledger's facts, when a bounded reader kept them instead of its
     entries)."""
-    ordered = tuple(
-        sorted(findings, key=lambda f: (f.entry or "", f.path or "", f.code, f.message))
-    )
+    ordered = ordered_findings(findings)
     failure = f"{len(ordered)} finding(s); first: {ordered[0].message}" if ordered else None
     replayed = replay(evidence, pins, failure, ledger=ledger)
     return Verdict(

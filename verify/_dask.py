@@ -8,12 +8,17 @@ bundles is hashed once across the workers:
 1. **List** (one task per chunk of up to :data:`MAX_CHUNK` sources): open each source, read
    its manifest's digest, and name the identity (device, inode, size, mtime) of each of its
    blob files (directory bundles). A tar's members are never shared: a tar is verified here,
-   as it has just been read (ADR 0031), and the result kept if the tar is chosen.
-2. **Hash** (a few tasks): the files that more than one chosen bundle links, each once.
+   as it has just been read (ADR 0031), and the result kept if the tar is chosen or a further
+   source of its bundle.
+2. **Hash** (a few tasks): the files that more than one listed directory bundle links (its
+   first source or a further one), each once.
 3. **Verify** (one task per chunk of bundle digests, each from its first source in sorted
-   order): a :class:`~verify.BlobCache` seeded with the stage-2 digests of that bundle's shared
-   files; a file whose identity changed since is hashed again. The verdict's digest must be the
-   one listed, or the source is refused (it changed while the archive was verified).
+   order) and **check** the bytes of each further directory source of a bundle
+   (:func:`verify.archive.check`): a :class:`~verify.BlobCache` seeded with the stage-2
+   digests of the source's shared files; a file whose identity changed since is hashed again.
+   The digest must be the one listed, or the source is refused (it changed while the archive
+   was verified). The driver then adds the further sources of each bundle in source order, as
+   the default engine does (:meth:`~verify.archive.ArchiveWriter.add`).
 
 A task opens a relative local path joined to the command's working directory (a worker's own
 is another on any real cluster) and names it as given (:func:`verify.archive.open_in`).
@@ -46,6 +51,8 @@ from verify.archive import (
     ArchiveWriter,
     Judged,
     Source,
+    changed,
+    check,
     judge,
     located,
     open_in,
@@ -68,8 +75,8 @@ def _list(source: Source, pins: Any, cwd: str) -> _Listed:
 
     A tar is verified here too (ADR 0031): its members are never shared, so nothing of stage 2
     is needed for it, and the task has just read it (at a URL, the whole of a small tar: its
-    verification reads the listing and the bytes received, no request more). If the driver
-    does not choose it (another source of its digest comes first), the result is not used."""
+    verification reads the listing and the bytes received, no request more). If another source
+    of its digest comes first, the driver uses the result as the check of its bytes."""
     try:
         bundle = open_in(source, cwd)
         digest = digest_of(bundle.manifest_bytes())
@@ -98,16 +105,21 @@ def _verify(  # noqa: PLR0917 - one source, and where it is
     pins: Any,
     cwd: str,
     opened: BundleSource | None = None,
+    *,
+    whole: bool = True,
 ) -> Judged:
-    """Stage 3 for one bundle, on a worker (within the task's :func:`url_snapshots`;
-    ``opened``: the bundle as the task listed it)."""
+    """Stage 3 for one source, on a worker (within the task's :func:`url_snapshots`;
+    ``opened``: the bundle as the task listed it): verified, or (not ``whole``) only its bytes
+    checked, as a further source of its bundle."""
     cache = BlobCache()
     for key, result in seed:
         cache.know(key, result)
+    if not whole:
+        return check(source, digest, cache, opened=opened, cwd=cwd)
     judged = judge(source, pins, cache, opened=opened, cwd=cwd)
     if judged.digest is not None and judged.digest != digest:
-        reason = f"changed while the archive was verified: listed as {digest}, then {judged.digest}"
-        return Judged(judged.source, None, reason.encode(), judged.hashed, judged.reused)
+        reason = changed(digest, judged.digest).encode()
+        return Judged(judged.source, None, reason, judged.hashed, judged.reused)
     return judged
 
 
@@ -123,8 +135,9 @@ class _Chunk(Generic[T]):
     """The command's working directory: a relative local path is opened joined to it."""
 
 
-_ToVerify = tuple[Source, str, list[tuple[FileKey, Hashed]]]
-"""A bundle's first source, its listed digest, and the digests of its shared files."""
+_ToVerify = tuple[Source, str, list[tuple[FileKey, Hashed]], bool]
+"""A bundle's source, its listed digest, the digests of its shared files, and whether it is
+verified (its first source) or only its bytes checked (a further source)."""
 
 
 def _list_many(chunk: _Chunk[Source], pins: Any) -> list[_Listed]:
@@ -135,17 +148,12 @@ def _list_many(chunk: _Chunk[Source], pins: Any) -> list[_Listed]:
 
 
 def _verify_many(chunk: _Chunk[_ToVerify], pins: Any) -> list[Judged]:
-    """Stage 3 for a chunk of bundles: one task, one :func:`url_snapshots` block."""
+    """Stage 3 for a chunk of sources: one task, one :func:`url_snapshots` block."""
     with url_snapshots():
         return [
-            _verify(source, digest, seed, pins, chunk.cwd) for source, digest, seed in chunk.items
+            _verify(source, digest, seed, pins, chunk.cwd, whole=whole)
+            for source, digest, seed, whole in chunk.items
         ]
-
-
-def _verify_one(source: Source, digest: str, pins: Any, cwd: str) -> Judged:
-    """Stage 3 for one further source of a bundle whose first source was refused."""
-    with url_snapshots():
-        return _verify(source, digest, [], pins, cwd)
 
 
 MAX_CHUNK = 256
@@ -230,16 +238,16 @@ def verify_on_dask(
 
 class _Listing:
     """The driver's fold of stage 1, in source order, as each chunk's results arrive: the first
-    source of each digest, the others, and, for the chosen directory bundles, their files'
-    identities (one object per identity) and how many chosen bundles link each. A path is kept
-    only for a file that a second chosen bundle links (any link of one identity is the file):
+    source of each digest, the others, and, for the listed directory bundles, their files'
+    identities (one object per identity) and how many of them link each. A path is kept only
+    for a file that a second listed bundle links (any link of one identity is the file):
     memory is a few hundred bytes per bundle, not every listed file's path (ADR 0031)."""
 
     def __init__(self, writer: ArchiveWriter) -> None:
         self.writer = writer
         self.chosen: dict[str, int] = {}  # digest -> index of its first source
         self.others: dict[str, list[int]] = defaultdict(list)
-        self.verified: dict[int, Judged] = {}  # a later tar's result, for a refused first
+        self.verified: dict[int, Judged] = {}  # a later tar's result: its check, or its entry
         self.files: dict[int, tuple[FileKey, ...]] = {}
         self.keys: dict[FileKey, FileKey] = {}
         self.links: dict[FileKey, int] = {}
@@ -249,27 +257,29 @@ class _Listing:
         digest, reason, files, judged = listed
         if digest is None:
             self.writer.add(Judged(shown_as, None, (reason or "").encode()))
-        elif digest in self.chosen:
+            return
+        if digest in self.chosen:
             self.others[digest].append(index)
             if judged is not None:
                 self.verified[index] = judged
+                return
         else:
             self.chosen[digest] = index
             if judged is not None:  # a tar, verified as it was listed
                 self.writer.add(judged)
                 return
-            keys = []
-            for listed_key, file in files:
-                key = self.keys.setdefault(listed_key, listed_key)
-                count = self.links.get(key, 0) + 1
-                self.links[key] = count
-                if count == 2:
-                    self.where[key] = file
-                keys.append(key)
-            self.files[index] = tuple(keys)
+        keys = []
+        for listed_key, file in files:
+            key = self.keys.setdefault(listed_key, listed_key)
+            count = self.links.get(key, 0) + 1
+            self.links[key] = count
+            if count == 2:
+                self.where[key] = file
+            keys.append(key)
+        self.files[index] = tuple(keys)
 
     def hash_shared(self, client: Any, workers: int) -> dict[FileKey, Hashed]:
-        """Stage 2: every file that more than one chosen bundle links, hashed once."""
+        """Stage 2: every file that more than one listed directory bundle links, hashed once."""
         shared = sorted(self.where)
         hashed: dict[FileKey, Hashed] = {}
         if shared:
@@ -300,34 +310,60 @@ def _run(client: Any, sources: Sequence[Source], writer: ArchiveWriter, pins: An
     del chunked
     hashed = listing.hash_shared(client, workers)
     writer.stats.hashed += len(hashed)
-    items: list[_ToVerify] = [
-        (wired[i], digest, [(key, hashed[key]) for key in listing.files[i] if key in hashed])
-        for digest, i in listing.chosen.items()
+    first = {i for i in listing.chosen.values() if i in listing.files}
+    order = [(i, digest, True) for digest, i in listing.chosen.items() if i in first]
+    order += [
+        (i, digest, _verified(listing, digest))
+        for digest, others in listing.others.items()
+        for i in others
         if i in listing.files
     ]
+    items: list[_ToVerify] = []
+    seeds: dict[int, list[tuple[FileKey, Hashed]]] = {}  # a further source's, if verified next
+    for i, digest, whole in order:
+        seed = [(key, hashed[key]) for key in listing.files[i] if key in hashed]
+        if i not in first:
+            seeds[i] = seed
+        items.append((wired[i], digest, seed, whole))
     listing.files.clear()
-    futures = [
-        client.submit(_verify_many, _Chunk([items[i] for i in part], cwd), pins_future, pure=False)
+    futures = {
+        client.submit(
+            _verify_many, _Chunk([items[j] for j in part], cwd), pins_future, pure=False
+        ): [order[j][0] for j in part]
         for part in _chunks(len(items), workers)
-    ]
-    del items
+    }
+    del items, order
+    checked: dict[int, Judged] = {}  # further sources, added after their bundle's first
     completed: Any = distributed.as_completed
     for future in completed(futures):
-        for judged in future.result():
-            writer.add(judged)
+        for index, judged in zip(futures[future], future.result(), strict=True):
+            if index in first:
+                writer.add(judged)
+            else:
+                checked[index] = judged
         future.release()
-    for digest, indices in listing.others.items():
-        pending = list(indices)
-        while pending and not writer.seen(digest):  # its first source was refused: the next
-            index = pending.pop(0)  # is verified, as the default engine does
-            done = listing.verified.get(index)
-            if done is None:
-                done = _verify_remotely(client, wired[index], digest, pins_future, cwd)
+    for digest, others in listing.others.items():
+        for index in others:  # in source order, as the default engine adds them
+            done = checked.pop(index, None) or listing.verified.pop(index)
+            if writer.seen(digest) and not writer.add(done):
+                continue
+            # its first sources were refused, or lack bytes this one holds: it is verified
+            if done.digest is not None and not done.data:  # only checked so far
+                chunk = _Chunk([(wired[index], digest, seeds.get(index, []), True)], cwd)
+                done = _verify_remotely(client, chunk, pins_future)
             writer.add(done)
-        for index in pending:
-            writer.also(shown(sources[index]), digest)
 
 
-def _verify_remotely(client: Any, source: Source, digest: str, pins: Any, cwd: str) -> Judged:
-    """One further source of a bundle whose first source was refused, as a task of its own."""
-    return client.submit(_verify_one, source, digest, pins, cwd, pure=False).result()  # type: ignore[no-any-return]
+def _verified(listing: _Listing, digest: str) -> bool:
+    """Whether a further directory source of a bundle is verified in stage 3 rather than only
+    checked: when the bundle's first source is a tar, verified as it was listed, that was
+    refused or lacks bytes (then this source's verification may take its place, as in the
+    default engine; a bundle whose first source is a directory is verified in the same stage,
+    and its further sources are checked)."""
+    chosen = listing.chosen[digest]
+    return chosen not in listing.files and not listing.writer.intact(digest)
+
+
+def _verify_remotely(client: Any, chunk: _Chunk[_ToVerify], pins: Any) -> Judged:
+    """One further source of a bundle, verified as a task of its own (see :func:`_run`)."""
+    return client.submit(_verify_many, chunk, pins, pure=False).result()[0]  # type: ignore[no-any-return]

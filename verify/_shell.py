@@ -54,7 +54,7 @@ from verify._core import (
 )
 from verify._facts import LedgerFacts, LedgerTally, slim_exchange
 from verify._gc import collector_paused
-from verify._hashing import BlobCache, HashJob, default_workers
+from verify._hashing import BlobCache, Hashed, HashJob, default_workers
 from verify._ledger_trace import trace_findings
 from verify._parallel import PARALLEL_FROM, slim_in_helpers
 from verify._signature import (
@@ -67,7 +67,13 @@ from verify._source import DEFAULT_LIMITS, BundleSource, Limits, Member, open_so
 from verify._version import VERSION
 from verify.policy import failed_check
 
-__all__ = ["ProgressFactory", "Verification", "verify_bundle", "verify_with_evidence"]
+__all__ = [
+    "ProgressFactory",
+    "Verification",
+    "check_integrity",
+    "verify_bundle",
+    "verify_with_evidence",
+]
 
 ProgressFactory = Callable[[int, int], Callable[[int], None] | None]
 """Given (blob count, total bytes), return a callback that advances by bytes, or None."""
@@ -254,6 +260,11 @@ class Verification:
     manifest: ParsedManifest
     pins: PinSetSource
     """The pin set the run was judged by: the one given, else the shipped one it names."""
+    byte_findings: tuple[Finding, ...] = ()
+    """The findings of the byte-level check alone (:func:`check_integrity`), also among the
+    verdict's: a blob missing, unreadable, or not of its size and digest, a file more than the
+    manifest names, the manifest's seal. What two copies of one manifest must agree on to hold
+    the same bytes."""
 
     @property
     def integrity(self) -> Integrity:
@@ -373,6 +384,61 @@ def _published_manifest(data: bytes, expect_digest: str | None) -> ParsedManifes
         ) from None
 
 
+def _integrity(  # noqa: PLR0917 - the state of one reading
+    source: BundleSource,
+    expect_digest: str | None,
+    workers: int | None,
+    progress: ProgressFactory | None,
+    limits: Limits,
+    cache: BlobCache | None,
+) -> tuple[ParsedManifest, list[Finding], dict[str, Hashed], set[str]]:
+    """The byte-level check: the manifest, every blob file hashed (those of ``cache`` not
+    again), then :func:`~verify._core.integrity_findings`; with what was hashed and the blob
+    paths present."""
+    data = source.manifest_bytes(limits)
+    files = _blob_files(source)
+    known, todo, keys = cache.split(files) if cache is not None else ({}, files, {})
+    with HashJob(todo, workers) as job:
+        manifest = _published_manifest(data, expect_digest)
+        present = {p for p in manifest.blob_paths.values() if p in source.members}
+        advance = None
+        if progress is not None:
+            sizes = {manifest.blob_paths[n]: e.size for n, e in manifest.model.evidence.items()}
+            advance = progress(len(present), sum(sizes[p] for p in present))
+        hashed = job.results(advance)
+    if cache is not None:
+        cache.remember(hashed, keys)
+        hashed |= known
+    findings = integrity_findings(manifest, source.members.keys(), hashed, expect_digest)
+    return manifest, findings, hashed, present
+
+
+def check_integrity(
+    source: BundleSource,
+    *,
+    workers: int | None = None,
+    limits: Limits = DEFAULT_LIMITS,
+    cache: BlobCache | None = None,
+) -> tuple[str, tuple[Finding, ...]]:
+    """Only the byte-level check of :func:`verify_bundle` (the same code): whether a bundle
+    holds every byte its manifest names, and nothing else, without reading a record or
+    replaying the run. What ``audit verify-archive`` asks of a further copy of a bundle it
+    has verified (ADR 0025).
+
+    Returns:
+        The bundle digest (its manifest's), and the findings of
+        :attr:`Verification.byte_findings` (empty: every blob present with its digest, no file
+        more).
+
+    Raises:
+        InvalidInput: no manifest, or one that cannot be read.
+        DefectiveBundle: the manifest is over its cap or does not parse.
+    """
+    with collector_paused():
+        manifest, findings, _, _ = _integrity(source, None, workers, None, limits, cache)
+    return manifest.bundle_digest, tuple(findings)
+
+
 def _verify(
     path: str | os.PathLike[str] | BundleSource,
     expect_digest: str | None,
@@ -389,21 +455,10 @@ def _verify(
     socket ledger's facts (ADR 0012), so that memory does not grow with those records; the
     evidence returned is then not the whole evidence (the verdict is the same)."""
     source = path if isinstance(path, BundleSource) else open_source(path, limits)
-    data = source.manifest_bytes(limits)
-    files = _blob_files(source)
-    known, todo, keys = cache.split(files) if cache is not None else ({}, files, {})
-    with HashJob(todo, workers) as job:
-        manifest = _published_manifest(data, expect_digest)
-        present = {p for p in manifest.blob_paths.values() if p in source.members}
-        advance = None
-        if progress is not None:
-            sizes = {manifest.blob_paths[n]: e.size for n, e in manifest.model.evidence.items()}
-            advance = progress(len(present), sum(sizes[p] for p in present))
-        hashed = job.results(advance)
-    if cache is not None:
-        cache.remember(hashed, keys)
-        hashed |= known
-    findings = integrity_findings(manifest, source.members.keys(), hashed, expect_digest)
+    manifest, integrity, hashed, present = _integrity(
+        source, expect_digest, workers, progress, limits, cache
+    )
+    findings = list(integrity)
     placed, placements = placement_findings(manifest)
     findings += placed
     records: dict[str, list[BaseModel]] = {}
@@ -470,7 +525,7 @@ def _verify(
         ),
         ledger=ledger,
     )
-    return Verification(verdict, evidence, manifest, judge)
+    return Verification(verdict, evidence, manifest, judge, tuple(integrity))
 
 
 def _reader(

@@ -27,21 +27,26 @@ import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NamedTuple
 
 from bundle_schema import canonical_bytes, digest_of
 from bundle_schema.errors import EvidenceAuditError, InvalidInput, one_line
-from bundle_schema.models import PinSetRef, Verdict
+from bundle_schema.models import Finding, PinSetRef, Verdict
+from verify._core import ordered_findings
 from verify._hashing import BlobCache
 from verify._remote import filesystem, shown_url
-from verify._shell import verify_bundle
+from verify._shell import check_integrity, verify_bundle
 from verify._source import BundleSource, is_url, open_source
 from verify.policy import failed_check
 
 __all__ = [
     "ArchiveStats",
     "ArchiveWriter",
+    "Defect",
     "Judged",
+    "changed",
+    "check",
+    "defect_of",
     "entry_of",
     "expand",
     "judge",
@@ -223,16 +228,50 @@ def entry_of(verdict: Verdict) -> bytes:
     return canonical_bytes(value)
 
 
+class Defect(NamedTuple):
+    """What a source's bytes lack of what its manifest names (the findings of the byte-level
+    check, :func:`verify._shell.check_integrity`): two sources of one manifest hold the same
+    bytes when they have the same defect, or none."""
+
+    fingerprint: str
+    """The digest of the findings (canonical JSON, in the verdict's order)."""
+    reason: str
+    """Why a source with this defect is not listed under a bundle whose sources differ."""
+
+
+def defect_of(digest: str, findings: Sequence[Finding]) -> Defect | None:
+    """The defect of a source of bundle ``digest`` with these byte-level findings; None when it
+    holds every byte its manifest names, and no file more."""
+    if not findings:
+        return None
+    ordered = ordered_findings(findings)
+    fingerprint = digest_of(canonical_bytes([f.model_dump(mode="json") for f in ordered]))
+    reason = (
+        f"does not hold the bytes of bundle {digest}, whose manifest it holds: "
+        f"{len(ordered)} finding(s); first: {ordered[0].message}"
+    )
+    return Defect(fingerprint, one_line(reason))
+
+
+def changed(listed: str, got: str) -> str:
+    """The reason a source is refused whose manifest changed since it was listed."""
+    return f"changed while the archive was verified: listed as {listed}, then {got}"
+
+
 @dataclass(frozen=True)
 class Judged:
-    """One source's result: a bundle's digest and its entry, or a refusal's reason."""
+    """One source's result: a bundle's digest and its entry, or a refusal's reason, or (a
+    further source of a bundle, :func:`check`) its digest and its bytes' defect only."""
 
     source: str
     digest: str | None
     data: bytes
-    """The canonical entry (see :func:`entry_of`), or the refusal's reason (UTF-8)."""
+    """The canonical entry (see :func:`entry_of`), or the refusal's reason (UTF-8); empty for
+    a check of a source's bytes alone."""
     hashed: int = 0
     reused: int = 0
+    defect: Defect | None = None
+    """What the source's bytes lack (:func:`defect_of`); None: it holds them all."""
 
 
 def judge(  # noqa: PLR0917 - one source, and where it is
@@ -249,16 +288,51 @@ def judge(  # noqa: PLR0917 - one source, and where it is
     hashed, reused = cache.hashed, cache.reused
     try:
         bundle = opened if opened is not None else open_in(source, cwd)
-        verdict = verify_bundle(bundle, pins=pins, cache=cache, workers=workers).verdict
+        done = verify_bundle(bundle, pins=pins, cache=cache, workers=workers)
     except (EvidenceAuditError, OSError) as exc:
         reason = refusal_reason(source, exc, located(source, cwd)).encode()
         return Judged(shown(source), None, reason, cache.hashed - hashed, cache.reused - reused)
+    verdict = done.verdict
     return Judged(
         shown(source),
         verdict.bundle_digest,
         entry_of(verdict),
         cache.hashed - hashed,
         cache.reused - reused,
+        defect_of(verdict.bundle_digest, done.byte_findings),
+    )
+
+
+def check(  # noqa: PLR0917 - one source, and where it is
+    source: Source,
+    digest: str,
+    cache: BlobCache,
+    workers: int | None = 1,
+    opened: BundleSource | None = None,
+    cwd: str | None = None,
+) -> Judged:
+    """Check only the bytes of a further source of bundle ``digest`` (one already verified from
+    another source): every blob its manifest names present with its digest, no file more
+    (:func:`verify._shell.check_integrity`, the check :func:`judge` makes first; a file of
+    ``cache`` is not hashed again). A source whose manifest is no longer ``digest``, or that
+    cannot be read, is refused."""
+    hashed, reused = cache.hashed, cache.reused
+    try:
+        bundle = opened if opened is not None else open_in(source, cwd)
+        got, findings = check_integrity(bundle, cache=cache, workers=workers)
+    except (EvidenceAuditError, OSError) as exc:
+        reason = refusal_reason(source, exc, located(source, cwd)).encode()
+        return Judged(shown(source), None, reason, cache.hashed - hashed, cache.reused - reused)
+    if got != digest:
+        reason = changed(digest, got).encode()
+        return Judged(shown(source), None, reason, cache.hashed - hashed, cache.reused - reused)
+    return Judged(
+        shown(source),
+        digest,
+        b"",
+        cache.hashed - hashed,
+        cache.reused - reused,
+        defect_of(digest, findings),
     )
 
 
@@ -276,6 +350,7 @@ class _Kept:
     length: int
     sources: list[str] = field(default_factory=list)
     failed: bool = False
+    defect: Defect | None = None
 
 
 class ArchiveWriter:
@@ -306,24 +381,48 @@ class ArchiveWriter:
         """Whether a bundle of this digest has been judged."""
         return digest in self._bundles
 
-    def also(self, source: str, digest: str) -> None:
-        """Another source of a bundle already judged (not verified again)."""
-        self._sources += 1
-        self._bundles[digest].sources.append(source)
+    def intact(self, digest: str) -> bool:
+        """Whether a bundle of this digest has been judged, and its sources hold every byte
+        its manifest names."""
+        kept = self._bundles.get(digest)
+        return kept is not None and kept.defect is None
 
-    def add(self, judged: Judged) -> None:
-        """A source's result."""
-        self._sources += 1
+    def add(self, judged: Judged) -> bool:
+        """A source's result, in the order of the sources (ADR 0025): a refusal; the first
+        verification of a bundle digest; or a further source of it, verified or only checked
+        (:func:`check`), which is listed among the bundle's sources when it has the bytes they
+        have (the same :class:`Defect`, or none), and refused with its defect's reason when
+        they differ. A further source that holds every byte where the bundle's sources so far
+        do not takes their place (they are refused with their defect's reason): if it was only
+        checked, this returns True, and the caller adds its verification next.
+        """
         self.stats.hashed += judged.hashed
         self.stats.reused += judged.reused
         if judged.digest is None:
+            self._sources += 1
             self._refused.append((judged.source, *self._put(judged.data)))
-            return
-        if judged.digest in self._bundles:  # the same manifest, seen only once verified
-            self._bundles[judged.digest].sources.append(judged.source)
-            return
+            return False
+        kept = self._bundles.get(judged.digest)
+        if kept is not None and judged.defect == kept.defect:
+            self._sources += 1
+            kept.sources.append(judged.source)
+            return False
+        if kept is not None and judged.defect is not None:
+            self._sources += 1
+            self._refused.append((judged.source, *self._put(judged.defect.reason.encode())))
+            return False
+        if not judged.data:  # only checked: its verification comes next
+            return True
+        if kept is not None:  # the sources so far lack bytes this one holds
+            assert kept.defect is not None  # noqa: S101 - they differ, and this one has none
+            for source in kept.sources:
+                self._refused.append((source, *self._put(kept.defect.reason.encode())))
+        self._sources += 1
         failed = json.loads(judged.data)["failed_check"] is not None
-        self._bundles[judged.digest] = _Kept(*self._put(judged.data), [judged.source], failed)
+        self._bundles[judged.digest] = _Kept(
+            *self._put(judged.data), [judged.source], failed, judged.defect
+        )
+        return False
 
     @property
     def failed(self) -> bool:
@@ -437,8 +536,9 @@ def verify_archive(
     progress: Callable[[str], None] | None = None,
 ) -> None:
     """Verify every source in this process, one after the other, each bundle digest once (its
-    first source in the order given; callers sort), hashing every file of a shared store once
-    (one :class:`BlobCache`), into ``writer``."""
+    first source in the order given; callers sort), the bytes of each further source of it
+    checked (:func:`check`; see :meth:`ArchiveWriter.add`), hashing every file of a shared
+    store once (one :class:`BlobCache`), into ``writer``."""
     cache = cache if cache is not None else BlobCache()
     for source in sources:
         try:
@@ -447,8 +547,7 @@ def verify_archive(
         except (EvidenceAuditError, OSError) as exc:
             writer.add(Judged(shown(source), None, refusal_reason(source, exc).encode()))
             continue
-        if writer.seen(digest):
-            writer.also(shown(source), digest)
+        if writer.seen(digest) and not writer.add(check(source, digest, cache, opened=bundle)):
             continue
         writer.add(judge(source, pins, cache, opened=bundle))
         if progress is not None:

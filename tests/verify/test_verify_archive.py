@@ -10,6 +10,7 @@ import csv
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -147,6 +148,64 @@ def test_an_s3_prefix_is_every_tar_under_it(
     ]
 
 
+def _copies(root: Path, tampered: str, honest: str) -> list[Path]:
+    """One bundle twice under ``root``: the directory ``tampered``, one of its blobs rewritten
+    (its manifest as it was), and the tar ``honest``; returns both, sorted."""
+    original = root / "original"
+    write_small_bundle(original, {"data/x.bin": b"the evidence"}, durable=False, run_id="copied")
+    folder = root / "order"
+    folder.mkdir()
+    pack(original, folder / honest)
+    shutil.copytree(original, folder / tampered)
+    blob = max((folder / tampered / "blobs" / "sha256").iterdir(), key=lambda p: p.stat().st_size)
+    blob.chmod(0o644)
+    blob.write_bytes(b"not the evidence")
+    return sorted(folder.iterdir())
+
+
+def _namings(tmp_path: Path) -> Iterator[tuple[list[Path], Path, Path]]:
+    """The tampered copy sorted before the honest tar, then after it: (sources, honest,
+    tampered)."""
+    for tampered, honest in (("a-copy", "b.tar"), ("c-copy", "b.tar")):
+        root = tmp_path / tampered
+        root.mkdir()
+        sources = _copies(root, tampered, honest)
+        yield sources, root / "order" / honest, root / "order" / tampered
+
+
+def _only_the_honest_copy(report: ArchiveReport, honest: Path, tampered: Path) -> str:
+    """The bundle passed, from the honest copy alone; the tampered copy refused: its reason."""
+    (bundle,) = report.bundles
+    assert bundle.sources == (str(honest),)
+    assert bundle.failed_check is None and bundle.integrity == "ok"
+    (refused,) = report.refused
+    assert refused.source == str(tampered)
+    assert refused.reason.startswith(f"does not hold the bytes of bundle {bundle.bundle_digest}")
+    assert "the manifest says" in refused.reason  # the tampered blob's size, then its name
+    assert report.counts.model_dump() == {
+        "sources": 2, "bundles": 1, "passed": 1, "failed": 0, "refused": 1,
+    }  # fmt: skip
+    return refused.reason
+
+
+def test_a_copy_is_judged_by_its_bytes_not_by_its_name(
+    tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    """Two copies of one manifest, one with a blob tampered with: whichever sorts first, the
+    bundle passes from the honest copy, listed alone, and the tampered copy is refused for
+    what its bytes lack (ADR 0025); exit 1 both ways."""
+    reasons = set()
+    for sources, honest, tampered in _namings(tmp_path):
+        assert main(["verify-archive", str(honest.parent)]) == 1
+        report = _document(capsysbinary.readouterr().out)
+        reasons.add(_only_the_honest_copy(report, honest, tampered))
+        writer = ArchiveWriter(None)
+        verify_archive(sources, writer)
+        assert writer.failed
+        writer.close()
+    assert len(reasons) == 1  # the same verdict for the tampered copy, whatever its name
+
+
 # --- on Dask (issue 16 point 3, ADR 0026) --------------------------------------------------------
 
 
@@ -189,7 +248,9 @@ def test_dask_gives_the_bytes_of_one_process_and_hashes_a_shared_blob_once(
     dasked, spread = _report(lambda w: verify_on_dask(sources, w, client=dask_client))
     assert dasked == local
     distinct = len(list((store / "blobs" / "sha256").iterdir()))
-    assert single.stats.hashed == spread.stats.hashed == distinct  # each shared blob once
+    copy = len(open_source(tmp_path / "run-00.tar").members) - 1  # its blobs, not the manifest
+    # each shared blob once; the tar, a copy of run-00, has its bytes checked (ADR 0025)
+    assert single.stats.hashed == spread.stats.hashed == distinct + copy
     report = _document(dasked)
     assert report.counts.bundles == len(paths) and report.counts.refused == 1
 
@@ -198,7 +259,8 @@ def test_dask_verifies_a_tar_as_it_lists_it_with_the_bytes_of_one_process(
     tmp_path: Path, dask_client: Any
 ) -> None:
     """A tar is verified by the task that lists it (ADR 0031): as the first source of its
-    bundle, sound or not, and as a later copy (not used): the same report and counts."""
+    bundle, sound or not, and as a later copy (the check of its bytes): the same report and
+    counts. A broken tar sorted first gives way to its bundle's sound directory (ADR 0025)."""
     from verify._dask import verify_on_dask  # noqa: PLC0415 - imports Dask
 
     paths, _ = _archive(tmp_path, 4)
@@ -218,7 +280,59 @@ def test_dask_verifies_a_tar_as_it_lists_it_with_the_bytes_of_one_process(
     assert dasked == local
     assert single.stats.hashed == spread.stats.hashed
     report = _document(dasked)
-    assert (report.counts.bundles, report.counts.failed, report.counts.sources) == (4, 1, 7)
+    counts = report.counts
+    assert (counts.bundles, counts.failed, counts.refused, counts.sources) == (4, 0, 1, 7)
+    (refused,) = report.refused
+    assert refused.source == str(broken)
+    assert refused.reason.startswith("does not hold the bytes of bundle sha256:")
+    third = next(b for b in report.bundles if b.run_id == "run-3")
+    assert third.sources == (str(paths[3]),) and third.failed_check is None
+
+
+def test_dask_judges_a_copy_by_its_bytes_with_the_bytes_of_one_process(
+    tmp_path: Path, dask_client: Any
+) -> None:
+    """Stage 3 checks a further directory source; a tar sorted after is checked as listed."""
+    from verify._dask import verify_on_dask  # noqa: PLC0415 - imports Dask
+
+    reasons = set()
+    for sources, honest, tampered in _namings(tmp_path):
+        local, _ = _report(lambda w, s=sources: verify_archive(s, w))
+        dasked, writer = _report(lambda w, s=sources: verify_on_dask(s, w, client=dask_client))
+        assert dasked == local and writer.failed
+        reasons.add(_only_the_honest_copy(_document(dasked), honest, tampered))
+    assert len(reasons) == 1
+
+
+def test_dask_judges_further_directory_copies_with_the_bytes_of_one_process(
+    tmp_path: Path, dask_client: Any
+) -> None:
+    """Copies that are all directories (a store's files shared by hard links), the tampered one
+    first, then after the honest one: the same bytes as the default engine, and the files the
+    copies share hashed once."""
+    from verify._dask import verify_on_dask  # noqa: PLC0415 - imports Dask
+
+    paths, _ = _archive(tmp_path, 2)
+    copies = tmp_path / "copies"
+    copies.mkdir()
+    for name in ("a-tampered", "z-honest"):
+        shutil.copytree(paths[1], copies / name, copy_function=os.link)  # the same files
+    shutil.copytree(paths[1], copies / "z-honest-again")  # its own files: copies, not links
+    own = max((copies / "a-tampered" / "blobs" / "sha256").iterdir(), key=os.path.getsize)
+    own.unlink()  # the link to the store's file gone; a file of other bytes in its place
+    own.write_bytes(b"not the evidence")
+    sources = ordered([*paths, *sorted(copies.iterdir())])
+    local, single = _report(lambda w: verify_archive(sources, w))
+    dasked, spread = _report(lambda w: verify_on_dask(sources, w, client=dask_client))
+    assert dasked == local
+    assert single.stats.hashed == spread.stats.hashed
+    report = _document(dasked)
+    second = next(b for b in report.bundles if b.run_id == "run-1")
+    assert second.sources == tuple(
+        str(p) for p in (paths[1], copies / "z-honest", copies / "z-honest-again")
+    )
+    (refused,) = report.refused
+    assert refused.source == str(copies / "a-tampered")
 
 
 def test_a_local_cluster_runs_its_workers_without_the_profiler_or_malloc_trimming() -> None:
