@@ -335,6 +335,35 @@ def test_dask_judges_further_directory_copies_with_the_bytes_of_one_process(
     assert refused.source == str(copies / "a-tampered")
 
 
+def test_when_no_copy_holds_every_byte_the_first_is_listed_with_its_likes(
+    tmp_path: Path, dask_client: Any
+) -> None:
+    """No source holds every byte: the entry is the first source's (failed), listed with the
+    copies of the same findings; a copy that lacks other bytes is refused. Both engines."""
+    from verify._dask import verify_on_dask  # noqa: PLC0415 - imports Dask
+
+    original = tmp_path / "original"
+    write_small_bundle(original, {"data/x.bin": b"the evidence"}, durable=False, run_id="copied")
+    blobs = sorted((original / "blobs" / "sha256").iterdir())
+    folder = tmp_path / "copies"
+    for name, tampered in (("a", blobs[0]), ("b", blobs[0]), ("c", blobs[1])):
+        shutil.copytree(original, folder / name)
+        blob = folder / name / tampered.relative_to(original)
+        blob.chmod(0o644)
+        blob.write_bytes(b"not the evidence")
+    sources = ordered(sorted(folder.iterdir()))
+    local, _ = _report(lambda w: verify_archive(sources, w))
+    dasked, writer = _report(lambda w: verify_on_dask(sources, w, client=dask_client))
+    assert dasked == local and writer.failed
+    report = _document(local)
+    (bundle,) = report.bundles
+    assert bundle.sources == (str(folder / "a"), str(folder / "b"))
+    assert bundle.integrity == "failed"
+    (refused,) = report.refused
+    assert refused.source == str(folder / "c")
+    assert blobs[1].name in refused.reason and blobs[0].name not in refused.reason
+
+
 def test_a_local_cluster_runs_its_workers_without_the_profiler_or_malloc_trimming() -> None:
     dask = pytest.importorskip("dask")
     pytest.importorskip("distributed")
