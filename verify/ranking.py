@@ -1,6 +1,9 @@
 """The public ranking of seed 000: which verified runs enter it, in which order, and where the
 others are listed instead; and how an archive counts each bundle once (:func:`distinct`).
-Pure: it orders verdicts it is given; it reads no bundle."""
+Pure: it orders verdicts it is given; it reads no bundle.
+
+An archive keeps of each bundle only its :class:`Facts` (what the ranking and :func:`distinct`
+read), never its evidence, so that memory does not grow with the evidence of 10,000 bundles."""
 
 from __future__ import annotations
 
@@ -10,11 +13,86 @@ from dataclasses import dataclass
 
 from bundle_schema import canonical_bytes, digest_of
 from bundle_schema.errors import one_line
-from bundle_schema.models import Gx10Evidence, Manifest, PinSetRef, Ranking, RankRow, Verdict
+from bundle_schema.models import (
+    Gx10Evidence,
+    Gx10Scores,
+    Manifest,
+    PinSetRef,
+    ProfileDecision,
+    QualificationOutcome,
+    RankGroup,
+    Ranking,
+    RankRow,
+    ResultValidity,
+    Verdict,
+)
 
-__all__ = ["Distinct", "Found", "Ranked", "contents_key", "distinct", "rank"]
+__all__ = ["Distinct", "Entry", "Facts", "Found", "Ranked", "contents_key", "distinct", "rank"]
 
 _ORDER = ("aggregate", "coding", "hermes", "tool_instruction", "reliability", "performance")
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What :func:`rank` and :func:`distinct` read of one verified run: a few fields of its
+    verdict and of its evidence (a few hundred bytes, where the evidence is megabytes)."""
+
+    run_id: str
+    bundle_digest: str
+    pin_set: PinSetRef
+    """The pin set the run was judged by (the verdict's)."""
+    outcome: QualificationOutcome
+    result_validity: ResultValidity
+    profile_decision: ProfileDecision
+    rankable: bool
+    rank_group: RankGroup | None
+    scores: Gx10Scores
+    reasons: tuple[str, ...]
+    intact: bool
+    """The integrity check found nothing."""
+    claims_match: bool
+    comparable: bool
+    why: str
+    """Why the verdict is what it is, in one line: its first integrity finding, else its
+    first reason (what a note on a source that verified differently says)."""
+    verdict_digest: str
+    """The digest of the whole verdict's canonical JSON: two sources verified the same when
+    theirs are equal."""
+    created_at: str
+    model: str
+    model_digest: str
+    reasoning_policy: str | None
+    track: str | None
+    recorded_pin_set: PinSetRef
+    """The pin set the run was recorded under (the evidence's)."""
+
+    @classmethod
+    def of(cls, verdict: Verdict, evidence: Gx10Evidence) -> Facts:
+        """The facts of a verdict and the evidence it was decided from."""
+        config = evidence.config
+        return cls(
+            run_id=verdict.run_id,
+            bundle_digest=verdict.bundle_digest,
+            pin_set=verdict.pin_set,
+            outcome=verdict.outcome,
+            result_validity=verdict.result_validity,
+            profile_decision=verdict.profile_decision,
+            rankable=verdict.rankable,
+            rank_group=verdict.rank_group,
+            scores=verdict.scores,
+            reasons=verdict.reasons,
+            intact=verdict.integrity.status == "ok",
+            claims_match=verdict.claims.match,
+            comparable=verdict.diagnostics.comparable,
+            why=_why(verdict),
+            verdict_digest=digest_of(canonical_bytes(verdict.model_dump(mode="json"))),
+            created_at=evidence.created_at,
+            model=evidence.model.runtime_model_id,
+            model_digest=evidence.model.digest,
+            reasoning_policy=config.reasoning_policy.effective if config else None,
+            track=config.track if config else None,
+            recorded_pin_set=evidence.pin_set,
+        )
 
 
 @dataclass(frozen=True)
@@ -27,15 +105,29 @@ class Ranked:
     copy_of: str | None = None
     """Why the run is listed apart as a copy of another bundle (see :func:`distinct`)."""
 
+    @property
+    def facts(self) -> Facts:
+        """What :func:`rank` reads of it."""
+        return Facts.of(self.verdict, self.evidence)
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One verified run to place, as an archive keeps it: its source, its :class:`Facts`, and
+    why it is a copy of another bundle, if it is one."""
+
+    source: str
+    facts: Facts
+    copy_of: str | None = None
+
 
 @dataclass(frozen=True)
 class Found:
-    """One source of an archive as verified: a bundle directory or tar, its verdict, its
-    evidence, and the :func:`contents_key` of its manifest."""
+    """One source of an archive as verified: a bundle directory or tar, the :class:`Facts` of
+    its verdict and evidence, and the :func:`contents_key` of its manifest."""
 
     source: str
-    verdict: Verdict
-    evidence: Gx10Evidence
+    facts: Facts
     contents: str
 
 
@@ -48,10 +140,9 @@ class Distinct:
     sources: tuple[str, ...]
     copy_of: str | None = None
 
-    def ranked(self) -> Ranked:
+    def ranked(self) -> Entry:
         """The bundle as :func:`rank` places it; its source names every source of it."""
-        kept = self.kept
-        return Ranked(_joined(self.sources), kept.verdict, kept.evidence, self.copy_of)
+        return Entry(_joined(self.sources), self.kept.facts, self.copy_of)
 
 
 MAX_SOURCE = 4096
@@ -77,10 +168,6 @@ def contents_key(manifest: Manifest) -> str:
     return digest_of(canonical_bytes(value))
 
 
-def _broken(verdict: Verdict) -> bool:
-    return verdict.integrity.status != "ok"
-
-
 def _why(verdict: Verdict) -> str:
     findings = verdict.integrity.findings
     if findings:
@@ -104,19 +191,19 @@ def distinct(found: Iterable[Found]) -> tuple[list[Distinct], list[str]]:
     """
     by_digest: dict[str, list[Found]] = defaultdict(list)
     for item in found:
-        by_digest[item.verdict.bundle_digest].append(item)
+        by_digest[item.facts.bundle_digest].append(item)
     bundles: list[Distinct] = []
     notes: list[str] = []
     for digest, group in sorted(by_digest.items()):
-        group.sort(key=lambda f: (_broken(f.verdict), f.source))
+        group.sort(key=lambda f: (not f.facts.intact, f.source))
         kept, sources = group[0], tuple(sorted({f.source for f in group}))
         if len(sources) > 1:
             notes.append(f"{digest} is one bundle, counted once: {', '.join(sources)}")
         for other in group[1:]:
-            if other.verdict != kept.verdict:
+            if other.facts.verdict_digest != kept.facts.verdict_digest:
                 notes.append(
                     f"{other.source}: the same bundle as {kept.source}, verified differently "
-                    f"({_why(other.verdict)}); {kept.source} counts"
+                    f"({other.facts.why}); {kept.source} counts"
                 )
         bundles.append(Distinct(kept, sources))
     by_contents: dict[str, list[Distinct]] = defaultdict(list)
@@ -126,22 +213,20 @@ def distinct(found: Iterable[Found]) -> tuple[list[Distinct], list[str]]:
     for same in by_contents.values():
         same.sort(
             key=lambda b: (
-                _broken(b.kept.verdict),
-                b.kept.evidence.created_at,
-                b.kept.verdict.bundle_digest,
+                not b.kept.facts.intact,
+                b.kept.facts.created_at,
+                b.kept.facts.bundle_digest,
             )
         )
         original = same[0].kept
         for copy in same[1:]:
-            flagged[copy.kept.verdict.bundle_digest] = one_line(
-                f"a copy of {original.verdict.bundle_digest} (run {original.verdict.run_id}, "
+            flagged[copy.kept.facts.bundle_digest] = one_line(
+                f"a copy of {original.facts.bundle_digest} (run {original.facts.run_id}, "
                 f"{original.source}): the same evidence entries and model digest under another "
                 "run id or creation time; only the earliest intact one is placed",
                 MAX_SOURCE,
             )
-    result = [
-        Distinct(b.kept, b.sources, flagged.get(b.kept.verdict.bundle_digest)) for b in bundles
-    ]
+    result = [Distinct(b.kept, b.sources, flagged.get(b.kept.facts.bundle_digest)) for b in bundles]
     return result, notes
 
 
@@ -153,45 +238,43 @@ def _key(row: RankRow) -> tuple[object, ...]:
     return (*descending, row.created_at, row.run_id, row.bundle_digest)
 
 
-def _row(item: Ranked, reasons: Sequence[str] = ()) -> RankRow:
-    verdict, evidence = item.verdict, item.evidence
-    policy = evidence.config.reasoning_policy.effective if evidence.config else None
+def _row(source: str, facts: Facts, reasons: Sequence[str] = ()) -> RankRow:
     return RankRow(
         position=None,
-        run_id=verdict.run_id,
-        source=item.source,
-        bundle_digest=verdict.bundle_digest,
-        created_at=evidence.created_at,
-        model=evidence.model.runtime_model_id,
-        model_digest=evidence.model.digest,
-        reasoning_policy=policy,
-        pin_set=verdict.pin_set,
-        outcome=verdict.outcome,
-        result_validity=verdict.result_validity,
-        profile_decision=verdict.profile_decision,
-        rank_group=verdict.rank_group,
-        scores=verdict.scores,
-        reasons=tuple(reasons) or verdict.reasons,
+        run_id=facts.run_id,
+        source=source,
+        bundle_digest=facts.bundle_digest,
+        created_at=facts.created_at,
+        model=facts.model,
+        model_digest=facts.model_digest,
+        reasoning_policy=facts.reasoning_policy,
+        pin_set=facts.pin_set,
+        outcome=facts.outcome,
+        result_validity=facts.result_validity,
+        profile_decision=facts.profile_decision,
+        rank_group=facts.rank_group,
+        scores=facts.scores,
+        reasons=tuple(reasons) or facts.reasons,
     )
 
 
-def _limited(item: Ranked, pin_set: PinSetRef) -> bool:
+def _limited(facts: Facts, pin_set: PinSetRef) -> bool:
     """A complete NOT_QUALIFIED result that would otherwise be comparable."""
-    verdict, evidence = item.verdict, item.evidence
     return (
-        verdict.integrity.status == "ok"
-        and verdict.claims.match
-        and verdict.result_validity == "VALID"
-        and verdict.profile_decision == "DOES_NOT_MEET_PROFILE"
-        and verdict.pin_set == pin_set
-        and evidence.pin_set == pin_set
-        and verdict.diagnostics.comparable
-        and evidence.config is not None
-        and evidence.config.track == "primary"
+        facts.intact
+        and facts.claims_match
+        and facts.result_validity == "VALID"
+        and facts.profile_decision == "DOES_NOT_MEET_PROFILE"
+        and facts.pin_set == pin_set
+        and facts.recorded_pin_set == pin_set
+        and facts.comparable
+        and facts.track == "primary"
     )
 
 
-def rank(items: Iterable[Ranked], pin_set: PinSetRef, *, demo_only: bool = False) -> Ranking:
+def rank(
+    items: Iterable[Ranked | Entry], pin_set: PinSetRef, *, demo_only: bool = False
+) -> Ranking:
     """Place verified runs: the ranking under ``pin_set``, the limitations table, the
     controlled-policy groups, and everything else apart with its reasons (a copy of another
     bundle, see :func:`distinct`, is apart with the bundle it copies as its first reason).
@@ -201,27 +284,27 @@ def rank(items: Iterable[Ranked], pin_set: PinSetRef, *, demo_only: bool = False
     controlled: dict[str, list[RankRow]] = defaultdict(list)
     apart: list[RankRow] = []
     for item in items:
-        verdict = item.verdict
+        source, facts = item.source, item.facts
         if item.copy_of is not None:
-            apart.append(_row(item, (item.copy_of, *verdict.reasons)))
+            apart.append(_row(source, facts, (item.copy_of, *facts.reasons)))
             continue
         if demo_only:
             note = f"{pin_set.id} is a demo-only pin set (reference harnesses): nothing ranks"
-            apart.append(_row(item, (note, *verdict.reasons)))
+            apart.append(_row(source, facts, (note, *facts.reasons)))
             continue
-        same_pins = verdict.pin_set == pin_set and item.evidence.pin_set == pin_set
-        group = verdict.rank_group
-        if group == "primary" and verdict.rankable and same_pins:
-            ranked.append(_row(item))
+        same_pins = facts.pin_set == pin_set and facts.recorded_pin_set == pin_set
+        group = facts.rank_group
+        if group == "primary" and facts.rankable and same_pins:
+            ranked.append(_row(source, facts))
         elif group is not None and group.startswith("controlled:") and same_pins:
-            controlled[group].append(_row(item))
-        elif _limited(item, pin_set):
-            limitations.append(_row(item))
+            controlled[group].append(_row(source, facts))
+        elif _limited(facts, pin_set):
+            limitations.append(_row(source, facts))
         else:
-            reasons = list(verdict.reasons)
+            reasons = list(facts.reasons)
             if not same_pins:
-                reasons.insert(0, f"judged under {verdict.pin_set.id}, not {pin_set.id}")
-            apart.append(_row(item, reasons))
+                reasons.insert(0, f"judged under {facts.pin_set.id}, not {pin_set.id}")
+            apart.append(_row(source, facts, reasons))
 
     def ordered(rows: list[RankRow], numbered: bool) -> tuple[RankRow, ...]:
         rows = sorted(rows, key=_key)

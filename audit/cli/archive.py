@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from rich.console import Console
@@ -19,6 +19,7 @@ from audit.cli._common import (
     pin_set,
     print_json,
 )
+from bundle_schema import digest_of
 from bundle_schema.errors import (
     EXIT_CHECK_FAILED,
     EXIT_OK,
@@ -26,16 +27,15 @@ from bundle_schema.errors import (
     InvalidInput,
 )
 from bundle_schema.models import (
-    Gx10Evidence,
     PinSetRef,
     RefusedBundle,
     RejudgedCopy,
     RejudgedRun,
     RejudgeReport,
-    Verdict,
+    RunDiff,
 )
 from pins import CURRENT, load_builtin
-from verify import BlobCache, Verification, verify_bundle
+from verify import BlobCache, BundleSource, Verification, open_source, verify_bundle
 from verify.archive import (
     ArchiveWriter,
     expand,
@@ -47,7 +47,7 @@ from verify.archive import (
     verify_archive,
 )
 from verify.diffing import diff_runs
-from verify.ranking import Distinct, Found, contents_key, distinct, rank
+from verify.ranking import Distinct, Facts, Found, contents_key, distinct, rank
 from verify.render import ranking_markdown
 
 __all__ = ["register"]
@@ -196,9 +196,6 @@ def _bundles(paths: Sequence[str], lists: Sequence[str] = ()) -> list[Path | str
     return found
 
 
-Run = tuple[Verdict, Gx10Evidence]
-
-
 @dataclass(frozen=True)
 class _Archive:
     """The bundles under an archive command's paths: each counted once, copies flagged, and
@@ -212,24 +209,65 @@ class _Archive:
 _named = shown
 _refusal = refusal_reason
 
+_Judge = Callable[[BundleSource, str], Found]
+"""Verifies one opened bundle, found at a source (as shown); what is kept of it."""
 
-def _archive(
-    paths: Sequence[str], judge: Callable[[Path | str], Verification], lists: Sequence[str] = ()
-) -> _Archive:
-    """Judge every bundle under ``paths``; a bundle that is refused (unreadable, hostile, no
-    valid manifest, an unknown pin set) is set apart with its reason, never aborts the rest."""
+
+def _files(bundle: BundleSource) -> tuple[object, ...] | None:
+    """The local files a bundle is read from, each by the identity and state a
+    :class:`BlobCache` keys it by (device, inode, size, mtime): two sources that are the same
+    files (hard links to one tar) verify the same. None when a file is not local (a URL)."""
+    if any(member.reader is not None for member in bundle.members.values()):
+        return None
+    keys = tuple(
+        BlobCache.key_of(file) for file in sorted({m.file for m in bundle.members.values()})
+    )
+    return None if None in keys else keys
+
+
+def _archive(paths: Sequence[str], judge: _Judge, lists: Sequence[str] = ()) -> _Archive:
+    """Judge every bundle under ``paths``, each bundle digest once.
+
+    The sources are taken sorted as they are shown; each one's manifest is read for its bundle
+    digest, and a digest that already has an intact verdict is not verified again: the source
+    reuses it. A source of a digest verified only as broken so far is verified, so that a
+    corrupted copy sorted first never hides an intact one (the first intact source by path
+    counts, as :func:`distinct` keeps it), unless it is the very files of a source verified
+    as broken (:func:`_files`). A source that is refused (unreadable, hostile, no valid
+    manifest, an unknown pin set) is set apart with its reason, in the order given, and never
+    aborts the rest.
+    """
+    sources = _bundles(paths, lists)
     found: list[Found] = []
-    refused: list[tuple[str, str]] = []
-    for path in _bundles(paths, lists):
+    refused: list[tuple[int, str, str]] = []
+    intact: dict[str, Found] = {}
+    broken: dict[str, dict[tuple[object, ...], Found]] = {}  # by digest, then by files
+    for index in sorted(range(len(sources)), key=lambda i: _named(sources[i])):
+        source = sources[index]
+        name = _named(source)
         try:
-            done = judge(path)
+            bundle = open_source(source)
+            digest = digest_of(bundle.manifest_bytes())
+            same = intact.get(digest)
+            files = _files(bundle) if same is None and digest in broken else None
+            if files is not None:
+                same = broken[digest].get(files)
+            item = judge(bundle, name) if same is None else replace(same, source=name)
         except (EvidenceAuditError, OSError) as exc:
-            refused.append((_named(path), _refusal(path, exc)))
+            refused.append((index, name, _refusal(source, exc)))
             continue
-        key = contents_key(done.manifest.model)
-        found.append(Found(_named(path), done.verdict, done.evidence, key))
+        if item.facts.intact:
+            intact.setdefault(digest, item)
+        elif same is None and (files := files or _files(bundle)) is not None:
+            broken.setdefault(digest, {})[files] = item
+        found.append(item)
     bundles, notes = distinct(found)
-    return _Archive(bundles, notes, refused)
+    return _Archive(bundles, notes, [(name, reason) for _, name, reason in sorted(refused)])
+
+
+def _found(name: str, done: Verification) -> Found:
+    """What an archive keeps of a verified bundle: the facts of its verdict, not its evidence."""
+    return Found(name, Facts.of(done.verdict, done.evidence), contents_key(done.manifest.model))
 
 
 def _report_refused(command: str, archive: _Archive) -> int:
@@ -258,11 +296,11 @@ def _archive_markdown(archive: _Archive) -> str:
 def _rank(args: argparse.Namespace, out: Console, err: Console) -> int:
     pins = optional_pins(args.pins)
     cache = BlobCache()  # a blob linked into many bundles from a shared store: hashed once
-    archive = _archive(
-        args.paths,
-        lambda path: verify_bundle(path, pins=pins, cache=cache, keep_evidence=True),
-        args.lists,
-    )
+
+    def judge(bundle: BundleSource, name: str) -> Found:
+        return _found(name, verify_bundle(bundle, pins=pins, cache=cache))
+
+    archive = _archive(args.paths, judge, args.lists)
     chosen = pins or load_builtin(CURRENT)
     items = [bundle.ranked() for bundle in archive.bundles]
     ranking = rank(
@@ -282,30 +320,37 @@ def _rank(args: argparse.Namespace, out: Console, err: Console) -> int:
 _AXES = ("outcome", "result_validity", "profile_decision", "rankable")
 
 
+def _changes(diff: RunDiff) -> str:
+    """The decisions that change, ``field A -> B``, joined by ``; ``."""
+    fields = [d for d in diff.differences if d.field in _AXES]
+    return "; ".join(f"{d.field} {d.a} -> {d.b}" for d in fields)
+
+
 def _rejudge(args: argparse.Namespace, out: Console, err: Console) -> int:
     pins = pin_set(args.pins)
     cache = BlobCache()  # each bundle is verified twice: its blobs are hashed once
-    before: dict[str, Run] = {}
+    diffs: dict[str, RunDiff] = {}
 
     was = optional_pins(args.before)  # None: the pin set each bundle names
 
-    def judge(bundle: Path | str) -> Verification:
-        named = verify_bundle(bundle, pins=was, cache=cache, keep_evidence=True)
-        before[_named(bundle)] = (named.verdict, named.evidence)
-        return verify_bundle(bundle, pins=pins, cache=cache, keep_evidence=True)
+    def judge(bundle: BundleSource, name: str) -> Found:
+        named = verify_bundle(bundle, pins=was, cache=cache)
+        done = verify_bundle(bundle, pins=pins, cache=cache)
+        diffs[name] = diff_runs((named.verdict, named.evidence), (done.verdict, done.evidence))
+        return _found(name, done)
 
     archive = _archive(args.paths, judge, args.lists)
     changed: list[RejudgedRun] = []
     copies: list[RejudgedCopy] = []
     for bundle in archive.bundles:
-        kept = bundle.kept
+        kept = bundle.kept.facts
         source = ", ".join(bundle.sources)
-        result = diff_runs(before[kept.source], (kept.verdict, kept.evidence))
+        result = diffs[bundle.kept.source]  # the kept source is one that was verified
         if not result.same_verdict:
-            changed.append(RejudgedRun(bundle=source, run_id=kept.verdict.run_id, diff=result,
-                                       reasons=kept.verdict.reasons))  # fmt: skip
+            changed.append(RejudgedRun(bundle=source, run_id=kept.run_id, diff=result,
+                                       reasons=kept.reasons))  # fmt: skip
         if bundle.copy_of is not None:
-            copies.append(RejudgedCopy(bundle=source, run_id=kept.verdict.run_id,
+            copies.append(RejudgedCopy(bundle=source, run_id=kept.run_id,
                                        copy_of=bundle.copy_of))  # fmt: skip
     if args.json:
         print_json(RejudgeReport(
@@ -321,9 +366,7 @@ def _rejudge(args: argparse.Namespace, out: Console, err: Console) -> int:
         + (f"; {len(archive.refused)} bundle(s) refused" if archive.refused else "")
     )
     for row in changed:
-        fields = [d for d in row.diff.differences if d.field in _AXES]
-        shown = "; ".join(f"{d.field} {d.a} -> {d.b}" for d in fields)
-        out.print(f"- {row.run_id} ({row.bundle}): {shown}", soft_wrap=True)
+        out.print(f"- {row.run_id} ({row.bundle}): {_changes(row.diff)}", soft_wrap=True)
         for reason in row.reasons[:3]:
             out.print(f"    {reason}", soft_wrap=True, highlight=False)
     for copy in copies:
