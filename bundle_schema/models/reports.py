@@ -207,7 +207,9 @@ class ArchiveBundle(_Model):
 
     bundle_digest: Digest
     sources: Annotated[tuple[CommandPath, ...], Field(min_length=1)]
-    """Every source that holds this bundle digest, sorted; the first is the one verified."""
+    """Every source that holds this bundle's bytes (its manifest and every blob it names),
+    sorted; the first is the one verified, the others had their bytes checked. A source that
+    holds the manifest but not the bytes is among the refused."""
     run_id: Identifier
     pin_set: PinSetRef
     """The pin set it was judged under."""
