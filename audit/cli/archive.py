@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import csv
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -19,7 +20,7 @@ from audit.cli._common import (
     pin_set,
     print_json,
 )
-from bundle_schema import digest_of
+from bundle_schema import canonical_bytes, digest_of
 from bundle_schema.errors import (
     EXIT_CHECK_FAILED,
     EXIT_OK,
@@ -28,6 +29,7 @@ from bundle_schema.errors import (
 )
 from bundle_schema.models import (
     PinSetRef,
+    Ranking,
     RefusedBundle,
     RejudgedCopy,
     RejudgedRun,
@@ -89,6 +91,12 @@ def register(commands: Subparsers) -> dict[str, Handler]:
     rank_format = rank_cmd.add_mutually_exclusive_group()
     rank_format.add_argument("--json", action="store_true", help="print the ranking as JSON")
     rank_format.add_argument("--markdown", action="store_true", help="print Markdown tables")
+    rank_format.add_argument(
+        "--csv",
+        action="store_true",
+        help="print CSV: a header row, then one row a bundle (its table, position, run, "
+        "decisions, scores, first reason, bundle digest, sources), then one a refused source",
+    )
 
     rejudge = commands.add_parser(
         "rejudge",
@@ -117,10 +125,23 @@ def register(commands: Subparsers) -> dict[str, Handler]:
         help="the pin set the runs were judged by until now (default: the one each bundle "
         "names, which must then be a shipped one)",
     )
-    rejudge.add_argument(
+    rejudge_format = rejudge.add_mutually_exclusive_group()
+    rejudge_format.add_argument(
         "--json",
         action="store_true",
         help="print one rejudge-report document (canonical JSON)",
+    )
+    rejudge_format.add_argument(
+        "--markdown",
+        action="store_true",
+        help="print Markdown tables: the runs whose verdict changes, the copies, the refused "
+        "bundles and the notes",
+    )
+    rejudge_format.add_argument(
+        "--csv",
+        action="store_true",
+        help="print CSV: a header row, then one row a bundle (changed or same, each decision "
+        "before and after, first reason, sources), then one a refused source",
     )
     archive = commands.add_parser(
         "verify-archive",
@@ -293,6 +314,50 @@ def _archive_markdown(archive: _Archive) -> str:
     return "\n".join(out) + "\n" if out else ""
 
 
+def _write_csv(header: Sequence[str], rows: Iterable[Sequence[str]]) -> None:
+    """CSV on stdout as ``verify-archive --csv`` writes it: a header row, then the rows."""
+    text = text_out(sys.stdout.buffer)
+    writer = csv.writer(text, lineterminator="\n")
+    writer.writerow(header)
+    writer.writerows(rows)
+    text.detach()
+    sys.stdout.buffer.flush()
+
+
+def _number(value: float | None) -> str:
+    """A score as ``--json`` writes it (RFC 8785), or empty."""
+    return "" if value is None else canonical_bytes(value).decode()
+
+
+_SCORES = ("aggregate", "coding", "hermes", "tool_instruction", "reliability", "performance")
+
+_RANK_CSV = (
+    "table", "position", "run_id", "model", "reasoning_policy", "pin_set", "pin_set_digest",
+    "outcome", "result_validity", "profile_decision", "rank_group", *_SCORES, "created_at",
+    "first_reason", "bundle_digest", "source",
+)  # fmt: skip
+
+
+def _rank_csv(ranking: Ranking, archive: _Archive) -> Iterator[tuple[str, ...]]:
+    """One row per bundle, table by table in the ranking's order, then one per refused source."""
+    tables = [("ranked", ranking.ranked), ("limitations", ranking.limitations)]
+    tables += [("controlled", rows) for rows in ranking.controlled.values()]
+    tables += [("apart", ranking.apart)]
+    for table, rows in tables:
+        for r in rows:
+            scores = r.scores.model_dump()
+            yield (
+                table, "" if r.position is None else str(r.position), r.run_id, r.model,
+                r.reasoning_policy or "", r.pin_set.id, r.pin_set.digest, r.outcome,
+                r.result_validity, r.profile_decision, r.rank_group or "",
+                *(_number(scores[name]) for name in _SCORES), r.created_at,
+                r.reasons[0] if r.reasons else "", r.bundle_digest, r.source,
+            )  # fmt: skip
+    blank = ("",) * (len(_RANK_CSV) - 4)  # but table, first_reason, bundle_digest, source
+    for source, reason in archive.refused:
+        yield ("refused", *blank, reason, "", source)
+
+
 def _rank(args: argparse.Namespace, out: Console, err: Console) -> int:
     pins = optional_pins(args.pins)
     cache = BlobCache()  # a blob linked into many bundles from a shared store: hashed once
@@ -308,6 +373,8 @@ def _rank(args: argparse.Namespace, out: Console, err: Console) -> int:
     )
     if args.json:
         print_json(ranking)
+    elif args.csv:
+        _write_csv(_RANK_CSV, _rank_csv(ranking, archive))
     else:
         text = ranking_markdown(ranking) + _archive_markdown(archive)
         if args.markdown:
@@ -320,10 +387,80 @@ def _rank(args: argparse.Namespace, out: Console, err: Console) -> int:
 _AXES = ("outcome", "result_validity", "profile_decision", "rankable")
 
 
+@dataclass(frozen=True)
+class _Rejudged:
+    """What ``rejudge`` prints: the bundles (each with the diff of its two verdicts), the runs
+    whose verdict changes, the copies, and the archive's notes and refusals."""
+
+    archive: _Archive
+    diffs: dict[str, RunDiff]
+    """By source: the ``run-diff`` of its verdicts before and under the new pin set."""
+    changed: list[RejudgedRun]
+    copies: list[RejudgedCopy]
+
+
 def _changes(diff: RunDiff) -> str:
     """The decisions that change, ``field A -> B``, joined by ``; ``."""
     fields = [d for d in diff.differences if d.field in _AXES]
     return "; ".join(f"{d.field} {d.a} -> {d.b}" for d in fields)
+
+
+def _rejudge_markdown(done: _Rejudged, pins: PinSetRef, was: PinSetRef | None) -> str:
+    archive = done.archive
+    before = "the pin set each bundle names" if was is None else f"{was.id} ({was.digest})"
+    out = [f"## Rejudged under {pins.id} ({pins.digest})", ""]
+    out += [f"{len(done.changed)} of {len(archive.bundles)} verdicts change; before: {before}"]
+    out += ["", "## Changed", ""]
+    if done.changed:
+        out += ["| run | what changes | first reason | bundle |", "| --- | --- | --- | --- |"]
+        for row in done.changed:
+            reason = row.reasons[0] if row.reasons else "-"
+            cells = (row.run_id, _changes(row.diff), reason, row.bundle)
+            out.append("| " + " | ".join(_cell(c) for c in cells) + " |")
+    else:
+        out.append("(none)")
+    if done.copies:
+        out += ["", "## Copies", "", "| run | copy of | bundle |", "| --- | --- | --- |"]
+        for copy in done.copies:
+            out.append(f"| {_cell(copy.run_id)} | {_cell(copy.copy_of)} | {_cell(copy.bundle)} |")
+    return "\n".join(out) + "\n" + _archive_markdown(archive)
+
+
+_REJUDGE_CSV = (
+    "status", "bundle_digest", "run_id", "outcome_before", "outcome", "result_validity_before",
+    "result_validity", "profile_decision_before", "profile_decision", "rankable_before",
+    "rankable", "copy_of", "first_reason", "bundle",
+)  # fmt: skip
+
+
+def _text(value: object) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return "" if value is None else str(value)
+
+
+def _rejudge_csv(done: _Rejudged) -> Iterator[tuple[str, ...]]:
+    """One row per bundle by bundle digest (``changed`` or ``same``), then one per refused
+    source (``refused``, its reason as ``first_reason``)."""
+    for bundle in done.archive.bundles:
+        facts = bundle.kept.facts
+        diff = done.diffs[bundle.kept.source]
+        now: dict[str, object] = {
+            "outcome": facts.outcome,
+            "result_validity": facts.result_validity,
+            "profile_decision": facts.profile_decision,
+            "rankable": facts.rankable,
+        }
+        was = now | {d.field: d.a for d in diff.differences if d.field in _AXES}
+        yield (
+            "same" if diff.same_verdict else "changed", facts.bundle_digest, facts.run_id,
+            *(cell for axis in _AXES for cell in (_text(was[axis]), _text(now[axis]))),
+            bundle.copy_of or "", facts.reasons[0] if facts.reasons else "",
+            ", ".join(bundle.sources),
+        )  # fmt: skip
+    blank = ("",) * (len(_REJUDGE_CSV) - 3)  # but status, first_reason, bundle
+    for source, reason in done.archive.refused:
+        yield ("refused", *blank, reason, source)
 
 
 def _rejudge(args: argparse.Namespace, out: Console, err: Console) -> int:
@@ -352,14 +489,22 @@ def _rejudge(args: argparse.Namespace, out: Console, err: Console) -> int:
         if bundle.copy_of is not None:
             copies.append(RejudgedCopy(bundle=source, run_id=kept.run_id,
                                        copy_of=bundle.copy_of))  # fmt: skip
+    done = _Rejudged(archive, diffs, changed, copies)
+    new = PinSetRef(id=pins.id, digest=pins.digest)
+    before = None if was is None else PinSetRef(id=was.id, digest=was.digest)
     if args.json:
         print_json(RejudgeReport(
-            schema_version=1, pin_set=PinSetRef(id=pins.id, digest=pins.digest),
-            before=None if was is None else PinSetRef(id=was.id, digest=was.digest),
+            schema_version=1, pin_set=new, before=before,
             bundles=len(archive.bundles), changed=tuple(changed), copies=tuple(copies),
             notes=tuple(archive.notes),
             refused=tuple(RefusedBundle(bundle=s, reason=r) for s, r in archive.refused),
         ))  # fmt: skip
+        return _report_refused("rejudge", archive)
+    if args.markdown:
+        sys.stdout.write(_rejudge_markdown(done, new, before))
+        return _report_refused("rejudge", archive)
+    if args.csv:
+        _write_csv(_REJUDGE_CSV, _rejudge_csv(done))
         return _report_refused("rejudge", archive)
     out.print(
         f"{len(changed)} of {len(archive.bundles)} verdicts change under {pins.id} ({pins.digest})"
