@@ -1,5 +1,6 @@
 """The CSV and Markdown outputs of `audit rank` and `audit rejudge`: a header row and one row a
-bundle, then one a refused source; one output format at a time."""
+bundle, then one a refused source; one output format at a time. And `audit verify-archive`
+refuses --workers with an existing cluster."""
 
 from __future__ import annotations
 
@@ -146,3 +147,17 @@ def test_rejudge_markdown_lists_the_changes_copies_refusals_and_notes(
     assert "\n0 of 1 verdicts change; before: the pin set each bundle names\n" in text
     assert "\n## Changed\n\n(none)\n" in text
     assert "## Copies" not in text and "## Refused" not in text
+
+
+def test_verify_archive_refuses_workers_for_an_existing_cluster(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["verify-archive", str(tmp_path), "--engine", "dask", "--scheduler",
+            "tcp://127.0.0.1:9", "--workers", "2"]  # fmt: skip
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == (
+        "audit verify-archive: --workers is for the LocalCluster the command starts; an "
+        "existing cluster (--scheduler) has its own workers\n"
+    )
