@@ -391,6 +391,24 @@ def test_the_dask_engine_through_the_cli(
     assert main(["verify-archive", str(paths[0]), "--workers", "2"]) == 2
 
 
+def test_the_local_clusters_workers_are_forked_with_the_verifier_imported() -> None:
+    """ADR 0035: the LocalCluster the command starts forks its workers, which hold the
+    verifier's modules before any task (a spawned worker would import them again)."""
+    pytest.importorskip("distributed")
+    from verify._dask import _client  # noqa: PLC0415 - Dask only where the test needs it
+
+    client, cluster = _client(None, 1)
+    try:
+        # a lambda goes by value: unpickling it imports nothing of the project
+        answers = client.run(lambda: ("verify._dask" in sys.modules, os.getppid()))
+    finally:
+        client.close()
+        cluster.close()
+    ((imported, parent),) = answers.values()
+    assert imported
+    assert parent == os.getpid()
+
+
 @pytest.fixture(scope="module")
 def scheduler(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A real `dask scheduler` and one `dask worker`, processes started from `/` (as on any real
