@@ -35,7 +35,7 @@ _ORDER = ("aggregate", "coding", "hermes", "tool_instruction", "reliability", "p
 @dataclass(frozen=True)
 class Facts:
     """What :func:`rank` and :func:`distinct` read of one verified run: a few fields of its
-    verdict and of its evidence (a few hundred bytes, where the evidence is megabytes)."""
+    verdict and of its evidence (a kilobyte or two, where the evidence is megabytes)."""
 
     run_id: str
     bundle_digest: str

@@ -40,6 +40,8 @@ from pins import CURRENT, load_builtin
 from verify import BlobCache, BundleSource, Verification, open_source, verify_bundle
 from verify.archive import (
     ArchiveWriter,
+    check,
+    defect_of,
     expand,
     ordered,
     read_list,
@@ -231,65 +233,77 @@ class _Archive:
 _named = shown
 _refusal = refusal_reason
 
-_Judge = Callable[[BundleSource, str], Found]
-"""Verifies one opened bundle, found at a source (as shown); what is kept of it."""
+_Judge = Callable[[BundleSource, str], tuple[Found, str | None]]
+"""Verifies one opened bundle, found at a source (as shown): what is kept of it, and the
+fingerprint of what its bytes lack (:func:`verify.archive.defect_of`; None: nothing)."""
 
 
-def _files(bundle: BundleSource) -> tuple[object, ...] | None:
-    """The local files a bundle is read from, each by the identity and state a
+def _files(bundle: BundleSource) -> str | None:
+    """The digest of the local files a bundle is read from, each by the identity and state a
     :class:`BlobCache` keys it by (device, inode, size, mtime): two sources that are the same
-    files (hard links to one tar) verify the same. None when a file is not local (a URL)."""
+    files (hard links to one tar) hold the same bytes. None when a file is not local (a URL).
+    A digest, not the identities: a directory bundle has a file a blob."""
     if any(member.reader is not None for member in bundle.members.values()):
         return None
-    keys = tuple(
-        BlobCache.key_of(file) for file in sorted({m.file for m in bundle.members.values()})
-    )
-    return None if None in keys else keys
+    files = sorted({member.file for member in bundle.members.values()})
+    keys = [BlobCache.key_of(file) for file in files]
+    return None if None in keys else digest_of(repr(keys).encode())
 
 
-def _archive(paths: Sequence[str], judge: _Judge, lists: Sequence[str] = ()) -> _Archive:
-    """Judge every bundle under ``paths``, each bundle digest once.
+def _archive(
+    paths: Sequence[str], judge: _Judge, cache: BlobCache, lists: Sequence[str] = ()
+) -> _Archive:
+    """Judge every bundle under ``paths``, each bundle digest once, as ``verify-archive`` does.
 
     The sources are taken sorted as they are shown; each one's manifest is read for its bundle
-    digest, and a digest that already has an intact verdict is not verified again: the source
-    reuses it. A source of a digest verified only as broken so far is verified, so that a
-    corrupted copy sorted first never hides an intact one (the first intact source by path
-    counts, as :func:`distinct` keeps it), unless it is the very files of a source verified
-    as broken (:func:`_files`). A source that is refused (unreadable, hostile, no valid
-    manifest, an unknown pin set) is set apart with its reason, in the order given, and never
-    aborts the rest.
+    digest. The first source of a digest is verified. A further one reuses that verdict
+    unverified when it holds the same bytes: it is the very same files (:func:`_files`: hard
+    links to one tar), or the byte-level check (:func:`verify.archive.check`, every blob with
+    its digest and no file more; a file of ``cache`` is not hashed again) finds in it what it
+    found in a source verified (nothing, or the same defect). A source whose bytes differ (a
+    corrupted copy) is verified itself, so the first intact source by path counts and the
+    copy is named in a note, whichever sorts first (:func:`distinct`). A source that is
+    refused (unreadable, hostile, no valid manifest, an unknown pin set) is set apart with its
+    reason, in the order given, and never aborts the rest.
     """
     sources = _bundles(paths, lists)
     found: list[Found] = []
     refused: list[tuple[int, str, str]] = []
-    intact: dict[str, Found] = {}
-    broken: dict[str, dict[tuple[object, ...], Found]] = {}  # by digest, then by files
+    verified: dict[str, dict[str | None, Found]] = {}  # by digest, then by byte defect
+    at_files: dict[tuple[str, str], Found] = {}
     for index in sorted(range(len(sources)), key=lambda i: _named(sources[i])):
         source = sources[index]
         name = _named(source)
         try:
             bundle = open_source(source)
             digest = digest_of(bundle.manifest_bytes())
-            same = intact.get(digest)
-            files = _files(bundle) if same is None and digest in broken else None
-            if files is not None:
-                same = broken[digest].get(files)
-            item = judge(bundle, name) if same is None else replace(same, source=name)
+            files = _files(bundle)
+            same = None if files is None else at_files.get((digest, files))
+            if same is None and digest in verified:
+                held = check(source, digest, cache, workers=None, opened=bundle)
+                if held.digest == digest:  # else verified in full below, which says why
+                    same = verified[digest].get(held.defect and held.defect.fingerprint)
+            if same is None:
+                same, defect = judge(bundle, name)
+                verified.setdefault(digest, {}).setdefault(defect, same)
+            item = replace(same, source=name)
         except (EvidenceAuditError, OSError) as exc:
             refused.append((index, name, _refusal(source, exc)))
             continue
-        if item.facts.intact:
-            intact.setdefault(digest, item)
-        elif same is None and (files := files or _files(bundle)) is not None:
-            broken.setdefault(digest, {})[files] = item
+        if files is not None:
+            at_files.setdefault((digest, files), item)
         found.append(item)
     bundles, notes = distinct(found)
     return _Archive(bundles, notes, [(name, reason) for _, name, reason in sorted(refused)])
 
 
-def _found(name: str, done: Verification) -> Found:
-    """What an archive keeps of a verified bundle: the facts of its verdict, not its evidence."""
-    return Found(name, Facts.of(done.verdict, done.evidence), contents_key(done.manifest.model))
+def _found(name: str, done: Verification) -> tuple[Found, str | None]:
+    """What an archive keeps of a verified bundle: the facts of its verdict, not its evidence;
+    and the fingerprint of what its bytes lack."""
+    verdict = done.verdict
+    found = Found(name, Facts.of(verdict, done.evidence), contents_key(done.manifest.model))
+    defect = defect_of(verdict.bundle_digest, done.byte_findings)
+    return found, None if defect is None else defect.fingerprint
 
 
 def _report_refused(command: str, archive: _Archive) -> int:
@@ -363,10 +377,10 @@ def _rank(args: argparse.Namespace, out: Console, err: Console) -> int:
     pins = optional_pins(args.pins)
     cache = BlobCache()  # a blob linked into many bundles from a shared store: hashed once
 
-    def judge(bundle: BundleSource, name: str) -> Found:
+    def judge(bundle: BundleSource, name: str) -> tuple[Found, str | None]:
         return _found(name, verify_bundle(bundle, pins=pins, cache=cache))
 
-    archive = _archive(args.paths, judge, args.lists)
+    archive = _archive(args.paths, judge, cache, args.lists)
     chosen = pins or load_builtin(CURRENT)
     items = [bundle.ranked() for bundle in archive.bundles]
     ranking = rank(
@@ -471,13 +485,13 @@ def _rejudge(args: argparse.Namespace, out: Console, err: Console) -> int:
 
     was = optional_pins(args.before)  # None: the pin set each bundle names
 
-    def judge(bundle: BundleSource, name: str) -> Found:
+    def judge(bundle: BundleSource, name: str) -> tuple[Found, str | None]:
         named = verify_bundle(bundle, pins=was, cache=cache)
         done = verify_bundle(bundle, pins=pins, cache=cache)
         diffs[name] = diff_runs((named.verdict, named.evidence), (done.verdict, done.evidence))
         return _found(name, done)
 
-    archive = _archive(args.paths, judge, args.lists)
+    archive = _archive(args.paths, judge, cache, args.lists)
     changed: list[RejudgedRun] = []
     copies: list[RejudgedCopy] = []
     for bundle in archive.bundles:

@@ -1,6 +1,7 @@
 """Archives at scale: `audit rank` and `audit rejudge` verify each bundle digest once per pin set
-(a broken verdict again only at other files), and keep only the facts of each verdict that the
-ranking reads, never a bundle's whole evidence."""
+(a further source of it is only checked for its bytes, and verified itself only when they
+differ), and keep only the facts of each verdict that the ranking reads, never a bundle's whole
+evidence."""
 
 from __future__ import annotations
 
@@ -92,14 +93,15 @@ def _corrupt_tar(tar: Path) -> Path:
     return tar
 
 
-def test_a_broken_bundle_is_verified_again_only_at_other_files(
+def test_a_copy_whose_bytes_differ_is_verified_itself_whichever_sorts_first(
     ranked_examples: dict[str, Path],
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
     verified: list[str],
 ) -> None:
-    """A broken verdict may be one copy's (a corrupted blob): another copy of the same digest
-    is verified, and the first intact one counts; hard links to the very tar are not."""
+    """A broken verdict may be one copy's (a corrupted blob): a copy of the same digest with
+    other bytes is verified, and the first intact one counts; hard links to the very tar are
+    not verified again, nor a copy whose bytes the check finds the same."""
     archive = Archive(tmp_path, ranked_examples)
     corrupt = _corrupt(archive.copy(FULL, "a-corrupt"))
     links = _links(_corrupt_tar(archive.tar(archive.copy(FULL, "to-pack"))), tmp_path, 2, "a-link")
@@ -116,6 +118,15 @@ def test_a_broken_bundle_is_verified_again_only_at_other_files(
     assert main(["rank", *links, *PINS, "--json"]) == 0
     capsys.readouterr()
     assert verified == [links[0]]  # the second link is the same file: its verdict is reused
+
+    verified.clear()  # sorted after the intact bundle, a corrupted copy is still found
+    later = [str(archive.copy(FULL, "0-intact")), str(intact), *links, str(corrupt)]
+    assert main(["rank", *later, *PINS, "--markdown"]) == 0
+    text = capsys.readouterr().out
+    assert verified == [later[0], str(corrupt), links[0]]  # b-intact: checked, the same bytes
+    assert f"- {intact}: the same bundle" not in text
+    for source in (corrupt, *links):
+        assert f"- {source}: the same bundle as {later[0]}, verified differently" in text
 
 
 def test_an_entry_ranks_as_the_verdict_and_evidence_it_keeps_the_facts_of(
