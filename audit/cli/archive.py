@@ -174,7 +174,8 @@ def register(commands: Subparsers) -> dict[str, Handler]:
         choices=("local", "dask"),
         default="local",
         help="local: this process (default); dask: on a Dask cluster, in tasks of up to 256 "
-        "sources or bundles each, every bundle digest still verified once (docs/scale.md)",
+        "sources each (listed, then verified or checked), every bundle digest still verified "
+        "once (docs/scale.md)",
     )
     archive.add_argument(
         "--scheduler",
