@@ -101,7 +101,7 @@ def _hash(files: Sequence[tuple[FileKey, str]]) -> list[tuple[FileKey, Hashed]]:
 def _verify(  # noqa: PLR0917 - one source, and where it is
     source: Source,
     digest: str,
-    seed: list[tuple[FileKey, Hashed]],
+    seed: Sequence[tuple[FileKey, Hashed]],
     pins: Any,
     cwd: str,
     opened: BundleSource | None = None,
@@ -133,11 +133,16 @@ class _Chunk(Generic[T]):
     items: Sequence[T]
     cwd: str
     """The command's working directory: a relative local path is opened joined to it."""
+    known: Sequence[tuple[FileKey, Hashed]] = ()
+    """Stage 3: the stage-2 digests of the shared files the chunk's bundles link, each once
+    (not once a bundle: a chunk of small bundles of one store links the same few files, and
+    each copy was pickled by the driver, which runs the scheduler on a core the workers
+    need). Each bundle's cache is seeded with them all; a bundle looks up only its own."""
 
 
-_ToVerify = tuple[Source, str, list[tuple[FileKey, Hashed]], bool]
-"""A bundle's source, its listed digest, the digests of its shared files, and whether it is
-verified (its first source) or only its bytes checked (a further source)."""
+_ToVerify = tuple[Source, str, bool]
+"""A bundle's source, its listed digest, and whether it is verified (its first source) or
+only its bytes checked (a further source)."""
 
 
 def _list_many(chunk: _Chunk[Source], pins: Any) -> list[_Listed]:
@@ -151,8 +156,8 @@ def _verify_many(chunk: _Chunk[_ToVerify], pins: Any) -> list[Judged]:
     """Stage 3 for a chunk of sources: one task, one :func:`url_snapshots` block."""
     with url_snapshots():
         return [
-            _verify(source, digest, seed, pins, chunk.cwd, whole=whole)
-            for source, digest, seed, whole in chunk.items
+            _verify(source, digest, chunk.known, pins, chunk.cwd, whole=whole)
+            for source, digest, whole in chunk.items
         ]
 
 
@@ -316,28 +321,22 @@ def _run(client: Any, sources: Sequence[Source], writer: ArchiveWriter, pins: An
     hashed = listing.hash_shared(client, workers)
     writer.stats.hashed += len(hashed)
     first = {i for i in listing.chosen.values() if i in listing.files}
-    order = [(i, digest, True) for digest, i in listing.chosen.items() if i in first]
+    order = [(i, digest, True, True) for digest, i in listing.chosen.items() if i in first]
     order += [
-        (i, digest, _verified(listing, digest))
+        (i, digest, _verified(listing, digest), False)
         for digest, others in listing.others.items()
         for i in others
         if i in listing.files
     ]
-    items: list[_ToVerify] = []
     seeds: dict[int, list[tuple[FileKey, Hashed]]] = {}  # a further source's, if verified next
-    for i, digest, whole in order:
-        seed = [(key, hashed[key]) for key in listing.files[i] if key in hashed]
-        if i not in first:
-            seeds[i] = seed
-        items.append((wired[i], digest, seed, whole))
+    futures = {}
+    for part in _chunks(len(order), workers):
+        chunk = _stage_three([order[j] for j in part], listing.files, hashed, wired, cwd, seeds)
+        futures[client.submit(_verify_many, chunk, pins_future, pure=False)] = [
+            order[j][0] for j in part
+        ]
     listing.files.clear()
-    futures = {
-        client.submit(
-            _verify_many, _Chunk([items[j] for j in part], cwd), pins_future, pure=False
-        ): [order[j][0] for j in part]
-        for part in _chunks(len(items), workers)
-    }
-    del items, order
+    del order
     checked: dict[int, Judged] = {}  # further sources, added after their bundle's first
     completed: Any = distributed.as_completed
     for future in completed(futures):
@@ -354,9 +353,30 @@ def _run(client: Any, sources: Sequence[Source], writer: ArchiveWriter, pins: An
                 continue
             # its first sources were refused, or lack bytes this one holds: it is verified
             if done.digest is not None and not done.data:  # only checked so far
-                chunk = _Chunk([(wired[index], digest, seeds.get(index, []), True)], cwd)
+                chunk = _Chunk([(wired[index], digest, True)], cwd, seeds.get(index, ()))
                 done = _verify_remotely(client, chunk, pins_future)
             writer.add(done)
+
+
+def _stage_three(  # noqa: PLR0917 - the driver's state for one chunk
+    part: Sequence[tuple[int, str, bool, bool]],
+    files: dict[int, tuple[FileKey, ...]],
+    hashed: dict[FileKey, Hashed],
+    wired: Sequence[Source],
+    cwd: str,
+    seeds: dict[int, list[tuple[FileKey, Hashed]]],
+) -> _Chunk[_ToVerify]:
+    """A stage-3 chunk of sources (index, digest, whether verified, whether its bundle's first
+    source), with the digests of the shared files they link, each once; a further source's
+    own are kept in ``seeds``."""
+    known: dict[FileKey, Hashed] = {}
+    for i, _, _, is_first in part:
+        linked = [(key, hashed[key]) for key in files[i] if key in hashed]
+        known.update(linked)
+        if not is_first:
+            seeds[i] = linked
+    items: list[_ToVerify] = [(wired[i], digest, whole) for i, digest, whole, _ in part]
+    return _Chunk(items, cwd, tuple(known.items()))
 
 
 def _verified(listing: _Listing, digest: str) -> bool:
