@@ -272,6 +272,20 @@ def _limited(facts: Facts, pin_set: PinSetRef) -> bool:
     )
 
 
+def _other_pins(facts: Facts, pin_set: PinSetRef) -> str:
+    """Why a row stands apart from the ranking of ``pin_set``: judged under another pin set, or
+    another digest of it, or recorded under another than the one that judged it."""
+    judged, recorded = facts.pin_set, facts.recorded_pin_set
+    if judged.id != pin_set.id:
+        return f"judged under {judged.id}, not {pin_set.id}"
+    if judged.digest != pin_set.digest:
+        return f"judged under {judged.id} {judged.digest}, not {pin_set.digest}"
+    return (
+        f"recorded under {recorded.id} {recorded.digest}, judged under {pin_set.id} "
+        f"{pin_set.digest}"
+    )
+
+
 def rank(
     items: Iterable[Ranked | Entry], pin_set: PinSetRef, *, demo_only: bool = False
 ) -> Ranking:
@@ -303,7 +317,7 @@ def rank(
         else:
             reasons = list(facts.reasons)
             if not same_pins:
-                reasons.insert(0, f"judged under {facts.pin_set.id}, not {pin_set.id}")
+                reasons.insert(0, _other_pins(facts, pin_set))
             apart.append(_row(source, facts, reasons))
 
     def ordered(rows: list[RankRow], numbered: bool) -> tuple[RankRow, ...]:

@@ -13,6 +13,7 @@ from bundle_schema.models import PinSetRef
 from pins import load_builtin, parse_pin_set
 from tests.conftest import DEPLOYMENT_PINS
 from tests.data.hostile.kit import read_bundle, reseal
+from tests.paths import EXAMPLES
 from verify import verify_with_evidence
 from verify.ranking import Ranked, rank
 
@@ -106,6 +107,21 @@ def test_v4_results_are_listed_apart_even_when_all_else_matches(
     ranking = rank([Ranked("v4", verdict, evidence)], V5_REF)
     assert ranking.ranked == ()
     assert ranking.apart[0].reasons[0] == "judged under gx10-qualification-v4, not " + V5.id
+
+
+def test_a_run_recorded_under_another_digest_of_the_pin_set_says_both() -> None:
+    """The recorded real bundle names an older digest of gx10-qualification-v5 than the shipped
+    one that judges it: its row says which digests, not "judged under X, not X"."""
+    shipped = load_builtin("gx10-qualification-v5")
+    verdict, evidence = verify_with_evidence(EXAMPLES / "recorded" / "llamacpp-smollm2-135m.tar")
+    assert evidence.pin_set.digest != shipped.digest
+    ranking = rank(
+        [Ranked("real", verdict, evidence)], PinSetRef(id=shipped.id, digest=shipped.digest)
+    )
+    assert ranking.apart[0].reasons[0] == (
+        f"recorded under {shipped.id} {evidence.pin_set.digest}, judged under {shipped.id} "
+        f"{shipped.digest}"
+    )
 
 
 def test_rank_cli(ranked_examples: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
