@@ -150,8 +150,10 @@ def register(commands: Subparsers) -> dict[str, Handler]:
         help="verify every bundle of an archive, each once, into one report",
         description="Verify every bundle under the PATHs and --from lists (directories, tars, "
         "directories of them, tars' URLs, s3://bucket/prefix/ for every .tar under it): each "
-        "bundle once by bundle digest (from the first of its sources, sorted), each file of a "
-        "shared store hashed once. Prints one canonical archive-report document (by bundle "
+        "bundle once by bundle digest (from the first of its sources, sorted; every further "
+        "source's bytes checked, a copy whose bytes differ refused), each file of a shared store "
+        "hashed once. Prints one canonical archive-report document (the default, or --json; by "
+        "bundle "
         "digest: its sources, run, outcome, validity, profile decision, rankability, integrity, "
         "the check it failed and its first reason; then every refused source), written as the "
         "bundles are verified; or Markdown or CSV. Exit 0 when every bundle passed, 1 when any "
@@ -167,6 +169,9 @@ def register(commands: Subparsers) -> dict[str, Handler]:
         help="judge every bundle by this pin set (default: the shipped pin set each names)",
     )
     archive_format = archive.add_mutually_exclusive_group()
+    archive_format.add_argument(
+        "--json", action="store_true", help="print the archive-report document (the default)"
+    )
     archive_format.add_argument("--markdown", action="store_true", help="print Markdown tables")
     archive_format.add_argument("--csv", action="store_true", help="print CSV, one row a bundle")
     archive.add_argument(

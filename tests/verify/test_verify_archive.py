@@ -378,6 +378,19 @@ def test_a_local_cluster_runs_its_workers_without_the_profiler_or_malloc_trimmin
     }  # the rest (one BLAS thread each) kept
 
 
+def test_json_is_the_default_and_may_be_asked_for(
+    tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    """DESIGN's CLI contract: ``--json`` writes one JSON document; verify-archive's default is
+    that document, so the flag gives the same bytes and excludes the other formats."""
+    _archive(tmp_path, 2)
+    assert main(["verify-archive", str(tmp_path / "archive")]) == 0
+    default = capsysbinary.readouterr().out
+    assert main(["verify-archive", str(tmp_path / "archive"), "--json"]) == 0
+    assert capsysbinary.readouterr().out == default
+    assert main(["verify-archive", str(tmp_path / "archive"), "--json", "--csv"]) == 2
+
+
 def test_the_dask_engine_through_the_cli(
     tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]
 ) -> None:
