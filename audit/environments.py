@@ -10,6 +10,7 @@ The pin set's ``requirements`` for the harness must all be among the distributio
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -37,13 +38,21 @@ __all__ = [
 ENVIRONMENT_MEDIA_TYPE = "application/json"
 
 
-# Run by the harness's interpreter: its version and its installed distributions, as JSON.
+# Run by the harness's interpreter: its version, its installed distributions and the SHA-256
+# of each one's RECORD (the list of its installed files with their hashes), as JSON. Of a
+# distribution found twice on the path, the first (the one imports find) is recorded.
 _PROBE = (
-    "import importlib.metadata as m, json, sys\n"
-    "names = sorted({f\"{d.metadata['Name']}=={d.version}\" for d in m.distributions()\n"
-    "                if d.metadata['Name']})\n"
+    "import hashlib, importlib.metadata as m, json, sys\n"
+    "installed = {}\n"
+    "for d in m.distributions():\n"
+    "    if not d.metadata['Name']:\n"
+    "        continue\n"
+    "    key = f\"{d.metadata['Name']}=={d.version}\"\n"
+    "    record = d.read_text('RECORD')\n"
+    "    digest = None if record is None else hashlib.sha256(record.encode()).hexdigest()\n"
+    "    installed.setdefault(key, digest)\n"
     "print(json.dumps({'executable': sys.executable, 'python_version': sys.version,\n"
-    "                  'distributions': names}))\n"
+    "                  'distributions': sorted(installed), 'installed': installed}))\n"
 )
 
 
@@ -60,6 +69,9 @@ class Environment:
     python_version: str
     distributions: tuple[str, ...]
     variables: Mapping[str, str]
+    installed: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    """``name==version`` -> ``sha256:`` of the distribution's installed RECORD file (one
+    without a RECORD is not named)."""
 
     def evidence(self) -> bytes:
         """The canonical JSON kept at ``upstreams/<upstream>/environment.json``."""
@@ -70,6 +82,7 @@ class Environment:
             python_version=self.python_version,
             distributions=self.distributions,
             variables=dict(sorted(self.variables.items())),
+            installed=dict(sorted(self.installed.items())),
         )
         return canonical_bytes(record.model_dump(mode="json"))
 
@@ -108,7 +121,12 @@ def describe_python(
         answer: Any = json.loads(done.stdout)
         distributions: Sequence[str] = answer["distributions"]
         executable, version = str(answer["executable"]), str(answer["python_version"])
-    except (ValueError, KeyError, TypeError):
+        installed = {
+            str(name): f"sha256:{digest}"
+            for name, digest in answer["installed"].items()
+            if digest is not None
+        }
+    except (ValueError, KeyError, TypeError, AttributeError):
         raise EnvironmentUnavailable(f"{python}: not a Python interpreter's answer") from None
     environment = Environment(
         upstream=upstream,
@@ -116,6 +134,7 @@ def describe_python(
         python_version=version,
         distributions=tuple(str(d) for d in distributions),
         variables=_redacted(variables),
+        installed=installed,
     )
     try:  # what cannot be kept as the verifier reads the record is refused here, not later
         environment.evidence()

@@ -392,6 +392,8 @@ EnvValue = Annotated[str, StringConstraints(max_length=MAX_ENV_VALUE, pattern=r"
 _GitText = Annotated[str, StringConstraints(max_length=1 << 20)]
 """What git printed (``git status --porcelain``, ``git submodule status``): up to 1 MiB."""
 _Place = Annotated[str, StringConstraints(min_length=1, max_length=4096)]
+_Distribution = Annotated[str, StringConstraints(min_length=1, max_length=512)]
+"""An installed distribution as ``name==version``."""
 
 
 class CheckoutState(_Model):
@@ -419,8 +421,17 @@ class HarnessEnvironment(_Model):
     upstream: Identifier
     executable: _Place
     python_version: Text
-    distributions: Annotated[
-        tuple[Annotated[str, StringConstraints(min_length=1, max_length=512)], ...],
-        Field(max_length=100_000),
-    ]
+    distributions: Annotated[tuple[_Distribution, ...], Field(max_length=100_000)]
     variables: dict[EnvName, EnvValue]
+    installed: Annotated[dict[_Distribution, Digest], Field(max_length=100_000)] | None = None
+    """Each distribution's installed RECORD (the list of its files with their hashes) by its
+    SHA-256, ``name==version`` -> ``sha256:...``: what was installed, file for file, where the
+    name and version alone say what was asked for. Every name is among ``distributions``.
+    Records written before it was recorded have none."""
+
+    @model_validator(mode="after")
+    def _installed_are_distributions(self) -> HarnessEnvironment:
+        unknown = sorted(set(self.installed or ()) - set(self.distributions))
+        if unknown:
+            raise ValueError(f"installed names {unknown[0]!r}, not among the distributions")
+        return self

@@ -5,6 +5,7 @@ against what was recorded."""
 from __future__ import annotations
 
 import copy
+import hashlib
 import importlib.metadata
 import json
 import os
@@ -55,6 +56,19 @@ def test_requirement_names_compare_as_pep_503_does() -> None:
     ]  # fmt: skip
 
 
+def test_each_distribution_is_recorded_with_the_digest_of_its_installed_files() -> None:
+    """The record names what was installed, file for file: each distribution's RECORD (its
+    files and their hashes) by SHA-256, as this interpreter's own metadata reads it."""
+    env = describe_python("x", sys.executable, {})
+    distribution = importlib.metadata.distribution("pydantic")
+    record = distribution.read_text("RECORD")
+    assert record is not None
+    digest = "sha256:" + hashlib.sha256(record.encode()).hexdigest()
+    assert env.installed[PYDANTIC] == digest
+    assert set(env.installed) <= set(env.distributions)
+    assert json.loads(env.evidence())["installed"][PYDANTIC] == digest
+
+
 def test_the_interpreter_is_asked_and_secrets_are_redacted() -> None:
     given = {"HF_TOKEN": "hf_123", "LANG": "C.UTF-8", "HTTPS_PROXY": "http://u:pw@proxy:3128",
              "NOTE": "a@b http://host/a@b"}  # fmt: skip
@@ -103,6 +117,7 @@ def test_a_completed_component_needs_its_requirements_in_the_recorded_environmen
     entry = "upstreams/sparkbench/environment.json"
     recorded = json.loads(files[entry][0])
     recorded["distributions"] = [d for d in recorded["distributions"] if d != PYDANTIC]
+    recorded["installed"].pop(PYDANTIC)  # a record that means one thing: without it
     files[entry] = (canonical_bytes(recorded), files[entry][1])
     reseal(tmp_path / "forged", manifest, files, {})
     forged = verify_bundle(tmp_path / "forged", pins=pins).verdict

@@ -486,9 +486,10 @@ def _member(name: str, value: object) -> Callable[[bytes], bytes]:
         (_member("distributions", ["pydantic==2", 7]), "distributions"),
         (_member("executable", ""), "executable"),
         (_member("variables", {"SPARK_NOTE": "as pinned", "bad name": "x"}), "variables"),
+        (_member("installed", {"nothing==1": "sha256:" + "0" * 64}), "installed"),
     ],
     ids=["unknown member", "another harness's", "a newer version", "not a name", "no path",
-         "a variable of no name"],
+         "a variable of no name", "installed, not a distribution"],
 )  # fmt: skip
 def test_an_environment_record_is_read_strictly(
     smoke: tuple[Path, PinSetSource],
