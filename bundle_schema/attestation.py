@@ -115,14 +115,15 @@ def bare_uri(url: str) -> str:
     password), its query (a presigned URL's signature, credential or token) and its fragment.
 
     ``http://user:secret@host/x.tar?X-Amz-Signature=...`` is ``http://host/x.tar``. Scheme, host,
-    port and path stay as given.
+    port and path stay as given (an ``@`` in the path percent-encoded, ``%40``).
 
     Raises:
         ValueError: ``url`` cannot be split as a URL (an unclosed IPv6 bracket, a bad port).
     """
     parts = urlsplit(url)
     host = parts.netloc.rpartition("@")[2]
-    return urlunsplit(parts._replace(netloc=host, query="", fragment=""))
+    path = parts.path.replace("@", "%40")  # a path's @ is data; left as it is, a reader may
+    return urlunsplit(parts._replace(netloc=host, path=path, query="", fragment=""))
 
 
 _BARE_URI = re.compile(BARE_URI_PATTERN)

@@ -140,14 +140,11 @@ def _published_uri(text: str) -> str:
     """``--resource-uri``: recorded as given, so it must be a URI that carries no credentials."""
     if is_bare_uri(text):
         return text
-    try:
-        bare = bare_uri(text)
-    except ValueError:
-        bare = ""
-    hint = f" (such as {bare!r})" if is_bare_uri(bare) else ""
+    # nothing of what was given is echoed: it may hold the very credential refused
     raise argparse.ArgumentTypeError(
-        "not a URI without a user name, password, query or fragment: a Verification Summary is "
-        f"published, and a presigned URL's query is its signature; give the bundle's URI{hint}"
+        "not a URI without a user name, password, query, fragment or '@': a Verification "
+        "Summary is published, and a presigned URL's query is its signature; give the "
+        "bundle's URI as scheme://host/path"
     )
 
 

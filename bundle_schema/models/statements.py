@@ -99,9 +99,10 @@ VERIFIER_ID = "https://evidence-audit.dev/verifier/audit-verify"
 """The SLSA Verification Summary ``verifier.id`` of ``audit verify``."""
 VSA_RANKABLE_LEVEL = "EVIDENCE_AUDIT_RANKABLE"
 """The ``verifiedLevels`` value of a PASSED summary (SLSA reserves the ``SLSA_`` prefix)."""
-BARE_URI_PATTERN = r"^[A-Za-z][A-Za-z0-9+.-]*:(//[^/?#@]*(/[^?#]*)?|/?([^/?#][^?#]*)?)$"
-"""A URI with no credentials in it: a scheme, then no userinfo (no ``@`` in the authority), no
-query and no fragment (ADR 0023: a presigned URL's query holds its signature)."""
+BARE_URI_PATTERN = r"^[A-Za-z][A-Za-z0-9+.-]*:(//[^/?#@]*(/[^?#@]*)?|/?([^/?#@][^?#@]*)?)$"
+"""A URI with no credentials in it: a scheme, then no ``@`` anywhere (no userinfo, nor text a
+reader could take for it: ``https:user:secret@host`` is a URL with userinfo to a browser),
+no query and no fragment (ADR 0023: a presigned URL's query holds its signature)."""
 
 
 class VsaVerifier(_Model):

@@ -887,7 +887,7 @@ PRESIGNED = (
     ("url", "bare"),
     [
         ("http://u:p@127.0.0.1:8080/x.tar?X-Amz-Signature=abc#f", "http://127.0.0.1:8080/x.tar"),
-        ("https://token@e.test/runs/a@b.tar", "https://e.test/runs/a@b.tar"),
+        ("https://token@e.test/runs/a@b.tar", "https://e.test/runs/a%40b.tar"),
         ("s3://AKIA:secret@runs/v5/x.tar?versionId=3", "s3://runs/v5/x.tar"),
         ("https://u:p@[::1]:8443/x.tar?", "https://[::1]:8443/x.tar"),
         ("https://e.test/x.tar", "https://e.test/x.tar"),
@@ -944,6 +944,11 @@ def test_a_verification_summary_records_no_credential_of_the_url_read(
         pytest.param("https://e.test/run.tar#zq9-fragment", id="fragment"),
         pytest.param("s3://zq9-key:zq9-secret@runs/run.tar", id="s3-userinfo"),
         pytest.param("runs/run.tar", id="not-a-uri"),
+        # userinfo to a WHATWG reader (a browser), a path or an opaque part to urlsplit
+        pytest.param("https:zq9-user:zq9-secret@e.test/run.tar", id="no-slashes"),
+        pytest.param("https:/zq9-key:zq9-secret@bucket.e.test/run.tar", id="one-slash"),
+        pytest.param("https://zq9-alice:pa/zq9-ss@e.test/run.tar", id="slash-in-password"),
+        pytest.param("https://zq9-alice:pa?zq9-ss@e.test/run.tar", id="query-in-password"),
     ],
 )
 def test_a_resource_uri_with_a_credential_is_refused(
