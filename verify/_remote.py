@@ -93,10 +93,19 @@ _CONTENT_RANGE = re.compile(r"bytes (\d{1,20})-(\d{1,20})/(\d{1,20})")
 _UNSATISFIED_RANGE = re.compile(r"bytes \*/(\d{1,20})")
 
 
+_USERINFO = re.compile(r"(?<=//)[^/?#@]*(?=@)")
+
+
 def shown_url(url: str) -> str:
-    """The URL as messages show it: as given, but a password in it replaced by ``***``."""
-    parts = urlsplit(url)
-    if parts.password is None:
+    """The URL as messages show it: as given, but a password in it replaced by ``***``; a URL
+    that does not split (an unclosed IPv6 bracket) with all it holds before an ``@`` of its
+    authority replaced (total: a hostile list line is named, never a traceback)."""
+    try:
+        parts = urlsplit(url)
+        password = parts.password
+    except ValueError:
+        return _USERINFO.sub("***", url)
+    if password is None:
         return url
     host = parts.netloc.rpartition("@")[2]
     return urlunsplit(parts._replace(netloc=f"{parts.username}:***@{host}"))

@@ -289,6 +289,12 @@ def open_source(path: str | os.PathLike[str], limits: Limits = DEFAULT_LIMITS) -
     location = os.fspath(path)
     local = location
     if is_url(location):
+        try:  # a URL that does not split, or whose port is no port, names nothing to read
+            _ = urlsplit(location).port
+        except ValueError as exc:
+            from verify._remote import shown_url  # noqa: PLC0415 - as open_url's messages
+
+            raise InvalidInput(f"{shown_url(location)}: not a URL: {exc}") from None
         scheme = location.split(":", 1)[0].lower()
         if scheme != "file":
             from verify._remote import open_url  # noqa: PLC0415 - loads fsspec: URLs only

@@ -207,6 +207,29 @@ def test_the_human_outputs_never_show_a_urls_password(
         assert "reader:***@" in out.decode().replace("\n", ""), (argv, out.decode()[-500:])
 
 
+@pytest.mark.parametrize(
+    "url",
+    ["http://zq9-user:zq9-pass@[::1/x.tar", "http://[::1/x.tar", "http://127.0.0.1:99999/x.tar"],
+    ids=["unclosed-bracket-userinfo", "unclosed-bracket", "no-port"],
+)
+def test_a_url_that_does_not_split_is_refused_with_one_line(
+    url: str, published: Path, tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    """audit verify refuses it (exit 2, one line, no password); in an archive list it is one
+    refused source and the other bundles are verified (never a traceback for the whole)."""
+    code, out, err = _cli(["verify", url], capsysbinary)
+    assert (code, out) == (2, b"")
+    assert err.count("\n") == 1 and ": not a URL: " in err and "zq9-pass" not in err, err
+    listed = tmp_path / "list.txt"
+    listed.write_text(f"{url}\n{published / (FULL + '.tar')}\n", "utf-8")
+    code, out, err = _cli(["verify-archive", "--from", str(listed)], capsysbinary)
+    report = json.loads(out)
+    assert code == 1 and "Traceback" not in err
+    assert report["counts"]["bundles"] == 1
+    ((refused,),) = [report["refused"]]
+    assert refused["reason"].startswith("not a URL: ") and "zq9-pass" not in refused["source"]
+
+
 # --- what is read --------------------------------------------------------------------------------
 
 
