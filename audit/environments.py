@@ -40,17 +40,20 @@ ENVIRONMENT_MEDIA_TYPE = "application/json"
 
 # Run by the harness's interpreter: its version, its installed distributions and the SHA-256
 # of each one's RECORD (the list of its installed files with their hashes), as JSON. Of a
-# distribution found twice on the path, the first (the one imports find) is recorded.
+# distribution found twice on the path (by its PEP 503 name, in two versions or one), the
+# first (the one imports find) is recorded.
 _PROBE = (
-    "import hashlib, importlib.metadata as m, json, sys\n"
-    "installed = {}\n"
+    "import hashlib, importlib.metadata as m, json, re, sys\n"
+    "installed, seen = {}, set()\n"
     "for d in m.distributions():\n"
-    "    if not d.metadata['Name']:\n"
+    "    name = d.metadata['Name']\n"
+    "    if not name or re.sub(r'[-_.]+', '-', name).lower() in seen:\n"
     "        continue\n"
-    "    key = f\"{d.metadata['Name']}=={d.version}\"\n"
+    "    seen.add(re.sub(r'[-_.]+', '-', name).lower())\n"
+    '    key = f"{name}=={d.version}"\n'
     "    record = d.read_text('RECORD')\n"
     "    digest = None if record is None else hashlib.sha256(record.encode()).hexdigest()\n"
-    "    installed.setdefault(key, digest)\n"
+    "    installed[key] = digest\n"
     "print(json.dumps({'executable': sys.executable, 'python_version': sys.version,\n"
     "                  'distributions': sorted(installed), 'installed': installed}))\n"
 )

@@ -27,6 +27,7 @@ from bundle_schema.models import (
     EnvValue,
     GitCommit,
     Identifier,
+    canonical_distribution,
 )
 from pins._probes import PROBE_CONTRACTS
 
@@ -109,16 +110,10 @@ Requirement = Annotated[
 """An exact distribution pin, ``name==version``."""
 
 
-def _canonical_distribution(pin: str) -> str:
-    """``name==version`` with the name normalized as PEP 503 does (case, ``-``, ``_``, ``.``)."""
-    name, _, version = pin.partition("==")
-    return f"{re.sub(r'[-_.]+', '-', name).lower()}=={version}"
-
-
 def missing_requirements(requirements: Sequence[str], distributions: Sequence[str]) -> list[str]:
     """The requirements (``name==version``) no distribution of ``distributions`` satisfies."""
-    held = {_canonical_distribution(d) for d in distributions}
-    return [r for r in requirements if _canonical_distribution(r) not in held]
+    held = {canonical_distribution(d) for d in distributions}
+    return [r for r in requirements if canonical_distribution(r) not in held]
 
 
 SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH)", re.IGNORECASE)

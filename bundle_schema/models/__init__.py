@@ -85,6 +85,7 @@ from bundle_schema.models.records import (
     TaskTallies,
     Tier2,
     TransportExchange,
+    canonical_distribution,
 )
 from bundle_schema.models.reports import (
     ArchiveBundle,
@@ -374,4 +375,5 @@ __all__ = [
     "VsaResource",
     "VsaStatement",
     "VsaVerifier",
+    "canonical_distribution",
 ]

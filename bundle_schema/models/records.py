@@ -63,6 +63,7 @@ __all__ = [
     "TaskTallies",
     "Tier2",
     "TransportExchange",
+    "canonical_distribution",
 ]
 
 BASE64_PATTERN = r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"
@@ -430,8 +431,20 @@ class HarnessEnvironment(_Model):
     Records written before it was recorded have none."""
 
     @model_validator(mode="after")
-    def _installed_are_distributions(self) -> HarnessEnvironment:
+    def _one_meaning(self) -> HarnessEnvironment:
+        names: set[str] = set()
+        for distribution in self.distributions:  # two versions of one: which did it run with?
+            name = canonical_distribution(distribution).partition("==")[0]
+            if name in names:
+                raise ValueError(f"distribution {name!r} listed twice")
+            names.add(name)
         unknown = sorted(set(self.installed or ()) - set(self.distributions))
         if unknown:
             raise ValueError(f"installed names {unknown[0]!r}, not among the distributions")
         return self
+
+
+def canonical_distribution(pin: str) -> str:
+    """``name==version`` with the name normalized as PEP 503 does (case, ``-``, ``_``, ``.``)."""
+    name, _, version = pin.partition("==")
+    return f"{re.sub(r'[-_.]+', '-', name).lower()}=={version}"

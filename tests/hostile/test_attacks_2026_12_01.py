@@ -487,9 +487,11 @@ def _member(name: str, value: object) -> Callable[[bytes], bytes]:
         (_member("executable", ""), "executable"),
         (_member("variables", {"SPARK_NOTE": "as pinned", "bad name": "x"}), "variables"),
         (_member("installed", {"nothing==1": "sha256:" + "0" * 64}), "installed"),
+        (lambda data: _member("distributions", [*json.loads(data)["distributions"],
+                                                "PyDantic==0.0.1"])(data), "listed twice"),
     ],
     ids=["unknown member", "another harness's", "a newer version", "not a name", "no path",
-         "a variable of no name", "installed, not a distribution"],
+         "a variable of no name", "installed, not a distribution", "two versions of one"],
 )  # fmt: skip
 def test_an_environment_record_is_read_strictly(
     smoke: tuple[Path, PinSetSource],
