@@ -97,18 +97,21 @@ _USERINFO = re.compile(r"(?<=//)[^/?#@]*(?=@)")
 
 
 def shown_url(url: str) -> str:
-    """The URL as messages show it: as given, but a password in it replaced by ``***``; a URL
-    that does not split (an unclosed IPv6 bracket) with all it holds before an ``@`` of its
-    authority replaced (total: a hostile list line is named, never a traceback)."""
+    """The URL as messages show it: as given, but a password in it replaced by ``***``, and a
+    user name that stands alone too (``https://TOKEN@host``: a token given as the user name, as
+    git hosts take one, is the credential; pip redacts it the same way); a URL that does not
+    split (an unclosed IPv6 bracket) with all it holds before an ``@`` of its authority
+    replaced (total: a hostile list line is named, never a traceback)."""
     try:
         parts = urlsplit(url)
         password = parts.password
     except ValueError:
         return _USERINFO.sub("***", url)
-    if password is None:
+    if "@" not in parts.netloc:
         return url
     host = parts.netloc.rpartition("@")[2]
-    return urlunsplit(parts._replace(netloc=f"{parts.username}:***@{host}"))
+    userinfo = "***" if password is None else f"{parts.username}:***"
+    return urlunsplit(parts._replace(netloc=f"{userinfo}@{host}"))
 
 
 class _Version(NamedTuple):

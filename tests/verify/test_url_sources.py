@@ -191,6 +191,23 @@ def test_show_diff_rank_and_unpack_take_urls(
     assert json.loads(vsa.read_bytes())["predicate"]["resourceUri"] == url
 
 
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("http://reader:zq9-pass@e.test/x.tar", "http://reader:***@e.test/x.tar"),
+        ("https://zq9-ghp-token@e.test/x.tar", "https://***@e.test/x.tar"),
+        ("https://:zq9-pass@e.test/x.tar", "https://:***@e.test/x.tar"),
+        ("https://e.test/x.tar", "https://e.test/x.tar"),
+        ("http://zq9-user:zq9-pass@[::1/x.tar", "http://***@[::1/x.tar"),
+    ],
+)
+def test_a_url_is_shown_without_its_credential(url: str, shown: str) -> None:
+    """Messages name a URL with its password masked, and a user name that stands alone (a
+    token given as the user name) too."""
+    assert shown_url(url) == shown
+    assert "zq9-" not in shown_url(url)
+
+
 def test_the_human_outputs_never_show_a_urls_password(
     published: Path, server: RangeServer, capsysbinary: pytest.CaptureFixture[bytes]
 ) -> None:
