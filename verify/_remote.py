@@ -43,6 +43,7 @@ from typing import Any, NamedTuple
 from urllib.parse import urlsplit, urlunsplit
 
 from bundle_schema.errors import InvalidInput
+from pins import URL_CREDENTIALS
 from verify._source import BundleSource, Limits, scan_tar
 
 __all__ = [
@@ -93,9 +94,6 @@ _CONTENT_RANGE = re.compile(r"bytes (\d{1,20})-(\d{1,20})/(\d{1,20})")
 _UNSATISFIED_RANGE = re.compile(r"bytes \*/(\d{1,20})")
 
 
-_USERINFO = re.compile(r"(?<=//)[^/?#@]*(?=@)")
-
-
 def shown_url(url: str) -> str:
     """The URL as messages show it: as given, but a password in it replaced by ``***``, and a
     user name that stands alone too (``https://TOKEN@host``: a token given as the user name, as
@@ -106,7 +104,7 @@ def shown_url(url: str) -> str:
         parts = urlsplit(url)
         password = parts.password
     except ValueError:
-        return _USERINFO.sub("***", url)
+        return URL_CREDENTIALS.sub(r"\1***@", url)
     if "@" not in parts.netloc:
         return url
     host = parts.netloc.rpartition("@")[2]
