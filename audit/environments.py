@@ -47,9 +47,10 @@ _PROBE = (
     "installed, seen = {}, set()\n"
     "for d in m.distributions():\n"
     "    name = d.metadata['Name']\n"
-    "    if not name or re.sub(r'[-_.]+', '-', name).lower() in seen:\n"
+    "    canonical = re.sub(r'[-_.]+', '-', name or '').lower()\n"
+    "    if not name or canonical in seen:\n"
     "        continue\n"
-    "    seen.add(re.sub(r'[-_.]+', '-', name).lower())\n"
+    "    seen.add(canonical)\n"
     '    key = f"{name}=={d.version}"\n'
     "    record = d.read_text('RECORD')\n"
     "    digest = None if record is None else hashlib.sha256(record.encode()).hexdigest()\n"
