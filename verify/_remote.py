@@ -40,10 +40,10 @@ from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any, NamedTuple
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import unquote_plus, urlsplit, urlunsplit
 
 from bundle_schema.errors import InvalidInput
-from pins import URL_CREDENTIALS
+from pins import SECRET_NAME, URL_CREDENTIALS
 from verify._source import BundleSource, Limits, scan_tar
 
 __all__ = [
@@ -53,6 +53,7 @@ __all__ = [
     "GAP",
     "MAX_REDIRECTS",
     "SMALL_TAR",
+    "URL_CREDENTIAL_PARAMETERS",
     "RemoteTar",
     "filesystem",
     "open_url",
@@ -94,12 +95,78 @@ _CONTENT_RANGE = re.compile(r"bytes (\d{1,20})-(\d{1,20})/(\d{1,20})")
 _UNSATISFIED_RANGE = re.compile(r"bytes \*/(\d{1,20})")
 
 
+URL_CREDENTIAL_PARAMETERS = frozenset(
+    {
+        # S3 Signature Version 4 (AWS and the S3-compatible stores: MinIO, R2, Ceph, B2)
+        "x-amz-signature",
+        "x-amz-credential",
+        "x-amz-security-token",
+        # S3 Signature Version 2; CloudFront signed URLs
+        "signature",
+        "awsaccesskeyid",
+        # Google Cloud Storage signed URLs, V4 and V2
+        "x-goog-signature",
+        "x-goog-credential",
+        "googleaccessid",
+        # Azure Storage shared access signature (SAS)
+        "sig",
+    }
+)
+"""Query parameters of the signed URL schemes whose value is a credential (lower case; a name
+is compared percent-decoded, whitespace dropped, in any case). A parameter is masked when its
+name is one of these or :data:`pins.SECRET_NAME` matches it (``token``, ``access_token``,
+``api_key``, ``client_secret``, ...: the names environment records are redacted by); every
+other parameter (``versionId``, ``X-Amz-Date``, ``X-Amz-Expires``, ...) is shown as given
+(ADR 0037)."""
+
+_QUERY_SEPARATOR = re.compile(r"([&;])")
+_NOT_IN_A_NAME = re.compile(r"[\x00-\x20\x7f]")
+_MASK = "***"
+
+
+def _is_credential(name: str) -> bool:
+    """Whether a query parameter of this name (as written: percent-encoded, any case) carries
+    a credential."""
+    plain = _NOT_IN_A_NAME.sub("", unquote_plus(name))
+    return plain.lower() in URL_CREDENTIAL_PARAMETERS or SECRET_NAME.search(plain) is not None
+
+
+def _masked_parameters(text: str) -> str:
+    """A query (or a fragment) with the value of each credential parameter replaced by
+    ``***``; everything else, separators and order included, as given. ``&`` and ``;`` both
+    separate parameters (servers split on either; ``&amp;sig=`` pasted from HTML is masked)."""
+    pieces = _QUERY_SEPARATOR.split(text)
+    for index in range(0, len(pieces), 2):
+        name, _, value = pieces[index].partition("=")
+        if value and _is_credential(name):
+            pieces[index] = f"{name}={_MASK}"
+    return "".join(pieces)
+
+
+def _masked_query(url: str) -> str:
+    """The URL with its query's and fragment's credential parameters masked, split as
+    :func:`urllib.parse.urlsplit` splits them (the fragment after the first ``#``, the query
+    after the first ``?`` before it), so that a URL that does not split is masked too."""
+    head, hash_mark, fragment = url.partition("#")
+    base, question_mark, query = head.partition("?")
+    return (
+        base + question_mark + _masked_parameters(query) + hash_mark + _masked_parameters(fragment)
+    )
+
+
 def shown_url(url: str) -> str:
-    """The URL as messages show it: as given, but a password in it replaced by ``***``, and a
-    user name that stands alone too (``https://TOKEN@host``: a token given as the user name, as
-    git hosts take one, is the credential; pip redacts it the same way); a URL that does not
-    split (an unclosed IPv6 bracket) with all it holds before an ``@`` of its authority
-    replaced (total: a hostile list line is named, never a traceback)."""
+    """The URL as messages and reports show it (ADR 0037): as given, but a password in it
+    replaced by ``***``, and a user name that stands alone too (``https://TOKEN@host``: a token
+    given as the user name, as git hosts take one, is the credential; pip redacts it the same
+    way), and the value of every query parameter that carries a credential too
+    (``X-Amz-Signature=***``, :data:`URL_CREDENTIAL_PARAMETERS`; other parameters as given, in
+    order); a URL that does not split (an unclosed IPv6 bracket) with all it holds before an
+    ``@`` of its authority replaced (total: a hostile list line is named, never a
+    traceback)."""
+    return _masked_query(_masked_userinfo(url))
+
+
+def _masked_userinfo(url: str) -> str:
     try:
         parts = urlsplit(url)
         password = parts.password

@@ -1,0 +1,297 @@
+"""How a URL is shown (ADR 0037): the value of a query parameter that carries a credential (a
+presigned URL's signature, a SAS, a token) is masked, every other parameter kept as given and in
+order, in every message and report; the archive reports of rank, rejudge and verify-archive,
+read from a real HTTP server on 127.0.0.1, never show a signature."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from audit._archive import pack
+from audit.cli import main
+from tests.factories import write_small_bundle
+from tests.http_range import RangeServer, serve
+from verify._remote import URL_CREDENTIAL_PARAMETERS, shown_url
+from verify.archive import ordered
+
+S3_V4 = (
+    "X-Amz-Algorithm=AWS4-HMAC-SHA256"
+    "&X-Amz-Credential=AKIDEXAMPLE%2F20261202%2Fus-east-1%2Fs3%2Faws4_request"
+    "&X-Amz-Date=20261202T000000Z&X-Amz-Expires=3600"
+    "&X-Amz-Security-Token=IQoJb3JpZ2luX2VjEXAMPLE%3D"
+    "&X-Amz-SignedHeaders=host&versionId=3HL4kqtJlcpXroDTDmJ-rmSpXd3dIbrHY"
+    "&X-Amz-Signature=aeeed9bbccd4d02ee5c0109b86d86835f995330da4c265957d157751f604d404"
+)
+S3_V4_SHOWN = (
+    "X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=***"
+    "&X-Amz-Date=20261202T000000Z&X-Amz-Expires=3600&X-Amz-Security-Token=***"
+    "&X-Amz-SignedHeaders=host&versionId=3HL4kqtJlcpXroDTDmJ-rmSpXd3dIbrHY&X-Amz-Signature=***"
+)
+
+
+@pytest.mark.parametrize(
+    ("query", "shown"),
+    [
+        (S3_V4, S3_V4_SHOWN),
+        (  # S3 Signature Version 2, with a session token
+            "AWSAccessKeyId=AKIAIOSFODNN7EXAMPLE&Expires=1796000000"
+            "&x-amz-security-token=FQoGZXIvYXdzEXAMPLE&Signature=vjbyPxybdZaNmGa%2ByT272YEAiv4%3D",
+            "AWSAccessKeyId=***&Expires=1796000000&x-amz-security-token=***&Signature=***",
+        ),
+        (  # Google Cloud Storage V4
+            "X-Goog-Algorithm=GOOG4-RSA-SHA256"
+            "&X-Goog-Credential=runner%40proj.iam.gserviceaccount.com%2F20261202%2Fauto"
+            "&X-Goog-Date=20261202T000000Z&X-Goog-Expires=900&X-Goog-SignedHeaders=host"
+            "&generation=1796000000123456&X-Goog-Signature=8f1e2d3c4b5a",
+            "X-Goog-Algorithm=GOOG4-RSA-SHA256&X-Goog-Credential=***"
+            "&X-Goog-Date=20261202T000000Z&X-Goog-Expires=900&X-Goog-SignedHeaders=host"
+            "&generation=1796000000123456&X-Goog-Signature=***",
+        ),
+        (  # Google Cloud Storage V2
+            "GoogleAccessId=runner%40proj.iam.gserviceaccount.com&Expires=1796000000"
+            "&Signature=BxR0aW5n%2Bc2ln",
+            "GoogleAccessId=***&Expires=1796000000&Signature=***",
+        ),
+        (  # Azure Storage SAS: only sig is the credential
+            "sv=2022-11-02&ss=b&srt=o&sp=r&se=2026-12-03T00:00:00Z&spr=https"
+            "&sig=Jd5Lh%2FfvvE5ZzF0V0ZbQ%3D",
+            "sv=2022-11-02&ss=b&srt=o&sp=r&se=2026-12-03T00:00:00Z&spr=https&sig=***",
+        ),
+        (  # CloudFront: the key pair id is masked too (KEY), the policy's expiry kept
+            "Expires=1796000000&Signature=nitfHRCrtziwO2HwPfWw~yYDhUF5EwRunQA-j19DzZrv"
+            "&Key-Pair-Id=K2JCJMDEHXQW5F",
+            "Expires=1796000000&Signature=***&Key-Pair-Id=***",
+        ),
+        (  # generic names: pins.SECRET_NAME
+            "token=ghp_zq9&access_token=ya29.zq9&api_key=zq9&apikey=zq9&client_secret=zq9"
+            "&password=zq9&auth=zq9&key=AIzaSyzq9&refresh_token=zq9&part=2",
+            "token=***&access_token=***&api_key=***&apikey=***&client_secret=***"
+            "&password=***&auth=***&key=***&refresh_token=***&part=2",
+        ),
+    ],
+)
+def test_each_family_of_signed_urls_is_shown_without_its_credential(query: str, shown: str) -> None:
+    """Every part of the URL but a credential's value is kept byte for byte."""
+    url = f"https://runs.example.org/v5/run%20a.tar?{query}"
+    assert shown_url(url) == f"https://runs.example.org/v5/run%20a.tar?{shown}"
+
+
+@pytest.mark.parametrize("name", sorted(URL_CREDENTIAL_PARAMETERS))
+def test_every_listed_name_is_masked_in_any_case(name: str) -> None:
+    for written in (name, name.upper(), name.title(), name.swapcase()):
+        url = f"https://h.test/x.tar?a=1&{written}=zq9-value&b=2"
+        assert shown_url(url) == f"https://h.test/x.tar?a=1&{written}=***&b=2"
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        # case variants
+        ("https://h.test/x.tar?x-amz-signature=zq9", "https://h.test/x.tar?x-amz-signature=***"),
+        ("https://h.test/x.tar?SIG=zq9&Sig=zq9", "https://h.test/x.tar?SIG=***&Sig=***"),
+        ("https://h.test/x.tar?Access_Token=zq9", "https://h.test/x.tar?Access_Token=***"),
+        # repeated parameters: each one masked, in place
+        (
+            "https://h.test/x.tar?sig=zq9-a&v=1&sig=zq9-b&sig=zq9-c",
+            "https://h.test/x.tar?sig=***&v=1&sig=***&sig=***",
+        ),
+        # no value, or an empty one: nothing to hide, shown as given
+        ("https://h.test/x.tar?sig", "https://h.test/x.tar?sig"),
+        ("https://h.test/x.tar?sig=&token", "https://h.test/x.tar?sig=&token"),
+        ("https://h.test/x.tar?", "https://h.test/x.tar?"),
+        ("https://h.test/x.tar?&&v=1&", "https://h.test/x.tar?&&v=1&"),
+        # a value holding '=' is masked whole
+        ("https://h.test/x.tar?sig=zq9==&v=1", "https://h.test/x.tar?sig=***&v=1"),
+        # percent-encoded and form-encoded names are compared decoded
+        (
+            "https://h.test/x.tar?X%2DAmz%2DSignature=zq9&%73ig=zq9&api%5Fkey=zq9",
+            "https://h.test/x.tar?X%2DAmz%2DSignature=***&%73ig=***&api%5Fkey=***",
+        ),
+        ("https://h.test/x.tar?Api+Key=zq9", "https://h.test/x.tar?Api+Key=***"),
+        ("https://h.test/x.tar?%20sig%09=zq9", "https://h.test/x.tar?%20sig%09=***"),
+        # ';' separates too, and '&amp;' pasted from HTML
+        ("https://h.test/x.tar?v=1;sig=zq9", "https://h.test/x.tar?v=1;sig=***"),
+        ("https://h.test/x.tar?v=1&amp;sig=zq9", "https://h.test/x.tar?v=1&amp;sig=***"),
+        # a fragment in the form of a query (OAuth's implicit grant)
+        (
+            "https://h.test/x.tar?v=1#access_token=zq9&state=s",
+            "https://h.test/x.tar?v=1#access_token=***&state=s",
+        ),
+        # only names decide: a value that looks like a credential's name is kept
+        ("https://h.test/x.tar?name=signature", "https://h.test/x.tar?name=signature"),
+        (
+            "https://h.test/x.tar?response-content-disposition=attachment%3B%20filename%3Dx.tar",
+            "https://h.test/x.tar?response-content-disposition=attachment%3B%20filename%3Dx.tar",
+        ),
+        # together with user information, which is masked as before
+        (
+            "https://reader:zq9-pass@h.test/x.tar?versionId=v1&sig=zq9",
+            "https://reader:***@h.test/x.tar?versionId=v1&sig=***",
+        ),
+        ("s3://runs/v5/x.tar?versionId=v1&token=zq9", "s3://runs/v5/x.tar?versionId=v1&token=***"),
+        # a URL that does not split (an unclosed IPv6 bracket)
+        (
+            "http://zq9-user:zq9-pass@[::1/x.tar?X-Amz-Signature=zq9&versionId=v1",
+            "http://***@[::1/x.tar?X-Amz-Signature=***&versionId=v1",
+        ),
+        ("http://[::1/x.tar?sig=zq9#token=zq9", "http://[::1/x.tar?sig=***#token=***"),
+        # no credential: byte for byte as given
+        (
+            "https://h.test/v5/x.tar?versionId=v1&X-Amz-Date=20261202T000000Z#part",
+            "https://h.test/v5/x.tar?versionId=v1&X-Amz-Date=20261202T000000Z#part",
+        ),
+    ],
+)
+def test_a_query_is_shown_with_its_credentials_masked(url: str, shown: str) -> None:
+    assert shown_url(url) == shown
+    assert "zq9" not in shown
+
+
+@settings(max_examples=2000, deadline=None, derandomize=True)
+@given(st.text())
+def test_shown_url_is_total(text: str) -> None:
+    """Any string, a URL or not: named, never an exception."""
+    assert isinstance(shown_url(text), str)
+    assert isinstance(shown_url("https://h.test/x.tar?" + text), str)
+    assert isinstance(shown_url("http://[::1/x.tar?" + text), str)
+
+
+_VALUE = st.text(st.characters(blacklist_characters="&;#@"), min_size=1)
+"""A parameter's value: no separator, and no "@" (a URL with user information inside a value
+is masked as such)."""
+
+
+@settings(max_examples=1000, deadline=None, derandomize=True)
+@given(
+    st.sampled_from(["https://h.test/x.tar", "http://u:p@[::1/x.tar", "s3://b/k.tar"]),
+    st.lists(st.tuples(st.sampled_from(["versionId", "X-Amz-Date", "part"]), _VALUE)),
+    st.sampled_from([*sorted(URL_CREDENTIAL_PARAMETERS), "token", "API_KEY"]),
+    _VALUE.map(lambda value: "zq9" + value),
+)
+def test_a_credential_value_never_shows(
+    base: str, others: list[tuple[str, str]], name: str, secret: str
+) -> None:
+    """Whatever the value and the parameters around it, the credential's value is not shown,
+    and the other parameters are, in order."""
+    before = [f"{key}={value}" for key, value in others]
+    url = f"{base}?{'&'.join([*before, f'{name}={secret}', *before])}"
+    shown = shown_url(url)
+    assert shown.endswith("?" + "&".join([*before, f"{name}=***", *before]))
+
+
+def test_two_presigned_urls_of_one_object_are_one_source() -> None:
+    """An archive's sources are deduplicated by how they are shown: two URLs that differ only
+    by a credential (one object, signed twice) are one source, the first given; another
+    version of the object (versionId) is another source."""
+    base = "https://runs.example.org/v5/run-a.tar?versionId=v1&X-Amz-Date=20261202T000000Z"
+    first, second = f"{base}&X-Amz-Signature=zq9-first", f"{base}&X-Amz-Signature=zq9-second"
+    other = first.replace("versionId=v1", "versionId=v2")
+    assert ordered([first, second]) == [first]
+    assert ordered([second, first]) == [second]
+    assert ordered([first, other, second]) == [first, other]
+
+
+# --- the archive reports, from a real HTTP server -------------------------------------------
+
+SIGNATURE = "SECRETVALUE"
+QUERY = (
+    "X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKIDSECRETVALUE%2F20261202%2Faws4_request"
+    "&X-Amz-Date=20261202T000000Z&X-Amz-Expires=3600&versionId=v-one"
+    "&X-Amz-Signature=SECRETVALUE"
+)
+KEPT = (
+    "X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=***&X-Amz-Date=20261202T000000Z"
+    "&X-Amz-Expires=3600&versionId=v-one&X-Amz-Signature=***"
+)
+
+
+@pytest.fixture(scope="module")
+def presigned(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RangeServer]:
+    """A tar served on 127.0.0.1 (the server ignores the query, as a test of the reader's
+    side: what is shown of a URL)."""
+    root = tmp_path_factory.mktemp("presigned")
+    bundle = tmp_path_factory.mktemp("bundle") / "run-a"
+    write_small_bundle(bundle, durable=False)
+    pack(bundle, root / "run-a.tar")
+    with serve(root) as server:
+        yield server
+
+
+def _urls(server: RangeServer) -> tuple[str, str, str]:
+    """The tar, the same tar signed again (another signature), a tar that is not there."""
+    return (
+        f"{server.url}/run-a.tar?{QUERY}",
+        f"{server.url}/run-a.tar?{QUERY.replace('=SECRETVALUE', '=SECRETVALUE2')}",
+        f"{server.url}/missing.tar?{QUERY}",
+    )
+
+
+@pytest.mark.parametrize(
+    ("command", "named"),
+    [
+        (["verify-archive", "--json"], 1),
+        (["verify-archive", "--markdown"], 1),
+        (["verify-archive", "--csv"], 1),
+        (["rank", "--json"], 1),
+        (["rank", "--markdown"], 0),  # a bundle of one source is named by its digest
+        (["rank", "--csv"], 1),
+        (["rejudge", "--pins", "gx10-reference-v5", "--json"], 0),  # only what changed
+        (["rejudge", "--pins", "gx10-reference-v5", "--markdown"], 0),
+    ],
+)
+def test_archive_reports_never_show_a_signature(
+    presigned: RangeServer,
+    command: list[str],
+    named: int,
+    capsysbinary: pytest.CaptureFixture[bytes],
+) -> None:
+    """Every output and refusal line names the sources with their signatures masked and the
+    rest of the query (versionId, the date) kept; the tar and its second signing are one
+    source, named once where the output names sources; the missing tar is refused, named the
+    same way."""
+    found, again, missing = _urls(presigned)
+    code = main([*command, found, again, missing])
+    captured = capsysbinary.readouterr()
+    assert code == 1, captured
+    both = captured.out + captured.err
+    assert SIGNATURE.encode() not in both
+    assert both.count(f"/run-a.tar?{KEPT}".encode()) == named
+    assert f"{presigned.url}/missing.tar?{KEPT}".encode() in both
+    assert both.count(b"/run-a.tar?") == named
+
+
+def test_verify_archive_json_through_a_subprocess(presigned: RangeServer, tmp_path: Path) -> None:
+    """The entry point as an operator runs it, sources on the command line and in a list file:
+    the report (and anything on stderr) holds no signature; it lists the tar once, with the
+    query's other parameters, and refuses the missing one."""
+    found, again, missing = _urls(presigned)
+    listed = tmp_path / "bundles.txt"
+    listed.write_text(f"# presigned\n{again}\n{missing}\n", encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "audit", "verify-archive", "--json", found, "--from", str(listed)],
+        capture_output=True,
+        env=os.environ | {"PYTHONPATH": str(Path(__file__).parents[2])},
+        check=False,
+        timeout=300,
+    )
+    assert done.returncode == 1, done.stderr
+    assert SIGNATURE.encode() not in done.stdout + done.stderr
+    report = json.loads(done.stdout)
+    assert [entry["sources"] for entry in report["bundles"]] == [
+        [f"{presigned.url}/run-a.tar?{KEPT}"]
+    ]
+    assert report["refused"] == [
+        {
+            "reason": "cannot open: not found (HTTP 404)",
+            "source": f"{presigned.url}/missing.tar?{KEPT}",
+        }
+    ]
