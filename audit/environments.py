@@ -6,6 +6,18 @@ harness starts, the runner asks that interpreter for its version and every insta
 distribution (``name==version``: the lock actually in effect) and keeps the answer as evidence
 beside the checkout, with the environment variables the harness is given (secrets redacted).
 The pin set's ``requirements`` for the harness must all be among the distributions.
+
+A distribution installed without its own dependencies (``pip install --no-deps``) is among
+them, and its harness would die at its first import, deep into the run. So the interpreter also
+answers, for each distribution, its declared dependencies (``Requires-Dist``, read from its
+metadata: nothing of the harness's code is imported outside the sandbox, where an import that
+touches the network would escape the ledger) and its PEP 508 marker environment; the runner
+walks from each pinned distribution through what it requires, as ``pip check`` judges a
+requirement (markers evaluated for that interpreter, an extra only where one is asked for,
+prereleases allowed), and refuses the harness before it starts when one is missing or installed
+at a version outside its specifier (:func:`unmet_dependencies`). The declared dependencies and
+the marker environment are the runner's check only: they are not kept in the environment
+record.
 """
 
 from __future__ import annotations
@@ -14,12 +26,16 @@ import dataclasses
 import hashlib
 import json
 import os
+import re
 import subprocess
+from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from packaging.markers import UndefinedEnvironmentName
+from packaging.requirements import Requirement
 from pydantic import ValidationError
 
 from bundle_schema import canonical_bytes
@@ -33,6 +49,7 @@ __all__ = [
     "EnvironmentUnavailable",
     "data_listing",
     "describe_python",
+    "unmet_dependencies",
 ]
 
 ENVIRONMENT_MEDIA_TYPE = "application/json"
@@ -41,10 +58,13 @@ ENVIRONMENT_MEDIA_TYPE = "application/json"
 # Run by the harness's interpreter: its version, its installed distributions and the SHA-256
 # of each one's RECORD (the list of its installed files with their hashes), as JSON. Of a
 # distribution found twice on the path (by its PEP 503 name, in two versions or one), the
-# first (the one imports find) is recorded.
+# first (the one imports find) is recorded. Also, for the runner's dependency check (not
+# recorded): each distribution's declared requirements (its metadata's Requires-Dist, read, never
+# imported) and the PEP 508 marker environment, computed as packaging.markers'
+# default_environment computes it.
 _PROBE = (
-    "import hashlib, importlib.metadata as m, json, re, sys\n"
-    "installed, seen = {}, set()\n"
+    "import hashlib, importlib.metadata as m, json, os, platform, re, sys\n"
+    "installed, requires, seen = {}, {}, set()\n"
     "for d in m.distributions():\n"
     "    name = d.metadata['Name']\n"
     "    canonical = re.sub(r'[-_.]+', '-', name or '').lower()\n"
@@ -55,9 +75,39 @@ _PROBE = (
     "    record = d.read_text('RECORD')\n"
     "    digest = None if record is None else hashlib.sha256(record.encode()).hexdigest()\n"
     "    installed[key] = digest\n"
+    "    try:\n"
+    "        requires[key] = list(d.requires or ())\n"
+    "    except Exception:\n"
+    "        requires[key] = []\n"
+    "v = sys.implementation.version\n"
+    "iver = f'{v.major}.{v.minor}.{v.micro}'\n"
+    "if v.releaselevel != 'final':\n"
+    "    iver += v.releaselevel[0] + str(v.serial)\n"
+    "markers = {'implementation_name': sys.implementation.name, 'implementation_version': iver,\n"
+    "           'os_name': os.name, 'platform_machine': platform.machine(),\n"
+    "           'platform_release': platform.release(), 'platform_system': platform.system(),\n"
+    "           'platform_version': platform.version(),\n"
+    "           'python_full_version': platform.python_version(),\n"
+    "           'platform_python_implementation': platform.python_implementation(),\n"
+    "           'python_version': '.'.join(platform.python_version_tuple()[:2]),\n"
+    "           'sys_platform': sys.platform}\n"
     "print(json.dumps({'executable': sys.executable, 'python_version': sys.version,\n"
-    "                  'distributions': sorted(installed), 'installed': installed}))\n"
+    "                  'distributions': sorted(installed), 'installed': installed,\n"
+    "                  'requires': requires, 'markers': markers}))\n"
 )
+
+MARKER_NAMES = (
+    "implementation_name", "implementation_version", "os_name", "platform_machine",
+    "platform_release", "platform_system", "platform_version", "python_full_version",
+    "platform_python_implementation", "python_version", "sys_platform",
+)  # fmt: skip
+"""The PEP 508 marker variables the interpreter is asked for."""
+MAX_REQUIRES = 4096
+"""Of a distribution's declared requirements, at most this many are read (the rest ignored)."""
+MAX_REQUIREMENT_CHARS = 4096
+"""A declared requirement longer than this is skipped, as an unparseable one is."""
+SHOWN_UNMET = 5
+"""How many unmet dependencies a refusal names (the rest are counted)."""
 
 
 class EnvironmentUnavailable(InvalidInput):
@@ -76,6 +126,12 @@ class Environment:
     installed: Mapping[str, str] = dataclasses.field(default_factory=dict)
     """``name==version`` -> ``sha256:`` of the distribution's installed RECORD file (one
     without a RECORD is not named)."""
+    requires: Mapping[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)
+    """``name==version`` -> the distribution's declared requirements (``Requires-Dist``), as
+    its metadata gives them: for the dependency check, not recorded."""
+    markers: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    """The interpreter's PEP 508 marker environment (:data:`MARKER_NAMES`): for the dependency
+    check, not recorded."""
 
     def evidence(self) -> bytes:
         """The canonical JSON kept at ``upstreams/<upstream>/environment.json``."""
@@ -130,6 +186,8 @@ def describe_python(
             for name, digest in answer["installed"].items()
             if digest is not None
         }
+        markers = _markers(answer["markers"])
+        requires = {str(name): _declared(lines) for name, lines in answer["requires"].items()}
     except (ValueError, KeyError, TypeError, AttributeError):
         raise EnvironmentUnavailable(f"{python}: not a Python interpreter's answer") from None
     environment = Environment(
@@ -139,6 +197,8 @@ def describe_python(
         distributions=tuple(str(d) for d in distributions),
         variables=_redacted(variables),
         installed=installed,
+        requires=requires,
+        markers=markers,
     )
     try:  # what cannot be kept as the verifier reads the record is refused here, not later
         environment.evidence()
@@ -148,6 +208,143 @@ def describe_python(
             f"{python}: its answer cannot be recorded: {problem}"
         ) from None
     return environment
+
+
+def _markers(given: Any) -> dict[str, str]:
+    """The marker environment as the interpreter answered it: every one of
+    :data:`MARKER_NAMES`, each a string (a variable missing would be the runner's own)."""
+    markers = {name: given[name] for name in MARKER_NAMES}
+    if not all(isinstance(value, str) for value in markers.values()):
+        raise TypeError("a marker variable that is not a string")
+    return markers
+
+
+def _declared(lines: object) -> tuple[str, ...]:
+    """A distribution's declared requirements as the interpreter answered them: its strings,
+    at most :data:`MAX_REQUIRES`, none over :data:`MAX_REQUIREMENT_CHARS` (anything else read
+    as none)."""
+    if not isinstance(lines, list):
+        return ()
+    kept = (line for line in lines[:MAX_REQUIRES] if isinstance(line, str))
+    return tuple(line for line in kept if len(line) <= MAX_REQUIREMENT_CHARS)
+
+
+@dataclass(frozen=True)
+class _Installed:
+    name: str
+    version: str
+    requires: tuple[str, ...]
+
+
+def _pep503(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _held(environment: Environment) -> dict[str, _Installed]:
+    """The interpreter's distributions by PEP 503 name (the first of a name)."""
+    held: dict[str, _Installed] = {}
+    for pin in environment.distributions:
+        name, _, version = pin.partition("==")
+        requires = environment.requires.get(pin, ())
+        held.setdefault(_pep503(name), _Installed(name, version, requires))
+    return held
+
+
+def _applies(requirement: Requirement, markers: Mapping[str, str], extra: str) -> bool:
+    """Whether a declared requirement applies for the interpreter with ``extra`` asked for
+    (``""``: none). A marker that cannot be evaluated does not apply (the line is skipped)."""
+    if requirement.marker is None:
+        return True
+    try:
+        return requirement.marker.evaluate({**markers, "extra": extra})
+    except (ValueError, TypeError, RecursionError, UndefinedEnvironmentName):
+        return False
+
+
+def _satisfied(requirement: Requirement, version: str) -> bool:
+    """Whether ``version`` is within the requirement's specifier, as ``pip check`` judges it
+    (a prerelease satisfies a specifier it falls within)."""
+    if not requirement.specifier:
+        return True
+    try:
+        return requirement.specifier.contains(version, prereleases=True)
+    except ValueError:
+        return False
+
+
+def _shown(requirement: Requirement) -> str:
+    """A requirement as a message names it: name, extras and specifier (its marker held)."""
+    extras = f"[{','.join(sorted(requirement.extras))}]" if requirement.extras else ""
+    return f"{requirement.name}{extras}{requirement.specifier}"
+
+
+def unmet_dependencies(requirements: Sequence[str], environment: Environment) -> str | None:
+    """Why the interpreter cannot run the distributions ``requirements`` pins (``name==version``)
+    for want of their dependencies, or None when it can.
+
+    From each pinned distribution the interpreter holds (one it lacks is the presence check's,
+    :func:`pins.missing_requirements`), through each declared requirement that applies (its
+    marker true for the interpreter; one under an extra only where that extra is asked for) to
+    the distribution it names, each distribution's requirements read once: a requirement is
+    unmet when nothing of its name is installed, or what is has a version outside its
+    specifier. A requirement line that does not parse is skipped. The message names the first
+    :data:`SHOWN_UNMET` unmet ones (by the requiring distribution's name, then the requirement)
+    with who needs them, and counts the rest.
+    """
+    held, markers = _held(environment), environment.markers
+    done: dict[str, set[str]] = {}  # distribution -> the extras its requirements were read for
+    judged: dict[str, set[int]] = {}  # distribution -> its requirement lines already judged
+    chains: dict[str, tuple[str, ...]] = {}  # distribution -> the ones it is reached through
+    queue: deque[tuple[str, frozenset[str]]] = deque()
+    for pin in requirements:
+        name = _pep503(pin.partition("==")[0])
+        if name in held and name not in chains:
+            chains[name] = ()
+            queue.append((name, frozenset()))
+    unmet: dict[tuple[str, str], str] = {}
+    while queue:
+        name, extras = queue.popleft()
+        asked = {"", *extras} - done.setdefault(name, set())
+        if not asked:
+            continue
+        done[name] |= asked
+        distribution, lines = held[name], judged.setdefault(name, set())
+        for index, line in enumerate(distribution.requires):
+            if index in lines:
+                continue
+            try:
+                requirement = Requirement(line)
+            except (ValueError, RecursionError):
+                lines.add(index)
+                continue
+            if not any(_applies(requirement, markers, extra) for extra in sorted(asked)):
+                continue  # judged again if the distribution is reached with another extra
+            lines.add(index)
+            wanted = _pep503(requirement.name)
+            target = held.get(wanted)
+            if target is None or not _satisfied(requirement, target.version):
+                chain = chains[name]
+                via = f" (through {', '.join(held[c].name for c in chain)})" if chain else ""
+                found = "not installed" if target is None else f"installed at {target.version}"
+                unmet.setdefault((name, _shown(requirement)), (
+                    f"{distribution.name} {distribution.version}{via} requires "
+                    f"{_shown(requirement)}, {found}"
+                ))  # fmt: skip
+            if target is not None:
+                chains.setdefault(wanted, (*chains[name], name))
+                queue.append((wanted, frozenset(requirement.extras)))
+    if not unmet:
+        return None
+    ordered = [unmet[key] for key in sorted(unmet)]
+    more = len(ordered) - SHOWN_UNMET
+    shown = "; ".join(ordered[:SHOWN_UNMET]) + (f"; and {more} more" if more > 0 else "")
+    involved = {(chains[name] or (name,))[0] for name, _ in unmet}
+    pinned = [pin for pin in requirements if _pep503(pin.partition("==")[0]) in involved]
+    return (
+        f"its interpreter {environment.executable} lacks what the pinned distributions "
+        f"require: {shown} (install them with their dependencies: pip install "
+        f"{' '.join(pinned)})"
+    )
 
 
 MAX_DATA_FILES = 1_000_000

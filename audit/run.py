@@ -33,6 +33,7 @@ from audit.environments import (
     EnvironmentUnavailable,
     data_listing,
     describe_python,
+    unmet_dependencies,
 )
 from audit.identity import resolve_identity
 from audit.observer import REFERENCE_HEADER, Observer, observe
@@ -285,7 +286,7 @@ class _Harnesses:
 
     def _interpreter(self, upstream: str, harness: Harness) -> str | _Failed:
         """The harness's interpreter, its environment kept as evidence; or why it cannot be
-        asked or lacks a pinned requirement."""
+        asked, lacks a pinned requirement, or lacks what a pinned distribution requires."""
         # absolute (the harness runs in its checkout), its symlinks kept (a venv's python is one)
         python = os.path.abspath(self.request.harness_python.get(upstream, sys.executable))
         try:
@@ -301,6 +302,9 @@ class _Harnesses:
                 f"{upstream}: its interpreter {environment.executable} lacks the pinned "
                 f"{', '.join(lacking)} (give one that has them: --harness-python {upstream}=PATH)"
             )
+        unmet = unmet_dependencies(harness.requirements, environment)
+        if unmet is not None:
+            return _Failed(f"{upstream}: {unmet}")
         return python
 
     def _prepared(self, upstream: str, harness: Harness) -> tuple[str, dict[str, str]] | _Failed:
