@@ -30,11 +30,12 @@ when ``--engine dask`` is given; it imports Dask.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import logging
 import os
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, TypeVar
@@ -59,8 +60,9 @@ from verify.archive import (
     refusal_reason,
     shown,
 )
+from verify.judging import Job, JudgedArchive, Judgement, Refused, judge_archive, order_of
 
-__all__ = ["verify_on_dask"]
+__all__ = ["judge_on_dask", "verify_on_dask"]
 
 T = TypeVar("T")
 FileKey = tuple[int, int, int, int]
@@ -219,6 +221,23 @@ def _client(scheduler: str | None, workers: int | None) -> tuple[Any, Any]:
     return dask.Client(cluster), cluster
 
 
+@contextlib.contextmanager
+def _session(client: Any, scheduler: str | None, workers: int | None) -> Iterator[Any]:
+    """``client``, else a client of the scheduler at ``scheduler``, else of a new
+    ``LocalCluster`` of ``workers`` processes (default: the cores); what it opened is closed
+    when done."""
+    if client is not None:
+        yield client
+        return
+    client, cluster = _client(scheduler, workers)
+    try:
+        yield client
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
 def verify_on_dask(
     sources: Sequence[Source],
     writer: ArchiveWriter,
@@ -231,19 +250,8 @@ def verify_on_dask(
     """Verify ``sources`` (in the order :func:`verify.archive.ordered` gives) on Dask into
     ``writer``: on ``client``, else the scheduler at ``scheduler``, else a new ``LocalCluster``
     of ``workers`` processes (default: the cores), closed when done."""
-    cluster = None
-    if client is None:
-        client, cluster = _client(scheduler, workers)
-        owned = client
-    else:
-        owned = None
-    try:
-        _run(client, sources, writer, pins)
-    finally:
-        if owned is not None:
-            owned.close()
-        if cluster is not None:
-            cluster.close()
+    with _session(client, scheduler, workers) as session:
+        _run(session, sources, writer, pins)
 
 
 class _Listing:
@@ -290,17 +298,23 @@ class _Listing:
 
     def hash_shared(self, client: Any, workers: int) -> dict[FileKey, Hashed]:
         """Stage 2: every file that more than one listed directory bundle links, hashed once."""
-        shared = sorted(self.where)
-        hashed: dict[FileKey, Hashed] = {}
-        if shared:
-            count = max(1, min(len(shared), 4 * workers))
-            batches = [[(key, self.where[key]) for key in shared[i::count]] for i in range(count)]
-            for batch in client.gather(client.map(_hash, batches, pure=False)):
-                hashed.update(batch)
+        hashed = _hash_on(client, self.where, workers)
         self.keys.clear()
         self.links.clear()
         self.where.clear()
         return hashed
+
+
+def _hash_on(client: Any, where: dict[FileKey, str], workers: int) -> dict[FileKey, Hashed]:
+    """Each file of ``where`` (identity -> a path of it) hashed once, in a few tasks."""
+    shared = sorted(where)
+    hashed: dict[FileKey, Hashed] = {}
+    if shared:
+        count = max(1, min(len(shared), 4 * workers))
+        batches = [[(key, where[key]) for key in shared[i::count]] for i in range(count)]
+        for batch in client.gather(client.map(_hash, batches, pure=False)):
+            hashed.update(batch)
+    return hashed
 
 
 def _run(client: Any, sources: Sequence[Source], writer: ArchiveWriter, pins: Any) -> None:
@@ -392,3 +406,189 @@ def _verified(listing: _Listing, digest: str) -> bool:
 def _verify_remotely(client: Any, chunk: _Chunk[_ToVerify], pins: Any) -> Judged:
     """One further source of a bundle, verified as a task of its own (see :func:`_run`)."""
     return client.submit(_verify_many, chunk, pins, pure=False).result()[0]  # type: ignore[no-any-return]
+
+
+# --- rank and rejudge (verify.judging) ---------------------------------------------------------
+
+_Walked = tuple[str | None, str, list[tuple[FileKey, str]]]
+"""A source's digest (None: refused), the refusal's reason, and its blob files' keys and paths
+(a directory bundle's; a tar's members are never shared)."""
+
+
+def _walk_list_many(chunk: _Chunk[Source]) -> list[_Walked]:
+    """The listing of :func:`verify.judging.judge_archive` for a chunk of sources, on a worker."""
+    listed: list[_Walked] = []
+    with url_snapshots():
+        for source in chunk.items:
+            try:
+                bundle = open_in(source, chunk.cwd)
+                digest = digest_of(bundle.manifest_bytes())
+            except (EvidenceAuditError, OSError) as exc:
+                listed.append((None, refusal_reason(source, exc, located(source, chunk.cwd)), []))
+                continue
+            files = []
+            if bundle.kind == "directory":
+                for member in _blob_files(bundle):
+                    key = BlobCache.key_of(member.file)
+                    if key is not None:
+                        files.append((key, member.file))
+            listed.append((digest, "", files))
+    return listed
+
+
+_Done = Judged | Judgement | str
+"""A check of a further source, a verification, or the reason a verified source was refused."""
+
+
+def _walk_steps_many(chunk: _Chunk[_ToVerify], job: Job) -> list[_Done]:
+    """Sources of a chunk verified as ``job`` keeps them (``whole``), or only their bytes checked,
+    on a worker: one :class:`~verify.BlobCache` for the chunk, seeded with the shared files'
+    digests. A source whose manifest changed since it was listed is refused."""
+    cache = BlobCache()
+    for key, result in chunk.known:
+        cache.know(key, result)
+    done: list[_Done] = []
+    with url_snapshots():
+        for source, digest, whole in chunk.items:
+            if not whole:
+                done.append(check(source, digest, cache, opened=None, cwd=chunk.cwd))
+                continue
+            try:
+                judgement = job.judge(open_in(source, chunk.cwd), shown(source), cache, 1)
+            except (EvidenceAuditError, OSError) as exc:
+                done.append(refusal_reason(source, exc, located(source, chunk.cwd)))
+                continue
+            got = judgement.found.facts.bundle_digest
+            done.append(judgement if got == digest else changed(digest, got))
+    return done
+
+
+class _OnDask:
+    """The :class:`verify.judging.Steps` of an archive on Dask: every source listed, the shared
+    files hashed once, then every bundle's first source verified and each further one checked,
+    then the further sources whose bytes differ from those verified (the ones the walk will
+    verify) verified, all as tasks; the walk then takes their results. A step it did not foresee
+    (a copy whose first source was refused) is a task of its own when the walk asks for it."""
+
+    def __init__(self, client: Any, sources: Sequence[Source], job: Job) -> None:
+        self.client, self.job = client, job
+        self.workers = len(client.scheduler_info()["workers"])
+        self.job_future = client.scatter(job, broadcast=True)
+        self.cwd = os.getcwd()  # the workers' own is another on any real cluster
+        self.wired = [_wired(source) for source in sources]
+        self.digests: dict[int, str] = {}
+        self.reasons: dict[int, str] = {}
+        self.files: dict[int, tuple[FileKey, ...]] = {}
+        self.hashed: dict[FileKey, Hashed] = {}
+        self.done: dict[tuple[int, bool], _Done] = {}
+        self.late = 0
+        """Steps the walk asked for that were not foreseen (each a task of its own)."""
+        walk = order_of(sources)
+        self._list(walk)
+        groups: dict[str, list[int]] = defaultdict(list)
+        for index in walk:
+            if index in self.digests:
+                groups[self.digests[index]].append(index)
+        first = [(i[0], True) for i in groups.values()]
+        further = [(i, False) for indexes in groups.values() for i in indexes[1:]]
+        self._submit(first + further)
+        self._submit(self._differing(groups))
+        self.files.clear()
+
+    def _list(self, walk: Sequence[int]) -> None:
+        links: dict[FileKey, int] = {}
+        where: dict[FileKey, str] = {}
+        parts = _chunks(len(walk), self.workers)
+        chunks = [_Chunk([self.wired[walk[j]] for j in part], self.cwd) for part in parts]
+        for part, future in zip(
+            parts, self.client.map(_walk_list_many, chunks, pure=False), strict=True
+        ):
+            for j, (digest, reason, files) in zip(part, future.result(), strict=True):
+                index = walk[j]
+                if digest is None:
+                    self.reasons[index] = reason
+                    continue
+                self.digests[index] = digest
+                for key, file in files:
+                    links[key] = links.get(key, 0) + 1
+                    if links[key] == 2:
+                        where[key] = file
+                self.files[index] = tuple(key for key, _ in files)
+            future.release()
+        self.hashed = _hash_on(self.client, where, self.workers)
+
+    def _submit(self, steps: Sequence[tuple[int, bool]]) -> None:
+        """Run ``steps`` (a source, and whether it is verified or only checked) as tasks."""
+        futures = {}
+        for part in _chunks(len(steps), self.workers):
+            chunk = self._chunk([steps[j] for j in part])
+            futures[self.client.submit(_walk_steps_many, chunk, self.job_future, pure=False)] = [
+                steps[j] for j in part
+            ]
+        completed: Any = distributed.as_completed
+        for future in completed(futures):
+            for step, result in zip(futures[future], future.result(), strict=True):
+                self.done[step] = result
+            future.release()
+
+    def _chunk(self, steps: Sequence[tuple[int, bool]]) -> _Chunk[_ToVerify]:
+        known: dict[FileKey, Hashed] = {}
+        for index, _ in steps:
+            known.update((k, self.hashed[k]) for k in self.files.get(index, ()) if k in self.hashed)
+        items = [(self.wired[i], self.digests[i], whole) for i, whole in steps]
+        return _Chunk(items, self.cwd, tuple(known.items()))
+
+    def _differing(self, groups: dict[str, list[int]]) -> list[tuple[int, bool]]:
+        """The further sources the walk will verify: each first of its bundle whose bytes differ
+        from those of every source verified before it (or whose check was refused)."""
+        steps = []
+        for digest, indexes in groups.items():
+            first = self.done[indexes[0], True]
+            seen = {first.defect} if isinstance(first, Judgement) else set()
+            for index in indexes[1:]:
+                held = self.done[index, False]
+                assert isinstance(held, Judged)  # noqa: S101 - a check's result
+                defect = held.defect and held.defect.fingerprint
+                if held.digest == digest and defect in seen:
+                    continue
+                steps.append((index, True))
+                if held.digest == digest:
+                    seen.add(defect)
+        return steps
+
+    def listed(self, index: int) -> tuple[str, str | None]:
+        if index in self.reasons:
+            raise Refused(self.reasons[index])
+        return self.digests[index], None  # a cluster's file identities are not this machine's
+
+    def checked(self, index: int, digest: str) -> Judged:
+        done = self._step(index, whole=False)
+        assert isinstance(done, Judged)  # noqa: S101 - a check's result
+        return done
+
+    def judged(self, index: int) -> Judgement:
+        done = self._step(index, whole=True)
+        if isinstance(done, str):
+            raise Refused(done)
+        assert isinstance(done, Judgement)  # noqa: S101 - a verification's result
+        return done
+
+    def _step(self, index: int, *, whole: bool) -> _Done:
+        if (index, whole) not in self.done:
+            self.late += 1
+            self._submit([(index, whole)])
+        return self.done.pop((index, whole))
+
+
+def judge_on_dask(
+    sources: Sequence[Source],
+    job: Job,
+    *,
+    scheduler: str | None = None,
+    workers: int | None = None,
+    client: Any = None,
+) -> JudgedArchive:
+    """``rank`` / ``rejudge`` of ``sources`` on Dask (see :func:`verify_on_dask` for the cluster):
+    the archive :func:`verify.judging.judge_archive` judges in this process."""
+    with _session(client, scheduler, workers) as session:
+        return judge_archive(sources, _OnDask(session, sources, job))

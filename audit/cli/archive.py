@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import csv
 import sys
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from rich.console import Console
@@ -20,11 +20,10 @@ from audit.cli._common import (
     pin_set,
     print_json,
 )
-from bundle_schema import canonical_bytes, digest_of
+from bundle_schema import canonical_bytes
 from bundle_schema.errors import (
     EXIT_CHECK_FAILED,
     EXIT_OK,
-    EvidenceAuditError,
     InvalidInput,
 )
 from bundle_schema.models import (
@@ -37,21 +36,16 @@ from bundle_schema.models import (
     RunDiff,
 )
 from pins import CURRENT, load_builtin
-from verify import BlobCache, BundleSource, Verification, open_source, verify_bundle
 from verify.archive import (
     ArchiveWriter,
-    check,
-    defect_of,
     expand,
     ordered,
     read_list,
-    refusal_reason,
-    shown,
     text_out,
     verify_archive,
 )
-from verify.diffing import diff_runs
-from verify.ranking import Distinct, Facts, Found, contents_key, distinct, rank
+from verify.judging import Here, Job, JudgedArchive, judge_archive
+from verify.ranking import rank
 from verify.render import ranking_markdown
 
 __all__ = ["register"]
@@ -99,6 +93,7 @@ def register(commands: Subparsers) -> dict[str, Handler]:
         help="print CSV: a header row, then one row a bundle (its table, position, run, "
         "decisions, scores, first reason, bundle digest, sources), then one a refused source",
     )
+    _add_engine(rank_cmd, "verified, or a further source's bytes checked")
 
     rejudge = commands.add_parser(
         "rejudge",
@@ -145,6 +140,7 @@ def register(commands: Subparsers) -> dict[str, Handler]:
         help="print CSV: a header row, then one row a bundle (changed or same, each decision "
         "before and after, first reason, sources), then one a refused source",
     )
+    _add_engine(rejudge, "verified twice, or a further source's bytes checked")
     archive = commands.add_parser(
         "verify-archive",
         help="verify every bundle of an archive, each once, into one report",
@@ -174,26 +170,7 @@ def register(commands: Subparsers) -> dict[str, Handler]:
     )
     archive_format.add_argument("--markdown", action="store_true", help="print Markdown tables")
     archive_format.add_argument("--csv", action="store_true", help="print CSV, one row a bundle")
-    archive.add_argument(
-        "--engine",
-        choices=("local", "dask"),
-        default="local",
-        help="local: this process (default); dask: on a Dask cluster, in tasks of up to 256 "
-        "sources each (listed, then verified or checked), every bundle digest still verified "
-        "once (docs/scale.md)",
-    )
-    archive.add_argument(
-        "--scheduler",
-        metavar="ADDRESS",
-        help="with --engine dask: the scheduler to use (tcp://host:8786); default: a "
-        "LocalCluster on this machine",
-    )
-    archive.add_argument(
-        "--workers",
-        type=int,
-        metavar="N",
-        help="with --engine dask and no --scheduler: the LocalCluster's workers (default: cores)",
-    )
+    _add_engine(archive, "verified or checked")
     return {"rank": _rank, "rejudge": _rejudge, "verify-archive": _verify_archive}
 
 
@@ -201,6 +178,51 @@ _PATHS_HELP = (
     "bundle directories, tars, or directories of them; a tar's URL (file://, http(s)://, "
     "s3://); or s3://bucket/prefix/ (every .tar under it)"
 )
+
+
+def _add_engine(parser: argparse.ArgumentParser, work: str) -> None:
+    parser.add_argument(
+        "--engine",
+        choices=("local", "dask"),
+        default="local",
+        help="local: this process (default); dask: on a Dask cluster, in tasks of up to 256 "
+        f"sources each (listed, then {work}), every bundle digest still verified "
+        "once (docs/scale.md)",
+    )
+    parser.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="with --engine dask: the scheduler to use (tcp://host:8786); default: a "
+        "LocalCluster on this machine",
+    )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        metavar="N",
+        help="with --engine dask and no --scheduler: the LocalCluster's workers (default: cores)",
+    )
+
+
+def _engine_options(args: argparse.Namespace) -> None:
+    """Refuse engine options that do not go together."""
+    if args.engine != "dask" and (args.scheduler or args.workers):
+        raise InvalidInput("--scheduler and --workers are options of --engine dask")
+    if args.scheduler and args.workers is not None:
+        raise InvalidInput(
+            "--workers is for the LocalCluster the command starts; an existing cluster "
+            "(--scheduler) has its own workers"
+        )
+
+
+def _judged(args: argparse.Namespace, job: Job) -> JudgedArchive:
+    """The archive under the command's paths and lists, judged by ``job`` on its engine."""
+    _engine_options(args)
+    sources = _bundles(args.paths, args.lists)
+    if args.engine == "dask":
+        from verify.distributed import judge_on_dask  # noqa: PLC0415 - Dask only when asked
+
+        return judge_on_dask(sources, job, scheduler=args.scheduler, workers=args.workers)
+    return judge_archive(sources, Here(sources, job))
 
 
 def _add_from(parser: argparse.ArgumentParser) -> None:
@@ -226,93 +248,7 @@ def _bundles(paths: Sequence[str], lists: Sequence[str] = ()) -> list[Path | str
     return found
 
 
-@dataclass(frozen=True)
-class _Archive:
-    """The bundles under an archive command's paths: each counted once, copies flagged, and
-    the sources refused, each with its one-line reason."""
-
-    bundles: list[Distinct]
-    notes: list[str]
-    refused: list[tuple[str, str]]
-
-
-_named = shown
-_refusal = refusal_reason
-
-_Judge = Callable[[BundleSource, str], tuple[Found, str | None]]
-"""Verifies one opened bundle, found at a source (as shown): what is kept of it, and the
-fingerprint of what its bytes lack (:func:`verify.archive.defect_of`; None: nothing)."""
-
-
-def _files(bundle: BundleSource) -> str | None:
-    """The digest of the local files a bundle is read from, each by the identity and state a
-    :class:`BlobCache` keys it by (device, inode, size, mtime): two sources that are the same
-    files (hard links to one tar) hold the same bytes. None when a file is not local (a URL).
-    A digest, not the identities: a directory bundle has a file a blob."""
-    if any(member.reader is not None for member in bundle.members.values()):
-        return None
-    files = sorted({member.file for member in bundle.members.values()})
-    keys = [BlobCache.key_of(file) for file in files]
-    return None if None in keys else digest_of(repr(keys).encode())
-
-
-def _archive(
-    paths: Sequence[str], judge: _Judge, cache: BlobCache, lists: Sequence[str] = ()
-) -> _Archive:
-    """Judge every bundle under ``paths``, each bundle digest once, as ``verify-archive`` does.
-
-    The sources are taken sorted as they are shown; each one's manifest is read for its bundle
-    digest. The first source of a digest is verified. A further one reuses that verdict
-    unverified when it holds the same bytes: it is the very same files (:func:`_files`: hard
-    links to one tar), or the byte-level check (:func:`verify.archive.check`, every blob with
-    its digest and no file more; a file of ``cache`` is not hashed again) finds in it what it
-    found in a source verified (nothing, or the same defect). A source whose bytes differ (a
-    corrupted copy) is verified itself, so the first intact source by path counts and the
-    copy is named in a note, whichever sorts first (:func:`distinct`). A source that is
-    refused (unreadable, hostile, no valid manifest, an unknown pin set) is set apart with its
-    reason, in the order given, and never aborts the rest.
-    """
-    sources = _bundles(paths, lists)
-    found: list[Found] = []
-    refused: list[tuple[int, str, str]] = []
-    verified: dict[str, dict[str | None, Found]] = {}  # by digest, then by byte defect
-    at_files: dict[tuple[str, str], Found] = {}
-    for index in sorted(range(len(sources)), key=lambda i: _named(sources[i])):
-        source = sources[index]
-        name = _named(source)
-        try:
-            bundle = open_source(source)
-            digest = digest_of(bundle.manifest_bytes())
-            files = _files(bundle)
-            same = None if files is None else at_files.get((digest, files))
-            if same is None and digest in verified:
-                held = check(source, digest, cache, workers=None, opened=bundle)
-                if held.digest == digest:  # else verified in full below, which says why
-                    same = verified[digest].get(held.defect and held.defect.fingerprint)
-            if same is None:
-                same, defect = judge(bundle, name)
-                verified.setdefault(digest, {}).setdefault(defect, same)
-            item = replace(same, source=name)
-        except (EvidenceAuditError, OSError) as exc:
-            refused.append((index, name, _refusal(source, exc)))
-            continue
-        if files is not None:
-            at_files.setdefault((digest, files), item)
-        found.append(item)
-    bundles, notes = distinct(found)
-    return _Archive(bundles, notes, [(name, reason) for _, name, reason in sorted(refused)])
-
-
-def _found(name: str, done: Verification) -> tuple[Found, str | None]:
-    """What an archive keeps of a verified bundle: the facts of its verdict, not its evidence;
-    and the fingerprint of what its bytes lack."""
-    verdict = done.verdict
-    found = Found(name, Facts.of(verdict, done.evidence), contents_key(done.manifest.model))
-    defect = defect_of(verdict.bundle_digest, done.byte_findings)
-    return found, None if defect is None else defect.fingerprint
-
-
-def _report_refused(command: str, archive: _Archive) -> int:
+def _report_refused(command: str, archive: JudgedArchive) -> int:
     """One line on stderr per refused bundle; exit 1 when any was refused, else 0."""
     for source, reason in archive.refused:
         sys.stderr.write(f"{PROG} {command}: refused {source}: {reason}\n")
@@ -323,7 +259,7 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|")
 
 
-def _archive_markdown(archive: _Archive) -> str:
+def _archive_markdown(archive: JudgedArchive) -> str:
     """What the ranking tables do not hold: the refused bundles, and the notes."""
     out: list[str] = []
     if archive.refused:
@@ -359,7 +295,7 @@ _RANK_CSV = (
 )  # fmt: skip
 
 
-def _rank_csv(ranking: Ranking, archive: _Archive) -> Iterator[tuple[str, ...]]:
+def _rank_csv(ranking: Ranking, archive: JudgedArchive) -> Iterator[tuple[str, ...]]:
     """One row per bundle, table by table in the ranking's order, then one per refused source."""
     tables = [("ranked", ranking.ranked), ("limitations", ranking.limitations)]
     tables += [("controlled", rows) for rows in ranking.controlled.values()]
@@ -381,12 +317,7 @@ def _rank_csv(ranking: Ranking, archive: _Archive) -> Iterator[tuple[str, ...]]:
 
 def _rank(args: argparse.Namespace, out: Console, err: Console) -> int:
     pins = optional_pins(args.pins)
-    cache = BlobCache()  # a blob linked into many bundles from a shared store: hashed once
-
-    def judge(bundle: BundleSource, name: str) -> tuple[Found, str | None]:
-        return _found(name, verify_bundle(bundle, pins=pins, cache=cache))
-
-    archive = _archive(args.paths, judge, cache, args.lists)
+    archive = _judged(args, Job(pins))
     chosen = pins or load_builtin(CURRENT)
     items = [bundle.ranked() for bundle in archive.bundles]
     ranking = rank(
@@ -413,7 +344,7 @@ class _Rejudged:
     """What ``rejudge`` prints: the bundles (each with the diff of its two verdicts), the runs
     whose verdict changes, the copies, and the archive's notes and refusals."""
 
-    archive: _Archive
+    archive: JudgedArchive
     diffs: dict[str, RunDiff]
     """By source: the ``run-diff`` of its verdicts before and under the new pin set."""
     changed: list[RejudgedRun]
@@ -486,18 +417,9 @@ def _rejudge_csv(done: _Rejudged) -> Iterator[tuple[str, ...]]:
 
 def _rejudge(args: argparse.Namespace, out: Console, err: Console) -> int:
     pins = pin_set(args.pins)
-    cache = BlobCache()  # each bundle is verified twice: its blobs are hashed once
-    diffs: dict[str, RunDiff] = {}
-
     was = optional_pins(args.before)  # None: the pin set each bundle names
-
-    def judge(bundle: BundleSource, name: str) -> tuple[Found, str | None]:
-        named = verify_bundle(bundle, pins=was, cache=cache)
-        done = verify_bundle(bundle, pins=pins, cache=cache)
-        diffs[name] = diff_runs((named.verdict, named.evidence), (done.verdict, done.evidence))
-        return _found(name, done)
-
-    archive = _archive(args.paths, judge, cache, args.lists)
+    archive = _judged(args, Job(pins, rejudge=True, before=was))
+    diffs = archive.diffs
     changed: list[RejudgedRun] = []
     copies: list[RejudgedCopy] = []
     for bundle in archive.bundles:
@@ -545,13 +467,7 @@ def _rejudge(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 
 def _verify_archive(args: argparse.Namespace, out: Console, err: Console) -> int:
-    if args.engine != "dask" and (args.scheduler or args.workers):
-        raise InvalidInput("--scheduler and --workers are options of --engine dask")
-    if args.scheduler and args.workers is not None:
-        raise InvalidInput(
-            "--workers is for the LocalCluster the command starts; an existing cluster "
-            "(--scheduler) has its own workers"
-        )
+    _engine_options(args)
     pins = optional_pins(args.pins)
     sources = ordered(_bundles(args.paths, args.lists))
     writer = ArchiveWriter(None if pins is None else PinSetRef(id=pins.id, digest=pins.digest))

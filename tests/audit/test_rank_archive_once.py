@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-import audit.cli.archive
+import verify.judging
 from audit.cli import main
 from bundle_schema.models import PinSetRef
 from tests.audit.test_rank_archive import DEPLOYMENT, FULL, FULL_RUN, Archive, _corrupt
@@ -30,14 +30,14 @@ def verified(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
     """The source of every verification the archive commands make, in order (they still
     verify: this only records)."""
     seen: list[str] = []
-    real = audit.cli.archive.verify_bundle
+    real = verify.judging.verify_bundle
 
     def recording(bundle: Any, **options: Any) -> Verification:
         assert not options.get("keep_evidence"), "an archive keeps no bundle's whole evidence"
         seen.append(str(bundle.location))
         return real(bundle, **options)
 
-    monkeypatch.setattr(audit.cli.archive, "verify_bundle", recording)
+    monkeypatch.setattr(verify.judging, "verify_bundle", recording)
     yield seen
 
 
