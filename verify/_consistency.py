@@ -14,6 +14,12 @@ entries' bytes (bounded by the caller), and return findings. What they establish
   to the pinned commit, and the checkout state agrees with the manifest;
 - probe and Infermark figures agree with the exchanges they were measured on;
 - the run's times agree with each other and with the pinned harness limits.
+
+What a check holds against a harness's outputs (its reader, environment, data, wall, task set)
+is the pin set's; it applies to the harness the pin set pins. A harness the bundle holds no
+checkout of as pinned (:func:`foreign_harnesses`) is another harness, whose outputs are not
+evidence under this pin set: the ``upstream_checkout`` gate fails on it as infrastructure,
+and no integrity finding is made of what the pins' readers cannot read (ADR 0036).
 """
 
 from __future__ import annotations
@@ -41,6 +47,7 @@ from bundle_schema.models import (
     HarnessEnvironment,
     HermesTask,
     TransportExchange,
+    UpstreamCheckout,
 )
 from pins import PROBE_CONTRACTS, PinSetSource, missing_requirements
 from verify._facts import LedgerFacts, ledger_facts, ledger_problem, reply_facts
@@ -57,9 +64,12 @@ from verify.replies import body_json, exchange_failed, read_reply
 __all__ = [
     "BlobIds",
     "Reader",
+    "checkout_problem",
     "consistency_findings",
+    "foreign_harnesses",
     "git_blob_id",
     "git_tree_id",
+    "needed_upstreams",
     "normal_path",
     "pinned_listings",
     "unread_raw_outputs",
@@ -266,6 +276,62 @@ def _ledger(evidence: Gx10Evidence, facts: LedgerFacts | None) -> list[Finding]:
     return findings
 
 
+# --- the harnesses the pin set judges ------------------------------------------------------------
+
+
+def checkout_problem(
+    pins: PinSetSource, upstreams: Iterable[UpstreamCheckout], name: str
+) -> str | None:
+    """Why the bundle holds no checkout of the upstream ``name`` as ``pins`` pin it: none of
+    that name, or one at another repository or commit. None: it holds one (clean or not).
+    The ``upstream_checkout`` gate's comparison, and the one that decides whose outputs the
+    pin set's readers re-read (ADR 0036)."""
+    pinned = pins.pins.upstreams[name]
+    checkout = next((u for u in upstreams if u.name == name), None)
+    if checkout is None:
+        return f"{name} was not checked out"
+    if checkout.commit != pinned.commit or checkout.repository != pinned.repository:
+        return (
+            f"{name} is at {checkout.repository}@{checkout.commit[:12]}, pinned "
+            f"{pinned.repository}@{pinned.commit[:12]}"
+        )
+    return None
+
+
+def needed_upstreams(pins: PinSetSource, selected: Iterable[ComponentName]) -> list[str]:
+    """The upstreams a profile's components need under ``pins``, sorted: each selected
+    component's harness and its gates (a component the pins give none is not here)."""
+    table = pins.pins
+    chosen = list(selected)
+    return sorted(
+        {table.component_upstreams[c] for c in chosen if c in table.component_upstreams}
+        | {g for c in chosen for g in table.gates_of(c)}
+    )
+
+
+def foreign_harnesses(
+    evidence: Gx10Evidence, pins: PinSetSource, selected: Iterable[ComponentName]
+) -> dict[str, str]:
+    """The harnesses whose outputs are not evidence under ``pins`` (ADR 0036): each harness
+    (or needed upstream) of the pin set the bundle holds no checkout of as pinned, and why
+    (:func:`checkout_problem`). Their records are another harness's: the pin set's readers
+    do not re-read them, its settings (environment, data, walls, task set) are not held
+    against them, and no score is replayed from them.
+
+    Empty unless a harness the profile needs is among them, which fails ``upstream_checkout``
+    as infrastructure: a run whose needed harnesses are all as pinned keeps every cross-check
+    (a record of an unselected component at a missing checkout is still read and held), so
+    leaving a check out never lets a run be QUALIFIED or ranked that a finding stopped."""
+    names = sorted(set(pins.pins.harnesses) | set(needed_upstreams(pins, selected)))
+    problems = {
+        name: problem
+        for name in names
+        if (problem := checkout_problem(pins, evidence.upstreams, name)) is not None
+    }
+    needed = needed_upstreams(pins, selected)
+    return problems if any(name in problems for name in needed) else {}
+
+
 # --- raw outputs ----------------------------------------------------------------------------------
 
 
@@ -321,9 +387,14 @@ def _derived(evidence: Gx10Evidence) -> Mapping[str, BaseModel | tuple[BaseModel
 
 
 def _raw_outputs(
-    evidence: Gx10Evidence, pins: PinSetSource, read: Reader, names: Collection[str]
+    evidence: Gx10Evidence,
+    pins: PinSetSource,
+    read: Reader,
+    names: Collection[str],
+    foreign: Collection[str] = (),
 ) -> list[Finding]:
-    """Each harness's records re-read from its raw outputs with the runner's own readers."""
+    """Each harness's records re-read from its raw outputs with the runner's own readers; not
+    those of a ``foreign`` harness (another harness's outputs: ADR 0036)."""
     findings: list[Finding] = []
     derived = _derived(evidence)
     upstreams = pins.pins.component_upstreams
@@ -337,7 +408,7 @@ def _raw_outputs(
             n: v for n, v in derived.items() if v is not None and n.split("/")[1] in components
         }
         markers = {c: evidence.quarantines[c] for c in components if c in evidence.quarantines}
-        if harness is None or (not records and not markers):
+        if harness is None or upstream in foreign or (not records and not markers):
             continue
         where = f"components/{first}/result.json"
         files = _raw_files(evidence, components, read, names, findings)
@@ -381,11 +452,16 @@ def _raw_outputs(
 
 
 def _gate_outputs(
-    evidence: Gx10Evidence, pins: PinSetSource, read: Reader, names: Collection[str]
+    evidence: Gx10Evidence,
+    pins: PinSetSource,
+    read: Reader,
+    names: Collection[str],
+    foreign: Collection[str] = (),
 ) -> list[Finding]:
     """Each supplementary harness's tallies and metrics re-read from its raw outputs (kept at
     its gate's place) with the runner's own reader; a component completed while its gate's raw
-    outputs do not read is a record that disagrees with them."""
+    outputs do not read is a record that disagrees with them. A ``foreign`` gate's outputs are
+    another harness's and are not re-read (ADR 0036)."""
     findings = _gate_records_unpinned(pins, names)
     for component, gates in sorted(pins.pins.gate_upstreams.items()):
         result = evidence.results.get(component)
@@ -395,7 +471,7 @@ def _gate_outputs(
             place = gate_place(component, upstream)
             record = evidence.supplementary.get(component, {}).get(upstream)
             entry = gate_record(component, upstream, harness.parser)
-            if result is None and record is None:
+            if (result is None and record is None) or upstream in foreign:
                 continue
             kept = {
                 n.removeprefix(place + "raw/"): read(n)
@@ -679,6 +755,8 @@ def _hermes(
     selected: Sequence[ComponentName],
     checkouts: Mapping[str, _Checkout],
     read: Reader,
+    *,
+    foreign: Collection[str] = (),
 ) -> list[Finding]:
     tasks = evidence.hermes_tasks
     name = "components/hermes/tasks.jsonl"
@@ -687,8 +765,8 @@ def _hermes(
     findings = []
     for number, task in enumerate(tasks, start=1):
         findings += _task_self(task, name, number)
-    if pins.pins.hermes is None:
-        return findings
+    if pins.pins.hermes is None or pins.pins.hermes.upstream in foreign:
+        return findings  # no pinned task set, or another harness's tasks (ADR 0036)
     pinned = _task_manifest(pins, checkouts, read)
     if isinstance(pinned, str):
         return [*findings, _disagrees(name, f"the pinned task set cannot be read: {pinned}")]
@@ -923,12 +1001,16 @@ def pinned_listings(pins: PinSetSource) -> set[str]:
     }
 
 
-def _data_listings(evidence: Gx10Evidence, pins: PinSetSource, read: Reader) -> list[Finding]:
+def _data_listings(
+    evidence: Gx10Evidence, pins: PinSetSource, read: Reader, foreign: Collection[str] = ()
+) -> list[Finding]:
     """A component completed by a harness the pins give data directories holds only when the
-    listing kept of each is the one the pin set pins (its SHA-256 is the pin)."""
+    listing kept of each is the one the pin set pins (its SHA-256 is the pin); not held against
+    a ``foreign`` harness (ADR 0036)."""
     findings = []
     for upstream, harness in sorted(pins.pins.harnesses.items()):
-        completed = _completed_by(upstream, evidence, pins) if harness.data else []
+        pinned_data = bool(harness.data) and upstream not in foreign
+        completed = _completed_by(upstream, evidence, pins) if pinned_data else []
         for name, pinned in sorted(harness.data.items()) if completed else ():
             entry = f"upstreams/{upstream}/data/{name}.jsonl"
             data = read(entry)
@@ -947,14 +1029,19 @@ def _data_listings(evidence: Gx10Evidence, pins: PinSetSource, read: Reader) -> 
     return findings
 
 
-def _environments(evidence: Gx10Evidence, pins: PinSetSource, read: Reader) -> list[Finding]:
+def _environments(
+    evidence: Gx10Evidence, pins: PinSetSource, read: Reader, foreign: Collection[str] = ()
+) -> list[Finding]:
     """A component completed by a harness the pins give requirements or variables holds only
     when the recorded environment of that harness shows every requirement among its
-    interpreter's distributions and every pinned variable with its pinned value."""
+    interpreter's distributions and every pinned variable with its pinned value. A ``foreign``
+    harness's environment is not held to the pins (ADR 0036)."""
     findings = []
     for upstream, harness in sorted(pins.pins.harnesses.items()):
+        if upstream in foreign or not (harness.requirements or harness.env):
+            continue
         completed = _completed_by(upstream, evidence, pins)
-        if not (harness.requirements or harness.env) or not completed:
+        if not completed:
             continue
         entry = f"upstreams/{upstream}/environment.json"
         who = f"{', '.join(completed)} completed by {upstream}"
@@ -1033,7 +1120,11 @@ def unread_raw_outputs(pins: PinSetSource, names: Collection[str]) -> list[str]:
 # --- times ------------------------------------------------------------------------------------
 
 
-def _times(evidence: Gx10Evidence, pins: PinSetSource) -> list[Finding]:
+def _times(
+    evidence: Gx10Evidence, pins: PinSetSource, foreign: Collection[str] = ()
+) -> list[Finding]:
+    """Each component starts before it ends and ends before the bundle was made, and its
+    harness ran within its pinned wall (not a ``foreign`` harness's: ADR 0036)."""
     created = _stamp(evidence.created_at)
     findings = []
     for component, result in sorted(evidence.results.items()):
@@ -1049,7 +1140,9 @@ def _times(evidence: Gx10Evidence, pins: PinSetSource) -> list[Finding]:
                 )
             )
         upstream = pins.pins.component_upstreams.get(component)
-        harness = pins.pins.harnesses.get(upstream) if upstream else None
+        harness = (
+            pins.pins.harnesses.get(upstream) if upstream and upstream not in foreign else None
+        )
         took = ended - started if started is not None and ended is not None else None
         # a component's gates run after its harness, each within its own wall (ADR 0022)
         gates = [pins.pins.harnesses[g].wall_s for g in pins.pins.gates_of(component)]
@@ -1090,20 +1183,21 @@ def consistency_findings(
     if selected is None:
         profile = pins.pins.profiles.get(evidence.profile)
         selected = profile.components if profile else ()
+    foreign = foreign_harnesses(evidence, pins, selected)
     findings: list[Finding] = []
     findings += _ledger(evidence, ledger)
-    findings += _raw_outputs(evidence, pins, read, names)
-    findings += _gate_outputs(evidence, pins, read, names)
+    findings += _raw_outputs(evidence, pins, read, names, foreign)
+    findings += _gate_outputs(evidence, pins, read, names, foreign)
     if blob_id is None:
         blob_id = lambda name: None if (data := read(name)) is None else git_blob_id(data)  # noqa: E731
     checkouts = _checkouts(evidence, read, blob_id, findings, names)
-    findings += _hermes(evidence, pins, selected, checkouts, read)
+    findings += _hermes(evidence, pins, selected, checkouts, read, foreign=foreign)
     findings += _probes(evidence)
     findings += _probe_contracts(evidence)
     findings += _exchange_ids(evidence)
     findings += _unknown_upstreams(evidence, names)
     findings += _infermark(evidence)
-    findings += _times(evidence, pins)
-    findings += _environments(evidence, pins, read)
-    findings += _data_listings(evidence, pins, read)
+    findings += _times(evidence, pins, foreign)
+    findings += _environments(evidence, pins, read, foreign)
+    findings += _data_listings(evidence, pins, read, foreign)
     return findings

@@ -4,7 +4,7 @@ rankability and the comparison with the runner's claims."""
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 from bundle_schema.models import (
@@ -20,13 +20,20 @@ from bundle_schema.models import (
     ResultValidity,
 )
 from pins import COMPONENTS, PinSetSource
+from verify._consistency import foreign_harnesses
 from verify._facts import (
     LedgerFacts,
 )
 from verify.gx10._context import Gate, Run, clip_text, shown
 from verify.gx10.gates import GATES
 from verify.gx10.ranking import rank_blockers, rank_group
-from verify.gx10.scores import component_scores, diagnostics, threshold_misses
+from verify.gx10.scores import (
+    component_scores,
+    diagnostics,
+    threshold_misses,
+    under_pins,
+    unscored,
+)
 from verify.replies import (
     exchange_failed,
 )
@@ -64,11 +71,16 @@ def replay(
     profile = pins.pins.profiles.get(evidence.profile)
     run = Run(evidence, pins, profile.components if profile else (), ledger)
     judged = tuple(gate.judge(run) for gate in gates)
+    # the decision, scores and diagnostics read only what is evidence under these pins: not
+    # the outputs of a harness the bundle holds at another repository or commit (ADR 0036)
+    foreign = foreign_harnesses(evidence, pins, run.selected)
+    pinned = Run(under_pins(evidence, pins, foreign), pins, run.selected, ledger)
     statuses = {
         c: evidence.results[c].status if c in evidence.results else None for c in run.selected
     }
     executed = [c for c in run.selected if statuses[c] in ("COMPLETED", "PARTIAL")]
-    scores = component_scores(run, executed)
+    left_out = unscored(run, executed, foreign)
+    scores = component_scores(pinned, [c for c in executed if c not in left_out])
     weights = pins.pins.weights
     counted = [c for c in executed if scores[c] is not None]
     executed_weight = float(sum(weights[c] for c in counted))
@@ -84,8 +96,16 @@ def replay(
     elif unjudged is not None:
         axes, reasons = ("INFRA_ERROR", "INFRA_FAILURE", "NOT_ASSESSED"), [unjudged]
     else:
-        axes, reasons = _axes(run, judged, statuses=statuses, scores=scores, aggregate=aggregate)
-    reasons += _performance_zero(run, scores)
+        axes, reasons = _axes(
+            pinned,
+            judged,
+            statuses=statuses,
+            scores=scores,
+            aggregate=aggregate,
+            foreign=foreign,
+        )
+    reasons += list(left_out.values())
+    reasons += _performance_zero(pinned, scores)
     if executed_weight < 100:
         reasons.append(
             f"executed weight {executed_weight:g} < 100: a plumbing qualification, not a "
@@ -116,7 +136,7 @@ def replay(
         gates=judged,
         claims=claims,
         reasons=tuple(clip_text(r) for r in reasons + [r for r in blockers if r not in reasons]),
-        diagnostics=diagnostics(evidence, executed_weight, pins.pins.hermes_evaluator),
+        diagnostics=diagnostics(pinned.evidence, executed_weight, pins.pins.hermes_evaluator),
     )
 
 
@@ -172,14 +192,22 @@ def _axes(
     statuses: Mapping[ComponentName, str | None],
     scores: Mapping[ComponentName, float | None],
     aggregate: float | None,
+    foreign: Collection[str] = (),
 ) -> tuple[Axes, list[str]]:
     """The three decisions in the seed's precedence (quarantine, infrastructure, incomplete,
-    then the model's) and why."""
+    then the model's) and why. A component whose harness is ``foreign`` is not quarantined
+    by a status its runner recorded: that harness's outputs are no evidence here (ADR 0036)."""
     evidence, selected = run.evidence, run.selected
+    upstreams = run.pins.pins.component_upstreams
     if not selected:
         reason = f"profile {evidence.profile!r} is not defined by pin set {run.pins.id}"
         return ("INFRA_ERROR", "INFRA_FAILURE", "NOT_ASSESSED"), [reason]
-    quarantined = [c for c in selected if c in evidence.quarantines or statuses[c] == "QUARANTINED"]
+    quarantined = [
+        c
+        for c in selected
+        if c in evidence.quarantines
+        or (statuses[c] == "QUARANTINED" and upstreams.get(c) not in foreign)
+    ]
     if quarantined:
         reasons = []
         for c in quarantined:

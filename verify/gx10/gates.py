@@ -15,6 +15,7 @@ from bundle_schema.models import (
     TransportExchange,
 )
 from bundle_schema.roles import REFERENCE_HEADER
+from verify._consistency import checkout_problem, needed_upstreams
 from verify._facts import (
     ReplyFacts,
     is_loopback,
@@ -417,28 +418,21 @@ def tool_call_protocol(run: Run) -> Check:
     return _probe(run, "tool_call")
 
 
-def upstream_checkout(run: Run) -> Check:  # noqa: PLR0911 - one return per rule
+def upstream_checkout(run: Run) -> Check:
     """Exact, clean upstream checkout and compatible structured output (setup: infrastructure)."""
     pins = run.pins.pins
     refused = _unjudgeable(run)
     if refused is not None:
         return refused
-    needed = sorted(
-        {pins.component_upstreams[c] for c in run.selected}
-        | {g for c in run.selected for g in pins.gates_of(c)}
-    )
+    needed = needed_upstreams(run.pins, run.selected)
     checkouts = {u.name: u for u in run.evidence.upstreams}
     for name in needed:
-        pinned, checkout = pins.upstreams[name], checkouts.get(name)
-        if checkout is None:
-            return found("infra", f"{name} was not checked out")
-        if checkout.commit != pinned.commit or checkout.repository != pinned.repository:
-            return found(
-                "infra",
-                f"{name} is at {checkout.repository}@{checkout.commit[:12]}, pinned "
-                f"{pinned.repository}@{pinned.commit[:12]}",
-            )
-        if not checkout.clean:
+        # another repository or commit is another harness: its outputs are no evidence under
+        # these pins, and the consistency checks leave them alone (ADR 0036)
+        problem = checkout_problem(run.pins, run.evidence.upstreams, name)
+        if problem is not None:
+            return found("infra", problem)
+        if not checkouts[name].clean:
             return found("infra", f"the {name} checkout is not clean")
     for component in run.selected:
         result = run.evidence.results.get(component)

@@ -4,7 +4,8 @@ diagnostics shown beside the scores (supplementary harnesses' figures included).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from typing import Any
 
 from bundle_schema import canonical_bytes, digest_of
 from bundle_schema.models import (
@@ -16,11 +17,68 @@ from bundle_schema.models import (
     SupplementaryMetrics,
     TaskTallies,
 )
-from pins import COMPONENTS
+from pins import COMPONENTS, PinSetSource
 from verify.gx10._context import Run, shown
 from verify.gx10.hermes import full_pass, infra_task, task_metrics
 from verify.harness_outputs import gate_record
 from verify.scorers.bfcl import LoadedShard, ShardRefused, score_shards
+
+# --- what is evidence under the pin set (ADR 0036) --------------------------------------------
+
+RECORD_OF: Mapping[str, ComponentName] = {
+    "spark_quality": "coding",
+    "spark_repeat": "reliability",
+    "hermes_tasks": "hermes",
+    "benchlocal": "tool_instruction",
+    "infermark": "performance",
+}
+"""Each harness record of the evidence and the component whose harness writes it."""
+
+
+def under_pins(
+    evidence: Gx10Evidence, pins: PinSetSource, foreign: Collection[str]
+) -> Gx10Evidence:
+    """``evidence`` without what ``foreign`` harnesses wrote (their records, quarantine markers
+    and gate tallies): the outputs of another harness than the pin set pins, which none of its
+    readers re-read, are no evidence under it (ADR 0036). The decision, the scores and the
+    diagnostics read this; the gates read the whole evidence."""
+    if not foreign:
+        return evidence
+    upstreams = pins.pins.component_upstreams
+    off = {c for c, u in upstreams.items() if u in foreign}
+    update: dict[str, Any] = {field: None for field, c in RECORD_OF.items() if c in off}
+    update["quarantines"] = {c: m for c, m in evidence.quarantines.items() if c not in off}
+    kept = {
+        c: {u: t for u, t in gates.items() if u not in foreign}
+        for c, gates in evidence.supplementary.items()
+    }
+    update["supplementary"] = {c: gates for c, gates in kept.items() if gates}
+    return evidence.model_copy(update=update)
+
+
+def unscored(
+    run: Run, executed: Iterable[ComponentName], foreign: Mapping[str, str]
+) -> dict[ComponentName, str]:
+    """The executed components no score is replayed for, and why: the pin set names no harness
+    for it, or the bundle holds its harness at another repository or commit (``foreign``,
+    its reason). Their records were re-read by no reader of the pin set (ADR 0036). Either
+    fails ``upstream_checkout``, so a score left out never decides a verdict."""
+    upstreams = run.pins.pins.component_upstreams
+    why: dict[ComponentName, str] = {}
+    for component in executed:
+        upstream = upstreams.get(component)
+        if upstream is None:
+            why[component] = (
+                f"{component} not scored: pin set {run.pins.id} pins no harness for it, so no "
+                "reader of it re-read its records"
+            )
+        elif upstream in foreign:
+            why[component] = (
+                f"{component} not scored: {foreign[upstream]}; its records are another "
+                f"harness's outputs, no evidence under pin set {run.pins.id}"
+            )
+    return why
+
 
 # --- scores -----------------------------------------------------------------------------------
 
