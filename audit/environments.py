@@ -278,7 +278,9 @@ def _shown(requirement: Requirement) -> str:
     return f"{requirement.name}{extras}{requirement.specifier}"
 
 
-def unmet_dependencies(requirements: Sequence[str], environment: Environment) -> str | None:
+def unmet_dependencies(
+    requirements: Sequence[str], environment: Environment, omitted: Sequence[str] = ()
+) -> str | None:
     """Why the interpreter cannot run the distributions ``requirements`` pins (``name==version``)
     for want of their dependencies, or None when it can.
 
@@ -289,9 +291,11 @@ def unmet_dependencies(requirements: Sequence[str], environment: Environment) ->
     unmet when nothing of its name is installed, or what is has a version outside its
     specifier. A requirement line that does not parse is skipped. The message names the first
     :data:`SHOWN_UNMET` unmet ones (by the requiring distribution's name, then the requirement)
-    with who needs them, and counts the rest.
+    with who needs them, and counts the rest. A requirement of a distribution named in
+    ``omitted`` (the pin set's ``omitted_dependencies``) is not required, nor followed.
     """
     held, markers = _held(environment), environment.markers
+    left_out = {_pep503(name) for name in omitted}
     done: dict[str, set[str]] = {}  # distribution -> the extras its requirements were read for
     judged: dict[str, set[int]] = {}  # distribution -> its requirement lines already judged
     chains: dict[str, tuple[str, ...]] = {}  # distribution -> the ones it is reached through
@@ -321,6 +325,8 @@ def unmet_dependencies(requirements: Sequence[str], environment: Environment) ->
                 continue  # judged again if the distribution is reached with another extra
             lines.add(index)
             wanted = _pep503(requirement.name)
+            if wanted in left_out:
+                continue
             target = held.get(wanted)
             if target is None or not _satisfied(requirement, target.version):
                 chain = chains[name]

@@ -302,7 +302,7 @@ class _Harnesses:
                 f"{upstream}: its interpreter {environment.executable} lacks the pinned "
                 f"{', '.join(lacking)} (give one that has them: --harness-python {upstream}=PATH)"
             )
-        unmet = unmet_dependencies(harness.requirements, environment)
+        unmet = unmet_dependencies(harness.requirements, environment, harness.omitted_dependencies)
         if unmet is not None:
             return _Failed(f"{upstream}: {unmet}")
         return python

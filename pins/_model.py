@@ -108,6 +108,11 @@ Requirement = Annotated[
     ),
 ]
 """An exact distribution pin, ``name==version``."""
+DistributionName = Annotated[
+    str,
+    StringConstraints(pattern=r"^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$", max_length=256),
+]
+"""A distribution's name (any spelling of its PEP 503 name)."""
 
 
 def missing_requirements(requirements: Sequence[str], distributions: Sequence[str]) -> list[str]:
@@ -150,7 +155,14 @@ class Harness(_Frozen):
     """The distributions the harness's interpreter must hold, each ``name==version``: the
     runner records the interpreter's installed distributions beside the checkout
     (``upstreams/<name>/environment.json``) and fails the harness's components when one is
-    missing; the verifier refuses a completed component whose recorded environment lacks one."""
+    missing; the verifier refuses a completed component whose recorded environment lacks one.
+    Before the harness starts, each one's own declared dependencies (``Requires-Dist``) must be
+    installed too, at versions that satisfy them."""
+    omitted_dependencies: tuple[DistributionName, ...] = ()
+    """Distributions that a pinned one declares but that the pinned command never imports,
+    left out of the harness's interpreter on purpose (bfcl-eval's memory backends, which only
+    the categories the command does not run load): the dependency check does not require them,
+    nor what only they would bring. A reviewed part of the pin set, as its digest covers it."""
     data: dict[DataName, Digest] = Field(default_factory=dict)
     """The data directories the harness reads outside its checkout (data sets, caches), each
     pinned by the digest of its listing (every file's path, size and SHA-256): given to

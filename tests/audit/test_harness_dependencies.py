@@ -157,6 +157,48 @@ def test_met_dependencies_pass(environment: Environment, pins: list[str]) -> Non
     assert unmet_dependencies(pins, environment) is None
 
 
+@pytest.mark.parametrize(
+    ("pins", "omitted", "expected"),
+    [
+        (["lonely==1.0"], ["Absent"], None),  # any spelling of its name
+        (["top==1.0"], ["absent"], None),  # through another
+        (["alpha==1.0"], ["beta"], None),  # installed at a wrong version: not judged either
+        (["circle-a==1.0"], ["beta"], None),
+        (["needy==1.0"], [f"gone{i}" for i in range(6)],
+         "needy 1.0 requires gone6, not installed" + _hint("needy==1.0")),
+        (["top==1.0"], ["beta"],  # what the omitted one would bring is not required; others are
+         "mid 2.0 (through top) requires absent<1, not installed" + _hint("top==1.0")),
+    ],
+)  # fmt: skip
+def test_a_dependency_the_pin_set_omits_is_not_required(
+    environment: Environment, pins: list[str], omitted: list[str], expected: str | None
+) -> None:
+    unmet = unmet_dependencies(pins, environment, omitted)
+    if expected is None:
+        assert unmet is None
+    else:
+        assert unmet == (
+            f"its interpreter {environment.executable} lacks what the pinned distributions "
+            f"require: {expected}"
+        )
+    assert unmet_dependencies(pins, environment) is not None  # without the pin set's word
+
+
+def test_the_pinned_bfcl_block_omits_the_memory_backends_bfcl_venv_leaves_out() -> None:
+    from pins import load_builtin  # noqa: PLC0415 - the shipped pin set
+
+    harness = load_builtin("gx10-qualification-v5").pins.harnesses["bfcl"]
+    assert harness.omitted_dependencies == ("faiss-cpu", "sentence-transformers")
+    python = Path(".venv-bfcl/bin/python")
+    if not python.exists():  # made by `make bfcl-venv` (the live target), not by `make test`
+        return
+    environment = describe_python("bfcl", str(python), {})
+    assert unmet_dependencies(harness.requirements, environment) is not None
+    assert (
+        unmet_dependencies(harness.requirements, environment, harness.omitted_dependencies) is None
+    )
+
+
 def test_a_pin_the_interpreter_lacks_is_left_to_the_presence_check(
     environment: Environment,
 ) -> None:
