@@ -483,7 +483,8 @@ class _OnDask:
         self.done: dict[tuple[int, bool], _Done] = {}
         self.late = 0
         """Steps the walk asked for that were not foreseen (each a task of its own)."""
-        walk = order_of(sources)
+        order, twins = order_of(sources)
+        walk = [i for i in order if i not in twins]  # the walk refuses the twins itself
         self._list(walk)
         groups: dict[str, list[int]] = defaultdict(list)
         for index in walk:

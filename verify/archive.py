@@ -40,10 +40,12 @@ from verify._source import BundleSource, is_url, open_source
 from verify.policy import failed_check
 
 __all__ = [
+    "MASKED_TWIN",
     "ArchiveStats",
     "ArchiveWriter",
     "Defect",
     "Judged",
+    "Ordered",
     "changed",
     "check",
     "defect_of",
@@ -56,6 +58,7 @@ __all__ = [
     "read_list",
     "refusal_reason",
     "shown",
+    "sort_key",
     "text_out",
     "verify_archive",
 ]
@@ -554,12 +557,41 @@ def verify_archive(
             progress(shown(source))
 
 
-def ordered(sources: Sequence[Source]) -> list[Source]:
-    """Sources in the order an archive is judged in: sorted by how they are shown, each once."""
-    unique: dict[str, Source] = {}
-    for source in sources:
-        unique.setdefault(shown(source), source)
-    return [unique[name] for name in sorted(unique)]
+MASKED_TWIN = (
+    "another source is shown by this name: the two differ only where a credential is masked "
+    "(ADR 0037); give each source once"
+)
+"""Why a source is refused whose name, as reports show it, is another source's."""
+
+
+def sort_key(source: Source) -> tuple[str, str]:
+    """The order an archive's sources are judged in: by how they are shown, then as given (two
+    that are shown alike differ only where a credential is masked)."""
+    return shown(source), os.fspath(source)
+
+
+class Ordered(NamedTuple):
+    """An archive's sources in the order they are judged in, and those refused before."""
+
+    sources: list[Source]
+    refused: list[Judged]
+
+
+def ordered(sources: Sequence[Source]) -> Ordered:
+    """Sources in the order an archive is judged in (:func:`sort_key`), each once: a source
+    given twice is one; of two shown alike but given differently (two URLs that differ only in
+    a masked credential: one object signed twice, or two objects a token tells apart), the
+    first is judged and the others refused (:data:`MASKED_TWIN`), so that no report names two
+    sources alike and none is left out unsaid."""
+    unique = sorted({sort_key(source): source for source in sources}.items())
+    kept: list[Source] = []
+    refused: list[Judged] = []
+    for (name, _), source in unique:
+        if kept and shown(kept[-1]) == name:
+            refused.append(Judged(name, None, MASKED_TWIN.encode()))
+        else:
+            kept.append(source)
+    return Ordered(kept, refused)
 
 
 def text_out(out: IO[bytes]) -> io.TextIOWrapper:

@@ -18,6 +18,7 @@ verdict, and (``rejudge``) the diff of its verdicts before and under the new pin
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple, Protocol
@@ -29,7 +30,16 @@ from pins import PinSetSource
 from verify._hashing import BlobCache
 from verify._shell import Verification, verify_bundle
 from verify._source import BundleSource, open_source
-from verify.archive import Judged, Source, check, defect_of, refusal_reason, shown
+from verify.archive import (
+    MASKED_TWIN,
+    Judged,
+    Source,
+    check,
+    defect_of,
+    refusal_reason,
+    shown,
+    sort_key,
+)
 from verify.diffing import diff_runs
 from verify.ranking import Distinct, Facts, Found, contents_key, distinct
 
@@ -168,9 +178,19 @@ class JudgedArchive:
     """By the source verified (shown): its ``run-diff``."""
 
 
-def order_of(sources: Sequence[Source]) -> list[int]:
-    """The indexes of ``sources`` in the order an archive is walked: sorted as they are shown."""
-    return sorted(range(len(sources)), key=lambda i: shown(sources[i]))
+def order_of(sources: Sequence[Source]) -> tuple[list[int], set[int]]:
+    """The indexes of ``sources`` in the order an archive is walked
+    (:func:`verify.archive.sort_key`), and those of the sources refused as another's masked
+    twin (:data:`verify.archive.MASKED_TWIN`: shown alike, given differently; the first is
+    walked)."""
+    order = sorted(range(len(sources)), key=lambda i: sort_key(sources[i]))
+    given: dict[str, str] = {}  # shown -> as given
+    twins = {
+        i
+        for i in order
+        if given.setdefault(shown(sources[i]), os.fspath(sources[i])) != os.fspath(sources[i])
+    }
+    return order, twins
 
 
 def judge_archive(sources: Sequence[Source], steps: Steps) -> JudgedArchive:
@@ -180,9 +200,13 @@ def judge_archive(sources: Sequence[Source], steps: Steps) -> JudgedArchive:
     diffs: dict[str, RunDiff] = {}
     verified: dict[str, dict[str | None, Found]] = {}  # by digest, then by byte defect
     at_files: dict[tuple[str, str], Found] = {}
-    for index in order_of(sources):
+    order, twins = order_of(sources)
+    for index in order:
         source = sources[index]
         name = shown(source)
+        if index in twins:
+            refused.append((index, name, MASKED_TWIN))
+            continue
         try:
             digest, files = steps.listed(index)
             same = None if files is None else at_files.get((digest, files))

@@ -469,9 +469,11 @@ def _rejudge(args: argparse.Namespace, out: Console, err: Console) -> int:
 def _verify_archive(args: argparse.Namespace, out: Console, err: Console) -> int:
     _engine_options(args)
     pins = optional_pins(args.pins)
-    sources = ordered(_bundles(args.paths, args.lists))
+    sources, twins = ordered(_bundles(args.paths, args.lists))
     writer = ArchiveWriter(None if pins is None else PinSetRef(id=pins.id, digest=pins.digest))
     try:
+        for twin in twins:
+            writer.add(twin)
         if args.engine == "dask":
             from verify.distributed import verify_on_dask  # noqa: PLC0415 - Dask only when asked
 

@@ -15,7 +15,10 @@ from pins import parse_pin_set
 from tests.audit.test_rank_archive import CASES, DEPLOYMENT, FULL, Archive
 from tests.audit.test_rank_archive_once import _corrupt_tar, _links
 from tests.conftest import DEPLOYMENT_PINS
+from tests.http_range import RangeServer
+from tests.verify.test_shown_url_queries import _urls, presigned  # noqa: F401 - the fixture
 from tests.verify.test_verify_archive import dask_client  # noqa: F401 - the fixture
+from verify.archive import MASKED_TWIN
 from verify.judging import Here, Job, JudgedArchive, judge_archive
 
 pytest.importorskip("distributed")
@@ -121,3 +124,18 @@ def test_engine_options_that_do_not_go_together_are_refused(
     argv = [command, str(tmp_path), *pins, "--engine", "dask", "--scheduler", "tcp://[::1]:1"]
     assert main([*argv, "--workers", "2"]) == 2
     assert "an existing cluster (--scheduler) has its own workers" in capsys.readouterr().err
+
+
+def test_dask_refuses_a_masked_twin_as_one_process_does(
+    presigned: RangeServer,  # noqa: F811 - the fixture
+    dask_client: Any,  # noqa: F811 - the fixture
+) -> None:
+    """Tars at URLs, one given twice under two signatures (shown alike): the twin is refused
+    by the walk, not listed or verified on the cluster."""
+    found, again, missing = _urls(presigned)
+    here, there = _both([again, missing, found], Job(None), dask_client)
+    assert there == here
+    assert [reason for _, reason in here.refused] == [
+        MASKED_TWIN,
+        "cannot open: not found (HTTP 404)",
+    ]

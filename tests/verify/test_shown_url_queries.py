@@ -21,7 +21,8 @@ from audit.cli import main
 from tests.factories import write_small_bundle
 from tests.http_range import RangeServer, serve
 from verify._remote import URL_CREDENTIAL_PARAMETERS, shown_url
-from verify.archive import ordered
+from verify.archive import MASKED_TWIN, ordered
+from verify.judging import order_of
 
 S3_V4 = (
     "X-Amz-Algorithm=AWS4-HMAC-SHA256"
@@ -188,16 +189,23 @@ def test_a_credential_value_never_shows(
     assert shown.endswith("?" + "&".join([*before, f"{name}=***", *before]))
 
 
-def test_two_presigned_urls_of_one_object_are_one_source() -> None:
-    """An archive's sources are deduplicated by how they are shown: two URLs that differ only
-    by a credential (one object, signed twice) are one source, the first given; another
-    version of the object (versionId) is another source."""
+def test_two_sources_shown_alike_are_one_judged_and_the_other_refused() -> None:
+    """Two URLs that differ only by a credential (one object signed twice, or two objects a
+    token tells apart) would be named alike in every report: the first by :func:`sort_key` is
+    judged, whatever order they are given in, and the other refused, said (never dropped
+    unsaid); one given twice is one source; another version (versionId) is another source."""
     base = "https://runs.example.org/v5/run-a.tar?versionId=v1&X-Amz-Date=20261202T000000Z"
     first, second = f"{base}&X-Amz-Signature=zq9-first", f"{base}&X-Amz-Signature=zq9-second"
     other = first.replace("versionId=v1", "versionId=v2")
-    assert ordered([first, second]) == [first]
-    assert ordered([second, first]) == [second]
-    assert ordered([first, other, second]) == [first, other]
+    twin = [(shown_url(second), MASKED_TWIN)]
+    for sources in ([first, second], [second, first], [second, first, second]):
+        kept, refused = ordered(sources)
+        assert kept == [first]
+        assert [(r.source, r.data.decode()) for r in refused] == twin
+    assert ordered([first, other, first]) == ([first, other], [])
+    order, twins = order_of([second, other, first, first])  # the walk of rank and rejudge
+    assert [i for i in order if i not in twins] == [2, 3, 1]
+    assert twins == {0}
 
 
 # --- the archive reports, from a real HTTP server -------------------------------------------
@@ -236,27 +244,29 @@ def _urls(server: RangeServer) -> tuple[str, str, str]:
 
 
 @pytest.mark.parametrize(
-    ("command", "named"),
+    ("command", "named", "twin"),
     [
-        (["verify-archive", "--json"], 1),
-        (["verify-archive", "--markdown"], 1),
-        (["verify-archive", "--csv"], 1),
-        (["rank", "--json"], 1),
-        (["rank", "--markdown"], 0),  # a bundle of one source is named by its digest
-        (["rank", "--csv"], 1),
-        (["rejudge", "--pins", "gx10-reference-v5", "--json"], 0),  # only what changed
-        (["rejudge", "--pins", "gx10-reference-v5", "--markdown"], 0),
+        (["verify-archive", "--json"], 1, 1),
+        (["verify-archive", "--markdown"], 1, 1),
+        (["verify-archive", "--csv"], 1, 1),
+        (["rank", "--json"], 1, 1),  # refusals on stderr
+        (["rank", "--markdown"], 0, 2),  # a bundle of one source is named by its digest
+        (["rank", "--csv"], 1, 2),
+        (["rejudge", "--pins", "gx10-reference-v5", "--json"], 0, 2),  # only what changed
+        (["rejudge", "--pins", "gx10-reference-v5", "--markdown"], 0, 2),
     ],
 )
 def test_archive_reports_never_show_a_signature(
     presigned: RangeServer,
     command: list[str],
     named: int,
+    twin: int,
     capsysbinary: pytest.CaptureFixture[bytes],
 ) -> None:
     """Every output and refusal line names the sources with their signatures masked and the
-    rest of the query (versionId, the date) kept; the tar and its second signing are one
-    source, named once where the output names sources; the missing tar is refused, named the
+    rest of the query (versionId, the date) kept; of the tar and its second signing, shown
+    alike, the first is judged, named where the output names sources, and the other refused
+    (said ``twin`` times, as each output says a refusal); the missing tar is refused, named the
     same way."""
     found, again, missing = _urls(presigned)
     code = main([*command, found, again, missing])
@@ -264,15 +274,16 @@ def test_archive_reports_never_show_a_signature(
     assert code == 1, captured
     both = captured.out + captured.err
     assert SIGNATURE.encode() not in both
-    assert both.count(f"/run-a.tar?{KEPT}".encode()) == named
+    assert both.count(MASKED_TWIN.encode()) == twin
+    assert both.count(f"/run-a.tar?{KEPT}".encode()) == named + twin
     assert f"{presigned.url}/missing.tar?{KEPT}".encode() in both
-    assert both.count(b"/run-a.tar?") == named
+    assert both.count(b"/run-a.tar?") == named + twin
 
 
 def test_verify_archive_json_through_a_subprocess(presigned: RangeServer, tmp_path: Path) -> None:
     """The entry point as an operator runs it, sources on the command line and in a list file:
     the report (and anything on stderr) holds no signature; it lists the tar once, with the
-    query's other parameters, and refuses the missing one."""
+    query's other parameters, and refuses the missing one and the tar's second signing."""
     found, again, missing = _urls(presigned)
     listed = tmp_path / "bundles.txt"
     listed.write_text(f"# presigned\n{again}\n{missing}\n", encoding="utf-8")
@@ -293,5 +304,6 @@ def test_verify_archive_json_through_a_subprocess(presigned: RangeServer, tmp_pa
         {
             "reason": "cannot open: not found (HTTP 404)",
             "source": f"{presigned.url}/missing.tar?{KEPT}",
-        }
+        },
+        {"reason": MASKED_TWIN, "source": f"{presigned.url}/run-a.tar?{KEPT}"},
     ]

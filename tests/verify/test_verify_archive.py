@@ -106,7 +106,7 @@ def test_each_bundle_once_and_each_shared_blob_hashed_once(tmp_path: Path) -> No
     distinct = len(list((store / "blobs" / "sha256").iterdir()))
     writer = ArchiveWriter(None)
     cache = BlobCache()
-    verify_archive(ordered([*paths, *paths]), writer, cache=cache)  # each path given twice
+    verify_archive(ordered([*paths, *paths]).sources, writer, cache=cache)  # each path given twice
     assert (cache.hashed, writer.stats.hashed) == (distinct, distinct)
     assert distinct == 2 + SHARED + len(paths)  # raw output and result, shared, one own each
     out = io.BytesIO()
@@ -243,7 +243,7 @@ def test_dask_gives_the_bytes_of_one_process_and_hashes_a_shared_blob_once(
     paths, store = _archive(tmp_path, 12)
     pack(paths[0], tmp_path / "run-00.tar")
     (tmp_path / "junk.tar").write_bytes(b"not a tar at all")
-    sources = ordered([*paths, tmp_path / "run-00.tar", tmp_path / "junk.tar"])
+    sources = ordered([*paths, tmp_path / "run-00.tar", tmp_path / "junk.tar"]).sources
     local, single = _report(lambda w: verify_archive(sources, w))
     dasked, spread = _report(lambda w: verify_on_dask(sources, w, client=dask_client))
     assert dasked == local
@@ -274,7 +274,7 @@ def test_dask_verifies_a_tar_as_it_lists_it_with_the_bytes_of_one_process(
         byte = file.read(1)
         file.seek(member.offset)
         file.write(bytes([byte[0] ^ 1]))
-    sources = ordered([*paths, *tmp_path.glob("*.tar")])
+    sources = ordered([*paths, *tmp_path.glob("*.tar")]).sources
     local, single = _report(lambda w: verify_archive(sources, w))
     dasked, spread = _report(lambda w: verify_on_dask(sources, w, client=dask_client))
     assert dasked == local
@@ -321,7 +321,7 @@ def test_dask_judges_further_directory_copies_with_the_bytes_of_one_process(
     own = max((copies / "a-tampered" / "blobs" / "sha256").iterdir(), key=os.path.getsize)
     own.unlink()  # the link to the store's file gone; a file of other bytes in its place
     own.write_bytes(b"not the evidence")
-    sources = ordered([*paths, *sorted(copies.iterdir())])
+    sources = ordered([*paths, *sorted(copies.iterdir())]).sources
     local, single = _report(lambda w: verify_archive(sources, w))
     dasked, spread = _report(lambda w: verify_on_dask(sources, w, client=dask_client))
     assert dasked == local
@@ -351,7 +351,7 @@ def test_when_no_copy_holds_every_byte_the_first_is_listed_with_its_likes(
         blob = folder / name / tampered.relative_to(original)
         blob.chmod(0o644)
         blob.write_bytes(b"not the evidence")
-    sources = ordered(sorted(folder.iterdir()))
+    sources = ordered(sorted(folder.iterdir())).sources
     local, _ = _report(lambda w: verify_archive(sources, w))
     dasked, writer = _report(lambda w: verify_on_dask(sources, w, client=dask_client))
     assert dasked == local and writer.failed
