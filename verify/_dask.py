@@ -60,7 +60,15 @@ from verify.archive import (
     refusal_reason,
     shown,
 )
-from verify.judging import Job, JudgedArchive, Judgement, Refused, judge_archive, order_of
+from verify.judging import (
+    Job,
+    JudgedArchive,
+    Judgement,
+    Refused,
+    bytes_of,
+    judge_archive,
+    order_of,
+)
 
 __all__ = ["judge_on_dask", "verify_on_dask"]
 
@@ -545,16 +553,15 @@ class _OnDask:
         steps = []
         for digest, indexes in groups.items():
             first = self.done[indexes[0], True]
-            seen = {first.defect} if isinstance(first, Judgement) else set()
+            seen = {first.held} if isinstance(first, Judgement) else set()
             for index in indexes[1:]:
                 held = self.done[index, False]
                 assert isinstance(held, Judged)  # noqa: S101 - a check's result
-                defect = held.defect and held.defect.fingerprint
-                if held.digest == digest and defect in seen:
+                if held.digest == digest and bytes_of(held) in seen:
                     continue
                 steps.append((index, True))
                 if held.digest == digest:
-                    seen.add(defect)
+                    seen.add(bytes_of(held))
         return steps
 
     def listed(self, index: int) -> tuple[str, str | None]:

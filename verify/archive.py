@@ -31,16 +31,19 @@ from typing import IO, Any, NamedTuple
 
 from bundle_schema import canonical_bytes, digest_of
 from bundle_schema.errors import EvidenceAuditError, InvalidInput, one_line
+from bundle_schema.layout import classify_path
 from bundle_schema.models import Finding, PinSetRef, Verdict
 from verify._core import ordered_findings
 from verify._hashing import BlobCache
 from verify._remote import filesystem, shown_url
 from verify._shell import check_integrity, verify_bundle
+from verify._signature import MAX_SIGNATURE_SIZE
 from verify._source import BundleSource, is_url, open_source
 from verify.policy import failed_check
 
 __all__ = [
     "MASKED_TWIN",
+    "SIGNED_OTHERWISE",
     "ArchiveStats",
     "ArchiveWriter",
     "Defect",
@@ -58,6 +61,7 @@ __all__ = [
     "read_list",
     "refusal_reason",
     "shown",
+    "signatures_of",
     "sort_key",
     "text_out",
     "verify_archive",
@@ -256,6 +260,38 @@ def defect_of(digest: str, findings: Sequence[Finding]) -> Defect | None:
     return Defect(fingerprint, one_line(reason))
 
 
+def signatures_of(bundle: BundleSource) -> str | None:
+    """The fingerprint of a source's signature files (``signatures/``: outside the manifest's
+    digest, so two sources of one bundle digest may differ there, one signed and one not, or
+    signed by another): the digest of each one's name and bytes, in name order; None when it
+    has none. A file over :data:`~verify.MAX_SIGNATURE_SIZE` or that cannot be read counts by
+    its size alone, as the verification refuses it whatever its bytes.
+
+    Raises:
+        Nothing: a file that cannot be read is fingerprinted as unreadable.
+    """
+    names = sorted(n for n in bundle.members if classify_path(n) == "signature")
+    if not names:
+        return None
+    parts: list[list[object]] = []
+    for name in names:
+        member = bundle.members[name]
+        try:
+            data = member.read(MAX_SIGNATURE_SIZE)
+        except OSError as exc:
+            parts.append([name, f"unreadable: {exc.strerror}"])
+            continue
+        parts.append([name, digest_of(data) if data is not None else f"over: {member.size}"])
+    return digest_of(canonical_bytes(parts))
+
+
+SIGNED_OTHERWISE = (
+    "holds the bytes of bundle {digest} but other signature files than {first} (signatures/ is "
+    "outside the manifest's digest; the entry's signature status is that source's)"
+)
+"""Why a further source is refused that holds a bundle's bytes with other signatures."""
+
+
 def changed(listed: str, got: str) -> str:
     """The reason a source is refused whose manifest changed since it was listed."""
     return f"changed while the archive was verified: listed as {listed}, then {got}"
@@ -275,6 +311,8 @@ class Judged:
     reused: int = 0
     defect: Defect | None = None
     """What the source's bytes lack (:func:`defect_of`); None: it holds them all."""
+    signed: str | None = None
+    """The source's :func:`signatures_of`."""
 
 
 def judge(  # noqa: PLR0917 - one source, and where it is
@@ -303,6 +341,7 @@ def judge(  # noqa: PLR0917 - one source, and where it is
         cache.hashed - hashed,
         cache.reused - reused,
         defect_of(verdict.bundle_digest, done.byte_findings),
+        signatures_of(bundle),
     )
 
 
@@ -336,6 +375,7 @@ def check(  # noqa: PLR0917 - one source, and where it is
         cache.hashed - hashed,
         cache.reused - reused,
         defect_of(digest, findings),
+        signatures_of(bundle),
     )
 
 
@@ -354,6 +394,7 @@ class _Kept:
     sources: list[str] = field(default_factory=list)
     failed: bool = False
     defect: Defect | None = None
+    signed: str | None = None
 
 
 class ArchiveWriter:
@@ -408,6 +449,10 @@ class ArchiveWriter:
         kept = self._bundles.get(judged.digest)
         if kept is not None and judged.defect == kept.defect:
             self._sources += 1
+            if judged.signed != kept.signed:
+                reason = SIGNED_OTHERWISE.format(digest=judged.digest, first=kept.sources[0])
+                self._refused.append((judged.source, *self._put(reason.encode())))
+                return False
             kept.sources.append(judged.source)
             return False
         if kept is not None and judged.defect is not None:
@@ -423,7 +468,7 @@ class ArchiveWriter:
         self._sources += 1
         failed = json.loads(judged.data)["failed_check"] is not None
         self._bundles[judged.digest] = _Kept(
-            *self._put(judged.data), [judged.source], failed, judged.defect
+            *self._put(judged.data), [judged.source], failed, judged.defect, judged.signed
         )
         return False
 

@@ -5,12 +5,13 @@ ADR 0026).
 :func:`judge_archive` is the one walk of an archive's sources, whichever engine does the work:
 sorted as they are shown, each one's bundle digest read from its manifest; the first source of
 a digest is verified; a further one reuses that verdict unverified when it holds the same bytes
-(the very same local files, :func:`files_of`, or the byte-level check :func:`verify.archive.check`
-finds in it what it found in a source verified: nothing, or the same defect); a source whose
-bytes differ is verified itself. A source that is refused is set apart with its reason and
-never aborts the rest. The walk asks a :class:`Steps` for each listing, check and verification:
-:class:`Here` computes each when asked; the Dask engine (:mod:`verify._dask`) computes them on
-the cluster first, then answers from its results, so the report is the same bytes.
+(the very same local files, :func:`files_of`, or the byte-level check
+:func:`verify.archive.check` finds in it what it found in a source verified: nothing, or the
+same defect, and the same signature files); a source whose bytes differ is verified itself. A
+source that is refused is set apart with its reason and never aborts the rest. The walk asks a
+:class:`Steps` for each listing, check and verification: :class:`Here` computes each when
+asked; the Dask engine (:mod:`verify._dask`) computes them on the cluster first, then answers
+from its results, so the report is the same bytes.
 
 What is kept of a bundle is what a :class:`Job` says: the :class:`~verify.ranking.Facts` of its
 verdict, and (``rejudge``) the diff of its verdicts before and under the new pin set.
@@ -38,6 +39,7 @@ from verify.archive import (
     defect_of,
     refusal_reason,
     shown,
+    signatures_of,
     sort_key,
 )
 from verify.diffing import diff_runs
@@ -50,6 +52,7 @@ __all__ = [
     "Judgement",
     "Refused",
     "Steps",
+    "bytes_of",
     "files_of",
     "judge_archive",
     "order_of",
@@ -64,6 +67,14 @@ class Judgement(NamedTuple):
     """The fingerprint of what its bytes lack (:func:`verify.archive.defect_of`; None: nothing)."""
     diff: RunDiff | None = None
     """``rejudge``: the ``run-diff`` of its verdicts before and under the new pin set."""
+    signed: str | None = None
+    """Its :func:`verify.archive.signatures_of`."""
+
+    @property
+    def held(self) -> tuple[str | None, str | None]:
+        """What two sources of one bundle digest must share to be the same bytes: the defect
+        of their blobs and their signature files (:func:`bytes_of`)."""
+        return self.defect, self.signed
 
 
 @dataclass(frozen=True)
@@ -88,7 +99,7 @@ class Job:
         else:
             done = verify_bundle(bundle, pins=self.pins, cache=cache, workers=workers)
         found, defect = _found(name, done)
-        return Judgement(found, defect, diff)
+        return Judgement(found, defect, diff, signatures_of(bundle))
 
 
 def _found(name: str, done: Verification) -> tuple[Found, str | None]:
@@ -178,6 +189,11 @@ class JudgedArchive:
     """By the source verified (shown): its ``run-diff``."""
 
 
+def bytes_of(checked: Judged) -> tuple[str | None, str | None]:
+    """What a check found of a further source's bytes, as :attr:`Judgement.held` says it."""
+    return checked.defect and checked.defect.fingerprint, checked.signed
+
+
 def order_of(sources: Sequence[Source]) -> tuple[list[int], set[int]]:
     """The indexes of ``sources`` in the order an archive is walked
     (:func:`verify.archive.sort_key`), and those of the sources refused as another's masked
@@ -198,7 +214,7 @@ def judge_archive(sources: Sequence[Source], steps: Steps) -> JudgedArchive:
     found: list[Found] = []
     refused: list[tuple[int, str, str]] = []
     diffs: dict[str, RunDiff] = {}
-    verified: dict[str, dict[str | None, Found]] = {}  # by digest, then by byte defect
+    verified: dict[str, dict[tuple[str | None, str | None], Found]] = {}  # digest, then bytes
     at_files: dict[tuple[str, str], Found] = {}
     order, twins = order_of(sources)
     for index in order:
@@ -213,11 +229,11 @@ def judge_archive(sources: Sequence[Source], steps: Steps) -> JudgedArchive:
             if same is None and digest in verified:
                 held = steps.checked(index, digest)
                 if held.digest == digest:  # else verified in full below, which says why
-                    same = verified[digest].get(held.defect and held.defect.fingerprint)
+                    same = verified[digest].get(bytes_of(held))
             if same is None:
                 judgement = steps.judged(index)
                 same = judgement.found
-                verified.setdefault(digest, {}).setdefault(judgement.defect, same)
+                verified.setdefault(digest, {}).setdefault(judgement.held, same)
                 if judgement.diff is not None:
                     diffs[name] = judgement.diff
             item = replace(same, source=name)
