@@ -28,6 +28,7 @@ import json
 import os
 import re
 import subprocess
+import tempfile
 from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -107,6 +108,12 @@ MAX_REQUIRES = 4096
 MAX_REQUIREMENT_CHARS = 4096
 """A declared requirement longer than this is skipped, as an unparseable one is."""
 SHOWN_UNMET = 5
+MAX_EVALUATIONS = 200_000
+"""The most declared requirements (each with each extra it is reached with) the dependency
+check judges: a real interpreter's are a few thousand; an answer made to make the check run
+for hours is refused."""
+MAX_ANSWER = 64 << 20
+"""The probe's answer is at most this large (a real one is tens of kilobytes)."""
 """How many unmet dependencies a refusal names (the rest are counted)."""
 
 
@@ -164,21 +171,31 @@ def describe_python(
     Raises:
         EnvironmentUnavailable: it does not run, fails, or answers something else.
     """
+    with tempfile.TemporaryFile() as stdout, tempfile.TemporaryFile() as stderr:
+        try:
+            done = subprocess.run(  # the interpreter the operator named
+                [python, "-I", "-c", _PROBE],
+                stdout=stdout,
+                stderr=stderr,
+                timeout=timeout,
+                check=False,
+                env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
+            )
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise EnvironmentUnavailable(f"{python}: does not run: {exc}") from None
+        if done.returncode != 0:
+            size = stderr.seek(0, os.SEEK_END)
+            stderr.seek(max(0, size - 200))
+            tail = stderr.read().decode("utf-8", "replace")
+            raise EnvironmentUnavailable(f"{python}: exited {done.returncode}: {tail}")
+        if stdout.seek(0, os.SEEK_END) > MAX_ANSWER:
+            raise EnvironmentUnavailable(
+                f"{python}: answered over {MAX_ANSWER >> 20} MiB; not a Python interpreter's answer"
+            )
+        stdout.seek(0)
+        text = stdout.read()
     try:
-        done = subprocess.run(  # the interpreter the operator named
-            [python, "-I", "-c", _PROBE],
-            capture_output=True,
-            timeout=timeout,
-            check=False,
-            env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise EnvironmentUnavailable(f"{python}: does not run: {exc}") from None
-    if done.returncode != 0:
-        tail = done.stderr.decode("utf-8", "replace")[-200:]
-        raise EnvironmentUnavailable(f"{python}: exited {done.returncode}: {tail}")
-    try:
-        answer: Any = json.loads(done.stdout)
+        answer: Any = json.loads(text)
         distributions: Sequence[str] = answer["distributions"]
         executable, version = str(answer["executable"]), str(answer["python_version"])
         installed = {
@@ -188,7 +205,7 @@ def describe_python(
         }
         markers = _markers(answer["markers"])
         requires = {str(name): _declared(lines) for name, lines in answer["requires"].items()}
-    except (ValueError, KeyError, TypeError, AttributeError):
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
         raise EnvironmentUnavailable(f"{python}: not a Python interpreter's answer") from None
     environment = Environment(
         upstream=upstream,
@@ -226,7 +243,16 @@ def _declared(lines: object) -> tuple[str, ...]:
     if not isinstance(lines, list):
         return ()
     kept = (line for line in lines[:MAX_REQUIRES] if isinstance(line, str))
-    return tuple(line for line in kept if len(line) <= MAX_REQUIREMENT_CHARS)
+    return tuple(line for line in kept if len(line) <= MAX_REQUIREMENT_CHARS and _text(line))
+
+
+def _text(line: str) -> bool:
+    """Whether a line is text a message can carry (a lone surrogate from JSON is not)."""
+    try:
+        line.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 @dataclass(frozen=True)
@@ -294,51 +320,17 @@ def unmet_dependencies(
     with who needs them, and counts the rest. A requirement of a distribution named in
     ``omitted`` (the pin set's ``omitted_dependencies``) is not required, nor followed.
     """
-    held, markers = _held(environment), environment.markers
-    left_out = {_pep503(name) for name in omitted}
-    done: dict[str, set[str]] = {}  # distribution -> the extras its requirements were read for
-    judged: dict[str, set[int]] = {}  # distribution -> its requirement lines already judged
-    chains: dict[str, tuple[str, ...]] = {}  # distribution -> the ones it is reached through
-    queue: deque[tuple[str, frozenset[str]]] = deque()
+    held = _held(environment)
+    walk = _Walk(held, environment.markers, {_pep503(name) for name in omitted})
     for pin in requirements:
-        name = _pep503(pin.partition("==")[0])
-        if name in held and name not in chains:
-            chains[name] = ()
-            queue.append((name, frozenset()))
-    unmet: dict[tuple[str, str], str] = {}
-    while queue:
-        name, extras = queue.popleft()
-        asked = {"", *extras} - done.setdefault(name, set())
-        if not asked:
-            continue
-        done[name] |= asked
-        distribution, lines = held[name], judged.setdefault(name, set())
-        for index, line in enumerate(distribution.requires):
-            if index in lines:
-                continue
-            try:
-                requirement = Requirement(line)
-            except (ValueError, RecursionError):
-                lines.add(index)
-                continue
-            if not any(_applies(requirement, markers, extra) for extra in sorted(asked)):
-                continue  # judged again if the distribution is reached with another extra
-            lines.add(index)
-            wanted = _pep503(requirement.name)
-            if wanted in left_out:
-                continue
-            target = held.get(wanted)
-            if target is None or not _satisfied(requirement, target.version):
-                chain = chains[name]
-                via = f" (through {', '.join(held[c].name for c in chain)})" if chain else ""
-                found = "not installed" if target is None else f"installed at {target.version}"
-                unmet.setdefault((name, _shown(requirement)), (
-                    f"{distribution.name} {distribution.version}{via} requires "
-                    f"{_shown(requirement)}, {found}"
-                ))  # fmt: skip
-            if target is not None:
-                chains.setdefault(wanted, (*chains[name], name))
-                queue.append((wanted, frozenset(requirement.extras)))
+        walk.start(_pep503(pin.partition("==")[0]))
+    if not walk.run():
+        return (
+            f"its interpreter {environment.executable} declares more requirements than the "
+            f"dependency check reads ({MAX_EVALUATIONS} markers judged); not a harness's "
+            "interpreter"
+        )
+    unmet, chains = walk.unmet, walk.chains
     if not unmet:
         return None
     ordered = [unmet[key] for key in sorted(unmet)]
@@ -351,6 +343,81 @@ def unmet_dependencies(
         f"require: {shown} (install them with their dependencies: pip install "
         f"{' '.join(pinned)})"
     )
+
+
+class _Walk:
+    """The walk of :func:`unmet_dependencies`: from the pinned distributions through what they
+    declare, each line parsed once, each judged for the extras it is reached with, at most
+    :data:`MAX_EVALUATIONS` judgements in all."""
+
+    def __init__(
+        self, held: Mapping[str, _Installed], markers: Mapping[str, str], left_out: set[str]
+    ) -> None:
+        self.held, self.markers, self.left_out = held, markers, left_out
+        self.done: dict[str, set[str]] = {}  # distribution -> extras its lines were read for
+        self.judged: dict[str, set[int]] = {}  # distribution -> its lines already judged
+        self.chains: dict[str, tuple[str, ...]] = {}  # distribution -> what it is reached by
+        self.parsed: dict[tuple[str, int], Requirement | None] = {}
+        self.queue: deque[tuple[str, frozenset[str]]] = deque()
+        self.unmet: dict[tuple[str, str], str] = {}
+        self.budget = MAX_EVALUATIONS
+
+    def start(self, name: str) -> None:
+        if name in self.held and name not in self.chains:
+            self.chains[name] = ()
+            self.queue.append((name, frozenset()))
+
+    def _line(self, name: str, index: int, line: str) -> Requirement | None:
+        key = (name, index)
+        if key not in self.parsed:
+            try:
+                self.parsed[key] = Requirement(line)
+            except (ValueError, RecursionError):
+                self.parsed[key] = None
+        return self.parsed[key]
+
+    def run(self) -> bool:
+        """Walk to the end; False when the judgements ran out first."""
+        while self.queue:
+            name, extras = self.queue.popleft()
+            asked = {"", *extras} - self.done.setdefault(name, set())
+            if not asked:
+                continue
+            self.done[name] |= asked
+            lines = self.judged.setdefault(name, set())
+            for index, line in enumerate(self.held[name].requires):
+                if index in lines:
+                    continue
+                requirement = self._line(name, index, line)
+                if requirement is None:  # a line that does not parse is skipped
+                    lines.add(index)
+                    continue
+                self.budget -= len(asked)
+                if self.budget < 0:
+                    return False
+                if not any(_applies(requirement, self.markers, e) for e in sorted(asked)):
+                    continue  # judged again if the distribution is reached with another extra
+                lines.add(index)
+                self._follow(name, requirement)
+        return True
+
+    def _follow(self, name: str, requirement: Requirement) -> None:
+        """A requirement of ``name`` that applies: unmet, or met and walked through."""
+        wanted = _pep503(requirement.name)
+        if wanted in self.left_out:
+            return
+        target, distribution = self.held.get(wanted), self.held[name]
+        if target is None or not _satisfied(requirement, target.version):
+            chain = self.chains[name]
+            via = f" (through {', '.join(self.held[c].name for c in chain)})" if chain else ""
+            found = "not installed" if target is None else f"installed at {target.version}"
+            self.unmet.setdefault((name, _shown(requirement)), (
+                f"{distribution.name} {distribution.version}{via} requires "
+                f"{_shown(requirement)}, {found}"
+            ))  # fmt: skip
+        if target is not None:
+            self.chains.setdefault(wanted, (*self.chains[name], name))
+            self.queue.append((wanted, frozenset(requirement.extras)))
 
 
 MAX_DATA_FILES = 1_000_000

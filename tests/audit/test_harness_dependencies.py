@@ -17,6 +17,8 @@ import pytest
 from packaging.markers import default_environment
 
 from audit.environments import (
+    MAX_ANSWER,
+    MAX_EVALUATIONS,
     MAX_REQUIREMENT_CHARS,
     Environment,
     EnvironmentUnavailable,
@@ -235,6 +237,40 @@ def test_the_answer_is_untrusted_input(tmp_path: Path) -> None:
                    _answer(markers={**default_environment(), "os_name": 1})):  # fmt: skip
         with pytest.raises(EnvironmentUnavailable, match="not a Python interpreter's answer"):
             describe_python("x", _answering(tmp_path, broken), {})
+
+
+def test_a_hostile_answer_is_refused_or_read_bounded(tmp_path: Path) -> None:
+    """Made to break the runner: a requirement holding a lone surrogate (JSON's escape) is not
+    read (no message can carry it); an answer nested past Python's recursion limit, or larger
+    than MAX_ANSWER, is refused as no interpreter's; a walk made to run for hours (lines
+    re-judged for each of thousands of extras) stops at MAX_EVALUATIONS and refuses."""
+    lone = _answer(requires={"a==1": ["b===\ud800", "b>=2"], "b==1": []})
+    script = tmp_path / "python"
+    script.write_text(f"#!/bin/sh\ncat <<'EOF'\n{json.dumps(lone)}\nEOF\n")
+    script.chmod(0o755)
+    assert describe_python("x", str(script), {}).requires["a==1"] == ("b>=2",)
+    deep = tmp_path / "deep"
+    deep.write_text('#!/bin/sh\nexec python3 -c \'print("[" * 100000 + "]" * 100000)\'\n')
+    deep.chmod(0o755)
+    with pytest.raises(EnvironmentUnavailable, match="not a Python interpreter's answer"):
+        describe_python("x", str(deep), {})
+    big = tmp_path / "big"
+    big.write_text(f"#!/bin/sh\nhead -c {MAX_ANSWER + 1} /dev/zero\n")
+    big.chmod(0o755)
+    with pytest.raises(EnvironmentUnavailable, match="answered over 64 MiB"):
+        describe_python("x", str(big), {})
+    extras = [",".join(f"e{i}x{j}" for j in range(300)) for i in range(40)]  # each line new ones
+    walked = Environment(
+        upstream="x", executable="/x/bin/python", python_version="3.11",
+        distributions=("root==1", "x==1"), variables={},
+        requires={"root==1": tuple(f"x[{e}]" for e in extras),
+                  "x==1": tuple(f'y; extra == "no{k}"' for k in range(200))},
+        markers=default_environment(),
+    )  # fmt: skip
+    assert unmet_dependencies(["root==1"], walked) == (
+        "its interpreter /x/bin/python declares more requirements than the dependency check "
+        f"reads ({MAX_EVALUATIONS} markers judged); not a harness's interpreter"
+    )
 
 
 def test_markers_are_evaluated_for_the_harness_interpreter_not_the_runner(tmp_path: Path) -> None:
