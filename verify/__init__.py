@@ -8,7 +8,7 @@ Public API: :func:`verify_bundle` and the values it works with. The core (``_cor
 from verify._consistency import git_blob_id
 from verify._core import ParsedManifest, integrity_findings, parse_manifest
 from verify._hashing import PROGRESS_STEP, BlobCache, Hashed, default_workers, hash_members
-from verify._remote import shown_url, url_snapshots
+from verify._remote import masked_text, shown_url, url_snapshots
 from verify._shell import Verification, verify_bundle, verify_with_evidence
 from verify._signature import (
     MAX_SIGNATURE_SIZE,
@@ -66,6 +66,7 @@ __all__ = [
     "hash_members",
     "integrity_findings",
     "is_url",
+    "masked_text",
     "open_source",
     "parse_manifest",
     "read_capped",

@@ -56,6 +56,7 @@ __all__ = [
     "URL_CREDENTIAL_PARAMETERS",
     "RemoteTar",
     "filesystem",
+    "masked_text",
     "open_url",
     "shown_url",
     "url_snapshots",
@@ -164,6 +165,24 @@ def shown_url(url: str) -> str:
     ``@`` of its authority replaced (total: a hostile list line is named, never a
     traceback)."""
     return _masked_query(_masked_userinfo(url))
+
+
+_URL_IN_TEXT = re.compile(r"(?i)\b(?:https?|s3|file):/+[^\s'\"<>]+")
+"""A URL of a scheme bundles are read from, within a message (one slash or more after the
+scheme: a path that held a URL is normalised to one)."""
+
+
+def masked_text(text: str) -> str:
+    """A message with every URL in it (:data:`_URL_IN_TEXT`) as :func:`shown_url` shows it: the
+    text of an exception raised by a library (aiohttp puts the request's URL, query and all,
+    in its errors) or a path that held a URL never prints a credential."""
+    return _URL_IN_TEXT.sub(_masked_match, text)
+
+
+def _masked_match(found: re.Match[str]) -> str:
+    url = found.group()
+    core = url.rstrip(":,;.)]")  # the message's punctuation after the URL, as given
+    return shown_url(core) + url[len(core) :]
 
 
 def _masked_userinfo(url: str) -> str:
@@ -303,9 +322,14 @@ class _Http(_Backend):
             raise _Changed(f"a redirect (HTTP {response.status}) without a Location")
         from yarl import URL  # noqa: PLC0415 - only for URLs
 
-        target = str(response.url.join(URL(location)))
-        was, now = urlsplit(url), urlsplit(target)
-        same = (was.scheme, was.hostname, was.port) == (now.scheme, now.hostname, now.port)
+        try:
+            target = str(response.url.join(URL(location)))
+            was, now = urlsplit(url), urlsplit(target)
+            same = (was.scheme, was.hostname, was.port) == (now.scheme, now.hostname, now.port)
+        except ValueError:  # yarl and urlsplit refuse it; what it says is not repeated
+            raise _Changed(
+                f"a redirect (HTTP {response.status}) whose Location is not a URL"
+            ) from None
         if not same:
             raise InvalidInput(
                 f"redirected (HTTP {response.status}) to another origin, {shown_url(target)}; "
@@ -623,13 +647,21 @@ class RemoteTar:
                 data, version = sync(self._backend.loop, fetch, start, end, self._first)
             except _Retry as exc:
                 if attempt + 1 == ATTEMPTS:
-                    raise InvalidInput(f"{where}: cannot read: {exc} ({ATTEMPTS} tries)") from None
+                    problem = masked_text(str(exc))
+                    raise InvalidInput(
+                        f"{where}: cannot read: {problem} ({ATTEMPTS} tries)"
+                    ) from None
                 time.sleep(_BACKOFF_S[min(attempt, len(_BACKOFF_S) - 1)])
                 continue
             except _Changed as exc:
-                raise InvalidInput(f"{where}: {exc}; nothing was judged") from None
+                raise InvalidInput(
+                    f"{where}: {masked_text(str(exc))}; nothing was judged"
+                ) from None
             except InvalidInput as exc:
-                raise InvalidInput(f"{self.location}: {exc}") from None
+                raise InvalidInput(f"{self.location}: {masked_text(str(exc))}") from None
+            except ValueError as exc:  # a library's answer to a response it cannot take
+                problem = f"an invalid response: {type(exc).__name__}"
+                raise InvalidInput(f"{where}: {problem}; nothing was judged") from None
             with self._lock:
                 self.received += len(data)
             return data, version

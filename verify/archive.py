@@ -35,7 +35,7 @@ from bundle_schema.layout import classify_path
 from bundle_schema.models import Finding, PinSetRef, Verdict
 from verify._core import ordered_findings
 from verify._hashing import BlobCache
-from verify._remote import filesystem, shown_url
+from verify._remote import filesystem, masked_text, shown_url
 from verify._shell import check_integrity, verify_bundle
 from verify._signature import MAX_SIGNATURE_SIZE
 from verify._source import BundleSource, is_url, open_source
@@ -120,7 +120,7 @@ def refusal_reason(
         text = f"{where}{exc.strerror or exc}"
     else:
         text = _as_given(str(exc), at, name)
-    return one_line(text.removeprefix(f"{name}: "))
+    return one_line(masked_text(text.removeprefix(f"{name}: ")))
 
 
 def _folder(path: Path) -> list[Source]:

@@ -20,7 +20,7 @@ from rich.console import Console
 from audit.cli import archive, bundle, files, recording, score, signing
 from audit.cli._common import PROG, Handler, Parser, example
 from bundle_schema.errors import EXIT_INVALID_INPUT, EvidenceAuditError, InvalidInput
-from verify import VERSION, url_snapshots
+from verify import VERSION, masked_text, url_snapshots
 
 __all__ = ["main"]
 
@@ -65,12 +65,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise InvalidInput(f"give a command (see {PROG} --help)")
         with url_snapshots():  # a URL read twice by one command is one object (ADR 0024)
             return handler(args, out, err)
-    except EvidenceAuditError as exc:
-        sys.stderr.write(f"{command}: {exc}\n")
+    except EvidenceAuditError as exc:  # a URL in the message never shows a credential
+        sys.stderr.write(f"{command}: {masked_text(str(exc))}\n")
         return exc.exit_code
     except OSError as exc:
         where = f"{exc.filename}: " if exc.filename else ""
-        sys.stderr.write(f"{command}: {where}{exc.strerror or exc}\n")
+        sys.stderr.write(f"{command}: {masked_text(f'{where}{exc.strerror or exc}')}\n")
         return EXIT_INVALID_INPUT
     except KeyboardInterrupt:
         sys.stderr.write(f"{command}: interrupted\n")

@@ -5,10 +5,13 @@ read from a real HTTP server on 127.0.0.1, never show a signature."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import socketserver
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,7 +23,7 @@ from audit._archive import pack
 from audit.cli import main
 from tests.factories import write_small_bundle
 from tests.http_range import RangeServer, serve
-from verify._remote import URL_CREDENTIAL_PARAMETERS, shown_url
+from verify._remote import URL_CREDENTIAL_PARAMETERS, masked_text, shown_url
 from verify.archive import MASKED_TWIN, ordered
 from verify.judging import order_of
 
@@ -307,3 +310,75 @@ def test_verify_archive_json_through_a_subprocess(presigned: RangeServer, tmp_pa
         },
         {"reason": MASKED_TWIN, "source": f"{presigned.url}/run-a.tar?{KEPT}"},
     ]
+
+
+# --- a library's message, and a server that answers what no client takes ------------------------
+
+
+def test_a_url_within_a_message_is_shown_masked() -> None:
+    text = (
+        "an invalid response: ClientResponseError: 400, message='Invalid header', "
+        "url='https://h.test/a.tar?versionId=v1&X-Amz-Signature=SECRET'; and s3://b/k?token=T2: "
+        "a path that held one, https:/h.test/x?sig=S3. reference://sparkbench@53da0fcee8b3 stays"
+    )
+    assert masked_text(text) == (
+        "an invalid response: ClientResponseError: 400, message='Invalid header', "
+        "url='https://h.test/a.tar?versionId=v1&X-Amz-Signature=***'; and s3://b/k?token=***: "
+        "a path that held one, https:/h.test/x?sig=***. reference://sparkbench@53da0fcee8b3 stays"
+    )
+    assert masked_text("no URL: nothing to mask") == "no URL: nothing to mask"
+
+
+class _Answering(socketserver.BaseRequestHandler):
+    """Answers every request with the server's ``answer`` bytes, then closes."""
+
+    def handle(self) -> None:
+        self.request.recv(65536)
+        self.request.sendall(self.server.answer)  # type: ignore[attr-defined]
+
+
+@contextlib.contextmanager
+def _answering_server(answer: bytes) -> Iterator[str]:
+    server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), _Answering)
+    server.answer = answer  # type: ignore[attr-defined]
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+MALFORMED = b"HTTP/1.1 206 Partial Content\r\nthis is not a header\r\nContent-Length: 0\r\n\r\n"
+NOT_A_URL = b"HTTP/1.1 302 Found\r\nLocation: http://[::1/x\r\nContent-Length: 0\r\n\r\n"
+
+
+@pytest.mark.parametrize(
+    ("answer", "said"),
+    [
+        (MALFORMED, "an invalid response: ClientResponseError"),  # aiohttp names the URL
+        (NOT_A_URL, "a redirect (HTTP 302) whose Location is not a URL"),  # was a traceback
+    ],
+)
+def test_a_server_that_answers_what_no_client_takes_is_one_refused_source(
+    answer: bytes,
+    said: str,
+    presigned: RangeServer,
+    capsysbinary: pytest.CaptureFixture[bytes],
+) -> None:
+    with _answering_server(answer) as base:
+        hostile = f"{base}/b.tar?X-Amz-Signature={SIGNATURE}&sig={SIGNATURE}"
+        assert main(["verify", hostile]) == 2
+        captured = capsysbinary.readouterr()
+        assert SIGNATURE.encode() not in captured.out + captured.err
+        assert said.encode() in captured.err and b"Traceback" not in captured.err
+        found = _urls(presigned)[0]
+        for command in (["verify-archive", "--json"], ["rank", "--json"]):
+            assert main([*command, hostile, found]) == 1
+            captured = capsysbinary.readouterr()
+            both = captured.out + captured.err
+            assert SIGNATURE.encode() not in both
+            assert said.encode() in both
+            assert b"run-a.tar" in captured.out  # the other source is still judged
