@@ -23,9 +23,10 @@ import dataclasses
 import io
 import json
 import os
+import sqlite3
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, NamedTuple
 
@@ -387,29 +388,60 @@ class ArchiveStats:
     reused: int = 0
 
 
-@dataclass
-class _Kept:
+class _Kept(NamedTuple):
     offset: int
     length: int
-    sources: list[str] = field(default_factory=list)
-    failed: bool = False
-    defect: Defect | None = None
-    signed: str | None = None
+    first: str
+    """The bundle's first source (the one whose signature files the others must hold)."""
+    failed: bool
+    defect: Defect | None
+    signed: str | None
+
+
+_SCHEMA = """
+PRAGMA cache_size = -2048;
+PRAGMA journal_mode = OFF;
+PRAGMA synchronous = OFF;
+PRAGMA temp_store = FILE;
+CREATE TABLE bundles (digest TEXT PRIMARY KEY, offset INTEGER, length INTEGER, first BLOB,
+                      failed INTEGER, fingerprint TEXT, reason TEXT, signed TEXT) WITHOUT ROWID;
+CREATE TABLE sources (digest TEXT, source BLOB);
+CREATE INDEX sources_of ON sources (digest, source);
+CREATE TABLE refused (source BLOB, offset INTEGER, length INTEGER);
+BEGIN;
+"""
+"""The writer's index: a private temporary SQLite database (on disk past a page cache of 2 MiB,
+deleted when closed), one open transaction, nothing synced: it holds nothing to keep."""
+
+
+def _text(source: str) -> bytes:
+    """A source's name as the index keeps it: UTF-8 (a path's undecodable bytes too), whose
+    byte order is the code point order Python sorts ``str`` by."""
+    return source.encode("utf-8", "surrogatepass")
+
+
+def _named(data: bytes) -> str:
+    return data.decode("utf-8", "surrogatepass")
 
 
 class ArchiveWriter:
-    """Collects the results of an archive in a spool file and writes the report.
+    """Collects the results of an archive in a spool file and an index, and writes the report.
 
-    Memory: per bundle its digest, its sources and two integers; per refused source its name
-    and two integers. Entries are written to the spool as they come.
+    Memory does not grow with the archive (ADR 0025 point 5): the entries (canonical JSON) and
+    refusal reasons are written to the spool file as they come; the index (each bundle's digest,
+    where its entry is, its sources; each refused source and where its reason is) is a private
+    temporary SQLite database, on disk past a page cache of 2 MiB.
     """
 
     def __init__(self, pin_set: PinSetRef | None) -> None:
         self._pin_set = pin_set
         self._spool: IO[bytes] = tempfile.TemporaryFile(prefix="audit-archive-")  # noqa: SIM115
-        self._bundles: dict[str, _Kept] = {}
-        self._refused: list[tuple[str, int, int]] = []
+        self._db = sqlite3.connect("", isolation_level=None)  # "": temporary, on disk
+        self._db.executescript(_SCHEMA)
         self._sources = 0
+        self._bundles = 0
+        self._failed = 0
+        self._refused = 0
         self.stats = ArchiveStats()
 
     def _put(self, data: bytes) -> tuple[int, int]:
@@ -421,81 +453,116 @@ class ArchiveWriter:
         self._spool.seek(offset)
         return self._spool.read(length)
 
+    def _refuse(self, source: str, reason: bytes) -> None:
+        self._db.execute(
+            "INSERT INTO refused VALUES (?, ?, ?)", (_text(source), *self._put(reason))
+        )
+        self._refused += 1
+
+    def _kept(self, digest: str) -> _Kept | None:
+        row = self._db.execute(
+            "SELECT offset, length, first, failed, fingerprint, reason, signed FROM bundles "
+            "WHERE digest = ?",
+            (digest,),
+        ).fetchone()
+        if row is None:
+            return None
+        offset, length, first, failed, fingerprint, reason, signed = row
+        defect = None if fingerprint is None else Defect(fingerprint, reason)
+        return _Kept(offset, length, _named(first), bool(failed), defect, signed)
+
     def seen(self, digest: str) -> bool:
         """Whether a bundle of this digest has been judged."""
-        return digest in self._bundles
+        return self._kept(digest) is not None
 
     def intact(self, digest: str) -> bool:
         """Whether a bundle of this digest has been judged, and its sources hold every byte
         its manifest names."""
-        kept = self._bundles.get(digest)
+        kept = self._kept(digest)
         return kept is not None and kept.defect is None
 
     def add(self, judged: Judged) -> bool:
         """A source's result, in the order of the sources (ADR 0025): a refusal; the first
         verification of a bundle digest; or a further source of it, verified or only checked
         (:func:`check`), which is listed among the bundle's sources when it has the bytes they
-        have (the same :class:`Defect`, or none), and refused with its defect's reason when
-        they differ. A further source that holds every byte where the bundle's sources so far
-        do not takes their place (they are refused with their defect's reason): if it was only
-        checked, this returns True, and the caller adds its verification next.
+        have (the same :class:`Defect`, or none, and the first source's signature files), and
+        refused with its defect's reason when they differ (:data:`SIGNED_OTHERWISE` when only
+        the signature files do). A further source that holds every byte where the bundle's
+        sources so far do not takes their place (they are refused with their defect's reason):
+        if it was only checked, this returns True, and the caller adds its verification next.
         """
         self.stats.hashed += judged.hashed
         self.stats.reused += judged.reused
         if judged.digest is None:
             self._sources += 1
-            self._refused.append((judged.source, *self._put(judged.data)))
+            self._refuse(judged.source, judged.data)
             return False
-        kept = self._bundles.get(judged.digest)
+        digest = judged.digest
+        kept = self._kept(digest)
         if kept is not None and judged.defect == kept.defect:
             self._sources += 1
             if judged.signed != kept.signed:
-                reason = SIGNED_OTHERWISE.format(digest=judged.digest, first=kept.sources[0])
-                self._refused.append((judged.source, *self._put(reason.encode())))
+                reason = SIGNED_OTHERWISE.format(digest=digest, first=kept.first)
+                self._refuse(judged.source, reason.encode())
                 return False
-            kept.sources.append(judged.source)
+            self._db.execute("INSERT INTO sources VALUES (?, ?)", (digest, _text(judged.source)))
             return False
         if kept is not None and judged.defect is not None:
             self._sources += 1
-            self._refused.append((judged.source, *self._put(judged.defect.reason.encode())))
+            self._refuse(judged.source, judged.defect.reason.encode())
             return False
         if not judged.data:  # only checked: its verification comes next
             return True
         if kept is not None:  # the sources so far lack bytes this one holds
             assert kept.defect is not None  # noqa: S101 - they differ, and this one has none
-            for source in kept.sources:
-                self._refused.append((source, *self._put(kept.defect.reason.encode())))
+            listed = self._db.execute(
+                "SELECT source FROM sources WHERE digest = ? ORDER BY rowid", (digest,)
+            ).fetchall()
+            for (source,) in listed:
+                self._refuse(_named(source), kept.defect.reason.encode())
+            self._db.execute("DELETE FROM sources WHERE digest = ?", (digest,))
+            self._bundles -= 1
+            self._failed -= kept.failed
         self._sources += 1
         failed = json.loads(judged.data)["failed_check"] is not None
-        self._bundles[judged.digest] = _Kept(
-            *self._put(judged.data), [judged.source], failed, judged.defect, judged.signed
-        )
+        defect = judged.defect
+        self._db.execute(
+            "INSERT OR REPLACE INTO bundles VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (digest, *self._put(judged.data), _text(judged.source), failed,
+             defect and defect.fingerprint, defect and defect.reason, judged.signed),
+        )  # fmt: skip
+        self._db.execute("INSERT INTO sources VALUES (?, ?)", (digest, _text(judged.source)))
+        self._bundles += 1
+        self._failed += failed
         return False
 
     @property
     def failed(self) -> bool:
         """Any bundle failed a check, or any source was refused: exit 1."""
-        return bool(self._refused) or any(kept.failed for kept in self._bundles.values())
+        return bool(self._refused or self._failed)
 
     def _entries(self) -> Iterator[dict[str, Any]]:
-        for digest in sorted(self._bundles):
-            kept = self._bundles[digest]
-            value = json.loads(self._get(kept.offset, kept.length))
-            value["sources"] = sorted(kept.sources)
+        bundles = self._db.execute("SELECT digest, offset, length FROM bundles ORDER BY digest")
+        for digest, offset, length in bundles:
+            value = json.loads(self._get(offset, length))
+            listed = self._db.execute(
+                "SELECT source FROM sources WHERE digest = ? ORDER BY source", (digest,)
+            )
+            value["sources"] = [_named(source) for (source,) in listed]
             yield value
 
     def _refusals(self) -> Iterator[dict[str, str]]:
-        for source, offset, length in sorted(self._refused):
-            yield {"source": source, "reason": self._get(offset, length).decode()}
+        rows = self._db.execute("SELECT source, offset, length FROM refused ORDER BY 1, 2, 3")
+        for source, offset, length in rows:
+            yield {"source": _named(source), "reason": self._get(offset, length).decode()}
 
     def _counts(self) -> dict[str, int]:
-        failed = sum(1 for kept in self._bundles.values() if kept.failed)
         return {
             "sources": self._sources,
-            "bundles": len(self._bundles),
-            "passed": len(self._bundles) - failed,
-            "failed": failed,
-            "refused": len(self._refused),
+            "bundles": self._bundles,
+            "passed": self._bundles - self._failed,
+            "failed": self._failed,
+            "refused": self._refused,
         }
 
     def write_json(self, out: IO[bytes]) -> None:
@@ -542,6 +609,7 @@ class ArchiveWriter:
             writer.writerow(("refused", "", "", "", "", "", "", "", "", r["reason"], r["source"]))
 
     def close(self) -> None:
+        self._db.close()
         self._spool.close()
 
 
