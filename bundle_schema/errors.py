@@ -21,6 +21,8 @@
     │   │                        try (a connection, a time-out, a server error)
     │   ├── BadRequest           audit._http_server: a harness's request the observer does not
     │   │                        take; answered with its 4xx/5xx status, never recorded
+    │   ├── Refused              verify.judging: a source refused where the work was done (a
+    │   │                        Dask task), its reason said; caught by the archive's walk
     │   └── _RefusedError        bundle_schema.canonical: inside the JSON parser (a ValueError
     │                            too, for the parser's hooks); becomes
     │                            MalformedJSON before it leaves the module

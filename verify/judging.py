@@ -25,7 +25,7 @@ from dataclasses import dataclass, field, replace
 from typing import NamedTuple, Protocol
 
 from bundle_schema import digest_of
-from bundle_schema.errors import EvidenceAuditError
+from bundle_schema.errors import EvidenceAuditError, InvalidInput
 from bundle_schema.models import RunDiff
 from pins import PinSetSource
 from verify._hashing import BlobCache
@@ -111,7 +111,7 @@ def _found(name: str, done: Verification) -> tuple[Found, str | None]:
     return found, None if defect is None else defect.fingerprint
 
 
-class Refused(EvidenceAuditError):
+class Refused(InvalidInput):
     """A source refused where the work was done (a Dask task): ``reason`` is the line said,
     without the source's name in front."""
 
