@@ -80,6 +80,8 @@ def _forged(forgery: Forgery) -> Builder:
         manifest, files = read_bundle(_recorded(context))
         fields: dict[str, Any] = {}
         forgery(files, fields)
+        if callable(fields.get("upstreams")):  # a change to the manifest's checkouts
+            fields["upstreams"] = fields["upstreams"](manifest.upstreams)
         reseal(path, manifest, files, fields)
 
     return build
@@ -227,6 +229,21 @@ def _fallback_in_body_only(files: Files, _fields: dict[str, Any]) -> None:
 def _quality_record(files: Files, _fields: dict[str, Any]) -> None:
     quality = json.loads(files[QUALITY][0])
     _put_json(files, QUALITY, quality | {"code_domain_quality": 99})
+
+
+def _record_beside_a_fork(files: Files, fields: dict[str, Any]) -> None:
+    """A record that disagrees with its raw output, beside its harness's checkout relabelled
+    as a fork (the checkout record and the manifest alike): another harness than the pin set
+    pins, whose outputs make no finding (ADR 0036), so upstream_checkout must fail the run and
+    the forged score must not count."""
+    _quality_record(files, fields)
+    fork = "reference://sparkbench-fork"
+    name = "upstreams/sparkbench/checkout.json"
+    _put_json(files, name, json.loads(files[name][0]) | {"repository": fork})
+    fields["upstreams"] = lambda upstreams: tuple(
+        u.model_copy(update={"repository": fork}) if u.name == "sparkbench" else u
+        for u in upstreams
+    )
 
 
 def _pass_with_a_failed_case(files: Files, _fields: dict[str, Any]) -> None:
@@ -435,6 +452,8 @@ FORGERIES: list[Case] = [
           "replayed INFRA_ERROR"),
     _case("3: a record that disagrees with its raw output", _quality_record,
           "not what the raw outputs of sparkbench say"),
+    _case("3: a forged record beside its harness's checkout relabelled as a fork",
+          _record_beside_a_fork, "replayed INFRA_ERROR"),
     _case("3: a PASS with a failed case", _pass_with_a_failed_case, "an evaluator case failed"),
     _case("3: a PASS without evaluator cases", _pass_without_cases, "has no evaluator case"),
     _case("3: an upstream file forged in place", _forged_upstream_file,
