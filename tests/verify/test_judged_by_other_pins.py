@@ -82,9 +82,11 @@ def test_a_reference_run_judged_by_the_real_pins_is_intact_and_an_infrastructure
     status, reason = _gate(verdict, "upstream_checkout")
     assert status == "infra"
     if example == "gx10-smoke":  # the full profile fails first on the Hermes harness it lacks
-        assert reason == (
+        assert reason == (  # each harness that differs, not the first alone
             "infermark is at reference://infermark@5dc3161deea6, pinned "
-            "https://github.com/stef41/infermark@a5e252bd543d"
+            "https://github.com/stef41/infermark@a5e252bd543d; "
+            "sparkbench is at reference://sparkbench@53da0fcee8b3, pinned "
+            "https://github.com/Weschera/spark-bench@196e60da3d75"
         )
     # the reasons name every harness that differs, and no score is replayed from its records
     assert any(

@@ -426,14 +426,17 @@ def upstream_checkout(run: Run) -> Check:
         return refused
     needed = needed_upstreams(run.pins, run.selected)
     checkouts = {u.name: u for u in run.evidence.upstreams}
+    problems = []
     for name in needed:
         # another repository or commit is another harness: its outputs are no evidence under
         # these pins, and the consistency checks leave them alone (ADR 0036)
         problem = checkout_problem(run.pins, run.evidence.upstreams, name)
+        if problem is None and not checkouts[name].clean:
+            problem = f"the {name} checkout is not clean"
         if problem is not None:
-            return found("infra", problem)
-        if not checkouts[name].clean:
-            return found("infra", f"the {name} checkout is not clean")
+            problems.append(problem)
+    if problems:  # each harness that is not the pinned one, named (not the first alone)
+        return found("infra", clip_text("; ".join(problems), 2048))
     for component in run.selected:
         result = run.evidence.results.get(component)
         if result is not None and result.status == "COMPLETED" and not _output(run, component):
