@@ -527,13 +527,13 @@ def read_gate_records(
     return {n: r for n, r in records.items() if not _GATE_RECORD.match(n) or n in expected}
 
 
-def pinned_environments(pins: PinSetSource) -> set[str]:
+def pinned_environments(pins: PinSetSource, foreign: Collection[str] = ()) -> set[str]:
     """The environment records the verifier reads: of the harnesses the pin set gives
-    requirements or variables (any other is unread)."""
+    requirements or variables, but a ``foreign`` one's (ADR 0036; any other is unread)."""
     return {
         f"upstreams/{upstream}/environment.json"
         for upstream, harness in pins.pins.harnesses.items()
-        if harness.requirements or harness.env
+        if (harness.requirements or harness.env) and upstream not in foreign
     }
 
 
@@ -992,11 +992,13 @@ def _completed_by(upstream: str, evidence: Gx10Evidence, pins: PinSetSource) -> 
     ]
 
 
-def pinned_listings(pins: PinSetSource) -> set[str]:
-    """The data listings the pin set pins, which the verifier reads (any other is unread)."""
+def pinned_listings(pins: PinSetSource, foreign: Collection[str] = ()) -> set[str]:
+    """The data listings the pin set pins, which the verifier reads, but a ``foreign``
+    harness's (ADR 0036; any other is unread)."""
     return {
         f"upstreams/{upstream}/data/{name}.jsonl"
         for upstream, harness in pins.pins.harnesses.items()
+        if upstream not in foreign
         for name in harness.data
     }
 
@@ -1095,23 +1097,27 @@ def _environment_record(
     return record, ""
 
 
-def unread_raw_outputs(pins: PinSetSource, names: Collection[str]) -> list[str]:
+def unread_raw_outputs(
+    pins: PinSetSource, names: Collection[str], foreign: Collection[str] = ()
+) -> list[str]:
     """Raw outputs no reader reads: at the raw place of a component whose harness has no
-    reader, or files its reader does not open. Kept as evidence; listed as unread."""
+    reader or is ``foreign`` (another harness's outputs, ADR 0036), or files its reader does
+    not open. Kept as evidence; listed as unread."""
     upstreams = pins.pins.component_upstreams
     unread = []
     for name in sorted(names):
         gate = name.split("/", 5)
         if len(gate) == 6 and gate[0] == "components" and gate[2] == "gates" and gate[4] == "raw":
             # a gate's raw output: read when the pins run that upstream as that component's gate
-            gated = gate[3] in pins.pins.gates_of(gate[1])
+            gated = gate[3] in pins.pins.gates_of(gate[1]) and gate[3] not in foreign
             if not gated or not READS[pins.pins.harnesses[gate[3]].parser](gate[5]):
                 unread.append(name)
             continue
         parts = name.split("/", 3)
         if len(parts) < 4 or parts[0] != "components" or parts[2] != "raw":
             continue
-        harness = pins.pins.harnesses.get(upstreams.get(parts[1], ""))  # type: ignore[call-overload]
+        upstream = upstreams.get(parts[1], "")  # type: ignore[call-overload]
+        harness = None if upstream in foreign else pins.pins.harnesses.get(upstream)
         if harness is None or not READS[harness.parser](parts[3]):
             unread.append(name)
     return unread

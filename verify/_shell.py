@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 from pydantic import BaseModel
@@ -34,6 +34,7 @@ from verify._consistency import (
     BlobIds,
     Reader,
     consistency_findings,
+    foreign_harnesses,
     pinned_environments,
     pinned_listings,
     read_gate_records,
@@ -518,11 +519,7 @@ def _verify(
         evidence=evidence,
         pins=judge,
         signature=signature,
-        unread=sorted(
-            {*unread_entries(placements), *unread_raw_outputs(judge, manifest.model.evidence)}
-            - pinned_listings(judge)
-            - pinned_environments(judge)
-        ),
+        unread=_unread(manifest, placements, evidence, judge),
         ledger=ledger,
     )
     return Verification(verdict, evidence, manifest, judge, tuple(integrity))
@@ -571,6 +568,25 @@ def _blob_ids(manifest: ParsedManifest, source: BundleSource, intact: list[str])
         return digest.hexdigest()
 
     return blob_id
+
+
+def _unread(
+    manifest: ParsedManifest,
+    placements: Mapping[str, Placement],
+    evidence: Gx10Evidence,
+    judge: PinSetSource,
+) -> list[str]:
+    """The entries no check reads: no gate's, raw outputs no reader opens, and the records of
+    a harness that is not the pinned one (ADR 0036: its environment record and data listings
+    too)."""
+    profile = judge.pins.profiles.get(evidence.profile)
+    foreign = foreign_harnesses(evidence, judge, profile.components if profile else ())
+    names = manifest.model.evidence
+    return sorted(
+        {*unread_entries(placements), *unread_raw_outputs(judge, names, foreign)}
+        - pinned_listings(judge, foreign)
+        - pinned_environments(judge, foreign)
+    )
 
 
 def _signature(

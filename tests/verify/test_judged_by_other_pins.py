@@ -102,6 +102,10 @@ def test_a_reference_run_judged_by_the_real_pins_is_intact_and_an_infrastructure
     assert scores.executed_weight == 0
     assert verdict.diagnostics.tier2 is None and verdict.diagnostics.requests is None
     assert not verdict.claims.match  # the runner claimed the scores of its own pin set
+    # what no check read is said: the other harness's raw outputs are listed as unread
+    own = _judged(built_examples[example])
+    assert "components/coding/raw/quality.json" in verdict.unread
+    assert "components/coding/raw/quality.json" not in own.unread
 
 
 def test_a_quarantine_marker_of_another_harness_does_not_decide_the_verdict(
