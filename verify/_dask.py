@@ -92,14 +92,29 @@ def _list(source: Source, pins: Any, cwd: str) -> _Listed:
         digest = digest_of(bundle.manifest_bytes())
     except (EvidenceAuditError, OSError) as exc:
         return None, refusal_reason(source, exc, located(source, cwd)), [], None
-    files: list[tuple[FileKey, str]] = []
     if bundle.kind != "directory":
-        return digest, None, files, _verify(source, digest, [], pins, cwd, bundle)
+        return digest, None, [], _verify(source, digest, [], pins, cwd, bundle)
+    return digest, None, _blob_keys(bundle), None
+
+
+def _blob_keys(bundle: BundleSource) -> list[tuple[FileKey, str]]:
+    """The identity and path of each blob file of a directory bundle (one that cannot be
+    stat'ed is left to its verification to name)."""
+    files = []
     for member in _blob_files(bundle):
         key = BlobCache.key_of(member.file)
         if key is not None:
             files.append((key, member.file))
-    return digest, None, files, None
+    return files
+
+
+def _seeded(known: Sequence[tuple[FileKey, Hashed]]) -> BlobCache:
+    """A cache that knows the stage-2 digests ``known`` (each reused only while its file keeps
+    that identity)."""
+    cache = BlobCache()
+    for key, result in known:
+        cache.know(key, result)
+    return cache
 
 
 def _hash(files: Sequence[tuple[FileKey, str]]) -> list[tuple[FileKey, Hashed]]:
@@ -121,9 +136,7 @@ def _verify(  # noqa: PLR0917 - one source, and where it is
     """Stage 3 for one source, on a worker (within the task's :func:`url_snapshots`;
     ``opened``: the bundle as the task listed it): verified, or (not ``whole``) only its bytes
     checked, as a further source of its bundle."""
-    cache = BlobCache()
-    for key, result in seed:
-        cache.know(key, result)
+    cache = _seeded(seed)
     if not whole:
         return check(source, digest, cache, opened=opened, cwd=cwd)
     judged = judge(source, pins, cache, opened=opened, cwd=cwd)
@@ -262,12 +275,48 @@ def verify_on_dask(
         _run(session, sources, writer, pins)
 
 
+class _Links:
+    """How many listed directory bundles link each file identity (one object per identity),
+    and a path only for a file that a second one links (any link of one identity is the file):
+    memory is a few hundred bytes per bundle, not every listed file's path (ADR 0031)."""
+
+    def __init__(self) -> None:
+        self.keys: dict[FileKey, FileKey] = {}
+        self.count: dict[FileKey, int] = {}
+        self.where: dict[FileKey, str] = {}
+
+    def add(self, files: Sequence[tuple[FileKey, str]]) -> tuple[FileKey, ...]:
+        """One listed bundle's blob files (identity, path); their identities, as kept."""
+        keys = []
+        for listed_key, file in files:
+            key = self.keys.setdefault(listed_key, listed_key)
+            count = self.count.get(key, 0) + 1
+            self.count[key] = count
+            if count == 2:
+                self.where[key] = file
+            keys.append(key)
+        return tuple(keys)
+
+    def hash_shared(self, client: Any, workers: int) -> dict[FileKey, Hashed]:
+        """Stage 2: every file that more than one listed bundle links, hashed once, in a few
+        tasks; the counts are dropped."""
+        shared = sorted(self.where)
+        hashed: dict[FileKey, Hashed] = {}
+        if shared:
+            count = max(1, min(len(shared), 4 * workers))
+            batches = [[(key, self.where[key]) for key in shared[i::count]] for i in range(count)]
+            for batch in client.gather(client.map(_hash, batches, pure=False)):
+                hashed.update(batch)
+        self.keys.clear()
+        self.count.clear()
+        self.where.clear()
+        return hashed
+
+
 class _Listing:
     """The driver's fold of stage 1, in source order, as each chunk's results arrive: the first
     source of each digest, the others, and, for the listed directory bundles, their files'
-    identities (one object per identity) and how many of them link each. A path is kept only
-    for a file that a second listed bundle links (any link of one identity is the file):
-    memory is a few hundred bytes per bundle, not every listed file's path (ADR 0031)."""
+    identities and how many of them link each (:class:`_Links`)."""
 
     def __init__(self, writer: ArchiveWriter) -> None:
         self.writer = writer
@@ -275,9 +324,7 @@ class _Listing:
         self.others: dict[str, list[int]] = defaultdict(list)
         self.verified: dict[int, Judged] = {}  # a later tar's result: its check, or its entry
         self.files: dict[int, tuple[FileKey, ...]] = {}
-        self.keys: dict[FileKey, FileKey] = {}
-        self.links: dict[FileKey, int] = {}
-        self.where: dict[FileKey, str] = {}
+        self.links = _Links()
 
     def add(self, index: int, shown_as: str, listed: _Listed) -> None:
         digest, reason, files, judged = listed
@@ -294,35 +341,12 @@ class _Listing:
             if judged is not None:  # a tar, verified as it was listed
                 self.writer.add(judged)
                 return
-        keys = []
-        for listed_key, file in files:
-            key = self.keys.setdefault(listed_key, listed_key)
-            count = self.links.get(key, 0) + 1
-            self.links[key] = count
-            if count == 2:
-                self.where[key] = file
-            keys.append(key)
-        self.files[index] = tuple(keys)
-
-    def hash_shared(self, client: Any, workers: int) -> dict[FileKey, Hashed]:
-        """Stage 2: every file that more than one listed directory bundle links, hashed once."""
-        hashed = _hash_on(client, self.where, workers)
-        self.keys.clear()
-        self.links.clear()
-        self.where.clear()
-        return hashed
+        self.files[index] = self.links.add(files)
 
 
-def _hash_on(client: Any, where: dict[FileKey, str], workers: int) -> dict[FileKey, Hashed]:
-    """Each file of ``where`` (identity -> a path of it) hashed once, in a few tasks."""
-    shared = sorted(where)
-    hashed: dict[FileKey, Hashed] = {}
-    if shared:
-        count = max(1, min(len(shared), 4 * workers))
-        batches = [[(key, where[key]) for key in shared[i::count]] for i in range(count)]
-        for batch in client.gather(client.map(_hash, batches, pure=False)):
-            hashed.update(batch)
-    return hashed
+def _linked(keys: Sequence[FileKey], hashed: dict[FileKey, Hashed]) -> list[tuple[FileKey, Hashed]]:
+    """The stage-2 digests of the shared files among ``keys``."""
+    return [(key, hashed[key]) for key in keys if key in hashed]
 
 
 def _run(client: Any, sources: Sequence[Source], writer: ArchiveWriter, pins: Any) -> None:
@@ -340,7 +364,7 @@ def _run(client: Any, sources: Sequence[Source], writer: ArchiveWriter, pins: An
             listing.add(index, shown(sources[index]), listed)
         future.release()
     del chunked
-    hashed = listing.hash_shared(client, workers)
+    hashed = listing.links.hash_shared(client, workers)
     writer.stats.hashed += len(hashed)
     first = {i for i in listing.chosen.values() if i in listing.files}
     order = [(i, digest, True, True) for digest, i in listing.chosen.items() if i in first]
@@ -393,7 +417,7 @@ def _stage_three(  # noqa: PLR0917 - the driver's state for one chunk
     own are kept in ``seeds``."""
     known: dict[FileKey, Hashed] = {}
     for i, _, _, is_first in part:
-        linked = [(key, hashed[key]) for key in files[i] if key in hashed]
+        linked = _linked(files[i], hashed)
         known.update(linked)
         if not is_first:
             seeds[i] = linked
@@ -434,13 +458,7 @@ def _walk_list_many(chunk: _Chunk[Source]) -> list[_Walked]:
             except (EvidenceAuditError, OSError) as exc:
                 listed.append((None, refusal_reason(source, exc, located(source, chunk.cwd)), []))
                 continue
-            files = []
-            if bundle.kind == "directory":
-                for member in _blob_files(bundle):
-                    key = BlobCache.key_of(member.file)
-                    if key is not None:
-                        files.append((key, member.file))
-            listed.append((digest, "", files))
+            listed.append((digest, "", _blob_keys(bundle) if bundle.kind == "directory" else []))
     return listed
 
 
@@ -452,9 +470,7 @@ def _walk_steps_many(chunk: _Chunk[_ToVerify], job: Job) -> list[_Done]:
     """Sources of a chunk verified as ``job`` keeps them (``whole``), or only their bytes checked,
     on a worker: one :class:`~verify.BlobCache` for the chunk, seeded with the shared files'
     digests. A source whose manifest changed since it was listed is refused."""
-    cache = BlobCache()
-    for key, result in chunk.known:
-        cache.know(key, result)
+    cache = _seeded(chunk.known)
     done: list[_Done] = []
     with url_snapshots():
         for source, digest, whole in chunk.items:
@@ -505,8 +521,7 @@ class _OnDask:
         self.files.clear()
 
     def _list(self, walk: Sequence[int]) -> None:
-        links: dict[FileKey, int] = {}
-        where: dict[FileKey, str] = {}
+        links = _Links()
         parts = _chunks(len(walk), self.workers)
         chunks = [_Chunk([self.wired[walk[j]] for j in part], self.cwd) for part in parts]
         for part, future in zip(
@@ -518,13 +533,9 @@ class _OnDask:
                     self.reasons[index] = reason
                     continue
                 self.digests[index] = digest
-                for key, file in files:
-                    links[key] = links.get(key, 0) + 1
-                    if links[key] == 2:
-                        where[key] = file
-                self.files[index] = tuple(key for key, _ in files)
+                self.files[index] = links.add(files)
             future.release()
-        self.hashed = _hash_on(self.client, where, self.workers)
+        self.hashed = links.hash_shared(self.client, self.workers)
 
     def _submit(self, steps: Sequence[tuple[int, bool]]) -> None:
         """Run ``steps`` (a source, and whether it is verified or only checked) as tasks."""
@@ -543,7 +554,7 @@ class _OnDask:
     def _chunk(self, steps: Sequence[tuple[int, bool]]) -> _Chunk[_ToVerify]:
         known: dict[FileKey, Hashed] = {}
         for index, _ in steps:
-            known.update((k, self.hashed[k]) for k in self.files.get(index, ()) if k in self.hashed)
+            known.update(_linked(self.files.get(index, ()), self.hashed))
         items = [(self.wired[i], self.digests[i], whole) for i, whole in steps]
         return _Chunk(items, self.cwd, tuple(known.items()))
 
