@@ -26,7 +26,6 @@ import dataclasses
 import hashlib
 import json
 import os
-import re
 import subprocess
 import tempfile
 from collections import deque
@@ -41,7 +40,7 @@ from pydantic import ValidationError
 
 from bundle_schema import canonical_bytes
 from bundle_schema.errors import InvalidInput, one_line
-from bundle_schema.models import HarnessEnvironment
+from bundle_schema.models import HarnessEnvironment, canonical_name
 from pins import SECRET_NAME, URL_CREDENTIALS
 
 __all__ = [
@@ -262,17 +261,13 @@ class _Installed:
     requires: tuple[str, ...]
 
 
-def _pep503(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
-
-
 def _held(environment: Environment) -> dict[str, _Installed]:
     """The interpreter's distributions by PEP 503 name (the first of a name)."""
     held: dict[str, _Installed] = {}
     for pin in environment.distributions:
         name, _, version = pin.partition("==")
         requires = environment.requires.get(pin, ())
-        held.setdefault(_pep503(name), _Installed(name, version, requires))
+        held.setdefault(canonical_name(name), _Installed(name, version, requires))
     return held
 
 
@@ -321,9 +316,9 @@ def unmet_dependencies(
     ``omitted`` (the pin set's ``omitted_dependencies``) is not required, nor followed.
     """
     held = _held(environment)
-    walk = _Walk(held, environment.markers, {_pep503(name) for name in omitted})
+    walk = _Walk(held, environment.markers, {canonical_name(name) for name in omitted})
     for pin in requirements:
-        walk.start(_pep503(pin.partition("==")[0]))
+        walk.start(canonical_name(pin.partition("==")[0]))
     if not walk.run():
         return (
             f"its interpreter {environment.executable} declares more requirements than the "
@@ -337,7 +332,7 @@ def unmet_dependencies(
     more = len(ordered) - SHOWN_UNMET
     shown = "; ".join(ordered[:SHOWN_UNMET]) + (f"; and {more} more" if more > 0 else "")
     involved = {(chains[name] or (name,))[0] for name, _ in unmet}
-    pinned = [pin for pin in requirements if _pep503(pin.partition("==")[0]) in involved]
+    pinned = [pin for pin in requirements if canonical_name(pin.partition("==")[0]) in involved]
     return (
         f"its interpreter {environment.executable} lacks what the pinned distributions "
         f"require: {shown} (install them with their dependencies: pip install "
@@ -403,7 +398,7 @@ class _Walk:
 
     def _follow(self, name: str, requirement: Requirement) -> None:
         """A requirement of ``name`` that applies: unmet, or met and walked through."""
-        wanted = _pep503(requirement.name)
+        wanted = canonical_name(requirement.name)
         if wanted in self.left_out:
             return
         target, distribution = self.held.get(wanted), self.held[name]

@@ -86,6 +86,7 @@ from bundle_schema.models.records import (
     Tier2,
     TransportExchange,
     canonical_distribution,
+    canonical_name,
 )
 from bundle_schema.models.reports import (
     ArchiveBundle,
@@ -376,4 +377,5 @@ __all__ = [
     "VsaStatement",
     "VsaVerifier",
     "canonical_distribution",
+    "canonical_name",
 ]

@@ -64,6 +64,7 @@ __all__ = [
     "Tier2",
     "TransportExchange",
     "canonical_distribution",
+    "canonical_name",
 ]
 
 BASE64_PATTERN = r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"
@@ -434,7 +435,7 @@ class HarnessEnvironment(_Model):
     def _one_meaning(self) -> HarnessEnvironment:
         names: set[str] = set()
         for distribution in self.distributions:  # two versions of one: which did it run with?
-            name = canonical_distribution(distribution).partition("==")[0]
+            name = canonical_name(distribution.partition("==")[0])
             if name in names:
                 raise ValueError(f"distribution {name!r} listed twice")
             names.add(name)
@@ -444,7 +445,12 @@ class HarnessEnvironment(_Model):
         return self
 
 
+def canonical_name(name: str) -> str:
+    """A distribution's name normalized as PEP 503 does (case, ``-``, ``_``, ``.``)."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
 def canonical_distribution(pin: str) -> str:
-    """``name==version`` with the name normalized as PEP 503 does (case, ``-``, ``_``, ``.``)."""
+    """``name==version`` with the name normalized as PEP 503 does (:func:`canonical_name`)."""
     name, _, version = pin.partition("==")
-    return f"{re.sub(r'[-_.]+', '-', name).lower()}=={version}"
+    return f"{canonical_name(name)}=={version}"
