@@ -17,6 +17,7 @@ from bundle_schema.models import (
     SupplementaryMetrics,
     TaskTallies,
 )
+from bundle_schema.roles import ROLES
 from pins import COMPONENTS, PinSetSource
 from verify.gx10._context import Run, shown
 from verify.gx10.hermes import full_pass, infra_task, task_metrics
@@ -25,14 +26,15 @@ from verify.scorers.bfcl import LoadedShard, ShardRefused, score_shards
 
 # --- what is evidence under the pin set (ADR 0036) --------------------------------------------
 
-RECORD_OF: Mapping[str, ComponentName] = {
-    "spark_quality": "coding",
-    "spark_repeat": "reliability",
-    "hermes_tasks": "hermes",
-    "benchlocal": "tool_instruction",
-    "infermark": "performance",
+RECORD_OF: Mapping[str, str] = {
+    role.fills: role.pattern.split("/")[1]
+    for role in ROLES
+    if role.fills is not None
+    and role.pattern.startswith("components/")
+    and "{" not in role.pattern.split("/")[1]
 }
-"""Each harness record of the evidence and the component whose harness writes it."""
+"""Each harness record of the evidence (the field its place fills, bundle_schema/roles) and
+the component whose harness writes it: the component its place is under."""
 
 
 def under_pins(
