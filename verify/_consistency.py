@@ -72,6 +72,7 @@ __all__ = [
     "needed_upstreams",
     "normal_path",
     "pinned_listings",
+    "profile_components",
     "unread_raw_outputs",
 ]
 
@@ -309,6 +310,12 @@ def needed_upstreams(pins: PinSetSource, selected: Iterable[ComponentName]) -> l
     )
 
 
+def profile_components(pins: PinSetSource, evidence: Gx10Evidence) -> tuple[ComponentName, ...]:
+    """The components of the run's profile under ``pins`` (none: a profile it does not define)."""
+    profile = pins.pins.profiles.get(evidence.profile)
+    return tuple(profile.components) if profile else ()
+
+
 def foreign_harnesses(
     evidence: Gx10Evidence, pins: PinSetSource, selected: Iterable[ComponentName]
 ) -> dict[str, str]:
@@ -322,13 +329,12 @@ def foreign_harnesses(
     as infrastructure: a run whose needed harnesses are all as pinned keeps every cross-check
     (a record of an unselected component at a missing checkout is still read and held), so
     leaving a check out never lets a run be QUALIFIED or ranked that a finding stopped."""
-    names = sorted(set(pins.pins.harnesses) | set(needed_upstreams(pins, selected)))
+    needed = needed_upstreams(pins, selected)
     problems = {
         name: problem
-        for name in names
+        for name in sorted(set(pins.pins.harnesses) | set(needed))
         if (problem := checkout_problem(pins, evidence.upstreams, name)) is not None
     }
-    needed = needed_upstreams(pins, selected)
     return problems if any(name in problems for name in needed) else {}
 
 
@@ -1187,8 +1193,7 @@ def consistency_findings(
             entries (default: read from ``evidence.socket_ledger``).
     """
     if selected is None:
-        profile = pins.pins.profiles.get(evidence.profile)
-        selected = profile.components if profile else ()
+        selected = profile_components(pins, evidence)
     foreign = foreign_harnesses(evidence, pins, selected)
     findings: list[Finding] = []
     findings += _ledger(evidence, ledger)

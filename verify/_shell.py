@@ -37,6 +37,7 @@ from verify._consistency import (
     foreign_harnesses,
     pinned_environments,
     pinned_listings,
+    profile_components,
     read_gate_records,
     unread_raw_outputs,
 )
@@ -579,8 +580,7 @@ def _unread(
     """The entries no check reads: no gate's, raw outputs no reader opens, and the records of
     a harness that is not the pinned one (ADR 0036: its environment record and data listings
     too)."""
-    profile = judge.pins.profiles.get(evidence.profile)
-    foreign = foreign_harnesses(evidence, judge, profile.components if profile else ())
+    foreign = foreign_harnesses(evidence, judge, profile_components(judge, evidence))
     names = manifest.model.evidence
     return sorted(
         {*unread_entries(placements), *unread_raw_outputs(judge, names, foreign)}

@@ -20,7 +20,7 @@ from bundle_schema.models import (
     ResultValidity,
 )
 from pins import COMPONENTS, PinSetSource
-from verify._consistency import foreign_harnesses
+from verify._consistency import foreign_harnesses, profile_components
 from verify._facts import (
     LedgerFacts,
 )
@@ -68,8 +68,7 @@ def replay(
         gates: the gates to judge (default: every gate of seed 000). A list without all of
             them, or with one they do not hold, fails closed: no such replay is a result.
     """
-    profile = pins.pins.profiles.get(evidence.profile)
-    run = Run(evidence, pins, profile.components if profile else (), ledger)
+    run = Run(evidence, pins, profile_components(pins, evidence), ledger)
     judged = tuple(gate.judge(run) for gate in gates)
     # the decision, scores and diagnostics read only what is evidence under these pins: not
     # the outputs of a harness the bundle holds at another repository or commit (ADR 0036)
