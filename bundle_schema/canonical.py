@@ -13,7 +13,7 @@ import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import IO, Any
 
 import rfc8785
 
@@ -29,7 +29,9 @@ __all__ = [
     "loads_canonical",
     "loads_canonical_without",
     "loads_strict",
+    "member_key",
     "parse_canonical",
+    "write_array",
 ]
 
 MAX_DEPTH = 64
@@ -118,10 +120,26 @@ def canonical_members(value: dict[str, Any], *, from_json: bool = False) -> dict
     return {key: _encode({key: child}, from_json=from_json)[1:-1] for key, child in value.items()}
 
 
+def member_key(key: str) -> bytes:
+    """The order of an object's members in RFC 8785 (section 3.2.3): by their keys' UTF-16 code
+    units (``sorted(keys, key=member_key)``)."""
+    return key.encode("utf-16-be")
+
+
 def join_members(members: dict[str, bytes]) -> bytes:
     """Join member encodings from :func:`canonical_members` into a canonical object."""
-    order = sorted(members, key=lambda key: key.encode("utf-16-be"))
+    order = sorted(members, key=member_key)
     return b"{" + b",".join(members[key] for key in order) + b"}"
+
+
+def write_array(out: IO[bytes], encoded: Iterable[bytes]) -> None:
+    """Write a JSON array of values already encoded (canonically, each by
+    :func:`canonical_bytes`) to ``out`` as they come: ``[``, the values joined by ``,``, ``]``,
+    the array's canonical encoding, without holding it whole."""
+    out.write(b"[")
+    for index, value in enumerate(encoded):
+        out.write(b"," + value if index else value)
+    out.write(b"]")
 
 
 def canonical_bytes(value: Any) -> bytes:

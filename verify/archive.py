@@ -23,14 +23,13 @@ import dataclasses
 import io
 import json
 import os
-import sqlite3
-import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, NamedTuple
 
 from bundle_schema import canonical_bytes, digest_of
+from bundle_schema.canonical import write_array
 from bundle_schema.errors import EvidenceAuditError, InvalidInput, one_line
 from bundle_schema.layout import classify_path
 from bundle_schema.models import Finding, PinSetRef, Verdict
@@ -40,6 +39,9 @@ from verify._remote import filesystem, masked_text, shown_url
 from verify._shell import check_integrity, verify_bundle
 from verify._signature import MAX_SIGNATURE_SIZE
 from verify._source import BundleSource, is_url, open_source
+from verify._spool import Spool
+from verify._spool import named as _named
+from verify._spool import text as _text
 from verify.policy import failed_check
 
 __all__ = [
@@ -399,29 +401,13 @@ class _Kept(NamedTuple):
 
 
 _SCHEMA = """
-PRAGMA cache_size = -2048;
-PRAGMA journal_mode = OFF;
-PRAGMA synchronous = OFF;
-PRAGMA temp_store = FILE;
 CREATE TABLE bundles (digest TEXT PRIMARY KEY, offset INTEGER, length INTEGER, first BLOB,
                       failed INTEGER, fingerprint TEXT, reason TEXT, signed TEXT) WITHOUT ROWID;
 CREATE TABLE sources (digest TEXT, source BLOB);
 CREATE INDEX sources_of ON sources (digest, source);
 CREATE TABLE refused (source BLOB, offset INTEGER, length INTEGER);
-BEGIN;
 """
-"""The writer's index: a private temporary SQLite database (on disk past a page cache of 2 MiB,
-deleted when closed), one open transaction, nothing synced: it holds nothing to keep."""
-
-
-def _text(source: str) -> bytes:
-    """A source's name as the index keeps it: UTF-8 (a path's undecodable bytes too), whose
-    byte order is the code point order Python sorts ``str`` by."""
-    return source.encode("utf-8", "surrogatepass")
-
-
-def _named(data: bytes) -> str:
-    return data.decode("utf-8", "surrogatepass")
+"""The writer's index (a :class:`verify._spool.Spool`'s)."""
 
 
 class ArchiveWriter:
@@ -435,9 +421,8 @@ class ArchiveWriter:
 
     def __init__(self, pin_set: PinSetRef | None) -> None:
         self._pin_set = pin_set
-        self._spool: IO[bytes] = tempfile.TemporaryFile(prefix="audit-archive-")  # noqa: SIM115
-        self._db = sqlite3.connect("", isolation_level=None)  # "": temporary, on disk
-        self._db.executescript(_SCHEMA)
+        self._spool = Spool(_SCHEMA)
+        self._db = self._spool.db
         self._sources = 0
         self._bundles = 0
         self._failed = 0
@@ -445,13 +430,10 @@ class ArchiveWriter:
         self.stats = ArchiveStats()
 
     def _put(self, data: bytes) -> tuple[int, int]:
-        offset = self._spool.seek(0, os.SEEK_END)
-        self._spool.write(data)
-        return offset, len(data)
+        return self._spool.put_bytes(data)
 
     def _get(self, offset: int, length: int) -> bytes:
-        self._spool.seek(offset)
-        return self._spool.read(length)
+        return self._spool.get_bytes(offset, length)
 
     def _refuse(self, source: str, reason: bytes) -> None:
         self._db.execute(
@@ -568,13 +550,13 @@ class ArchiveWriter:
     def write_json(self, out: IO[bytes]) -> None:
         """The ``archive-report`` document, canonical (RFC 8785: members in key order), written
         entry by entry, then a newline."""
-        out.write(b'{"bundles":[')
-        _joined(out, (canonical_bytes(entry) for entry in self._entries()))
-        out.write(b'],"counts":' + canonical_bytes(self._counts()))
+        out.write(b'{"bundles":')
+        write_array(out, (canonical_bytes(entry) for entry in self._entries()))
+        out.write(b',"counts":' + canonical_bytes(self._counts()))
         pins = None if self._pin_set is None else self._pin_set.model_dump(mode="json")
-        out.write(b',"pin_set":' + canonical_bytes(pins) + b',"refused":[')
-        _joined(out, (canonical_bytes(refusal) for refusal in self._refusals()))
-        out.write(b'],"schema_version":1}\n')
+        out.write(b',"pin_set":' + canonical_bytes(pins) + b',"refused":')
+        write_array(out, (canonical_bytes(refusal) for refusal in self._refusals()))
+        out.write(b',"schema_version":1}\n')
 
     def write_markdown(self, out: IO[str]) -> None:
         """A ``## Bundles`` table by bundle digest, a ``## Refused`` table, and the counts."""
@@ -609,7 +591,6 @@ class ArchiveWriter:
             writer.writerow(("refused", "", "", "", "", "", "", "", "", r["reason"], r["source"]))
 
     def close(self) -> None:
-        self._db.close()
         self._spool.close()
 
 
@@ -634,13 +615,6 @@ def _cells(e: dict[str, Any]) -> tuple[str, ...]:
 
 def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
-
-
-def _joined(out: IO[bytes], items: Iterable[bytes]) -> None:
-    for index, item in enumerate(items):
-        if index:
-            out.write(b",")
-        out.write(item)
 
 
 def verify_archive(

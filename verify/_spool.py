@@ -1,0 +1,69 @@
+"""Where an archive command keeps what it found of each bundle until it writes its report
+(ADR 0025 point 5): a private temporary spool file for the values, and a private temporary
+SQLite database for the index over them, so that memory does not grow with the archive.
+
+Both are this process's own, unnamed on disk (the spool is an unlinked temporary file; SQLite's
+``""`` database is deleted when closed), written and read by this process alone: a value
+pickled here is one this code made, never bytes a bundle gave.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import sqlite3
+import tempfile
+from typing import IO, Any
+
+__all__ = ["Spool", "named", "text"]
+
+_PRAGMAS = """
+PRAGMA cache_size = -2048;
+PRAGMA journal_mode = OFF;
+PRAGMA synchronous = OFF;
+PRAGMA temp_store = FILE;
+"""
+"""On disk past a page cache of 2 MiB, nothing journaled or synced: it holds nothing to keep."""
+
+
+def text(value: str) -> bytes:
+    """A name as an index keeps it: UTF-8 (a path's undecodable bytes too), whose byte order is
+    the code point order Python sorts ``str`` by."""
+    return value.encode("utf-8", "surrogatepass")
+
+
+def named(data: bytes) -> str:
+    """The name :func:`text` kept."""
+    return data.decode("utf-8", "surrogatepass")
+
+
+class Spool:
+    """A spool file and an index of ``schema`` (SQL, run once, in one open transaction)."""
+
+    def __init__(self, schema: str, prefix: str = "audit-archive-") -> None:
+        self._file: IO[bytes] = tempfile.TemporaryFile(prefix=prefix)  # noqa: SIM115
+        self.db = sqlite3.connect("", isolation_level=None)  # "": temporary, on disk
+        self.db.executescript(_PRAGMAS + schema + "\nBEGIN;\n")
+
+    def put_bytes(self, data: bytes) -> tuple[int, int]:
+        """Spool ``data``; where it is (offset, length)."""
+        offset = self._file.seek(0, os.SEEK_END)
+        self._file.write(data)
+        return offset, len(data)
+
+    def get_bytes(self, offset: int, length: int) -> bytes:
+        """The bytes :meth:`put_bytes` spooled there."""
+        self._file.seek(offset)
+        return self._file.read(length)
+
+    def put(self, value: object) -> tuple[int, int]:
+        """Spool a value this code made (pickled); where it is."""
+        return self.put_bytes(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+
+    def get(self, offset: int, length: int) -> Any:
+        """The value :meth:`put` spooled there."""
+        return pickle.loads(self.get_bytes(offset, length))  # noqa: S301 - this process's own
+
+    def close(self) -> None:
+        self.db.close()
+        self._file.close()
