@@ -16,7 +16,10 @@ each is verified in full. Measured, each as its own process
 Targets: within 1.3x of the bare loop; memory flat in N (10,000 bundles under 1 GiB RSS); 2
 workers at least 1.6x one worker.
 
-Run: .venv/bin/python -m benchmarks.archive_scale [--count N] [--s3-count M] [--quick]
+With ``--rank``, `audit rank --json` over the same bundles from disk, in the same three ways
+(it verifies each bundle as verify-archive does, then places it in the ranking).
+
+Run: .venv/bin/python -m benchmarks.archive_scale [--count N] [--s3-count M] [--quick] [--rank]
 """
 
 from __future__ import annotations
@@ -105,21 +108,26 @@ def _row(name: str, wall: float, peak: float, count: int, bare: float) -> None:
           f"{wall / bare:5.2f} x bare  peak RSS {peak:6.0f} MiB  load {load:4.2f}")  # fmt: skip
 
 
-def _local(root: Path, archive: Path, count: int, dask: bool = True) -> None:
-    audit = [str(Path(sys.executable).with_name("audit")), "verify-archive", str(archive)]
+def _local(
+    root: Path, archive: Path, count: int, dask: bool = True, commands: tuple[str, ...] = ()
+) -> None:
     os.sync()
     bare, bare_peak = _timed([sys.executable, "-c", BARE_LOCAL, str(archive)])
     print(f"local disk, {count} bundles:")
     _row("bare loop (list, hash each file once)", bare, bare_peak, count, bare)
-    one, one_peak = _timed(audit)
-    _row("verify-archive, one process", one, one_peak, count, bare)
-    if not dask:
-        return
-    dask1, peak1 = _timed([*audit, "--engine", "dask", "--workers", "1"])
-    _row("verify-archive, Dask, 1 worker", dask1, peak1, count, bare)
-    dask2, peak2 = _timed([*audit, "--engine", "dask", "--workers", "2"])
-    _row("verify-archive, Dask, 2 workers", dask2, peak2, count, bare)
-    print(f"  2 workers / 1 worker: {dask1 / dask2:.2f} x")
+    for command in ("verify-archive", *commands):
+        audit = [str(Path(sys.executable).with_name("audit")), command, str(archive)]
+        if command == "rank":
+            audit.append("--json")
+        one, one_peak = _timed(audit)
+        _row(f"{command}, one process", one, one_peak, count, bare)
+        if not dask:
+            continue
+        dask1, peak1 = _timed([*audit, "--engine", "dask", "--workers", "1"])
+        _row(f"{command}, Dask, 1 worker", dask1, peak1, count, bare)
+        dask2, peak2 = _timed([*audit, "--engine", "dask", "--workers", "2"])
+        _row(f"{command}, Dask, 2 workers", dask2, peak2, count, bare)
+        print(f"  2 workers / 1 worker: {dask1 / dask2:.2f} x")
 
 
 def _s3(root: Path, archive: Path, count: int, dask: bool = True) -> None:
@@ -182,6 +190,9 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="500 bundles, 100 from S3")
     parser.add_argument("--no-dask", action="store_true", help="only the default engine")
     parser.add_argument("--no-local", action="store_true", help="only the S3 rows")
+    parser.add_argument(
+        "--rank", action="store_true", help="from disk, `audit rank --json` too (its rows)"
+    )
     args = parser.parse_args()
     count, s3_count = (500, 100) if args.quick else (args.count, args.s3_count)
     print(f"machine: {platform.machine()}, {default_workers()} cores, "
@@ -193,7 +204,8 @@ def main() -> int:
         print(f"wrote {count} bundles in {time.perf_counter() - started:.1f} s "
               f"({SHARED} shared blobs of 64 KiB, one own each)")  # fmt: skip
         if not args.no_local:
-            _local(root, archive, count, dask=not args.no_dask)
+            ranked = ("rank",) if args.rank else ()
+            _local(root, archive, count, dask=not args.no_dask, commands=ranked)
         if s3_count:
             _s3(root, archive, min(s3_count, count), dask=not args.no_dask)
         shutil.rmtree(root / "archive")

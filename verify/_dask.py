@@ -38,7 +38,7 @@ from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, NamedTuple, TypeVar
 
 import distributed
 
@@ -48,6 +48,7 @@ from verify._hashing import BlobCache, Hashed, default_workers, hash_members
 from verify._remote import url_snapshots
 from verify._shell import _blob_files
 from verify._source import BundleSource, Member
+from verify._spool import Spool
 from verify.archive import (
     ArchiveWriter,
     Judged,
@@ -504,7 +505,9 @@ class _OnDask:
         self.reasons: dict[int, str] = {}
         self.files: dict[int, tuple[FileKey, ...]] = {}
         self.hashed: dict[FileKey, Hashed] = {}
-        self.done: dict[tuple[int, bool], _Done] = {}
+        self.done: dict[tuple[int, bool], _Done | _Spooled] = {}
+        """Each step's result; a verification's spooled (:class:`_Spooled`) till the walk asks."""
+        self._spool = Spool("", prefix="audit-dask-")
         self.late = 0
         """Steps the walk asked for that were not foreseen (each a task of its own)."""
         order, twins = order_of(sources)
@@ -548,7 +551,7 @@ class _OnDask:
         completed: Any = distributed.as_completed
         for future in completed(futures):
             for step, result in zip(futures[future], future.result(), strict=True):
-                self.done[step] = result
+                self.done[step] = self._kept(result)
             future.release()
 
     def _chunk(self, steps: Sequence[tuple[int, bool]]) -> _Chunk[_ToVerify]:
@@ -564,7 +567,7 @@ class _OnDask:
         steps = []
         for digest, indexes in groups.items():
             first = self.done[indexes[0], True]
-            seen = {first.held} if isinstance(first, Judgement) else set()
+            seen = {first.held} if isinstance(first, _Spooled) else set()
             for index in indexes[1:]:
                 held = self.done[index, False]
                 assert isinstance(held, Judged)  # noqa: S101 - a check's result
@@ -596,7 +599,26 @@ class _OnDask:
         if (index, whole) not in self.done:
             self.late += 1
             self._submit([(index, whole)])
-        return self.done.pop((index, whole))
+        done = self.done.pop((index, whole))
+        return self._spool.get(done.offset, done.length) if isinstance(done, _Spooled) else done
+
+    def _kept(self, done: _Done) -> _Done | _Spooled:
+        """A verification's :class:`Judgement` spooled to disk (the facts of 10,000 bundles
+        are not kept in memory till the walk asks for them); a check or refusal as it is."""
+        if isinstance(done, Judgement):
+            return _Spooled(*self._spool.put(done), done.held)
+        return done
+
+    def close(self) -> None:
+        self._spool.close()
+
+
+class _Spooled(NamedTuple):
+    """Where a verification's :class:`Judgement` is spooled, and the bytes it held."""
+
+    offset: int
+    length: int
+    held: tuple[str | None, str | None]
 
 
 def judge_on_dask(
@@ -610,4 +632,8 @@ def judge_on_dask(
     """``rank`` / ``rejudge`` of ``sources`` on Dask (see :func:`verify_on_dask` for the cluster):
     the archive :func:`verify.judging.judge_archive` judges in this process."""
     with _session(client, scheduler, workers) as session:
-        return judge_archive(sources, _OnDask(session, sources, job))
+        steps = _OnDask(session, sources, job)
+        try:
+            return judge_archive(sources, steps)
+        finally:
+            steps.close()

@@ -19,18 +19,21 @@ verdict, and (``rejudge``) the diff of its verdicts before and under the new pin
 
 from __future__ import annotations
 
+import itertools
+import json
 import os
-from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
 from typing import NamedTuple, Protocol
 
 from bundle_schema import digest_of
-from bundle_schema.errors import EvidenceAuditError, InvalidInput
+from bundle_schema.errors import EvidenceAuditError, InvalidInput, one_line
 from bundle_schema.models import RunDiff
 from pins import PinSetSource
 from verify._hashing import BlobCache
 from verify._shell import Verification, verify_bundle
 from verify._source import BundleSource, open_source
+from verify._spool import Spool, named, text
 from verify.archive import (
     MASKED_TWIN,
     Judged,
@@ -43,7 +46,7 @@ from verify.archive import (
     sort_key,
 )
 from verify.diffing import diff_runs
-from verify.ranking import Distinct, Facts, Found, contents_key, distinct
+from verify.ranking import MAX_SOURCE, Distinct, Facts, Found, contents_key
 
 __all__ = [
     "Here",
@@ -52,6 +55,7 @@ __all__ = [
     "Judgement",
     "Refused",
     "Steps",
+    "Whole",
     "bytes_of",
     "files_of",
     "judge_archive",
@@ -177,18 +181,6 @@ class Here:
         return self.job.judge(self._bundle(index), shown(self.sources[index]), self.cache)
 
 
-@dataclass(frozen=True)
-class JudgedArchive:
-    """The bundles under an archive command's paths: each counted once, copies flagged, the
-    sources refused (each with its one-line reason), and the diffs a ``rejudge`` keeps."""
-
-    bundles: list[Distinct]
-    notes: list[str]
-    refused: list[tuple[str, str]]
-    diffs: dict[str, RunDiff] = field(default_factory=dict)
-    """By the source verified (shown): its ``run-diff``."""
-
-
 def bytes_of(checked: Judged) -> tuple[str | None, str | None]:
     """What a check found of a further source's bytes, as :attr:`Judgement.held` says it."""
     return checked.defect and checked.defect.fingerprint, checked.signed
@@ -209,43 +201,272 @@ def order_of(sources: Sequence[Source]) -> tuple[list[int], set[int]]:
     return order, twins
 
 
+_SCHEMA = """
+CREATE TABLE facts (ref INTEGER PRIMARY KEY, offset INTEGER, length INTEGER, digest TEXT,
+                    intact INTEGER, verdict_digest TEXT, contents TEXT, created_at BLOB,
+                    same_verdict INTEGER);
+CREATE TABLE verified (digest TEXT, held BLOB, ref INTEGER, PRIMARY KEY (digest, held))
+    WITHOUT ROWID;
+CREATE TABLE at_files (digest TEXT, files TEXT, ref INTEGER, PRIMARY KEY (digest, files))
+    WITHOUT ROWID;
+CREATE TABLE found (source BLOB, ref INTEGER);
+CREATE TABLE refused (place INTEGER, source BLOB, reason BLOB);
+CREATE TABLE bundles (digest TEXT PRIMARY KEY, ref INTEGER, kept BLOB, sources TEXT,
+                      contents TEXT) WITHOUT ROWID;
+CREATE INDEX bundles_by_contents ON bundles (contents);
+CREATE TABLE copies (digest TEXT PRIMARY KEY, copy_of BLOB) WITHOUT ROWID;
+CREATE TABLE notes (note BLOB);
+"""
+"""The index of a judged archive (a :class:`verify._spool.Spool`'s): each verification
+(``facts``: where its :class:`Judgement` is spooled, and what counting reads of it), the
+verifications of each bundle digest by the bytes they held, each source kept and the
+verification it took its verdict from, the refused sources by their place in the given order;
+then, when the walk is done, each bundle once (``bundles``), the copies and the notes."""
+
+
+class Whole(NamedTuple):
+    """A judged archive at once: its bundles, notes and refused sources."""
+
+    bundles: list[Distinct]
+    notes: list[str]
+    refused: list[tuple[str, str]]
+
+
+class JudgedArchive:
+    """The bundles under an archive command's paths, kept on disk: each counted once, copies
+    flagged, the sources refused (each with its one-line reason), and the diffs a ``rejudge``
+    keeps; read back a bundle at a time, so that 10,000 of them never sit in memory as Python
+    objects at once. Close it (or use it as a context manager) when done.
+
+    How a bundle is counted once, as :func:`judge_archive` leaves it (:meth:`_count`):
+
+    - Sources with the same bundle digest (a directory and its tar, one path given twice) are
+      one bundle. Its verdict is that of the first intact source by path; a source whose
+      verdict differs (a corrupted copy) is named in a note.
+    - Bundles with the same :func:`~verify.ranking.contents_key` but another bundle digest (the
+      same evidence and model, another run id or creation time) are copies: the first intact
+      one by creation time, then bundle digest, is kept; every other one gets ``copy_of``, a
+      reason naming it.
+    """
+
+    def __init__(self) -> None:
+        self._spool = Spool(_SCHEMA)
+        self._db = self._spool.db
+
+    # --- the walk ---------------------------------------------------------------------------
+
+    def _keep(self, digest: str, judgement: Judgement) -> int:
+        """Spool a verification of a source listed as bundle ``digest``; its ``ref``."""
+        facts = judgement.found.facts
+        same = None if judgement.diff is None else judgement.diff.same_verdict
+        cursor = self._db.execute(
+            "INSERT INTO facts VALUES (NULL, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (*self._spool.put((judgement.found, judgement.diff)), facts.bundle_digest,
+             facts.intact, facts.verdict_digest, judgement.found.contents,
+             text(facts.created_at), same),
+        )  # fmt: skip
+        ref = cursor.lastrowid
+        assert ref is not None  # noqa: S101 - an INSERT's
+        self._db.execute(
+            "INSERT OR IGNORE INTO verified VALUES (?, ?, ?)",
+            (digest, _held(judgement.held), ref),
+        )
+        return ref
+
+    def _verified(
+        self, digest: str, held: tuple[str | None, str | None] | None = None
+    ) -> int | None:
+        """The verification of ``digest`` that held those bytes (None: any of it), or None."""
+        if held is None:
+            row = self._db.execute(
+                "SELECT ref FROM verified WHERE digest = ? LIMIT 1", (digest,)
+            ).fetchone()
+        else:
+            row = self._db.execute(
+                "SELECT ref FROM verified WHERE digest = ? AND held = ?", (digest, _held(held))
+            ).fetchone()
+        return None if row is None else row[0]
+
+    def _at_files(self, digest: str, files: str) -> int | None:
+        row = self._db.execute(
+            "SELECT ref FROM at_files WHERE digest = ? AND files = ?", (digest, files)
+        ).fetchone()
+        return None if row is None else row[0]
+
+    def _found(self, name: str, ref: int, digest: str, files: str | None) -> None:
+        if files is not None:
+            self._db.execute(
+                "INSERT OR IGNORE INTO at_files VALUES (?, ?, ?)", (digest, files, ref)
+            )
+        self._db.execute("INSERT INTO found VALUES (?, ?)", (text(name), ref))
+
+    def _refuse(self, place: int, name: str, reason: str) -> None:
+        self._db.execute("INSERT INTO refused VALUES (?, ?, ?)", (place, text(name), text(reason)))
+
+    def _spooled(self, ref: int) -> tuple[Found, RunDiff | None]:
+        offset, length = self._db.execute(
+            "SELECT offset, length FROM facts WHERE ref = ?", (ref,)
+        ).fetchone()
+        spooled: tuple[Found, RunDiff | None] = self._spool.get(offset, length)
+        return spooled
+
+    def _count(self) -> None:
+        """Count each bundle once, and flag the copies (see the class's docstring)."""
+        rows = self._db.execute(
+            "SELECT f.digest, found.source, found.ref, f.intact, f.verdict_digest, f.contents "
+            "FROM found JOIN facts AS f ON f.ref = found.ref ORDER BY f.digest, found.rowid"
+        )
+        for digest, group in itertools.groupby(rows, key=lambda row: row[0]):
+            items = sorted(
+                (
+                    (named(source), ref, intact, verdict)
+                    for _, source, ref, intact, verdict, _ in group
+                ),
+                key=lambda item: (not item[2], item[0]),
+            )
+            (kept, ref, _, verdict), sources = items[0], tuple(sorted({i[0] for i in items}))
+            contents = self._db.execute(
+                "SELECT contents FROM facts WHERE ref = ?", (ref,)
+            ).fetchone()[0]
+            if len(sources) > 1:
+                self._note(f"{digest} is one bundle, counted once: {', '.join(sources)}")
+            for other, other_ref, _, other_verdict in items[1:]:
+                if other_verdict != verdict:
+                    why = self._spooled(other_ref)[0].facts.why
+                    self._note(
+                        f"{other}: the same bundle as {kept}, verified differently ({why}); "
+                        f"{kept} counts"
+                    )
+            self._db.execute(
+                "INSERT INTO bundles VALUES (?, ?, ?, ?, ?)",
+                (digest, ref, text(kept), self._spool_sources(sources), contents),
+            )
+        same = self._db.execute(
+            "SELECT b.contents, b.digest, b.kept, f.intact, f.created_at, b.ref FROM bundles AS b "
+            "JOIN facts AS f ON f.ref = b.ref WHERE b.contents IN (SELECT contents FROM bundles "
+            "GROUP BY contents HAVING count(*) > 1) ORDER BY b.contents, b.digest"
+        )
+        for _, group in itertools.groupby(same, key=lambda row: row[0]):
+            copies = sorted(group, key=lambda row: (not row[3], named(row[4]), row[1]))
+            _, digest, kept, _, _, ref = copies[0]
+            run_id = self._spooled(ref)[0].facts.run_id
+            reason = one_line(
+                f"a copy of {digest} (run {run_id}, {named(kept)}): the same evidence entries "
+                "and model digest under another run id or creation time; only the earliest "
+                "intact one is placed",
+                MAX_SOURCE,
+            )
+            for row in copies[1:]:
+                self._db.execute("INSERT INTO copies VALUES (?, ?)", (row[1], text(reason)))
+
+    def _spool_sources(self, sources: tuple[str, ...]) -> str:
+        return json.dumps(sources)  # ASCII: a path's undecodable bytes escaped, and read back
+
+    def _note(self, note: str) -> None:
+        self._db.execute("INSERT INTO notes VALUES (?)", (text(note),))
+
+    # --- reading it back --------------------------------------------------------------------
+
+    def bundles(self) -> Iterator[Distinct]:
+        """Each bundle once, by bundle digest."""
+        rows = self._db.execute(
+            "SELECT b.kept, b.sources, c.copy_of, f.offset, f.length FROM bundles AS b "
+            "JOIN facts AS f ON f.ref = b.ref LEFT JOIN copies AS c ON c.digest = b.digest "
+            "ORDER BY b.digest"
+        )
+        for kept, sources, copy_of, offset, length in rows:
+            found, diff = self._spool.get(offset, length)
+            yield Distinct(
+                replace(found, source=named(kept)),
+                tuple(json.loads(sources)),
+                None if copy_of is None else named(copy_of),
+                diff,
+            )
+
+    @property
+    def count(self) -> int:
+        """How many bundles."""
+        count: int = self._db.execute("SELECT count(*) FROM bundles").fetchone()[0]
+        return count
+
+    @property
+    def changed(self) -> int:
+        """``rejudge``: how many bundles' verdicts change."""
+        count: int = self._db.execute(
+            "SELECT count(*) FROM bundles AS b JOIN facts AS f ON f.ref = b.ref "
+            "WHERE f.same_verdict = 0"
+        ).fetchone()[0]
+        return count
+
+    def notes(self) -> Iterator[str]:
+        """The notes, in bundle digest order: sources that were one bundle, sources of one
+        bundle that verified differently."""
+        for (note,) in self._db.execute("SELECT note FROM notes ORDER BY rowid"):
+            yield named(note)
+
+    def refused(self) -> Iterator[tuple[str, str]]:
+        """Each refused source, and its reason, in the order of the sources given."""
+        rows = self._db.execute("SELECT source, reason FROM refused ORDER BY place")
+        for source, reason in rows:
+            yield named(source), named(reason)
+
+    @property
+    def refusals(self) -> int:
+        """How many sources were refused."""
+        count: int = self._db.execute("SELECT count(*) FROM refused").fetchone()[0]
+        return count
+
+    def whole(self) -> Whole:
+        """Everything at once (a small archive; a test)."""
+        return Whole(list(self.bundles()), list(self.notes()), list(self.refused()))
+
+    def close(self) -> None:
+        self._spool.close()
+
+    def __enter__(self) -> JudgedArchive:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+
+def _held(held: tuple[str | None, str | None]) -> bytes:
+    return text(repr(held))
+
+
 def judge_archive(sources: Sequence[Source], steps: Steps) -> JudgedArchive:
     """Judge every source, each bundle digest once (see the module's docstring)."""
-    found: list[Found] = []
-    refused: list[tuple[int, str, str]] = []
-    diffs: dict[str, RunDiff] = {}
-    verified: dict[str, dict[tuple[str | None, str | None], Found]] = {}  # digest, then bytes
-    at_files: dict[tuple[str, str], Found] = {}
+    archive = JudgedArchive()
+    try:
+        _walk(sources, steps, archive)
+        archive._count()
+    except BaseException:
+        archive.close()
+        raise
+    return archive
+
+
+def _walk(sources: Sequence[Source], steps: Steps, archive: JudgedArchive) -> None:
     order, twins = order_of(sources)
     for index in order:
         source = sources[index]
         name = shown(source)
         if index in twins:
-            refused.append((index, name, MASKED_TWIN))
+            archive._refuse(index, name, MASKED_TWIN)
             continue
         try:
             digest, files = steps.listed(index)
-            same = None if files is None else at_files.get((digest, files))
-            if same is None and digest in verified:
+            ref = None if files is None else archive._at_files(digest, files)
+            if ref is None and archive._verified(digest) is not None:
                 held = steps.checked(index, digest)
                 if held.digest == digest:  # else verified in full below, which says why
-                    same = verified[digest].get(bytes_of(held))
-            if same is None:
-                judgement = steps.judged(index)
-                same = judgement.found
-                verified.setdefault(digest, {}).setdefault(judgement.held, same)
-                if judgement.diff is not None:
-                    diffs[name] = judgement.diff
-            item = replace(same, source=name)
+                    ref = archive._verified(digest, bytes_of(held))
+            if ref is None:
+                ref = archive._keep(digest, steps.judged(index))
         except Refused as exc:
-            refused.append((index, name, exc.reason))
+            archive._refuse(index, name, exc.reason)
             continue
         except (EvidenceAuditError, OSError) as exc:
-            refused.append((index, name, refusal_reason(source, exc)))
+            archive._refuse(index, name, refusal_reason(source, exc))
             continue
-        if files is not None:
-            at_files.setdefault((digest, files), item)
-        found.append(item)
-    bundles, notes = distinct(found)
-    reasons = [(name, reason) for _, name, reason in sorted(refused)]
-    return JudgedArchive(bundles, notes, reasons, diffs)
+        archive._found(name, ref, digest, files)

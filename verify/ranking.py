@@ -1,18 +1,21 @@
-"""The public ranking of seed 000: which verified runs enter it, in which order, and where the
-others are listed instead; and how an archive counts each bundle once (:func:`distinct`).
-Pure: it orders verdicts it is given; it reads no bundle.
+"""The public ranking of seed 000: which verified runs enter it (:func:`place`), in which order,
+and where the others are listed instead; in memory (:func:`rank`) or, for an archive, on disk
+(:class:`SpooledRanking`). It orders verdicts it is given; it reads no bundle.
 
-An archive keeps of each bundle only its :class:`Facts` (what the ranking and :func:`distinct`
-read), never its evidence, so that memory does not grow with the evidence of 10,000 bundles."""
+An archive keeps of each bundle only its :class:`Facts` (what the ranking and the count of each
+bundle once, :class:`verify.judging.JudgedArchive`, read), never its evidence, so that memory
+does not grow with the evidence of 10,000 bundles."""
 
 from __future__ import annotations
 
+import struct
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import IO
 
 from bundle_schema import canonical_bytes, digest_of
-from bundle_schema.errors import one_line
+from bundle_schema.canonical import member_key, write_array
 from bundle_schema.models import (
     Gx10Evidence,
     Gx10Scores,
@@ -24,10 +27,23 @@ from bundle_schema.models import (
     Ranking,
     RankRow,
     ResultValidity,
+    RunDiff,
     Verdict,
 )
+from verify._spool import Spool, named, text
 
-__all__ = ["Distinct", "Entry", "Facts", "Found", "Ranked", "contents_key", "distinct", "rank"]
+__all__ = [
+    "TABLES",
+    "Distinct",
+    "Entry",
+    "Facts",
+    "Found",
+    "Ranked",
+    "SpooledRanking",
+    "contents_key",
+    "place",
+    "rank",
+]
 
 _ORDER = ("aggregate", "coding", "hermes", "tool_instruction", "reliability", "performance")
 
@@ -56,8 +72,9 @@ class Facts:
     """Why the verdict is what it is, in one line: its first integrity finding, else its
     first reason (what a note on a source that verified differently says)."""
     verdict_digest: str
-    """The digest of the whole verdict's canonical JSON: two sources verified the same when
-    theirs are equal."""
+    """The digest of the whole verdict's JSON: two sources verified the same when theirs are
+    equal. Pydantic's JSON (one pass in its core), not canonical: it is compared only with
+    another this code made of a verdict, never written out."""
     created_at: str
     model: str
     model_digest: str
@@ -85,7 +102,7 @@ class Facts:
             claims_match=verdict.claims.match,
             comparable=verdict.diagnostics.comparable,
             why=_why(verdict),
-            verdict_digest=digest_of(canonical_bytes(verdict.model_dump(mode="json"))),
+            verdict_digest=digest_of(verdict.model_dump_json().encode()),
             created_at=evidence.created_at,
             model=evidence.model.runtime_model_id,
             model_digest=evidence.model.digest,
@@ -134,11 +151,13 @@ class Found:
 @dataclass(frozen=True)
 class Distinct:
     """One bundle of an archive: the source whose verdict counts, every source that holds the
-    same bundle digest, and, for a copy of another bundle, why it is not placed."""
+    same bundle digest, and, for a copy of another bundle, why it is not placed; for
+    ``rejudge``, the diff of the kept source's verdicts before and under the new pin set."""
 
     kept: Found
     sources: tuple[str, ...]
     copy_of: str | None = None
+    diff: RunDiff | None = None
 
     def ranked(self) -> Entry:
         """The bundle as :func:`rank` places it; its source names every source of it."""
@@ -173,61 +192,6 @@ def _why(verdict: Verdict) -> str:
     if findings:
         return f"integrity failed: {findings[0].message}"
     return verdict.reasons[0] if verdict.reasons else "another verdict"
-
-
-def distinct(found: Iterable[Found]) -> tuple[list[Distinct], list[str]]:
-    """Count each bundle of an archive once, and flag the copies.
-
-    - Sources with the same bundle digest (a directory and its tar, one path given twice) are one
-      bundle. Its verdict is that of the first intact source by path; a source whose verdict
-      differs (a corrupted copy) is named in a note.
-    - Bundles with the same :func:`contents_key` but another bundle digest (the same evidence and
-      model, another run id or creation time) are copies: the first intact one by creation time,
-      then bundle digest, is kept; every other one gets ``copy_of``, a reason naming it.
-
-    Returns:
-        The bundles, ordered by bundle digest, and the notes (sources that were one bundle,
-        sources that verified differently), in the same order.
-    """
-    by_digest: dict[str, list[Found]] = defaultdict(list)
-    for item in found:
-        by_digest[item.facts.bundle_digest].append(item)
-    bundles: list[Distinct] = []
-    notes: list[str] = []
-    for digest, group in sorted(by_digest.items()):
-        group.sort(key=lambda f: (not f.facts.intact, f.source))
-        kept, sources = group[0], tuple(sorted({f.source for f in group}))
-        if len(sources) > 1:
-            notes.append(f"{digest} is one bundle, counted once: {', '.join(sources)}")
-        for other in group[1:]:
-            if other.facts.verdict_digest != kept.facts.verdict_digest:
-                notes.append(
-                    f"{other.source}: the same bundle as {kept.source}, verified differently "
-                    f"({other.facts.why}); {kept.source} counts"
-                )
-        bundles.append(Distinct(kept, sources))
-    by_contents: dict[str, list[Distinct]] = defaultdict(list)
-    for bundle in bundles:
-        by_contents[bundle.kept.contents].append(bundle)
-    flagged: dict[str, str] = {}
-    for same in by_contents.values():
-        same.sort(
-            key=lambda b: (
-                not b.kept.facts.intact,
-                b.kept.facts.created_at,
-                b.kept.facts.bundle_digest,
-            )
-        )
-        original = same[0].kept
-        for copy in same[1:]:
-            flagged[copy.kept.facts.bundle_digest] = one_line(
-                f"a copy of {original.facts.bundle_digest} (run {original.facts.run_id}, "
-                f"{original.source}): the same evidence entries and model digest under another "
-                "run id or creation time; only the earliest intact one is placed",
-                MAX_SOURCE,
-            )
-    result = [Distinct(b.kept, b.sources, flagged.get(b.kept.facts.bundle_digest)) for b in bundles]
-    return result, notes
 
 
 def _key(row: RankRow) -> tuple[object, ...]:
@@ -286,51 +250,166 @@ def _other_pins(facts: Facts, pin_set: PinSetRef) -> str:
     )
 
 
+TABLES = ("ranked", "limitations", "controlled", "apart")
+"""The tables of a ranking, in the order a report lists them."""
+
+
+def place(
+    item: Ranked | Entry, pin_set: PinSetRef, *, demo_only: bool = False
+) -> tuple[str, str | None, RankRow]:
+    """Where one verified run goes in the ranking under ``pin_set``: its table (of
+    :data:`TABLES`), its controlled-policy group (None but in ``controlled``), and its row
+    (unnumbered). A copy of another bundle (see :class:`Distinct`) is apart with the bundle it
+    copies as its first reason; under a ``demo_only`` pin set (reference harnesses) every run
+    is apart."""
+    source, facts = item.source, item.facts
+    if item.copy_of is not None:
+        return "apart", None, _row(source, facts, (item.copy_of, *facts.reasons))
+    if demo_only:
+        note = f"{pin_set.id} is a demo-only pin set (reference harnesses): nothing ranks"
+        return "apart", None, _row(source, facts, (note, *facts.reasons))
+    same_pins = facts.pin_set == pin_set and facts.recorded_pin_set == pin_set
+    group = facts.rank_group
+    if group == "primary" and facts.rankable and same_pins:
+        return "ranked", None, _row(source, facts)
+    if group is not None and group.startswith("controlled:") and same_pins:
+        return "controlled", group, _row(source, facts)
+    if _limited(facts, pin_set):
+        return "limitations", None, _row(source, facts)
+    reasons = list(facts.reasons)
+    if not same_pins:
+        reasons.insert(0, _other_pins(facts, pin_set))
+    return "apart", None, _row(source, facts, reasons)
+
+
+def _apart_key(row: RankRow) -> tuple[object, ...]:
+    """The order of the runs listed apart: timestamp, run id, bundle digest."""
+    return (row.created_at, row.run_id, row.bundle_digest)
+
+
+def _numbered(rows: Iterable[RankRow]) -> Iterator[RankRow]:
+    """The ranked rows, each with its position (from 1)."""
+    for i, r in enumerate(rows, start=1):
+        yield r.model_copy(update={"position": i})
+
+
 def rank(
     items: Iterable[Ranked | Entry], pin_set: PinSetRef, *, demo_only: bool = False
 ) -> Ranking:
-    """Place verified runs: the ranking under ``pin_set``, the limitations table, the
-    controlled-policy groups, and everything else apart with its reasons (a copy of another
-    bundle, see :func:`distinct`, is apart with the bundle it copies as its first reason).
-    Under a ``demo_only`` pin set (reference harnesses) every run is apart."""
-    ranked: list[RankRow] = []
-    limitations: list[RankRow] = []
+    """Place verified runs (:func:`place`): the ranking under ``pin_set``, the limitations
+    table, the controlled-policy groups, and everything else apart with its reasons; each table
+    in order (:func:`_key`; apart by timestamp)."""
+    tables: dict[str, list[RankRow]] = {name: [] for name in TABLES}
     controlled: dict[str, list[RankRow]] = defaultdict(list)
-    apart: list[RankRow] = []
     for item in items:
-        source, facts = item.source, item.facts
-        if item.copy_of is not None:
-            apart.append(_row(source, facts, (item.copy_of, *facts.reasons)))
-            continue
-        if demo_only:
-            note = f"{pin_set.id} is a demo-only pin set (reference harnesses): nothing ranks"
-            apart.append(_row(source, facts, (note, *facts.reasons)))
-            continue
-        same_pins = facts.pin_set == pin_set and facts.recorded_pin_set == pin_set
-        group = facts.rank_group
-        if group == "primary" and facts.rankable and same_pins:
-            ranked.append(_row(source, facts))
-        elif group is not None and group.startswith("controlled:") and same_pins:
-            controlled[group].append(_row(source, facts))
-        elif _limited(facts, pin_set):
-            limitations.append(_row(source, facts))
-        else:
-            reasons = list(facts.reasons)
-            if not same_pins:
-                reasons.insert(0, _other_pins(facts, pin_set))
-            apart.append(_row(source, facts, reasons))
-
-    def ordered(rows: list[RankRow], numbered: bool) -> tuple[RankRow, ...]:
-        rows = sorted(rows, key=_key)
-        if not numbered:
-            return tuple(rows)
-        return tuple(r.model_copy(update={"position": i}) for i, r in enumerate(rows, start=1))
-
+        table, group, row = place(item, pin_set, demo_only=demo_only)
+        (controlled[group] if group is not None else tables[table]).append(row)
     return Ranking(
         schema_version=1,
         pin_set=pin_set,
-        ranked=ordered(ranked, numbered=True),
-        limitations=ordered(limitations, numbered=False),
-        controlled={g: ordered(rows, numbered=False) for g, rows in sorted(controlled.items())},
-        apart=tuple(sorted(apart, key=lambda r: (r.created_at, r.run_id, r.bundle_digest))),
+        ranked=tuple(_numbered(sorted(tables["ranked"], key=_key))),
+        limitations=tuple(sorted(tables["limitations"], key=_key)),
+        controlled={g: tuple(sorted(rows, key=_key)) for g, rows in sorted(controlled.items())},
+        apart=tuple(sorted(tables["apart"], key=_apart_key)),
     )
+
+
+def _sortable(key: tuple[object, ...]) -> bytes:
+    """A sort key of floats and strings as bytes whose order (``memcmp``, SQLite's for a BLOB)
+    is Python's order of the tuples: a float as its IEEE 754 bits made order-preserving (-0.0
+    as 0.0), a string as its code points, each one more than it is, in four bytes, then four
+    zero bytes (so a string sorts before any it begins)."""
+    out = bytearray()
+    for value in key:
+        if isinstance(value, float):
+            (bits,) = struct.unpack(">Q", struct.pack(">d", value + 0.0))
+            out += struct.pack(">Q", bits ^ 0xFFFFFFFFFFFFFFFF if bits >> 63 else bits | 1 << 63)
+        else:
+            assert isinstance(value, str)  # noqa: S101 - a key of floats and strings
+            out += struct.pack(f">{len(value)}I", *(ord(c) + 1 for c in value)) + bytes(4)
+    return bytes(out)
+
+
+_RANKING_SCHEMA = """
+CREATE TABLE rows (tab INTEGER, grp BLOB, key BLOB, offset INTEGER, length INTEGER);
+CREATE INDEX rows_in_order ON rows (tab, grp, key);
+"""
+
+
+class SpooledRanking:
+    """The ranking of :func:`rank`, placed a run at a time and kept on disk (a
+    :class:`verify._spool.Spool`), so that an archive's rows never sit in memory at once; read
+    back table by table, in the order :func:`rank` gives (a row at a time), or as the canonical
+    JSON of the ``ranking`` document :func:`rank`'s would be (:meth:`write_json`)."""
+
+    def __init__(self, pin_set: PinSetRef, *, demo_only: bool = False) -> None:
+        self.pin_set, self._demo_only = pin_set, demo_only
+        self._spool = Spool(_RANKING_SCHEMA, prefix="audit-rank-")
+
+    def add(self, item: Ranked | Entry) -> None:
+        """Place one run."""
+        table, group, row = place(item, self.pin_set, demo_only=self._demo_only)
+        key = _apart_key(row) if table == "apart" else _key(row)
+        self._spool.db.execute(
+            "INSERT INTO rows VALUES (?, ?, ?, ?, ?)",
+            (TABLES.index(table), None if group is None else text(group), _sortable(key),
+             *self._spool.put(row)),
+        )  # fmt: skip
+
+    def _rows(self, table: str, group: str | None = None) -> Iterator[RankRow]:
+        rows = self._spool.db.execute(
+            "SELECT offset, length FROM rows WHERE tab = ? AND grp IS ? ORDER BY key, rowid",
+            (TABLES.index(table), None if group is None else text(group)),
+        )
+        for offset, length in rows:
+            yield self._spool.get(offset, length)
+
+    def ranked(self) -> Iterator[RankRow]:
+        """The ranked rows, numbered, in order."""
+        return _numbered(self._rows("ranked"))
+
+    def limitations(self) -> Iterator[RankRow]:
+        return self._rows("limitations")
+
+    def groups(self) -> list[str]:
+        """The controlled-policy groups, sorted."""
+        rows = self._spool.db.execute(
+            "SELECT DISTINCT grp FROM rows WHERE tab = ?", (TABLES.index("controlled"),)
+        )
+        return sorted(named(group) for (group,) in rows)
+
+    def controlled(self, group: str) -> Iterator[RankRow]:
+        return self._rows("controlled", group)
+
+    def apart(self) -> Iterator[RankRow]:
+        return self._rows("apart")
+
+    def write_json(self, out: IO[bytes]) -> None:
+        """The ``ranking`` document, canonical (RFC 8785: members in key order), as
+        ``canonical_bytes(rank(...).model_dump(mode="json"))`` is, then a newline; a row at a
+        time."""
+
+        def array(rows: Iterable[RankRow]) -> None:
+            write_array(out, (canonical_bytes(row.model_dump(mode="json")) for row in rows))
+
+        out.write(b'{"apart":')
+        array(self.apart())
+        out.write(b',"controlled":{')
+        for index, group in enumerate(sorted(self.groups(), key=member_key)):
+            out.write((b"," if index else b"") + canonical_bytes(group) + b":")
+            array(self.controlled(group))
+        out.write(b'},"limitations":')
+        array(self.limitations())
+        out.write(b',"pin_set":' + canonical_bytes(self.pin_set.model_dump(mode="json")))
+        out.write(b',"ranked":')
+        array(self.ranked())
+        out.write(b',"schema_version":1}\n')
+
+    def close(self) -> None:
+        self._spool.close()
+
+    def __enter__(self) -> SpooledRanking:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 
 from rich.cells import cell_len
 from rich.console import Console
@@ -18,7 +18,8 @@ from rich.table import Table
 from rich.text import Text
 
 from bundle_schema import canonical_bytes
-from bundle_schema.models import Ranking, RankRow, ShowReport, SignatureCheck, Verdict
+from bundle_schema.models import RankRow, ShowReport, SignatureCheck, Verdict
+from verify.ranking import SpooledRanking
 
 __all__ = [
     "PROGRESS_MIN_BYTES",
@@ -399,7 +400,8 @@ def _cell(value: str) -> str:
     return " ".join(value.replace("|", "\\|").splitlines())
 
 
-def _score_table(rows: tuple[RankRow, ...], numbered: bool) -> list[str]:
+def _score_table(rows: Iterable[RankRow], numbered: bool) -> Iterator[str]:
+    """A table of scores, a line at a time; ``(none)`` when there are no rows."""
     head = ["#"] if numbered else []
     head += [
         "run",
@@ -414,8 +416,12 @@ def _score_table(rows: tuple[RankRow, ...], numbered: bool) -> list[str]:
         "timestamp",
         "bundle",
     ]
-    lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
+    none = True
     for row in rows:
+        if none:
+            yield "| " + " | ".join(head) + " |"
+            yield "|" + " --- |" * len(head)
+            none = False
         s = row.scores
         cells = [str(row.position)] if numbered else []
         cells += [
@@ -431,37 +437,38 @@ def _score_table(rows: tuple[RankRow, ...], numbered: bool) -> list[str]:
             row.created_at,
             f"`{row.bundle_digest}`",
         ]
-        lines.append("| " + " | ".join(cells) + " |")
-    return lines
+        yield "| " + " | ".join(cells) + " |"
+    if none:
+        yield "(none)"
 
 
-def ranking_markdown(ranking: Ranking) -> str:
-    """The ranking as Markdown: the ranked table, the limitations table, controlled-policy
-    groups, and the runs listed apart with their first reason."""
+def ranking_markdown(ranking: SpooledRanking) -> Iterator[str]:
+    """The ranking as Markdown, a line at a time (each without its newline): the ranked table,
+    the limitations table, controlled-policy groups, and the runs listed apart with their first
+    reason."""
     pins = f"{ranking.pin_set.id} ({ranking.pin_set.digest})"
-    out = [f"## Ranked deployments: {pins}", ""]
-    out += _score_table(ranking.ranked, numbered=True) if ranking.ranked else ["(none)"]
-    out += ["", "## Completed with profile limitations", ""]
-    out += _score_table(ranking.limitations, numbered=False) if ranking.limitations else ["(none)"]
-    for group, rows in ranking.controlled.items():
-        out += ["", f"## Controlled policy {group} (not in the primary ranking)", ""]
-        out += _score_table(rows, numbered=False)
-    out += ["", "## Listed apart", ""]
-    if ranking.apart:
-        out += [
-            "| run | pin set | outcome | validity | profile | reason | bundle |",
-            "| --- | --- | --- | --- | --- | --- | --- |",
-        ]
-        for row in ranking.apart:
-            reason = _cell(row.reasons[0] if row.reasons else "-")
-            out.append(
-                f"| {_cell(row.run_id)} | {row.pin_set.id} | {row.outcome} | "
-                f"{row.result_validity} | {row.profile_decision} | {reason} | "
-                f"`{row.bundle_digest}` |"
-            )
-    else:
-        out.append("(none)")
-    return "\n".join(out) + "\n"
+    yield from (f"## Ranked deployments: {pins}", "")
+    yield from _score_table(ranking.ranked(), numbered=True)
+    yield from ("", "## Completed with profile limitations", "")
+    yield from _score_table(ranking.limitations(), numbered=False)
+    for group in ranking.groups():
+        yield from ("", f"## Controlled policy {group} (not in the primary ranking)", "")
+        yield from _score_table(ranking.controlled(group), numbered=False)
+    yield from ("", "## Listed apart", "")
+    none = True
+    for row in ranking.apart():
+        if none:
+            yield "| run | pin set | outcome | validity | profile | reason | bundle |"
+            yield "| --- | --- | --- | --- | --- | --- | --- |"
+            none = False
+        reason = _cell(row.reasons[0] if row.reasons else "-")
+        yield (
+            f"| {_cell(row.run_id)} | {row.pin_set.id} | {row.outcome} | "
+            f"{row.result_validity} | {row.profile_decision} | {reason} | "
+            f"`{row.bundle_digest}` |"
+        )
+    if none:
+        yield "(none)"
 
 
 class ProgressBar:

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import argparse
 import csv
+import itertools
 import sys
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
+from pydantic import BaseModel, TypeAdapter
 from rich.console import Console
 
 from audit.cli._common import (
@@ -18,9 +20,9 @@ from audit.cli._common import (
     example,
     optional_pins,
     pin_set,
-    print_json,
 )
 from bundle_schema import canonical_bytes
+from bundle_schema.canonical import write_array
 from bundle_schema.errors import (
     EXIT_CHECK_FAILED,
     EXIT_OK,
@@ -28,13 +30,13 @@ from bundle_schema.errors import (
 )
 from bundle_schema.models import (
     PinSetRef,
-    Ranking,
+    RankRow,
     RefusedBundle,
     RejudgedCopy,
     RejudgedRun,
-    RejudgeReport,
     RunDiff,
 )
+from bundle_schema.models.reports import Sources
 from pins import CURRENT, load_builtin
 from verify.archive import (
     ArchiveWriter,
@@ -45,7 +47,7 @@ from verify.archive import (
     verify_archive,
 )
 from verify.judging import Here, Job, JudgedArchive, judge_archive
-from verify.ranking import rank
+from verify.ranking import Distinct, SpooledRanking
 from verify.render import ranking_markdown
 
 __all__ = ["register"]
@@ -250,25 +252,32 @@ def _bundles(paths: Sequence[str], lists: Sequence[str] = ()) -> list[Path | str
 
 def _report_refused(command: str, archive: JudgedArchive) -> int:
     """One line on stderr per refused bundle; exit 1 when any was refused, else 0."""
-    for source, reason in archive.refused:
+    for source, reason in archive.refused():
         sys.stderr.write(f"{PROG} {command}: refused {source}: {reason}\n")
-    return EXIT_CHECK_FAILED if archive.refused else EXIT_OK
+    return EXIT_CHECK_FAILED if archive.refusals else EXIT_OK
 
 
 def _cell(text: str) -> str:
     return text.replace("|", "\\|")
 
 
-def _archive_markdown(archive: JudgedArchive) -> str:
-    """What the ranking tables do not hold: the refused bundles, and the notes."""
-    out: list[str] = []
-    if archive.refused:
-        out += ["", "## Refused", "", "| source | reason |", "| --- | --- |"]
-        out += [f"| {_cell(source)} | {_cell(reason)} |" for source, reason in archive.refused]
-    if archive.notes:
-        out += ["", "## Notes", ""]
-        out += [f"- {note}" for note in archive.notes]
-    return "\n".join(out) + "\n" if out else ""
+def _archive_markdown(archive: JudgedArchive) -> Iterator[str]:
+    """What the ranking tables do not hold, a line at a time: the refused bundles, and the
+    notes."""
+    if archive.refusals:
+        yield from ("", "## Refused", "", "| source | reason |", "| --- | --- |")
+        for source, reason in archive.refused():
+            yield f"| {_cell(source)} | {_cell(reason)} |"
+    for index, note in enumerate(archive.notes()):
+        if not index:
+            yield from ("", "## Notes", "")
+        yield f"- {note}"
+
+
+def _write_lines(lines: Iterable[str]) -> None:
+    """Lines on stdout, each with its newline, as they come."""
+    for line in lines:
+        sys.stdout.write(line + "\n")
 
 
 def _write_csv(header: Sequence[str], rows: Iterable[Sequence[str]]) -> None:
@@ -295,11 +304,13 @@ _RANK_CSV = (
 )  # fmt: skip
 
 
-def _rank_csv(ranking: Ranking, archive: JudgedArchive) -> Iterator[tuple[str, ...]]:
+def _rank_csv(ranking: SpooledRanking, archive: JudgedArchive) -> Iterator[tuple[str, ...]]:
     """One row per bundle, table by table in the ranking's order, then one per refused source."""
-    tables = [("ranked", ranking.ranked), ("limitations", ranking.limitations)]
-    tables += [("controlled", rows) for rows in ranking.controlled.values()]
-    tables += [("apart", ranking.apart)]
+    tables: list[tuple[str, Iterable[RankRow]]] = [
+        ("ranked", ranking.ranked()), ("limitations", ranking.limitations()),
+    ]  # fmt: skip
+    tables += [("controlled", ranking.controlled(group)) for group in ranking.groups()]
+    tables += [("apart", ranking.apart())]
     for table, rows in tables:
         for r in rows:
             scores = r.scores.model_dump()
@@ -311,44 +322,36 @@ def _rank_csv(ranking: Ranking, archive: JudgedArchive) -> Iterator[tuple[str, .
                 r.reasons[0] if r.reasons else "", r.bundle_digest, r.source,
             )  # fmt: skip
     blank = ("",) * (len(_RANK_CSV) - 4)  # but table, first_reason, bundle_digest, source
-    for source, reason in archive.refused:
+    for source, reason in archive.refused():
         yield ("refused", *blank, reason, "", source)
 
 
 def _rank(args: argparse.Namespace, out: Console, err: Console) -> int:
     pins = optional_pins(args.pins)
-    archive = _judged(args, Job(pins))
     chosen = pins or load_builtin(CURRENT)
-    items = [bundle.ranked() for bundle in archive.bundles]
-    ranking = rank(
-        items, PinSetRef(id=chosen.id, digest=chosen.digest), demo_only=chosen.pins.demo_only
-    )
-    if args.json:
-        print_json(ranking)
-    elif args.csv:
-        _write_csv(_RANK_CSV, _rank_csv(ranking, archive))
-    else:
-        text = ranking_markdown(ranking) + _archive_markdown(archive)
-        if args.markdown:
-            sys.stdout.write(text)
+    ref = PinSetRef(id=chosen.id, digest=chosen.digest)
+    with (
+        _judged(args, Job(pins)) as archive,
+        SpooledRanking(ref, demo_only=chosen.pins.demo_only) as ranking,
+    ):
+        for bundle in archive.bundles():
+            ranking.add(bundle.ranked())
+        if args.json:
+            ranking.write_json(sys.stdout.buffer)
+            sys.stdout.flush()
+        elif args.csv:
+            _write_csv(_RANK_CSV, _rank_csv(ranking, archive))
         else:
-            out.print(text, markup=False, highlight=False, soft_wrap=True, end="")
-    return _report_refused("rank", archive)
+            lines = itertools.chain(ranking_markdown(ranking), _archive_markdown(archive))
+            if args.markdown:
+                _write_lines(lines)
+            else:
+                for line in lines:
+                    out.print(line, markup=False, highlight=False, soft_wrap=True)
+        return _report_refused("rank", archive)
 
 
 _AXES = ("outcome", "result_validity", "profile_decision", "rankable")
-
-
-@dataclass(frozen=True)
-class _Rejudged:
-    """What ``rejudge`` prints: the bundles (each with the diff of its two verdicts), the runs
-    whose verdict changes, the copies, and the archive's notes and refusals."""
-
-    archive: JudgedArchive
-    diffs: dict[str, RunDiff]
-    """By source: the ``run-diff`` of its verdicts before and under the new pin set."""
-    changed: list[RejudgedRun]
-    copies: list[RejudgedCopy]
 
 
 def _changes(diff: RunDiff) -> str:
@@ -357,25 +360,54 @@ def _changes(diff: RunDiff) -> str:
     return "; ".join(f"{d.field} {d.a} -> {d.b}" for d in fields)
 
 
-def _rejudge_markdown(done: _Rejudged, pins: PinSetRef, was: PinSetRef | None) -> str:
-    archive = done.archive
+def _diff(bundle: Distinct) -> RunDiff:
+    """The ``run-diff`` of a rejudged bundle's verdicts before and under the new pin set."""
+    assert bundle.diff is not None  # noqa: S101 - every verification of a rejudge keeps one
+    return bundle.diff
+
+
+def _changed(archive: JudgedArchive) -> Iterator[RejudgedRun]:
+    """The runs whose verdict changes, by bundle digest."""
+    for bundle in archive.bundles():
+        if not _diff(bundle).same_verdict:
+            kept = bundle.kept.facts
+            yield RejudgedRun(bundle=", ".join(bundle.sources), run_id=kept.run_id,
+                              diff=_diff(bundle), reasons=kept.reasons)  # fmt: skip
+
+
+def _copies(archive: JudgedArchive) -> Iterator[RejudgedCopy]:
+    """The copies of another bundle, by bundle digest."""
+    for bundle in archive.bundles():
+        if bundle.copy_of is not None:
+            yield RejudgedCopy(bundle=", ".join(bundle.sources), run_id=bundle.kept.facts.run_id,
+                               copy_of=bundle.copy_of)  # fmt: skip
+
+
+def _rejudge_markdown(
+    archive: JudgedArchive, pins: PinSetRef, was: PinSetRef | None
+) -> Iterator[str]:
     before = "the pin set each bundle names" if was is None else f"{was.id} ({was.digest})"
-    out = [f"## Rejudged under {pins.id} ({pins.digest})", ""]
-    out += [f"{len(done.changed)} of {len(archive.bundles)} verdicts change; before: {before}"]
-    out += ["", "## Changed", ""]
-    if done.changed:
-        out += ["| run | what changes | first reason | bundle |", "| --- | --- | --- | --- |"]
-        for row in done.changed:
-            reason = row.reasons[0] if row.reasons else "-"
-            cells = (row.run_id, _changes(row.diff), reason, row.bundle)
-            out.append("| " + " | ".join(_cell(c) for c in cells) + " |")
-    else:
-        out.append("(none)")
-    if done.copies:
-        out += ["", "## Copies", "", "| run | copy of | bundle |", "| --- | --- | --- |"]
-        for copy in done.copies:
-            out.append(f"| {_cell(copy.run_id)} | {_cell(copy.copy_of)} | {_cell(copy.bundle)} |")
-    return "\n".join(out) + "\n" + _archive_markdown(archive)
+    yield from (f"## Rejudged under {pins.id} ({pins.digest})", "")
+    yield f"{archive.changed} of {archive.count} verdicts change; before: {before}"
+    yield from ("", "## Changed", "")
+    none = True
+    for row in _changed(archive):
+        if none:
+            yield from (
+                "| run | what changes | first reason | bundle |",
+                "| --- | --- | --- | --- |",
+            )
+            none = False
+        reason = row.reasons[0] if row.reasons else "-"
+        cells = (row.run_id, _changes(row.diff), reason, row.bundle)
+        yield "| " + " | ".join(_cell(c) for c in cells) + " |"
+    if none:
+        yield "(none)"
+    for index, copy in enumerate(_copies(archive)):
+        if not index:
+            yield from ("", "## Copies", "", "| run | copy of | bundle |", "| --- | --- | --- |")
+        yield f"| {_cell(copy.run_id)} | {_cell(copy.copy_of)} | {_cell(copy.bundle)} |"
+    yield from _archive_markdown(archive)
 
 
 _REJUDGE_CSV = (
@@ -391,12 +423,12 @@ def _text(value: object) -> str:
     return "" if value is None else str(value)
 
 
-def _rejudge_csv(done: _Rejudged) -> Iterator[tuple[str, ...]]:
+def _rejudge_csv(archive: JudgedArchive) -> Iterator[tuple[str, ...]]:
     """One row per bundle by bundle digest (``changed`` or ``same``), then one per refused
     source (``refused``, its reason as ``first_reason``)."""
-    for bundle in done.archive.bundles:
+    for bundle in archive.bundles():
         facts = bundle.kept.facts
-        diff = done.diffs[bundle.kept.source]
+        diff = _diff(bundle)
         now: dict[str, object] = {
             "outcome": facts.outcome,
             "result_validity": facts.result_validity,
@@ -411,59 +443,68 @@ def _rejudge_csv(done: _Rejudged) -> Iterator[tuple[str, ...]]:
             ", ".join(bundle.sources),
         )  # fmt: skip
     blank = ("",) * (len(_REJUDGE_CSV) - 3)  # but status, first_reason, bundle
-    for source, reason in done.archive.refused:
+    for source, reason in archive.refused():
         yield ("refused", *blank, reason, source)
+
+
+def _array(out: IO[bytes], items: Iterable[BaseModel]) -> None:
+    """A JSON array of documents, canonical, an item at a time."""
+    write_array(out, (canonical_bytes(item.model_dump(mode="json")) for item in items))
+
+
+_NOTE: TypeAdapter[str] = TypeAdapter(Sources)
+
+
+def _rejudge_json(archive: JudgedArchive, pins: PinSetRef, before: PinSetRef | None) -> None:
+    """The ``rejudge-report`` document, canonical (members in key order), as
+    ``RejudgeReport(...)`` would print, a run at a time, then a newline."""
+    out = sys.stdout.buffer
+    out.write(b'{"before":' + canonical_bytes(before and before.model_dump(mode="json")))
+    out.write(b',"bundles":' + canonical_bytes(archive.count) + b',"changed":')
+    _array(out, _changed(archive))
+    out.write(b',"copies":')
+    _array(out, _copies(archive))
+    out.write(b',"notes":')
+    write_array(out, (canonical_bytes(_NOTE.validate_python(note)) for note in archive.notes()))
+    out.write(b',"pin_set":' + canonical_bytes(pins.model_dump(mode="json")) + b',"refused":')
+    _array(out, (RefusedBundle(bundle=s, reason=r) for s, r in archive.refused()))
+    out.write(b',"schema_version":1}\n')
+    sys.stdout.flush()
 
 
 def _rejudge(args: argparse.Namespace, out: Console, err: Console) -> int:
     pins = pin_set(args.pins)
     was = optional_pins(args.before)  # None: the pin set each bundle names
-    archive = _judged(args, Job(pins, rejudge=True, before=was))
-    diffs = archive.diffs
-    changed: list[RejudgedRun] = []
-    copies: list[RejudgedCopy] = []
-    for bundle in archive.bundles:
-        kept = bundle.kept.facts
-        source = ", ".join(bundle.sources)
-        result = diffs[bundle.kept.source]  # the kept source is one that was verified
-        if not result.same_verdict:
-            changed.append(RejudgedRun(bundle=source, run_id=kept.run_id, diff=result,
-                                       reasons=kept.reasons))  # fmt: skip
-        if bundle.copy_of is not None:
-            copies.append(RejudgedCopy(bundle=source, run_id=kept.run_id,
-                                       copy_of=bundle.copy_of))  # fmt: skip
-    done = _Rejudged(archive, diffs, changed, copies)
     new = PinSetRef(id=pins.id, digest=pins.digest)
     before = None if was is None else PinSetRef(id=was.id, digest=was.digest)
-    if args.json:
-        print_json(RejudgeReport(
-            schema_version=1, pin_set=new, before=before,
-            bundles=len(archive.bundles), changed=tuple(changed), copies=tuple(copies),
-            notes=tuple(archive.notes),
-            refused=tuple(RefusedBundle(bundle=s, reason=r) for s, r in archive.refused),
-        ))  # fmt: skip
+    with _judged(args, Job(pins, rejudge=True, before=was)) as archive:
+        if args.json:
+            _rejudge_json(archive, new, before)
+        elif args.markdown:
+            _write_lines(_rejudge_markdown(archive, new, before))
+        elif args.csv:
+            _write_csv(_REJUDGE_CSV, _rejudge_csv(archive))
+        else:
+            _rejudge_text(archive, pins.id, pins.digest, out)
         return _report_refused("rejudge", archive)
-    if args.markdown:
-        sys.stdout.write(_rejudge_markdown(done, new, before))
-        return _report_refused("rejudge", archive)
-    if args.csv:
-        _write_csv(_REJUDGE_CSV, _rejudge_csv(done))
-        return _report_refused("rejudge", archive)
+
+
+def _rejudge_text(archive: JudgedArchive, pins: str, digest: str, out: Console) -> None:
+    refused = archive.refusals
     out.print(
-        f"{len(changed)} of {len(archive.bundles)} verdicts change under {pins.id} ({pins.digest})"
-        + (f"; {len(archive.refused)} bundle(s) refused" if archive.refused else "")
+        f"{archive.changed} of {archive.count} verdicts change under {pins} ({digest})"
+        + (f"; {refused} bundle(s) refused" if refused else "")
     )
-    for row in changed:
+    for row in _changed(archive):
         out.print(f"- {row.run_id} ({row.bundle}): {_changes(row.diff)}", soft_wrap=True)
         for reason in row.reasons[:3]:
             out.print(f"    {reason}", soft_wrap=True, highlight=False)
-    for copy in copies:
+    for copy in _copies(archive):
         out.print(f"copy: {copy.run_id} ({copy.bundle}): {copy.copy_of}", soft_wrap=True)
-    for note in archive.notes:
+    for note in archive.notes():
         out.print(f"note: {note}", soft_wrap=True, highlight=False)
-    for source, reason in archive.refused:
+    for source, reason in archive.refused():
         out.print(f"refused: {source}: {reason}", soft_wrap=True, highlight=False)
-    return _report_refused("rejudge", archive)
 
 
 def _verify_archive(args: argparse.Namespace, out: Console, err: Console) -> int:

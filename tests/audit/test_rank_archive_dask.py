@@ -19,22 +19,26 @@ from tests.http_range import RangeServer
 from tests.verify.test_shown_url_queries import _urls, presigned  # noqa: F401 - the fixture
 from tests.verify.test_verify_archive import dask_client  # noqa: F401 - the fixture
 from verify.archive import MASKED_TWIN
-from verify.judging import Here, Job, JudgedArchive, judge_archive
+from verify.judging import Here, Job, Whole, judge_archive
 
 pytest.importorskip("distributed")
 
 STRICTER = DEPLOYMENT_PINS.read_text("utf-8").replace("aggregate = 70", "aggregate = 90", 1)
 
 
-def _both(sources: list[Any], job: Job, client: Any) -> tuple[JudgedArchive, JudgedArchive]:
+def _both(sources: list[Any], job: Job, client: Any) -> tuple[Whole, Whole]:
     """The archive judged in this process, and on Dask, where every step the walk takes was
     foreseen (done in the tasks of one of the three stages, none a task of its own)."""
     from verify._dask import _OnDask  # noqa: PLC0415 - imports Dask
 
     steps = _OnDask(client, sources, job)
-    there = judge_archive(sources, steps)
-    assert steps.late == 0
-    return judge_archive(sources, Here(sources, job)), there
+    try:
+        with judge_archive(sources, steps) as there:
+            assert steps.late == 0
+            with judge_archive(sources, Here(sources, job)) as here:
+                return here.whole(), there.whole()
+    finally:
+        steps.close()
 
 
 def _tars_linked_and_one_corrupt(a: Archive) -> list[Path]:
@@ -65,7 +69,7 @@ def test_dask_judges_an_archive_as_one_process_does(
         here, there = _both(sources, job, dask_client)
         assert there == here
         assert here.bundles  # every case has a bundle that is judged
-        assert bool(here.diffs) == job.rejudge
+        assert all(bundle.diff is not None for bundle in here.bundles) == job.rejudge
 
 
 def test_relative_paths_on_dask_name_the_sources_as_given(

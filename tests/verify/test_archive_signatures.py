@@ -112,8 +112,10 @@ def test_rank_verifies_a_copy_signed_otherwise_itself(
     from verify.distributed import judge_on_dask  # noqa: PLC0415 - imports Dask
 
     paths: list[Any] = _copies(tmp_path, {"a": None, "b": b"{}", "c": b"{}"})
-    here = judge_archive(paths, Here(paths, Job(None)))
-    assert judge_on_dask(paths, Job(None), client=dask_client) == here
+    with judge_archive(paths, Here(paths, Job(None))) as judged:
+        here = judged.whole()
+    with judge_on_dask(paths, Job(None), client=dask_client) as there:
+        assert there.whole() == here
     (bundle,) = here.bundles
     assert bundle.sources == tuple(str(p) for p in paths)
     notes = [n for n in here.notes if "verified differently" in n]
