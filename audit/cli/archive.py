@@ -366,12 +366,34 @@ def _diff(bundle: Distinct) -> RunDiff:
     return bundle.diff
 
 
+_SOURCES_MAX = 1 << 20
+"""The bound of a report's joined sources (:data:`bundle_schema.models.reports.Sources`)."""
+_PATH_MAX = 4096
+"""The bound of a refused source's name (:data:`bundle_schema.models.reports.CommandPath`)."""
+
+
+def _sources(sources: Sequence[str]) -> str:
+    """Every source of a bundle joined by ``, ``, as a report's ``bundle`` names them; past its
+    bound (a bundle under thousands of long names) clipped as a ranking row's ``source`` is."""
+    text = ", ".join(sources)
+    if len(text) <= _SOURCES_MAX:
+        return text
+    tail = f", ... ({len(sources)} sources)"
+    return text[: _SOURCES_MAX - len(tail)] + tail
+
+
+def _clipped(text: str, limit: int) -> str:
+    """``text``, or its first ``limit`` characters ending in ``...`` (a name or note past the
+    bound a report's schema sets; stderr names it whole)."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def _changed(archive: JudgedArchive) -> Iterator[RejudgedRun]:
     """The runs whose verdict changes, by bundle digest."""
     for bundle in archive.bundles():
         if not _diff(bundle).same_verdict:
             kept = bundle.kept.facts
-            yield RejudgedRun(bundle=", ".join(bundle.sources), run_id=kept.run_id,
+            yield RejudgedRun(bundle=_sources(bundle.sources), run_id=kept.run_id,
                               diff=_diff(bundle), reasons=kept.reasons)  # fmt: skip
 
 
@@ -379,7 +401,7 @@ def _copies(archive: JudgedArchive) -> Iterator[RejudgedCopy]:
     """The copies of another bundle, by bundle digest."""
     for bundle in archive.bundles():
         if bundle.copy_of is not None:
-            yield RejudgedCopy(bundle=", ".join(bundle.sources), run_id=bundle.kept.facts.run_id,
+            yield RejudgedCopy(bundle=_sources(bundle.sources), run_id=bundle.kept.facts.run_id,
                                copy_of=bundle.copy_of)  # fmt: skip
 
 
@@ -465,9 +487,11 @@ def _rejudge_json(archive: JudgedArchive, pins: PinSetRef, before: PinSetRef | N
     out.write(b',"copies":')
     _array(out, _copies(archive))
     out.write(b',"notes":')
-    write_array(out, (canonical_bytes(_NOTE.validate_python(note)) for note in archive.notes()))
+    notes = (_NOTE.validate_python(_clipped(note, _SOURCES_MAX)) for note in archive.notes())
+    write_array(out, (canonical_bytes(note) for note in notes))
     out.write(b',"pin_set":' + canonical_bytes(pins.model_dump(mode="json")) + b',"refused":')
-    _array(out, (RefusedBundle(bundle=s, reason=r) for s, r in archive.refused()))
+    _array(out, (RefusedBundle(bundle=_clipped(source, _PATH_MAX), reason=reason)
+                 for source, reason in archive.refused()))  # fmt: skip
     out.write(b',"schema_version":1}\n')
     sys.stdout.flush()
 
