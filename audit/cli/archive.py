@@ -347,7 +347,7 @@ def _rank(args: argparse.Namespace, out: Console, err: Console) -> int:
                 _write_lines(lines)
             else:
                 for line in lines:
-                    out.print(line, markup=False, highlight=False, soft_wrap=True)
+                    out.print(line, markup=False, emoji=False, highlight=False, soft_wrap=True)
         return _report_refused("rank", archive)
 
 
@@ -514,21 +514,29 @@ def _rejudge(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 
 def _rejudge_text(archive: JudgedArchive, pins: str, digest: str, out: Console) -> None:
+    """The text of ``rejudge``: every name and reason as it is (no Rich markup or emoji code
+    in a source's path, ``[/]`` or ``:smile:``, is read as one)."""
+
+    def say(text: str) -> None:
+        out.print(text, markup=False, emoji=False, highlight=False, soft_wrap=True)
+
     refused = archive.refusals
     out.print(
         f"{archive.changed} of {archive.count} verdicts change under {pins} ({digest})"
-        + (f"; {refused} bundle(s) refused" if refused else "")
+        + (f"; {refused} bundle(s) refused" if refused else ""),
+        markup=False,
+        emoji=False,
     )
     for row in _changed(archive):
-        out.print(f"- {row.run_id} ({row.bundle}): {_changes(row.diff)}", soft_wrap=True)
+        say(f"- {row.run_id} ({row.bundle}): {_changes(row.diff)}")
         for reason in row.reasons[:3]:
-            out.print(f"    {reason}", soft_wrap=True, highlight=False)
+            say(f"    {reason}")
     for copy in _copies(archive):
-        out.print(f"copy: {copy.run_id} ({copy.bundle}): {copy.copy_of}", soft_wrap=True)
+        say(f"copy: {copy.run_id} ({copy.bundle}): {copy.copy_of}")
     for note in archive.notes():
-        out.print(f"note: {note}", soft_wrap=True, highlight=False)
+        say(f"note: {note}")
     for source, reason in archive.refused():
-        out.print(f"refused: {source}: {reason}", soft_wrap=True, highlight=False)
+        say(f"refused: {source}: {reason}")
 
 
 def _verify_archive(args: argparse.Namespace, out: Console, err: Console) -> int:

@@ -18,7 +18,15 @@ rank and rejudge; the default engine and Dask) byte for byte with the code befor
   them (1 MiB, 4096 characters): a bundle hard linked under a few hundred long names, or a list
   file with a URL of 5,000 characters, crashed ``rejudge`` (``--json``, ``--markdown`` and text)
   with a traceback, now after writing part of the document; they are clipped at the bound, as
-  ``rank`` clips a row's sources.
+  ``rank`` clips a row's sources; a source's path that holds ``[/`` ... ``]`` (a folder ``x[``
+  holding a bundle ``]y``) crashed ``rejudge``'s text with a traceback (Rich read it as a closing
+  tag), and one that holds an emoji code (``:smile:``) was shown as an emoji in the text of
+  ``rank`` and ``rejudge``: both print every name as it is now;
+- holes left open (before the change too, and in ``verify-archive``): a source's path that is
+  not UTF-8 (a folder entry named by bytes such as ``\xff``) still fails every archive command
+  with a traceback (pydantic refuses the surrogates Python decodes them to; so does the UTF-8
+  CSV writer): how such a name is shown is for ``verify.archive.shown``; and a Dask
+  ``LocalCluster`` leaves its ``dask-scratch-space`` folder in ``TMPDIR``.
 """
 
 from __future__ import annotations
@@ -119,3 +127,27 @@ def test_rejudge_clips_a_refused_source_named_by_more_than_its_bound(
     assert report["bundles"] == 1
     (line,) = captured.err.splitlines()  # stderr names it whole
     assert line.startswith(f"audit rejudge: refused {url}: ")
+
+
+def test_the_text_of_rank_and_rejudge_shows_each_name_as_it_is(
+    ranked_examples: dict[str, Path],
+    tmp_path: Path,
+    stricter: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A folder ``x[`` holding a bundle ``:smile:]`` and its tar: their paths hold ``[/:smile:]``,
+    which Rich reads as a closing tag (``rejudge``'s text failed with a traceback, MarkupError),
+    and ``:smile:``, an emoji code (``rank``'s text showed it as an emoji)."""
+    folder = tmp_path / "x["
+    folder.mkdir()
+    bundle = Path(shutil.copytree(ranked_examples[FULL], folder / ":smile:]"))
+    pack(bundle, folder / ":smile:].tar")
+    both = f"{bundle}, {bundle}.tar"
+    assert main(["rank", str(folder), "--pins", str(DEPLOYMENT_PINS)]) == 0
+    out = capsys.readouterr().out
+    assert f"is one bundle, counted once: {both}\n" in out
+    argv = ["rejudge", str(folder), "--pins", str(stricter), "--before", str(DEPLOYMENT_PINS)]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert f"({both}): outcome " in out
+    assert "note: sha256:" in out and f"counted once: {both}\n" in out
