@@ -246,6 +246,7 @@ def test_show_exits_1_on_an_integrity_failure_as_verify_does(
     built_examples: dict[str, Path],
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
     entry: str,
 ) -> None:
     bundle = _tampered(built_examples, tmp_path, entry)
@@ -253,11 +254,14 @@ def test_show_exits_1_on_an_integrity_failure_as_verify_does(
     assert code == 1
     assert report["forensic"]["failed_part"] == "integrity"
     message = report["verdict"]["integrity"]["findings"][0]["message"]
-    assert main(["show", str(bundle)]) == 1
+    # Named from its folder: the first line holds the name whole at 80 columns, however long
+    # the temp folder's path is (a pytest-xdist worker's is longer; an absolute path wraps).
+    monkeypatch.chdir(bundle.parent)
+    assert main(["show", bundle.name]) == 1
     shown = capsys.readouterr()
     assert shown.err == f"audit show: integrity failed: 1 finding(s); first: {message}\n"
-    assert shown.out.startswith(f"evidence bundle {bundle}\n")
-    assert main(["verify", str(bundle)]) == 1  # the two commands agree
+    assert shown.out.startswith(f"evidence bundle {bundle.name}\n")
+    assert main(["verify", bundle.name]) == 1  # the two commands agree
     assert capsys.readouterr().err == shown.err.replace("audit show:", "audit verify:")
 
 
@@ -513,14 +517,17 @@ def test_both_views_read_at_80_columns_answer_first(
 ) -> None:
     path = built_examples.get(name) or odd_bundles[name]
     report = report_of(path)
+    # The bundle as named from its folder: the layout at 80 columns is the same however long
+    # the temp folder's path is (a pytest-xdist worker's is longer; an absolute path wraps).
+    shown = path.name
 
     def show(width: int) -> str:
-        return terminal(lambda c: render_show(report, c, str(path)), width)
+        return terminal(lambda c: render_show(report, c, shown), width)
 
     out = show(80)
     _check_80_columns(out, show(400), _digests(report))
     head = out.splitlines()
-    assert head[0] == f"evidence bundle {path}"
+    assert head[0] == f"evidence bundle {shown}"
     assert head[1].startswith(report.verdict.outcome)
     flat = " ".join(out.split())
     order = ["scores (replayed", "hard gates", "timeline", "socket ledger: ", "the bundle run: "]
@@ -535,7 +542,7 @@ def test_both_views_read_at_80_columns_answer_first(
         assert flat.index(" ".join(f"- {reason}".split()[:4])) < places[0], reason
 
     def verdict_view(width: int) -> str:
-        return terminal(lambda c: render_verdict(report.verdict, c, str(path)), width)
+        return terminal(lambda c: render_verdict(report.verdict, c, shown), width)
 
     out = verdict_view(80)
     _check_80_columns(out, verdict_view(400), _digests(report) - _show_only(report))

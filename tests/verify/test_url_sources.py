@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -59,45 +59,38 @@ def server(http: RangeServer) -> Iterator[RangeServer]:
     http.lie = "none"
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 S3_ENVIRONMENT = {
     "AWS_ACCESS_KEY_ID": "evidence-audit-test",
     "AWS_SECRET_ACCESS_KEY": "evidence-audit-test-secret",
     "AWS_DEFAULT_REGION": "us-east-1",
     "AWS_EC2_METADATA_DISABLED": "true",  # never ask an instance metadata service for more
 }
+MOTO_LISTENING = re.compile(r"Running on (http://127\.0\.0\.1:\d+)")
+"""The line moto's server (werkzeug) logs once it listens, with the port it was given."""
 
 
 @pytest.fixture(scope="module")
 def s3(published: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     """moto's S3 server as its own process on 127.0.0.1, bucket ``runs`` holding the published
     tars; the environment points the AWS SDK at it (``AWS_ENDPOINT_URL``), as an operator
-    points it at MinIO or R2."""
-    port = _free_port()
-    log = (tmp_path_factory.mktemp("moto") / "moto.log").open("wb")
+    points it at MinIO or R2. The server binds a port the system chooses (port 0) and names it
+    in its log: no other process (another pytest-xdist worker) can take it in between."""
+    path = tmp_path_factory.mktemp("moto") / "moto.log"
+    log = path.open("wb")
     process = subprocess.Popen(
-        [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+        [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", "0"],
         stdout=log,
         stderr=subprocess.STDOUT,
     )
-    environment = S3_ENVIRONMENT | {"AWS_ENDPOINT_URL": f"http://127.0.0.1:{port}"}
-    saved = {name: os.environ.get(name) for name in environment}
-    os.environ.update(environment)
+    saved = {name: os.environ.get(name) for name in [*S3_ENVIRONMENT, "AWS_ENDPOINT_URL"]}
     try:
         deadline = time.monotonic() + 60
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"moto_server exited {process.poll()}") from None
-                time.sleep(0.1)
+        while not (listening := MOTO_LISTENING.search(path.read_text("utf-8", "replace"))):
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"moto_server exited {process.poll()}: {path.read_text()}")
+            time.sleep(0.1)
+        environment = S3_ENVIRONMENT | {"AWS_ENDPOINT_URL": listening[1]}
+        os.environ.update(environment)
         import boto3  # noqa: PLC0415 - the test's own client, not the code under test
 
         client = boto3.client("s3", endpoint_url=environment["AWS_ENDPOINT_URL"])
