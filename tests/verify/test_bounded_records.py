@@ -46,21 +46,33 @@ def test_every_example_bundle_gives_the_same_verdict_both_ways(
         assert bounded == full, name
 
 
-def test_a_recorded_run_gives_the_same_verdict_both_ways(
-    tmp_path_factory: pytest.TempPathFactory,
-) -> None:
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A well-behaved recorded run, recorded once for this module's tests (they only read it)."""
     work = tmp_path_factory.mktemp("recording")
-    recorded = record_reference_run(work / "recorded", work / "work")
+    return record_reference_run(work / "recorded", work / "work")
+
+
+@pytest.fixture(scope="module")
+def corpus(
+    tmp_path_factory: pytest.TempPathFactory, built_examples: dict[str, Path]
+) -> dict[str, dict[str, Any]]:
+    """The cases of :data:`CORPUS`, generated once for this module's tests (they only read
+    them: verifying never writes into a bundle, which the corpus test checks)."""
+    root = tmp_path_factory.mktemp("corpus")
+    return generate(root / "cases", Context(root / "work", built_examples), CORPUS)
+
+
+def test_a_recorded_run_gives_the_same_verdict_both_ways(recorded: Path) -> None:
     bounded, full = _both(recorded)
     assert bounded == full
     assert b'"outcome":"QUALIFIED"' in bounded
 
 
 def test_every_hostile_bundle_gives_the_same_verdict_both_ways(
-    tmp_path_factory: pytest.TempPathFactory, built_examples: dict[str, Path]
+    corpus: dict[str, dict[str, Any]],
 ) -> None:
-    root = tmp_path_factory.mktemp("corpus")
-    built = generate(root / "cases", Context(root / "work", built_examples), CORPUS)
+    built = corpus
     assert len(built) == len(CORPUS)
     for case in CORPUS:
         entry = built[case.name]
@@ -139,15 +151,13 @@ def _with_helpers(path: Path, args: list[str] = ()) -> tuple[bytes, bytes]:  # t
 
 @pytest.mark.usefixtures("helpers_for_every_log")
 def test_helpers_give_the_same_verdict_on_a_recorded_run_and_the_corpus(
-    tmp_path_factory: pytest.TempPathFactory, built_examples: dict[str, Path]
+    recorded: Path, corpus: dict[str, dict[str, Any]]
 ) -> None:
-    work = tmp_path_factory.mktemp("recording")
-    helped, full = _with_helpers(record_reference_run(work / "recorded", work / "work"))
+    helped, full = _with_helpers(recorded)
     assert helped == full
     assert b'"outcome":"QUALIFIED"' in helped
-    root = tmp_path_factory.mktemp("corpus")
     cases = [c for c in CORPUS if c.category in ("record", "schema", "content", "forgery")]
-    built = generate(root / "cases", Context(root / "work", built_examples), cases)
+    built = corpus
     for case in cases:
         entry = built[case.name]
         helped, full = _with_helpers(Path(entry["path"]), entry["args"])
