@@ -51,12 +51,17 @@ browser-tools:
 			--no-install-recommends chromium chromium-driver; \
 	fi
 
+# The suite runs in PYTEST_WORKERS processes (pytest-xdist), two by default: the two cores of a
+# developer's machine and of CI. Each worker takes whole test files (--dist loadfile), so a
+# module's fixtures are built once; PYTEST_WORKERS=0 runs it in this one process (ADR 0038).
+PYTEST_WORKERS ?= 2
+
 test: $(STAMP) sandbox-tools browser-tools bytecode
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	$(BIN)/audit schema --check
-	$(BIN)/python -m pytest -q -p no:cacheprovider
+	$(BIN)/python -m pytest -q -p no:cacheprovider -n $(PYTEST_WORKERS) --dist loadfile
 
 # The unit tests of the pure layers alone, for a quick loop while editing (tests/ mirrors the
 # packages: bundle_schema, pins, verify, verify/scorers, audit, hostile, e2e); `make test` runs all.
