@@ -39,6 +39,7 @@ from types import TracebackType
 from typing import Any, NamedTuple
 
 from verify._source import READ_CHUNK, Member, RandomAccess, read_range
+from verify._spool import Spool
 
 __all__ = [
     "PROCESS_THRESHOLD",
@@ -444,6 +445,12 @@ _FileKey = tuple[int, int, int, int]
 """A file's identity and state: device, inode, size, modification time (ns)."""
 
 
+IN_MEMORY = 1 << 12
+"""How many files' digests a :class:`BlobCache` keeps in memory (about 0.7 MB) before it moves
+them to disk."""
+_SPILLED = "CREATE TABLE known (key BLOB PRIMARY KEY, result BLOB) WITHOUT ROWID;"
+
+
 class BlobCache:
     """Digests of files already hashed, by file identity: a blob hard-linked into many bundles
     (a store shared by runs, see ``audit run --store``) is hashed once per process.
@@ -452,11 +459,16 @@ class BlobCache:
     in another bundle, or a blob rewritten since, is hashed again. Tar members are never cached.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, in_memory: int = IN_MEMORY) -> None:
         self._known: dict[bytes, bytes] = {}
         """Packed (:data:`_PACKED_KEY`) file identity -> packed digest and size: a third of the
         memory of the tuple and the :class:`Hashed` (about 170 bytes a file, where an archive
-        of small bundles keeps one or two files of each bundle)."""
+        of small bundles keeps one or two files of each bundle). At most ``in_memory`` of them;
+        past that, all are moved to :attr:`_spilled`, and one found there comes back."""
+        self._in_memory = in_memory
+        self._spilled: Spool | None = None
+        """A private temporary database of the entries moved out of memory (made when first
+        needed): memory does not grow with an archive's files."""
         self.hashed = 0
         """Files hashed through this cache."""
         self.reused = 0
@@ -476,7 +488,26 @@ class BlobCache:
         file of ``key``: it is reused only while the file has that identity and state."""
         packed = _packed_result(result)
         if packed is not None:
-            self._known[_PACKED_KEY.pack(*key)] = packed
+            self._keep(_PACKED_KEY.pack(*key), packed)
+
+    def _keep(self, key: bytes, packed: bytes) -> None:
+        self._known[key] = packed
+        if len(self._known) > self._in_memory:
+            if self._spilled is None:
+                self._spilled = Spool(_SPILLED, prefix="audit-cache-")
+            self._spilled.db.executemany(
+                "INSERT OR REPLACE INTO known VALUES (?, ?)", self._known.items()
+            )
+            self._known.clear()
+
+    def _found(self, key: bytes) -> bytes | None:
+        found = self._known.get(key)
+        if found is None and self._spilled is not None:
+            row = self._spilled.db.execute("SELECT result FROM known WHERE key = ?", (key,))
+            found = next((result for (result,) in row), None)
+            if found is not None:  # a file linked again: keep it at hand
+                self._keep(key, found)
+        return found
 
     def split(
         self, members: Sequence[Member]
@@ -495,7 +526,7 @@ class BlobCache:
                 todo.append(member)  # hashing will say what is wrong
                 continue
             key = (status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns)
-            found = self._known.get(_PACKED_KEY.pack(*key))
+            found = self._found(_PACKED_KEY.pack(*key))
             if found is None:
                 todo.append(member)
                 keys[member.path] = key
@@ -511,7 +542,7 @@ class BlobCache:
         for path, result in results.items():
             packed = _packed_result(result) if path in keys else None
             if packed is not None:
-                self._known[_PACKED_KEY.pack(*keys[path])] = packed
+                self._keep(_PACKED_KEY.pack(*keys[path]), packed)
 
 
 _PACKED_KEY = struct.Struct("<QQQq")

@@ -12,10 +12,11 @@ from __future__ import annotations
 import os
 import pickle
 import sqlite3
+import struct
 import tempfile
 from typing import IO, Any
 
-__all__ = ["Spool", "named", "text"]
+__all__ = ["Spool", "named", "sortable", "text"]
 
 _PRAGMAS = """
 PRAGMA cache_size = -2048;
@@ -37,22 +38,43 @@ def named(data: bytes) -> str:
     return data.decode("utf-8", "surrogatepass")
 
 
+def sortable(key: tuple[float | str, ...]) -> bytes:
+    """A sort key of floats and strings as bytes whose order (``memcmp``, SQLite's for a BLOB)
+    is Python's order of the tuples: a float as its IEEE 754 bits made order-preserving (-0.0
+    as 0.0), a string as its code points (a path's surrogates too), each one more than it is, in
+    four bytes, then four zero bytes (so a string sorts before any it begins)."""
+    out = bytearray()
+    for value in key:
+        if isinstance(value, float):
+            (bits,) = struct.unpack(">Q", struct.pack(">d", value + 0.0))
+            out += struct.pack(">Q", bits ^ 0xFFFFFFFFFFFFFFFF if bits >> 63 else bits | 1 << 63)
+        else:
+            out += struct.pack(f">{len(value)}I", *(ord(c) + 1 for c in value)) + bytes(4)
+    return bytes(out)
+
+
 class Spool:
-    """A spool file and an index of ``schema`` (SQL, run once, in one open transaction)."""
+    """A spool file (made when first written) and an index of ``schema`` (SQL, run once, in
+    one open transaction). The database may be used from another thread than the one that
+    made it, one thread at a time."""
 
     def __init__(self, schema: str, prefix: str = "audit-archive-") -> None:
-        self._file: IO[bytes] = tempfile.TemporaryFile(prefix=prefix)  # noqa: SIM115
-        self.db = sqlite3.connect("", isolation_level=None)  # "": temporary, on disk
-        self.db.executescript(_PRAGMAS + schema + "\nBEGIN;\n")
+        self._prefix = prefix
+        self._file: IO[bytes] | None = None
+        self.db = sqlite3.connect("", isolation_level=None, check_same_thread=False)
+        self.db.executescript(_PRAGMAS + schema + "\nBEGIN;\n")  # "": temporary, on disk
 
     def put_bytes(self, data: bytes) -> tuple[int, int]:
         """Spool ``data``; where it is (offset, length)."""
+        if self._file is None:
+            self._file = tempfile.TemporaryFile(prefix=self._prefix)  # noqa: SIM115
         offset = self._file.seek(0, os.SEEK_END)
         self._file.write(data)
         return offset, len(data)
 
     def get_bytes(self, offset: int, length: int) -> bytes:
         """The bytes :meth:`put_bytes` spooled there."""
+        assert self._file is not None  # noqa: S101 - spooled before
         self._file.seek(offset)
         return self._file.read(length)
 
@@ -66,4 +88,5 @@ class Spool:
 
     def close(self) -> None:
         self.db.close()
-        self._file.close()
+        if self._file is not None:
+            self._file.close()

@@ -8,7 +8,6 @@ does not grow with the evidence of 10,000 bundles."""
 
 from __future__ import annotations
 
-import struct
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -30,7 +29,7 @@ from bundle_schema.models import (
     RunDiff,
     Verdict,
 )
-from verify._spool import Spool, named, text
+from verify._spool import Spool, named, sortable, text
 
 __all__ = [
     "TABLES",
@@ -194,7 +193,7 @@ def _why(verdict: Verdict) -> str:
     return verdict.reasons[0] if verdict.reasons else "another verdict"
 
 
-def _key(row: RankRow) -> tuple[object, ...]:
+def _key(row: RankRow) -> tuple[float | str, ...]:
     """Overall score descending, then coding, Hermes, tool/instruction, reliability and
     performance descending, then timestamp and run id: the tie-break alters no score."""
     scores = row.scores.model_dump()
@@ -282,7 +281,7 @@ def place(
     return "apart", None, _row(source, facts, reasons)
 
 
-def _apart_key(row: RankRow) -> tuple[object, ...]:
+def _apart_key(row: RankRow) -> tuple[float | str, ...]:
     """The order of the runs listed apart: timestamp, run id, bundle digest."""
     return (row.created_at, row.run_id, row.bundle_digest)
 
@@ -314,22 +313,6 @@ def rank(
     )
 
 
-def _sortable(key: tuple[object, ...]) -> bytes:
-    """A sort key of floats and strings as bytes whose order (``memcmp``, SQLite's for a BLOB)
-    is Python's order of the tuples: a float as its IEEE 754 bits made order-preserving (-0.0
-    as 0.0), a string as its code points, each one more than it is, in four bytes, then four
-    zero bytes (so a string sorts before any it begins)."""
-    out = bytearray()
-    for value in key:
-        if isinstance(value, float):
-            (bits,) = struct.unpack(">Q", struct.pack(">d", value + 0.0))
-            out += struct.pack(">Q", bits ^ 0xFFFFFFFFFFFFFFFF if bits >> 63 else bits | 1 << 63)
-        else:
-            assert isinstance(value, str)  # noqa: S101 - a key of floats and strings
-            out += struct.pack(f">{len(value)}I", *(ord(c) + 1 for c in value)) + bytes(4)
-    return bytes(out)
-
-
 _RANKING_SCHEMA = """
 CREATE TABLE rows (tab INTEGER, grp BLOB, key BLOB, offset INTEGER, length INTEGER);
 CREATE INDEX rows_in_order ON rows (tab, grp, key);
@@ -352,7 +335,7 @@ class SpooledRanking:
         key = _apart_key(row) if table == "apart" else _key(row)
         self._spool.db.execute(
             "INSERT INTO rows VALUES (?, ?, ?, ?, ?)",
-            (TABLES.index(table), None if group is None else text(group), _sortable(key),
+            (TABLES.index(table), None if group is None else text(group), sortable(key),
              *self._spool.put(row)),
         )  # fmt: skip
 

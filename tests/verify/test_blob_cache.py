@@ -27,11 +27,17 @@ def _bundles(tmp_path: Path, count: int) -> tuple[list[Path], Path]:
     return paths, store
 
 
-def test_each_distinct_blob_is_hashed_once(tmp_path: Path) -> None:
+IN_MEMORY = [1 << 12, 2, 0]
+"""The default, and caches that keep (almost) nothing in memory: the digests moved to disk
+are found there, the same."""
+
+
+@pytest.mark.parametrize("in_memory", IN_MEMORY)
+def test_each_distinct_blob_is_hashed_once(tmp_path: Path, in_memory: int) -> None:
     paths, store = _bundles(tmp_path, 6)
     distinct = len(list((store / "blobs" / "sha256").iterdir()))
     listed = sum(len(list((p / "blobs" / "sha256").iterdir())) for p in paths)
-    cache = BlobCache()
+    cache = BlobCache(in_memory)
     for path in paths:
         verdict, _ = verify_with_evidence(path, cache=cache)
         assert verdict.integrity.status == "ok"
@@ -39,9 +45,12 @@ def test_each_distinct_blob_is_hashed_once(tmp_path: Path) -> None:
     assert distinct == 3 + len(paths)  # the raw output, the result, shared.bin; one own each
 
 
-def test_a_copy_is_hashed_again_and_a_changed_blob_is_caught(tmp_path: Path) -> None:
+@pytest.mark.parametrize("in_memory", IN_MEMORY)
+def test_a_copy_is_hashed_again_and_a_changed_blob_is_caught(
+    tmp_path: Path, in_memory: int
+) -> None:
     paths, store = _bundles(tmp_path, 3)
-    cache = BlobCache()
+    cache = BlobCache(in_memory)
     for path in paths:
         verify_with_evidence(path, cache=cache)
     copy = tmp_path / "copy"

@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 from bundle_schema import canonical_bytes
 from tests.verify.test_ranking import V5, V5_REF
 from verify import verify_with_evidence
-from verify.ranking import Ranked, SpooledRanking, _sortable, rank
+from verify._spool import sortable
+from verify.ranking import Ranked, SpooledRanking, rank
 
 SCORES = ("aggregate", "coding", "hermes", "tool_instruction", "reliability", "performance")
 
@@ -105,5 +106,5 @@ def _keys(kinds: list[bool]) -> st.SearchStrategy[tuple[tuple[float | str, ...],
 @given(pair=st.lists(st.booleans(), min_size=1, max_size=4).flatmap(_keys))
 def test_a_sortable_key_orders_as_its_tuple(pair: tuple[tuple[float | str, ...], ...]) -> None:
     x, y = pair
-    assert (_sortable(x) < _sortable(y)) == (x < y)
-    assert (_sortable(x) == _sortable(y)) == (x == y)
+    assert (sortable(x) < sortable(y)) == (x < y)
+    assert (sortable(x) == sortable(y)) == (x == y)
