@@ -51,6 +51,8 @@ Every message names what was wrong and where, on one line.
 
 from __future__ import annotations
 
+import re
+
 __all__ = [
     "EXIT_CHECK_FAILED",
     "EXIT_INVALID_INPUT",
@@ -71,11 +73,27 @@ EXIT_CHECK_FAILED = 1
 EXIT_INVALID_INPUT = 2
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def printable(text: str) -> str:
+    """``text`` with every lone surrogate written out, so that it can be encoded as UTF-8 (a
+    report, a message): one that stands for a byte a file name holds that is not UTF-8 (as
+    Python decodes such names, ``surrogateescape``) as ``\\xff``, any other as ``\\udc00``."""
+
+    def escaped(match: re.Match[str]) -> str:
+        code = ord(match.group())
+        return f"\\x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"\\u{code:04x}"
+
+    return _SURROGATE.sub(escaped, text)
+
+
 def one_line(text: str, limit: int = 1000) -> str:
     """Collapse whitespace so that a message stays on one line, and bound its length (long
     enough for the few whole paths a message names: a run that could not write its bundle
-    names the bundle, the file that failed and where its evidence is kept)."""
-    flat = " ".join(text.split())
+    names the bundle, the file that failed and where its evidence is kept); a name that is
+    not UTF-8 is written out (:func:`printable`)."""
+    flat = " ".join(printable(text).split())
     return flat if len(flat) <= limit else flat[: limit - 3] + "..."
 
 

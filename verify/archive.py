@@ -4,7 +4,8 @@ report written incrementally.
 
 - :func:`expand` and :func:`read_list` turn what a user gives into sources: a bundle directory,
   a tar, a folder holding them, a tar's URL, an ``s3://bucket/prefix/`` (every ``.tar`` object
-  under it, listed through fsspec), or a list file of those, one a line.
+  under it, listed through fsspec), or a list file of those, one a line; a
+  :class:`SourceList` keeps them on disk and walks them in order (:func:`sort_key`).
 - :func:`verify_archive` verifies them in this process (the default engine);
   :mod:`verify._dask` on a Dask cluster. Both feed an :class:`ArchiveReport` writer, whose
   output is the same bytes whichever engine fed it.
@@ -30,7 +31,7 @@ from typing import IO, Any, NamedTuple
 
 from bundle_schema import canonical_bytes, digest_of
 from bundle_schema.canonical import write_array
-from bundle_schema.errors import EvidenceAuditError, InvalidInput, one_line
+from bundle_schema.errors import EvidenceAuditError, InvalidInput, one_line, printable
 from bundle_schema.layout import classify_path
 from bundle_schema.models import Finding, PinSetRef, Verdict
 from verify._core import ordered_findings
@@ -39,7 +40,7 @@ from verify._remote import filesystem, masked_text, shown_url
 from verify._shell import check_integrity, verify_bundle
 from verify._signature import MAX_SIGNATURE_SIZE
 from verify._source import BundleSource, is_url, open_source
-from verify._spool import Spool
+from verify._spool import Spool, sortable
 from verify._spool import named as _named
 from verify._spool import text as _text
 from verify.policy import failed_check
@@ -52,6 +53,7 @@ __all__ = [
     "Defect",
     "Judged",
     "Ordered",
+    "SourceList",
     "changed",
     "check",
     "defect_of",
@@ -78,8 +80,10 @@ MAX_LIST_FILE = 256 << 20
 
 
 def shown(source: Source) -> str:
-    """A source as reports name it: its path, or its URL without a password in it."""
-    return shown_url(source) if isinstance(source, str) else str(source)
+    """A source as reports name it: its path, or its URL without a password in it; a byte of
+    it that is not UTF-8 written out (:func:`bundle_schema.errors.printable`: ``\\xff``; two
+    sources then shown alike are refused as twins, :data:`MASKED_TWIN`)."""
+    return printable(shown_url(source) if isinstance(source, str) else str(source))
 
 
 def located(source: Source, cwd: str | None) -> Source:
@@ -126,16 +130,20 @@ def refusal_reason(
     return one_line(masked_text(text.removeprefix(f"{name}: ")))
 
 
-def _folder(path: Path) -> list[Source]:
-    inside = sorted(
-        child
-        for child in path.iterdir()
-        if (child.is_dir() and (child / "manifest.json").is_file())
-        or (child.is_file() and child.suffix == ".tar")
-    )
-    if not inside:
+def _folder(path: Path) -> Iterator[Source]:
+    """The bundle directories and ``.tar`` files at a folder's top, as the folder lists them
+    (an archive sorts its sources itself), one at a time: a folder of millions is never held."""
+    empty = True
+    with os.scandir(path) as entries:
+        for entry in entries:
+            child = path / entry.name
+            if (entry.is_dir() and (child / "manifest.json").is_file()) or (
+                entry.is_file() and child.suffix == ".tar"
+            ):
+                empty = False
+                yield child
+    if empty:
         raise InvalidInput(f"{path}: no bundle directory or .tar in it")
-    return list(inside)
 
 
 def _prefix(url: str) -> list[Source]:
@@ -163,25 +171,26 @@ def _prefix(url: str) -> list[Source]:
     return found
 
 
-def expand(text: str, base: Path | None = None) -> list[Source]:
-    """The sources one argument (or one line of a list file) names.
+def expand(text: str, base: Path | None = None) -> Iterator[Source]:
+    """The sources one argument (or one line of a list file) names, one at a time.
 
     A bundle directory or tar is itself; a folder is the bundle directories and ``.tar`` files
-    at its top, sorted; a URL ending in ``/`` is a prefix (``s3://`` only: every ``.tar`` under
-    it); another URL is one tar. A relative path of a list file is relative to ``base``.
+    at its top, in the folder's order; a URL ending in ``/`` is a prefix (``s3://`` only: every
+    ``.tar`` under it, sorted); another URL is one tar. A relative path of a list file is
+    relative to ``base``. An archive orders its sources itself (:class:`SourceList`).
 
     Raises:
         InvalidInput: no such path; a folder or prefix with no bundle in it; an http(s) prefix.
     """
     if is_url(text):
         if text.lower().startswith("file://"):
-            return [text] if not text.endswith("/") else _folder(Path(text[len("file://") :]))
-        return _prefix(text) if text.endswith("/") else [text]
+            return iter([text]) if not text.endswith("/") else _folder(Path(text[7:]))
+        return iter(_prefix(text) if text.endswith("/") else [text])
     path = Path(text)
     if base is not None and not path.is_absolute():
         path = base / path
     if path.is_file() or (path / "manifest.json").is_file():
-        return [path]
+        return iter([path])
     if path.is_dir():
         return _folder(path)
     raise InvalidInput(f"{path}: no such bundle, tar or directory")
@@ -664,21 +673,105 @@ class Ordered(NamedTuple):
     refused: list[Judged]
 
 
-def ordered(sources: Sequence[Source]) -> Ordered:
+def ordered(sources: Iterable[Source]) -> Ordered:
     """Sources in the order an archive is judged in (:func:`sort_key`), each once: a source
     given twice is one; of two shown alike but given differently (two URLs that differ only in
     a masked credential: one object signed twice, or two objects a token tells apart), the
     first is judged and the others refused (:data:`MASKED_TWIN`), so that no report names two
-    sources alike and none is left out unsaid."""
-    unique = sorted({sort_key(source): source for source in sources}.items())
-    kept: list[Source] = []
-    refused: list[Judged] = []
-    for (name, _), source in unique:
-        if kept and shown(kept[-1]) == name:
-            refused.append(Judged(name, None, MASKED_TWIN.encode()))
-        else:
-            kept.append(source)
-    return Ordered(kept, refused)
+    sources alike and none is left out unsaid. (:meth:`SourceList.judged` gives the same a
+    source at a time.)"""
+    with SourceList(sources) as listed:
+        kept: list[Source] = []
+        refused: list[Judged] = []
+        for source, twin in listed.judged():
+            if twin:
+                refused.append(Judged(shown(source), None, MASKED_TWIN.encode()))
+            else:
+                kept.append(source)
+        return Ordered(kept, refused)
+
+
+_SOURCES = """
+CREATE TABLE sources (place INTEGER PRIMARY KEY, key BLOB, shown BLOB, url INTEGER, given BLOB);
+CREATE INDEX sources_in_order ON sources (key, place);
+"""
+
+
+class SourceList(Sequence[Source]):
+    """An archive's sources, kept on disk (a :class:`verify._spool.Spool`'s database) as they
+    are given, so that a list of millions is never held in memory; read back by their place in
+    the order given, or in the order an archive is walked (:func:`sort_key`, then as given).
+    Close it (or use it as a context manager) when done."""
+
+    def __init__(self, sources: Iterable[Source] = ()) -> None:
+        self._spool = Spool(_SOURCES, prefix="audit-sources-")
+        self._count = 0
+        self.extend(sources)
+
+    def append(self, source: Source) -> None:
+        name, given = sort_key(source)
+        self._spool.db.execute(
+            "INSERT INTO sources VALUES (?, ?, ?, ?, ?)",
+            (self._count, sortable((name, given)), _text(name), isinstance(source, str),
+             _text(given)),
+        )  # fmt: skip
+        self._count += 1
+
+    def extend(self, sources: Iterable[Source]) -> None:
+        for source in sources:
+            self.append(source)
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __iter__(self) -> Iterator[Source]:
+        """The sources in the order given."""
+        rows = self._spool.db.execute("SELECT url, given FROM sources ORDER BY place")
+        for url, given in rows:
+            yield _source(url, given)
+
+    def __getitem__(self, place: int) -> Source:  # type: ignore[override] # no slices
+        if not 0 <= place < self._count:
+            raise IndexError(place)
+        url, given = self._spool.db.execute(
+            "SELECT url, given FROM sources WHERE place = ?", (place,)
+        ).fetchone()
+        return _source(url, given)
+
+    def walk(self) -> Iterator[tuple[int, Source, bool]]:
+        """Every source in the order an archive is walked (:func:`sort_key`; one given twice,
+        twice, in the order given), with its place and whether it is the masked twin of one
+        before it (shown alike, given differently: :data:`MASKED_TWIN`)."""
+        rows = self._spool.db.execute(
+            "SELECT place, shown, url, given FROM sources ORDER BY key, place"
+        )
+        first: tuple[bytes, bytes] | None = None  # of this name: the one walked
+        for place, name, url, given in rows:
+            if first is None or first[0] != name:
+                first = (name, given)
+            yield place, _source(url, given), given != first[1]
+
+    def judged(self) -> Iterator[tuple[Source, bool]]:
+        """:meth:`walk` with each source given twice once: what :func:`ordered` keeps."""
+        last: tuple[bytes, bool] | None = None
+        for _, source, twin in self.walk():
+            given = _text(os.fspath(source))
+            if last != (given, twin):
+                last = (given, twin)
+                yield source, twin
+
+    def close(self) -> None:
+        self._spool.close()
+
+    def __enter__(self) -> SourceList:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+
+def _source(url: int, given: bytes) -> Source:
+    return _named(given) if url else Path(_named(given))
 
 
 def text_out(out: IO[bytes]) -> io.TextIOWrapper:

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import NamedTuple, Protocol
 
@@ -38,12 +38,12 @@ from verify.archive import (
     MASKED_TWIN,
     Judged,
     Source,
+    SourceList,
     check,
     defect_of,
     refusal_reason,
     shown,
     signatures_of,
-    sort_key,
 )
 from verify.diffing import diff_runs
 from verify.ranking import MAX_SOURCE, Distinct, Facts, Found, contents_key
@@ -188,17 +188,23 @@ def bytes_of(checked: Judged) -> tuple[str | None, str | None]:
 
 def order_of(sources: Sequence[Source]) -> tuple[list[int], set[int]]:
     """The indexes of ``sources`` in the order an archive is walked
-    (:func:`verify.archive.sort_key`), and those of the sources refused as another's masked
-    twin (:data:`verify.archive.MASKED_TWIN`: shown alike, given differently; the first is
-    walked)."""
-    order = sorted(range(len(sources)), key=lambda i: sort_key(sources[i]))
-    given: dict[str, str] = {}  # shown -> as given
-    twins = {
-        i
-        for i in order
-        if given.setdefault(shown(sources[i]), os.fspath(sources[i])) != os.fspath(sources[i])
-    }
-    return order, twins
+    (:meth:`verify.archive.SourceList.walk`), and those of the sources refused as another's
+    masked twin (:data:`verify.archive.MASKED_TWIN`: shown alike, given differently; the first
+    is walked)."""
+    with _walked(sources) as walk:
+        steps = [(index, twin) for index, _, twin in walk]
+    return [index for index, _ in steps], {index for index, twin in steps if twin}
+
+
+@contextmanager
+def _walked(sources: Sequence[Source]) -> Iterator[Iterator[tuple[int, Source, bool]]]:
+    """:meth:`verify.archive.SourceList.walk` of ``sources`` (listed on disk first, unless
+    they are)."""
+    if isinstance(sources, SourceList):
+        yield sources.walk()
+        return
+    with SourceList(sources) as listed:
+        yield listed.walk()
 
 
 _SCHEMA = """
@@ -210,7 +216,7 @@ CREATE TABLE verified (digest TEXT, held BLOB, ref INTEGER, PRIMARY KEY (digest,
 CREATE TABLE at_files (digest TEXT, files TEXT, ref INTEGER, PRIMARY KEY (digest, files))
     WITHOUT ROWID;
 CREATE TABLE found (source BLOB, ref INTEGER);
-CREATE TABLE refused (place INTEGER, source BLOB, reason BLOB);
+CREATE TABLE refused (source BLOB, reason BLOB);
 CREATE TABLE bundles (digest TEXT PRIMARY KEY, ref INTEGER, kept BLOB, sources TEXT,
                       contents TEXT) WITHOUT ROWID;
 CREATE INDEX bundles_by_contents ON bundles (contents);
@@ -220,7 +226,7 @@ CREATE TABLE notes (note BLOB);
 """The index of a judged archive (a :class:`verify._spool.Spool`'s): each verification
 (``facts``: where its :class:`Judgement` is spooled, and what counting reads of it), the
 verifications of each bundle digest by the bytes they held, each source kept and the
-verification it took its verdict from, the refused sources by their place in the given order;
+verification it took its verdict from, the refused sources in the order they were walked;
 then, when the walk is done, each bundle once (``bundles``), the copies and the notes."""
 
 
@@ -300,8 +306,8 @@ class JudgedArchive:
             )
         self._db.execute("INSERT INTO found VALUES (?, ?)", (text(name), ref))
 
-    def _refuse(self, place: int, name: str, reason: str) -> None:
-        self._db.execute("INSERT INTO refused VALUES (?, ?, ?)", (place, text(name), text(reason)))
+    def _refuse(self, name: str, reason: str) -> None:
+        self._db.execute("INSERT INTO refused VALUES (?, ?)", (text(name), text(reason)))
 
     def _spooled(self, ref: int) -> tuple[Found, RunDiff | None]:
         offset, length = self._db.execute(
@@ -405,8 +411,10 @@ class JudgedArchive:
             yield named(note)
 
     def refused(self) -> Iterator[tuple[str, str]]:
-        """Each refused source, and its reason, in the order of the sources given."""
-        rows = self._db.execute("SELECT source, reason FROM refused ORDER BY place")
+        """Each refused source, and its reason, in the order the sources were walked (by how
+        they are shown, then as given): not the order given, which a folder's listing or a
+        bucket's makes."""
+        rows = self._db.execute("SELECT source, reason FROM refused ORDER BY rowid")
         for source, reason in rows:
             yield named(source), named(reason)
 
@@ -447,26 +455,31 @@ def judge_archive(sources: Sequence[Source], steps: Steps) -> JudgedArchive:
 
 
 def _walk(sources: Sequence[Source], steps: Steps, archive: JudgedArchive) -> None:
-    order, twins = order_of(sources)
-    for index in order:
-        source = sources[index]
-        name = shown(source)
-        if index in twins:
-            archive._refuse(index, name, MASKED_TWIN)
-            continue
-        try:
-            digest, files = steps.listed(index)
-            ref = None if files is None else archive._at_files(digest, files)
-            if ref is None and archive._verified(digest) is not None:
-                held = steps.checked(index, digest)
-                if held.digest == digest:  # else verified in full below, which says why
-                    ref = archive._verified(digest, bytes_of(held))
-            if ref is None:
-                ref = archive._keep(digest, steps.judged(index))
-        except Refused as exc:
-            archive._refuse(index, name, exc.reason)
-            continue
-        except (EvidenceAuditError, OSError) as exc:
-            archive._refuse(index, name, refusal_reason(source, exc))
-            continue
-        archive._found(name, ref, digest, files)
+    with _walked(sources) as walk:
+        for index, source, twin in walk:
+            _step(index, source, twin, steps, archive)
+
+
+def _step(index: int, source: Source, twin: bool, steps: Steps, archive: JudgedArchive) -> None:
+    """One source of the walk: refused, or listed, checked or verified as it needs, and
+    kept."""
+    name = shown(source)
+    if twin:
+        archive._refuse(name, MASKED_TWIN)
+        return
+    try:
+        digest, files = steps.listed(index)
+        ref = None if files is None else archive._at_files(digest, files)
+        if ref is None and archive._verified(digest) is not None:
+            held = steps.checked(index, digest)
+            if held.digest == digest:  # else verified in full below, which says why
+                ref = archive._verified(digest, bytes_of(held))
+        if ref is None:
+            ref = archive._keep(digest, steps.judged(index))
+    except Refused as exc:
+        archive._refuse(name, exc.reason)
+        return
+    except (EvidenceAuditError, OSError) as exc:
+        archive._refuse(name, refusal_reason(source, exc))
+        return
+    archive._found(name, ref, digest, files)

@@ -7,7 +7,6 @@ import csv
 import itertools
 import sys
 from collections.abc import Iterable, Iterator, Sequence
-from pathlib import Path
 from typing import IO
 
 from pydantic import BaseModel, TypeAdapter
@@ -39,10 +38,14 @@ from bundle_schema.models import (
 from bundle_schema.models.reports import Sources
 from pins import CURRENT, load_builtin
 from verify.archive import (
+    MASKED_TWIN,
     ArchiveWriter,
+    Judged,
+    SourceList,
     expand,
     ordered,
     read_list,
+    shown,
     text_out,
     verify_archive,
 )
@@ -219,12 +222,12 @@ def _engine_options(args: argparse.Namespace) -> None:
 def _judged(args: argparse.Namespace, job: Job) -> JudgedArchive:
     """The archive under the command's paths and lists, judged by ``job`` on its engine."""
     _engine_options(args)
-    sources = _bundles(args.paths, args.lists)
-    if args.engine == "dask":
-        from verify.distributed import judge_on_dask  # noqa: PLC0415 - Dask only when asked
+    with _bundles(args.paths, args.lists) as sources:
+        if args.engine == "dask":
+            from verify.distributed import judge_on_dask  # noqa: PLC0415 - Dask only when asked
 
-        return judge_on_dask(sources, job, scheduler=args.scheduler, workers=args.workers)
-    return judge_archive(sources, Here(sources, job))
+            return judge_on_dask(sources, job, scheduler=args.scheduler, workers=args.workers)
+        return judge_archive(sources, Here(sources, job))
 
 
 def _add_from(parser: argparse.ArgumentParser) -> None:
@@ -239,14 +242,20 @@ def _add_from(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _bundles(paths: Sequence[str], lists: Sequence[str] = ()) -> list[Path | str]:
+def _bundles(paths: Sequence[str], lists: Sequence[str] = ()) -> SourceList:
+    """The sources the command's paths and lists name, on disk (a folder or list of millions
+    is never held in memory)."""
     if not paths and not lists:
         raise InvalidInput("no bundle given: name a PATH or URL, or a list with --from FILE")
-    found: list[Path | str] = []
-    for text in paths:
-        found += expand(text)
-    for file in lists:
-        found += read_list(file)
+    found = SourceList()
+    try:
+        for text in paths:
+            found.extend(expand(text))
+        for file in lists:
+            found.extend(read_list(file))
+    except BaseException:
+        found.close()
+        raise
     return found
 
 
@@ -542,17 +551,22 @@ def _rejudge_text(archive: JudgedArchive, pins: str, digest: str, out: Console) 
 def _verify_archive(args: argparse.Namespace, out: Console, err: Console) -> int:
     _engine_options(args)
     pins = optional_pins(args.pins)
-    sources, twins = ordered(_bundles(args.paths, args.lists))
     writer = ArchiveWriter(None if pins is None else PinSetRef(id=pins.id, digest=pins.digest))
     try:
-        for twin in twins:
-            writer.add(twin)
-        if args.engine == "dask":
-            from verify.distributed import verify_on_dask  # noqa: PLC0415 - Dask only when asked
+        with _bundles(args.paths, args.lists) as listed:
+            for source, twin in listed.judged():  # the twins first, as ordered() gives them
+                if twin:
+                    writer.add(Judged(shown(source), None, MASKED_TWIN.encode()))
+            if args.engine == "dask":
+                from verify.distributed import verify_on_dask  # noqa: PLC0415 - when asked
 
-            verify_on_dask(sources, writer, pins, scheduler=args.scheduler, workers=args.workers)
-        else:
-            verify_archive(sources, writer, pins)
+                sources = ordered(listed).sources
+                verify_on_dask(
+                    sources, writer, pins, scheduler=args.scheduler, workers=args.workers
+                )
+            else:
+                kept = (source for source, twin in listed.judged() if not twin)
+                verify_archive(kept, writer, pins)
         stream = sys.stdout.buffer
         if args.markdown or args.csv:
             text = text_out(stream)

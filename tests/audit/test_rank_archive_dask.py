@@ -139,7 +139,7 @@ def test_dask_refuses_a_masked_twin_as_one_process_does(
     found, again, missing = _urls(presigned)
     here, there = _both([again, missing, found], Job(None), dask_client)
     assert there == here
-    assert [reason for _, reason in here.refused] == [
-        MASKED_TWIN,
+    assert [reason for _, reason in here.refused] == [  # in the walk's order, by name
         "cannot open: not found (HTTP 404)",
+        MASKED_TWIN,
     ]

@@ -23,10 +23,11 @@ rank and rejudge; the default engine and Dask) byte for byte with the code befor
   tag), and one that holds an emoji code (``:smile:``) was shown as an emoji in the text of
   ``rank`` and ``rejudge``: both print every name as it is now;
 - holes left open (before the change too, and in ``verify-archive``): a source's path that is
-  not UTF-8 (a folder entry named by bytes such as ``\xff``) still fails every archive command
+  not UTF-8 (a folder entry named by bytes such as ``\xff``) failed every archive command
   with a traceback (pydantic refuses the surrogates Python decodes them to; so does the UTF-8
-  CSV writer): how such a name is shown is for ``verify.archive.shown``; and a Dask
-  ``LocalCluster`` leaves its ``dask-scratch-space`` folder in ``TMPDIR``.
+  CSV writer): closed since, such a byte is shown written out (``verify.archive.shown``;
+  tests/verify/test_source_list.py); and a Dask ``LocalCluster`` leaves its
+  ``dask-scratch-space`` folder in ``TMPDIR``.
 """
 
 from __future__ import annotations
