@@ -14,9 +14,9 @@ import pickle
 import sqlite3
 import struct
 import tempfile
-from typing import IO, Any
+from typing import IO, Any, Self
 
-__all__ = ["Spool", "named", "sortable", "text"]
+__all__ = ["Spool", "Spooled", "named", "sortable", "text"]
 
 _PRAGMAS = """
 PRAGMA cache_size = -2048;
@@ -90,3 +90,19 @@ class Spool:
         self.db.close()
         if self._file is not None:
             self._file.close()
+
+
+class Spooled:
+    """What keeps its state in a :class:`Spool` (``self._spool``): closed when done, or used
+    as a context manager."""
+
+    _spool: Spool
+
+    def close(self) -> None:
+        self._spool.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()

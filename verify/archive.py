@@ -40,7 +40,7 @@ from verify._remote import filesystem, masked_text, shown_url
 from verify._shell import check_integrity, verify_bundle
 from verify._signature import MAX_SIGNATURE_SIZE
 from verify._source import BundleSource, is_url, open_source
-from verify._spool import Spool, sortable
+from verify._spool import Spool, Spooled, sortable
 from verify._spool import named as _named
 from verify._spool import text as _text
 from verify.policy import failed_check
@@ -697,7 +697,7 @@ CREATE INDEX sources_in_order ON sources (key, place);
 """
 
 
-class SourceList(Sequence[Source]):
+class SourceList(Spooled, Sequence[Source]):
     """An archive's sources, kept on disk (a :class:`verify._spool.Spool`'s database) as they
     are given, so that a list of millions is never held in memory; read back by their place in
     the order given, or in the order an archive is walked (:func:`sort_key`, then as given).
@@ -759,15 +759,6 @@ class SourceList(Sequence[Source]):
             if last != (given, twin):
                 last = (given, twin)
                 yield source, twin
-
-    def close(self) -> None:
-        self._spool.close()
-
-    def __enter__(self) -> SourceList:
-        return self
-
-    def __exit__(self, *_exc: object) -> None:
-        self.close()
 
 
 def _source(url: int, given: bytes) -> Source:

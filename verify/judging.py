@@ -33,7 +33,7 @@ from pins import PinSetSource
 from verify._hashing import BlobCache
 from verify._shell import Verification, verify_bundle
 from verify._source import BundleSource, open_source
-from verify._spool import Spool, named, text
+from verify._spool import Spool, Spooled, named, text
 from verify.archive import (
     MASKED_TWIN,
     Judged,
@@ -238,7 +238,7 @@ class Whole(NamedTuple):
     refused: list[tuple[str, str]]
 
 
-class JudgedArchive:
+class JudgedArchive(Spooled):
     """The bundles under an archive command's paths, kept on disk: each counted once, copies
     flagged, the sources refused (each with its one-line reason), and the diffs a ``rejudge``
     keeps; read back a bundle at a time, so that 10,000 of them never sit in memory as Python
@@ -427,15 +427,6 @@ class JudgedArchive:
     def whole(self) -> Whole:
         """Everything at once (a small archive; a test)."""
         return Whole(list(self.bundles()), list(self.notes()), list(self.refused()))
-
-    def close(self) -> None:
-        self._spool.close()
-
-    def __enter__(self) -> JudgedArchive:
-        return self
-
-    def __exit__(self, *_exc: object) -> None:
-        self.close()
 
 
 def _held(held: tuple[str | None, str | None]) -> bytes:

@@ -29,7 +29,7 @@ from bundle_schema.models import (
     RunDiff,
     Verdict,
 )
-from verify._spool import Spool, named, sortable, text
+from verify._spool import Spool, Spooled, named, sortable, text
 
 __all__ = [
     "TABLES",
@@ -319,7 +319,7 @@ CREATE INDEX rows_in_order ON rows (tab, grp, key);
 """
 
 
-class SpooledRanking:
+class SpooledRanking(Spooled):
     """The ranking of :func:`rank`, placed a run at a time and kept on disk (a
     :class:`verify._spool.Spool`), so that an archive's rows never sit in memory at once; read
     back table by table, in the order :func:`rank` gives (a row at a time), or as the canonical
@@ -387,12 +387,3 @@ class SpooledRanking:
         out.write(b',"ranked":')
         array(self.ranked())
         out.write(b',"schema_version":1}\n')
-
-    def close(self) -> None:
-        self._spool.close()
-
-    def __enter__(self) -> SpooledRanking:
-        return self
-
-    def __exit__(self, *_exc: object) -> None:
-        self.close()
