@@ -325,18 +325,16 @@ class JudgedArchive(Spooled):
         for digest, group in itertools.groupby(rows, key=lambda row: row[0]):
             items = sorted(
                 (
-                    (named(source), ref, intact, verdict)
-                    for _, source, ref, intact, verdict, _ in group
+                    (named(source), ref, intact, verdict, contents)
+                    for _, source, ref, intact, verdict, contents in group
                 ),
                 key=lambda item: (not item[2], item[0]),
             )
-            (kept, ref, _, verdict), sources = items[0], tuple(sorted({i[0] for i in items}))
-            contents = self._db.execute(
-                "SELECT contents FROM facts WHERE ref = ?", (ref,)
-            ).fetchone()[0]
+            (kept, ref, _, verdict, contents) = items[0]
+            sources = tuple(sorted({i[0] for i in items}))
             if len(sources) > 1:
                 self._note(f"{digest} is one bundle, counted once: {', '.join(sources)}")
-            for other, other_ref, _, other_verdict in items[1:]:
+            for other, other_ref, _, other_verdict, _ in items[1:]:
                 if other_verdict != verdict:
                     why = self._spooled(other_ref)[0].facts.why
                     self._note(
