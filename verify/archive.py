@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import errno
 import io
 import json
 import os
@@ -47,6 +48,7 @@ from verify.policy import failed_check
 
 __all__ = [
     "MASKED_TWIN",
+    "MAX_LINE",
     "SIGNED_OTHERWISE",
     "ArchiveStats",
     "ArchiveWriter",
@@ -77,6 +79,10 @@ Source = Path | str
 
 MAX_LIST_FILE = 256 << 20
 """A list file of sources is at most this large (about 2 million URLs)."""
+MAX_LINE = 1 << 20
+"""A line of a list file is at most this many characters: longer than any path or URL (an
+archive's walk keys a source by 8 bytes a character, in SQLite, whose blobs are at most 10^9
+bytes)."""
 
 
 def shown(source: Source) -> str:
@@ -137,13 +143,28 @@ def _folder(path: Path) -> Iterator[Source]:
     with os.scandir(path) as entries:
         for entry in entries:
             child = path / entry.name
-            if (entry.is_dir() and (child / "manifest.json").is_file()) or (
-                entry.is_file() and child.suffix == ".tar"
+            if (_is(entry.is_dir) and (child / "manifest.json").is_file()) or (
+                _is(entry.is_file) and child.suffix == ".tar"
             ):
                 empty = False
                 yield child
     if empty:
         raise InvalidInput(f"{path}: no bundle directory or .tar in it")
+
+
+_NOT_THERE = frozenset({errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP})
+"""What :meth:`pathlib.Path.is_file` takes for no: a symlink loop, a dangling link."""
+
+
+def _is(test: Callable[[], bool]) -> bool:
+    """A folder entry's ``is_dir`` or ``is_file``, no where ``Path``'s says no (an entry that
+    is a symlink loop is skipped, as a dangling link is, not the whole folder refused)."""
+    try:
+        return test()
+    except OSError as exc:
+        if exc.errno in _NOT_THERE:
+            return False
+        raise
 
 
 def _prefix(url: str) -> list[Source]:
@@ -202,7 +223,8 @@ def read_list(file: str) -> Iterator[Source]:
     relative to the list file's folder.
 
     Raises:
-        InvalidInput: the file cannot be read, or a line names nothing (with its line number).
+        InvalidInput: the file cannot be read, or a line names nothing or is longer than
+            :data:`MAX_LINE` (with its line number).
     """
     path = Path(file)
     try:
@@ -219,6 +241,11 @@ def read_list(file: str) -> Iterator[Source]:
                 text = line.strip()
                 if not text or text.startswith("#"):
                     continue
+                if len(text) > MAX_LINE:
+                    raise InvalidInput(
+                        f"{file}:{number}: a line of {len(text)} characters; a path or URL is "
+                        f"at most {MAX_LINE}"
+                    )
                 try:
                     yield from expand(text, path.parent)
                 except InvalidInput as exc:
