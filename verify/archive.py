@@ -201,11 +201,17 @@ def expand(text: str, base: Path | None = None) -> Iterator[Source]:
     relative to ``base``. An archive orders its sources itself (:class:`SourceList`).
 
     Raises:
-        InvalidInput: no such path; a folder or prefix with no bundle in it; an http(s) prefix.
+        InvalidInput: no such path; a ``file://`` folder that is none; a folder or prefix with
+            no bundle in it; an http(s) prefix.
     """
     if is_url(text):
         if text.lower().startswith("file://"):
-            return iter([text]) if not text.endswith("/") else _folder(Path(text[7:]))
+            if not text.endswith("/"):
+                return iter([text])
+            folder = Path(text[7:])
+            if not folder.is_dir():  # no such folder, a file, a NUL: said as for a path
+                raise InvalidInput(f"{folder}: no such directory")
+            return _folder(folder)
         return iter(_prefix(text) if text.endswith("/") else [text])
     path = Path(text)
     if base is not None and not path.is_absolute():

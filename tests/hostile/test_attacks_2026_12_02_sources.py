@@ -20,7 +20,12 @@ What the review found, comparing with the code before the change (45431c2):
   the entry was skipped); a list file (under its 256 MiB bound) with one line of 130 million
   characters failed with a traceback (``sqlite3.DataError: string or blob too big``: the
   walk's sort key is 8 bytes a character), where it was refused as a source: a line longer
-  than any path or URL (:data:`verify.archive.MAX_LINE`) is now bad input, exit 2.
+  than any path or URL (:data:`verify.archive.MAX_LINE`) is now bad input, exit 2;
+- a hole from before the change, fixed: a ``file://`` folder URL that names no folder failed
+  with a traceback when it held a NUL (a list file's line), and was said on two lines when it
+  held a newline (argv): it is bad input on one line, as a path that names nothing is;
+- left open, from before the change: a refused source whose name holds a newline is printed
+  as it is (stderr's ``refused`` line and rank's text table are cut in two).
 """
 
 from __future__ import annotations
@@ -73,3 +78,23 @@ def test_a_list_line_longer_than_any_source_is_bad_input(
     (err,) = capsys.readouterr().err.splitlines()
     assert err.startswith(f"audit {command[0]}: {listed}:2: a line of 130000022 characters")
     assert len(err) < 1000
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_a_file_url_folder_that_is_not_one_is_bad_input_on_one_line(
+    command: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A ``file://`` URL ending in ``/`` that names no folder: one with a NUL in a list file's
+    line failed with a traceback (``ValueError: embedded null byte``), one with a newline
+    (argv) was a message on two lines, a file was named "Not a directory" as the OS put it;
+    each is now said as a path that names no folder is."""
+    listed = tmp_path / "list.txt"
+    listed.write_text(f"file://{tmp_path}/a\0b/\n", "utf-8")
+    assert main([*command, "--from", str(listed)]) == 2
+    (err,) = capsys.readouterr().err.splitlines()
+    assert err.startswith(f"audit {command[0]}: {listed}:1: ")
+    (tmp_path / "a-file").write_bytes(b"")
+    for url in (f"file://{tmp_path}/a\nb/", f"file://{tmp_path}/a-file/"):
+        assert main([*command, url]) == 2
+        (err,) = capsys.readouterr().err.splitlines()
+        assert err.endswith(": no such directory")
