@@ -656,7 +656,7 @@ def _cells(e: dict[str, Any]) -> tuple[str, ...]:
 
 
 def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    return text.replace("|", "\\|").replace("\r", " ").replace("\n", " ")
 
 
 def verify_archive(

@@ -262,12 +262,18 @@ def _bundles(paths: Sequence[str], lists: Sequence[str] = ()) -> SourceList:
 def _report_refused(command: str, archive: JudgedArchive) -> int:
     """One line on stderr per refused bundle; exit 1 when any was refused, else 0."""
     for source, reason in archive.refused():
-        sys.stderr.write(f"{PROG} {command}: refused {source}: {reason}\n")
+        sys.stderr.write(f"{PROG} {command}: refused {_flat(source)}: {reason}\n")
     return EXIT_CHECK_FAILED if archive.refusals else EXIT_OK
 
 
+def _flat(text: str) -> str:
+    """A name on one line: a line break (Markdown's: ``\\n``, ``\\r``) in it a space, so that
+    a name the publisher chose adds no line (a heading, a row) to a table or to stderr."""
+    return text.replace("\r", " ").replace("\n", " ")
+
+
 def _cell(text: str) -> str:
-    return text.replace("|", "\\|")
+    return _flat(text).replace("|", "\\|")
 
 
 def _archive_markdown(archive: JudgedArchive) -> Iterator[str]:
@@ -280,7 +286,7 @@ def _archive_markdown(archive: JudgedArchive) -> Iterator[str]:
     for index, note in enumerate(archive.notes()):
         if not index:
             yield from ("", "## Notes", "")
-        yield f"- {note}"
+        yield f"- {_flat(note)}"
 
 
 def _write_lines(lines: Iterable[str]) -> None:

@@ -24,13 +24,19 @@ What the review found, comparing with the code before the change (45431c2):
 - a hole from before the change, fixed: a ``file://`` folder URL that names no folder failed
   with a traceback when it held a NUL (a list file's line), and was said on two lines when it
   held a newline (argv): it is bad input on one line, as a path that names nothing is;
-- left open, from before the change: a refused source whose name holds a newline is printed
-  as it is (stderr's ``refused`` line and rank's text table are cut in two).
+- a hole from before the change, fixed: a refused ``.tar`` whose name held a line break
+  (``\n``, or ``\r``, which Markdown also ends a line at) and a heading or a row after it put
+  them into the Markdown and text of ``rank`` and ``rejudge`` (``|`` was escaped, a line break
+  was not; ``verify-archive`` folded ``\n`` only) and cut the ``refused`` line on stderr in
+  two: a line break in a cell, a note or that line is a space;
+- left open, from before the change: ``rejudge``'s plain text (``refused: ...``, ``copy: ...``,
+  ``note: ...``) still prints such a name as it is.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -98,3 +104,34 @@ def test_a_file_url_folder_that_is_not_one_is_bad_input_on_one_line(
         assert main([*command, url]) == 2
         (err,) = capsys.readouterr().err.splitlines()
         assert err.endswith(": no such directory")
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["rank"],
+        ["rank", "--markdown"],
+        ["rejudge", "--pins", "gx10-qualification-v5", "--markdown"],
+        ["verify-archive", "--markdown"],
+    ],
+)
+def test_a_name_with_line_breaks_adds_no_line_to_a_table(
+    argv: list[str], tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    """A folder entry's name is the publisher's: a refused ``.tar`` named with a newline or a
+    carriage return (Markdown's line endings) and a heading after it put that heading, and a
+    row, into the ranking's Markdown and text (``|`` was escaped, a line break was not), and
+    cut its ``refused`` line on stderr in two. A line break in a cell is now a space."""
+    folder = tmp_path / "archive"
+    write_small_bundle(folder / "run-1")
+    (folder / "x\n## Forged\n| forged | row |\ny.tar").write_bytes(b"junk")
+    (folder / "p\r## Forged\r| forged | row |\rq.tar").write_bytes(b"junk")
+    assert main([*argv, str(folder)]) == 1
+    out, err = capsysbinary.readouterr()
+    lines = re.split(r"\r\n?|\n", out.decode())
+    assert not [line for line in lines if line.startswith(("## Forged", "| forged"))]
+    assert lines.count("## Refused") == 1 or argv[0] == "verify-archive"
+    said = re.split(r"\r\n?|\n", err.decode().removesuffix("\n")) if err else []
+    assert len(said) == (0 if argv[0] == "verify-archive" else 2)  # it says so in its report
+    for line in said:
+        assert line.startswith(f"audit {argv[0]}: refused {folder}/")
