@@ -395,9 +395,16 @@ def _score(value: float | None) -> str:
     return "-" if value is None else f"{round(value, 3):g}"
 
 
-def _cell(value: str) -> str:
+def flat(value: str) -> str:
+    """Text on one line: each line break in it (``\\n``, ``\\r``, any :meth:`str.splitlines`
+    splits at) a space, so that a name a publisher chose adds no line (a heading, a table row)
+    to a report or to stderr."""
+    return " ".join(value.splitlines())
+
+
+def cell(value: str) -> str:
     """Bundle text as one Markdown table cell: a ``|`` or a line break would end it early."""
-    return " ".join(value.replace("|", "\\|").splitlines())
+    return flat(value.replace("|", "\\|"))
 
 
 def _score_table(rows: Iterable[RankRow], numbered: bool) -> Iterator[str]:
@@ -425,9 +432,9 @@ def _score_table(rows: Iterable[RankRow], numbered: bool) -> Iterator[str]:
         s = row.scores
         cells = [str(row.position)] if numbered else []
         cells += [
-            _cell(row.run_id),
-            _cell(row.model),
-            _cell(row.reasoning_policy or "-"),
+            cell(row.run_id),
+            cell(row.model),
+            cell(row.reasoning_policy or "-"),
             _score(s.aggregate),
             _score(s.coding),
             _score(s.hermes),
@@ -461,9 +468,9 @@ def ranking_markdown(ranking: SpooledRanking) -> Iterator[str]:
             yield "| run | pin set | outcome | validity | profile | reason | bundle |"
             yield "| --- | --- | --- | --- | --- | --- | --- |"
             none = False
-        reason = _cell(row.reasons[0] if row.reasons else "-")
+        reason = cell(row.reasons[0] if row.reasons else "-")
         yield (
-            f"| {_cell(row.run_id)} | {row.pin_set.id} | {row.outcome} | "
+            f"| {cell(row.run_id)} | {row.pin_set.id} | {row.outcome} | "
             f"{row.result_validity} | {row.profile_decision} | {reason} | "
             f"`{row.bundle_digest}` |"
         )

@@ -51,7 +51,7 @@ from verify.archive import (
 )
 from verify.judging import Here, Job, JudgedArchive, judge_archive
 from verify.ranking import Distinct, SpooledRanking
-from verify.render import ranking_markdown
+from verify.render import cell, flat, ranking_markdown
 
 __all__ = ["register"]
 
@@ -262,18 +262,8 @@ def _bundles(paths: Sequence[str], lists: Sequence[str] = ()) -> SourceList:
 def _report_refused(command: str, archive: JudgedArchive) -> int:
     """One line on stderr per refused bundle; exit 1 when any was refused, else 0."""
     for source, reason in archive.refused():
-        sys.stderr.write(f"{PROG} {command}: refused {_flat(source)}: {reason}\n")
+        sys.stderr.write(f"{PROG} {command}: refused {flat(source)}: {reason}\n")
     return EXIT_CHECK_FAILED if archive.refusals else EXIT_OK
-
-
-def _flat(text: str) -> str:
-    """A name on one line: a line break (Markdown's: ``\\n``, ``\\r``) in it a space, so that
-    a name the publisher chose adds no line (a heading, a row) to a table or to stderr."""
-    return text.replace("\r", " ").replace("\n", " ")
-
-
-def _cell(text: str) -> str:
-    return _flat(text).replace("|", "\\|")
 
 
 def _archive_markdown(archive: JudgedArchive) -> Iterator[str]:
@@ -282,11 +272,11 @@ def _archive_markdown(archive: JudgedArchive) -> Iterator[str]:
     if archive.refusals:
         yield from ("", "## Refused", "", "| source | reason |", "| --- | --- |")
         for source, reason in archive.refused():
-            yield f"| {_cell(source)} | {_cell(reason)} |"
+            yield f"| {cell(source)} | {cell(reason)} |"
     for index, note in enumerate(archive.notes()):
         if not index:
             yield from ("", "## Notes", "")
-        yield f"- {_flat(note)}"
+        yield f"- {flat(note)}"
 
 
 def _write_lines(lines: Iterable[str]) -> None:
@@ -437,13 +427,13 @@ def _rejudge_markdown(
             none = False
         reason = row.reasons[0] if row.reasons else "-"
         cells = (row.run_id, _changes(row.diff), reason, row.bundle)
-        yield "| " + " | ".join(_cell(c) for c in cells) + " |"
+        yield "| " + " | ".join(cell(c) for c in cells) + " |"
     if none:
         yield "(none)"
     for index, copy in enumerate(_copies(archive)):
         if not index:
             yield from ("", "## Copies", "", "| run | copy of | bundle |", "| --- | --- | --- |")
-        yield f"| {_cell(copy.run_id)} | {_cell(copy.copy_of)} | {_cell(copy.bundle)} |"
+        yield f"| {cell(copy.run_id)} | {cell(copy.copy_of)} | {cell(copy.bundle)} |"
     yield from _archive_markdown(archive)
 
 
@@ -530,10 +520,11 @@ def _rejudge(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 def _rejudge_text(archive: JudgedArchive, pins: str, digest: str, out: Console) -> None:
     """The text of ``rejudge``: every name and reason as it is (no Rich markup or emoji code
-    in a source's path, ``[/]`` or ``:smile:``, is read as one)."""
+    in a source's path, ``[/]`` or ``:smile:``, is read as one), each line one line (a line
+    break in a name a space)."""
 
     def say(text: str) -> None:
-        out.print(text, markup=False, emoji=False, highlight=False, soft_wrap=True)
+        out.print(flat(text), markup=False, emoji=False, highlight=False, soft_wrap=True)
 
     refused = archive.refusals
     out.print(
