@@ -34,6 +34,7 @@ import contextlib
 import importlib
 import logging
 import os
+import tempfile
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -226,13 +227,15 @@ def _local_config() -> dict[str, Any]:
     }
 
 
-def _client(scheduler: str | None, workers: int | None) -> tuple[Any, Any]:
-    """A client of the scheduler at ``scheduler``, or of a new LocalCluster (and the cluster)."""
+def _client(scheduler: str | None, workers: int | None, scratch: str) -> tuple[Any, Any]:
+    """A client of the scheduler at ``scheduler``, or of a new LocalCluster (and the cluster),
+    Dask's scratch space (its workers' and its locks) under ``scratch``, not in
+    ``TMPDIR/dask-scratch-space``, which Dask leaves behind."""
     dask: Any = distributed  # Dask's API is untyped
     if scheduler is not None:
         return dask.Client(scheduler), None
     dask_config: Any = importlib.import_module("dask.config")
-    with dask_config.set(_local_config()):
+    with dask_config.set({**_local_config(), "temporary-directory": scratch}):
         cluster = dask.LocalCluster(
             n_workers=workers or default_workers(),
             threads_per_worker=1,
@@ -251,13 +254,14 @@ def _session(client: Any, scheduler: str | None, workers: int | None) -> Iterato
     if client is not None:
         yield client
         return
-    client, cluster = _client(scheduler, workers)
-    try:
-        yield client
-    finally:
-        client.close()
-        if cluster is not None:
-            cluster.close()
+    with tempfile.TemporaryDirectory(prefix="audit-dask-") as scratch:
+        client, cluster = _client(scheduler, workers, scratch)
+        try:
+            yield client
+        finally:
+            client.close()
+            if cluster is not None:
+                cluster.close()
 
 
 def verify_on_dask(

@@ -26,8 +26,9 @@ rank and rejudge; the default engine and Dask) byte for byte with the code befor
   not UTF-8 (a folder entry named by bytes such as ``\xff``) failed every archive command
   with a traceback (pydantic refuses the surrogates Python decodes them to; so does the UTF-8
   CSV writer): closed since, such a byte is shown written out (``verify.archive.shown``;
-  tests/verify/test_source_list.py); and a Dask ``LocalCluster`` leaves its
-  ``dask-scratch-space`` folder in ``TMPDIR``.
+  tests/verify/test_source_list.py); and a Dask ``LocalCluster`` left its
+  ``dask-scratch-space`` folder in ``TMPDIR``: closed since, it keeps its scratch space in a
+  temporary folder of its own (tests/verify/test_verify_archive.py).
 """
 
 from __future__ import annotations

@@ -404,13 +404,15 @@ def test_the_dask_engine_through_the_cli(
     assert main(["verify-archive", str(paths[0]), "--workers", "2"]) == 2
 
 
-def test_the_local_clusters_workers_are_forked_with_the_verifier_imported() -> None:
+def test_the_local_clusters_workers_are_forked_with_the_verifier_imported(
+    tmp_path: Path,
+) -> None:
     """ADR 0035: the LocalCluster the command starts forks its workers, which hold the
     verifier's modules before any task (a spawned worker would import them again)."""
     pytest.importorskip("distributed")
     from verify._dask import _client  # noqa: PLC0415 - Dask only where the test needs it
 
-    client, cluster = _client(None, 1)
+    client, cluster = _client(None, 1, str(tmp_path))
     try:
         # a lambda goes by value: unpickling it imports nothing of the project
         answers = client.run(lambda: ("verify._dask" in sys.modules, os.getppid()))
@@ -495,6 +497,24 @@ def test_a_scheduler_elsewhere_opens_relative_paths_as_the_command_does(
     assert "not a readable uncompressed tar" in refused.reason
     # named relative as given (in the folder's order: the archive sorts its sources)
     assert sorted(str(p) for p in expand("archive")) == sorted(f"archive/{p.name}" for p in paths)
+
+
+def test_the_local_cluster_leaves_nothing_in_tmpdir(tmp_path: Path) -> None:
+    """The LocalCluster the command starts keeps its workers' scratch space in a temporary
+    folder of its own, removed when it closes (Dask's default, ``TMPDIR/dask-scratch-space``,
+    is left behind); the spool files and indexes are unlinked: a private ``TMPDIR`` is as
+    empty after the command as before it."""
+    pytest.importorskip("distributed")
+    _archive(tmp_path, 2)
+    private = tmp_path / "tmp"
+    private.mkdir()
+    argv = ["verify-archive", str(tmp_path / "archive"), "--engine", "dask", "--workers", "1"]
+    code = f"import sys; from audit.cli import main; sys.exit(main({argv!r}))"
+    environ = os.environ | {"TMPDIR": str(private)}
+    run = [sys.executable, "-c", code]
+    result = subprocess.run(run, capture_output=True, env=environ, check=False)
+    assert result.returncode == 0, result.stderr
+    assert list(private.iterdir()) == []
 
 
 def test_without_the_flag_nothing_imports_dask(tmp_path: Path) -> None:
