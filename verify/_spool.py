@@ -41,16 +41,23 @@ def named(data: bytes) -> str:
 def sortable(key: tuple[float | str, ...]) -> bytes:
     """A sort key of floats and strings as bytes whose order (``memcmp``, SQLite's for a BLOB)
     is Python's order of the tuples: a float as its IEEE 754 bits made order-preserving (-0.0
-    as 0.0), a string as its code points (a path's surrogates too), each one more than it is, in
-    four bytes, then four zero bytes (so a string sorts before any it begins)."""
+    as 0.0); a string as its code points in four bytes each (UTF-32, a path's surrogates too),
+    a NUL as two units ``0, 1`` and its end as ``0, 0`` (so that a string sorts before any it
+    begins, and before any that has a NUL where it ends)."""
     out = bytearray()
     for value in key:
         if isinstance(value, float):
             (bits,) = struct.unpack(">Q", struct.pack(">d", value + 0.0))
             out += struct.pack(">Q", bits ^ 0xFFFFFFFFFFFFFFFF if bits >> 63 else bits | 1 << 63)
         else:
-            out += struct.pack(f">{len(value)}I", *(ord(c) + 1 for c in value)) + bytes(4)
+            parts = value.split("\0") if "\0" in value else (value,)
+            out += _NUL.join(part.encode("utf-32-be", "surrogatepass") for part in parts)
+            out += _END
     return bytes(out)
+
+
+_NUL = bytes(7) + b"\1"
+_END = bytes(8)
 
 
 class Spool:

@@ -43,7 +43,6 @@ from verify.archive import (
     Judged,
     SourceList,
     expand,
-    ordered,
     read_list,
     shown,
     text_out,
@@ -557,7 +556,7 @@ def _verify_archive(args: argparse.Namespace, out: Console, err: Console) -> int
             if args.engine == "dask":
                 from verify.distributed import verify_on_dask  # noqa: PLC0415 - when asked
 
-                sources = ordered(listed).sources
+                sources = [source for source, twin in listed.judged() if not twin]
                 verify_on_dask(
                     sources, writer, pins, scheduler=args.scheduler, workers=args.workers
                 )
