@@ -714,14 +714,7 @@ def ordered(sources: Iterable[Source]) -> Ordered:
     sources alike and none is left out unsaid. (:meth:`SourceList.judged` gives the same a
     source at a time.)"""
     with SourceList(sources) as listed:
-        kept: list[Source] = []
-        refused: list[Judged] = []
-        for source, twin in listed.judged():
-            if twin:
-                refused.append(Judged(shown(source), None, MASKED_TWIN.encode()))
-            else:
-                kept.append(source)
-        return Ordered(kept, refused)
+        return Ordered(list(listed.kept()), list(listed.twins()))
 
 
 _SOURCES = """
@@ -792,6 +785,16 @@ class SourceList(Spooled, Sequence[Source]):
             if last != (given, twin):
                 last = (given, twin)
                 yield source, twin
+
+    def kept(self) -> Iterator[Source]:
+        """The sources :func:`ordered` keeps, a source at a time."""
+        return (source for source, twin in self.judged() if not twin)
+
+    def twins(self) -> Iterator[Judged]:
+        """The refusals :func:`ordered` gives (:data:`MASKED_TWIN`), a source at a time."""
+        for source, twin in self.judged():
+            if twin:
+                yield Judged(shown(source), None, MASKED_TWIN.encode())
 
 
 def _source(url: int, given: bytes) -> Source:

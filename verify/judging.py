@@ -343,7 +343,7 @@ class JudgedArchive(Spooled):
                     )
             self._db.execute(
                 "INSERT INTO bundles VALUES (?, ?, ?, ?, ?)",
-                (digest, ref, text(kept), self._spool_sources(sources), contents),
+                (digest, ref, text(kept), json.dumps(sources), contents),  # ASCII, read back
             )
         same = self._db.execute(
             "SELECT b.contents, b.digest, b.kept, f.intact, f.created_at, b.ref FROM bundles AS b "
@@ -362,9 +362,6 @@ class JudgedArchive(Spooled):
             )
             for row in copies[1:]:
                 self._db.execute("INSERT INTO copies VALUES (?, ?)", (row[1], text(reason)))
-
-    def _spool_sources(self, sources: tuple[str, ...]) -> str:
-        return json.dumps(sources)  # ASCII: a path's undecodable bytes escaped, and read back
 
     def _note(self, note: str) -> None:
         self._db.execute("INSERT INTO notes VALUES (?)", (text(note),))

@@ -38,13 +38,10 @@ from bundle_schema.models import (
 from bundle_schema.models.reports import Sources
 from pins import CURRENT, load_builtin
 from verify.archive import (
-    MASKED_TWIN,
     ArchiveWriter,
-    Judged,
     SourceList,
     expand,
     read_list,
-    shown,
     text_out,
     verify_archive,
 )
@@ -550,19 +547,17 @@ def _verify_archive(args: argparse.Namespace, out: Console, err: Console) -> int
     writer = ArchiveWriter(None if pins is None else PinSetRef(id=pins.id, digest=pins.digest))
     try:
         with _bundles(args.paths, args.lists) as listed:
-            for source, twin in listed.judged():  # the twins first, as ordered() gives them
-                if twin:
-                    writer.add(Judged(shown(source), None, MASKED_TWIN.encode()))
+            for twin in listed.twins():  # the twins first, as ordered() gives them
+                writer.add(twin)
             if args.engine == "dask":
                 from verify.distributed import verify_on_dask  # noqa: PLC0415 - when asked
 
-                sources = [source for source, twin in listed.judged() if not twin]
                 verify_on_dask(
-                    sources, writer, pins, scheduler=args.scheduler, workers=args.workers
-                )
+                    list(listed.kept()), writer, pins, scheduler=args.scheduler,
+                    workers=args.workers,
+                )  # fmt: skip
             else:
-                kept = (source for source, twin in listed.judged() if not twin)
-                verify_archive(kept, writer, pins)
+                verify_archive(listed.kept(), writer, pins)
         stream = sys.stdout.buffer
         if args.markdown or args.csv:
             text = text_out(stream)
