@@ -6,7 +6,7 @@ Three stages, so that every bundle digest is verified once and every file shared
 bundles is hashed once across the workers:
 
 1. **List** (one task per chunk of up to :data:`MAX_CHUNK` sources): open each source, read
-   its manifest's digest, and name the identity (device, inode, size, mtime) of each of its
+   its manifest's digest, and name the identity (device, inode, size, mtime, ctime) of each of its
    blob files (directory bundles). A tar's members are never shared: a tar is verified here,
    as it has just been read (ADR 0031), and the result kept if the tar is chosen or a further
    source of its bundle.
@@ -45,7 +45,7 @@ import distributed
 
 from bundle_schema import digest_of
 from bundle_schema.errors import EvidenceAuditError
-from verify._hashing import BlobCache, Hashed, default_workers, hash_members
+from verify._hashing import BlobCache, FileKey, Hashed, default_workers, hash_members
 from verify._remote import url_snapshots
 from verify._shell import _blob_files
 from verify._source import BundleSource, Member
@@ -75,7 +75,6 @@ from verify.judging import (
 __all__ = ["judge_on_dask", "verify_on_dask"]
 
 T = TypeVar("T")
-FileKey = tuple[int, int, int, int]
 _Listed = tuple[str | None, str | None, list[tuple[FileKey, str]], Judged | None]
 """A source's digest (None: refused), the refusal's reason, its blob files' keys and paths,
 and, for a tar, its verification."""

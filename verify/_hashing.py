@@ -45,6 +45,7 @@ __all__ = [
     "PROCESS_THRESHOLD",
     "PROGRESS_STEP",
     "BlobCache",
+    "FileKey",
     "HashJob",
     "Hashed",
     "default_workers",
@@ -441,8 +442,22 @@ class HashJob:
         self.close()
 
 
-_FileKey = tuple[int, int, int, int]
-"""A file's identity and state: device, inode, size, modification time (ns)."""
+FileKey = tuple[int, int, int, int, int]
+"""A file's identity and state: device, inode, size, modification and change times (ns). The
+change time moves with every write and every ``utime`` (a process can set a file's mtime back,
+never its ctime), so a file rewritten in place with the same size and its mtime restored has
+another key (ADR 0039)."""
+
+
+def file_key(status: os.stat_result) -> FileKey:
+    """The :data:`FileKey` of a file from its ``lstat``."""
+    return (
+        status.st_dev,
+        status.st_ino,
+        status.st_size,
+        status.st_mtime_ns,
+        status.st_ctime_ns,
+    )
 
 
 IN_MEMORY = 1 << 12
@@ -455,8 +470,9 @@ class BlobCache:
     """Digests of files already hashed, by file identity: a blob hard-linked into many bundles
     (a store shared by runs, see ``audit run --store``) is hashed once per process.
 
-    Only the same file is reused: the key is (device, inode, size, mtime), so a copy of a blob
-    in another bundle, or a blob rewritten since, is hashed again. Tar members are never cached.
+    Only the same file is reused: the key is (device, inode, size, mtime, ctime), so a copy of
+    a blob in another bundle, or a blob rewritten since (even with its mtime set back), is
+    hashed again. Tar members are never cached.
     """
 
     def __init__(self, in_memory: int = IN_MEMORY) -> None:
@@ -475,15 +491,15 @@ class BlobCache:
         """Files whose digest was reused."""
 
     @staticmethod
-    def key_of(file: str) -> _FileKey | None:
+    def key_of(file: str) -> FileKey | None:
         """A file's identity and state as this cache keys it; None when it cannot be read."""
         try:
             status = os.stat(file, follow_symlinks=False)
         except OSError:
             return None
-        return (status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns)
+        return file_key(status)
 
-    def know(self, key: _FileKey, result: Hashed) -> None:
+    def know(self, key: FileKey, result: Hashed) -> None:
         """Take a digest hashed elsewhere (another Dask worker, :mod:`verify._dask`) for the
         file of ``key``: it is reused only while the file has that identity and state."""
         packed = _packed_result(result)
@@ -511,11 +527,11 @@ class BlobCache:
 
     def split(
         self, members: Sequence[Member]
-    ) -> tuple[dict[str, Hashed], list[Member], dict[str, _FileKey]]:
+    ) -> tuple[dict[str, Hashed], list[Member], dict[str, FileKey]]:
         """Sort members into those already known (with their results) and those to hash."""
         known: dict[str, Hashed] = {}
         todo: list[Member] = []
-        keys: dict[str, _FileKey] = {}
+        keys: dict[str, FileKey] = {}
         for member in members:
             if member.size is not None:  # a tar member
                 todo.append(member)
@@ -525,7 +541,7 @@ class BlobCache:
             except OSError:
                 todo.append(member)  # hashing will say what is wrong
                 continue
-            key = (status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns)
+            key = file_key(status)
             found = self._found(_PACKED_KEY.pack(*key))
             if found is None:
                 todo.append(member)
@@ -536,7 +552,7 @@ class BlobCache:
         self.reused += len(known)
         return known, todo, keys
 
-    def remember(self, results: dict[str, Hashed], keys: dict[str, _FileKey]) -> None:
+    def remember(self, results: dict[str, Hashed], keys: dict[str, FileKey]) -> None:
         """Keep the results of files hashed after :meth:`split` (read errors are not kept)."""
         self.hashed += len(results)
         for path, result in results.items():
@@ -545,8 +561,9 @@ class BlobCache:
                 self._keep(_PACKED_KEY.pack(*keys[path]), packed)
 
 
-_PACKED_KEY = struct.Struct("<QQQq")
-"""A file identity (device, inode, size, mtime in ns: a time before 1970 is negative)."""
+_PACKED_KEY = struct.Struct("<QQQqq")
+"""A :data:`FileKey` (device, inode, size, mtime and ctime in ns: a time before 1970 is
+negative)."""
 _PACKED_RESULT = struct.Struct("<32sQ")
 """A SHA-256 digest's bytes and the size hashed."""
 _SHA256 = "sha256:"

@@ -13,8 +13,9 @@ What the review found, comparing with the code before the change (45431c2):
   folder of only non-bundles (exit 2, one line); a symlink to a bundle (judged); a blob of a
   shared store rewritten in place with the same size after the cache moved its digest to disk
   (``in_memory`` 0, 1, 2: hashed again, failed); no file left in ``TMPDIR``. A blob rewritten
-  with its old mtime restored (``os.utime``) is still taken for itself, with or without the
-  spill: ADR 0010's stated limit (the verifier trusts its own machine while it runs);
+  with its old mtime restored (``os.utime``) was still taken for itself, with or without the
+  spill; since ADR 0039 the cache's key holds the change time and it is hashed again
+  (``tests/verify/test_blob_cache_ctime.py``);
 - holes, fixed: a folder holding a symlink loop (``x.tar -> x.tar``) made every archive command
   fail with exit 2 (``os.DirEntry.is_file`` raises ``ELOOP``, where ``Path.is_file`` said no and
   the entry was skipped); a list file (under its 256 MiB bound) with one line of 130 million
