@@ -45,6 +45,7 @@ from verify._spool import Spool, Spooled, sortable
 from verify._spool import named as _named
 from verify._spool import text as _text
 from verify.policy import failed_check
+from verify.render import cell
 
 __all__ = [
     "MASKED_TWIN",
@@ -610,11 +611,11 @@ class ArchiveWriter:
         out.write("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
         for e in self._entries():
             cells = (f"`{e['bundle_digest']}`", *_cells(e), ", ".join(e["sources"]))
-            out.write("| " + " | ".join(_cell(c) for c in cells) + " |\n")
+            out.write("| " + " | ".join(cell(c) for c in cells) + " |\n")
         if self._refused:
             out.write("\n## Refused\n\n| source | reason |\n| --- | --- |\n")
             for r in self._refusals():
-                out.write(f"| {_cell(r['source'])} | {_cell(r['reason'])} |\n")
+                out.write(f"| {cell(r['source'])} | {cell(r['reason'])} |\n")
         counts = self._counts()
         out.write(
             f"\n{counts['bundles']} bundles from {counts['sources']} sources: "
@@ -653,10 +654,6 @@ def _cells(e: dict[str, Any]) -> tuple[str, ...]:
         e["failed_check"] or "",
         e["first_reason"] or "",
     )
-
-
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\r", " ").replace("\n", " ")
 
 
 def verify_archive(

@@ -1,0 +1,33 @@
+"""``audit verify-archive --markdown`` writes a name the publisher chose into a table cell as
+``rank`` and ``rejudge`` do (``verify.render.cell``): every line break that
+:meth:`str.splitlines` knows is a space. It folded ``\\n`` and ``\\r`` alone, so a refused
+``.tar`` named with a vertical tab, a form feed, NEL (``\\x85``) or a Unicode line or paragraph
+separator put a heading and a forged row into the report for any reader that splits lines as
+Python does."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from audit.cli import main
+from tests.factories import write_small_bundle
+
+BREAKS = ["\v", "\f", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029", "\r\n"]
+
+
+@pytest.mark.parametrize("argv", [["verify-archive", "--markdown"], ["rank", "--markdown"]])
+def test_no_line_break_of_a_name_reaches_the_markdown(
+    argv: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "archive"
+    write_small_bundle(folder / "run-1")
+    for number, brk in enumerate(BREAKS):
+        name = f"x{number}{brk}## Forged{brk}| forged | row |{brk}y.tar"
+        (folder / name).write_bytes(b"junk")
+    assert main([*argv, str(folder)]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert not [line for line in lines if line.startswith(("## Forged", "| forged"))]
+    refused = [line for line in lines if line.startswith(f"| {folder}/x")]
+    assert len(refused) == len(BREAKS)  # one row each, whole
