@@ -12,6 +12,7 @@ what was wrong and where.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
@@ -19,7 +20,7 @@ from rich.console import Console
 
 from audit.cli import archive, bundle, files, recording, score, signing
 from audit.cli._common import PROG, Handler, Parser, example
-from bundle_schema.errors import EXIT_INVALID_INPUT, EvidenceAuditError, InvalidInput
+from bundle_schema.errors import EXIT_INVALID_INPUT, EvidenceAuditError, InvalidInput, one_line
 from verify import VERSION, masked_text, url_snapshots
 
 __all__ = ["main"]
@@ -65,16 +66,38 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise InvalidInput(f"give a command (see {PROG} --help)")
         with url_snapshots():  # a URL read twice by one command is one object (ADR 0024)
             return handler(args, out, err)
-    except EvidenceAuditError as exc:  # a URL in the message never shows a credential
-        sys.stderr.write(f"{command}: {masked_text(str(exc))}\n")
+    except EvidenceAuditError as exc:
+        _say(command, str(exc))
         return exc.exit_code
     except OSError as exc:
-        where = f"{exc.filename}: " if exc.filename else ""
-        sys.stderr.write(f"{command}: {masked_text(f'{where}{exc.strerror or exc}')}\n")
+        _say(command, _os_error(exc))
         return EXIT_INVALID_INPUT
     except KeyboardInterrupt:
         sys.stderr.write(f"{command}: interrupted\n")
         return 130
+
+
+ERROR_LINE = 4 * 4096 + 1000
+"""How long the error line may be: two paths as long as the kernel takes (4,096 bytes), each
+byte that is not UTF-8 written out as four characters (``\\xff``), and the reason."""
+
+
+def _say(command: str, text: str) -> None:
+    """The one line on stderr of a command that stopped: a URL in it never shows a credential,
+    a line break in a name is a space and a byte that is not UTF-8 is written out
+    (:func:`~bundle_schema.errors.one_line`)."""
+    sys.stderr.write(f"{command}: {one_line(masked_text(text), ERROR_LINE)}\n")
+
+
+def _os_error(exc: OSError) -> str:
+    """An operating system's refusal with the file (or the two files) it names."""
+    names = [
+        os.fsdecode(name)
+        for name in (exc.filename, exc.filename2)
+        if isinstance(name, (str, bytes))
+    ]
+    where = "".join(f"{name}: " for name in names)
+    return f"{where}{exc.strerror or exc}"
 
 
 if __name__ == "__main__":  # pragma: no cover
