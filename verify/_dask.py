@@ -23,33 +23,49 @@ bundles is hashed once across the workers:
 A task opens a relative local path joined to the command's working directory (a worker's own
 is another on any real cluster) and names it as given (:func:`verify.archive.open_in`).
 
-The driver keeps the small keys (digests, sources, file identities); entries go to the
-:class:`~verify.archive.ArchiveWriter`'s spool as tasks finish. This module is imported only
-when ``--engine dask`` is given; it imports Dask.
+The driver keeps its state on disk (:data:`_DRIVER`, a private spool and SQLite database: the
+sources, each listed bundle's file identities and how many bundles link each, the stage-2
+digests, each step's result until it is used), submits each stage's chunks through a window
+of :data:`WINDOW` a worker as earlier ones finish, and starts its LocalCluster before it reads
+the first source: neither it nor its forked workers grow with the archive (ADR 0026 point 9).
+Entries go to the :class:`~verify.archive.ArchiveWriter`'s spool as tasks finish. This module
+is imported only when ``--engine dask`` is given; it imports Dask.
 """
 
 from __future__ import annotations
 
 import contextlib
 import importlib
+import itertools
 import logging
 import os
+import pickle
 import tempfile
-from collections import defaultdict
-from collections.abc import Iterator, Sequence
+from collections import deque
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Generic, NamedTuple, TypeVar
+from typing import Any, Generic, TypeVar
 
 import distributed
 
 from bundle_schema import digest_of
 from bundle_schema.errors import EvidenceAuditError
-from verify._hashing import BlobCache, FileKey, Hashed, default_workers, hash_members
+from verify._hashing import (
+    BlobCache,
+    FileKey,
+    Hashed,
+    default_workers,
+    file_keys,
+    hash_members,
+    packed_key,
+)
 from verify._remote import url_snapshots
 from verify._shell import _blob_files
 from verify._source import BundleSource, Member
-from verify._spool import Spool
+from verify._spool import Spool, Spooled
+from verify._spool import named as _named
+from verify._spool import text as _text
 from verify.archive import (
     ArchiveWriter,
     Judged,
@@ -68,8 +84,9 @@ from verify.judging import (
     Judgement,
     Refused,
     bytes_of,
+    held_text,
     judge_archive,
-    order_of,
+    walked,
 )
 
 __all__ = ["judge_on_dask", "verify_on_dask"]
@@ -193,7 +210,7 @@ On 10,000 small bundles and two workers, chunks of 256 instead of 64 took the dr
 0.21 to 0.15 ms a bundle; the last chunk of a worker is then at most about half a second."""
 
 
-def _wired(source: Source) -> Source:
+def _wired(source: Source) -> str:
     """A source as a task takes it: a local path as its text (what
     :func:`~verify.archive.shown` shows for either; the task opens it joined to the chunk's
     working directory when it is relative), a URL as it is. A ``Path`` is parsed again each
@@ -201,9 +218,14 @@ def _wired(source: Source) -> Source:
     return os.fspath(source) if isinstance(source, Path) else source
 
 
-def _chunks(count: int, workers: int) -> list[range]:
-    size = max(1, min(MAX_CHUNK, count // (8 * max(1, workers))))
-    return [range(i, min(count, i + size)) for i in range(0, count, size)]
+def _chunk_size(count: int, workers: int) -> int:
+    """How many of ``count`` sources a chunk takes (:data:`MAX_CHUNK`)."""
+    return max(1, min(MAX_CHUNK, count // (8 * max(1, workers))))
+
+
+def _chunks(count: int, workers: int) -> Iterator[range]:
+    size = _chunk_size(count, workers)
+    return (range(i, min(count, i + size)) for i in range(0, count, size))
 
 
 def _local_config() -> dict[str, Any]:
@@ -224,6 +246,16 @@ def _local_config() -> dict[str, Any]:
         "distributed.nanny.pre-spawn-environ": environ,
         "distributed.worker.multiprocessing-method": "fork",
     }
+
+
+LOG_LENGTH = 16
+"""Dask's ``distributed.admin.low-level-log-length`` in the command's process and in the
+LocalCluster it starts (an existing cluster keeps its own): how many recent messages each
+batched stream keeps for a developer to read, and how many transitions and events the
+scheduler logs. Dask's 1,000 kept each message a stream sent: in the client, every chunk's
+pickled task; in the scheduler, every chunk's task as sent to its worker, its sources and all
+(tracemalloc: 400 bytes a bundle, and up to 1,000 chunks of 256 sources a worker before it
+stops growing)."""
 
 
 def _client(scheduler: str | None, workers: int | None, scratch: str) -> tuple[Any, Any]:
@@ -253,7 +285,11 @@ def _session(client: Any, scheduler: str | None, workers: int | None) -> Iterato
     if client is not None:
         yield client
         return
-    with tempfile.TemporaryDirectory(prefix="audit-dask-") as scratch:
+    dask_config: Any = importlib.import_module("dask.config")
+    with (
+        dask_config.set({"distributed.admin.low-level-log-length": LOG_LENGTH}),
+        tempfile.TemporaryDirectory(prefix="audit-dask-") as scratch,
+    ):
         client, cluster = _client(scheduler, workers, scratch)
         try:
             yield client
@@ -264,7 +300,7 @@ def _session(client: Any, scheduler: str | None, workers: int | None) -> Iterato
 
 
 def verify_on_dask(
-    sources: Sequence[Source],
+    sources: Iterable[Source],
     writer: ArchiveWriter,
     pins: Any = None,
     *,
@@ -274,174 +310,311 @@ def verify_on_dask(
 ) -> None:
     """Verify ``sources`` (in the order :func:`verify.archive.ordered` gives) on Dask into
     ``writer``: on ``client``, else the scheduler at ``scheduler``, else a new ``LocalCluster``
-    of ``workers`` processes (default: the cores), closed when done."""
-    with _session(client, scheduler, workers) as session:
-        _run(session, sources, writer, pins)
+    of ``workers`` processes (default: the cores), closed when done. The cluster is up before
+    the first source is read (its forked workers inherit nothing of the archive), and the
+    sources are read once, as they come."""
+    with _session(client, scheduler, workers) as session, _Verifying(session, pins) as run:
+        run.verify(sources, writer)
 
 
-class _Links:
-    """How many listed directory bundles link each file identity (one object per identity),
-    and a path only for a file that a second one links (any link of one identity is the file):
-    memory is a few hundred bytes per bundle, not every listed file's path (ADR 0031)."""
+WINDOW = 4
+"""How many chunks a worker has in flight at most (one running, the next ones queued): the
+driver submits a stage's chunks as earlier ones finish, never all at once, so that the
+scheduler (in the driver's process for a LocalCluster) holds a few chunks' sources, not the
+archive's."""
 
-    def __init__(self) -> None:
-        self.keys: dict[FileKey, FileKey] = {}
-        self.count: dict[FileKey, int] = {}
-        self.where: dict[FileKey, str] = {}
+MEMO = 4096
+"""How many files' stage-2 lookups the driver keeps at hand (a few hundred KB)."""
 
-    def add(self, files: Sequence[tuple[FileKey, str]]) -> tuple[FileKey, ...]:
-        """One listed bundle's blob files (identity, path); their identities, as kept."""
-        keys = []
-        for listed_key, file in files:
-            key = self.keys.setdefault(listed_key, listed_key)
-            count = self.count.get(key, 0) + 1
-            self.count[key] = count
-            if count == 2:
-                self.where[key] = file
-            keys.append(key)
-        return tuple(keys)
+MAX_HASH_BATCH = 1024
+"""The most shared files one stage-2 task hashes."""
 
-    def hash_shared(self, client: Any, workers: int) -> dict[FileKey, Hashed]:
-        """Stage 2: every file that more than one listed bundle links, hashed once, in a few
-        tasks; the counts are dropped."""
-        shared = sorted(self.where)
-        hashed: dict[FileKey, Hashed] = {}
-        if shared:
-            count = max(1, min(len(shared), 4 * workers))
-            batches = [[(key, self.where[key]) for key in shared[i::count]] for i in range(count)]
-            for batch in client.gather(client.map(_hash, batches, pure=False)):
-                hashed.update(batch)
-        self.keys.clear()
-        self.count.clear()
-        self.where.clear()
-        return hashed
+_DRIVER = """
+CREATE TABLE source (idx INTEGER PRIMARY KEY, wired BLOB, shown BLOB);
+CREATE TABLE listed (idx INTEGER PRIMARY KEY, keys BLOB);
+CREATE TABLE link (key BLOB PRIMARY KEY, count INTEGER, path BLOB) WITHOUT ROWID;
+CREATE TABLE hashed (key BLOB PRIMARY KEY, result BLOB) WITHOUT ROWID;
+CREATE TABLE chosen (digest TEXT PRIMARY KEY, idx INTEGER) WITHOUT ROWID;
+CREATE TABLE other (digest TEXT, idx INTEGER, PRIMARY KEY (digest, idx)) WITHOUT ROWID;
+CREATE TABLE walked (idx INTEGER PRIMARY KEY, seq INTEGER, digest TEXT, reason BLOB);
+CREATE INDEX walked_by_digest ON walked (digest, seq);
+CREATE TABLE todo (seq INTEGER PRIMARY KEY, idx INTEGER, digest TEXT, whole INTEGER,
+                   first INTEGER);
+CREATE TABLE done (idx INTEGER, whole INTEGER, offset INTEGER, length INTEGER, digest TEXT,
+                   held BLOB, PRIMARY KEY (idx, whole)) WITHOUT ROWID;
+"""
+"""The driver's state (a private :class:`~verify._spool.Spool`: on disk past a page cache of
+2 MiB, so that it does not grow with the archive): ``source``, the sources verify-archive
+verifies, by their place in its order, as a task takes them and as reports show them;
+``listed``, each listed directory bundle's blob files (their packed :data:`FileKey`);
+``link``, how many listed bundles link each file identity and, once a second does, a path of
+it; ``hashed``, the stage-2 results; ``chosen`` and ``other``, verify-archive's first source
+of each bundle digest and the further ones; ``walked``, rank's and rejudge's listing in the
+walk's order; ``todo``, a stage's steps, chunked by ranges of ``seq``; ``done``, each step's
+result spooled (with, for rank's and rejudge's walk, the digest and bytes a step found)."""
 
 
-class _Listing:
-    """The driver's fold of stage 1, in source order, as each chunk's results arrive: the first
-    source of each digest, the others, and, for the listed directory bundles, their files'
-    identities and how many of them link each (:class:`_Links`)."""
+class _Driver(Spooled):
+    """What both archive walks on Dask share: the cluster, the driver's state on disk, tasks
+    submitted through a bounded window, the listing's link counts and the shared files hashed
+    once (stage 2)."""
 
-    def __init__(self, writer: ArchiveWriter) -> None:
+    def __init__(self, client: Any) -> None:
+        self.client = client
+        self.workers = max(1, len(client.scheduler_info()["workers"]))
+        self.cwd = os.getcwd()  # the workers' own is another on any real cluster
+        self._spool = Spool(_DRIVER, prefix="audit-dask-")
+        self.db = self._spool.db
+        self._memo: dict[bytes, Hashed | None] = {}
+
+    def _map(
+        self, function: Any, chunks: Iterable[tuple[T, Any]], *args: Any
+    ) -> Iterator[tuple[T, Any]]:
+        """``function(chunk, *args)`` for each chunk as a task, at most :data:`WINDOW` a worker
+        in flight; each chunk's payload with its task's result, in the order given."""
+        pending: deque[tuple[T, Any]] = deque()
+        window = WINDOW * self.workers
+        for payload, chunk in chunks:
+            pending.append((payload, self.client.submit(function, chunk, *args, pure=False)))
+            if len(pending) >= window:
+                yield self._result(pending.popleft())
+        while pending:
+            yield self._result(pending.popleft())
+
+    @staticmethod
+    def _result(submitted: tuple[T, Any]) -> tuple[T, Any]:
+        payload, future = submitted
+        result = future.result()
+        future.release()
+        return payload, result
+
+    def _link(self, index: int, files: Sequence[tuple[FileKey, str]]) -> None:
+        """One listed directory bundle's blob files (identity, path): kept, and counted."""
+        packed = [(packed_key(key), file) for key, file in files]
+        self.db.execute(
+            "INSERT INTO listed VALUES (?, ?)", (index, b"".join(key for key, _ in packed))
+        )
+        self.db.executemany(
+            "INSERT INTO link VALUES (?1, 1, NULL) ON CONFLICT (key) DO UPDATE SET "
+            "count = count + 1, path = CASE WHEN count = 1 THEN ?2 ELSE path END",
+            [(key, _text(file)) for key, file in packed],
+        )
+
+    def _hash_shared(self) -> int:
+        """Stage 2: every file that more than one listed bundle links, hashed once, in tasks of
+        at most :data:`MAX_HASH_BATCH` files; the counts are dropped. How many were hashed."""
+        (shared,) = self.db.execute("SELECT count(*) FROM link WHERE count > 1").fetchone()
+        size = max(1, min(MAX_HASH_BATCH, -(-shared // (4 * self.workers))))
+
+        def batches() -> Iterator[tuple[None, list[tuple[FileKey, str]]]]:
+            after = b""
+            while True:
+                rows = self.db.execute(
+                    "SELECT key, path FROM link WHERE count > 1 AND key > ? ORDER BY key LIMIT ?",
+                    (after, size),
+                ).fetchall()
+                if not rows:
+                    return
+                after = rows[-1][0]
+                yield None, [(file_keys(key)[0], _named(path)) for key, path in rows]
+
+        for _, batch in self._map(_hash, batches()):
+            self.db.executemany(
+                "INSERT INTO hashed VALUES (?, ?)",
+                [(packed_key(key), pickle.dumps(result)) for key, result in batch],
+            )
+        self.db.execute("DELETE FROM link")
+        return int(shared)
+
+    def _known(self, indexes: Iterable[int]) -> tuple[tuple[FileKey, Hashed], ...]:
+        """The stage-2 digests of the shared files the listed bundles at ``indexes`` link, each
+        once."""
+        known: dict[bytes, tuple[FileKey, Hashed]] = {}
+        for index in indexes:
+            row = self.db.execute("SELECT keys FROM listed WHERE idx = ?", (index,)).fetchone()
+            if row is None:
+                continue
+            for key in file_keys(row[0]):
+                packed = packed_key(key)
+                if packed not in known and (result := self._hashed(packed)) is not None:
+                    known[packed] = (key, result)
+        return tuple(known.values())
+
+    def _hashed(self, packed: bytes) -> Hashed | None:
+        """The stage-2 result of a file (None: it was not shared), the last
+        :data:`MEMO` looked up kept at hand (a store's shared files are looked up by every
+        chunk)."""
+        if packed in self._memo:
+            return self._memo[packed]
+        row = self.db.execute("SELECT result FROM hashed WHERE key = ?", (packed,)).fetchone()
+        result = None if row is None else pickle.loads(row[0])  # noqa: S301 - this process's
+        if len(self._memo) >= MEMO:
+            self._memo.clear()
+        self._memo[packed] = result
+        return result
+
+    def _chunked(self, make: Any) -> Iterator[tuple[list[Any], Any]]:
+        """The steps of ``todo`` in chunks (by ranges of ``seq``), each made into a task's
+        chunk by ``make(rows)``: (the rows, the chunk)."""
+        (count,) = self.db.execute("SELECT count(*) FROM todo").fetchone()
+        for part in _chunks(count, self.workers):
+            rows = self.db.execute(
+                "SELECT idx, digest, whole, first FROM todo WHERE seq >= ? AND seq < ? "
+                "ORDER BY seq",
+                (part.start, part.stop),
+            ).fetchall()
+            yield rows, make(rows)
+
+    def _plan(self, steps: Iterable[tuple[int, str, bool, bool]]) -> None:
+        """``todo``: ``steps`` (a source, its digest, whether it is verified or only checked,
+        whether it is its bundle's first source), in order."""
+        self.db.execute("DELETE FROM todo")
+        self.db.executemany(
+            "INSERT INTO todo VALUES (?, ?, ?, ?, ?)",
+            ((seq, *step) for seq, step in enumerate(steps)),
+        )
+
+    def _keep(
+        self, index: int, whole: bool, done: object, digest: str | None, held: bytes | None
+    ) -> None:
+        """A step's result, spooled (read back by :meth:`_taken`)."""
+        self.db.execute(
+            "INSERT OR REPLACE INTO done VALUES (?, ?, ?, ?, ?, ?)",
+            (index, whole, *self._spool.put(done), digest, held),
+        )
+
+    def _taken(self, index: int, whole: bool) -> Any:
+        """The result :meth:`_keep` kept of a step, dropped from the index; None when none."""
+        row = self.db.execute(
+            "SELECT offset, length FROM done WHERE idx = ? AND whole = ?", (index, whole)
+        ).fetchone()
+        if row is None:
+            return None
+        self.db.execute("DELETE FROM done WHERE idx = ? AND whole = ?", (index, whole))
+        return self._spool.get(*row)
+
+
+class _Verifying(_Driver):
+    """``verify-archive`` on Dask (see the module's docstring for the three stages)."""
+
+    def __init__(self, client: Any, pins: Any) -> None:
+        super().__init__(client)
+        self.pins = client.scatter(pins, broadcast=True) if pins is not None else None
+
+    def verify(self, sources: Iterable[Source], writer: ArchiveWriter) -> None:
         self.writer = writer
-        self.chosen: dict[str, int] = {}  # digest -> index of its first source
-        self.others: dict[str, list[int]] = defaultdict(list)
-        self.verified: dict[int, Judged] = {}  # a later tar's result: its check, or its entry
-        self.files: dict[int, tuple[FileKey, ...]] = {}
-        self.links = _Links()
+        self._take(sources)
+        self._list()
+        writer.stats.hashed += self._hash_shared()
+        self._verify()
+        self._add_further()
 
-    def add(self, index: int, shown_as: str, listed: _Listed) -> None:
+    def _take(self, sources: Iterable[Source]) -> None:
+        self.db.executemany(
+            "INSERT INTO source VALUES (?, ?, ?)",
+            (
+                (index, _text(_wired(source)), _text(shown(source)))
+                for index, source in enumerate(sources)
+            ),
+        )
+
+    def _wired(self, index: int) -> str:
+        row = self.db.execute("SELECT wired FROM source WHERE idx = ?", (index,)).fetchone()
+        return _named(row[0])
+
+    def _list(self) -> None:
+        """Stage 1, folded in source order: the first source of each digest, the others, and,
+        for the listed directory bundles, their files' identities and how many link each."""
+        (count,) = self.db.execute("SELECT count(*) FROM source").fetchone()
+
+        def chunks() -> Iterator[tuple[list[tuple[int, str]], _Chunk[Source]]]:
+            for part in _chunks(count, self.workers):
+                rows = self.db.execute(
+                    "SELECT idx, wired, shown FROM source WHERE idx >= ? AND idx < ? ORDER BY idx",
+                    (part.start, part.stop),
+                ).fetchall()
+                payload = [(index, _named(name)) for index, _, name in rows]
+                yield payload, _Chunk([_named(wired) for _, wired, _ in rows], self.cwd)
+
+        for payload, results in self._map(_list_many, chunks(), self.pins):
+            for (index, shown_as), listed in zip(payload, results, strict=True):
+                self._fold(index, shown_as, listed)
+
+    def _fold(self, index: int, shown_as: str, listed: _Listed) -> None:
         digest, reason, files, judged = listed
         if digest is None:
             self.writer.add(Judged(shown_as, None, (reason or "").encode()))
             return
-        if digest in self.chosen:
-            self.others[digest].append(index)
-            if judged is not None:
-                self.verified[index] = judged
+        chosen = self.db.execute("SELECT 1 FROM chosen WHERE digest = ?", (digest,)).fetchone()
+        if chosen is not None:
+            self.db.execute("INSERT INTO other VALUES (?, ?)", (digest, index))
+            if judged is not None:  # a later tar's result: its check, or its entry
+                self._keep(index, False, judged, None, None)
                 return
         else:
-            self.chosen[digest] = index
+            self.db.execute("INSERT INTO chosen VALUES (?, ?)", (digest, index))
             if judged is not None:  # a tar, verified as it was listed
                 self.writer.add(judged)
                 return
-        self.files[index] = self.links.add(files)
+        self._link(index, files)
 
+    def _verify(self) -> None:
+        """Stage 3: each bundle's first directory source verified, each further directory
+        source checked (or verified: :meth:`_verified`); the first added as they come, the
+        further kept."""
+        first = self.db.execute(
+            "SELECT c.idx, c.digest FROM chosen AS c JOIN listed AS l ON l.idx = c.idx "
+            "ORDER BY c.idx"
+        ).fetchall()
+        further = self.db.execute(
+            "SELECT o.idx, o.digest FROM other AS o JOIN listed AS l ON l.idx = o.idx "
+            "ORDER BY o.idx"
+        ).fetchall()
+        self._plan(
+            itertools.chain(
+                ((index, digest, True, True) for index, digest in first),
+                ((index, digest, self._verified(digest), False) for index, digest in further),
+            )
+        )
+        del first, further
 
-def _linked(keys: Sequence[FileKey], hashed: dict[FileKey, Hashed]) -> list[tuple[FileKey, Hashed]]:
-    """The stage-2 digests of the shared files among ``keys``."""
-    return [(key, hashed[key]) for key in keys if key in hashed]
+        def make(rows: list[tuple[int, str, int, int]]) -> _Chunk[_ToVerify]:
+            items = [(self._wired(i), digest, bool(whole)) for i, digest, whole, _ in rows]
+            return _Chunk(items, self.cwd, self._known(i for i, *_ in rows))
 
+        for rows, results in self._map(_verify_many, self._chunked(make), self.pins):
+            for (index, _, _, is_first), judged in zip(rows, results, strict=True):
+                if is_first:
+                    self.writer.add(judged)
+                else:
+                    self._keep(index, False, judged, None, None)
 
-def _run(client: Any, sources: Sequence[Source], writer: ArchiveWriter, pins: Any) -> None:
-    workers = len(client.scheduler_info()["workers"])
-    pins_future = client.scatter(pins, broadcast=True) if pins is not None else None
-    cwd = os.getcwd()  # the workers' own is another on any real cluster
-    wired = [_wired(source) for source in sources]
-    listing = _Listing(writer)
-    parts = _chunks(len(sources), workers)
-    chunked = [_Chunk([wired[i] for i in part], cwd) for part in parts]
-    for part, future in zip(
-        parts, client.map(_list_many, chunked, pins=pins_future, pure=False), strict=True
-    ):
-        for index, listed in zip(part, future.result(), strict=True):
-            listing.add(index, shown(sources[index]), listed)
-        future.release()
-    del chunked
-    hashed = listing.links.hash_shared(client, workers)
-    writer.stats.hashed += len(hashed)
-    first = {i for i in listing.chosen.values() if i in listing.files}
-    order = [(i, digest, True, True) for digest, i in listing.chosen.items() if i in first]
-    order += [
-        (i, digest, _verified(listing, digest), False)
-        for digest, others in listing.others.items()
-        for i in others
-        if i in listing.files
-    ]
-    seeds: dict[int, list[tuple[FileKey, Hashed]]] = {}  # a further source's, if verified next
-    futures = {}
-    for part in _chunks(len(order), workers):
-        chunk = _stage_three([order[j] for j in part], listing.files, hashed, wired, cwd, seeds)
-        futures[client.submit(_verify_many, chunk, pins_future, pure=False)] = [
-            order[j][0] for j in part
-        ]
-    listing.files.clear()
-    del order
-    checked: dict[int, Judged] = {}  # further sources, added after their bundle's first
-    completed: Any = distributed.as_completed
-    for future in completed(futures):
-        for index, judged in zip(futures[future], future.result(), strict=True):
-            if index in first:
-                writer.add(judged)
-            else:
-                checked[index] = judged
-        future.release()
-    for digest, others in listing.others.items():
-        for index in others:  # in source order, as the default engine adds them
-            done = checked.pop(index, None) or listing.verified.pop(index)
-            if writer.seen(digest) and not writer.add(done):
+    def _verified(self, digest: str) -> bool:
+        """Whether a further directory source of a bundle is verified in stage 3 rather than
+        only checked: when the bundle's first source is a tar, verified as it was listed, that
+        was refused or lacks bytes (then this source's verification may take its place, as in
+        the default engine; a bundle whose first source is a directory is verified in the same
+        stage, and its further sources are checked)."""
+        chosen = self.db.execute(
+            "SELECT 1 FROM chosen AS c JOIN listed AS l ON l.idx = c.idx WHERE c.digest = ?",
+            (digest,),
+        ).fetchone()
+        return chosen is None and not self.writer.intact(digest)
+
+    def _add_further(self) -> None:
+        """The further sources of each bundle, in source order, as the default engine adds
+        them; one that holds bytes its bundle's first sources lack is verified (a task)."""
+        rows = self.db.execute("SELECT digest, idx FROM other ORDER BY digest, idx")
+        for digest, index in rows:
+            done: Judged = self._taken(index, False)
+            if self.writer.seen(digest) and not self.writer.add(done):
                 continue
             # its first sources were refused, or lack bytes this one holds: it is verified
             if done.digest is not None and not done.data:  # only checked so far
-                chunk = _Chunk([(wired[index], digest, True)], cwd, seeds.get(index, ()))
-                done = _verify_remotely(client, chunk, pins_future)
-            writer.add(done)
-
-
-def _stage_three(  # noqa: PLR0917 - the driver's state for one chunk
-    part: Sequence[tuple[int, str, bool, bool]],
-    files: dict[int, tuple[FileKey, ...]],
-    hashed: dict[FileKey, Hashed],
-    wired: Sequence[Source],
-    cwd: str,
-    seeds: dict[int, list[tuple[FileKey, Hashed]]],
-) -> _Chunk[_ToVerify]:
-    """A stage-3 chunk of sources (index, digest, whether verified, whether its bundle's first
-    source), with the digests of the shared files they link, each once; a further source's
-    own are kept in ``seeds``."""
-    known: dict[FileKey, Hashed] = {}
-    for i, _, _, is_first in part:
-        linked = _linked(files[i], hashed)
-        known.update(linked)
-        if not is_first:
-            seeds[i] = linked
-    items: list[_ToVerify] = [(wired[i], digest, whole) for i, digest, whole, _ in part]
-    return _Chunk(items, cwd, tuple(known.items()))
-
-
-def _verified(listing: _Listing, digest: str) -> bool:
-    """Whether a further directory source of a bundle is verified in stage 3 rather than only
-    checked: when the bundle's first source is a tar, verified as it was listed, that was
-    refused or lacks bytes (then this source's verification may take its place, as in the
-    default engine; a bundle whose first source is a directory is verified in the same stage,
-    and its further sources are checked)."""
-    chosen = listing.chosen[digest]
-    return chosen not in listing.files and not listing.writer.intact(digest)
-
-
-def _verify_remotely(client: Any, chunk: _Chunk[_ToVerify], pins: Any) -> Judged:
-    """One further source of a bundle, verified as a task of its own (see :func:`_run`)."""
-    return client.submit(_verify_many, chunk, pins, pure=False).result()[0]  # type: ignore[no-any-return]
+                item = (self._wired(index), digest, True)
+                chunk = _Chunk([item], self.cwd, self._known([index]))
+                done = self.client.submit(_verify_many, chunk, self.pins, pure=False).result()[0]
+            self.writer.add(done)
 
 
 # --- rank and rejudge (verify.judging) ---------------------------------------------------------
@@ -491,100 +664,115 @@ def _walk_steps_many(chunk: _Chunk[_ToVerify], job: Job) -> list[_Done]:
     return done
 
 
-class _OnDask:
+class _OnDask(_Driver):
     """The :class:`verify.judging.Steps` of an archive on Dask: every source listed, the shared
     files hashed once, then every bundle's first source verified and each further one checked,
     then the further sources whose bytes differ from those verified (the ones the walk will
     verify) verified, all as tasks; the walk then takes their results. A step it did not foresee
-    (a copy whose first source was refused) is a task of its own when the walk asks for it."""
+    (a copy whose first source was refused) is a task of its own when the walk asks for it.
+    Each result is spooled till the walk asks (the driver's state is on disk, ``_DRIVER``)."""
 
     def __init__(self, client: Any, sources: Sequence[Source], job: Job) -> None:
-        self.client, self.job = client, job
-        self.workers = len(client.scheduler_info()["workers"])
+        super().__init__(client)
+        self.sources, self.job = sources, job
         self.job_future = client.scatter(job, broadcast=True)
-        self.cwd = os.getcwd()  # the workers' own is another on any real cluster
-        self.wired = [_wired(source) for source in sources]
-        self.digests: dict[int, str] = {}
-        self.reasons: dict[int, str] = {}
-        self.files: dict[int, tuple[FileKey, ...]] = {}
-        self.hashed: dict[FileKey, Hashed] = {}
-        self.done: dict[tuple[int, bool], _Done | _Spooled] = {}
-        """Each step's result; a verification's spooled (:class:`_Spooled`) till the walk asks."""
-        self._spool = Spool("", prefix="audit-dask-")
         self.late = 0
         """Steps the walk asked for that were not foreseen (each a task of its own)."""
-        order, twins = order_of(sources)
-        walk = [i for i in order if i not in twins]  # the walk refuses the twins itself
-        self._list(walk)
-        groups: dict[str, list[int]] = defaultdict(list)
-        for index in walk:
-            if index in self.digests:
-                groups[self.digests[index]].append(index)
-        first = [(i[0], True) for i in groups.values()]
-        further = [(i, False) for indexes in groups.values() for i in indexes[1:]]
-        self._submit(first + further)
-        self._submit(self._differing(groups))
-        self.files.clear()
+        self._list()
+        self._plan(self._first_and_further())
+        self._submit()
+        self._plan(self._differing())
+        self._submit()
+        self.db.execute("DELETE FROM listed")
 
-    def _list(self, walk: Sequence[int]) -> None:
-        links = _Links()
-        parts = _chunks(len(walk), self.workers)
-        chunks = [_Chunk([self.wired[walk[j]] for j in part], self.cwd) for part in parts]
-        for part, future in zip(
-            parts, self.client.map(_walk_list_many, chunks, pure=False), strict=True
-        ):
-            for j, (digest, reason, files) in zip(part, future.result(), strict=True):
-                index = walk[j]
-                if digest is None:
-                    self.reasons[index] = reason
-                    continue
-                self.digests[index] = digest
-                self.files[index] = links.add(files)
-            future.release()
-        self.hashed = links.hash_shared(self.client, self.workers)
+    def _list(self) -> None:
+        """Stage 1 in the walk's order (the twins left to the walk), then stage 2."""
 
-    def _submit(self, steps: Sequence[tuple[int, bool]]) -> None:
-        """Run ``steps`` (a source, and whether it is verified or only checked) as tasks."""
-        futures = {}
-        for part in _chunks(len(steps), self.workers):
-            chunk = self._chunk([steps[j] for j in part])
-            futures[self.client.submit(_walk_steps_many, chunk, self.job_future, pure=False)] = [
-                steps[j] for j in part
-            ]
-        completed: Any = distributed.as_completed
-        for future in completed(futures):
-            for step, result in zip(futures[future], future.result(), strict=True):
-                self.done[step] = self._kept(result)
-            future.release()
+        def chunks() -> Iterator[tuple[list[int], _Chunk[Source]]]:
+            size = _chunk_size(len(self.sources), self.workers)
+            with walked(self.sources) as walk:
+                kept = ((index, source) for index, source, twin in walk if not twin)
+                while part := list(itertools.islice(kept, size)):
+                    wired = [_wired(source) for _, source in part]
+                    yield [index for index, _ in part], _Chunk(wired, self.cwd)
 
-    def _chunk(self, steps: Sequence[tuple[int, bool]]) -> _Chunk[_ToVerify]:
-        known: dict[FileKey, Hashed] = {}
-        for index, _ in steps:
-            known.update(_linked(self.files.get(index, ()), self.hashed))
-        items = [(self.wired[i], self.digests[i], whole) for i, whole in steps]
-        return _Chunk(items, self.cwd, tuple(known.items()))
+        seq = 0
+        for indexes, results in self._map(_walk_list_many, chunks()):
+            for index, (digest, reason, files) in zip(indexes, results, strict=True):
+                self.db.execute(
+                    "INSERT INTO walked VALUES (?, ?, ?, ?)",
+                    (index, seq, digest, None if digest is not None else _text(reason)),
+                )
+                seq += 1
+                if digest is not None:
+                    self._link(index, files)
+        self._hash_shared()
 
-    def _differing(self, groups: dict[str, list[int]]) -> list[tuple[int, bool]]:
+    def _groups(self) -> Iterator[tuple[str, list[int]]]:
+        """Each listed bundle digest with its sources, in the walk's order."""
+        rows = self.db.execute(
+            "SELECT digest, idx FROM walked WHERE digest IS NOT NULL ORDER BY digest, seq"
+        )
+        for digest, group in itertools.groupby(rows, key=lambda row: row[0]):
+            yield digest, [index for _, index in group]
+
+    def _first_and_further(self) -> Iterator[tuple[int, str, bool, bool]]:
+        """Every bundle's first source, to verify; then each further one, to check."""
+        for digest, indexes in self._groups():
+            yield indexes[0], digest, True, True
+        for digest, indexes in self._groups():
+            for index in indexes[1:]:
+                yield index, digest, False, False
+
+    def _submit(self) -> None:
+        """Run the steps of ``todo`` as tasks; each result kept (:meth:`_done`)."""
+
+        def make(rows: list[tuple[int, str, int, int]]) -> _Chunk[_ToVerify]:
+            items = [(_wired(self.sources[i]), digest, bool(whole)) for i, digest, whole, _ in rows]
+            return _Chunk(items, self.cwd, self._known(i for i, *_ in rows))
+
+        for rows, results in self._map(_walk_steps_many, self._chunked(make), self.job_future):
+            for (index, _, whole, _), result in zip(rows, results, strict=True):
+                self._done(index, bool(whole), result)
+
+    def _done(self, index: int, whole: bool, done: _Done) -> None:
+        """A step's result, spooled, with what :meth:`_differing` reads of it: a verification's
+        bytes held, a check's digest and bytes held."""
+        if isinstance(done, Judgement):
+            self._keep(index, whole, done, None, held_text(done.held))
+        elif isinstance(done, Judged):
+            self._keep(index, whole, done, done.digest, held_text(bytes_of(done)))
+        else:
+            self._keep(index, whole, done, None, None)
+
+    def _differing(self) -> Iterator[tuple[int, str, bool, bool]]:
         """The further sources the walk will verify: each first of its bundle whose bytes differ
         from those of every source verified before it (or whose check was refused)."""
-        steps = []
-        for digest, indexes in groups.items():
-            first = self.done[indexes[0], True]
-            seen = {first.held} if isinstance(first, _Spooled) else set()
+        for digest, indexes in self._groups():
+            first = self._read(indexes[0], whole=True)
+            seen: set[bytes | None] = {first[1]} if first[1] is not None else set()
             for index in indexes[1:]:
-                held = self.done[index, False]
-                assert isinstance(held, Judged)  # noqa: S101 - a check's result
-                if held.digest == digest and bytes_of(held) in seen:
+                got, held = self._read(index, whole=False)
+                if got == digest and held in seen:
                     continue
-                steps.append((index, True))
-                if held.digest == digest:
-                    seen.add(bytes_of(held))
-        return steps
+                yield index, digest, True, False
+                if got == digest:
+                    seen.add(held)
+
+    def _read(self, index: int, *, whole: bool) -> tuple[str | None, bytes | None]:
+        row = self.db.execute(
+            "SELECT digest, held FROM done WHERE idx = ? AND whole = ?", (index, whole)
+        ).fetchone()
+        return row[0], row[1]
 
     def listed(self, index: int) -> tuple[str, str | None]:
-        if index in self.reasons:
-            raise Refused(self.reasons[index])
-        return self.digests[index], None  # a cluster's file identities are not this machine's
+        row = self.db.execute(
+            "SELECT digest, reason FROM walked WHERE idx = ?", (index,)
+        ).fetchone()
+        digest, reason = row
+        if digest is None:
+            raise Refused(_named(reason))
+        return digest, None  # a cluster's file identities are not this machine's
 
     def checked(self, index: int, digest: str) -> Judged:
         done = self._step(index, whole=False)
@@ -599,29 +787,13 @@ class _OnDask:
         return done
 
     def _step(self, index: int, *, whole: bool) -> _Done:
-        if (index, whole) not in self.done:
+        done = self._taken(index, whole)
+        if done is None:
             self.late += 1
-            self._submit([(index, whole)])
-        done = self.done.pop((index, whole))
-        return self._spool.get(done.offset, done.length) if isinstance(done, _Spooled) else done
-
-    def _kept(self, done: _Done) -> _Done | _Spooled:
-        """A verification's :class:`Judgement` spooled to disk (the facts of 10,000 bundles
-        are not kept in memory till the walk asks for them); a check or refusal as it is."""
-        if isinstance(done, Judgement):
-            return _Spooled(*self._spool.put(done), done.held)
-        return done
-
-    def close(self) -> None:
-        self._spool.close()
-
-
-class _Spooled(NamedTuple):
-    """Where a verification's :class:`Judgement` is spooled, and the bytes it held."""
-
-    offset: int
-    length: int
-    held: tuple[str | None, str | None]
+            self._plan([(index, self.listed(index)[0], whole, False)])
+            self._submit()
+            done = self._taken(index, whole)
+        return done  # type: ignore[no-any-return]
 
 
 def judge_on_dask(
@@ -634,9 +806,5 @@ def judge_on_dask(
 ) -> JudgedArchive:
     """``rank`` / ``rejudge`` of ``sources`` on Dask (see :func:`verify_on_dask` for the cluster):
     the archive :func:`verify.judging.judge_archive` judges in this process."""
-    with _session(client, scheduler, workers) as session:
-        steps = _OnDask(session, sources, job)
-        try:
-            return judge_archive(sources, steps)
-        finally:
-            steps.close()
+    with _session(client, scheduler, workers) as session, _OnDask(session, sources, job) as steps:
+        return judge_archive(sources, steps)

@@ -504,7 +504,7 @@ class BlobCache:
         file of ``key``: it is reused only while the file has that identity and state."""
         packed = _packed_result(result)
         if packed is not None:
-            self._keep(_PACKED_KEY.pack(*key), packed)
+            self._keep(packed_key(key), packed)
 
     def _keep(self, key: bytes, packed: bytes) -> None:
         self._known[key] = packed
@@ -542,7 +542,7 @@ class BlobCache:
                 todo.append(member)  # hashing will say what is wrong
                 continue
             key = file_key(status)
-            found = self._found(_PACKED_KEY.pack(*key))
+            found = self._found(packed_key(key))
             if found is None:
                 todo.append(member)
                 keys[member.path] = key
@@ -558,7 +558,7 @@ class BlobCache:
         for path, result in results.items():
             packed = _packed_result(result) if path in keys else None
             if packed is not None:
-                self._keep(_PACKED_KEY.pack(*keys[path]), packed)
+                self._keep(packed_key(keys[path]), packed)
 
 
 _PACKED_KEY = struct.Struct("<QQQqq")
@@ -568,6 +568,16 @@ _PACKED_RESULT = struct.Struct("<32sQ")
 """A SHA-256 digest's bytes and the size hashed."""
 _SHA256 = "sha256:"
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
+
+
+def packed_key(key: FileKey) -> bytes:
+    """A :data:`FileKey` as the cache keeps it (40 bytes)."""
+    return _PACKED_KEY.pack(*key)
+
+
+def file_keys(packed: bytes) -> list[FileKey]:
+    """The :data:`FileKey` of each of the keys :func:`packed_key` packed, joined."""
+    return list(_PACKED_KEY.iter_unpack(packed))
 
 
 def _packed_result(result: Hashed) -> bytes | None:

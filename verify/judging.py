@@ -58,8 +58,10 @@ __all__ = [
     "Whole",
     "bytes_of",
     "files_of",
+    "held_text",
     "judge_archive",
     "order_of",
+    "walked",
 ]
 
 
@@ -191,13 +193,13 @@ def order_of(sources: Sequence[Source]) -> tuple[list[int], set[int]]:
     (:meth:`verify.archive.SourceList.walk`), and those of the sources refused as another's
     masked twin (:data:`verify.archive.MASKED_TWIN`: shown alike, given differently; the first
     is walked)."""
-    with _walked(sources) as walk:
+    with walked(sources) as walk:
         steps = [(index, twin) for index, _, twin in walk]
     return [index for index, _ in steps], {index for index, twin in steps if twin}
 
 
 @contextmanager
-def _walked(sources: Sequence[Source]) -> Iterator[Iterator[tuple[int, Source, bool]]]:
+def walked(sources: Sequence[Source]) -> Iterator[Iterator[tuple[int, Source, bool]]]:
     """:meth:`verify.archive.SourceList.walk` of ``sources`` (listed on disk first, unless
     they are)."""
     if isinstance(sources, SourceList):
@@ -275,7 +277,7 @@ class JudgedArchive(Spooled):
         assert ref is not None  # noqa: S101 - an INSERT's
         self._db.execute(
             "INSERT OR IGNORE INTO verified VALUES (?, ?, ?)",
-            (digest, _held(judgement.held), ref),
+            (digest, held_text(judgement.held), ref),
         )
         return ref
 
@@ -289,7 +291,7 @@ class JudgedArchive(Spooled):
             ).fetchone()
         else:
             row = self._db.execute(
-                "SELECT ref FROM verified WHERE digest = ? AND held = ?", (digest, _held(held))
+                "SELECT ref FROM verified WHERE digest = ? AND held = ?", (digest, held_text(held))
             ).fetchone()
         return None if row is None else row[0]
 
@@ -424,7 +426,9 @@ class JudgedArchive(Spooled):
         return Whole(list(self.bundles()), list(self.notes()), list(self.refused()))
 
 
-def _held(held: tuple[str | None, str | None]) -> bytes:
+def held_text(held: tuple[str | None, str | None]) -> bytes:
+    """The bytes a source held (:attr:`Judgement.held`, :func:`bytes_of`) as an index keeps
+    them: two are equal when the held values are."""
     return text(repr(held))
 
 
@@ -441,7 +445,7 @@ def judge_archive(sources: Sequence[Source], steps: Steps) -> JudgedArchive:
 
 
 def _walk(sources: Sequence[Source], steps: Steps, archive: JudgedArchive) -> None:
-    with _walked(sources) as walk:
+    with walked(sources) as walk:
         for index, source, twin in walk:
             _step(index, source, twin, steps, archive)
 

@@ -553,9 +553,8 @@ def _verify_archive(args: argparse.Namespace, out: Console, err: Console) -> int
                 from verify.distributed import verify_on_dask  # noqa: PLC0415 - when asked
 
                 verify_on_dask(
-                    list(listed.kept()), writer, pins, scheduler=args.scheduler,
-                    workers=args.workers,
-                )  # fmt: skip
+                    listed.kept(), writer, pins, scheduler=args.scheduler, workers=args.workers
+                )
             else:
                 verify_archive(listed.kept(), writer, pins)
         stream = sys.stdout.buffer
