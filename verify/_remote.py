@@ -738,6 +738,36 @@ def filesystem(protocol: str) -> Any:
     return made
 
 
+LIST_PAGE = 1000
+"""How many keys of an ``s3://`` prefix are listed at a time (S3's page)."""
+
+
+def prefix_keys(fs: Any, root: str) -> Iterator[str]:
+    """Every object under ``root`` (``bucket/prefix/``) of an s3fs file system, as
+    ``bucket/key``, a page at a time in the store's order (S3's: by key, as UTF-8 bytes, which
+    is Python's order of the keys): never the whole listing in memory, as ``fs.find`` holds it
+    and keeps it in its directory cache. Raises what s3fs and botocore raise."""
+    from fsspec.asyn import sync  # noqa: PLC0415 - only for URLs
+
+    bucket, _, prefix = root.partition("/")
+    pages = fs._iterdir(bucket, delimiter="", prefix=prefix)  # s3fs: a page at a time
+
+    async def page() -> list[str]:
+        names: list[str] = []
+        async for item in pages:
+            if item.get("type") != "directory":
+                names.append(item["name"])
+            if len(names) >= LIST_PAGE:
+                break
+        return names
+
+    try:
+        while names := sync(fs.loop, page):
+            yield from names
+    finally:
+        sync(fs.loop, pages.aclose)
+
+
 def _is_prefix(url: str) -> bool:
     return urlsplit(url).path.endswith("/")
 

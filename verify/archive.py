@@ -37,7 +37,7 @@ from bundle_schema.layout import classify_path
 from bundle_schema.models import Finding, PinSetRef, Verdict
 from verify._core import ordered_findings
 from verify._hashing import BlobCache
-from verify._remote import filesystem, masked_text, shown_url
+from verify._remote import filesystem, masked_text, prefix_keys, shown_url
 from verify._shell import check_integrity, verify_bundle
 from verify._signature import MAX_SIGNATURE_SIZE
 from verify._source import BundleSource, is_url, open_source
@@ -168,8 +168,9 @@ def _is(test: Callable[[], bool]) -> bool:
         raise
 
 
-def _prefix(url: str) -> list[Source]:
-    """Every ``.tar`` object under an ``s3://bucket/prefix/``, sorted by key.
+def _prefix(url: str) -> Iterator[Source]:
+    """Every ``.tar`` object under an ``s3://bucket/prefix/``, by key, a page of the listing at
+    a time (:func:`verify._remote.prefix_keys`).
 
     Raises:
         InvalidInput: an http(s) folder (a web server has no listing), or a prefix that cannot
@@ -182,15 +183,16 @@ def _prefix(url: str) -> list[Source]:
             "file, one a line, and give it with --from FILE"
         )
     fs: Any = filesystem("s3")
-    root = url.split("://", 1)[1]
+    found = False
     try:
-        keys = fs.find(root)
+        for key in prefix_keys(fs, url.split("://", 1)[1]):
+            if key.endswith(".tar"):
+                found = True
+                yield f"s3://{key}"
     except Exception as exc:  # s3fs and botocore raise many types
         raise InvalidInput(f"{shown(url)}: cannot list: {type(exc).__name__}: {exc}") from None
-    found: list[Source] = [f"s3://{key}" for key in sorted(keys) if key.endswith(".tar")]
     if not found:
         raise InvalidInput(f"{shown(url)}: no .tar object under this prefix")
-    return found
 
 
 def expand(text: str, base: Path | None = None) -> Iterator[Source]:
@@ -213,7 +215,7 @@ def expand(text: str, base: Path | None = None) -> Iterator[Source]:
             if not folder.is_dir():  # no such folder, a file, a NUL: said as for a path
                 raise InvalidInput(f"{folder}: no such directory")
             return _folder(folder)
-        return iter(_prefix(text) if text.endswith("/") else [text])
+        return _prefix(text) if text.endswith("/") else iter([text])
     path = Path(text)
     if base is not None and not path.is_absolute():
         path = base / path

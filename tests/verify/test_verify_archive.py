@@ -28,7 +28,7 @@ from bundle_schema.models import ArchiveReport
 from tests.factories import write_small_bundle
 from tests.paths import ROOT, SCHEMAS
 from tests.verify.test_url_sources import published, s3  # noqa: F401 - fixtures: moto's S3 server
-from verify import BlobCache, open_source
+from verify import BlobCache, open_source, url_snapshots
 from verify.archive import ArchiveWriter, expand, ordered, verify_archive
 
 SHARED = 5
@@ -146,6 +146,29 @@ def test_an_s3_prefix_is_every_tar_under_it(
     assert [b.model_dump(exclude=strip) for b in remote.bundles] == [
         b.model_dump(exclude=strip) for b in local.bundles
     ]
+
+
+def test_an_s3_prefix_is_listed_a_page_at_a_time(
+    s3: dict[str, str],  # noqa: F811 - the fixture
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Every tar under a prefix, by key, however many pages the listing takes (pages of 2
+    here), deeper keys too; other objects left out; the file system keeps no listing of it."""
+    import boto3  # noqa: PLC0415 - the test's own client
+
+    from verify import _remote  # noqa: PLC0415 - its page size
+
+    client = boto3.client("s3", endpoint_url=s3["AWS_ENDPOINT_URL"])
+    names = ["b.tar", "a.tar", "notes.txt", "deeper/c.tar", "\u00e9.tar", "z.tar.gz", "d.tar"]
+    for name in names:
+        client.put_object(Bucket=s3["bucket"], Key=f"paged/{name}", Body=b"x")
+    monkeypatch.setattr(_remote, "LIST_PAGE", 2)
+    with url_snapshots():
+        listed = list(expand(f"s3://{s3['bucket']}/paged/"))
+        fs = _remote.filesystem("s3")
+        assert not fs.dircache
+    tars = sorted(name for name in names if name.endswith(".tar"))
+    assert listed == [f"s3://{s3['bucket']}/paged/{name}" for name in tars]
 
 
 def _copies(root: Path, tampered: str, honest: str) -> list[Path]:
