@@ -57,12 +57,12 @@ from verify._hashing import (
     Hashed,
     default_workers,
     file_keys,
-    hash_members,
+    hash_identified,
     packed_key,
 )
 from verify._remote import url_snapshots
 from verify._shell import _blob_files
-from verify._source import BundleSource, Member
+from verify._source import BundleSource
 from verify._spool import Spool, Spooled
 from verify._spool import named as _named
 from verify._spool import text as _text
@@ -136,9 +136,13 @@ def _seeded(known: Sequence[tuple[FileKey, Hashed]]) -> BlobCache:
 
 
 def _hash(files: Sequence[tuple[FileKey, str]]) -> list[tuple[FileKey, Hashed]]:
-    """Stage 2, on a worker: each file once, in this process (the cluster is the parallelism)."""
-    results = hash_members([Member(file, file) for _, file in files], workers=1)
-    return [(key, results[file]) for key, file in files]
+    """Stage 2, on a worker: each file once, in this process (the cluster is the parallelism),
+    its digest kept only if the bytes were read from the file of the identity listed
+    (:func:`~verify._hashing.hash_identified`): the path is the second bundle's that linked it,
+    which may lead elsewhere by now; a file not found as listed is hashed again where a bundle
+    links it (stage 3)."""
+    hashed = ((key, hash_identified(file, key)) for key, file in files)
+    return [(key, result) for key, result in hashed if result is not None]
 
 
 def _verify(  # noqa: PLR0917 - one source, and where it is
@@ -181,24 +185,24 @@ class _Chunk(Generic[T]):
     need). Each bundle's cache is seeded with them all; a bundle looks up only its own."""
 
 
-_ToVerify = tuple[Source, str, bool]
+_ToVerify = tuple[str, str, bool]
 """A bundle's source, its listed digest, and whether it is verified (its first source) or
 only its bytes checked (a further source)."""
 
 
-def _list_many(chunk: _Chunk[Source], pins: Any) -> list[_Listed]:
+def _list_many(chunk: _Chunk[str], pins: Any) -> list[_Listed]:
     """Stage 1 for a chunk of sources: one task, one :func:`url_snapshots` block (its sources
     are distinct; their URLs share one file system, made from the worker's environment)."""
     with url_snapshots():
-        return [_list(source, pins, chunk.cwd) for source in chunk.items]
+        return [_list(_unwired(item), pins, chunk.cwd) for item in chunk.items]
 
 
 def _verify_many(chunk: _Chunk[_ToVerify], pins: Any) -> list[Judged]:
     """Stage 3 for a chunk of sources: one task, one :func:`url_snapshots` block."""
     with url_snapshots():
         return [
-            _verify(source, digest, chunk.known, pins, chunk.cwd, whole=whole)
-            for source, digest, whole in chunk.items
+            _verify(_unwired(item), digest, chunk.known, pins, chunk.cwd, whole=whole)
+            for item, digest, whole in chunk.items
         ]
 
 
@@ -210,12 +214,24 @@ On 10,000 small bundles and two workers, chunks of 256 instead of 64 took the dr
 0.21 to 0.15 ms a bundle; the last chunk of a worker is then at most about half a second."""
 
 
+class _Local(str):
+    """A local path as a task takes it: its text, marked as a path (a ``Path`` is parsed again
+    each time it is unpickled, on the scheduler and on the worker: a tenth of the driver's
+    time). The task makes it a ``Path`` again (:func:`_unwired`): a plain ``str`` is a URL to
+    :func:`~verify.archive.shown`, which masks its query, where a path is shown as it is."""
+
+    __slots__ = ()
+
+
 def _wired(source: Source) -> str:
-    """A source as a task takes it: a local path as its text (what
-    :func:`~verify.archive.shown` shows for either; the task opens it joined to the chunk's
-    working directory when it is relative), a URL as it is. A ``Path`` is parsed again each
-    time it is unpickled, on the scheduler and on the worker: a tenth of the driver's time."""
-    return os.fspath(source) if isinstance(source, Path) else source
+    """A source as a task takes it: a local path as :class:`_Local` (the task opens it joined
+    to the chunk's working directory when it is relative), a URL as it is."""
+    return _Local(os.fspath(source)) if isinstance(source, Path) else source
+
+
+def _unwired(item: str) -> Source:
+    """The source :func:`_wired` sent, on a worker: a path a ``Path`` again."""
+    return Path(item) if isinstance(item, _Local) else item
 
 
 def _chunk_size(count: int, workers: int) -> int:
@@ -330,7 +346,7 @@ MAX_HASH_BATCH = 1024
 """The most shared files one stage-2 task hashes."""
 
 _DRIVER = """
-CREATE TABLE source (idx INTEGER PRIMARY KEY, wired BLOB, shown BLOB);
+CREATE TABLE source (idx INTEGER PRIMARY KEY, wired BLOB, local INTEGER, shown BLOB);
 CREATE TABLE listed (idx INTEGER PRIMARY KEY, keys BLOB);
 CREATE TABLE link (key BLOB PRIMARY KEY, count INTEGER, path BLOB) WITHOUT ROWID;
 CREATE TABLE hashed (key BLOB PRIMARY KEY, result BLOB) WITHOUT ROWID;
@@ -494,6 +510,11 @@ class _Driver(Spooled):
         return self._spool.get(*row)
 
 
+def _wire(text: bytes, local: int) -> str:
+    """A source as the driver's ``source`` table keeps it, as a task takes it (:func:`_wired`)."""
+    return _Local(_named(text)) if local else _named(text)
+
+
 class _Verifying(_Driver):
     """``verify-archive`` on Dask (see the module's docstring for the three stages)."""
 
@@ -511,30 +532,32 @@ class _Verifying(_Driver):
 
     def _take(self, sources: Iterable[Source]) -> None:
         self.db.executemany(
-            "INSERT INTO source VALUES (?, ?, ?)",
+            "INSERT INTO source VALUES (?, ?, ?, ?)",
             (
-                (index, _text(_wired(source)), _text(shown(source)))
+                (index, _text(os.fspath(source)), isinstance(source, Path), _text(shown(source)))
                 for index, source in enumerate(sources)
             ),
         )
 
     def _wired(self, index: int) -> str:
-        row = self.db.execute("SELECT wired FROM source WHERE idx = ?", (index,)).fetchone()
-        return _named(row[0])
+        row = self.db.execute("SELECT wired, local FROM source WHERE idx = ?", (index,)).fetchone()
+        return _wire(*row)
 
     def _list(self) -> None:
         """Stage 1, folded in source order: the first source of each digest, the others, and,
         for the listed directory bundles, their files' identities and how many link each."""
         (count,) = self.db.execute("SELECT count(*) FROM source").fetchone()
 
-        def chunks() -> Iterator[tuple[list[tuple[int, str]], _Chunk[Source]]]:
+        def chunks() -> Iterator[tuple[list[tuple[int, str]], _Chunk[str]]]:
             for part in _chunks(count, self.workers):
                 rows = self.db.execute(
-                    "SELECT idx, wired, shown FROM source WHERE idx >= ? AND idx < ? ORDER BY idx",
+                    "SELECT idx, wired, local, shown FROM source WHERE idx >= ? AND idx < ? "
+                    "ORDER BY idx",
                     (part.start, part.stop),
                 ).fetchall()
-                payload = [(index, _named(name)) for index, _, name in rows]
-                yield payload, _Chunk([_named(wired) for _, wired, _ in rows], self.cwd)
+                payload = [(index, _named(name)) for index, _, _, name in rows]
+                wired = [_wire(text, local) for _, text, local, _ in rows]
+                yield payload, _Chunk(wired, self.cwd)
 
         for payload, results in self._map(_list_many, chunks(), self.pins):
             for (index, shown_as), listed in zip(payload, results, strict=True):
@@ -624,11 +647,12 @@ _Walked = tuple[str | None, str, list[tuple[FileKey, str]]]
 (a directory bundle's; a tar's members are never shared)."""
 
 
-def _walk_list_many(chunk: _Chunk[Source]) -> list[_Walked]:
+def _walk_list_many(chunk: _Chunk[str]) -> list[_Walked]:
     """The listing of :func:`verify.judging.judge_archive` for a chunk of sources, on a worker."""
     listed: list[_Walked] = []
     with url_snapshots():
-        for source in chunk.items:
+        for item in chunk.items:
+            source = _unwired(item)
             try:
                 bundle = open_in(source, chunk.cwd)
                 digest = digest_of(bundle.manifest_bytes())
@@ -650,7 +674,8 @@ def _walk_steps_many(chunk: _Chunk[_ToVerify], job: Job) -> list[_Done]:
     cache = _seeded(chunk.known)
     done: list[_Done] = []
     with url_snapshots():
-        for source, digest, whole in chunk.items:
+        for item, digest, whole in chunk.items:
+            source = _unwired(item)
             if not whole:
                 done.append(check(source, digest, cache, opened=None, cwd=chunk.cwd))
                 continue
@@ -688,7 +713,7 @@ class _OnDask(_Driver):
     def _list(self) -> None:
         """Stage 1 in the walk's order (the twins left to the walk), then stage 2."""
 
-        def chunks() -> Iterator[tuple[list[int], _Chunk[Source]]]:
+        def chunks() -> Iterator[tuple[list[int], _Chunk[str]]]:
             size = _chunk_size(len(self.sources), self.workers)
             with walked(self.sources) as walk:
                 kept = ((index, source) for index, source, twin in walk if not twin)

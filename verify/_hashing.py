@@ -49,6 +49,7 @@ __all__ = [
     "HashJob",
     "Hashed",
     "default_workers",
+    "hash_identified",
     "hash_members",
 ]
 
@@ -568,6 +569,30 @@ _PACKED_RESULT = struct.Struct("<32sQ")
 """A SHA-256 digest's bytes and the size hashed."""
 _SHA256 = "sha256:"
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
+
+
+def hash_identified(file: str, key: FileKey) -> Hashed | None:
+    """The digest of the file at ``file`` if it is the file ``key`` names, read from one open
+    descriptor whose identity and state (``fstat``) are ``key`` before and after the read: a
+    path that now leads to another file (a symlink on the way retargeted, the file replaced)
+    or a file written meanwhile gives None, never a digest filed under an identity the bytes
+    were not read from. None too when it cannot be read (its verification will say why)."""
+    try:
+        fd = os.open(file, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        if file_key(os.fstat(fd)) != key:
+            return None
+        digest = hashlib.sha256()
+        size = _hash_fd(fd, digest, 0, None, _Counter(lambda _: None))
+        if file_key(os.fstat(fd)) != key:
+            return None
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return Hashed(_SHA256 + digest.hexdigest(), size)
 
 
 def packed_key(key: FileKey) -> bytes:
