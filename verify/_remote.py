@@ -37,7 +37,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from contextvars import ContextVar
 from typing import Any, NamedTuple
 from urllib.parse import unquote_plus, urlsplit, urlunsplit
@@ -668,6 +668,33 @@ class RemoteTar:
         raise AssertionError("unreachable")  # pragma: no cover
 
 
+def s3_parts(url: str, location: str) -> tuple[str, str]:
+    """The bucket and the key (or prefix) of an ``s3://`` URL, each exactly as written, so that
+    the object read is the one the URL names (and a listed key's URL names that key).
+
+    Raises:
+        InvalidInput: a user name or password in it (credentials come from the environment; it
+            is never echoed); a query or fragment; a key that the URL would not name as
+            written: one that starts with ``/`` (read as the key without it), or holds a tab or
+            line break (which URL parsing drops).
+    """
+    bucket, _, key = url.split("://", 1)[1].partition("/")
+    if "@" in bucket:
+        raise InvalidInput(
+            f"{location}: an s3:// URL carries no user name or password; give credentials "
+            "through the environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, a profile)"
+        )
+    parts = urlsplit(url)
+    if parts.query or parts.fragment:
+        raise InvalidInput(f"{location}: an s3:// URL has no query or fragment")
+    if key.startswith("/") or parts.netloc != bucket or parts.path not in ("/" + key, key):
+        raise InvalidInput(
+            f"{location}: an s3:// URL whose key would not be read as written (a key that starts "
+            "with '/' or holds a tab or line break); it is not read"
+        )
+    return bucket, key
+
+
 def _backend(url: str, location: str) -> _Backend:
     parts = urlsplit(url)
     scheme = parts.scheme.lower()
@@ -676,14 +703,12 @@ def _backend(url: str, location: str) -> _Backend:
             raise InvalidInput(f"{location}: a URL with no host")
         return _Http(url)
     if scheme == "s3":
-        key = parts.path.lstrip("/")
-        if not parts.netloc or not key:
+        bucket, key = s3_parts(url, location)
+        if not bucket or not key:
             raise InvalidInput(
                 f"{location}: an s3:// URL names a bucket and a key: s3://BUCKET/KEY"
             )
-        if parts.query or parts.fragment:
-            raise InvalidInput(f"{location}: an s3:// URL has no query or fragment")
-        return _S3(parts.netloc, key)
+        return _S3(bucket, key)
     raise InvalidInput(
         f"{location}: bundles are read from a local path, file://, http://, https:// or s3://, "
         f"not {scheme}://"
@@ -765,7 +790,9 @@ def prefix_keys(fs: Any, root: str) -> Iterator[str]:
         while names := sync(fs.loop, page):
             yield from names
     finally:
-        sync(fs.loop, pages.aclose)
+        # an interrupt leaves the page running on fsspec's loop: then it is not closed here
+        with suppress(RuntimeError):
+            sync(fs.loop, pages.aclose)
 
 
 def _is_prefix(url: str) -> bool:

@@ -37,7 +37,7 @@ from bundle_schema.layout import classify_path
 from bundle_schema.models import Finding, PinSetRef, Verdict
 from verify._core import ordered_findings
 from verify._hashing import BlobCache
-from verify._remote import filesystem, masked_text, prefix_keys, shown_url
+from verify._remote import filesystem, masked_text, prefix_keys, s3_parts, shown_url
 from verify._shell import check_integrity, verify_bundle
 from verify._signature import MAX_SIGNATURE_SIZE
 from verify._source import BundleSource, is_url, open_source
@@ -182,10 +182,11 @@ def _prefix(url: str) -> Iterator[Source]:
             f"{shown(url)}: a web server has no listing; name each tar, or list their URLs in a "
             "file, one a line, and give it with --from FILE"
         )
+    bucket, prefix = s3_parts(url, shown(url))
     fs: Any = filesystem("s3")
     found = False
     try:
-        for key in prefix_keys(fs, url.split("://", 1)[1]):
+        for key in prefix_keys(fs, f"{bucket}/{prefix}"):
             if key.endswith(".tar"):
                 found = True
                 yield f"s3://{key}"
@@ -246,7 +247,7 @@ def read_list(file: str) -> Iterator[Source]:
         raise InvalidInput(f"{file}: over {MAX_LIST_FILE >> 20} MiB; not a list of bundles")
     with handle:
         try:
-            for number, line in enumerate(handle, start=1):
+            for number, line in enumerate(_lines(handle, file), start=1):
                 text = line.strip()
                 if not text or text.startswith("#"):
                     continue
@@ -261,6 +262,15 @@ def read_list(file: str) -> Iterator[Source]:
                     raise InvalidInput(f"{file}:{number}: {exc}") from None
         except UnicodeDecodeError:
             raise InvalidInput(f"{file}: not UTF-8 text; expected one path or URL a line") from None
+
+
+def _lines(handle: IO[str], file: str) -> Iterator[str]:
+    """The lines of an open list file; a read that fails names the file (``/proc/self/mem``
+    gives an I/O error with no file name of its own)."""
+    try:
+        yield from handle
+    except OSError as exc:
+        raise InvalidInput(f"{file}: cannot read: {exc.strerror or exc}") from None
 
 
 def entry_of(verdict: Verdict) -> bytes:
