@@ -54,6 +54,7 @@ from __future__ import annotations
 import re
 
 __all__ = [
+    "ERROR_LINE",
     "EXIT_CHECK_FAILED",
     "EXIT_INVALID_INPUT",
     "EXIT_OK",
@@ -97,13 +98,24 @@ def one_line(text: str, limit: int = 1000) -> str:
     return flat if len(flat) <= limit else flat[: limit - 3] + "..."
 
 
+ERROR_LINE = 4 * 4096 + 1000
+"""How long a command's error line may be: two paths as long as the kernel takes (4,096
+bytes), each byte that is not UTF-8 written out as four characters (``\\xff``), and the
+reason."""
+
+
 class EvidenceAuditError(Exception):
-    """Base of every error this project raises on purpose."""
+    """Base of every error this project raises on purpose. Its text (``str``) is one line of
+    at most 1,000 characters, as reports and verdicts quote it; :attr:`line` is the whole
+    message on one line, for the command's error line."""
 
     exit_code: int = EXIT_INVALID_INPUT
 
     def __init__(self, message: str) -> None:
         super().__init__(one_line(message))
+        self.line = one_line(message, ERROR_LINE)
+        """The message on one line, bounded by :data:`ERROR_LINE` (a long path and its reason
+        both shown)."""
 
 
 class InvalidInput(EvidenceAuditError):

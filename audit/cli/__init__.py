@@ -20,7 +20,13 @@ from rich.console import Console
 
 from audit.cli import archive, bundle, files, recording, score, signing
 from audit.cli._common import PROG, Handler, Parser, example
-from bundle_schema.errors import EXIT_INVALID_INPUT, EvidenceAuditError, InvalidInput, one_line
+from bundle_schema.errors import (
+    ERROR_LINE,
+    EXIT_INVALID_INPUT,
+    EvidenceAuditError,
+    InvalidInput,
+    one_line,
+)
 from verify import VERSION, masked_text, url_snapshots
 
 __all__ = ["main"]
@@ -67,7 +73,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         with url_snapshots():  # a URL read twice by one command is one object (ADR 0024)
             return handler(args, out, err)
     except EvidenceAuditError as exc:
-        _say(command, str(exc))
+        _say(command, getattr(exc, "line", str(exc)))  # a subclass may set its own text
         return exc.exit_code
     except OSError as exc:
         _say(command, _os_error(exc))
@@ -75,11 +81,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         sys.stderr.write(f"{command}: interrupted\n")
         return 130
-
-
-ERROR_LINE = 4 * 4096 + 1000
-"""How long the error line may be: two paths as long as the kernel takes (4,096 bytes), each
-byte that is not UTF-8 written out as four characters (``\\xff``), and the reason."""
 
 
 def _say(command: str, text: str) -> None:

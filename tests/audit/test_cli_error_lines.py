@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from audit.cli import ERROR_LINE, main
+from audit.cli import main
+from bundle_schema.errors import ERROR_LINE
 from tests.factories import write_small_bundle
 
 AUDIT = str(Path(sys.executable).with_name("audit"))
