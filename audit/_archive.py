@@ -140,6 +140,8 @@ def pack(
         raise InvalidInput(f"{target}: the tar cannot be written inside the bundle it packs")
     if target.is_dir():
         raise InvalidInput(f"{target}: is a directory")
+    if target.exists() and not target.is_file():  # a device, FIFO or socket: never replaced
+        raise InvalidInput(f"{target}: not a regular file; pack writes a tar file")
     hashed: dict[str, Hashed] = {}
     written = 0
     paths = sorted(source.members)

@@ -103,6 +103,16 @@ def test_pack_refuses_to_write_inside_the_bundle(full_bundle: Path) -> None:
         pack(full_bundle, full_bundle / "b.tar")
 
 
+def test_pack_never_replaces_a_device_or_fifo(full_bundle: Path, tmp_path: Path) -> None:
+    """A target that is a FIFO (or, as root, ``/dev/null``) was replaced by the tar: the
+    temporary file was renamed over it. It is refused and left as it was."""
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    with pytest.raises(InvalidInput, match="not a regular file"):
+        pack(full_bundle, fifo)
+    assert fifo.is_fifo()  # (a device node is not tried here: a regression would replace it)
+
+
 def test_pack_refuses_a_tar_and_unpack_a_directory(full_bundle: Path, tmp_path: Path) -> None:
     pack(full_bundle, tmp_path / "b.tar")
     with pytest.raises(InvalidInput, match="pack takes a bundle directory"):
