@@ -80,6 +80,7 @@ bench: $(STAMP) bytecode
 	$(BIN)/python -m benchmarks.verify_throughput
 	$(BIN)/python -m benchmarks.rank_shared
 	$(BIN)/python -m benchmarks.archive_scale --quick
+	$(BIN)/python -m benchmarks.archive_memory --counts 1000 2000
 	$(BIN)/python -m benchmarks.bfcl_aggregate
 	$(BIN)/python -m benchmarks.lmspeed_score
 	$(BIN)/python -m benchmarks.observer_overhead
