@@ -384,17 +384,25 @@ class _Driver(Spooled):
         self._memo: dict[bytes, Hashed | None] = {}
 
     def _map(
-        self, function: Any, chunks: Iterable[tuple[T, Any]], *args: Any
+        self, function: Any, chunks: Iterable[tuple[T, Any]], **kwargs: Any
     ) -> Iterator[tuple[T, Any]]:
-        """``function(chunk, *args)`` for each chunk as a task, at most :data:`WINDOW` a worker
-        in flight; each chunk's payload with its task's result, in the order given."""
+        """``function(chunk, **kwargs)`` for each chunk as a task, at most :data:`WINDOW` a
+        worker in flight; each chunk's payload with its task's result, in the order given. The
+        window is filled, then topped up whenever half of it is done, each time in one
+        ``client.map`` (one message to the scheduler, not one a chunk)."""
         pending: deque[tuple[T, Any]] = deque()
         window = WINDOW * self.workers
-        for payload, chunk in chunks:
-            pending.append((payload, self.client.submit(function, chunk, *args, pure=False)))
-            if len(pending) >= window:
-                yield self._result(pending.popleft())
-        while pending:
+        given = iter(chunks)
+        while True:
+            if len(pending) <= window // 2:
+                batch = list(itertools.islice(given, window - len(pending)))
+                if batch:
+                    futures = self.client.map(
+                        function, [chunk for _, chunk in batch], pure=False, **kwargs
+                    )
+                    pending.extend(zip((payload for payload, _ in batch), futures, strict=True))
+            if not pending:
+                return
             yield self._result(pending.popleft())
 
     @staticmethod
@@ -559,7 +567,7 @@ class _Verifying(_Driver):
                 wired = [_wire(text, local) for _, text, local, _ in rows]
                 yield payload, _Chunk(wired, self.cwd)
 
-        for payload, results in self._map(_list_many, chunks(), self.pins):
+        for payload, results in self._map(_list_many, chunks(), pins=self.pins):
             for (index, shown_as), listed in zip(payload, results, strict=True):
                 self._fold(index, shown_as, listed)
 
@@ -605,7 +613,7 @@ class _Verifying(_Driver):
             items = [(self._wired(i), digest, bool(whole)) for i, digest, whole, _ in rows]
             return _Chunk(items, self.cwd, self._known(i for i, *_ in rows))
 
-        for rows, results in self._map(_verify_many, self._chunked(make), self.pins):
+        for rows, results in self._map(_verify_many, self._chunked(make), pins=self.pins):
             for (index, _, _, is_first), judged in zip(rows, results, strict=True):
                 if is_first:
                     self.writer.add(judged)
@@ -756,7 +764,7 @@ class _OnDask(_Driver):
             items = [(_wired(self.sources[i]), digest, bool(whole)) for i, digest, whole, _ in rows]
             return _Chunk(items, self.cwd, self._known(i for i, *_ in rows))
 
-        for rows, results in self._map(_walk_steps_many, self._chunked(make), self.job_future):
+        for rows, results in self._map(_walk_steps_many, self._chunked(make), job=self.job_future):
             for (index, _, whole, _), result in zip(rows, results, strict=True):
                 self._done(index, bool(whole), result)
 

@@ -34,10 +34,17 @@ class Counting:
         self.submitted = 0
 
     def submit(self, *args: Any, **kwargs: Any) -> Tracked:
-        self.submitted += 1
-        self.held += 1
-        self.most = max(self.most, self.held)
+        self._taken(1)
         return Tracked(self, self.client.submit(*args, **kwargs))
+
+    def map(self, function: Any, chunks: list[Any], **kwargs: Any) -> list[Tracked]:
+        self._taken(len(chunks))
+        return [Tracked(self, f) for f in self.client.map(function, chunks, **kwargs)]
+
+    def _taken(self, count: int) -> None:
+        self.submitted += count
+        self.held += count
+        self.most = max(self.most, self.held)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.client, name)
