@@ -398,8 +398,10 @@ def _score(value: float | None) -> str:
 def flat(value: str) -> str:
     """Text on one line: each line break in it (``\\n``, ``\\r``, any :meth:`str.splitlines`
     splits at) a space, so that a name a publisher chose adds no line (a heading, a table row)
-    to a report or to stderr."""
-    return " ".join(value.splitlines())
+    to a report or to stderr; any other control character (ESC, which starts a terminal's
+    escape sequences, NUL, DEL, C1) written out as ``\\x1b``, so that a name cannot recolour,
+    move or clear a terminal that shows it."""
+    return " ".join(value.splitlines()).translate(_CONTROLS)
 
 
 def cell(value: str) -> str:

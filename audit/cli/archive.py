@@ -258,7 +258,7 @@ def _bundles(paths: Sequence[str], lists: Sequence[str] = ()) -> SourceList:
 def _report_refused(command: str, archive: JudgedArchive) -> int:
     """One line on stderr per refused bundle; exit 1 when any was refused, else 0."""
     for source, reason in archive.refused():
-        sys.stderr.write(f"{PROG} {command}: refused {flat(source)}: {reason}\n")
+        sys.stderr.write(f"{PROG} {command}: refused {flat(source)}: {flat(reason)}\n")
     return EXIT_CHECK_FAILED if archive.refusals else EXIT_OK
 
 

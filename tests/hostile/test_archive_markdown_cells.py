@@ -31,3 +31,28 @@ def test_no_line_break_of_a_name_reaches_the_markdown(
     assert not [line for line in lines if line.startswith(("## Forged", "| forged"))]
     refused = [line for line in lines if line.startswith(f"| {folder}/x")]
     assert len(refused) == len(BREAKS)  # one row each, whole
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["verify-archive", "--markdown"],
+        ["rank", "--markdown"],
+        ["rank"],
+        ["rejudge", "--pins", "gx10-qualification-v5"],
+    ],
+)
+def test_no_control_character_of_a_name_reaches_a_terminal(
+    argv: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A name's ESC (a terminal's escape sequences: clear the screen, recolour, move the
+    cursor), BEL, DEL and C1 characters are written out (``\\x1b``) in Markdown, text and the
+    ``refused`` lines on stderr, where they went raw."""
+    folder = tmp_path / "archive"
+    write_small_bundle(folder / "run-1")
+    (folder / "x\x1b[2J\x1b[31mforged\x07\x7f\x9b.tar").write_bytes(b"junk")
+    assert main([*argv, str(folder)]) == 1
+    out, err = capsys.readouterr()
+    for text in (out, err):
+        assert not [c for c in text if c != "\n" and (ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F)]
+    assert "x\\x1b[2J\\x1b[31mforged" in out + err
