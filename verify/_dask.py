@@ -6,8 +6,8 @@ Three stages, so that every bundle digest is verified once and every file shared
 bundles is hashed once across the workers:
 
 1. **List** (one task per chunk of up to :data:`MAX_CHUNK` sources): open each source, read
-   its manifest's digest, and name the identity (device, inode, size, mtime, ctime) of each of its
-   blob files (directory bundles). A tar's members are never shared: a tar is verified here,
+   its manifest's digest, and name the identity (device, inode, size, mtime, ctime) of each
+   of its blob files (directory bundles). A tar's members are never shared: a tar is verified here,
    as it has just been read (ADR 0031), and the result kept if the tar is chosen or a further
    source of its bundle.
 2. **Hash** (a few tasks): the files that more than one listed directory bundle links (its
@@ -27,7 +27,7 @@ The driver keeps its state on disk (:data:`_DRIVER`, a private spool and SQLite 
 sources, each listed bundle's file identities and how many bundles link each, the stage-2
 digests, each step's result until it is used), submits each stage's chunks through a window
 of :data:`WINDOW` a worker as earlier ones finish, and starts its LocalCluster before it reads
-the first source: neither it nor its forked workers grow with the archive (ADR 0026 point 9).
+the first source: neither it nor its forked workers grow with the archive (ADR 0026 point 8).
 Entries go to the :class:`~verify.archive.ArchiveWriter`'s spool as tasks finish. This module
 is imported only when ``--engine dask`` is given; it imports Dask.
 """
@@ -539,12 +539,12 @@ class _Verifying(_Driver):
         self._add_further()
 
     def _take(self, sources: Iterable[Source]) -> None:
+        def row(index: int, source: Source) -> tuple[int, bytes, bool, bytes]:
+            wired = _wired(source)
+            return index, _text(wired), isinstance(wired, _Local), _text(shown(source))
+
         self.db.executemany(
-            "INSERT INTO source VALUES (?, ?, ?, ?)",
-            (
-                (index, _text(os.fspath(source)), isinstance(source, Path), _text(shown(source)))
-                for index, source in enumerate(sources)
-            ),
+            "INSERT INTO source VALUES (?, ?, ?, ?)", itertools.starmap(row, enumerate(sources))
         )
 
     def _wired(self, index: int) -> str:
@@ -596,18 +596,17 @@ class _Verifying(_Driver):
         first = self.db.execute(
             "SELECT c.idx, c.digest FROM chosen AS c JOIN listed AS l ON l.idx = c.idx "
             "ORDER BY c.idx"
-        ).fetchall()
+        )
         further = self.db.execute(
             "SELECT o.idx, o.digest FROM other AS o JOIN listed AS l ON l.idx = o.idx "
             "ORDER BY o.idx"
-        ).fetchall()
-        self._plan(
+        )
+        self._plan(  # read as planned, a row at a time
             itertools.chain(
                 ((index, digest, True, True) for index, digest in first),
                 ((index, digest, self._verified(digest), False) for index, digest in further),
             )
         )
-        del first, further
 
         def make(rows: list[tuple[int, str, int, int]]) -> _Chunk[_ToVerify]:
             items = [(self._wired(i), digest, bool(whole)) for i, digest, whole, _ in rows]
