@@ -767,14 +767,13 @@ LIST_PAGE = 1000
 """How many keys of an ``s3://`` prefix are listed at a time (S3's page)."""
 
 
-def prefix_keys(fs: Any, root: str) -> Iterator[str]:
-    """Every object under ``root`` (``bucket/prefix/``) of an s3fs file system, as
+def prefix_keys(fs: Any, bucket: str, prefix: str) -> Iterator[str]:
+    """Every object under ``prefix`` in ``bucket`` of an s3fs file system, as
     ``bucket/key``, a page at a time in the store's order (S3's: by key, as UTF-8 bytes, which
     is Python's order of the keys): never the whole listing in memory, as ``fs.find`` holds it
     and keeps it in its directory cache. Raises what s3fs and botocore raise."""
     from fsspec.asyn import sync  # noqa: PLC0415 - only for URLs
 
-    bucket, _, prefix = root.partition("/")
     pages = fs._iterdir(bucket, delimiter="", prefix=prefix)  # s3fs: a page at a time
 
     async def page() -> list[str]:

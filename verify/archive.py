@@ -186,7 +186,7 @@ def _prefix(url: str) -> Iterator[Source]:
     fs: Any = filesystem("s3")
     found = False
     try:
-        for key in prefix_keys(fs, f"{bucket}/{prefix}"):
+        for key in prefix_keys(fs, bucket, prefix):
             if key.endswith(".tar"):
                 found = True
                 yield f"s3://{key}"
