@@ -445,9 +445,9 @@ class HashJob:
 
 FileKey = tuple[int, int, int, int, int]
 """A file's identity and state: device, inode, size, modification and change times (ns). The
-change time moves with every write and every ``utime`` (a process can set a file's mtime back,
-never its ctime), so a file rewritten in place with the same size and its mtime restored has
-another key (ADR 0039)."""
+change time moves with every ``write``, ``truncate`` and ``utime`` (a process can set a file's
+mtime back, never its ctime), so a file rewritten in place with the same size and its mtime
+restored has another key; a store through a shared mapping is the exception (ADR 0039)."""
 
 
 def file_key(status: os.stat_result) -> FileKey:

@@ -128,8 +128,8 @@ class Refused(InvalidInput):
 
 def files_of(bundle: BundleSource) -> str | None:
     """The digest of the local files a bundle is read from, each by the identity and state a
-    :class:`BlobCache` keys it by (device, inode, size, mtime, ctime): two sources that are the same
-    files (hard links to one tar) hold the same bytes. None when a file is not local (a URL).
+    :class:`BlobCache` keys it by (device, inode, size, mtime, ctime): two sources that are the
+    same files (hard links to one tar) hold the same bytes. None when a file is not local (a URL).
     A digest, not the identities: a directory bundle has a file a blob."""
     if any(member.reader is not None for member in bundle.members.values()):
         return None
