@@ -233,8 +233,9 @@ def read_list(file: str) -> Iterator[Source]:
     relative to the list file's folder.
 
     Raises:
-        InvalidInput: the file cannot be read, or a line names nothing or is longer than
-            :data:`MAX_LINE` (with its line number).
+        InvalidInput: the file cannot be read, it names no bundle (only blank lines and
+            comments: a list holds no bundle as an empty folder holds none), or a line names
+            nothing or is longer than :data:`MAX_LINE` (with its line number).
     """
     path = Path(file)
     try:
@@ -245,6 +246,7 @@ def read_list(file: str) -> Iterator[Source]:
     if size > MAX_LIST_FILE:
         handle.close()
         raise InvalidInput(f"{file}: over {MAX_LIST_FILE >> 20} MiB; not a list of bundles")
+    named = False
     with handle:
         try:
             for number, line in enumerate(_lines(handle, file), start=1):
@@ -256,12 +258,15 @@ def read_list(file: str) -> Iterator[Source]:
                         f"{file}:{number}: a line of {len(text)} characters; a path or URL is "
                         f"at most {MAX_LINE}"
                     )
+                named = True
                 try:
                     yield from expand(text, path.parent)
                 except InvalidInput as exc:
                     raise InvalidInput(f"{file}:{number}: {exc}") from None
         except UnicodeDecodeError:
             raise InvalidInput(f"{file}: not UTF-8 text; expected one path or URL a line") from None
+    if not named:
+        raise InvalidInput(f"{file}: no bundle listed (only blank lines and # comments)")
 
 
 def _lines(handle: IO[str], file: str) -> Iterator[str]:

@@ -234,7 +234,7 @@ def _add_from(parser: argparse.ArgumentParser) -> None:
         default=[],
         metavar="FILE",
         help="a list of bundles: one path or URL a line (# comments); relative paths are "
-        "relative to the file (repeatable)",
+        "relative to the file; a list naming no bundle is refused (exit 2) (repeatable)",
     )
 
 

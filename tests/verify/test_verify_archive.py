@@ -127,6 +127,27 @@ def test_a_list_file_names_its_line(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert "a web server has no listing" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    "command", [["rank"], ["rejudge", "--pins", "gx10-qualification-v5"], ["verify-archive"]]
+)
+@pytest.mark.parametrize("content", ["", "\n\n", "# runs of v5, none yet\n   \n"])
+def test_a_list_of_no_bundle_holds_no_bundle(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: list[str], content: str
+) -> None:
+    """A list file of blank lines and comments is refused as an empty folder is (exit 2), not
+    answered with empty tables and exit 0."""
+    listing = tmp_path / "list.txt"
+    listing.write_text(content, "utf-8")
+    assert main([*command, "--from", str(listing)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.splitlines() == [
+        f"audit {command[0]}: {listing}: no bundle listed (only blank lines and # comments)"
+    ]
+    assert main([*command, "--from", "/dev/null"]) == 2
+    assert "/dev/null: no bundle listed" in capsys.readouterr().err
+
+
 def test_an_s3_prefix_is_every_tar_under_it(
     published: Path,  # noqa: F811 - the fixture
     s3: dict[str, str],  # noqa: F811 - the fixture
