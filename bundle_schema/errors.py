@@ -106,16 +106,18 @@ reason."""
 
 class EvidenceAuditError(Exception):
     """Base of every error this project raises on purpose. Its text (``str``) is one line of
-    at most 1,000 characters, as reports and verdicts quote it; :attr:`line` is the whole
-    message on one line, for the command's error line."""
+    at most 1,000 characters, as reports and verdicts quote it; :attr:`message` is the message
+    as given, for the command's error line (credentials in URLs masked, then folded onto one
+    line of at most :data:`ERROR_LINE`)."""
 
     exit_code: int = EXIT_INVALID_INPUT
 
     def __init__(self, message: str) -> None:
         super().__init__(one_line(message))
-        self.line = one_line(message, ERROR_LINE)
-        """The message on one line, bounded by :data:`ERROR_LINE` (a long path and its reason
-        both shown)."""
+        self.message = message
+        """The message as given, tabs and line breaks kept: a URL's credentials are masked
+        before the message is folded (a tab inside a URL's password is dropped by URL parsers;
+        folded to a space first, it would end the URL before the password's rest)."""
 
 
 class InvalidInput(EvidenceAuditError):

@@ -124,9 +124,12 @@ def missing_requirements(requirements: Sequence[str], distributions: Sequence[st
 SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH)", re.IGNORECASE)
 """An environment variable whose name says it holds a secret: redacted in every environment
 record, and never pinned."""
-URL_CREDENTIALS = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/@\s]*@")
+URL_CREDENTIALS = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)(?:[^/?#\s]|[\t\r\n])*@")
 """A URL's user information (``scheme://user:password@``): a credential whatever the name,
-redacted in every environment record, and never pinned."""
+redacted in every environment record, and never pinned. It runs to the last ``@`` of the
+authority (``https://a@b@host``: the user information is ``a@b``) and through the tabs and
+line breaks that URL parsers drop (``urllib.parse.urlsplit`` reads ``u:se<TAB>cret@h`` as the
+password ``secret``)."""
 RUNNER_VARIABLES = frozenset({"PATH", "HOME", "PYTHONDONTWRITEBYTECODE"})
 """The variables the runner sets for every harness itself (the sandbox's own)."""
 ENV_NAME = re.compile(ENV_NAME_PATTERN)

@@ -167,9 +167,13 @@ def shown_url(url: str) -> str:
     return _masked_query(_masked_userinfo(url))
 
 
-_URL_IN_TEXT = re.compile(r"(?i)\b(?:https?|s3|file):/+[^\s'\"<>]+")
+_URL_IN_TEXT = re.compile(r"(?i)\b(?:https?|s3|file):/+(?:[^\s'\"<>]|[\t\r\n]+(?=[^\s'\"<>]))+")
 """A URL of a scheme bundles are read from, within a message (one slash or more after the
-scheme: a path that held a URL is normalised to one)."""
+scheme: a path that held a URL is normalised to one), through a tab or line break inside it:
+URL parsers drop those (:data:`_DROPPED`), so ``https://u:se<TAB>cret@h`` holds the password
+``secret``."""
+_DROPPED = frozenset("\t\r\n")
+"""What :func:`urllib.parse.urlsplit` removes from a URL before splitting it."""
 
 
 def masked_text(text: str) -> str:
@@ -186,6 +190,8 @@ def _masked_match(found: re.Match[str]) -> str:
 
 
 def _masked_userinfo(url: str) -> str:
+    if _DROPPED.intersection(url):  # the user information as urlsplit reads it, the text kept
+        return URL_CREDENTIALS.sub(r"\1***@", url)
     try:
         parts = urlsplit(url)
         password = parts.password
@@ -647,7 +653,7 @@ class RemoteTar:
                 data, version = sync(self._backend.loop, fetch, start, end, self._first)
             except _Retry as exc:
                 if attempt + 1 == ATTEMPTS:
-                    problem = masked_text(str(exc))
+                    problem = masked_text(exc.message)
                     raise InvalidInput(
                         f"{where}: cannot read: {problem} ({ATTEMPTS} tries)"
                     ) from None
@@ -655,10 +661,10 @@ class RemoteTar:
                 continue
             except _Changed as exc:
                 raise InvalidInput(
-                    f"{where}: {masked_text(str(exc))}; nothing was judged"
+                    f"{where}: {masked_text(exc.message)}; nothing was judged"
                 ) from None
             except InvalidInput as exc:
-                raise InvalidInput(f"{self.location}: {masked_text(str(exc))}") from None
+                raise InvalidInput(f"{self.location}: {masked_text(exc.message)}") from None
             except ValueError as exc:  # a library's answer to a response it cannot take
                 problem = f"an invalid response: {type(exc).__name__}"
                 raise InvalidInput(f"{where}: {problem}; nothing was judged") from None

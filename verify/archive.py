@@ -133,7 +133,7 @@ def refusal_reason(
         where = f"{_as_given(str(exc.filename), at, name)}: " if exc.filename else ""
         text = f"{where}{exc.strerror or exc}"
     else:
-        text = _as_given(str(exc), at, name)
+        text = _as_given(exc.message, at, name)
     return one_line(masked_text(text.removeprefix(f"{name}: ")))
 
 

@@ -73,7 +73,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         with url_snapshots():  # a URL read twice by one command is one object (ADR 0024)
             return handler(args, out, err)
     except EvidenceAuditError as exc:
-        _say(command, getattr(exc, "line", str(exc)))  # a subclass may set its own text
+        _say(command, exc.message)
         return exc.exit_code
     except OSError as exc:
         _say(command, _os_error(exc))
@@ -84,9 +84,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _say(command: str, text: str) -> None:
-    """The one line on stderr of a command that stopped: a URL in it never shows a credential,
-    a line break in a name is a space and a byte that is not UTF-8 is written out
-    (:func:`~bundle_schema.errors.one_line`)."""
+    """The one line on stderr of a command that stopped: a URL in it never shows a credential
+    (masked before the text is folded), a line break in a name is a space and a byte that is
+    not UTF-8 is written out (:func:`~bundle_schema.errors.one_line`)."""
     sys.stderr.write(f"{command}: {one_line(masked_text(text), ERROR_LINE)}\n")
 
 

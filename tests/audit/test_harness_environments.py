@@ -71,13 +71,13 @@ def test_each_distribution_is_recorded_with_the_digest_of_its_installed_files() 
 
 def test_the_interpreter_is_asked_and_secrets_are_redacted() -> None:
     given = {"HF_TOKEN": "hf_123", "LANG": "C.UTF-8", "HTTPS_PROXY": "http://u:pw@proxy:3128",
-             "NOTE": "a@b http://host/a@b"}  # fmt: skip
+             "NOTE": "a@b http://host/a@b", "HTTP_PROXY": "http://u:p\tw@a@proxy"}  # fmt: skip
     env = describe_python("x", sys.executable, given)
     assert PYDANTIC in env.distributions
     recorded = json.loads(env.evidence())
     assert recorded["variables"] == {
         "HF_TOKEN": "[redacted]", "LANG": "C.UTF-8", "HTTPS_PROXY": "http://[redacted]@proxy:3128",
-        "NOTE": "a@b http://host/a@b",
+        "NOTE": "a@b http://host/a@b", "HTTP_PROXY": "http://[redacted]@proxy",
     }  # fmt: skip
     assert recorded["upstream"] == "x" and recorded["python_version"] == sys.version
     with pytest.raises(EnvironmentUnavailable, match="does not run"):
@@ -140,7 +140,8 @@ def _pinned_env(env: dict[str, str]) -> PinSetSource:
 @pytest.mark.parametrize(
     ("name", "why"),
     [("HF_TOKEN", "names a secret"), ("api_key", "names a secret"), ("PATH", "set by the runner"),
-     ("PROXY=http://u:p@host", "a URL with credentials")],
+     ("PROXY=http://u:p@host", "a URL with credentials"),
+     ("PROXY=http://u:p\tw@host", "a URL with credentials")],
 )  # fmt: skip
 def test_a_secret_or_a_runner_variable_is_never_pinned(name: str, why: str) -> None:
     name, _, value = name.partition("=")

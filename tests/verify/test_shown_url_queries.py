@@ -329,6 +329,26 @@ def test_a_url_within_a_message_is_shown_masked() -> None:
     assert masked_text("no URL: nothing to mask") == "no URL: nothing to mask"
 
 
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        # urlsplit drops tabs and line breaks: the password is "secret"
+        ("x/https://u:se\tcret@h/x: no such bundle", "x/https://***@h/x: no such bundle"),
+        ("https://u:se\r\ncret@h/x", "https://***@h/x"),
+        ("https://h.test/a?sig=ab\tcd end", "https://h.test/a?sig=*** end"),
+        # the user information runs to the authority's last "@", as urlsplit reads it
+        ("https://a@b@host/x", "https://***@host/x"),
+        ("https://a@b@host/x\tthen", "https://***@host/x\tthen"),
+        # a line break between a URL and the next words is kept, and so are they
+        ("https://h/x\nnext line", "https://h/x\nnext line"),
+        ("https://u:p@h/x\nnext line", "https://***@h/x\nnext line"),
+        ("https://host/a@b", "https://host/a@b"),
+    ],
+)
+def test_a_credential_split_by_what_url_parsers_drop_is_masked(text: str, shown: str) -> None:
+    assert masked_text(text) == shown
+
+
 class _Answering(socketserver.BaseRequestHandler):
     """Answers every request with the server's ``answer`` bytes, then closes."""
 
