@@ -254,14 +254,18 @@ def test_a_copy_is_judged_by_its_bytes_not_by_its_name(
 
 
 @pytest.fixture(scope="module")
-def dask_client() -> Iterator[Any]:
+def dask_client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """A real LocalCluster of two workers, threads of this process (processes=False: starting
     worker processes costs seconds; `audit verify-archive --engine dask` starts processes, tested
-    once below through the CLI)."""
+    once below through the CLI); its scratch space under the test's own temporary folder, as
+    the command keeps its own (Dask leaves ``TMPDIR/dask-scratch-space`` behind)."""
     distributed = pytest.importorskip("distributed")
-    cluster = distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0"
-    )
+    import dask  # noqa: PLC0415 - with distributed only
+
+    with dask.config.set({"temporary-directory": str(tmp_path_factory.mktemp("dask"))}):
+        cluster = distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0"
+        )
     client = distributed.Client(cluster)
     try:
         yield client
