@@ -51,11 +51,7 @@ import _thread
 import asyncio
 import mmap
 import os
-import re
-import subprocess
-import sys
 import tarfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -65,14 +61,7 @@ import pytest
 from audit._archive import pack
 from audit.cli import main
 from tests.factories import write_small_bundle
-
-ENVIRONMENT = {
-    "AWS_ACCESS_KEY_ID": "evidence-audit-test",
-    "AWS_SECRET_ACCESS_KEY": "evidence-audit-test-secret",
-    "AWS_DEFAULT_REGION": "us-east-1",
-    "AWS_EC2_METADATA_DISABLED": "true",
-}
-LISTENING = re.compile(r"Running on (http://127\.0\.0\.1:\d+)")
+from tests.s3_server import moto_s3
 
 
 def _cli(argv: list[str], capsysbinary: pytest.CaptureFixture[bytes]) -> tuple[int, str, str]:
@@ -98,33 +87,10 @@ def tars(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 @pytest.fixture(scope="module")
 def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """moto's S3 server as its own process; yields a boto3 client of it."""
-    log_path = tmp_path_factory.mktemp("moto") / "moto.log"
-    log = log_path.open("wb")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", "0"],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    saved = {name: os.environ.get(name) for name in [*ENVIRONMENT, "AWS_ENDPOINT_URL"]}
-    try:
-        deadline = time.monotonic() + 60
-        while not (found := LISTENING.search(log_path.read_text("utf-8", "replace"))):
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"moto exited {process.poll()}: {log_path.read_text()}")
-            time.sleep(0.1)
-        os.environ.update(ENVIRONMENT | {"AWS_ENDPOINT_URL": found[1]})
+    with moto_s3(tmp_path_factory.mktemp("moto")) as environment:
         import boto3  # noqa: PLC0415
 
-        yield boto3.client("s3", endpoint_url=found[1])
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
-        log.close()
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
+        yield boto3.client("s3", endpoint_url=environment["AWS_ENDPOINT_URL"])
 
 
 # --- 1. a listed key its URL does not name -------------------------------------------------------

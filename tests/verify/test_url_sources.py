@@ -7,11 +7,9 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,6 +22,7 @@ from bundle_schema.errors import InvalidInput
 from tests.factories import write_small_bundle
 from tests.http_range import LIES as SERVER_LIES
 from tests.http_range import RangeServer, serve, url_of
+from tests.s3_server import moto_s3
 from verify import open_source, url_snapshots, verdict_json, verify_bundle
 from verify._remote import BLOCK, SMALL_TAR, filesystem, shown_url
 
@@ -59,38 +58,12 @@ def server(http: RangeServer) -> Iterator[RangeServer]:
     http.lie = "none"
 
 
-S3_ENVIRONMENT = {
-    "AWS_ACCESS_KEY_ID": "evidence-audit-test",
-    "AWS_SECRET_ACCESS_KEY": "evidence-audit-test-secret",
-    "AWS_DEFAULT_REGION": "us-east-1",
-    "AWS_EC2_METADATA_DISABLED": "true",  # never ask an instance metadata service for more
-}
-MOTO_LISTENING = re.compile(r"Running on (http://127\.0\.0\.1:\d+)")
-"""The line moto's server (werkzeug) logs once it listens, with the port it was given."""
-
-
 @pytest.fixture(scope="module")
 def s3(published: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
-    """moto's S3 server as its own process on 127.0.0.1, bucket ``runs`` holding the published
-    tars; the environment points the AWS SDK at it (``AWS_ENDPOINT_URL``), as an operator
-    points it at MinIO or R2. The server binds a port the system chooses (port 0) and names it
-    in its log: no other process (another pytest-xdist worker) can take it in between."""
-    path = tmp_path_factory.mktemp("moto") / "moto.log"
-    log = path.open("wb")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", "0"],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    saved = {name: os.environ.get(name) for name in [*S3_ENVIRONMENT, "AWS_ENDPOINT_URL"]}
-    try:
-        deadline = time.monotonic() + 60
-        while not (listening := MOTO_LISTENING.search(path.read_text("utf-8", "replace"))):
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"moto_server exited {process.poll()}: {path.read_text()}")
-            time.sleep(0.1)
-        environment = S3_ENVIRONMENT | {"AWS_ENDPOINT_URL": listening[1]}
-        os.environ.update(environment)
+    """moto's S3 server as its own process on 127.0.0.1 (tests/s3_server.py), bucket ``runs``
+    holding the published tars; the environment points the AWS SDK at it
+    (``AWS_ENDPOINT_URL``), as an operator points it at MinIO or R2."""
+    with moto_s3(tmp_path_factory.mktemp("moto")) as environment:
         import boto3  # noqa: PLC0415 - the test's own client, not the code under test
 
         client = boto3.client("s3", endpoint_url=environment["AWS_ENDPOINT_URL"])
@@ -98,15 +71,6 @@ def s3(published: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[di
         for tar in sorted(published.glob("*.tar")):
             client.upload_file(str(tar), "runs", f"v5/{tar.name}")
         yield environment | {"bucket": "runs"}
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
-        log.close()
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
 
 
 def _cli(argv: list[str], capsysbinary: pytest.CaptureFixture[bytes]) -> tuple[int, bytes, str]:
