@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import copy
+import hashlib
+import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -53,6 +55,24 @@ def write_small_bundle(
     for name, data in extra.items() if isinstance(extra, Mapping) else extra:
         writer.add_bytes(name, data, media_type)
     return writer.seal(**seal_arguments(**changes))
+
+
+def bundles_sharing_a_blob(
+    folder: Path, count: int = 2, size: int = 1 << 16, *, durable: bool = True
+) -> tuple[list[Path], Path]:
+    """``count`` small bundles ``folder/run-N`` linking one random blob of ``size`` bytes
+    from the store ``folder/store``; returns them and the store's file of that blob."""
+    store = folder / "store"
+    shared = os.urandom(size)
+    paths = []
+    for number in range(count):
+        path = folder / f"run-{number}"
+        write_small_bundle(
+            path, {"data/shared.bin": shared}, store=store, durable=durable, run_id=f"run-{number}"
+        )
+        paths.append(path)
+    digest = hashlib.sha256(shared).hexdigest()
+    return paths, store / "blobs" / "sha256" / digest
 
 
 def seal_arguments(**changes: Any) -> dict[str, Any]:

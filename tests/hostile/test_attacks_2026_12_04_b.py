@@ -60,7 +60,7 @@ import pytest
 
 from audit._archive import pack
 from audit.cli import main
-from tests.factories import write_small_bundle
+from tests.factories import bundles_sharing_a_blob, write_small_bundle
 from tests.s3_server import moto_s3
 
 
@@ -170,16 +170,8 @@ def test_a_blob_written_through_a_mapping_is_hashed_again(
 ) -> None:
     import verify._hashing as hashing  # noqa: PLC0415
 
-    store = tmp_path / "store"
-    shared = os.urandom(1 << 16)
-    paths = []
-    for number in range(2):
-        path = tmp_path / f"run-{number}"
-        write_small_bundle(
-            path, {"data/shared.bin": shared}, store=store, durable=False, run_id=f"run-{number}"
-        )
-        paths.append(str(path))
-    blob = next(p for p in (store / "blobs" / "sha256").iterdir() if p.stat().st_size == 1 << 16)
+    bundles, blob = bundles_sharing_a_blob(tmp_path, durable=False)
+    paths = [str(path) for path in bundles]
     fd = os.open(blob, os.O_RDWR)
     mapping = mmap.mmap(fd, 1 << 16)
     mapping[0:1] = mapping[0:1]  # the page is dirty now: its one time stamp is taken here

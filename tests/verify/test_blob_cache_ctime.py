@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.factories import write_small_bundle
+from tests.factories import bundles_sharing_a_blob
 from verify import BlobCache, verify_with_evidence
 
 IN_MEMORY = [1 << 12, 0]
@@ -20,17 +20,10 @@ IN_MEMORY = [1 << 12, 0]
 def test_a_blob_rewritten_with_its_mtime_set_back_is_hashed_again(
     tmp_path: Path, in_memory: int
 ) -> None:
-    store = tmp_path / "store"
-    shared = os.urandom(1 << 16)
-    paths = []
-    for number in range(2):
-        path = tmp_path / f"run-{number}"
-        write_small_bundle(path, {"data/shared.bin": shared}, store=store, run_id=f"run-{number}")
-        paths.append(path)
+    paths, blob = bundles_sharing_a_blob(tmp_path)
     cache = BlobCache(in_memory)
     for path in paths:
         assert verify_with_evidence(path, cache=cache)[0].integrity.status == "ok"
-    blob = next(p for p in (store / "blobs" / "sha256").iterdir() if p.stat().st_size == 1 << 16)
     before = blob.stat()
     blob.chmod(0o644)
     with blob.open("r+b") as file:  # the same inode and size, other bytes
