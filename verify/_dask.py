@@ -42,7 +42,7 @@ import os
 import pickle
 import tempfile
 from collections import deque
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, TypeVar
@@ -477,17 +477,19 @@ class _Driver(Spooled):
         self._memo[packed] = result
         return result
 
+    def _in_chunks(self, table: str, query: str, make: Callable[[list[Any]], T]) -> Iterator[T]:
+        """The rows of ``table`` a task's chunk at a time, each range of them read by ``query``
+        (whose two parameters bound the range) and made into what is submitted by
+        ``make(rows)``."""
+        (count,) = self.db.execute(f"SELECT count(*) FROM {table}").fetchone()  # noqa: S608
+        for part in _chunks(count, self.workers):
+            yield make(self.db.execute(query, (part.start, part.stop)).fetchall())
+
     def _chunked(self, make: Any) -> Iterator[tuple[list[Any], Any]]:
         """The steps of ``todo`` in chunks (by ranges of ``seq``), each made into a task's
         chunk by ``make(rows)``: (the rows, the chunk)."""
-        (count,) = self.db.execute("SELECT count(*) FROM todo").fetchone()
-        for part in _chunks(count, self.workers):
-            rows = self.db.execute(
-                "SELECT idx, digest, whole, first FROM todo WHERE seq >= ? AND seq < ? "
-                "ORDER BY seq",
-                (part.start, part.stop),
-            ).fetchall()
-            yield rows, make(rows)
+        query = "SELECT idx, digest, whole, first FROM todo WHERE seq >= ? AND seq < ? ORDER BY seq"
+        return self._in_chunks("todo", query, lambda rows: (rows, make(rows)))
 
     def _plan(self, steps: Iterable[tuple[int, str, bool, bool]]) -> None:
         """``todo``: ``steps`` (a source, its digest, whether it is verified or only checked,
@@ -554,20 +556,17 @@ class _Verifying(_Driver):
     def _list(self) -> None:
         """Stage 1, folded in source order: the first source of each digest, the others, and,
         for the listed directory bundles, their files' identities and how many link each."""
-        (count,) = self.db.execute("SELECT count(*) FROM source").fetchone()
 
-        def chunks() -> Iterator[tuple[list[tuple[int, str]], _Chunk[str]]]:
-            for part in _chunks(count, self.workers):
-                rows = self.db.execute(
-                    "SELECT idx, wired, local, shown FROM source WHERE idx >= ? AND idx < ? "
-                    "ORDER BY idx",
-                    (part.start, part.stop),
-                ).fetchall()
-                payload = [(index, _named(name)) for index, _, _, name in rows]
-                wired = [_wire(text, local) for _, text, local, _ in rows]
-                yield payload, _Chunk(wired, self.cwd)
+        def make(rows: list[Any]) -> tuple[list[tuple[int, str]], _Chunk[str]]:
+            payload = [(index, _named(name)) for index, _, _, name in rows]
+            wired = [_wire(text, local) for _, text, local, _ in rows]
+            return payload, _Chunk(wired, self.cwd)
 
-        for payload, results in self._map(_list_many, chunks(), pins=self.pins):
+        query = (
+            "SELECT idx, wired, local, shown FROM source WHERE idx >= ? AND idx < ? ORDER BY idx"
+        )
+        chunks = self._in_chunks("source", query, make)
+        for payload, results in self._map(_list_many, chunks, pins=self.pins):
             for (index, shown_as), listed in zip(payload, results, strict=True):
                 self._fold(index, shown_as, listed)
 
