@@ -60,7 +60,6 @@ __all__ = [
     "files_of",
     "held_text",
     "judge_archive",
-    "order_of",
     "walked",
 ]
 
@@ -186,16 +185,6 @@ class Here:
 def bytes_of(checked: Judged) -> tuple[str | None, str | None]:
     """What a check found of a further source's bytes, as :attr:`Judgement.held` says it."""
     return checked.defect and checked.defect.fingerprint, checked.signed
-
-
-def order_of(sources: Sequence[Source]) -> tuple[list[int], set[int]]:
-    """The indexes of ``sources`` in the order an archive is walked
-    (:meth:`verify.archive.SourceList.walk`), and those of the sources refused as another's
-    masked twin (:data:`verify.archive.MASKED_TWIN`: shown alike, given differently; the first
-    is walked)."""
-    with walked(sources) as walk:
-        steps = [(index, twin) for index, _, twin in walk]
-    return [index for index, _ in steps], {index for index, twin in steps if twin}
 
 
 @contextmanager

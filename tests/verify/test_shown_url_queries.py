@@ -25,7 +25,7 @@ from tests.factories import write_small_bundle
 from tests.http_range import RangeServer, serve
 from verify._remote import URL_CREDENTIAL_PARAMETERS, masked_text, shown_url
 from verify.archive import MASKED_TWIN, ordered
-from verify.judging import order_of
+from verify.judging import walked
 
 S3_V4 = (
     "X-Amz-Algorithm=AWS4-HMAC-SHA256"
@@ -206,9 +206,10 @@ def test_two_sources_shown_alike_are_one_judged_and_the_other_refused() -> None:
         assert kept == [first]
         assert [(r.source, r.data.decode()) for r in refused] == twin
     assert ordered([first, other, first]) == ([first, other], [])
-    order, twins = order_of([second, other, first, first])  # the walk of rank and rejudge
-    assert [i for i in order if i not in twins] == [2, 3, 1]
-    assert twins == {0}
+    with walked([second, other, first, first]) as walk:  # the walk of rank and rejudge
+        steps = [(index, twin) for index, _, twin in walk]
+    assert [index for index, twin in steps if not twin] == [2, 3, 1]
+    assert [index for index, twin in steps if twin] == [0]
 
 
 # --- the archive reports, from a real HTTP server -------------------------------------------
