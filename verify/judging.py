@@ -200,8 +200,8 @@ def walked(sources: Sequence[Source]) -> Iterator[Iterator[tuple[int, Source, bo
 
 _SCHEMA = """
 CREATE TABLE facts (ref INTEGER PRIMARY KEY, offset INTEGER, length INTEGER, digest TEXT,
-                    intact INTEGER, verdict_digest TEXT, contents TEXT, created_at BLOB,
-                    same_verdict INTEGER);
+                    intact INTEGER, passed INTEGER, verdict_digest TEXT, contents TEXT,
+                    created_at BLOB, same_verdict INTEGER);
 CREATE TABLE verified (digest TEXT, held BLOB, ref INTEGER, PRIMARY KEY (digest, held))
     WITHOUT ROWID;
 CREATE TABLE at_files (digest TEXT, files TEXT, ref INTEGER, PRIMARY KEY (digest, files))
@@ -241,9 +241,10 @@ class JudgedArchive(Spooled):
       one bundle. Its verdict is that of the first intact source by path; a source whose
       verdict differs (a corrupted copy) is named in a note.
     - Bundles with the same :func:`~verify.ranking.contents_key` but another bundle digest (the
-      same evidence and model, another run id or creation time) are copies: the first intact
-      one by creation time, then bundle digest, is kept; every other one gets ``copy_of``, a
-      reason naming it.
+      same evidence and model, another run id or creation time) are copies: the first that
+      passes its checks (integrity, signature, claims: a copy minted to fail them, dated
+      earlier, never displaces the run it copies) by creation time, then bundle digest, is
+      kept; every other one gets ``copy_of``, a reason naming it.
     """
 
     def __init__(self) -> None:
@@ -257,9 +258,9 @@ class JudgedArchive(Spooled):
         facts = judgement.found.facts
         same = None if judgement.diff is None else judgement.diff.same_verdict
         cursor = self._db.execute(
-            "INSERT INTO facts VALUES (NULL, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO facts VALUES (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (*self._spool.put((judgement.found, judgement.diff)), facts.bundle_digest,
-             facts.intact, facts.verdict_digest, judgement.found.contents,
+             facts.intact, facts.passed, facts.verdict_digest, judgement.found.contents,
              text(facts.created_at), same),
         )  # fmt: skip
         ref = cursor.lastrowid
@@ -337,7 +338,7 @@ class JudgedArchive(Spooled):
                 (digest, ref, text(kept), json.dumps(sources), contents),  # ASCII, read back
             )
         same = self._db.execute(
-            "SELECT b.contents, b.digest, b.kept, f.intact, f.created_at, b.ref FROM bundles AS b "
+            "SELECT b.contents, b.digest, b.kept, f.passed, f.created_at, b.ref FROM bundles AS b "
             "JOIN facts AS f ON f.ref = b.ref WHERE b.contents IN (SELECT contents FROM bundles "
             "GROUP BY contents HAVING count(*) > 1) ORDER BY b.contents, b.digest"
         )
@@ -348,7 +349,7 @@ class JudgedArchive(Spooled):
             reason = one_line(
                 f"a copy of {digest} (run {run_id}, {named(kept)}): the same evidence entries "
                 "and model digest under another run id or creation time; only the earliest "
-                "intact one is placed",
+                "that passes its checks is placed",
                 MAX_SOURCE,
             )
             for row in copies[1:]:

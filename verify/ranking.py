@@ -30,6 +30,7 @@ from bundle_schema.models import (
     Verdict,
 )
 from verify._spool import Spool, Spooled, named, sortable, text
+from verify.policy import failed_check
 
 __all__ = [
     "TABLES",
@@ -66,6 +67,9 @@ class Facts:
     intact: bool
     """The integrity check found nothing."""
     claims_match: bool
+    passed: bool
+    """What ``audit verify`` checks without ``--require`` passed: integrity, signature,
+    claims (:func:`verify.policy.failed_check`)."""
     comparable: bool
     why: str
     """Why the verdict is what it is, in one line: its first integrity finding, else its
@@ -99,6 +103,7 @@ class Facts:
             reasons=verdict.reasons,
             intact=verdict.integrity.status == "ok",
             claims_match=verdict.claims.match,
+            passed=failed_check(verdict) is None,
             comparable=verdict.diagnostics.comparable,
             why=_why(verdict),
             verdict_digest=digest_of(verdict.model_dump_json().encode()),
