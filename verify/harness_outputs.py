@@ -425,6 +425,29 @@ def _tier2(run: _SparkRun) -> Tier2 | None:
     )
 
 
+SPARK_BENCH_ROUNDING = 0.1
+"""How far a domain's quality may lie outside its scenarios' scores (x 100): Spark writes
+the quality rounded to 0.1 and each score to 0.001 (0.05 and 0.05 of the same scale)."""
+
+
+def _within_scenarios(row: _Row, quality: float, scores: Sequence[float]) -> None:
+    """Spark's domain quality is the difficulty-weighted mean of its scenarios' scores (x 100;
+    ``eval_suite.run_suite``), so it lies between their least and greatest: a quality its
+    scenarios cannot give, or one with no scenario scored, is refused."""
+    if not scores:
+        raise OutputsUnreadable(
+            f"{SPARK_BENCH_CSV}:{row.line}: the {row.workload} domain's quality is "
+            f"{_show(row.value)} with no {row.workload} scenario scored"
+        )
+    low, high = 100 * min(scores), 100 * max(scores)
+    if not low - SPARK_BENCH_ROUNDING <= quality <= high + SPARK_BENCH_ROUNDING:
+        raise OutputsUnreadable(
+            f"{SPARK_BENCH_CSV}:{row.line}: the {row.workload} domain's quality is "
+            f"{_show(row.value)}, outside what its {len(scores)} scenarios' scores give "
+            f"(a weighted mean of {min(scores):g} to {max(scores):g}, x 100)"
+        )
+
+
 def _spark_bench(files: Files, components: Sequence[ComponentName]) -> Outputs:
     """Spark Bench's ``spark_bench.csv``: coding is the ``eval`` row of the code domain's
     ``domain_quality``, reliability the ``eval`` ``overall`` ``reliability`` (Spark's repeat
@@ -457,7 +480,9 @@ def _spark_bench(files: Files, components: Sequence[ComponentName]) -> Outputs:
                 f"{_show(row.workload)} (the first at line {seen[row.workload]})"
             )
         seen[row.workload] = row.line
-    passed = sum(_csv_number(r, 1) >= SPARK_BENCH_PASS_MARK for r in scenarios)
+    scores = [_csv_number(r, 1) for r in scenarios]
+    passed = sum(score >= SPARK_BENCH_PASS_MARK for score in scores)
+    _within_scenarios(quality_row, quality, scores)
     stated = _N.search(quality_row.notes)
     if stated is not None and int(stated.group(1)) != len(scenarios):
         raise OutputsUnreadable(
