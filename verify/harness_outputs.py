@@ -18,6 +18,7 @@ seed-003 shard reports). docs/upstreams.md says how each real format is read and
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import math
@@ -230,15 +231,15 @@ def _count(value: Any, where: str) -> int:
 
 
 def _number(value: Any, where: str, high: float = math.inf) -> float:
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, int | float)
-        or not math.isfinite(value)
-        or not 0 <= value <= high
-    ):
+    """A finite number in [0, ``high``] (an integer too large for a float is not one)."""
+    number = math.nan
+    if not isinstance(value, bool) and isinstance(value, int | float):
+        with contextlib.suppress(OverflowError):
+            number = float(value)
+    if not math.isfinite(number) or not 0 <= number <= high:
         bound = f"[0, {high:g}]" if math.isfinite(high) else ">= 0"
         raise OutputsUnreadable(f"{where}: {_show(value)} is not a number {bound}")
-    return float(value)
+    return number
 
 
 def _build(model: type[_M], where: str, **fields: Any) -> _M:
@@ -567,7 +568,46 @@ def _benchlocal_pack(pack: Any, at: str) -> float:
     score = _number(pack.get("score"), f"{at}.score", 1)
     if not math.isclose(score, passed / total, rel_tol=1e-9, abs_tol=1e-12):
         raise OutputsUnreadable(f"{at}.score: {score} is not {passed} passed of {total}")
+    counted, counted_passed = _benchlocal_scenarios(pack.get("scenarios"), f"{at}.scenarios")
+    if (passed, total) != (counted_passed, counted):
+        raise OutputsUnreadable(
+            f"{at}: {passed} passed of {total}, its scenarios {counted_passed} passed of {counted}"
+        )
     return 100 * score
+
+
+BENCHLOCAL_UNCOUNTED = "verifier_not_implemented"
+"""The failure mode of a scenario benchlocal-cli leaves out of its pack's count
+(``runner.run_pack`` at 47d1d66: ``passed`` is the counted scenarios that passed, ``total``
+the counted ones)."""
+BENCHLOCAL_SCENARIOS = 1 << 16
+"""The most scenarios a pack's array may hold here (a behavioural pack has 15 a repeat)."""
+
+
+def _benchlocal_scenarios(value: Any, at: str) -> tuple[int, int]:
+    """The scenarios a pack's count is made of: (counted, counted that passed); each a
+    scenario run with a boolean ``passed`` and a string ``failure_mode``, as its ``result``
+    has them when it has one."""
+    counted = passed = 0
+    for number, scenario in enumerate(_list(value, at, BENCHLOCAL_SCENARIOS)):
+        where = f"{at}[{number}]"
+        run = _object(scenario, where)
+        verdict, mode = run.get("passed"), run.get("failure_mode")
+        if type(verdict) is not bool or not isinstance(mode, str):
+            raise OutputsUnreadable(
+                f"{where}: passed {_show(verdict)}, failure_mode {_show(mode)}: not a "
+                "scenario's result"
+            )
+        result = run.get("result")
+        if result is not None and (
+            _object(result, f"{where}.result").get("passed") is not verdict
+            or result.get("failure_mode") != mode
+        ):
+            raise OutputsUnreadable(f"{where}: its result says otherwise than the scenario")
+        if mode != BENCHLOCAL_UNCOUNTED:
+            counted += 1
+            passed += verdict
+    return counted, passed
 
 
 def _benchlocal_cli(files: Files, _components: Sequence[ComponentName]) -> Outputs:

@@ -329,19 +329,53 @@ def test_benchlocal_cli_as_recorded() -> None:
     )
 
 
+def bl_passes(pack: dict[str, Any], passed: int) -> None:
+    """The pack's first ``passed`` scenarios passed, the others not, and its count so."""
+    for number, scenario in enumerate(pack["scenarios"]):
+        verdict = number < passed
+        mode = "passed" if verdict else scenario["failure_mode"]
+        scenario.update(passed=verdict, failure_mode=mode)
+        scenario["result"].update(passed=verdict, failure_mode=mode)
+    pack["passed"] = passed
+    pack["score"] = passed / pack["total"]
+
+
 def test_benchlocal_cli_score_is_the_mean_of_the_selected_packs() -> None:
     run = bl_run()
     for pack_id, passed in (("toolcall-15", 2), ("instructfollow-15", 1), ("reasonmath-15", 1)):
-        pack = bl_pack(run, pack_id)
-        pack["passed"] = passed
-        pack["score"] = passed / pack["total"]
-    bl_pack(run, "structoutput-15").update(passed=1, score=1.0)
+        bl_passes(bl_pack(run, pack_id), passed)
+    bl_passes(bl_pack(run, "structoutput-15"), 1)
     packs = record(benchlocal(bl_bytes(run)), "components/tool_instruction/benchlocal-packs.json")
     assert packs.packs == {"toolcall-15": 100.0, "instructfollow-15": 50.0,
                            "structoutput-15": 100.0, "dataextract-15": 0.0}  # fmt: skip
     assert packs.mean == pytest.approx(62.5)  # reasonmath-15 is not a behavioural pack
     # the replay's own mean (verify/gx10/scores.py) of the same record
     assert math.fsum(packs.packs.values()) / len(packs.packs) == pytest.approx(62.5)
+
+
+def test_a_benchlocal_pack_is_counted_from_its_scenarios() -> None:
+    """benchlocal-cli counts a pack from its scenario runs, leaving out those whose verifier is
+    not implemented (runner.run_pack at 47d1d66); a count they do not give is refused."""
+    run = bl_run()
+    pack = bl_pack(run, "toolcall-15")
+    bl_passes(pack, 1)
+    uncounted = copy.deepcopy(pack["scenarios"][1])
+    for where in (uncounted, uncounted["result"]):
+        where.update(passed=False, failure_mode="verifier_not_implemented")
+    pack["scenarios"].append(uncounted)  # 1 passed of 2 counted, 3 run
+    assert record(benchlocal(bl_bytes(run)), "components/tool_instruction/benchlocal-packs.json"
+                  ).packs["toolcall-15"] == 50.0  # fmt: skip
+    for edit, said in [
+        (lambda p: p.update(passed=2, score=1.0), r"2 passed of 2, its scenarios 1 passed of 2"),
+        (lambda p: p.update(scenarios=[]), r"1 passed of 2, its scenarios 0 passed of 0"),
+        (lambda p: p["scenarios"][0]["result"].update(passed=False), "its result says otherwise"),
+        (lambda p: p["scenarios"][0].update(passed=1), "not a scenario's result"),
+        (lambda p: p.update(score=10**400), r"\.score: .* is not a number \[0, 1\]"),
+    ]:
+        forged = copy.deepcopy(run)
+        edit(bl_pack(forged, "toolcall-15"))
+        with pytest.raises(OutputsUnreadable, match=said):
+            benchlocal(bl_bytes(forged))
 
 
 def test_benchlocal_cli_upstream_contamination_is_counted() -> None:
