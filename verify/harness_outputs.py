@@ -400,13 +400,18 @@ def _csv_number(row: _Row, high: float) -> float:
     return value
 
 
+_CONTEXT = re.compile(r"[0-9]{1,9}")
+"""A tier2 row's context length: ASCII digits (``str.isdigit`` takes ``²``, which ``int``
+does not)."""
+
+
 def _tier2(run: _SparkRun) -> Tier2 | None:
     """Tier2 single-stream serving figures at the smallest context measured: non-scoring; a
     figure that failed is null (never a refusal: it does not invalidate the quality result)."""
     if not any(r.tier == "tier2" for r in run.rows):
         return None
     single = [r for r in run.rows if r.tier == "tier2" and r.workload == "single_stream"]
-    contexts = sorted({r.context for r in single if r.context.isdigit()}, key=int)
+    contexts = sorted({r.context for r in single if _CONTEXT.fullmatch(r.context)}, key=int)
     figures: dict[str, float | None] = {"decode_tps": None, "prefill_tps": None, "ttft_ms": None}
     if contexts:
         for metric in figures:
@@ -732,6 +737,10 @@ def _infermark(files: Files, _components: Sequence[ComponentName]) -> Outputs:
         raise OutputsUnreadable(f"{at}.errors: {counted} errors by kind, n_error says {errors}")
     wall = _number(level.get("total_duration"), f"{at}.total_duration")
     rate = _number(level.get("tokens_per_second"), f"{at}.tokens_per_second")
+    if not math.isfinite(rate * wall):
+        raise OutputsUnreadable(
+            f"{at}.tokens_per_second: {rate} over {wall} s is past any count of chunks"
+        )
     chunks = round(rate * wall)
     if (wall == 0 and rate != 0) or (
         wall > 0 and not math.isclose(chunks / wall, rate, rel_tol=1e-9, abs_tol=1e-12)
@@ -1059,7 +1068,7 @@ def _inspect_samples(log: dict[str, Any], name: str, scorer: str, n: int) -> tup
     samples = _list(log["samples"], f"{name}: samples", MAX_TASK_SAMPLES)
     if len(samples) != n:
         raise OutputsUnreadable(f"{name}: samples: {len(samples)}, the results say {n}")
-    hits, ids = 0, []
+    hits, ids, seen = 0, [], set()
     for index, entry in enumerate(samples):
         where = f"{name}: samples[{index}]"
         sample = _object(entry, where)
@@ -1067,9 +1076,10 @@ def _inspect_samples(log: dict[str, Any], name: str, scorer: str, n: int) -> tup
         if isinstance(key, bool) or not isinstance(key, str | int):
             raise OutputsUnreadable(f"{where}: id {_show(key)} is not a sample id")
         shown = _text(str(key), f"{where}: id")
-        if shown in ids:
+        if shown in seen:
             raise OutputsUnreadable(f"{where}: sample {shown!r} again (one epoch, one record each)")
         ids.append(shown)
+        seen.add(shown)
         epoch = sample.get("epoch")
         if type(epoch) is not int or epoch != 1:
             raise OutputsUnreadable(f"{where}: epoch {_show(epoch)}, not 1")
