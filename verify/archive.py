@@ -19,7 +19,6 @@ Nothing here imports fsspec unless a URL is given.
 
 from __future__ import annotations
 
-import csv
 import dataclasses
 import errno
 import io
@@ -45,7 +44,7 @@ from verify._spool import Spool, Spooled, sortable
 from verify._spool import named as _named
 from verify._spool import text as _text
 from verify.policy import failed_check
-from verify.render import cell
+from verify.render import cell, write_csv
 
 __all__ = [
     "MASKED_TWIN",
@@ -642,13 +641,15 @@ class ArchiveWriter:
 
     def write_csv(self, out: IO[str]) -> None:
         """One row per bundle (by digest), then one per refused source (``status`` refused)."""
-        writer = csv.writer(out, lineterminator="\n")
-        writer.writerow(_CSV)
-        for e in self._entries():
-            status = "failed" if e["failed_check"] else "passed"
-            writer.writerow((status, e["bundle_digest"], *_cells(e), " ".join(e["sources"])))
-        for r in self._refusals():
-            writer.writerow(("refused", "", "", "", "", "", "", "", "", r["reason"], r["source"]))
+
+        def rows() -> Iterator[tuple[str, ...]]:
+            for e in self._entries():
+                status = "failed" if e["failed_check"] else "passed"
+                yield (status, e["bundle_digest"], *_cells(e), " ".join(e["sources"]))
+            for r in self._refusals():
+                yield ("refused", "", "", "", "", "", "", "", "", r["reason"], r["source"])
+
+        write_csv(out, _CSV, rows())
 
     def close(self) -> None:
         self._spool.close()

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import csv
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import IO
 
 from rich.cells import cell_len
 from rich.console import Console
@@ -24,12 +26,14 @@ from verify.ranking import SpooledRanking
 __all__ = [
     "PROGRESS_MIN_BYTES",
     "ProgressBar",
+    "csv_cell",
     "describe_signature",
     "plain_text",
     "ranking_markdown",
     "render_show",
     "render_verdict",
     "verdict_json",
+    "write_csv",
 ]
 
 PROGRESS_MIN_BYTES = 256 << 20
@@ -407,6 +411,29 @@ def flat(value: str) -> str:
 def cell(value: str) -> str:
     """Bundle text as one Markdown table cell: a ``|`` or a line break would end it early."""
     return flat(value.replace("|", "\\|"))
+
+
+_FORMULA_START = tuple("=+-@\t\r\uff1d\uff0b\uff0d\uff20")
+"""What makes a spreadsheet read a CSV cell as a formula (OWASP's list, and the full-width
+forms some spreadsheets take as the same)."""
+_JSON_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
+
+
+def csv_cell(value: str) -> str:
+    """Bundle text as a CSV cell a spreadsheet shows as text: one that starts as a formula
+    would (``=HYPERLINK(...)`` as a model's name, ``@SUM(...)``, ``-1+cmd|...``) gets a leading
+    ``'``; a number as JSON writes one stays a number."""
+    if value.startswith(_FORMULA_START) and not _JSON_NUMBER.fullmatch(value):
+        return "'" + value
+    return value
+
+
+def write_csv(out: IO[str], header: Sequence[str], rows: Iterable[Sequence[str]]) -> None:
+    """CSV as every command writes it: a header row, then the rows as they come, each cell
+    through :func:`csv_cell`; ``\n`` line ends."""
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(header)
+    writer.writerows([csv_cell(value) for value in row] for row in rows)
 
 
 def _score_table(rows: Iterable[RankRow], numbered: bool) -> Iterator[str]:

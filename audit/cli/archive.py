@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import csv
 import itertools
 import sys
 from collections.abc import Iterable, Iterator, Sequence
@@ -47,7 +46,7 @@ from verify.archive import (
 )
 from verify.judging import Here, Job, JudgedArchive, judge_archive
 from verify.ranking import Distinct, SpooledRanking
-from verify.render import cell, flat, ranking_markdown
+from verify.render import cell, flat, ranking_markdown, write_csv
 
 __all__ = ["register"]
 
@@ -284,9 +283,7 @@ def _write_lines(lines: Iterable[str]) -> None:
 def _write_csv(header: Sequence[str], rows: Iterable[Sequence[str]]) -> None:
     """CSV on stdout as ``verify-archive --csv`` writes it: a header row, then the rows."""
     text = text_out(sys.stdout.buffer)
-    writer = csv.writer(text, lineterminator="\n")
-    writer.writerow(header)
-    writer.writerows(rows)
+    write_csv(text, header, rows)
     text.detach()
     sys.stdout.buffer.flush()
 
