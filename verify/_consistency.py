@@ -438,6 +438,10 @@ def _raw_outputs(
                     _disagrees(name, f"the record is not what the raw outputs of {upstream} say")
                 )
         for component in components:
+            result = evidence.results.get(component)
+            if result is not None and result.status == "COMPLETED":
+                findings += _metrics(result.metrics, parsed.metrics.get(component, {}),
+                                     component, upstream)  # fmt: skip
             marker, reread_marker = markers.get(component), parsed.quarantines.get(component)
             if marker is None and reread_marker is not None:
                 findings.append(
@@ -506,8 +510,8 @@ def _gate_outputs(
                     _disagrees(entry, f"the tallies are not what the raw outputs of {upstream} say")
                 )
             if completed and result is not None:
-                findings += _gate_metrics(result.metrics, parsed.metrics.get(component, {}),
-                                          component, upstream)  # fmt: skip
+                findings += _metrics(result.metrics, parsed.metrics.get(component, {}),
+                                     component, upstream)  # fmt: skip
     return findings
 
 
@@ -564,9 +568,11 @@ def _gate_records_unpinned(pins: PinSetSource, names: Collection[str]) -> list[F
     return findings
 
 
-def _gate_metrics(
+def _metrics(
     recorded: Mapping[str, Any], reread: Mapping[str, Any], component: str, upstream: str
 ) -> list[Finding]:
+    """A completed component's metrics against those its harness's (or gate's) reader gives
+    from the raw outputs: each metric the reader gives must be recorded as it gives it."""
     name = f"components/{component}/result.json"
     return [
         _disagrees(

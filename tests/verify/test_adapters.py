@@ -620,6 +620,7 @@ def with_real_outputs(
     }
     sparked, bl, im = spark(spark_data), benchlocal(BENCHLOCAL), infermark(INFERMARK)
     results = dict(evidence.results)
+    read = {"coding": sparked, "tool_instruction": bl, "performance": im}
     for component, raw in (("coding", "coding"), ("reliability", "coding"),
                            ("tool_instruction", "tool_instruction"),
                            ("performance", "performance")):  # fmt: skip
@@ -630,6 +631,7 @@ def with_real_outputs(
                 **results[component].model_dump(mode="json"),  # type: ignore[index]
                 "raw_outputs": [raw_name(raw, name)],
                 "status": "COMPLETED",
+                "metrics": read[raw].metrics.get(component, {}),  # as the runner writes them
             }
         )
     changed = evidence.model_copy(
@@ -664,6 +666,16 @@ def test_verifier_rereads_the_real_raw_outputs(full_evidence: Gx10Evidence) -> N
         forged = evidence.model_copy(update={field: value})
         findings = _raw_outputs(forged, pins, kept.get, kept)
         assert [(f.code, f.entry) for f in findings] == [("record_disagrees", name)]
+    # and a completed result whose metrics are not what its raw file says
+    coding = evidence.results["coding"]
+    assert coding is not None and coding.metrics["code_domain_quality"] == 0.0
+    claimed = coding.model_copy(update={"metrics": {**coding.metrics, "code_domain_quality": 100}})
+    forged = evidence.model_copy(update={"results": {**evidence.results, "coding": claimed}})
+    [finding] = _raw_outputs(forged, pins, kept.get, kept)
+    assert (finding.code, finding.entry) == ("record_disagrees", "components/coding/result.json")
+    assert "metric code_domain_quality is 100; the raw outputs of sparkbench say 0.0" in (
+        finding.message
+    )
 
 
 def test_verifier_finds_the_quarantine_row_no_record_carries(full_evidence: Gx10Evidence) -> None:

@@ -18,6 +18,7 @@ and the unread listing are tested under pinned variables in test_attacks_2026_12
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import shutil
 from collections.abc import Callable
@@ -25,11 +26,20 @@ from pathlib import Path
 from typing import Any
 
 from bundle_schema import canonical_bytes
-from tests.data.hostile.kit import Builder, Case, Context, Files, read_bundle, reseal
+from tests.data.hostile.kit import (
+    Builder,
+    Case,
+    Context,
+    Files,
+    read_bundle,
+    rederive_metrics,
+    reseal,
+)
 from tests.data.hostile.kit import lines as _lines
 from tests.data.hostile.kit import put_json as _put_json
 from tests.data.hostile.kit import put_lines as _put_lines
 from verify import git_blob_id
+from verify.harness_outputs import OutputsUnreadable
 
 __all__ = ["CONTROL", "FORGERIES", "record_reference_run"]
 
@@ -117,6 +127,8 @@ def _tasks(files: Files, change: Callable[[list[dict[str, Any]]], None]) -> None
     _put_lines(files, TASKS, tasks)
     raw = [{k: v for k, v in t.items() if k != "exchanges"} for t in tasks]
     files[RAW_TASKS] = (b"".join(json.dumps(t).encode() + b"\n" for t in raw), files[RAW_TASKS][1])
+    with contextlib.suppress(OutputsUnreadable):  # refused by the reader: no metrics to copy
+        rederive_metrics(files, "hermes", ["hermes"])  # and the result's metrics alike
 
 
 def _add(files: Files, name: str, data: bytes, media: str) -> None:

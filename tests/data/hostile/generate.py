@@ -54,6 +54,7 @@ from tests.data.hostile.kit import (
     put_json,
     put_lines,
     read_bundle,
+    rederive_metrics,
     reseal,
 )
 from tests.factories import COMPONENT_RESULT, write_small_bundle
@@ -918,6 +919,8 @@ def _content(attack: Attack, *, raw: bool = False) -> Builder:
                     kept = [{k: v for k, v in line.items() if k != "exchanges"} for line in lines]
                     data = b"".join(json.dumps(line).encode() + b"\n" for line in kept)
                 files[output] = (data, files[output][1])
+            rederive_metrics(files, "spark", ["coding", "reliability"])
+            rederive_metrics(files, "hermes", ["hermes"])
         reseal(path, manifest, files, fields)
 
     return build

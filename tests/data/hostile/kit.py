@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,6 +16,7 @@ from bundle_schema.models import Manifest
 from tests.factories import write_small_bundle
 from verify import parse_manifest
 from verify._source import open_source
+from verify.harness_outputs import read_outputs
 
 __all__ = [
     "Builder",
@@ -115,3 +116,21 @@ def put_lines(files: Files, name: str, values: list[dict[str, Any]]) -> None:
 def put_json(files: Files, name: str, value: dict[str, Any]) -> None:
     """Write a JSON document back as the format's canonical bytes."""
     files[name] = (canonical_bytes(value), files[name][1])
+
+
+def rederive_metrics(files: Files, parser: str, components: Sequence[str]) -> None:
+    """What a careful forger keeps consistent: each completed component's result metrics as
+    its harness's reader gives them from the (edited) raw outputs at the components' raw
+    places, merged over what the result holds (a gate's metrics stay)."""
+    raw = {
+        name.split("/raw/", 1)[1]: data
+        for name, (data, _) in files.items()
+        if any(name.startswith(f"components/{c}/raw/") for c in components)
+    }
+    parsed = read_outputs(parser, raw, list(components))  # type: ignore[arg-type]
+    for component in components:
+        name = f"components/{component}/result.json"
+        result = json.loads(files[name][0])
+        if result.get("status") == "COMPLETED":
+            result["metrics"] = {**result.get("metrics", {}), **parsed.metrics.get(component, {})}
+            put_json(files, name, result)
