@@ -44,6 +44,7 @@ __all__ = [
     "Limits",
     "Member",
     "RandomAccess",
+    "file_url_path",
     "is_url",
     "open_source",
     "read_capped",
@@ -300,7 +301,7 @@ def open_source(path: str | os.PathLike[str], limits: Limits = DEFAULT_LIMITS) -
             from verify._remote import open_url  # noqa: PLC0415 - loads fsspec: URLs only
 
             return open_url(location, limits)
-        local = _file_url_path(location)
+        local = file_url_path(location)
     try:
         mode = os.stat(local).st_mode
     except OSError as exc:
@@ -312,7 +313,7 @@ def open_source(path: str | os.PathLike[str], limits: Limits = DEFAULT_LIMITS) -
     raise InvalidInput(f"{location}: neither a bundle directory nor a tar file")
 
 
-def _file_url_path(url: str) -> str:
+def file_url_path(url: str) -> str:
     """The local path a ``file://`` URL names (RFC 8089: no host, or ``localhost``).
 
     Raises:

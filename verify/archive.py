@@ -39,7 +39,7 @@ from verify._hashing import BlobCache
 from verify._remote import filesystem, masked_text, prefix_keys, s3_parts, shown_url
 from verify._shell import check_integrity, verify_bundle
 from verify._signature import MAX_SIGNATURE_SIZE
-from verify._source import BundleSource, is_url, open_source
+from verify._source import BundleSource, file_url_path, is_url, open_source
 from verify._spool import Spool, Spooled, sortable
 from verify._spool import named as _named
 from verify._spool import text as _text
@@ -204,14 +204,15 @@ def expand(text: str, base: Path | None = None) -> Iterator[Source]:
     relative to ``base``. An archive orders its sources itself (:class:`SourceList`).
 
     Raises:
-        InvalidInput: no such path; a ``file://`` folder that is none; a folder or prefix with
-            no bundle in it; an http(s) prefix.
+        InvalidInput: no such path; a ``file://`` folder that is none, of another host, or
+            with a query or fragment; a folder or prefix with no bundle in it; an http(s)
+            prefix.
     """
     if is_url(text):
         if text.lower().startswith("file://"):
             if not text.endswith("/"):
                 return iter([text])
-            folder = Path(text[7:])
+            folder = Path(file_url_path(text))  # as one bundle's: RFC 8089, decoded
             if not folder.is_dir():  # no such folder, a file, a NUL: said as for a path
                 raise InvalidInput(f"{folder}: no such directory")
             return _folder(folder)
