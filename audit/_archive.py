@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from audit._store import errors_naming, temporary_file, write_atomically
+from audit._store import errors_naming, output_target, temporary_file, write_atomically
 from bundle_schema.errors import CheckFailed, InvalidInput
 from bundle_schema.layout import MANIFEST, classify_path
 from bundle_schema.models import Finding
@@ -134,14 +134,7 @@ def pack(
         if classify_path(path) == "other":
             raise InvalidInput(f"{bundle}: {path!r} is outside the bundle layout; refusing to pack")
     manifest = parse_manifest(source.manifest_bytes())
-    target = Path(out)
-    root = Path(bundle).resolve()
-    if target.resolve().is_relative_to(root):
-        raise InvalidInput(f"{target}: the tar cannot be written inside the bundle it packs")
-    if target.is_dir():
-        raise InvalidInput(f"{target}: is a directory")
-    if target.exists() and not target.is_file():  # a device, FIFO or socket: never replaced
-        raise InvalidInput(f"{target}: not a regular file; pack writes a tar file")
+    target = output_target(str(out), str(bundle), doing="packs")
     hashed: dict[str, Hashed] = {}
     written = 0
     paths = sorted(source.members)

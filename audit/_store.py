@@ -36,8 +36,15 @@ from bundle_schema.models import (
     RunnerInfo,
     UpstreamCheckout,
 )
+from verify._source import is_url
 
-__all__ = ["BundleWriter", "errors_naming", "temporary_file", "write_atomically"]
+__all__ = [
+    "BundleWriter",
+    "errors_naming",
+    "output_target",
+    "temporary_file",
+    "write_atomically",
+]
 
 _LOGICAL_NAME = re.compile(LOGICAL_NAME_PATTERN)
 _TEMPORARY = re.compile(r"^\..+\.(?:tmp|link)-[0-9a-f]{16}$")
@@ -104,6 +111,33 @@ def _stream_to_temporary(
         temp.unlink(missing_ok=True)
         raise
     return temp, "sha256:" + digest.hexdigest(), size
+
+
+def output_target(out: str, bundle: str | None = None, *, doing: str = "reads") -> Path:
+    """The file a command was asked to write, checked before any work is done (a file is
+    written by a rename over the target, which replaces whatever is there).
+
+    Raises:
+        InvalidInput: ``out`` is empty (an unset variable), a directory, or something other
+            than a regular file (a FIFO, a socket or, for root, a device node such as
+            ``/dev/null``, which the rename would replace), or it is the local ``bundle`` the
+            command ``doing`` (its tar, or a file inside its directory: the bundle would be
+            lost or gain a file outside its layout).
+    """
+    if not out:
+        raise InvalidInput("an empty output path: name the file to write")
+    target = Path(out)
+    if bundle is not None and not is_url(bundle):
+        root = Path(bundle).resolve()
+        if (root.is_dir() and target.resolve().is_relative_to(root)) or (
+            root.is_file() and target.exists() and os.path.samefile(target, root)
+        ):
+            raise InvalidInput(f"{target}: cannot be written inside the bundle it {doing}")
+    if target.is_dir():
+        raise InvalidInput(f"{target}: is a directory")
+    if target.exists() and not target.is_file():
+        raise InvalidInput(f"{target}: not a regular file; the output is written as a file")
+    return target
 
 
 def write_atomically(path: Path, chunks: Iterable[bytes]) -> tuple[str, int]:

@@ -240,7 +240,7 @@ def read_list(file: str) -> Iterator[Source]:
     path = Path(file)
     try:
         size = path.stat().st_size
-        handle = path.open(encoding="utf-8")
+        handle = path.open(encoding="utf-8-sig")  # a byte order mark (Notepad's) skipped
     except OSError as exc:
         raise InvalidInput(f"{file}: cannot read: {exc.strerror}") from None
     if size > MAX_LIST_FILE:

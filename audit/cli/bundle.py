@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from audit._store import write_atomically
+from audit._store import output_target, write_atomically
 from audit.cli import signing
 from audit.cli._common import (
     PROG,
@@ -24,7 +24,7 @@ from audit.cli._common import (
     print_json,
 )
 from bundle_schema import canonical_bytes
-from bundle_schema.errors import EXIT_CHECK_FAILED, EXIT_OK
+from bundle_schema.errors import EXIT_CHECK_FAILED, EXIT_OK, InvalidInput
 from bundle_schema.models import Gx10Evidence, ShowReport, Verdict
 from verify import (
     ParsedManifest,
@@ -156,7 +156,20 @@ def register(commands: Subparsers) -> dict[str, Handler]:
     return {"verify": _verify, "show": _show, "diff": _diff}
 
 
+def _outputs(bundle: str, *paths: str | None) -> None:
+    """Refuse, before any work, an output a command was asked to write that it must not
+    write (:func:`audit._store.output_target`)."""
+    for path in paths:
+        if path is not None:
+            output_target(path, bundle)
+
+
 def _verify(args: argparse.Namespace, out: Console, err: Console) -> int:
+    _outputs(args.path, args.evidence_out, args.attest, args.vsa)
+    if args.resource_uri is not None and args.vsa is None:
+        raise InvalidInput("--resource-uri is recorded in a Verification Summary: give --vsa FILE")
+    if args.vsa is not None:
+        signing.summary_time()  # SOURCE_DATE_EPOCH refused before the bundle is read
     policy = signing.policy_from(args)
     with ProgressBar(err) as bar:
         done = verify_bundle(
@@ -167,15 +180,15 @@ def _verify(args: argparse.Namespace, out: Console, err: Console) -> int:
             pins=optional_pins(args.pins),
             signature_policy=policy,
             # without --evidence-out bounded: memory does not grow with the records (ADR 0012)
-            keep_evidence=bool(args.evidence_out),
+            keep_evidence=args.evidence_out is not None,
         )
     verdict = done.verdict
-    if args.evidence_out:
+    if args.evidence_out is not None:
         data = canonical_bytes(done.evidence.model_dump(mode="json")) + b"\n"
         write_atomically(Path(args.evidence_out), [data])
-    if args.attest:
+    if args.attest is not None:
         signing.attest(verdict, args.attest)
-    if args.vsa:
+    if args.vsa is not None:
         signing.summarize(verdict, args.vsa, args.path, args.resource_uri)
     if args.json:
         sys.stdout.buffer.write(verdict_json(verdict))
@@ -190,13 +203,14 @@ def _verify(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 
 def _show(args: argparse.Namespace, out: Console, err: Console) -> int:
+    _outputs(args.path, args.html)
     policy = signing.policy_from(args)
     done = verify_bundle(
         args.path, pins=optional_pins(args.pins), signature_policy=policy, keep_evidence=True
     )
     verdict, evidence, manifest, judged = done.verdict, done.evidence, done.manifest, done.pins
     report = show_report(verdict, evidence, manifest.model.evidence, judged)
-    if args.html:
+    if args.html is not None:
         bounds = judged.pins.thresholds.get(evidence.profile)
         html = report_html(
             report,

@@ -6,9 +6,11 @@ Nothing here imports sigstore at module level (``audit --help`` does not pay for
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as dt
 import json
 import os
+import re
 import sys
 from importlib import resources
 from pathlib import Path
@@ -137,8 +139,14 @@ def add_policy_options(parser: argparse.ArgumentParser, *, attest: bool = False)
 
 
 def _published_uri(text: str) -> str:
-    """``--resource-uri``: recorded as given, so it must be a URI that carries no credentials."""
-    if is_bare_uri(text):
+    """``--resource-uri``: recorded as given, so it must be a URI that carries no credentials,
+    that splits as a URL and is its own bare form (a tab or line break, which URL parsers drop,
+    would be recorded otherwise than given), in printable characters."""
+    try:
+        bare = bare_uri(text)
+    except ValueError:  # an unclosed IPv6 bracket, a port that is no number
+        bare = None
+    if is_bare_uri(text) and bare == text and text.isprintable() and " " not in text:
         return text
     # nothing of what was given is echoed: it may hold the very credential refused
     raise argparse.ArgumentTypeError(
@@ -289,6 +297,30 @@ def _attestation(data: bytes, where: str) -> VerificationStatement | VsaStatemen
     return read_verification_statement(data, where)
 
 
+_EPOCH = re.compile(r"[0-9]{1,12}")
+
+
+def summary_time() -> dt.datetime:
+    """When a Verification Summary says it verified: ``SOURCE_DATE_EPOCH`` when set (whole
+    seconds, ASCII digits, up to the end of year 9999, which RFC 3339 holds), else now.
+
+    Raises:
+        InvalidInput: ``SOURCE_DATE_EPOCH`` is set to anything else.
+    """
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    if epoch is None:
+        return dt.datetime.now(dt.UTC)
+    if _EPOCH.fullmatch(epoch):
+        with contextlib.suppress(OverflowError, ValueError, OSError):
+            moment = dt.datetime.fromtimestamp(int(epoch), dt.UTC)
+            if moment.year <= 9999:
+                return moment
+    raise InvalidInput(
+        f"SOURCE_DATE_EPOCH={ascii(epoch)[:40]}: not a whole number of seconds from 1970 to the "
+        "end of year 9999"
+    )
+
+
 def summarize(verdict: Verdict, path: str, bundle: str, resource_uri: str | None) -> Path:
     """Write the verification of ``bundle`` as a SLSA Verification Summary Statement to ``path``.
 
@@ -296,14 +328,7 @@ def summarize(verdict: Verdict, path: str, bundle: str, resource_uri: str | None
     ``SOURCE_DATE_EPOCH`` when set (reproducible output), else now; the bundle's own signature is
     the input attestation when it verified.
     """
-    epoch = os.environ.get("SOURCE_DATE_EPOCH")
-    if epoch is not None and not epoch.isdigit():
-        raise InvalidInput(f"SOURCE_DATE_EPOCH={epoch!r}: not a whole number of seconds")
-    moment = (
-        dt.datetime.fromtimestamp(int(epoch), dt.UTC)
-        if epoch is not None
-        else dt.datetime.now(dt.UTC)
-    )
+    moment = summary_time()
     signature = None
     if verdict.signature.status == "verified":
         member = open_source(bundle).members.get(MANIFEST_SIGNATURE)
