@@ -387,11 +387,14 @@ class _SparkRun:
         )
 
 
+_CSV_NUMBER = re.compile(r"-?[0-9]{1,32}(?:\.[0-9]{1,32})?(?:[eE][+-]?[0-9]{1,3})?")
+"""A number as Spark Bench writes one (Python's ``str`` of a rounded float or an int): ASCII
+digits, no spaces, no ``_`` (``float`` itself also takes ``" 100 "``, ``"1_00"`` and
+full-width digits, none of which Spark writes)."""
+
+
 def _csv_number(row: _Row, high: float) -> float:
-    try:
-        value = float(row.value)
-    except ValueError:
-        value = math.nan
+    value = float(row.value) if _CSV_NUMBER.fullmatch(row.value) else math.nan
     if not math.isfinite(value) or not 0 <= value <= high:
         raise OutputsUnreadable(
             f"{SPARK_BENCH_CSV}:{row.line}: {row.metric} is {_show(row.value)}, not a number "

@@ -253,6 +253,12 @@ def _without(workload: str, metric: str) -> Callable[[list[dict[str, str]]], Non
         (_set("code", "domain_quality", "nan"), "spark_bench.csv:11: domain_quality is 'nan'"),
         (_set("CODE-02", "score", "x"), r"spark_bench.csv:\d+: score is 'x', not a number in "
                                         r"\[0, 1\]"),
+        # float() takes these; Spark writes none of them
+        (_set("overall", "reliability", "1_00"), r"reliability is '1_00', not a number"),
+        (_set("overall", "reliability", " 100 "), r"reliability is ' 100 ', not a number"),
+        (_set("overall", "reliability", "\uff11\uff10\uff10"), r"reliability is .*, not a number"),
+        (_set("code", "domain_quality", "100.0"), r"spark_bench.csv:11: the code domain's quality "
+                                                  r"is '100.0', outside what its 10 scenarios"),
         (_drop("metric"), "spark_bench.csv:1: no column metric: not Spark Bench's long format"),
     ],
 )  # fmt: skip
