@@ -139,6 +139,37 @@ def test_a_copy_whose_checks_fail_does_not_displace_the_ranked_run(
     assert [r["run_id"] for r in ranking["ranked"]] == [FULL_RUN], ranking["apart"]
 
 
+def test_a_copy_dated_before_its_evidence_does_not_displace_the_ranked_run(
+    ranked_examples: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Held: the same copy dated a day before its own evidence, with claims that repeat its
+    replay (not rankable), fails its checks (its results end after the bundle was made), so it
+    is never the copy placed: the earliest copy that passes its checks is the ranked run."""
+    victim = Path(shutil.copytree(ranked_examples[FULL], tmp_path / "victim"))
+    forged = _reseal(
+        Path(shutil.copytree(victim, tmp_path / "forged")),
+        run_id="forged-02",
+        created_at="2026-11-01T11:45:00Z",
+    )
+    assert main(["verify", str(forged), "--pins", str(DEPLOYMENT_PINS), "--json"]) == 1
+    replay = json.loads(capsys.readouterr().out)
+    assert replay["rankable"] is False
+    claims = {
+        "outcome": replay["outcome"],
+        "result_validity": replay["result_validity"],
+        "profile_decision": replay["profile_decision"],
+        "rankable": False,
+        "aggregate_score": replay["scores"]["aggregate"],
+        "executed_weight": replay["scores"]["executed_weight"],
+    }
+    _reseal(forged, claims=claims)
+    assert main(["verify", str(forged), "--pins", str(DEPLOYMENT_PINS)]) == 1
+    assert "after the bundle was made" in capsys.readouterr().err
+    assert main(["rank", str(victim), str(forged), "--pins", str(DEPLOYMENT_PINS), "--json"]) == 0
+    ranking = json.loads(capsys.readouterr().out)
+    assert [r["run_id"] for r in ranking["ranked"]] == [FULL_RUN], ranking["apart"]
+
+
 # --- 2. CSV formula from a publisher's name -----------------------------------------------------
 
 
