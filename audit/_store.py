@@ -36,7 +36,7 @@ from bundle_schema.models import (
     RunnerInfo,
     UpstreamCheckout,
 )
-from verify._source import is_url
+from verify import file_url_path, is_url
 
 __all__ = [
     "BundleWriter",
@@ -127,17 +127,31 @@ def output_target(out: str, bundle: str | None = None, *, doing: str = "reads") 
     if not out:
         raise InvalidInput("an empty output path: name the file to write")
     target = Path(out)
-    if bundle is not None and not is_url(bundle):
-        root = Path(bundle).resolve()
+    local = _local_path(bundle) if bundle is not None else None
+    if local is not None:
+        root = Path(local).resolve()
         if (root.is_dir() and target.resolve().is_relative_to(root)) or (
             root.is_file() and target.exists() and os.path.samefile(target, root)
         ):
             raise InvalidInput(f"{target}: cannot be written inside the bundle it {doing}")
     if target.is_dir():
-        raise InvalidInput(f"{target}: is a directory")
+        raise InvalidInput(f"{target}: Is a directory")  # as the system says it
     if target.exists() and not target.is_file():
         raise InvalidInput(f"{target}: not a regular file; the output is written as a file")
     return target
+
+
+def _local_path(bundle: str) -> str | None:
+    """Where a bundle given as a path or a ``file://`` URL is on this machine; None for a
+    remote URL (or a ``file://`` URL the command itself refuses)."""
+    if not is_url(bundle):
+        return bundle
+    if not bundle.lower().startswith("file:"):
+        return None
+    try:
+        return file_url_path(bundle)
+    except InvalidInput:
+        return None
 
 
 def write_atomically(path: Path, chunks: Iterable[bytes]) -> tuple[str, int]:

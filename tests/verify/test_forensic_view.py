@@ -35,7 +35,15 @@ from audit.run import RunRequest, run_qualification
 from bundle_schema.layout import blob_path
 from bundle_schema.models import Claims, ShowReport
 from pins import DEMO, PinSetSource, load_builtin, pin_set_source
-from tests.data.hostile.kit import Files, lines, put_json, put_lines, read_bundle, reseal
+from tests.data.hostile.kit import (
+    Files,
+    lines,
+    put_json,
+    put_lines,
+    read_bundle,
+    rederive_metrics,
+    reseal,
+)
 from tests.paths import DOCS, PINS
 from verify import open_source, parse_manifest, verify_bundle, verify_with_evidence
 from verify.forensics import show_report
@@ -322,6 +330,7 @@ def _timed_out_task(cut: bool, attributed: bool = True) -> Callable[[Files], Non
             if name == TASKS and attributed:
                 task["exchanges"] = ids
             put_lines(files, name, tasks)
+        rederive_metrics(files, "hermes", ["hermes"])  # the result's metrics as its runner's
 
     return edit
 
