@@ -19,6 +19,7 @@ verdict, and (``rejudge``) the diff of its verdicts before and under the new pin
 
 from __future__ import annotations
 
+import datetime as dt
 import itertools
 import json
 from collections.abc import Iterator, Sequence
@@ -187,6 +188,26 @@ def bytes_of(checked: Judged) -> tuple[str | None, str | None]:
     return checked.defect and checked.defect.fingerprint, checked.signed
 
 
+def _standing(facts: Facts) -> int:
+    """Which of a bundle's copies is placed first: 0 rankable and passing its checks
+    (integrity, signature, claims), 1 passing them, 2 not."""
+    if not facts.passed:
+        return 2
+    return 0 if facts.rankable else 1
+
+
+def _instant(created_at: str) -> tuple[dt.datetime, str]:
+    """A creation time (RFC 3339) as the instant it names, then as written: ``11:45:00.5Z`` is
+    after ``11:45:00Z``, though ``.`` sorts before ``Z`` as text."""
+    try:
+        moment = dt.datetime.fromisoformat(created_at)
+    except ValueError:
+        moment = dt.datetime.max.replace(tzinfo=dt.UTC)
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=dt.UTC)
+    return moment, created_at
+
+
 @contextmanager
 def walked(sources: Sequence[Source]) -> Iterator[Iterator[tuple[int, Source, bool]]]:
     """:meth:`verify.archive.SourceList.walk` of ``sources`` (listed on disk first, unless
@@ -200,7 +221,7 @@ def walked(sources: Sequence[Source]) -> Iterator[Iterator[tuple[int, Source, bo
 
 _SCHEMA = """
 CREATE TABLE facts (ref INTEGER PRIMARY KEY, offset INTEGER, length INTEGER, digest TEXT,
-                    intact INTEGER, passed INTEGER, verdict_digest TEXT, contents TEXT,
+                    intact INTEGER, standing INTEGER, verdict_digest TEXT, contents TEXT,
                     created_at BLOB, same_verdict INTEGER);
 CREATE TABLE verified (digest TEXT, held BLOB, ref INTEGER, PRIMARY KEY (digest, held))
     WITHOUT ROWID;
@@ -241,10 +262,11 @@ class JudgedArchive(Spooled):
       one bundle. Its verdict is that of the first intact source by path; a source whose
       verdict differs (a corrupted copy) is named in a note.
     - Bundles with the same :func:`~verify.ranking.contents_key` but another bundle digest (the
-      same evidence and model, another run id or creation time) are copies: the first that
-      passes its checks (integrity, signature, claims: a copy minted to fail them, dated
-      earlier, never displaces the run it copies) by creation time, then bundle digest, is
-      kept; every other one gets ``copy_of``, a reason naming it.
+      same evidence and model, another run id or creation time) are copies: one is kept, by
+      :func:`_standing` (rankable and passing its checks, then passing them: a copy minted to
+      fail them, or to be judged unrankable, never displaces the run it copies), then creation
+      time (as an instant, not as text), then bundle digest; every other one gets ``copy_of``,
+      a reason naming it.
     """
 
     def __init__(self) -> None:
@@ -260,7 +282,7 @@ class JudgedArchive(Spooled):
         cursor = self._db.execute(
             "INSERT INTO facts VALUES (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (*self._spool.put((judgement.found, judgement.diff)), facts.bundle_digest,
-             facts.intact, facts.passed, facts.verdict_digest, judgement.found.contents,
+             facts.intact, _standing(facts), facts.verdict_digest, judgement.found.contents,
              text(facts.created_at), same),
         )  # fmt: skip
         ref = cursor.lastrowid
@@ -338,18 +360,20 @@ class JudgedArchive(Spooled):
                 (digest, ref, text(kept), json.dumps(sources), contents),  # ASCII, read back
             )
         same = self._db.execute(
-            "SELECT b.contents, b.digest, b.kept, f.passed, f.created_at, b.ref FROM bundles AS b "
-            "JOIN facts AS f ON f.ref = b.ref WHERE b.contents IN (SELECT contents FROM bundles "
+            "SELECT b.contents, b.digest, b.kept, f.standing, f.created_at, b.ref "
+            "FROM bundles AS b JOIN facts AS f ON f.ref = b.ref "
+            "WHERE b.contents IN (SELECT contents FROM bundles "
             "GROUP BY contents HAVING count(*) > 1) ORDER BY b.contents, b.digest"
         )
         for _, group in itertools.groupby(same, key=lambda row: row[0]):
-            copies = sorted(group, key=lambda row: (not row[3], named(row[4]), row[1]))
+            copies = sorted(group, key=lambda row: (row[3], _instant(named(row[4])), row[1]))
             _, digest, kept, _, _, ref = copies[0]
             run_id = self._spooled(ref)[0].facts.run_id
             reason = one_line(
                 f"a copy of {digest} (run {run_id}, {named(kept)}): the same evidence entries "
-                "and model digest under another run id or creation time; only the earliest "
-                "that passes its checks is placed",
+                "and model digest under another run id or creation time; only one is placed: "
+                "the earliest rankable one that passes its checks, else the earliest that "
+                "passes them, else the earliest",
                 MAX_SOURCE,
             )
             for row in copies[1:]:
