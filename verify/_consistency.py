@@ -46,8 +46,11 @@ from bundle_schema.models import (
     Gx10Evidence,
     HarnessEnvironment,
     HermesTask,
+    TaskTallies,
     TransportExchange,
     UpstreamCheckout,
+    canonical_distribution,
+    canonical_name,
 )
 from pins import PROBE_CONTRACTS, PinSetSource, missing_requirements
 from verify._facts import LedgerFacts, ledger_facts, ledger_problem, reply_facts
@@ -509,6 +512,8 @@ def _gate_outputs(
                 findings.append(
                     _disagrees(entry, f"the tallies are not what the raw outputs of {upstream} say")
                 )
+            if reread is not None:
+                findings += _reported_version(reread[1], harness.requirements, entry, upstream)
             if completed and result is not None:
                 findings += _metrics(result.metrics, parsed.metrics.get(component, {}),
                                      component, upstream)  # fmt: skip
@@ -566,6 +571,28 @@ def _gate_records_unpinned(pins: PinSetSource, names: Collection[str]) -> list[F
             )
         )
     return findings
+
+
+def _reported_version(
+    tallies: object, requirements: Sequence[str], entry: str, upstream: str
+) -> list[Finding]:
+    """The harness's version as its own outputs report it (Inspect AI's log, lm-eval's results)
+    against the pin set's ``name==version`` of that distribution, where it pins one: the
+    environment record says what was installed, the outputs what ran."""
+    if not isinstance(tallies, TaskTallies):
+        return []
+    name = canonical_name(tallies.harness)
+    pinned = [r for r in requirements if canonical_distribution(r).partition("==")[0] == name]
+    ran = canonical_distribution(f"{tallies.harness}=={tallies.version}")
+    if not pinned or ran in {canonical_distribution(r) for r in pinned}:
+        return []
+    return [
+        _disagrees(
+            entry,
+            f"{upstream}'s outputs report {tallies.harness} {tallies.version}; the pin set "
+            f"requires {', '.join(pinned)}",
+        )
+    ]
 
 
 def _metrics(

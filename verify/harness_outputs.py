@@ -51,7 +51,7 @@ from bundle_schema.models import (
     Tier2,
 )
 from verify.scorers import load_plan, load_shard, score_shards
-from verify.scorers.bfcl import V4_DATASET_SIZES, LoadedShard
+from verify.scorers.bfcl import V4_SUBSET_SIZES, LoadedShard
 
 __all__ = [
     "BENCHLOCAL_TOOL_INSTRUCTION_PACKS",
@@ -859,10 +859,11 @@ def _bfcl_score(files: Files, name: str) -> tuple[int, int, dict[str, int]]:
     return correct, total, _bfcl_ids(failures, name, 2)
 
 
-def _bfcl_overall(files: Files) -> float:
+def _bfcl_overall(files: Files, model: str | None = None) -> float:
     """``Overall Acc`` of the one model row of ``score/data_overall.csv``, as a percentage.
     bfcl-eval writes the rows joined with commas, unquoted: a row whose field count is not the
-    header's is refused."""
+    header's, or (given ``model``, the score files' directory) whose Model is another model's,
+    is refused."""
     name = BFCL_EVAL_OVERALL
     data = files.get(name)
     if data is None:
@@ -888,6 +889,11 @@ def _bfcl_overall(files: Files) -> float:
     fields = rows[1].split(",")
     if len(fields) != len(header):
         raise OutputsUnreadable(f"{name}:2: {len(fields)} fields, the header has {len(header)}")
+    named = fields[2].lower()  # the bundle keeps the score files under lower-cased names
+    if model is not None and model.lower() not in (named, named.replace("/", "_")):
+        raise OutputsUnreadable(
+            f"{name}:2: the row of model {_show(fields[2])}, the score files of {model!r}"
+        )
     shown = fields[1]
     try:
         value = float(shown.removesuffix("%")) if shown.endswith("%") else math.nan
@@ -950,7 +956,7 @@ def _bfcl_subset(files: Files, subset: str, score: str, result: str) -> tuple[Ta
         raise OutputsUnreadable(
             f"{score}:{failed[unknown]}: failed entry {unknown!r} is not in {result}"
         )
-    size = V4_DATASET_SIZES.get(subset)
+    size = V4_SUBSET_SIZES.get(subset)  # a subset bfcl-eval does not ship: the shard refuses it
     if size is not None and total > size:
         raise OutputsUnreadable(
             f"{score}:1: total_count {total}, but bfcl-eval's {subset} has {size} entries"
@@ -979,7 +985,8 @@ def _bfcl_eval(files: Files, components: Sequence[ComponentName]) -> Outputs:
     except InvalidInput as exc:
         raise OutputsUnreadable(str(exc)) from None
     overall = v4.categories["overall_accuracy"]
-    stated = _bfcl_overall(files)
+    first = _BFCL_FILE.fullmatch(next(iter(scores.values())))
+    stated = _bfcl_overall(files, first[2] if first is not None else None)
     if overall is None or abs(100 * overall - stated) > 0.005 + 1e-9:
         raise OutputsUnreadable(
             f"{BFCL_EVAL_OVERALL}:2: Overall Acc {stated:.2f}%, the score files' tallies give "
@@ -1340,9 +1347,16 @@ def _lm_eval(files: Files, components: Sequence[ComponentName]) -> Outputs:
     if set(counts) != set(results):
         raise OutputsUnreadable(f"{name}: n-samples does not name the tasks of results")
     tasks: dict[str, Tally] = {}
+    folded: dict[str, str] = {}
     for task in sorted(results):
         where = f"{name}: results.{task}"
         _task_name(task, f"{name}: results")
+        other = folded.setdefault(task.lower(), task)
+        if other != task:  # the bundle keeps raw outputs by lower-cased names: one file
+            raise OutputsUnreadable(
+                f"{where}: tasks {other!r} and {task!r} differ only in case, and would be "
+                "counted from one samples file"
+            )
         row = _object(results[task], where)
         counted = _object(counts[task], f"{name}: n-samples.{task}")
         n = _count(counted.get("effective"), f"{name}: n-samples.{task}.effective")
