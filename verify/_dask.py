@@ -50,7 +50,7 @@ from typing import Any, Generic, TypeVar
 import distributed
 
 from bundle_schema import digest_of
-from bundle_schema.errors import EvidenceAuditError
+from bundle_schema.errors import EvidenceAuditError, InvalidInput
 from verify._hashing import (
     BlobCache,
     FileKey,
@@ -60,7 +60,7 @@ from verify._hashing import (
     hash_identified,
     packed_key,
 )
-from verify._remote import url_snapshots
+from verify._remote import shown_url, url_snapshots
 from verify._shell import _blob_files
 from verify._source import BundleSource
 from verify._spool import Spool, Spooled
@@ -280,7 +280,13 @@ def _client(scheduler: str | None, workers: int | None, scratch: str) -> tuple[A
     ``TMPDIR/dask-scratch-space``, which Dask leaves behind."""
     dask: Any = distributed  # Dask's API is untyped
     if scheduler is not None:
-        return dask.Client(scheduler), None
+        try:
+            return dask.Client(scheduler), None
+        except (OSError, TimeoutError, ValueError) as exc:  # no such address, none answering
+            raise InvalidInput(
+                f"--scheduler {shown_url(scheduler)}: cannot reach a Dask scheduler there "
+                f"({type(exc).__name__})"
+            ) from None
     dask_config: Any = importlib.import_module("dask.config")
     with dask_config.set({**_local_config(), "temporary-directory": scratch}):
         cluster = dask.LocalCluster(

@@ -167,11 +167,14 @@ def shown_url(url: str) -> str:
     return _masked_query(_masked_userinfo(url))
 
 
-_URL_IN_TEXT = re.compile(r"(?i)\b(?:https?|s3|file):/+(?:[^\s'\"<>]|[\t\r\n]+(?=[^\s'\"<>]))+")
+_URL_IN_TEXT = re.compile(
+    r"(?i)\b(?:https?|s3|file):/+(?:[^ \t\n\r\v\f'\"<>]|[\t\r\n]+(?=[^ \t\n\r\v\f'\"<>]))+"
+)
 """A URL of a scheme bundles are read from, within a message (one slash or more after the
 scheme: a path that held a URL is normalised to one), through a tab or line break inside it:
 URL parsers drop those (:data:`_DROPPED`), so ``https://u:se<TAB>cret@h`` holds the password
-``secret``."""
+``secret``. It ends at ASCII whitespace only: ``urlsplit`` keeps any other character (``\x1f``,
+a no-break space, U+3000) inside a password."""
 _DROPPED = frozenset("\t\r\n")
 """What :func:`urllib.parse.urlsplit` removes from a URL before splitting it."""
 

@@ -321,8 +321,9 @@ def file_url_path(url: str) -> str:
     """
     parts = urlsplit(url)
     if parts.netloc not in ("", "localhost"):
+        host = parts.netloc.rpartition("@")[2]  # never its user name or password
         raise InvalidInput(
-            f"{url}: a file:// URL of another host ({parts.netloc!r}); give a local path, or "
+            f"{url}: a file:// URL of another host ({host!r}); give a local path, or "
             "an http(s):// or s3:// URL"
         )
     if parts.query or parts.fragment or not parts.path:

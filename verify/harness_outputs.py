@@ -448,8 +448,9 @@ def _within_scenarios(row: _Row, quality: float, scores: Sequence[float]) -> Non
             f"{SPARK_BENCH_CSV}:{row.line}: the {row.workload} domain's quality is "
             f"{_show(row.value)} with no {row.workload} scenario scored"
         )
+    slack = SPARK_BENCH_ROUNDING + 1e-9  # and the float error of 100 x a rounded score
     low, high = 100 * min(scores), 100 * max(scores)
-    if not low - SPARK_BENCH_ROUNDING <= quality <= high + SPARK_BENCH_ROUNDING:
+    if not low - slack <= quality <= high + slack:
         raise OutputsUnreadable(
             f"{SPARK_BENCH_CSV}:{row.line}: the {row.workload} domain's quality is "
             f"{_show(row.value)}, outside what its {len(scores)} scenarios' scores give "

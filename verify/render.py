@@ -413,19 +413,33 @@ def cell(value: str) -> str:
     return flat(value.replace("|", "\\|"))
 
 
-_FORMULA_START = tuple("=+-@\t\r\uff1d\uff0b\uff0d\uff20")
-"""What makes a spreadsheet read a CSV cell as a formula (OWASP's list, and the full-width
-forms some spreadsheets take as the same)."""
+_FORMULA_START = tuple("=+-@\t\r\n\uff1d\uff0b\uff0d\uff20")
+"""What makes a spreadsheet read a CSV cell as a formula (OWASP's list, a line feed as it
+takes a carriage return, and the full-width forms some spreadsheets take as the same)."""
 _JSON_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
+
+
+_PIECES = re.compile(r"([;\t])")
+"""What a spreadsheet may split a cell at besides the comma: ``;`` (the separator of Excel in
+most European locales) and a tab (TSV)."""
 
 
 def csv_cell(value: str) -> str:
     """Bundle text as a CSV cell a spreadsheet shows as text: one that starts as a formula
     would (``=HYPERLINK(...)`` as a model's name, ``@SUM(...)``, ``-1+cmd|...``) gets a leading
-    ``'``; a number as JSON writes one stays a number."""
-    if value.startswith(_FORMULA_START) and not _JSON_NUMBER.fullmatch(value):
-        return "'" + value
-    return value
+    ``'``, and so does each piece after a ``;`` or a tab (a cell a spreadsheet that splits there
+    would start); a carriage return is a line feed (Python's ``csv`` quotes a field holding a
+    line feed, not one holding a lone CR, which a reader takes as the end of a row); a number
+    as JSON writes one stays a number."""
+    if _JSON_NUMBER.fullmatch(value):
+        return value
+    text = value.replace("\r\n", "\n").replace("\r", "\n")
+    pieces = _PIECES.split(text)
+    for index in range(0, len(pieces), 2):
+        if pieces[index].startswith(_FORMULA_START):
+            pieces[index] = "'" + pieces[index]
+    shown = "".join(pieces)
+    return "'" + shown if text.startswith(_FORMULA_START) and shown[:1] != "'" else shown
 
 
 def write_csv(out: IO[str], header: Sequence[str], rows: Iterable[Sequence[str]]) -> None:

@@ -69,8 +69,10 @@ def test_no_control_character_of_a_name_reaches_a_terminal(
         ("+1+cmd|' /C calc'!A0", "'+1+cmd|' /C calc'!A0"),
         ("-2+3", "'-2+3"),
         ("@SUM(A1)", "'@SUM(A1)"),
-        ("\t=1", "'\t=1"),
-        ("\r=1", "'\r=1"),
+        ("\t=1", "'\t'=1"),  # a tab starts a formula, and a cell of a TSV reader
+        ("\r=1", "'\n=1"),  # a lone CR would end the row: a line feed, quoted
+        ("x;=cmd|' /C calc'!A0", "x;'=cmd|' /C calc'!A0"),  # a cell where ';' splits
+        ("a\r\nb", "a\nb"),
         ("\uff1d1+1", "'\uff1d1+1"),
         ("-1.5", "-1.5"),  # a number stays one
         ("-0", "-0"),
