@@ -13,7 +13,7 @@ from typing import Any
 from audit.demo.examples import build_upstream
 from audit.demo.reference_endpoint import serve
 from audit.run import RunRequest, run_qualification
-from bundle_schema.models import Claims, Verdict
+from bundle_schema.models import Claims, Manifest, Verdict
 from pins import DEMO, PinSetSource, load_builtin, pin_set_source
 from tests.data.hostile.kit import Files, read_bundle, reseal
 from verify import parse_manifest, verify_bundle
@@ -24,12 +24,14 @@ __all__ = [
     "asks_a_sample",
     "assert_forgery_caught",
     "assert_held_without_tallies",
+    "bfcl_gated_pins",
     "blob",
     "every_field_replaced",
     "gate_mirror",
     "gated_run",
     "merged_pins",
     "resealed",
+    "resealed_as_replayed",
     "run_gated",
 ]
 
@@ -87,8 +89,21 @@ def resealed(source: Path, target: Path, edit: Callable[[Files], None], pins: Pi
     ``pins`` finds (a forger's honest-looking claims): only the evidence differs."""
     manifest, files = read_bundle(source)
     edit(files)
+    return resealed_as_replayed(target, manifest, files, pins)
+
+
+def resealed_as_replayed(
+    target: Path,
+    manifest: Manifest,
+    files: Files,
+    pins: PinSetSource | None = None,
+    fields: Mapping[str, Any] | None = None,
+) -> Path:
+    """``files`` sealed at ``target`` with ``manifest``'s other fields (``fields`` changed),
+    claiming what their replay under ``pins`` (default: the pin set it names) finds."""
+    fields = dict(fields or {})
     draft = target.with_name(target.name + "-draft")
-    reseal(draft, manifest, files, {})
+    reseal(draft, manifest, files, fields)
     replay = verify_bundle(draft, pins=pins).verdict
     claims = Claims(
         outcome=replay.outcome, result_validity=replay.result_validity,
@@ -96,8 +111,24 @@ def resealed(source: Path, target: Path, edit: Callable[[Files], None], pins: Pi
         aggregate_score=replay.scores.aggregate, executed_weight=replay.scores.executed_weight,
         component_scores={c: getattr(replay.scores, c) for c in manifest.claims.component_scores},
     )  # fmt: skip
-    reseal(target, manifest, files, {"claims": claims.model_dump()})
+    reseal(target, manifest, files, {**fields, "claims": claims.model_dump()})
     return target
+
+
+def bfcl_gated_pins(commit: str) -> PinSetSource:
+    """The demo's pin set with the bfcl-eval-format reference harness (at ``commit`` of its
+    mirror) as tool/instruction's gate."""
+    data: dict[str, Any] = copy.deepcopy(dict(load_builtin(DEMO).data))
+    data["id"] = "gx10-reference-v5-bfcl"
+    data["upstreams"]["bfcl"] = {"repository": "reference://bfcl", "commit": commit}
+    data["gate_upstreams"] = {"tool_instruction": ["bfcl"]}
+    data["harnesses"]["bfcl"] = {
+        "command": ["{python}", "bfcl_ref.py", "--endpoint", "{endpoint}", "--model", "{model}",
+                    "--out", "{out}"],
+        "outputs": ["score/data_overall.csv"], "parser": "bfcl-eval", "inactivity_s": 120,
+        "wall_s": 600,
+    }  # fmt: skip
+    return pin_set_source(data, "gated pins")
 
 
 def assert_forgery_caught(

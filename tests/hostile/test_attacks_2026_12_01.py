@@ -29,10 +29,10 @@ from bundle_schema import KINDS, canonical_bytes
 from bundle_schema.errors import InvalidInput
 from bundle_schema.models import BfclShard, Gx10Evidence, TaskTallies, Verdict
 from bundle_schema.roles import place
-from pins import DEMO, PinSetSource, load_builtin, pin_set_model, pin_set_source
+from pins import DEMO, PinSetSource, load_builtin, pin_set_model
 from tests.data.hostile.kit import Files, read_bundle, reseal
 from tests.factories import smoke_run, sparkbench_pins
-from tests.gate_kit import gate_mirror, gated_run, resealed
+from tests.gate_kit import bfcl_gated_pins, gate_mirror, gated_run, resealed
 from tests.paths import DATA
 from verify import verify_bundle
 from verify.evidence import EvidenceRecords
@@ -73,17 +73,7 @@ def smoke(
 
 def _gated_pins(mirror_commit: str) -> PinSetSource:
     """The demo's pin set with the bfcl-eval-format harness as tool/instruction's gate."""
-    data: dict[str, Any] = copy.deepcopy(dict(load_builtin(DEMO).data))
-    data["id"] = "gx10-reference-v5-bfcl"
-    data["upstreams"]["bfcl"] = {"repository": "reference://bfcl", "commit": mirror_commit}
-    data["gate_upstreams"] = {"tool_instruction": ["bfcl"]}
-    data["harnesses"]["bfcl"] = {
-        "command": ["{python}", "bfcl_ref.py", "--endpoint", "{endpoint}", "--model", "{model}",
-                    "--out", "{out}"],
-        "outputs": ["score/data_overall.csv"], "parser": "bfcl-eval", "inactivity_s": 120,
-        "wall_s": 600,
-    }  # fmt: skip
-    return pin_set_source(data, "gated pins")
+    return bfcl_gated_pins(mirror_commit)
 
 
 @pytest.fixture(scope="module")

@@ -63,8 +63,9 @@ import pytest
 
 from audit.cli import main
 from bundle_schema import canonical_bytes
-from bundle_schema.models import Claims, Manifest, Verdict
+from bundle_schema.models import Manifest, Verdict
 from tests.data.hostile.kit import Files, read_bundle, reseal
+from tests.gate_kit import resealed_as_replayed
 from tests.paths import DATA, EXAMPLES
 from verify import verify_bundle
 from verify.harness_outputs import OutputsUnreadable, read_outputs
@@ -97,17 +98,7 @@ def _forge(recorded: Recorded, target: Path, edit: Callable[[Files], None]) -> P
     manifest, original = recorded
     files = dict(original)
     edit(files)
-    draft = target.with_name(target.name + "-draft")
-    reseal(draft, manifest, files, {})
-    replay = verify_bundle(draft).verdict
-    claims = Claims(
-        outcome=replay.outcome, result_validity=replay.result_validity,
-        profile_decision=replay.profile_decision, rankable=replay.rankable,
-        aggregate_score=replay.scores.aggregate, executed_weight=replay.scores.executed_weight,
-        component_scores={c: getattr(replay.scores, c) for c in manifest.claims.component_scores},
-    )  # fmt: skip
-    reseal(target, manifest, files, {"claims": claims.model_dump()})
-    return target
+    return resealed_as_replayed(target, manifest, files)
 
 
 def _resealed(recorded: Recorded, target: Path, edit: Callable[[Files], None]) -> Path:

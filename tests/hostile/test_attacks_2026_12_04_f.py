@@ -73,10 +73,16 @@ from typing import Any
 import pytest
 
 from bundle_schema import canonical_bytes
-from bundle_schema.models import Claims, PinSetRef, Verdict
-from pins import DEMO, PinSetSource, load_builtin, pin_set_source
-from tests.data.hostile.kit import Files, read_bundle, reseal
-from tests.gate_kit import gate_mirror, gated_run, merged_pins
+from bundle_schema.models import PinSetRef, Verdict
+from pins import PinSetSource, pin_set_source
+from tests.data.hostile.kit import Files, read_bundle
+from tests.gate_kit import (
+    bfcl_gated_pins,
+    gate_mirror,
+    gated_run,
+    merged_pins,
+    resealed_as_replayed,
+)
 from tests.paths import DATA
 from verify import verify_bundle
 from verify.harness_outputs import OutputsUnreadable, read_gate_outputs, read_outputs
@@ -100,17 +106,7 @@ Run = tuple[Path, PinSetSource, Verdict]
 
 
 def _bfcl_pins(commit: str) -> PinSetSource:
-    data = copy.deepcopy(dict(load_builtin(DEMO).data))
-    data["id"] = "gx10-reference-v5-bfcl"
-    data["upstreams"]["bfcl"] = {"repository": "reference://bfcl", "commit": commit}
-    data["gate_upstreams"] = {"tool_instruction": ["bfcl"]}
-    data["harnesses"]["bfcl"] = {
-        "command": ["{python}", "bfcl_ref.py", "--endpoint", "{endpoint}", "--model", "{model}",
-                    "--out", "{out}"],
-        "outputs": ["score/data_overall.csv"], "parser": "bfcl-eval", "inactivity_s": 120,
-        "wall_s": 600,
-    }  # fmt: skip
-    return pin_set_source(data, "gated pins")
+    return bfcl_gated_pins(commit)
 
 
 def _lm_pins(commit: str, **harness: Any) -> PinSetSource:
@@ -150,17 +146,8 @@ def _forge(run: Run, target: Path, edit: Callable[[Files], None], pins: PinSetSo
     pins = pins or run_pins
     manifest, files = read_bundle(bundle)
     edit(files)
-    fields: dict[str, Any] = {"pin_set": PinSetRef(id=pins.id, digest=pins.digest).model_dump()}
-    draft = target.with_name(target.name + "-draft")
-    reseal(draft, manifest, files, fields)
-    replay = verify_bundle(draft, pins=pins).verdict
-    claims = Claims(
-        outcome=replay.outcome, result_validity=replay.result_validity,
-        profile_decision=replay.profile_decision, rankable=replay.rankable,
-        aggregate_score=replay.scores.aggregate, executed_weight=replay.scores.executed_weight,
-        component_scores={c: getattr(replay.scores, c) for c in manifest.claims.component_scores},
-    )  # fmt: skip
-    reseal(target, manifest, files, {**fields, "claims": claims.model_dump()})
+    fields = {"pin_set": PinSetRef(id=pins.id, digest=pins.digest).model_dump()}
+    resealed_as_replayed(target, manifest, files, pins, fields)
     return verify_bundle(target, pins=pins).verdict
 
 
