@@ -61,17 +61,16 @@ import os
 import shutil
 import stat
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from audit import pack
 from audit.cli import main
-from bundle_schema import canonical_bytes, digest_of
-from bundle_schema.layout import content_digest
+from bundle_schema import digest_of
 from bundle_schema.models import ModelIdentity
 from tests.conftest import DEPLOYMENT_PINS
+from tests.data.hostile.kit import audit_process, manifest_changed
 from tests.factories import DIGEST, write_small_bundle
 
 FULL = "gx10-full-qualified"
@@ -79,20 +78,7 @@ FULL_RUN = "gx10-v5-full-20261102T100000Z-01"
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _audit(
-    argv: list[str | bytes], cwd: Path | None = None, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    """The CLI in a process of its own: what a user sees, a traceback included."""
-    return subprocess.run(
-        [sys.executable, "-m", "audit", *argv],
-        capture_output=True,
-        text=True,
-        errors="replace",
-        cwd=cwd or ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
-        timeout=120,
-        check=False,
-    )
+_audit = audit_process
 
 
 def _one_line(done: subprocess.CompletedProcess[str], command: str) -> str:
@@ -103,13 +89,7 @@ def _one_line(done: subprocess.CompletedProcess[str], command: str) -> str:
     return lines[0]
 
 
-def _reseal(bundle: Path, **changes: object) -> Path:
-    value = json.loads((bundle / "manifest.json").read_bytes())
-    for key, change in changes.items():
-        value[key] = value[key] | change if isinstance(change, dict) else change
-    value["content_digest"] = content_digest(value)
-    (bundle / "manifest.json").write_bytes(canonical_bytes(value))
-    return bundle
+_reseal = manifest_changed
 
 
 # --- 1. a copy with lying claims displaces the ranked run -------------------------------------

@@ -83,8 +83,6 @@ import io
 import json
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -92,11 +90,10 @@ from urllib.parse import urlsplit
 import pytest
 
 from audit.cli import main
-from bundle_schema import canonical_bytes
 from bundle_schema.errors import one_line
-from bundle_schema.layout import content_digest
 from bundle_schema.models import ModelIdentity
 from tests.conftest import DEPLOYMENT_PINS
+from tests.data.hostile.kit import audit_process, manifest_changed
 from tests.factories import DIGEST, write_small_bundle
 from tests.paths import DATA, EXAMPLES
 from verify import verify_bundle
@@ -111,26 +108,10 @@ SPARK_CSV = DATA / "upstream_outputs" / "spark-bench" / "spark_bench.csv"
 BENCHLOCAL = DATA / "upstream_outputs" / "benchlocal-cli" / "benchlocal.json"
 
 
-def _audit(argv: list[str], cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "audit", *argv],
-        capture_output=True,
-        text=True,
-        errors="replace",
-        cwd=cwd or ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        timeout=120,
-        check=False,
-    )
+_audit = audit_process
 
 
-def _reseal(bundle: Path, **changes: object) -> Path:
-    value = json.loads((bundle / "manifest.json").read_bytes())
-    for key, change in changes.items():
-        value[key] = value[key] | change if isinstance(change, dict) else change
-    value["content_digest"] = content_digest(value)
-    (bundle / "manifest.json").write_bytes(canonical_bytes(value))
-    return bundle
+_reseal = manifest_changed
 
 
 def _ranked(capsys: pytest.CaptureFixture[str], *paths: Path) -> dict[str, Any]:

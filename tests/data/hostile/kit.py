@@ -4,7 +4,10 @@ the reading and resealing of a bundle's evidence (shared by generate.py and forg
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -12,8 +15,10 @@ from typing import Any
 
 from audit import BundleWriter
 from bundle_schema import canonical_bytes
+from bundle_schema.layout import content_digest
 from bundle_schema.models import Manifest
 from tests.factories import write_small_bundle
+from tests.paths import ROOT
 from verify import parse_manifest
 from verify._source import open_source
 from verify.harness_outputs import read_outputs
@@ -134,3 +139,31 @@ def rederive_metrics(files: Files, parser: str, components: Sequence[str]) -> No
         if result.get("status") == "COMPLETED":
             result["metrics"] = {**result.get("metrics", {}), **parsed.metrics.get(component, {})}
             put_json(files, name, result)
+
+
+def manifest_changed(bundle: Path, **changes: object) -> Path:
+    """``bundle``'s manifest with members replaced (a dict merged into the member it changes)
+    and its content digest sealed again, in place: a forger's quick reseal."""
+    value = json.loads((bundle / "manifest.json").read_bytes())
+    for key, change in changes.items():
+        value[key] = value[key] | change if isinstance(change, dict) else change
+    value["content_digest"] = content_digest(value)
+    (bundle / "manifest.json").write_bytes(canonical_bytes(value))
+    return bundle
+
+
+def audit_process(
+    argv: Sequence[str | bytes], cwd: Path | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """The CLI in a process of its own, from the project's tree: what a user sees, a
+    traceback included."""
+    return subprocess.run(
+        [sys.executable, "-m", "audit", *argv],
+        capture_output=True,
+        text=True,
+        errors="replace",
+        cwd=cwd or ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
+        timeout=120,
+        check=False,
+    )
