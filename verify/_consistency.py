@@ -514,6 +514,8 @@ def _gate_outputs(
                 )
             if reread is not None:
                 findings += _reported_version(reread[1], harness.requirements, entry, upstream)
+            if harness.parser == "bfcl-eval":
+                findings += _bfcl_model(files, evidence.model.runtime_model_id, entry, upstream)
             if completed and result is not None:
                 findings += _metrics(result.metrics, parsed.metrics.get(component, {}),
                                      component, upstream)  # fmt: skip
@@ -571,6 +573,24 @@ def _gate_records_unpinned(pins: PinSetSource, names: Collection[str]) -> list[F
             )
         )
     return findings
+
+
+def _bfcl_model(files: Mapping[str, bytes], model: str, entry: str, upstream: str) -> list[Finding]:
+    """bfcl-eval's score and result files are under the model's name as the pinned command
+    registers it, the run's runtime model id (``{model}``; bfcl-eval writes ``/`` as ``_``, and
+    the bundle keeps raw names lower-cased): outputs of another model are not this run's."""
+    expected = model.replace("/", "_").lower()
+    named = sorted(
+        {n.split("/")[1] for n in files if n.startswith(("score/", "result/")) and n.count("/") > 1}
+    )
+    if not named or named == [expected]:
+        return []
+    return [
+        _disagrees(
+            entry,
+            f"{upstream}'s score files are of model {named[0]!r}; the run's model is {model!r}",
+        )
+    ]
 
 
 def _reported_version(

@@ -15,8 +15,9 @@ Holes (each test asserts the safe behaviour and failed on the code of 2026-12-04
 same day: 1 (``live_relevance`` bounded by its 16 entries, ``V4_SUBSET_SIZES``), 4
 (``data_overall.csv``'s Model held to the score files' model), 5 (tasks that differ only in
 case refused) and 6 (a gate's reported version held to the pinned ``name==version``,
-``_consistency._reported_version``). Left, strict xfails: 2 (a gate's samples against its
-component's requests) and 3 (the bfcl-shard record names no model to compare).
+``_consistency._reported_version``) and 3 (the score files' model held to the run's runtime
+model id, ``_consistency._bfcl_model``). Left, a strict xfail: 2 (a gate's samples against its
+component's requests).
 
 1. bfcl-eval ``live_relevance`` has no dataset-size bound: ``V4_DATASET_SIZES``
    (verify/scorers/bfcl.py) lacks it while ``KNOWN_V4`` admits it, so ``_bfcl_subset``
@@ -322,13 +323,6 @@ def test_bfcl_gate_samples_beyond_the_components_requests_are_a_finding(
 # --- holes 3, 4: another model's outputs ------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "left: the bfcl-shard record does not name the model, so the score files' model "
-        "is not compared with the run's runtime model id"
-    ),
-)
 def test_bfcl_outputs_of_another_model_than_the_runs_are_a_finding(
     bfcl_run: Run, tmp_path: Path
 ) -> None:
