@@ -24,6 +24,7 @@ and no integrity finding is made of what the pins' readers cannot read (ADR 0036
 
 from __future__ import annotations
 
+import ast
 import datetime as dt
 import hashlib
 import json
@@ -56,11 +57,15 @@ from pins import PROBE_CONTRACTS, PinSetSource, missing_requirements
 from verify._facts import LedgerFacts, ledger_facts, ledger_problem, reply_facts
 from verify.harness_outputs import (
     READS,
+    SPARK_BENCH_CODE_DOMAIN,
+    SPARK_BENCH_CSV,
     OutputsUnreadable,
     gate_place,
     gate_record,
+    raw_name,
     read_gate_outputs,
     read_outputs,
+    spark_code_scores,
 )
 from verify.replies import body_json, exchange_failed, read_reply
 
@@ -763,6 +768,92 @@ def _commit_problem(data: bytes, commit: str, tree: str | None) -> str | None:
 # --- Hermes -----------------------------------------------------------------------------------
 
 
+SPARK_SUITE = "eval_suite.py"
+"""Where Spark Bench's checkout defines its scenarios, each a ``dict(id=..., domain=...,
+difficulty=...)``: the weights of a domain's quality."""
+MAX_SPARK_SUITE = 16 << 20
+
+
+def _spark_weights(
+    evidence: Gx10Evidence,
+    pins: PinSetSource,
+    checkouts: Mapping[str, _Checkout],
+    read: Reader,
+    foreign: Collection[str] = (),
+) -> list[Finding]:
+    """Spark Bench's code domain quality recomputed from its scenarios' scores in the raw CSV
+    and their difficulties in the recorded checkout (``eval_suite.run_suite``: 100 x the
+    difficulty-weighted mean): a quality its scores cannot give is a record that disagrees with
+    them. Checked where both are at hand: a checkout whose suite defines no difficulty for
+    every scored code scenario is not read this way (the reader's own bound still holds)."""
+    upstream = pins.pins.component_upstreams.get("coding")
+    harness = pins.pins.harnesses.get(upstream or "")
+    quality = evidence.spark_quality
+    if harness is None or harness.parser != "spark-bench" or upstream in foreign:
+        return []
+    checkout = checkouts.get(upstream or "")
+    object_id = checkout.files.get(SPARK_SUITE) if checkout is not None else None
+    data = read(f"upstreams/{upstream}/files/{object_id}") if object_id is not None else None
+    csv_data = read(raw_name("coding", SPARK_BENCH_CSV))
+    if quality is None or data is None or csv_data is None or len(data) > MAX_SPARK_SUITE:
+        return []
+    try:
+        scores = spark_code_scores(csv_data)
+    except OutputsUnreadable:  # the raw outputs' own check says so
+        return []
+    weights = _suite_difficulties(data)
+    if not scores or not all(weights.get(i, 0) > 0 for i in scores):
+        return []
+    total = math.fsum(weights[i] for i in scores)
+    expected = 100 * math.fsum(scores[i] * weights[i] for i in scores) / total
+    if abs(expected - quality.code_domain_quality) <= SPARK_WEIGHTED_SLACK:
+        return []
+    return [
+        _disagrees(
+            raw_name("coding", SPARK_BENCH_CSV),
+            f"the code domain's quality is {quality.code_domain_quality:g}; its {len(scores)} "
+            f"scenarios' scores, weighted by their difficulties in the {upstream} checkout's "
+            f"{SPARK_SUITE}, give {expected:.2f}",
+            expected=f"{expected:.1f}",
+            got=f"{quality.code_domain_quality:g}",
+        )
+    ]
+
+
+SPARK_WEIGHTED_SLACK = 0.1 + 1e-9
+"""Spark's rounding: the quality to 0.1 (0.05), each score to 0.001 (at most 0.05 of the
+weighted mean), and float error."""
+
+
+def _suite_difficulties(data: bytes) -> dict[str, float]:
+    """Each code scenario's difficulty as ``eval_suite.py`` defines it (literal ``dict(id=...,
+    domain="code", difficulty=...)`` calls; parsed, never run); none when it does not parse."""
+    try:
+        tree = ast.parse(data.decode("utf-8"))
+    except (UnicodeDecodeError, SyntaxError, ValueError, RecursionError, MemoryError):
+        return {}
+    found: dict[str, float] = {}
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
+            continue
+        if node.func.id != "dict":
+            continue
+        given = {
+            k.arg: k.value.value
+            for k in node.keywords
+            if k.arg in ("id", "domain", "difficulty") and isinstance(k.value, ast.Constant)
+        }
+        key, difficulty = given.get("id"), given.get("difficulty")
+        if (
+            given.get("domain") == SPARK_BENCH_CODE_DOMAIN
+            and isinstance(key, str)
+            and isinstance(difficulty, int | float)
+            and not isinstance(difficulty, bool)
+        ):
+            found[key] = math.nan if key in found else float(difficulty)  # twice: no weight
+    return {k: v for k, v in found.items() if math.isfinite(v)}
+
+
 def _task_manifest(  # noqa: PLR0911 - one return per reason the task set cannot be read
     pins: PinSetSource, checkouts: Mapping[str, _Checkout], read: Reader
 ) -> dict[str, dict[str, Any]] | str:
@@ -1256,6 +1347,7 @@ def consistency_findings(
         blob_id = lambda name: None if (data := read(name)) is None else git_blob_id(data)  # noqa: E731
     checkouts = _checkouts(evidence, read, blob_id, findings, names)
     findings += _hermes(evidence, pins, selected, checkouts, read, foreign=foreign)
+    findings += _spark_weights(evidence, pins, checkouts, read, foreign)
     findings += _probes(evidence)
     findings += _probe_contracts(evidence)
     findings += _exchange_ids(evidence)

@@ -66,6 +66,7 @@ __all__ = [
     "raw_name",
     "read_gate_outputs",
     "read_outputs",
+    "spark_code_scores",
 ]
 
 
@@ -456,6 +457,23 @@ def _within_scenarios(row: _Row, quality: float, scores: Sequence[float]) -> Non
             f"{_show(row.value)}, outside what its {len(scores)} scenarios' scores give "
             f"(a weighted mean of {min(scores):g} to {max(scores):g}, x 100)"
         )
+
+
+def spark_code_scores(data: bytes) -> dict[str, float]:
+    """The code domain's scenario scores of a Spark Bench CSV (by scenario id), read as the
+    reader reads them.
+
+    Raises:
+        OutputsUnreadable: the file is not one run's CSV, or a score is not a number in [0, 1].
+    """
+    _, rows = _spark_rows(data)
+    return {
+        row.workload: _csv_number(row, 1)
+        for row in rows
+        if row.tier == "eval"
+        and row.metric == "score"
+        and row.notes.split(":", 1)[0] == SPARK_BENCH_CODE_DOMAIN
+    }
 
 
 def _spark_bench(files: Files, components: Sequence[ComponentName]) -> Outputs:

@@ -350,6 +350,31 @@ def test_a_spark_domain_quality_its_scenarios_cannot_give_is_refused(
     )
 
 
+@pytest.mark.parametrize(("quality", "caught"), [("100.0", True), ("12.6", False), ("9.6", True)])
+def test_a_spark_quality_its_weighted_scenarios_cannot_give_is_a_finding(
+    recorded: Recorded, tmp_path: Path, quality: str, caught: bool
+) -> None:
+    """One code scenario of ten scores 1.0 (CODE-10), so the quality lies anywhere in 0 to 100
+    by the reader's bound; the recorded Spark Bench checkout's eval_suite.py weighs CODE-10 by
+    its difficulty, and Spark writes that weighted mean (checked at 0.1): a forger's 100.0 is a
+    finding, the mean Spark itself would write is not."""
+
+    def edit(files: Files) -> None:
+        text = files[CSV][0].decode()
+        row = ",na,code,domain_quality,0.0,score0-100,capability n=10"
+        scored = ",na,CODE-10,score,0.0,frac,"
+        assert row in text and scored in text
+        text = text.replace(scored, scored.replace(",0.0,", ",1.0,"))
+        _put(files, CSV, text.replace(row, row.replace(",0.0,", f",{quality},")).encode())
+        _derive(files, "spark-bench", CSV, ["coding", "reliability"])
+
+    verdict = verify_bundle(_forge(recorded, tmp_path / "b", edit)).verdict
+    found = [f for f in verdict.integrity.findings if "weighted by their difficulties" in f.message]
+    assert bool(found) is caught, (quality, found, verdict.scores.coding)
+    if not caught:
+        assert verdict.scores.coding == float(quality)
+
+
 def test_a_component_result_whose_metrics_are_not_its_raw_outputs_is_a_finding(
     recorded: Recorded, tmp_path: Path
 ) -> None:

@@ -10,7 +10,9 @@ day: 1 and 2 (copies placed by standing: rankable and passing, then passing; the
 quotes each piece after ``;`` or a tab, a CR becomes a quoted LF), 7 (the bound's slack takes
 float error), 8 (the host only, never the user information, in the message), 9 (an
 unreachable or unparsable ``--scheduler`` is one masked line) and 10 (a URL in a message ends
-at ASCII whitespace only). Left, a strict xfail: 6 (the difficulty weights are not in the CSV).
+at ASCII whitespace only). 6 at the bundle: the verifier recomputes the weighted mean from
+the recorded checkout's ``eval_suite.py`` (``_consistency._spark_weights``); the reader's own
+test stays a strict xfail (the weights are not in the CSV).
 
 1. ``rank``: a copy that *passes* its checks but is not rankable still displaces the ranked run
    it copies. The manifest's ``model.runtime_model_id`` is outside ``contents_key``; a forger
@@ -327,9 +329,9 @@ def _coding(data: bytes) -> float:
 @pytest.mark.xfail(
     strict=True,
     reason=(
-        "left: the quality is bounded by its scenarios' least and greatest score; the "
-        "difficulty weights are not in the CSV (only in the pinned checkout's "
-        "eval_suite.py), so the weighted mean itself is not recomputed"
+        "the reader alone cannot: the difficulty weights are not in the CSV; the verifier "
+        "recomputes the weighted mean from the recorded checkout's eval_suite.py "
+        "(_consistency._spark_weights, tests/hostile/test_attacks_2026_12_04_c.py)"
     ),
 )
 def test_a_spark_quality_no_weighting_of_its_scenarios_gives_is_refused() -> None:
