@@ -41,6 +41,7 @@ from pydantic import BaseModel
 from bundle_schema.documents import KINDS, parse_document
 from bundle_schema.errors import InvalidInput
 from bundle_schema.models import (
+    BfclShard,
     CheckoutState,
     ComponentName,
     Finding,
@@ -521,6 +522,7 @@ def _gate_outputs(
                 findings += _reported_version(reread[1], harness.requirements, entry, upstream)
             if harness.parser == "bfcl-eval":
                 findings += _bfcl_model(files, evidence.model.runtime_model_id, entry, upstream)
+                findings += _bfcl_requests(evidence, reread, component, entry, upstream)
             if completed and result is not None:
                 findings += _metrics(result.metrics, parsed.metrics.get(component, {}),
                                      component, upstream)  # fmt: skip
@@ -594,6 +596,33 @@ def _bfcl_model(files: Mapping[str, bytes], model: str, entry: str, upstream: st
         _disagrees(
             entry,
             f"{upstream}'s score files are of model {named[0]!r}; the run's model is {model!r}",
+        )
+    ]
+
+
+def _bfcl_requests(
+    evidence: Gx10Evidence,
+    reread: tuple[str, object] | None,
+    component: str,
+    entry: str,
+    upstream: str,
+) -> list[Finding]:
+    """Each sample bfcl-eval scored asked the model at least once (its handler sends one
+    request an entry, a multi-turn entry more), so a gate's samples cannot outnumber the
+    requests the transport log holds of the component it gates (the main harness's among
+    them: a bound, not a match)."""
+    shard = reread[1] if reread is not None else None
+    if not isinstance(shard, BfclShard) or evidence.transport is None:
+        return []
+    samples = sum(tally.n for tally in shard.subset_totals.values())
+    requests = sum(1 for e in evidence.transport if e.component == component and e.method == "POST")
+    if samples <= requests:
+        return []
+    return [
+        _disagrees(
+            entry,
+            f"{upstream} scored {samples} samples; the transport log holds {requests} requests "
+            f"of {component}, and each sample asks the model at least once",
         )
     ]
 

@@ -16,8 +16,8 @@ same day: 1 (``live_relevance`` bounded by its 16 entries, ``V4_SUBSET_SIZES``),
 (``data_overall.csv``'s Model held to the score files' model), 5 (tasks that differ only in
 case refused) and 6 (a gate's reported version held to the pinned ``name==version``,
 ``_consistency._reported_version``) and 3 (the score files' model held to the run's runtime
-model id, ``_consistency._bfcl_model``). Left, a strict xfail: 2 (a gate's samples against its
-component's requests).
+model id, ``_consistency._bfcl_model``) and 2 (bfcl-eval's samples bounded by the requests of
+the component it gates, ``_consistency._bfcl_requests``: each entry asks at least once).
 
 1. bfcl-eval ``live_relevance`` has no dataset-size bound: ``V4_DATASET_SIZES``
    (verify/scorers/bfcl.py) lacks it while ``KNOWN_V4`` admits it, so ``_bfcl_subset``
@@ -289,13 +289,6 @@ def test_bfcl_live_relevance_size_is_bounded_by_the_reader() -> None:
 # --- hole 2: more samples than requests -------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "left: a gate's samples are not counted against the transport log's requests of "
-        "its component (which exchanges a gate's samples are is not recorded per sample)"
-    ),
-)
 def test_bfcl_gate_samples_beyond_the_components_requests_are_a_finding(
     bfcl_run: Run, tmp_path: Path
 ) -> None:
