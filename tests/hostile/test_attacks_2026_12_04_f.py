@@ -180,6 +180,12 @@ def _rederive_gate(files: Files, place: str, parser: str, upstream: str) -> None
     _put(files, TOOL, canonical_bytes(result))
 
 
+def _outputs(harness: str) -> dict[str, bytes]:
+    """A harness's recorded real outputs (tests/data/upstream_outputs), by relative path."""
+    root = OUTPUTS / harness
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+
 def _lines(data: bytes) -> list[dict[str, Any]]:
     return [json.loads(line) for line in data.splitlines()]
 
@@ -272,8 +278,7 @@ def test_bfcl_live_relevance_beyond_its_dataset_is_refused(bfcl_run: Run, tmp_pa
 
 def test_bfcl_live_relevance_size_is_bounded_by_the_reader() -> None:
     """Hole 1 at the reader: bfcl-eval 2026.3.23's BFCL_v4_live_relevance.json has 16 entries."""
-    files = {p.relative_to(OUTPUTS / "bfcl-eval").as_posix().lower(): p.read_bytes()
-             for p in (OUTPUTS / "bfcl-eval").rglob("*") if p.is_file()}  # fmt: skip
+    files = {name.lower(): data for name, data in _outputs("bfcl-eval").items()}
     model = "smollm2-135m-instruct"
     ids = [f"live_relevance_{i}-{i}-0" for i in range(17)]
     files[f"result/{model}/live/bfcl_v4_live_relevance_result.json"] = _jsonl(
@@ -339,9 +344,7 @@ def test_bfcl_outputs_of_another_model_than_the_runs_are_a_finding(
 
 
 def test_bfcl_data_overall_of_another_model_than_the_score_files_is_refused() -> None:
-    root = OUTPUTS / "bfcl-eval"
-    files = {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*")
-             if p.is_file()}  # fmt: skip
+    files = _outputs("bfcl-eval")
     name = "score/data_overall.csv"
     assert b",smollm2-135m-instruct," in files[name]
     files[name] = files[name].replace(b",smollm2-135m-instruct,", b",gpt-4o-2024-11-20,")
@@ -380,9 +383,7 @@ def test_lm_eval_one_samples_file_is_not_counted_for_two_tasks(lm_run: Run, tmp_
 
 
 def test_lm_eval_reader_reads_a_samples_file_once() -> None:
-    root = OUTPUTS / "lm-eval"
-    files = {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*")
-             if p.is_file()}  # fmt: skip
+    files = _outputs("lm-eval")
     (name,) = [n for n in files if "/results_" in n]
     report = json.loads(files[name])
     for key in ("results", "n-samples"):
@@ -450,9 +451,7 @@ def test_held_a_result_file_repeated_as_another_subsets_is_refused(
 
 
 def test_held_two_lm_eval_results_files_are_refused() -> None:
-    root = OUTPUTS / "lm-eval"
-    files = {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*")
-             if p.is_file()}  # fmt: skip
+    files = _outputs("lm-eval")
     (name,) = [n for n in files if "/results_" in n]
     files["other-model/" + name.split("/", 1)[1]] = files[name]
     with pytest.raises(OutputsUnreadable, match="2 results files"):
