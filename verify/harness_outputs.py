@@ -606,7 +606,9 @@ def _benchlocal_pack(pack: Any, at: str) -> float:
 BENCHLOCAL_UNCOUNTED = "verifier_not_implemented"
 """The failure mode of a scenario benchlocal-cli leaves out of its pack's count
 (``runner.run_pack`` at 47d1d66: ``passed`` is the counted scenarios that passed, ``total``
-the counted ones)."""
+the counted ones). Only its stub scorer gives it (``scoring/_stub.py``: the sandboxed packs
+BugFind, HermesAgent and CLI), never a scenario of the verifier-backed packs read here, so a
+scenario of those marked so is refused: relabelled, a failure would leave the count."""
 BENCHLOCAL_SCENARIOS = 1 << 16
 """The most scenarios a pack's array may hold here (a behavioural pack has 15 a repeat)."""
 
@@ -614,7 +616,7 @@ BENCHLOCAL_SCENARIOS = 1 << 16
 def _benchlocal_scenarios(value: Any, at: str) -> tuple[int, int]:
     """The scenarios a pack's count is made of: (counted, counted that passed); each a
     scenario run with a boolean ``passed`` and a string ``failure_mode``, as its ``result``
-    has them when it has one."""
+    has them when it has one, and none left uncounted (:data:`BENCHLOCAL_UNCOUNTED`)."""
     counted = passed = 0
     for number, scenario in enumerate(_list(value, at, BENCHLOCAL_SCENARIOS)):
         where = f"{at}[{number}]"
@@ -631,9 +633,13 @@ def _benchlocal_scenarios(value: Any, at: str) -> tuple[int, int]:
             or result.get("failure_mode") != mode
         ):
             raise OutputsUnreadable(f"{where}: its result says otherwise than the scenario")
-        if mode != BENCHLOCAL_UNCOUNTED:
-            counted += 1
-            passed += verdict
+        if mode == BENCHLOCAL_UNCOUNTED:
+            raise OutputsUnreadable(
+                f"{where}: failure_mode {mode!r}, which only benchlocal-cli's sandboxed packs' "
+                "stub gives: this pack's scenarios are verifier-backed"
+            )
+        counted += 1
+        passed += verdict
     return counted, passed
 
 
