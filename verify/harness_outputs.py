@@ -1155,9 +1155,9 @@ def _inspect_reductions(log: dict[str, Any], name: str, scorer: str, ids: list[s
     return hits
 
 
-def _inspect_log(files: Files, name: str) -> tuple[str, str, str, Tally]:
-    """One Inspect AI log: (task, model, version, tally), its accuracy checked against its
-    samples and reductions."""
+def _inspect_log(files: Files, name: str) -> tuple[str, str, str, Tally, str | None]:
+    """One Inspect AI log: (task, model, version, tally, its evaluation's id where it names
+    one), its accuracy checked against its samples and reductions."""
     log = _bounded_json(files, name)
     if log.get("version") != 2:
         raise OutputsUnreadable(f"{name}: version {_show(log.get('version'))}, not Inspect's 2")
@@ -1205,7 +1205,14 @@ def _inspect_log(files: Files, name: str) -> tuple[str, str, str, Tally]:
     if listed is not None and sorted(map(str, _list(listed, f"{name}: eval.dataset.sample_ids",
                                                     MAX_TASK_SAMPLES))) != sorted(ids):  # fmt: skip
         raise OutputsUnreadable(f"{name}: eval.dataset.sample_ids are not the samples scored")
-    return task, model, version, Tally(hits=hits, n=n)
+    eval_id = spec.get("eval_id")
+    return (
+        task,
+        model,
+        version,
+        Tally(hits=hits, n=n),
+        eval_id if isinstance(eval_id, str) else None,
+    )
 
 
 def _tally_outputs(
@@ -1247,8 +1254,11 @@ def _inspect_ai(files: Files, components: Sequence[ComponentName]) -> Outputs:
     seen: dict[str, str] = {}
     models: dict[str, str] = {}
     versions: dict[str, str] = {}
+    evals: dict[str, list[str]] = {}
     for name in names:
-        task, model, version, tally = _inspect_log(files, name)
+        task, model, version, tally, eval_id = _inspect_log(files, name)
+        if eval_id is not None:
+            evals.setdefault(eval_id, []).append(name)
         if task in seen:
             raise OutputsUnreadable(
                 f"{name}: task {task!r} again (the first: {seen[task]}): this reader does not "
@@ -1262,6 +1272,12 @@ def _inspect_ai(files: Files, components: Sequence[ComponentName]) -> Outputs:
         if len(found) > 1:
             shown = ", ".join(f"{k!r} ({v})" for k, v in list(found.items())[:3])
             raise OutputsUnreadable(f"logs of {len(found)} {what}: {shown}: a run has one")
+    for eval_id, kept in evals.items():  # one evaluation, one log: a copy, its task renamed
+        if len(kept) > 1:
+            raise OutputsUnreadable(
+                f"{kept[1]}: eval.eval_id {eval_id!r} again (the first: {kept[0]}): one "
+                "evaluation's log kept twice"
+            )
     return _tally_outputs("inspect-ai", tasks, model=next(iter(models)),
                           version=next(iter(versions)), component=components[0])  # fmt: skip
 

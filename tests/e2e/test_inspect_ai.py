@@ -418,3 +418,16 @@ def test_a_completed_component_without_its_gates_tallies_is_held_as_infrastructu
 ) -> None:
     verdict = assert_held_without_tallies(good_run, tmp_path / "forged", TALLIES, "inspect")
     assert verdict.diagnostics.supplementary == ()
+
+
+def test_one_evaluation_s_log_kept_twice_is_refused() -> None:
+    """A copy of a log with its task renamed counts its samples twice; Inspect AI gives every
+    evaluation its own ``eval_id``, which the copy keeps: refused (the real log reads)."""
+    files = recorded()
+    log = _log(files)
+    log["eval"]["task"] = "arithmetic_again"
+    copy_name = LOG.replace("_arithmetic_", "_arithmetic-again_")
+    assert copy_name != LOG
+    files[copy_name] = json.dumps(log).encode()
+    with pytest.raises(OutputsUnreadable, match=r"eval.eval_id '.*' again \(the first: "):
+        read_outputs("inspect-ai", files, ["tool_instruction"])
