@@ -60,6 +60,7 @@ from verify.harness_outputs import (
     READS,
     SPARK_BENCH_CODE_DOMAIN,
     SPARK_BENCH_CSV,
+    SPARK_BENCH_SLACK,
     OutputsUnreadable,
     gate_place,
     gate_record,
@@ -835,7 +836,7 @@ def _spark_weights(
         return []
     total = math.fsum(weights[i] for i in scores)
     expected = 100 * math.fsum(scores[i] * weights[i] for i in scores) / total
-    if abs(expected - quality.code_domain_quality) <= SPARK_WEIGHTED_SLACK:
+    if abs(expected - quality.code_domain_quality) <= SPARK_BENCH_SLACK:
         return []
     return [
         _disagrees(
@@ -847,11 +848,6 @@ def _spark_weights(
             got=f"{quality.code_domain_quality:g}",
         )
     ]
-
-
-SPARK_WEIGHTED_SLACK = 0.1 + 1e-9
-"""Spark's rounding: the quality to 0.1 (0.05), each score to 0.001 (at most 0.05 of the
-weighted mean), and float error."""
 
 
 def _suite_difficulties(data: bytes) -> dict[str, float]:

@@ -58,7 +58,10 @@ __all__ = [
     "GATE_RECORDS",
     "READERS",
     "READS",
+    "SPARK_BENCH_CODE_DOMAIN",
     "SPARK_BENCH_COLUMNS",
+    "SPARK_BENCH_CSV",
+    "SPARK_BENCH_SLACK",
     "Outputs",
     "OutputsUnreadable",
     "gate_place",
@@ -435,9 +438,10 @@ def _tier2(run: _SparkRun) -> Tier2 | None:
     )
 
 
-SPARK_BENCH_ROUNDING = 0.1
-"""How far a domain's quality may lie outside its scenarios' scores (x 100): Spark writes
-the quality rounded to 0.1 and each score to 0.001 (0.05 and 0.05 of the same scale)."""
+SPARK_BENCH_SLACK = 0.1 + 1e-9
+"""How far a domain's quality may lie from what its scenarios' scores give (x 100): Spark
+writes the quality rounded to 0.1 and each score to 0.001 (0.05 and 0.05 of the same scale),
+and the float error of 100 x a rounded score."""
 
 
 def _within_scenarios(row: _Row, quality: float, scores: Sequence[float]) -> None:
@@ -449,9 +453,8 @@ def _within_scenarios(row: _Row, quality: float, scores: Sequence[float]) -> Non
             f"{SPARK_BENCH_CSV}:{row.line}: the {row.workload} domain's quality is "
             f"{_show(row.value)} with no {row.workload} scenario scored"
         )
-    slack = SPARK_BENCH_ROUNDING + 1e-9  # and the float error of 100 x a rounded score
     low, high = 100 * min(scores), 100 * max(scores)
-    if not low - slack <= quality <= high + slack:
+    if not low - SPARK_BENCH_SLACK <= quality <= high + SPARK_BENCH_SLACK:
         raise OutputsUnreadable(
             f"{SPARK_BENCH_CSV}:{row.line}: the {row.workload} domain's quality is "
             f"{_show(row.value)}, outside what its {len(scores)} scenarios' scores give "
@@ -467,13 +470,16 @@ def spark_code_scores(data: bytes) -> dict[str, float]:
         OutputsUnreadable: the file is not one run's CSV, or a score is not a number in [0, 1].
     """
     _, rows = _spark_rows(data)
-    return {
-        row.workload: _csv_number(row, 1)
-        for row in rows
-        if row.tier == "eval"
-        and row.metric == "score"
-        and row.notes.split(":", 1)[0] == SPARK_BENCH_CODE_DOMAIN
-    }
+    return {row.workload: _csv_number(row, 1) for row in _scenario_rows(rows)}
+
+
+def _scenario_rows(rows: Sequence[_Row], domain: str = SPARK_BENCH_CODE_DOMAIN) -> list[_Row]:
+    """The ``eval`` score rows of ``domain``'s scenarios (their notes start ``<domain>:``)."""
+    return [
+        r
+        for r in rows
+        if r.tier == "eval" and r.metric == "score" and r.notes.split(":", 1)[0] == domain
+    ]
 
 
 def _spark_bench(files: Files, components: Sequence[ComponentName]) -> Outputs:
@@ -495,11 +501,7 @@ def _spark_bench(files: Files, components: Sequence[ComponentName]) -> Outputs:
             "domain's domain_quality: Spark Bench did not score the code domain"
         )
     quality = _csv_number(quality_row, 100)
-    scenarios = [
-        r
-        for r in rows
-        if r.tier == "eval" and r.metric == "score" and r.notes.split(":", 1)[0] == domain
-    ]
+    scenarios = _scenario_rows(rows, domain)
     seen: dict[str, int] = {}
     for row in scenarios:
         if row.workload in seen:
