@@ -824,7 +824,11 @@ def _spark_weights(
     checkout = checkouts.get(upstream or "")
     object_id = checkout.files.get(SPARK_SUITE) if checkout is not None else None
     data = read(f"upstreams/{upstream}/files/{object_id}") if object_id is not None else None
-    csv_data = read(raw_name("coding", SPARK_BENCH_CSV))
+    place, csv_data = "", None
+    for served in (c for c, u in pins.pins.component_upstreams.items() if u == upstream):
+        place = raw_name(served, SPARK_BENCH_CSV)  # kept at any place the harness serves, as
+        if (csv_data := read(place)) is not None:  # its records are re-read from (_raw_files)
+            break
     if quality is None or data is None or csv_data is None or len(data) > MAX_SPARK_SUITE:
         return []
     try:
@@ -840,7 +844,7 @@ def _spark_weights(
         return []
     return [
         _disagrees(
-            raw_name("coding", SPARK_BENCH_CSV),
+            place,
             f"the code domain's quality is {quality.code_domain_quality:g}; its {len(scores)} "
             f"scenarios' scores, weighted by their difficulties in the {upstream} checkout's "
             f"{SPARK_SUITE}, give {expected:.2f}",

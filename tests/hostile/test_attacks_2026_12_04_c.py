@@ -375,6 +375,32 @@ def test_a_spark_quality_its_weighted_scenarios_cannot_give_is_a_finding(
         assert verdict.scores.coding == float(quality)
 
 
+def test_a_spark_csv_moved_to_reliability_s_place_is_weighed_too(
+    recorded: Recorded, tmp_path: Path
+) -> None:
+    """The CSV is read at any raw place of the components its harness serves; kept only at
+    reliability's, the weighted mean was not recomputed and a claimed 100 stood."""
+    moved = "components/reliability/raw/spark_bench.csv"
+
+    def edit(files: Files) -> None:
+        text = files[CSV][0].decode()
+        row = ",na,code,domain_quality,0.0,score0-100,capability n=10"
+        scored = ",na,CODE-10,score,0.0,frac,"
+        text = text.replace(scored, scored.replace(",0.0,", ",1.0,"))
+        _put(files, CSV, text.replace(row, row.replace(",0.0,", ",100.0,")).encode())
+        _derive(files, "spark-bench", CSV, ["coding", "reliability"])
+        files[moved] = files.pop(CSV)
+        for component, kept in (("coding", []), ("reliability", [moved])):
+            name = f"components/{component}/result.json"
+            result = _json(files, name)
+            result["raw_outputs"] = sorted([*(n for n in result["raw_outputs"] if n != CSV), *kept])
+            _put(files, name, canonical_bytes(result))
+
+    verdict = verify_bundle(_forge(recorded, tmp_path / "b", edit)).verdict
+    assert [f.entry for f in verdict.integrity.findings] == [moved], verdict.integrity.findings
+    assert "weighted by their difficulties" in verdict.integrity.findings[0].message
+
+
 def test_a_component_result_whose_metrics_are_not_its_raw_outputs_is_a_finding(
     recorded: Recorded, tmp_path: Path
 ) -> None:
