@@ -519,11 +519,11 @@ def _gate_outputs(
                 findings.append(
                     _disagrees(entry, f"the tallies are not what the raw outputs of {upstream} say")
                 )
-            if reread is not None:
-                findings += _reported_version(reread[1], harness.requirements, entry, upstream)
+            tallies = reread[1] if reread is not None else None
+            findings += _reported_version(tallies, harness.requirements, entry, upstream)
             if harness.parser == "bfcl-eval":
                 findings += _bfcl_model(files, evidence.model.runtime_model_id, entry, upstream)
-                findings += _bfcl_requests(evidence, reread, component, entry, upstream)
+                findings += _bfcl_requests(evidence, tallies, component, entry, upstream)
             if completed and result is not None:
                 findings += _metrics(result.metrics, parsed.metrics.get(component, {}),
                                      component, upstream)  # fmt: skip
@@ -602,17 +602,12 @@ def _bfcl_model(files: Mapping[str, bytes], model: str, entry: str, upstream: st
 
 
 def _bfcl_requests(
-    evidence: Gx10Evidence,
-    reread: tuple[str, object] | None,
-    component: str,
-    entry: str,
-    upstream: str,
+    evidence: Gx10Evidence, shard: object, component: str, entry: str, upstream: str
 ) -> list[Finding]:
     """Each sample bfcl-eval scored asked the model at least once (its handler sends one
     request an entry, a multi-turn entry more), so a gate's samples cannot outnumber the
     requests the transport log holds of the component it gates (the main harness's among
     them: a bound, not a match)."""
-    shard = reread[1] if reread is not None else None
     if not isinstance(shard, BfclShard) or evidence.transport is None:
         return []
     samples = sum(tally.n for tally in shard.subset_totals.values())

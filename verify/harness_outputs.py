@@ -886,11 +886,10 @@ def _bfcl_score(files: Files, name: str) -> tuple[int, int, dict[str, int]]:
     return correct, total, _bfcl_ids(failures, name, 2)
 
 
-def _bfcl_overall(files: Files, model: str | None = None) -> float:
+def _bfcl_overall(files: Files, model: str) -> float:
     """``Overall Acc`` of the one model row of ``score/data_overall.csv``, as a percentage.
     bfcl-eval writes the rows joined with commas, unquoted: a row whose field count is not the
-    header's, or (given ``model``, the score files' directory) whose Model is another model's,
-    is refused."""
+    header's, or whose Model is not ``model`` (the score files' directory), is refused."""
     name = BFCL_EVAL_OVERALL
     data = files.get(name)
     if data is None:
@@ -917,7 +916,7 @@ def _bfcl_overall(files: Files, model: str | None = None) -> float:
     if len(fields) != len(header):
         raise OutputsUnreadable(f"{name}:2: {len(fields)} fields, the header has {len(header)}")
     named = fields[2].lower()  # the bundle keeps the score files under lower-cased names
-    if model is not None and model.lower() not in (named, named.replace("/", "_")):
+    if model.lower() not in (named, named.replace("/", "_")):
         raise OutputsUnreadable(
             f"{name}:2: the row of model {_show(fields[2])}, the score files of {model!r}"
         )
@@ -931,9 +930,9 @@ def _bfcl_overall(files: Files, model: str | None = None) -> float:
     return value
 
 
-def _bfcl_files(files: Files) -> tuple[dict[str, str], dict[str, str]]:
-    """The score and result files of one model's run, by subset; a subset's file twice, or the
-    files of two models, are refused."""
+def _bfcl_files(files: Files) -> tuple[str, dict[str, str], dict[str, str]]:
+    """The one model of a run (its directory's name), and its score and result files by
+    subset; a subset's file twice, or the files of two models, are refused."""
     found: dict[tuple[str, str], str] = {}
     models: dict[str, str] = {}
     for name in sorted(files):
@@ -967,7 +966,7 @@ def _bfcl_files(files: Files) -> tuple[dict[str, str], dict[str, str]]:
         raise OutputsUnreadable(
             f"{scores[subset]}: no result file of subset {subset!r} it was scored from"
         )
-    return scores, results
+    return next(iter(models)), scores, results
 
 
 def _bfcl_subset(files: Files, subset: str, score: str, result: str) -> tuple[Tally, list[str]]:
@@ -999,7 +998,7 @@ def _bfcl_eval(files: Files, components: Sequence[ComponentName]) -> Outputs:
     every failed id among them), then aggregated as ``audit score bfcl`` does, BFCL V4's
     overall cross-checked with ``score/data_overall.csv``. The aggregate is a non-scoring
     metric of the first component the harness serves (its gate, ADR 0022)."""
-    scores, results = _bfcl_files(files)
+    model, scores, results = _bfcl_files(files)
     tallies: dict[str, Tally] = {}
     samples: list[str] = []
     for subset, name in sorted(scores.items()):
@@ -1012,8 +1011,7 @@ def _bfcl_eval(files: Files, components: Sequence[ComponentName]) -> Outputs:
     except InvalidInput as exc:
         raise OutputsUnreadable(str(exc)) from None
     overall = v4.categories["overall_accuracy"]
-    first = _BFCL_FILE.fullmatch(next(iter(scores.values())))
-    stated = _bfcl_overall(files, first[2] if first is not None else None)
+    stated = _bfcl_overall(files, model)
     if overall is None or abs(100 * overall - stated) > 0.005 + 1e-9:
         raise OutputsUnreadable(
             f"{BFCL_EVAL_OVERALL}:2: Overall Acc {stated:.2f}%, the score files' tallies give "
