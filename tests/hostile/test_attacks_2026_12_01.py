@@ -71,11 +71,6 @@ def smoke(
     return bundle, pins
 
 
-def _gated_pins(mirror_commit: str) -> PinSetSource:
-    """The demo's pin set with the bfcl-eval-format harness as tool/instruction's gate."""
-    return bfcl_gated_pins(mirror_commit)
-
-
 @pytest.fixture(scope="module")
 def gated(
     tmp_path_factory: pytest.TempPathFactory, mirrors: dict[str, Path]
@@ -83,7 +78,7 @@ def gated(
     """An honest full run with bfcl-eval as tool/instruction's gate: QUALIFIED."""
     root = tmp_path_factory.mktemp("gated")
     mirror = gate_mirror(root / "mirror", mirrors, DATA / "bfcl_eval_harness", "bfcl")
-    run = gated_run(root / "bundle", mirror, _gated_pins)
+    run = gated_run(root / "bundle", mirror, bfcl_gated_pins)
     assert run[2].outcome == "QUALIFIED", run[2].reasons
     return run
 

@@ -106,10 +106,6 @@ Run = tuple[Path, PinSetSource, Verdict]
 # --- the runs ---------------------------------------------------------------------------------
 
 
-def _bfcl_pins(commit: str) -> PinSetSource:
-    return bfcl_gated_pins(commit)
-
-
 def _lm_pins(commit: str, **harness: Any) -> PinSetSource:
     """lm-eval as tool/instruction's gate, its offline switches pinned (ADR 0033), and
     ``harness`` fields (requirements, data) set."""
@@ -120,20 +116,28 @@ def _lm_pins(commit: str, **harness: Any) -> PinSetSource:
     return pin_set_source(data, "gated pins")
 
 
-@pytest.fixture(scope="module")
-def bfcl_run(tmp_path_factory: pytest.TempPathFactory, mirrors: dict[str, Path]) -> Run:
-    gated = gate_mirror(tmp_path_factory.mktemp("bfcl-mirror"), mirrors, BFCL_HARNESS, "bfcl")
-    run = gated_run(tmp_path_factory.mktemp("bfcl-run") / "bundle", gated, _bfcl_pins)
+def _qualified_run(
+    factory: pytest.TempPathFactory,
+    mirrors: dict[str, Path],
+    harness: Path,
+    upstream: str,
+    pins: Callable[[str], PinSetSource],
+) -> Run:
+    """A gated run of ``harness`` (mirrored as ``upstream``) under ``pins``, QUALIFIED clean."""
+    gated = gate_mirror(factory.mktemp(f"{upstream}-mirror"), mirrors, harness, upstream)
+    run = gated_run(factory.mktemp(f"{upstream}-run") / "bundle", gated, pins)
     assert run[2].integrity.findings == () and run[2].outcome == "QUALIFIED"
     return run
+
+
+@pytest.fixture(scope="module")
+def bfcl_run(tmp_path_factory: pytest.TempPathFactory, mirrors: dict[str, Path]) -> Run:
+    return _qualified_run(tmp_path_factory, mirrors, BFCL_HARNESS, "bfcl", bfcl_gated_pins)
 
 
 @pytest.fixture(scope="module")
 def lm_run(tmp_path_factory: pytest.TempPathFactory, mirrors: dict[str, Path]) -> Run:
-    gated = gate_mirror(tmp_path_factory.mktemp("lm-mirror"), mirrors, LM_TASKS, "lmeval")
-    run = gated_run(tmp_path_factory.mktemp("lm-run") / "bundle", gated, _lm_pins)
-    assert run[2].integrity.findings == () and run[2].outcome == "QUALIFIED"
-    return run
+    return _qualified_run(tmp_path_factory, mirrors, LM_TASKS, "lmeval", _lm_pins)
 
 
 # --- forging ----------------------------------------------------------------------------------
