@@ -521,6 +521,7 @@ def _gate_outputs(
                 )
             tallies = reread[1] if reread is not None else None
             findings += _reported_version(tallies, harness.requirements, entry, upstream)
+            findings += _tallies_model(tallies, evidence.model.runtime_model_id, entry, upstream)
             if harness.parser == "bfcl-eval":
                 findings += _bfcl_model(files, evidence.model.runtime_model_id, entry, upstream)
                 findings += _bfcl_requests(evidence, tallies, component, entry, upstream)
@@ -641,6 +642,23 @@ def _reported_version(
             entry,
             f"{upstream}'s outputs report {tallies.harness} {tallies.version}; the pin set "
             f"requires {', '.join(pinned)}",
+        )
+    ]
+
+
+def _tallies_model(tallies: object, model: str, entry: str, upstream: str) -> list[Finding]:
+    """The model a task harness's outputs name (lm-evaluation-harness's ``model_name``, the
+    ``model`` of its ``--model_args``; Inspect AI's ``eval.model``, its provider path such as
+    ``openai-api/local/{model}``) is the run's runtime model id, or ends with it after a ``/``:
+    outputs of another model are not this run's."""
+    if not isinstance(tallies, TaskTallies):
+        return []
+    if tallies.model == model or tallies.model.endswith("/" + model):
+        return []
+    return [
+        _disagrees(
+            entry,
+            f"{upstream}'s outputs are of model {tallies.model!r}; the run's model is {model!r}",
         )
     ]
 

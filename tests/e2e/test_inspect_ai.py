@@ -393,6 +393,15 @@ def _other_model(files: Files) -> None:
     put_json(files, TALLIES, tallies)
 
 
+def _log_of_another_model(files: Files) -> None:
+    """A log of another model's run, its tallies written from it as a runner would."""
+    (name,) = [n for n in files if "/gates/inspect/raw/logs/" in n]
+    log = json.loads(files[name][0])
+    log["eval"]["model"] = "openai-api/local/another-model"
+    files[name] = (json.dumps(log).encode(), files[name][1])
+    _other_model(files)
+
+
 @pytest.mark.parametrize(
     ("edit", "entry", "message"),
     [
@@ -400,8 +409,10 @@ def _other_model(files: Files) -> None:
         (_other_model, TALLIES, "the tallies are not what the raw outputs of inspect say"),
         (_better_metric, TOOL_RESULT, "metric inspect_ai_accuracy is 99; the raw outputs of"),
         (_raw_edited, TALLIES, "the inspect raw outputs do not read: logs/"),
+        (_log_of_another_model, TALLIES,
+         "inspect's outputs are of model 'openai-api/local/another-model'; the run's model is"),
     ],
-    ids=["tallies", "model", "metric", "raw"],
+    ids=["tallies", "model", "metric", "raw", "log-model"],
 )
 def test_a_forged_record_is_caught_against_the_raw_outputs(
     good_run: tuple[Path, PinSetSource, Verdict],

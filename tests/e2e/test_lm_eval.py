@@ -426,6 +426,15 @@ def _other_model(files: Files) -> None:
     put_json(files, TALLIES, tallies)
 
 
+def _outputs_of_another_model(files: Files) -> None:
+    """Outputs of another model's run, their tallies written from them as a runner would."""
+    (name,) = [n for n in files if "/gates/lmeval/raw/" in n and "/results_" in n]
+    report = json.loads(files[name][0])
+    report["model_name"] = "another-model"
+    files[name] = (json.dumps(report).encode(), files[name][1])
+    _other_model(files)
+
+
 @pytest.mark.parametrize(
     ("edit", "entry", "message"),
     [
@@ -433,8 +442,10 @@ def _other_model(files: Files) -> None:
         (_other_model, TALLIES, "the tallies are not what the raw outputs of lmeval say"),
         (_better_metric, TOOL_RESULT, "metric lm_eval_accuracy is 99; the raw outputs of"),
         (_raw_edited, TALLIES, "the lmeval raw outputs do not read: "),
+        (_outputs_of_another_model, TALLIES,
+         f"lmeval's outputs are of model 'another-model'; the run's model is '{MODEL_ID}'"),
     ],
-    ids=["tallies", "model", "metric", "raw"],
+    ids=["tallies", "model", "metric", "raw", "outputs-model"],
 )
 def test_a_forged_record_is_caught_against_the_raw_outputs(
     good_run: tuple[Path, PinSetSource, Verdict],
