@@ -21,6 +21,7 @@ subject. The digest binding (subject digest = bundle digest) is checked by the v
 
 from __future__ import annotations
 
+import json
 import re
 from urllib.parse import urlsplit, urlunsplit
 
@@ -50,11 +51,13 @@ __all__ = [
     "VSA_PREDICATE_TYPE",
     "bare_uri",
     "bundle_statement",
+    "flat_fields",
     "is_bare_uri",
     "pin_set_uri",
     "read_bundle_statement",
     "read_verification_statement",
     "read_verification_summary",
+    "statement_difference",
     "subject_digest",
     "verification_statement",
     "verification_summary",
@@ -218,3 +221,35 @@ def read_verification_statement(data: bytes, where: str) -> VerificationStatemen
 def subject_digest(statement: BundleStatement | VerificationStatement | VsaStatement) -> str:
     """The ``sha256:`` digest a Statement's one subject names."""
     return "sha256:" + statement.subject[0].digest.sha256
+
+
+def flat_fields(value: object, prefix: str = "") -> dict[str, object]:
+    """A JSON value as its leaves by dotted path (``a.b[0].c``; a list's ``.length`` too)."""
+    if isinstance(value, dict):
+        items: dict[str, object] = {}
+        for key in sorted(value):
+            items |= flat_fields(value[key], f"{prefix}.{key}" if prefix else str(key))
+        return items or {prefix: {}}
+    if isinstance(value, list):
+        items = {}
+        for i, item in enumerate(value):
+            items |= flat_fields(item, f"{prefix}[{i}]")
+        items[f"{prefix}.length"] = len(value)
+        return items
+    return {prefix: value}
+
+
+def statement_difference(
+    statement: VerificationStatement | VsaStatement, written: bytes
+) -> str | None:
+    """Where ``statement`` is not ``written``, the Statement ``audit verify`` writes for the
+    verdict it carries: the first field (dotted path) that differs, or None when none does. A
+    Statement signed as a verification must say what its verdict says, nothing else (another
+    subject, another result, another policy)."""
+    given = flat_fields(statement.model_dump(mode="json", by_alias=True))
+    wanted = flat_fields(json.loads(written))
+    absent = object()
+    fields = [
+        f for f in given.keys() | wanted.keys() if given.get(f, absent) != wanted.get(f, absent)
+    ]
+    return min(fields) if fields else None

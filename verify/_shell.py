@@ -267,6 +267,10 @@ class Verification:
     verdict's: a blob missing, unreadable, or not of its size and digest, a file more than the
     manifest names, the manifest's seal. What two copies of one manifest must agree on to hold
     the same bytes."""
+    signature_digest: str | None = None
+    """The ``sha256:`` digest of the signature file's bytes the signature check read (None when
+    none was read): what a Verification Summary names as its input attestation, never a second
+    read of a file its publisher could have changed since."""
 
     @property
     def integrity(self) -> Integrity:
@@ -510,7 +514,7 @@ def _verify(
         )
         for name in sorted(set(oversize))
     ]
-    signature = _signature(source, manifest, signature_policy)
+    signature, signature_digest = _signature(source, manifest, signature_policy)
     verdict = make_verdict(
         manifest,
         findings,
@@ -523,7 +527,7 @@ def _verify(
         unread=_unread(manifest, placements, evidence, judge),
         ledger=ledger,
     )
-    return Verification(verdict, evidence, manifest, judge, tuple(integrity))
+    return Verification(verdict, evidence, manifest, judge, tuple(integrity), signature_digest)
 
 
 def _reader(
@@ -591,18 +595,21 @@ def _unread(
 
 def _signature(
     source: BundleSource, manifest: ParsedManifest, policy: IdentityPolicy | None
-) -> SignatureCheck:
+) -> tuple[SignatureCheck, str | None]:
+    """The signature check, and the digest of the signature bytes it read (None: none read)."""
     member = source.members.get(MANIFEST_SIGNATURE)
     if member is None or policy is None:
         data = None if member is None else b""
-        return check_bundle_signature(data, manifest.model, manifest.bundle_digest, policy, "")
+        check = check_bundle_signature(data, manifest.model, manifest.bundle_digest, policy, "")
+        return check, None
     try:
         data = member.read(MAX_SIGNATURE_SIZE)
         problem = f"over {MAX_SIGNATURE_SIZE >> 20} MiB" if data is None else None
     except OSError as exc:
         data, problem = None, f"cannot be read: {exc.strerror}"
     if data is None:
-        return signature_failed(policy, f"{MANIFEST_SIGNATURE}: {problem}")
-    return check_bundle_signature(
+        return signature_failed(policy, f"{MANIFEST_SIGNATURE}: {problem}"), None
+    check = check_bundle_signature(
         data, manifest.model, manifest.bundle_digest, policy, MANIFEST_SIGNATURE
     )
+    return check, digest_of(data)

@@ -22,13 +22,15 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from bundle_schema.attestation import (
     PAYLOAD_TYPE,
     read_bundle_statement,
     read_verification_statement,
+    statement_difference,
     subject_digest,
+    verification_statement,
 )
 from bundle_schema.errors import CheckFailed, one_line
 from bundle_schema.models import Manifest, SignatureCheck, VerificationStatement
@@ -146,8 +148,9 @@ def _check_windows(trust: TrustRoot, bundle: Bundle, where: str) -> None:
 
     sigstore accepts a CA or log key of the trust root outside its ``validFor`` window (to verify
     old signatures it allows expired ones); the Sigstore client specification asks that the CA
-    which issued the signing certificate was valid when it issued it, and that the log key was
-    valid at the entry's integrated time. Both are checked here.
+    which issued the signing certificate was valid when it issued it, that the CT log key was
+    valid when it signed the certificate's timestamp (its SCT), and that the log key was valid
+    at the entry's integrated time. All three are checked here.
     """
     import base64  # noqa: PLC0415
     import json  # noqa: PLC0415
@@ -175,6 +178,7 @@ def _check_windows(trust: TrustRoot, bundle: Bundle, where: str) -> None:
         break
     else:
         raise SignatureFailed(f"{where}: no certificate authority of the trust root issued it")
+    _check_sct_window(root, leaf, where)
     entry = bundle.log_entry._inner
     if entry.integrated_time is None:
         return
@@ -188,6 +192,34 @@ def _check_windows(trust: TrustRoot, bundle: Bundle, where: str) -> None:
                     f"the entry's integrated time ({_rfc3339(integrated)})"
                 )
             return
+
+
+def _check_sct_window(root: dict[str, Any], leaf: Any, where: str) -> None:
+    """The CT log key of the trust root that signed the certificate's one embedded timestamp
+    (sigstore verified that signature, and refuses a certificate of other than one) was valid
+    at that timestamp."""
+    import base64  # noqa: PLC0415
+
+    from cryptography import x509  # noqa: PLC0415
+
+    (sct,) = leaf.extensions.get_extension_for_class(
+        x509.PrecertificateSignedCertificateTimestamps
+    ).value
+    stamped = (
+        sct.timestamp.replace(tzinfo=dt.UTC) if sct.timestamp.tzinfo is None else sct.timestamp
+    )
+    key_id = base64.b64encode(sct.log_id).decode()
+    for log in root.get("ctlogs", []):
+        if log.get("logId", {}).get("keyId") == key_id:
+            if not _within(log.get("publicKey", {}).get("validFor", {}), stamped):
+                raise SignatureFailed(
+                    f"{where}: the trust root's CT log key {log.get('baseUrl')!r} was not valid "
+                    f"when it signed the certificate's timestamp ({_rfc3339(stamped)})"
+                )
+            return
+    raise SignatureFailed(
+        f"{where}: no CT log of the trust root signed the certificate's timestamp"
+    )
 
 
 def _rfc3339(moment: dt.datetime) -> str:
@@ -284,6 +316,13 @@ def _attestation(
     digest = subject_digest(statement)
     if digest != statement.predicate.verdict.bundle_digest:
         raise SignatureFailed(f"{where}: the subject and the attested verdict differ")
+    difference = statement_difference(
+        statement, verification_statement(statement.predicate.verdict)
+    )
+    if difference is not None:
+        raise SignatureFailed(
+            f"{where}: {difference} is not what audit verify writes for the attested verdict"
+        )
     if bundle_digest is not None:
         _check_subject(digest, bundle_digest, where)
     return _verified(policy, integrated_time), statement

@@ -168,8 +168,7 @@ def _verify(args: argparse.Namespace, out: Console, err: Console) -> int:
     _outputs(args.path, args.evidence_out, args.attest, args.vsa)
     if args.resource_uri is not None and args.vsa is None:
         raise InvalidInput("--resource-uri is recorded in a Verification Summary: give --vsa FILE")
-    if args.vsa is not None:
-        signing.summary_time()  # SOURCE_DATE_EPOCH refused before the bundle is read
+    moment = signing.summary_time() if args.vsa is not None else None  # refused before any work
     policy = signing.policy_from(args)
     with ProgressBar(err) as bar:
         done = verify_bundle(
@@ -189,7 +188,14 @@ def _verify(args: argparse.Namespace, out: Console, err: Console) -> int:
     if args.attest is not None:
         signing.attest(verdict, args.attest)
     if args.vsa is not None:
-        signing.summarize(verdict, args.vsa, args.path, args.resource_uri)
+        signing.summarize(
+            verdict,
+            args.vsa,
+            args.path,
+            args.resource_uri,
+            signature_digest=done.signature_digest,
+            moment=moment,
+        )
     if args.json:
         sys.stdout.buffer.write(verdict_json(verdict))
         sys.stdout.flush()

@@ -25,9 +25,11 @@ from bundle_schema import canonical_bytes, digest_of
 from bundle_schema.attestation import (
     VSA_PREDICATE_TYPE,
     bare_uri,
+    flat_fields,
     is_bare_uri,
     read_verification_statement,
     read_verification_summary,
+    statement_difference,
     subject_digest,
     verification_statement,
     verification_summary,
@@ -167,6 +169,12 @@ def policy_from(args: argparse.Namespace, *, required: bool = False) -> Identity
         return None
     if args.identity is None or args.issuer is None:
         raise InvalidInput("give both --identity and --issuer: a signature is checked against both")
+    for option, value in (("--identity", args.identity), ("--issuer", args.issuer)):
+        if not value.strip():
+            raise InvalidInput(
+                f"{option} is empty: a signature is checked against both an identity and an "
+                "issuer (an empty one would match any)"
+            )
     trust = (
         trust_root_from_file(args.trusted_root) if args.trusted_root else shipped_root(args.trust)
     )
@@ -234,8 +242,10 @@ def _sign_parser(commands: Subparsers) -> None:
         description="Keyless Sigstore signing. Given a bundle directory: check its integrity, "
         "sign an in-toto Statement whose subject is the bundle's manifest, and store the "
         "Sigstore bundle as signatures/manifest.sigstore.json. Given --statement: sign that "
-        "Statement (as written by audit verify --attest or --vsa) into FILE.sigstore.json. Needs "
-        "the network (Fulcio and Rekor) and an OIDC identity. Exit 1 when signing fails.",
+        "Statement (as written by audit verify --attest or --vsa) into FILE.sigstore.json; one "
+        "that is not what audit verify writes for the verdict it carries (an edited result, "
+        "subject or policy) is refused (exit 2). Needs the network (Fulcio and Rekor) and an "
+        "OIDC identity. Exit 1 when signing fails.",
         epilog=example("audit sign runs/today"),
     )
     sign.add_argument("bundle", nargs="?", metavar="BUNDLE", help="a bundle directory")
@@ -263,7 +273,14 @@ def _sign_command(args: argparse.Namespace, out: Console, err: Console) -> int:
         )
         return EXIT_OK
     statement = read_capped(args.statement, MAX_SIGNATURE_SIZE, "a Statement")
-    subject = subject_digest(_attestation(statement, args.statement))
+    parsed = _attestation(statement, args.statement)
+    difference = statement_difference(parsed, _as_written(parsed))
+    if difference is not None:
+        raise InvalidInput(
+            f"{args.statement}: {difference} is not what audit verify writes for the verdict "
+            "the Statement carries; only a Statement as audit verify wrote it is signed"
+        )
+    subject = subject_digest(parsed)
     target = Path(args.output or f"{args.statement}.sigstore.json")
     if target.exists() and not args.replace:
         raise InvalidInput(f"{target}: exists; pass --replace to overwrite it")
@@ -290,26 +307,49 @@ def _attestation(data: bytes, where: str) -> VerificationStatement | VsaStatemen
     """A Statement ``audit verify`` writes (--attest or --vsa), by its predicate type."""
     try:
         kind = json.loads(data).get("predicateType")
-    except (ValueError, AttributeError):
-        kind = None
+    except (ValueError, AttributeError, RecursionError):
+        kind = None  # the strict reader below says what is wrong with it
     if kind == VSA_PREDICATE_TYPE:
         return read_verification_summary(data, where)
     return read_verification_statement(data, where)
 
 
+def _as_written(statement: VerificationStatement | VsaStatement) -> bytes:
+    """The Statement ``audit verify`` writes for the verdict ``statement`` carries (--attest),
+    or (--vsa) for it at the time, place and input attestation the summary names: its result
+    the one that verdict gives, its subject, policy and verifier the verdict's."""
+    if isinstance(statement, VerificationStatement):
+        return verification_statement(statement.predicate.verdict)
+    summary = statement.predicate
+    verdict = summary.evidence_audit_verdict
+    inputs = summary.input_attestations
+    signature = None
+    if verdict.signature.status == "verified" and len(inputs) == 1:
+        signature = (MANIFEST_SIGNATURE, "sha256:" + inputs[0].digest.sha256)
+    return verification_summary(
+        verdict,
+        passed=failed_check(verdict, ["rankable"]) is None,
+        time_verified=summary.time_verified,
+        resource_uri=summary.resource_uri,
+        signature=signature,
+    )
+
+
 _EPOCH = re.compile(r"[0-9]{1,12}")
 
 
-def summary_time() -> dt.datetime:
-    """When a Verification Summary says it verified: ``SOURCE_DATE_EPOCH`` when set (whole
-    seconds, ASCII digits, up to the end of year 9999, which RFC 3339 holds), else now.
+def summary_time() -> dt.datetime | None:
+    """When a Verification Summary says it verified, where the environment fixes it:
+    ``SOURCE_DATE_EPOCH`` (whole seconds, ASCII digits, up to the end of year 9999, which RFC
+    3339 holds); None when it is not set (the summary says when it is written). Read once, before
+    the bundle is.
 
     Raises:
         InvalidInput: ``SOURCE_DATE_EPOCH`` is set to anything else.
     """
     epoch = os.environ.get("SOURCE_DATE_EPOCH")
     if epoch is None:
-        return dt.datetime.now(dt.UTC)
+        return None
     if _EPOCH.fullmatch(epoch):
         with contextlib.suppress(OverflowError, ValueError, OSError):
             moment = dt.datetime.fromtimestamp(int(epoch), dt.UTC)
@@ -321,20 +361,27 @@ def summary_time() -> dt.datetime:
     )
 
 
-def summarize(verdict: Verdict, path: str, bundle: str, resource_uri: str | None) -> Path:
+def summarize(
+    verdict: Verdict,
+    path: str,
+    bundle: str,
+    resource_uri: str | None,
+    *,
+    signature_digest: str | None,
+    moment: dt.datetime | None,
+) -> Path:
     """Write the verification of ``bundle`` as a SLSA Verification Summary Statement to ``path``.
 
     PASSED only when every check passed and the result is rankable (verify.policy); the time is
-    ``SOURCE_DATE_EPOCH`` when set (reproducible output), else now; the bundle's own signature is
-    the input attestation when it verified.
+    ``moment`` (:func:`summary_time`: ``SOURCE_DATE_EPOCH``, for reproducible output), else now;
+    the bundle's own signature is the input attestation when it verified, by the digest of the
+    bytes the check read (``signature_digest``, :attr:`verify.Verification.signature_digest`),
+    never a second read of the bundle.
     """
-    moment = summary_time()
+    moment = moment or dt.datetime.now(dt.UTC)
     signature = None
-    if verdict.signature.status == "verified":
-        member = open_source(bundle).members.get(MANIFEST_SIGNATURE)
-        data = None if member is None else member.read(MAX_SIGNATURE_SIZE)
-        if data is not None:
-            signature = (MANIFEST_SIGNATURE, digest_of(data))
+    if verdict.signature.status == "verified" and signature_digest is not None:
+        signature = (MANIFEST_SIGNATURE, signature_digest)
     target = Path(path)
     write_atomically(
         target,
@@ -488,21 +535,6 @@ def _root_for(digest: str | None, given: TrustRoot) -> TrustRoot:
     return given
 
 
-def _flat(value: object, prefix: str = "") -> dict[str, object]:
-    if isinstance(value, dict):
-        items: dict[str, object] = {}
-        for key in sorted(value):
-            items |= _flat(value[key], f"{prefix}.{key}" if prefix else str(key))
-        return items or {prefix: {}}
-    if isinstance(value, list):
-        items = {}
-        for i, item in enumerate(value):
-            items |= _flat(item, f"{prefix}[{i}]")
-        items[f"{prefix}.length"] = len(value)
-        return items
-    return {prefix: value}
-
-
 _ABSENT = object()
 """A field one verdict has and the other has not (a longer list)."""
 
@@ -524,8 +556,8 @@ their dotted path."""
 def verdict_difference(attested: Verdict, fresh: Verdict) -> str | None:
     """The first field where the attested verdict and a fresh one differ (see :data:`_FIRST`),
     on one line, with how many differ; None when every field but ``verifier`` is the same."""
-    left = _flat(attested.model_dump(mode="json", exclude={"verifier"}))
-    right = _flat(fresh.model_dump(mode="json", exclude={"verifier"}))
+    left = flat_fields(attested.model_dump(mode="json", exclude={"verifier"}))
+    right = flat_fields(fresh.model_dump(mode="json", exclude={"verifier"}))
     fields = sorted(
         (f for f in left.keys() | right.keys() if left.get(f, _ABSENT) != right.get(f, _ABSENT)),
         key=lambda f: (_FIRST.index(f) if f in _FIRST else len(_FIRST), f),
