@@ -14,6 +14,7 @@ import datetime as dt
 import os
 import re
 import shutil
+import subprocess
 import sys
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
@@ -37,10 +38,11 @@ from audit.environments import (
 )
 from audit.identity import resolve_identity
 from audit.observer import REFERENCE_HEADER, Observer, observe
-from audit.parsers import Parsed, ParseFailed, output_files, parse_outputs
+from audit.parsers import Parsed, ParseFailed, collect_outputs, parse_files, shown_output
 from audit.sandbox import SandboxLimits, SandboxResult, SandboxUnavailable, run_sandboxed
 from bundle_schema import KINDS, canonical_bytes
 from bundle_schema.errors import InvalidInput
+from bundle_schema.layout import MANIFEST
 from bundle_schema.models import (
     BfclShard,
     Claims,
@@ -184,10 +186,10 @@ class _Harnesses:
         if isinstance(executed, _Failed):
             self.fail(components, executed.reason, **executed.common)
             return
-        out, common = executed
+        files, common = executed
         harness = self.request.pins.pins.harnesses[upstream]
         try:
-            parsed = parse_outputs(harness.parser, out, components)
+            parsed = parse_files(harness.parser, files, components)
         except ParseFailed as exc:
             self.fail(components, f"{upstream}: {exc}", **common)
             return
@@ -204,11 +206,11 @@ class _Harnesses:
         executed = self._execute(upstream, [component], place + "raw/")
         kept = executed.common.get("raw_outputs", []) if isinstance(executed, _Failed) else []
         if not isinstance(executed, _Failed):
-            out, common = executed
+            files, common = executed
             kept = common["raw_outputs"]
             parser = self.request.pins.pins.harnesses[upstream].parser
             try:
-                parsed = read_gate_outputs(parser, output_files(out), component, upstream)
+                parsed = read_gate_outputs(parser, files, component, upstream)
             except OutputsUnreadable as exc:
                 executed = _Failed(f"{upstream}: {exc}", common)
         metrics: dict[str, float | int | None] = dict(before.metrics)
@@ -227,9 +229,10 @@ class _Harnesses:
 
     def _execute(
         self, upstream: str, components: Sequence[ComponentName], prefix: str
-    ) -> tuple[Path, dict[str, Any]] | _Failed:
+    ) -> tuple[dict[str, bytes], dict[str, Any]] | _Failed:
         """Run one harness in the sandbox, its logs and raw outputs kept (under ``prefix``):
-        its output directory and the result fields, or why it did not complete."""
+        its outputs as kept (:func:`audit.parsers.collect_outputs`) and the result fields, or
+        why it did not complete."""
         recorder, started = self.recorder, _now()
         work = recorder.checkouts.get(upstream)
         if work is None:
@@ -238,6 +241,7 @@ class _Harnesses:
             )
         out = self.scratch / "outputs" / upstream
         out.mkdir(parents=True)
+        made = out.stat()
         harness = self.request.pins.pins.harnesses[upstream]
         prepared = self._prepared(upstream, harness)
         if isinstance(prepared, _Failed):
@@ -266,18 +270,20 @@ class _Harnesses:
         with git.Repo(checkout_dir) as repo:  # closes git's persistent helper processes
             recorder.checkouts[upstream] = describe(upstream, work.repository, work.source, repo)
         self.refused.clear()
-        kept = self._keep_outputs(upstream, prefix, result, out)
+        files, refusals = collect_outputs(out, (made.st_dev, made.st_ino))
+        self.refused.extend(f"{upstream} wrote {refusal}" for refusal in refusals)
+        kept = self._keep_outputs(upstream, prefix, result, files)
         common = {"started_at": started, "ended_at": _now(), "raw_outputs": kept}
         if self.refused:  # raw evidence that cannot be kept: the harness's outputs are not whole
             return _Failed("; ".join(self.refused), common)
-        missing = [name for name in harness.outputs if not (out / name).is_file()]
+        missing = [name for name in harness.outputs if name not in files]
         if result.timeout is not None or result.returncode != 0 or missing:
             tail = result.stderr.decode("utf-8", "replace")[-300:]
             why = f"{result.timeout} limit exceeded" if result.timeout else (
                 f"exited {result.returncode}: {tail}" if result.returncode else
                 f"did not write {', '.join(missing)}")  # fmt: skip
             return _Failed(f"{upstream} {why}", common)
-        return out, common
+        return files, common
 
     def _variables(self, harness: Harness) -> dict[str, str]:
         """The variables a harness is given beyond the sandbox's own: ``--env`` and its pinned
@@ -343,7 +349,7 @@ class _Harnesses:
         return paths
 
     def _keep_outputs(
-        self, upstream: str, prefix: str, result: SandboxResult, out: Path
+        self, upstream: str, prefix: str, result: SandboxResult, outputs: Mapping[str, bytes]
     ) -> list[str]:
         """Keep the harness's logs and raw output files (under ``prefix``) as evidence; return
         their names."""
@@ -353,23 +359,23 @@ class _Harnesses:
         files[f"{logs}.stderr.txt"] = (result.stderr, _TEXT)
         kept = [f"{logs}.stdout.txt", f"{logs}.stderr.txt"]
         sources: dict[str, str] = {}
-        for path in sorted(p for p in out.rglob("*") if p.is_file()):
-            relative = path.relative_to(out).as_posix()
+        for relative, data in outputs.items():
             name = prefix + raw_name(relative)
             if len(name) > 256:
                 self.refused.append(
-                    f"{upstream} wrote {relative!r}: a name too long to keep as evidence "
-                    f"({len(name)} > 256 characters as {name!r})"
+                    f"{upstream} wrote {shown_output(relative)}: a name too long to keep as "
+                    f"evidence ({len(name)} > 256 characters as {name!r})"
                 )
                 continue
             if name in sources:
                 self.refused.append(
-                    f"{upstream} wrote {sources[name]!r} and {relative!r}, which the bundle "
-                    f"names alike ({name!r}); kept the first"
+                    f"{upstream} wrote {shown_output(sources[name])} and "
+                    f"{shown_output(relative)}, which the bundle names alike ({name!r}); kept "
+                    "the first"
                 )
                 continue
             sources[name] = relative
-            files[name] = (path.read_bytes(), _JSON if path.suffix == ".json" else _TEXT)
+            files[name] = (data, _JSON if relative.endswith(".json") else _TEXT)
             kept.append(name)
         return kept
 
@@ -411,7 +417,9 @@ def raw_name(relative: str) -> str:
             segments.append(lower)
             continue
         escaped = "".join(
-            c if c in _KEPT and (i or c not in ".-") else "".join(f"_{b:02x}" for b in c.encode())
+            c
+            if c in _KEPT and (i or c not in ".-")
+            else "".join(f"_{b:02x}" for b in c.encode("utf-8", "surrogateescape"))
             for i, c in enumerate(lower)
         )
         segments.append("x" + escaped)
@@ -485,6 +493,7 @@ def run_qualification(
                 raise InvalidInput(f"--env {name}: the pin set pins it to {value!r} for {upstream}")
     if request.out.exists() and (not request.out.is_dir() or any(request.out.iterdir())):
         raise InvalidInput(f"--out {request.out}: not empty; a bundle needs a new directory")
+    _check_store(request.out, request.store)
     created_out = not request.out.exists()
     _check_writable(request.out)
     try:
@@ -549,10 +558,39 @@ def _run(
     except _Unwritten:
         raise  # the scratch directory holds the run's evidence: kept
     except BaseException:
-        shutil.rmtree(scratch, ignore_errors=True)
+        _remove(scratch)
         raise
-    shutil.rmtree(scratch, ignore_errors=True)
+    _remove(scratch)
     return digest
+
+
+def _check_store(out: Path, store: Path | None) -> None:
+    """A blob store is a directory of blobs shared by runs, apart from every bundle: never a
+    sealed bundle (it has the same ``blobs/sha256`` layout, and the new run's blobs would be
+    files its manifest does not name), never inside the bundle being written (its blobs would
+    be files there too), and the bundle never inside it."""
+    if store is None:
+        return
+    where, bundle = store.resolve(), out.resolve()
+    if (store / MANIFEST).exists():
+        raise InvalidInput(
+            f"--store {store}: a sealed bundle (it holds {MANIFEST}), not a blob store"
+        )
+    if where == bundle or where.is_relative_to(bundle) or bundle.is_relative_to(where):
+        raise InvalidInput(
+            f"--store {store}: inside --out {out}, or holding it; a blob store is kept apart "
+            "from the bundles it serves"
+        )
+
+
+def _remove(scratch: Path) -> None:
+    """Remove the run's scratch directory, however deep a harness made its outputs:
+    ``shutil.rmtree`` recurses, and a tree a thousand directories deep ends it in a
+    ``RecursionError`` with the scratch left behind; ``rm -r`` walks any depth."""
+    try:
+        subprocess.run(["rm", "-rf", "--", str(scratch)], check=False, capture_output=True)
+    except OSError:
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 class _Unwritten(InvalidInput):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import re
+import string
 from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, Literal
 
@@ -139,6 +140,12 @@ DataName = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9_-]{0,63}$
 """A harness data directory's name: lower case, as it appears in evidence names."""
 
 
+PLACEHOLDERS = ("python", "endpoint", "model", "out")
+"""What ``audit run`` fills in a harness command besides ``{data[NAME]}``: the harness's
+interpreter, the observer's address as the sandbox sees it, the runtime model id and the
+directory its outputs go to."""
+
+
 class Harness(_Frozen):
     """How an upstream harness is run: its command and working directory (in its checkout),
     the output files it must write, the parser of its outputs, its limits."""
@@ -178,6 +185,32 @@ class Harness(_Frozen):
     (``upstreams/<name>/environment.json``); the verifier refuses a completed component whose
     record does not show each with its pinned value. A secret is never pinned (its record is
     redacted): give it to ``audit run --env NAME=VALUE``."""
+
+    @model_validator(mode="after")
+    def _known_placeholders(self) -> Harness:
+        """Each ``{...}`` of the command is one the runner fills (:data:`PLACEHOLDERS`, or
+        ``{data[NAME]}`` of a pinned data directory): an unknown one would stop a run midway."""
+        for part in self.command:
+            try:
+                fields = [
+                    (name, spec, conversion)
+                    for _, name, spec, conversion in string.Formatter().parse(part)
+                    if name is not None
+                ]
+            except ValueError as exc:
+                raise ValueError(
+                    f"command part {part!r}: {exc} (write a brace as {{{{ or }}}})"
+                ) from None
+            for name, spec, conversion in fields:
+                data = re.fullmatch(r"data\[([^\]]*)\]", name)
+                known = name in PLACEHOLDERS or (data is not None and data[1] in self.data)
+                if not known or spec or conversion:
+                    raise ValueError(
+                        f"command part {part!r}: {{{name}}} is no placeholder the runner fills "
+                        f"(it fills {', '.join('{' + p + '}' for p in PLACEHOLDERS)} and "
+                        "{data[NAME]} of a pinned data directory)"
+                    )
+        return self
 
     @field_validator("env")
     @classmethod
