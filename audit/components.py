@@ -74,34 +74,20 @@ def run_direct_probes(
     observer.component = "probes"
     ceiling = contract.total_completion_ceiling_tokens
     spec = PROBE_CONTRACTS[contract.contract]
-    prompt, expected = spec.response_prompt, spec.response_expected
-    body = {
-        "model": model,
-        "max_tokens": ceiling,
-        **spec.sampling,
-        "messages": [{"role": "user", "content": prompt}],
-    }
+    body = spec.request("response", model, ceiling)
     _, reply, exchange = _post(observer, _with_policy(body, serialization))
     finish, tokens, message = _reading(reply)
     response = DirectProbe(
         kind="response", contract=contract.contract, ceiling_tokens=ceiling, exchange=exchange,
-        expected=expected, finish_reason=finish, completion_tokens=tokens,
+        expected=spec.expected("response"), finish_reason=finish, completion_tokens=tokens,
         got=message.get("content") if isinstance(message, dict) else None,
     )  # fmt: skip
-    prompt, expected_call = spec.tool_prompt, dict(spec.tool_expected)
-    body = {
-        "model": model,
-        "max_tokens": ceiling,
-        **spec.sampling,
-        "tool_choice": "required",
-        "tools": [dict(spec.tool)],
-        "messages": _user(prompt),
-    }
+    body = spec.request("tool_call", model, ceiling)
     _, reply, exchange = _post(observer, _with_policy(body, serialization))
     finish, tokens, message = _reading(reply)
     tool = DirectProbe(
         kind="tool_call", contract=contract.contract, ceiling_tokens=ceiling, exchange=exchange,
-        expected=expected_call, finish_reason=finish, completion_tokens=tokens,
+        expected=spec.expected("tool_call"), finish_reason=finish, completion_tokens=tokens,
         got=first_tool_call(message),
     )  # fmt: skip
     return response, tool

@@ -32,6 +32,14 @@ class ProbeContract:
     def expected(self, kind: str) -> Any:
         return self.response_expected if kind == "response" else dict(self.tool_expected)
 
+    def request(self, kind: str, model: str, ceiling: int) -> dict[str, Any]:
+        """The body of a probe's chat completion request, before the run's reasoning policy is
+        written into it: exactly what the runner sends, and all the verifier accepts."""
+        body: dict[str, Any] = {"model": model, "max_tokens": ceiling, **self.sampling}
+        if kind == "tool_call":
+            body |= {"tool_choice": "required", "tools": [dict(self.tool)]}
+        return body | {"messages": [{"role": "user", "content": self.prompt(kind)}]}
+
 
 _V1 = ProbeContract(
     response_prompt="Reply with exactly: READY",

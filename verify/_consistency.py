@@ -25,6 +25,7 @@ and no integrity finding is made of what the pins' readers cannot read (ADR 0036
 from __future__ import annotations
 
 import ast
+import copy
 import datetime as dt
 import hashlib
 import json
@@ -1084,9 +1085,15 @@ def _infermark(evidence: Gx10Evidence) -> list[Finding]:
 
 
 def _span(exchanges: Iterable[TransportExchange]) -> float | None:
-    starts = [e.started for e in exchanges]
-    ends = [e.ended for e in exchanges if e.ended is not None]
-    return max(ends) - min(starts) if starts and ends else None
+    """From the first exchange's start to the last thing the observer saw of any: its end, or
+    its last chunk where that came later or no end is recorded (an end left out, or set before
+    the chunks, never shortens the span)."""
+    starts, ends = [], []
+    for e in exchanges:
+        starts.append(e.started)
+        last = e.started + reply_facts(e).last_chunk
+        ends.append(max(last, e.ended if e.ended is not None else last))
+    return max(ends) - min(starts) if starts else None
 
 
 def _probe_contracts(evidence: Gx10Evidence) -> list[Finding]:
@@ -1131,8 +1138,43 @@ def _probe_contracts(evidence: Gx10Evidence) -> list[Finding]:
                 problems.append(
                     f"exchange {probe.exchange} is {exchange.component!r}'s, not a probe's"
                 )
+            sent = _without_policy(request, evidence)
+            wanted_request = contract.request(
+                probe.kind, evidence.model.runtime_model_id, probe.ceiling_tokens
+            )
+            if not problems and sent != wanted_request:
+                keys = sorted(
+                    k for k in {*sent, *wanted_request} if sent.get(k) != wanted_request.get(k)
+                )
+                problems.append(
+                    f"exchange {probe.exchange} asked otherwise than the contract's request "
+                    f"({', '.join(keys)[:200]} differ): a probe asks the contract's question alone"
+                )
         findings += [_disagrees(name, p) for p in problems]
     return findings
+
+
+def _without_policy(request: object, evidence: Gx10Evidence) -> dict[str, Any]:
+    """A recorded request body without the run's reasoning policy where its serialization
+    writes it (and the objects it made on the way, left empty): what the runner sent before the
+    observer wrote the policy in. The policy itself is the reasoning gates' to check."""
+    body = copy.deepcopy(request) if isinstance(request, dict) else {}
+    config = evidence.config
+    serialization = config.reasoning_policy.serialization if config is not None else None
+    if serialization is None:
+        return body
+    *parents, leaf = serialization.path.split(".")
+    nodes = [body]
+    for part in parents:
+        child = nodes[-1].get(part)
+        if not isinstance(child, dict):
+            return body
+        nodes.append(child)
+    nodes[-1].pop(leaf, None)
+    for node, part in zip(reversed(nodes[:-1]), reversed(parents), strict=True):
+        if node.get(part) == {}:
+            del node[part]
+    return body
 
 
 def _exchange_ids(evidence: Gx10Evidence) -> list[Finding]:

@@ -68,6 +68,8 @@ class ReplyFacts:
     first few in order (``FINGERPRINTS_KEPT``); empty when it names none."""
     more_fingerprints: int = 0
     """How many more distinct fingerprints it carried than are kept."""
+    last_chunk: float = 0.0
+    """When its last streamed chunk came, seconds after the request started (0: none)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +103,7 @@ def reply_facts(exchange: TransportExchange) -> ReplyFacts:
         generated,
         reply.fingerprints,
         reply.more_fingerprints,
+        max((chunk.t for chunk in exchange.chunks), default=0.0),
     )
 
 

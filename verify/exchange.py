@@ -232,7 +232,7 @@ def _facts(body: Body | None) -> BodyFacts | None:
         return None
     data = _body_bytes(body)
     text = _text_of(body)
-    form = "binary" if text is None else "json" if pretty_json(text) is not None else "text"
+    form = "binary" if text is None else "json" if is_json(text) else "text"
     return BodyFacts(
         bytes=len(data), sha256=f"sha256:{hashlib.sha256(data).hexdigest()}", form=form
     )
@@ -330,15 +330,28 @@ def _not_a_constant(name: str) -> float:
     raise ValueError(f"{name} is not JSON")
 
 
+MAX_INDENT = 32
+"""Levels past this are printed at this indentation: a body nested a thousand deep would
+otherwise print as its size times its depth."""
+
+
+def is_json(text: str) -> bool:
+    """Whether ``text`` is one JSON value (strict: no NaN or Infinity)."""
+    try:
+        json.loads(text, parse_constant=_not_a_constant)
+    except (ValueError, RecursionError):
+        return False
+    return True
+
+
 def pretty_json(text: str) -> str | None:
-    """``text`` re-indented (two spaces) when it is one JSON value, else None.
+    """``text`` re-indented (two spaces a level, at most :data:`MAX_INDENT` levels) when it is
+    one JSON value, else None.
 
     Only the whitespace between tokens changes: every string keeps its escapes, every number
     its digits, a repeated key stays repeated, so the printed body holds what the recorded one
     holds (``json.dumps(json.loads(...))`` would round numbers and merge repeated keys)."""
-    try:
-        json.loads(text, parse_constant=_not_a_constant)
-    except (ValueError, RecursionError):
+    if not is_json(text):
         return None
     tokens = _TOKEN.findall(text)
     out: list[str] = []
@@ -351,12 +364,12 @@ def pretty_json(text: str) -> str | None:
                 index += 2
                 continue
             depth += 1
-            out.append(piece + "\n" + "  " * depth)
+            out.append(piece + "\n" + "  " * min(depth, MAX_INDENT))
         elif piece in _CLOSING:
             depth -= 1
-            out.append("\n" + "  " * depth + piece)
+            out.append("\n" + "  " * min(depth, MAX_INDENT) + piece)
         elif piece == ",":
-            out.append(",\n" + "  " * depth)
+            out.append(",\n" + "  " * min(depth, MAX_INDENT))
         elif piece == ":":
             out.append(": ")
         else:

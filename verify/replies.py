@@ -79,7 +79,12 @@ FINGERPRINTS_KEPT = 3
 """How many distinct ``system_fingerprint`` values of one reply are kept (the rest counted):
 two are enough to show a reply of two engines."""
 
-THINK_TAGS = ("<think>", "</think>", "<thinking>", "</thinking>")
+THINK_TAGS = (
+    "<think>", "</think>", "<thinking>", "</thinking>",  # DeepSeek-R1, Qwen3, ...
+    "[think]", "[/think]",  # Magistral
+    "<|channel|>analysis",  # gpt-oss (the harmony format's reasoning channel)
+)  # fmt: skip
+"""Markup that carries reasoning in visible text, matched ignoring case."""
 
 
 def runtime_name(served: str) -> str:
@@ -261,7 +266,8 @@ class Reply:
     @property
     def contaminated(self) -> bool:
         """Reasoning text, or a thinking tag in the visible text."""
-        return bool(self.reasoning.strip()) or any(t in self.content for t in THINK_TAGS)
+        visible = self.content.lower()
+        return bool(self.reasoning.strip()) or any(t in visible for t in THINK_TAGS)
 
 
 def _present(value: Any) -> str:

@@ -15,6 +15,7 @@ remembered per process only up to :data:`MAX_UNFINISHED`.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -86,6 +87,8 @@ def _address(fields: str) -> tuple[str, str, int | None] | None:
         return None
     name = family.group(1)
     port = re.search(r"sin6?_port=htons\((\d+)\)", fields)
+    if port and len(port.group(1)) > 5:
+        raise TraceError(f"a port of {len(port.group(1))} digits")
     if name == "AF_INET":
         address = re.search(r'inet_addr\("([^"]*)"\)', fields)
     elif name == "AF_INET6":
@@ -96,6 +99,18 @@ def _address(fields: str) -> tuple[str, str, int | None] | None:
         return None  # netlink and the like: kernel channels, not network connections
     shown = address.group(1).strip('"') if address else "?"
     return name, shown, int(port.group(1)) if port else None
+
+
+MAX_PID_DIGITS = 10
+"""A pid has at most this many digits (Linux's are below 2**22)."""
+
+
+def _time(text: str) -> float:
+    """A call's time as strace writes it (seconds since the epoch, with microseconds), finite
+    and within the header's range."""
+    if len(text) > 32 or not math.isfinite(value := float(text)):
+        raise TraceError(f"a call time of {len(text)} characters")
+    return value
 
 
 def _outcome(text: str) -> str | None:
@@ -165,7 +180,9 @@ def trace_entries(chunks: Iterable[bytes]) -> Iterator[SocketLedgerEntry]:
             parsed = _address(match.group("addr")) if match else None
             if match is None or parsed is None:
                 continue
-            pid, comm, when, address = match["pid"], match["comm"] or "?", float(match["t"]), parsed
+            pid, comm, when, address = match["pid"], match["comm"] or "?", _time(match["t"]), parsed
+            if len(pid) > MAX_PID_DIGITS:
+                raise TraceError(f"a pid of {len(pid)} digits")
             if "<unfinished" in match.group("rest"):
                 pending[pid] = (pid, comm, when, address)
                 if len(pending) > MAX_UNFINISHED:

@@ -397,6 +397,13 @@ def _probe(run: Run, kind: Literal["response", "tool_call"]) -> Check:  # noqa: 
         return found("infra", "the probe record disagrees with its transport exchange", where)
     if finish == "length":
         return found("fail", f"output-limit truncation at {tokens} tokens", where)
+    if isinstance(tokens, int) and tokens > contract.total_completion_ceiling_tokens:
+        return found(
+            "infra",
+            f"the reply counts {tokens} completion tokens, past the {limit} asked for: not an "
+            "answer under the uniform ceiling",
+            where,
+        )
     if kind == "response" and (not isinstance(got, str) or not got.strip()):
         return found("fail", "a genuinely empty direct response", where)
     if got != probe.expected:
