@@ -28,6 +28,7 @@ import ast
 import copy
 import datetime as dt
 import hashlib
+import itertools
 import json
 import math
 import re
@@ -1048,13 +1049,30 @@ def _probes(evidence: Gx10Evidence) -> list[Finding]:
     return findings
 
 
-def _infermark(evidence: Gx10Evidence) -> list[Finding]:
+def _pinned_requests(pins: PinSetSource) -> int | None:
+    """How many requests the pinned Infermark command makes (its ``-n``), where the pin set
+    runs Infermark for performance and its command says."""
+    upstream = pins.pins.component_upstreams.get("performance")
+    harness = pins.pins.harnesses.get(upstream) if upstream is not None else None
+    if harness is None or harness.parser != "infermark":
+        return None
+    command = list(harness.command)
+    for flag, value in itertools.pairwise(command):
+        if flag in ("-n", "--requests") and value.isascii() and value.isdigit():
+            return int(value)
+    return None
+
+
+def _infermark(evidence: Gx10Evidence, pins: PinSetSource) -> list[Finding]:
     record = evidence.infermark
     name = "components/performance/infermark-c1.json"
     if record is None or evidence.transport is None:
         return []
     measured = [e for e in evidence.transport or () if e.component == "performance"]
     problems = []
+    pinned = _pinned_requests(pins)
+    if pinned is not None and record.requests != pinned:
+        problems.append(f"{record.requests} requests; the pinned command makes {pinned} (-n)")
     errors = sum(1 for e in measured if exchange_failed(e))
     replies = [(e, reply_facts(e)) for e in measured]
     visible = sum(r.visible for _, r in replies)
@@ -1436,7 +1454,7 @@ def consistency_findings(
     findings += _probe_contracts(evidence)
     findings += _exchange_ids(evidence)
     findings += _unknown_upstreams(evidence, names)
-    findings += _infermark(evidence)
+    findings += _infermark(evidence, pins)
     findings += _times(evidence, pins, foreign)
     findings += _environments(evidence, pins, read, foreign)
     findings += _data_listings(evidence, pins, read, foreign)

@@ -13,6 +13,7 @@ import binascii
 import contextlib
 import hashlib
 import json
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -48,9 +49,13 @@ COMPLETION_SUFFIXES = (
     "/responses",
     "/api/chat",
     "/api/generate",
+    "/v1/messages",
+    "/completion",
+    "/infill",
 )
-"""The endpoints that generate text: chat and legacy completions, the responses API, and
-Ollama's native chat and generate."""
+"""The endpoints that generate text: chat and legacy completions, the responses API, Ollama's
+native chat and generate, the messages API (llama.cpp, vLLM and Ollama serve it), and
+llama.cpp's own completion and infill."""
 
 REASONING_KEYS = (
     "reasoning_content",
@@ -173,41 +178,65 @@ def body_json(body: Body | None) -> Any:
     return None if data is None else _loads(data.decode("utf-8", "replace"))
 
 
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
 def sse_events(chunks: Iterable[Chunk]) -> Iterator[tuple[float, Any]]:
     """The JSON events of a stream, reassembled across chunk boundaries, each with the time of
-    the chunk its line ended in: server-sent events (``data:`` lines; ``[DONE]`` skipped) and
-    JSON Lines streams (Ollama's native API: a line that is a JSON object). Linear in the
-    stream's size: a chunk's text is split once, and only the unfinished line is carried."""
+    the chunk its event ended in: server-sent events as the specification frames them (lines
+    end at CR, LF or CRLF; an event's ``data:`` lines are joined until a blank line; ``[DONE]``
+    skipped) and JSON Lines streams (Ollama's native API: a line that is a JSON object). Linear
+    in the stream's size: a chunk's text is split once, and only the unfinished line and the
+    unfinished event's data are carried."""
+    return _stream_events((chunk.t, chunk.data) for chunk in chunks)
+
+
+def _stream_events(pieces: Iterable[tuple[float, str]]) -> Iterator[tuple[float, Any]]:
     pending: list[str] = []
-    for chunk in chunks:
-        head, newline, rest = chunk.data.partition("\n")
-        if not newline:
-            pending.append(head)
+    data: list[str] = []
+    t = -1.0
+    for t, text in pieces:
+        lines = _LINE_BREAK.split(text)
+        if len(lines) == 1:
+            pending.append(text)
             continue
-        lines = ["".join(pending) + head, *rest.split("\n")]
+        lines[0] = "".join(pending) + lines[0]
         pending = [lines.pop()]
         for line in lines:
-            event = _event(line)
-            if event is not _NOT_JSON:
-                yield chunk.t, event
+            yield from ((t, e) for e in _line(line, data))
     if pending and (last := "".join(pending)):
-        event = _event(last)
-        if event is not _NOT_JSON:
-            yield -1.0, event
+        yield from ((-1.0, e) for e in _line(last, data))
+    yield from ((-1.0, e) for e in _dispatch(data))
 
 
-def _event(line: str) -> Any:
-    line = line.rstrip("\r")
+def _line(line: str, data: list[str]) -> list[Any]:
+    """The events one line completes: a JSON Lines object; an event's data at a blank line. A
+    ``data:`` line is kept (one space after the colon dropped, as the specification says)."""
+    if line.startswith("data:"):
+        data.append(line[6:] if line.startswith("data: ") else line[5:])
+        return []
+    if not line.strip():
+        return _dispatch(data)
     if line.lstrip().startswith("{"):  # a JSON Lines stream
         value = _loads(line)
-        return value if isinstance(value, dict) else _NOT_JSON
-    if not line.startswith("data:"):
-        return _NOT_JSON
-    payload = line[5:].strip()
+        return [value] if isinstance(value, dict) else []
+    return []  # event:, id:, retry: and comments carry no reply
+
+
+def _dispatch(data: list[str]) -> list[Any]:
+    """The JSON value of an event's joined ``data:`` lines; where they do not join into one
+    (a server that leaves out the blank line between events), each line's own."""
+    if not data:
+        return []
+    lines = data[:]
+    data.clear()
+    payload = "\n".join(lines).strip()
     if payload == "[DONE]" or not payload:
-        return _NOT_JSON
+        return []
     value = _loads(payload)
-    return _NOT_JSON if value is None else value
+    if value is not None:
+        return [value]
+    return [v for line in lines if (v := _loads(line.strip())) is not None]
 
 
 def _dicts(value: Any) -> list[dict[str, Any]]:
@@ -300,14 +329,25 @@ def _named(value: Any) -> str:
     return f"{value[:230]}… sha256:{digest}"
 
 
+def _read_item(item: dict[str, Any], content: list[str], reasoning: list[str]) -> None:
+    """One output item of the responses API (a reasoning item, or a message's parts)."""
+    if item.get("type") == "reasoning":
+        reasoning.append("reasoning item")
+    for part in _dicts(item.get("content")):
+        content.append(_text(part.get("text")))
+
+
 def _read_value(  # noqa: PLR0912 - one branch per reply shape an engine uses
     value: Any,
     content: list[str],
     reasoning: list[str],
     models: list[str],
     fingerprints: dict[str, None] | None = None,
+    *,
+    nested: bool = False,
 ) -> bool:
-    """Read one reply document or stream event; whether it carried visible text."""
+    """Read one reply document or stream event; whether it carried visible text. A responses
+    API event's ``response`` object is read as a document of its own (one level)."""
     if not isinstance(value, dict):
         return False
     model = value.get("model")
@@ -329,16 +369,31 @@ def _read_value(  # noqa: PLR0912 - one branch per reply shape an engine uses
     if isinstance(value.get("response"), str):  # Ollama's /api/generate
         content.append(value["response"])
         reasoning.append(_present(value.get("thinking")))
-    for item in _dicts(value.get("output")):  # the responses API
-        if item.get("type") == "reasoning":
-            reasoning.append("reasoning item")
-        for part in _dicts(item.get("content")):
-            content.append(_text(part.get("text")))
+    elif isinstance(value.get("response"), dict) and not nested:  # a responses API event
+        _read_value(value["response"], content, reasoning, models, fingerprints, nested=True)
+    for item in [*_dicts(value.get("output")), *_dicts(value.get("item"))]:  # responses API
+        _read_item(item, content, reasoning)
+    if "choices" not in value and "content" in value:
+        # llama.cpp's /completion (a string) and the messages API (text and thinking parts)
+        content.append(_text(value["content"]))
+        reasoning.append(_part_reasoning(value["content"]))
     kind = value.get("type")
+    delta = value.get("delta")
     if isinstance(kind, str) and kind.startswith("response.reasoning"):
-        reasoning.append(_text(value.get("delta")) or "reasoning event")
+        reasoning.append(_text(delta) or "reasoning event")
     elif kind == "response.output_text.delta":
-        content.append(_text(value.get("delta")))
+        content.append(_text(delta))
+    elif kind == "content_block_delta" and isinstance(delta, dict):  # the messages API
+        if _reasoning_part(delta) or delta.get("type") == "thinking_delta":
+            reasoning.append(_present(delta.get("thinking")) or "thinking delta")
+        else:
+            content.append(_text(delta.get("text")))
+    block = value.get("content_block")
+    if isinstance(block, dict):  # the messages API's content_block_start
+        if _reasoning_part(block):
+            reasoning.append(_part_reasoning([block]) or "thinking block")
+        else:
+            content.append(_text(block.get("text")))
     return any(content[before:])  # visible text appended (no join: streams are long)
 
 
@@ -348,7 +403,13 @@ def read_exchange(exchange: TransportExchange) -> Reply:
     reasoning: list[str] = []
     models: list[str] = []
     fingerprints: dict[str, None] = {}  # distinct, in the order first seen
-    _read_value(body_json(exchange.response_body), content, reasoning, models, fingerprints)
+    body = body_json(exchange.response_body)
+    if body is None and (data := body_bytes(exchange.response_body)):
+        # a stream kept whole (Ollama's application/x-ndjson is no event stream to the
+        # observer): its events read as a stream's, none of them a timed chunk
+        for _, event in _stream_events([(-1.0, data.decode("utf-8", "replace"))]):
+            _read_value(event, content, reasoning, models, fingerprints)
+    _read_value(body, content, reasoning, models, fingerprints)
     times = []
     for t, event in sse_events(exchange.chunks):
         if _read_value(event, content, reasoning, models, fingerprints):

@@ -409,8 +409,11 @@ def _log_of_another_model(files: Files) -> None:
         (_other_model, TALLIES, "the tallies are not what the raw outputs of inspect say"),
         (_better_metric, TOOL_RESULT, "metric inspect_ai_accuracy is 99; the raw outputs of"),
         (_raw_edited, TALLIES, "the inspect raw outputs do not read: logs/"),
-        (_log_of_another_model, TALLIES,
-         "inspect's outputs are of model 'openai-api/local/another-model'; the run's model is"),
+        (
+            _log_of_another_model,
+            TALLIES,
+            "inspect's outputs are of model 'openai-api/local/another-model'; the run's model is",
+        ),
     ],
     ids=["tallies", "model", "metric", "raw", "log-model"],
 )

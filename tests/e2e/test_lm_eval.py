@@ -442,8 +442,11 @@ def _outputs_of_another_model(files: Files) -> None:
         (_other_model, TALLIES, "the tallies are not what the raw outputs of lmeval say"),
         (_better_metric, TOOL_RESULT, "metric lm_eval_accuracy is 99; the raw outputs of"),
         (_raw_edited, TALLIES, "the lmeval raw outputs do not read: "),
-        (_outputs_of_another_model, TALLIES,
-         f"lmeval's outputs are of model 'another-model'; the run's model is '{MODEL_ID}'"),
+        (
+            _outputs_of_another_model,
+            TALLIES,
+            f"lmeval's outputs are of model 'another-model'; the run's model is '{MODEL_ID}'",
+        ),
     ],
     ids=["tallies", "model", "metric", "raw", "outputs-model"],
 )

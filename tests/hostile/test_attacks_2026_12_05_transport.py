@@ -19,8 +19,12 @@ Holes (each test asserts the safe behaviour and failed on the code as found). Fi
 day: 1 (pid, port and time bounded in ``verify/socket_trace.py``), 2 (a probe's request held to
 ``pins.ProbeContract.request``, the policy aside: ``_consistency._without_policy``), 3 (a reply
 past the ceiling is infra), 5 (``_consistency._span`` takes the last chunk too), 10
-(``THINK_TAGS``, ignoring case) and 13 (``verify.exchange.is_json``; indentation capped). Left
-open, each a strict xfail: 4, 6, 7, 8, 9, 11 and 12.
+(``THINK_TAGS``, ignoring case) and 13 (``verify.exchange.is_json``; indentation capped); then
+4 (Infermark's request count held to the pinned ``-n``: ``_consistency._pinned_requests``), 6
+to 9 (``verify/replies.py``: a body that is no one JSON value read as a stream, server-sent
+events framed per their specification, responses API events read where they nest, the
+messages API and llama.cpp's ``/completion`` and ``/infill`` among the completion endpoints).
+Left open, each a strict xfail: 11 and 12.
 
 1. ``audit verify`` crashes with a traceback (ValueError) on a sandbox trace line whose pid or
    port has more than 4,300 digits (``int()`` in ``trace_entries`` / ``_address``), or whose time
@@ -444,12 +448,6 @@ def test_a_failed_performance_request_scores_zero(recorded: Recorded, tmp_path: 
     assert verdict.scores.performance == 0.0
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="HOLE: a failed performance request relabelled 'coding' and a report of 19 requests "
-    "(the pins fix -n 20) score performance 100 (the Infermark readers and _infermark never "
-    "compare the request count with the pinned command)",
-)
 def test_a_failed_performance_request_relabelled_away_still_counts(
     recorded: Recorded, tmp_path: Path
 ) -> None:
@@ -532,12 +530,6 @@ def test_an_ollama_stream_recorded_as_chunks_is_read(recorded: Recorded, tmp_pat
     assert _gate(verdict, "reasoning_contamination") == "fail"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="HOLE: an Ollama /api/chat stream (application/x-ndjson) is recorded as one body, "
-    "which body_json cannot parse: its thinking and its model are unread "
-    "(verify/replies.py read_exchange)",
-)
 @pytest.mark.parametrize("shown", ["thinking", "another-model"])
 def test_an_ollama_stream_recorded_as_a_body_is_read(
     recorded: Recorded, tmp_path: Path, shown: str
@@ -571,12 +563,6 @@ def _multiline_data(files: Files) -> None:
     _streamed(files, chunks)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="HOLE: reasoning_content in a CR-framed event stream, or in an event whose JSON spans "
-    "two data: lines (both read by the openai client's SSEDecoder), passes "
-    "(verify/replies.py sse_events splits on LF and parses each data: line alone)",
-)
 @pytest.mark.parametrize("framing", [_cr_framed, _multiline_data], ids=["cr", "multiline-data"])
 def test_reasoning_in_any_event_stream_framing_is_found(
     recorded: Recorded, tmp_path: Path, framing: Callable[[Files], None]
@@ -617,12 +603,6 @@ def _responses(files: Files, model: str, reasoning: bool) -> None:
               request_body=_utf8(request))  # fmt: skip
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="HOLE: a streamed /v1/responses reply names its model under response.model and its "
-    "reasoning item under item / response.output: another model, and reasoning, pass "
-    "(verify/replies.py _read_value reads model and output at the top level only)",
-)
 @pytest.mark.parametrize("shown", ["another-model", "reasoning-item"])
 def test_a_streamed_responses_reply_is_read_where_it_nests(
     recorded: Recorded, tmp_path: Path, shown: str
@@ -667,13 +647,6 @@ def _messages(files: Files) -> None:
     _edit_exchange(files, CODING_EXCHANGE, edit)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="HOLE: llama.cpp's native /completion and the /v1/messages API are no completion "
-    "paths and their replies are not read as generated text: reasoning with the policy off and "
-    "a request without the serialization both pass (verify/replies.py COMPLETION_SUFFIXES, "
-    "_read_value)",
-)
 @pytest.mark.parametrize(
     "endpoint", [_native_completion, _messages], ids=["completion", "messages"]
 )
