@@ -30,14 +30,17 @@ from bundle_schema.models import (
     TransportExchange,
 )
 from bundle_schema.roles import REFERENCE_HEADER
-from verify.replies import body_json, read_exchange, request_reasoning
+from pins import PROBE_CONTRACTS
+from verify.replies import body_bytes, body_json, read_exchange, request_reasoning
 
 __all__ = [
+    "PROBE_PROMPTS",
     "LedgerFacts",
     "LedgerTally",
     "ReplyFacts",
     "RequestFacts",
     "SlimExchange",
+    "asks_a_probe",
     "is_loopback",
     "ledger_facts",
     "ledger_problem",
@@ -149,6 +152,30 @@ class SlimExchange(TransportExchange):
 
     _reply: ReplyFacts = PrivateAttr()
     _request: RequestFacts | None = PrivateAttr(default=None)
+    _probe: bool = PrivateAttr(default=False)
+
+
+PROBE_PROMPTS = frozenset(
+    contract.prompt(kind)
+    for contract in PROBE_CONTRACTS.values()
+    for kind in ("response", "tool_call")
+)
+"""Every question a direct probe asks (of every known contract)."""
+
+
+def asks_a_probe(exchange: TransportExchange) -> bool:
+    """Whether an exchange's request asks a direct probe's question, alone (one user message
+    whose text is a contract's prompt): wherever it is in the log, it was a probe's."""
+    if isinstance(exchange, SlimExchange):
+        return exchange._probe
+    data = body_bytes(exchange.request_body)
+    if data is None or not any(p.encode() in data for p in PROBE_PROMPTS):
+        return False  # the common case, without parsing the body
+    request = body_json(exchange.request_body)
+    messages = request.get("messages") if isinstance(request, dict) else None
+    if not isinstance(messages, list) or len(messages) != 1 or not isinstance(messages[0], dict):
+        return False
+    return messages[0].get("role") == "user" and messages[0].get("content") in PROBE_PROMPTS
 
 
 def _listing(exchange: TransportExchange) -> Body | None:
@@ -187,6 +214,7 @@ def slim_exchange(exchange: TransportExchange, config: RunConfig | None) -> Slim
         response_model=exchange.response_model,
     )
     slim._reply = reply_facts(exchange)
+    slim._probe = asks_a_probe(exchange)
     policy = config.reasoning_policy if config is not None else None
     if policy is not None and policy.serialization is not None:
         slim._request = request_facts(exchange, policy.serialization, policy.effective != "off")

@@ -24,7 +24,8 @@ past the ceiling is infra), 5 (``_consistency._span`` takes the last chunk too),
 to 9 (``verify/replies.py``: a body that is no one JSON value read as a stream, server-sent
 events framed per their specification, responses API events read where they nest, the
 messages API and llama.cpp's ``/completion`` and ``/infill`` among the completion endpoints).
-Left open, each a strict xfail: 11 and 12.
+12 by ``verify._facts.asks_a_probe`` (an exchange of any component asking a probe's question
+alone must be a probe record's). Left open, a strict xfail: 11 (threat-model.md).
 
 1. ``audit verify`` crashes with a traceback (ValueError) on a sandbox trace line whose pid or
    port has more than 4,300 digits (``int()`` in ``trace_entries`` / ``_address``), or whose time
@@ -351,12 +352,6 @@ def test_a_probe_answered_past_the_uniform_ceiling_does_not_pass(
     assert _gate(verdict, "direct_response") != "pass" or _findings(verdict, RESPONSE_PROBE)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="HOLE: the failed first attempt of a probe relabelled 'coding' is no orphan, and the "
-    "retry passes direct_response (verify/gx10/gates.py _reference_problem trusts the "
-    "observer's component label; phases are not checked to be contiguous)",
-)
 def test_a_retried_probe_relabelled_as_a_harness_exchange_is_an_orphan(
     recorded: Recorded, tmp_path: Path
 ) -> None:

@@ -18,6 +18,7 @@ from bundle_schema.roles import REFERENCE_HEADER
 from verify._consistency import checkout_problem, needed_upstreams
 from verify._facts import (
     ReplyFacts,
+    asks_a_probe,
     is_loopback,
     reply_facts,
     request_facts,
@@ -149,6 +150,9 @@ def _reference_problem(run: Run, ids: set[int]) -> str | None:  # noqa: PLR0911,
         elif component == "probes":
             if logged.id not in named:
                 return f"{where} of the probes is named by no probe record: a retried probe"
+        elif asks_a_probe(logged) and logged.id not in named:
+            return (f"{where} asks a direct probe's question as {component!r}'s and no probe "
+                    "record names it: a retried probe")  # fmt: skip
         elif component not in run.selected:
             return f"{where} belongs to {component!r}, not a selected component: orphaned"
         elif component == "hermes" and is_completion(logged) and logged.id not in named:
