@@ -30,16 +30,7 @@ from tests.private_sigstore import (
     root_from_path,
 )
 
-
-@pytest.fixture(autouse=True)
-def _private_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    for variable in ("HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_CONFIG_HOME"):
-        monkeypatch.setenv(variable, str(tmp_path / variable.lower()))
-
-
-@pytest.fixture(scope="module")
-def instance() -> PrivateSigstore:
-    return PrivateSigstore()
+pytestmark = pytest.mark.usefixtures("private_home")
 
 
 @given(st.integers(min_value=1, max_value=70), st.data())

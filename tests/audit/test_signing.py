@@ -14,7 +14,7 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -41,40 +41,19 @@ from tests.factories import write_small_bundle
 from tests.http_range import serve as serve_http
 from tests.paths import PINS, ROOT, SCHEMAS
 from tests.private_sigstore import ISSUER, PrivateSigstore, Services
+from tests.sigstore_kit import trust_files
 from verify import open_source, parse_manifest
 from verify._trust import PINS_FILE, shipped_root
 
+pytestmark = pytest.mark.usefixtures("private_home")
+
 WHO = "release-bot@test.local"
-
-
-@pytest.fixture(autouse=True)
-def _private_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """sigstore must never find (or write) a cache in the user's home directory."""
-    for variable in ("HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_CONFIG_HOME"):
-        monkeypatch.setenv(variable, str(tmp_path / "home" / variable.lower()))
-    monkeypatch.delenv("SIGSTORE_ID_TOKEN", raising=False)
-    for variable in [v for v in os.environ if v.startswith(("ACTIONS_ID_TOKEN", "GITHUB_"))]:
-        monkeypatch.delenv(variable)
-
-
-@pytest.fixture(scope="module")
-def instance() -> PrivateSigstore:
-    return PrivateSigstore()
-
-
-@pytest.fixture(scope="module")
-def services(instance: PrivateSigstore) -> Iterator[Services]:
-    with Services(instance) as running:
-        yield running
 
 
 @pytest.fixture
 def trust(tmp_path: Path, instance: PrivateSigstore, services: Services) -> dict[str, str]:
     """The files a signer and a verifier of the private instance use."""
-    root, config = tmp_path / "trusted_root.json", tmp_path / "trust_config.json"
-    root.write_bytes(instance.trusted_root_bytes())
-    config.write_text(json.dumps(services.trust_config()))
-    return {"root": str(root), "config": str(config)}
+    return trust_files(tmp_path, instance, services)
 
 
 def sign(path: Path, instance: PrivateSigstore, trust: dict[str, str], who: str = WHO) -> int:

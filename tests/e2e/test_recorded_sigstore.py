@@ -4,8 +4,6 @@ validity-window checks ``audit verify`` uses; the CVE-2022-36056 bundle is refus
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from sigstore.errors import VerificationError
 from sigstore.models import Bundle
@@ -25,10 +23,7 @@ BEACON = (
 )
 
 
-@pytest.fixture(autouse=True)
-def _private_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    for variable in ("HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_CONFIG_HOME"):
-        monkeypatch.setenv(variable, str(tmp_path / variable.lower()))
+pytestmark = pytest.mark.usefixtures("private_home")
 
 
 def _verify_artifact(root: str, artifact: str, identity: str, issuer: str) -> None:

@@ -62,7 +62,7 @@ import datetime as dt
 import hashlib
 import json
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -77,44 +77,21 @@ from pins import load_builtin
 from tests.factories import write_small_bundle
 from tests.http_range import serve, url_of
 from tests.private_sigstore import ISSUER, PrivateSigstore, Services
+from tests.sigstore_kit import trust_files
 from verify import Verification, verify_bundle
+
+pytestmark = pytest.mark.usefixtures("private_home")
 
 WHO = "release-bot@test.local"
 AUDITOR = "auditor@test.local"
 OTHER_ISSUER = "https://evil.test"
 
 
-@pytest.fixture(autouse=True)
-def _private_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """sigstore must never find (or write) a cache in the user's home directory."""
-    for variable in ("HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_CONFIG_HOME"):
-        monkeypatch.setenv(variable, str(tmp_path / "home" / variable.lower()))
-    monkeypatch.delenv("SIGSTORE_ID_TOKEN", raising=False)
-    monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)
-    for variable in [v for v in os.environ if v.startswith(("ACTIONS_ID_TOKEN", "GITHUB_"))]:
-        monkeypatch.delenv(variable)
-
-
-@pytest.fixture(scope="module")
-def instance() -> PrivateSigstore:
-    return PrivateSigstore()
-
-
-@pytest.fixture(scope="module")
-def services(instance: PrivateSigstore) -> Iterator[Services]:
-    with Services(instance) as running:
-        yield running
-
-
 @pytest.fixture(scope="module")
 def trust(
     tmp_path_factory: pytest.TempPathFactory, instance: PrivateSigstore, services: Services
 ) -> dict[str, str]:
-    folder = tmp_path_factory.mktemp("trust")
-    root, config = folder / "trusted_root.json", folder / "trust_config.json"
-    root.write_bytes(instance.trusted_root_bytes())
-    config.write_text(json.dumps(services.trust_config()))
-    return {"root": str(root), "config": str(config)}
+    return trust_files(tmp_path_factory.mktemp("trust"), instance, services)
 
 
 def _sign(
