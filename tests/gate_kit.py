@@ -10,12 +10,14 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from audit.cli import main
 from audit.demo.examples import build_upstream
 from audit.demo.reference_endpoint import serve
 from audit.run import RunRequest, run_qualification
 from bundle_schema.models import Claims, Manifest, Verdict
 from pins import DEMO, PinSetSource, load_builtin, pin_set_source
 from tests.data.hostile.kit import Files, read_bundle, reseal
+from tests.paths import EXAMPLES
 from verify import parse_manifest, verify_bundle
 from verify._source import open_source
 
@@ -90,6 +92,28 @@ def resealed(source: Path, target: Path, edit: Callable[[Files], None], pins: Pi
     manifest, files = read_bundle(source)
     edit(files)
     return resealed_as_replayed(target, manifest, files, pins)
+
+
+RECORDED_TAR = EXAMPLES / "recorded" / "llamacpp-smollm2-135m.tar"
+"""The recorded real bundle (llama.cpp, SmolLM2, the real upstreams)."""
+Recorded = tuple[Manifest, Files]
+"""A bundle's manifest and evidence, as :func:`tests.data.hostile.kit.read_bundle` gives them."""
+
+
+def unpacked_recorded(folder: Path) -> Recorded:
+    """The recorded real bundle, unpacked under ``folder`` and read."""
+    root = folder / "bundle"
+    assert main(["unpack", str(RECORDED_TAR), "-o", str(root)]) == 0
+    return read_bundle(root)
+
+
+def forged(recorded: Recorded, target: Path, edit: Callable[[Files], None]) -> Path:
+    """A read bundle edited by ``edit`` and resealed at ``target`` with claims equal to its
+    replay (a forger's honest-looking claims)."""
+    manifest, original = recorded
+    files = dict(original)
+    edit(files)
+    return resealed_as_replayed(target, manifest, files)
 
 
 def resealed_as_replayed(

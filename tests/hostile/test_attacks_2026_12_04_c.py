@@ -63,14 +63,14 @@ import pytest
 
 from audit.cli import main
 from bundle_schema import canonical_bytes
-from bundle_schema.models import Manifest, Verdict
-from tests.data.hostile.kit import Files, read_bundle, reseal
-from tests.gate_kit import resealed_as_replayed
-from tests.paths import DATA, EXAMPLES
+from bundle_schema.models import Verdict
+from tests.data.hostile.kit import Files, reseal
+from tests.gate_kit import RECORDED_TAR, Recorded, forged, unpacked_recorded
+from tests.paths import DATA
 from verify import verify_bundle
 from verify.harness_outputs import OutputsUnreadable, read_outputs
 
-TAR = EXAMPLES / "recorded" / "llamacpp-smollm2-135m.tar"
+TAR = RECORDED_TAR
 CSV = "components/coding/raw/spark_bench.csv"
 QUALITY = "components/coding/spark-quality.json"
 CODING = "components/coding/result.json"
@@ -80,25 +80,16 @@ TOOL = "components/tool_instruction/result.json"
 INFERMARK = "components/performance/raw/infermark.json"
 OUTPUTS = DATA / "upstream_outputs"
 
-Recorded = tuple[Manifest, Files]
-
 
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory: pytest.TempPathFactory) -> Recorded:
-    root = tmp_path_factory.mktemp("recorded") / "bundle"
-    assert main(["unpack", str(TAR), "-o", str(root)]) == 0
-    return read_bundle(root)
+    return unpacked_recorded(tmp_path_factory.mktemp("recorded"))
 
 
 # --- forging --------------------------------------------------------------------------------------
 
 
-def _forge(recorded: Recorded, target: Path, edit: Callable[[Files], None]) -> Path:
-    """The recorded bundle edited by ``edit`` and resealed with claims equal to its replay."""
-    manifest, original = recorded
-    files = dict(original)
-    edit(files)
-    return resealed_as_replayed(target, manifest, files)
+_forge = forged
 
 
 def _resealed(recorded: Recorded, target: Path, edit: Callable[[Files], None]) -> Path:

@@ -101,26 +101,24 @@ from typing import Any
 
 import pytest
 
-from audit.cli import main
 from bundle_schema import canonical_bytes
-from bundle_schema.models import Manifest, TransportExchange, Verdict
+from bundle_schema.models import TransportExchange, Verdict
 from tests.data.hostile.kit import (
     Files,
     audit_process,
     lines,
     put_json,
     put_lines,
-    read_bundle,
     reseal,
 )
-from tests.gate_kit import resealed_as_replayed
-from tests.paths import EXAMPLES, ROOT
+from tests.gate_kit import RECORDED_TAR, Recorded, forged, unpacked_recorded
+from tests.paths import ROOT
 from verify import verify_bundle
 from verify._facts import reply_facts
 from verify.harness_outputs import read_outputs
 from verify.socket_trace import trace_entries
 
-TAR = EXAMPLES / "recorded" / "llamacpp-smollm2-135m.tar"
+TAR = RECORDED_TAR
 LOG = "transport/exchanges.jsonl"
 CONFIG = "run/config.json"
 LEDGER = "network/socket-ledger.jsonl"
@@ -141,14 +139,10 @@ CODING_EXCHANGE = 213
 PROBE_EXCHANGE = 4
 """The exact-answer probe's exchange (the model answered a sentence, not READY)."""
 
-Recorded = tuple[Manifest, Files]
-
 
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory: pytest.TempPathFactory) -> Recorded:
-    root = tmp_path_factory.mktemp("recorded") / "bundle"
-    assert main(["unpack", str(TAR), "-o", str(root)]) == 0
-    return read_bundle(root)
+    return unpacked_recorded(tmp_path_factory.mktemp("recorded"))
 
 
 # --- forging ------------------------------------------------------------------------------------
@@ -156,10 +150,7 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> Recorded:
 
 def _forge(recorded: Recorded, target: Path, edit: Callable[[Files], None]) -> Verdict:
     """The recorded bundle edited, resealed with claims equal to its replay, and verified."""
-    manifest, original = recorded
-    files = dict(original)
-    edit(files)
-    return verify_bundle(resealed_as_replayed(target, manifest, files)).verdict
+    return verify_bundle(forged(recorded, target, edit)).verdict
 
 
 def _gate(verdict: Verdict, gate_id: str) -> str:
