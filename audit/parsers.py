@@ -20,6 +20,8 @@ from bundle_schema.models import ComponentName
 from verify.harness_outputs import Outputs, OutputsUnreadable, read_outputs
 
 __all__ = [
+    "MAX_OUTPUTS",
+    "MAX_OUTPUT_BYTES",
     "MAX_OUTPUT_DEPTH",
     "ParseFailed",
     "Parsed",
@@ -37,6 +39,11 @@ class ParseFailed(CheckFailed):
     """A harness's outputs cannot be read as evidence; the message says which and why."""
 
 
+MAX_OUTPUT_BYTES = 256 << 20
+"""The largest output file kept (the largest a reader reads: bfcl-eval's result files are
+bounded alike); a larger one is refused by name, never read into memory."""
+MAX_OUTPUTS = 1 << 30
+"""All of one harness's output files together, at most."""
 MAX_OUTPUT_DEPTH = 32
 """How many directories deep under its output directory a harness's outputs are read; a
 directory deeper than this is refused by name (no pinned harness writes more than four)."""
@@ -63,6 +70,7 @@ class _Walk:
 
     files: dict[str, bytes] = field(default_factory=dict)
     refused: list[str] = field(default_factory=list)
+    size: int = 0
 
     def directory(self, fd: int, prefix: str) -> None:
         try:
@@ -93,10 +101,25 @@ class _Walk:
                 os.close(child)
         elif stat.S_ISREG(mode):
             with open(os.open(name, _FILE, dir_fd=fd), "rb") as file:
-                if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
+                status = os.fstat(file.fileno())
+                if not stat.S_ISREG(status.st_mode):
                     self.refused.append(f"{shown_output(relative)}: no longer a regular file")
                     return
-                self.files[relative] = file.read()
+                if status.st_size > MAX_OUTPUT_BYTES or self.size + status.st_size > MAX_OUTPUTS:
+                    self.refused.append(
+                        f"{shown_output(relative)}: {status.st_size} bytes, past what a harness's "
+                        f"outputs are kept to ({MAX_OUTPUT_BYTES >> 20} MiB a file, "
+                        f"{MAX_OUTPUTS >> 20} MiB in all)"
+                    )
+                    return
+                data = file.read(MAX_OUTPUT_BYTES + 1)
+                if len(data) > MAX_OUTPUT_BYTES:  # grown since: refused as above
+                    self.refused.append(
+                        f"{shown_output(relative)}: grew past {MAX_OUTPUT_BYTES} bytes"
+                    )
+                    return
+                self.size += len(data)
+                self.files[relative] = data
         elif stat.S_ISLNK(mode):
             target = os.readlink(name, dir_fd=fd)
             self.refused.append(

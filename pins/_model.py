@@ -203,6 +203,11 @@ class Harness(_Frozen):
                 ) from None
             for name, spec, conversion in fields:
                 data = re.fullmatch(r"data\[([^\]]*)\]", name)
+                if data is not None and data[1].isdigit():
+                    raise ValueError(
+                        f"command part {part!r}: {{{name}}}: a data directory named by digits "
+                        "alone is read as a number there; give it a name with a letter"
+                    )
                 known = name in PLACEHOLDERS or (data is not None and data[1] in self.data)
                 if not known or spec or conversion:
                     raise ValueError(

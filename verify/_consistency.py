@@ -1091,6 +1091,14 @@ def _infermark(evidence: Gx10Evidence, pins: PinSetSource) -> list[Finding]:
     span = _span(measured)
     if span is not None and record.wall_seconds + SPAN_SLACK_S < span:
         problems.append(f"a wall of {record.wall_seconds} s, the exchanges span {span:.3f} s")
+    busy = sum(_end(e) - e.started for e in measured)  # at concurrency 1, one after another
+    if (span is None or record.wall_seconds + SPAN_SLACK_S >= span) and (
+        record.wall_seconds + SPAN_SLACK_S < busy
+    ):
+        problems.append(
+            f"a wall of {record.wall_seconds} s at concurrency 1; its {len(measured)} "
+            f"exchanges took {busy:.3f} s one after another"
+        )
     firsts = [
         r.first_visible for _, r in replies if r.first_visible is not None and r.first_visible >= 0
     ]
@@ -1102,15 +1110,20 @@ def _infermark(evidence: Gx10Evidence, pins: PinSetSource) -> list[Finding]:
     return [_disagrees(name, f"the record says {p}", path=name) for p in problems]
 
 
+def _end(exchange: TransportExchange) -> float:
+    """The last thing the observer saw of an exchange: its end, or its last chunk where that
+    came later or no end is recorded (an end left out, or set before the chunks, never makes an
+    exchange shorter)."""
+    last = exchange.started + reply_facts(exchange).last_chunk
+    return max(last, exchange.ended if exchange.ended is not None else last)
+
+
 def _span(exchanges: Iterable[TransportExchange]) -> float | None:
-    """From the first exchange's start to the last thing the observer saw of any: its end, or
-    its last chunk where that came later or no end is recorded (an end left out, or set before
-    the chunks, never shortens the span)."""
+    """From the first exchange's start to the last :func:`_end` of any."""
     starts, ends = [], []
     for e in exchanges:
         starts.append(e.started)
-        last = e.started + reply_facts(e).last_chunk
-        ends.append(max(last, e.ended if e.ended is not None else last))
+        ends.append(_end(e))
     return max(ends) - min(starts) if starts else None
 
 

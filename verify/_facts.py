@@ -31,7 +31,7 @@ from bundle_schema.models import (
 )
 from bundle_schema.roles import REFERENCE_HEADER
 from pins import PROBE_CONTRACTS
-from verify.replies import body_bytes, body_json, read_exchange, request_reasoning
+from verify.replies import body_json, read_exchange, request_reasoning
 
 __all__ = [
     "PROBE_PROMPTS",
@@ -123,15 +123,20 @@ def _key(serialization: ReasoningSerialization, wanted: bool) -> tuple[str, str,
 
 
 def request_facts(
-    exchange: TransportExchange, serialization: ReasoningSerialization, wanted: bool
+    exchange: TransportExchange,
+    serialization: ReasoningSerialization,
+    wanted: bool,
+    request: Any = _MISSING,
 ) -> RequestFacts:
-    """The request facts of an exchange under ``serialization`` and the wanted policy."""
+    """The request facts of an exchange under ``serialization`` and the wanted policy (its
+    request body's JSON value ``request`` when already parsed)."""
     key = _key(serialization, wanted)
     if isinstance(exchange, SlimExchange) and exchange._request is not None:
         if exchange._request.key != key:  # pragma: no cover - slimmed under the run's config
             raise ValueError("a slim exchange was reduced under another reasoning policy")
         return exchange._request
-    request = body_json(exchange.request_body)
+    if request is _MISSING:
+        request = body_json(exchange.request_body)
     value = _at(serialization.path, request)
     carries = not (
         value is _MISSING
@@ -163,15 +168,14 @@ PROBE_PROMPTS = frozenset(
 """Every question a direct probe asks (of every known contract)."""
 
 
-def asks_a_probe(exchange: TransportExchange) -> bool:
+def asks_a_probe(exchange: TransportExchange, request: Any = _MISSING) -> bool:
     """Whether an exchange's request asks a direct probe's question, alone (one user message
-    whose text is a contract's prompt): wherever it is in the log, it was a probe's."""
+    whose text is a contract's prompt, however its JSON escapes it): wherever it is in the log,
+    it was a probe's. ``request``: its body's JSON value, when already parsed."""
     if isinstance(exchange, SlimExchange):
         return exchange._probe
-    data = body_bytes(exchange.request_body)
-    if data is None or not any(p.encode() in data for p in PROBE_PROMPTS):
-        return False  # the common case, without parsing the body
-    request = body_json(exchange.request_body)
+    if request is _MISSING:
+        request = body_json(exchange.request_body) if exchange.request_body else None
     messages = request.get("messages") if isinstance(request, dict) else None
     if not isinstance(messages, list) or len(messages) != 1 or not isinstance(messages[0], dict):
         return False
@@ -214,10 +218,13 @@ def slim_exchange(exchange: TransportExchange, config: RunConfig | None) -> Slim
         response_model=exchange.response_model,
     )
     slim._reply = reply_facts(exchange)
-    slim._probe = asks_a_probe(exchange)
+    request = body_json(exchange.request_body) if exchange.request_body else None  # parsed once
+    slim._probe = asks_a_probe(exchange, request)
     policy = config.reasoning_policy if config is not None else None
     if policy is not None and policy.serialization is not None:
-        slim._request = request_facts(exchange, policy.serialization, policy.effective != "off")
+        slim._request = request_facts(
+            exchange, policy.serialization, policy.effective != "off", request
+        )
     return slim
 
 

@@ -175,7 +175,7 @@ def body_json(body: Body | None) -> Any:
     """A body's JSON value (base64 bodies decoded first, bytes that are not UTF-8 read as
     U+FFFD), or None when it holds none."""
     data = body_bytes(body)
-    return None if data is None else _loads(data.decode("utf-8", "replace"))
+    return None if data is None else _loads(data.decode("utf-8", "replace").removeprefix("\ufeff"))
 
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
@@ -193,9 +193,17 @@ def sse_events(chunks: Iterable[Chunk]) -> Iterator[tuple[float, Any]]:
 
 def _stream_events(pieces: Iterable[tuple[float, str]]) -> Iterator[tuple[float, Any]]:
     pending: list[str] = []
-    data: list[str] = []
-    t = -1.0
-    for t, text in pieces:
+    data: list[tuple[float, str]] = []  # the unfinished event's data lines, each with its time
+    after_cr = False  # the last piece ended at a CR: an LF starting the next one ends no line
+    first = True
+    for t, piece in pieces:
+        text = piece.removeprefix("\ufeff") if first else piece  # a byte order mark is no data
+        first = False
+        if after_cr and text.startswith("\n"):
+            text = text[1:]
+        if not text:
+            continue
+        after_cr = text.endswith("\r")
         lines = _LINE_BREAK.split(text)
         if len(lines) == 1:
             pending.append(text)
@@ -203,40 +211,42 @@ def _stream_events(pieces: Iterable[tuple[float, str]]) -> Iterator[tuple[float,
         lines[0] = "".join(pending) + lines[0]
         pending = [lines.pop()]
         for line in lines:
-            yield from ((t, e) for e in _line(line, data))
+            yield from _line(t, line, data)
     if pending and (last := "".join(pending)):
-        yield from ((-1.0, e) for e in _line(last, data))
-    yield from ((-1.0, e) for e in _dispatch(data))
+        yield from _line(-1.0, last, data)
+    yield from _dispatch(data)
 
 
-def _line(line: str, data: list[str]) -> list[Any]:
-    """The events one line completes: a JSON Lines object; an event's data at a blank line. A
-    ``data:`` line is kept (one space after the colon dropped, as the specification says)."""
+def _line(t: float, line: str, data: list[tuple[float, str]]) -> list[tuple[float, Any]]:
+    """The events one line completes (each with its time): a JSON Lines object; an event's
+    data at a blank line. A ``data:`` line is kept with the time it came (one space after the
+    colon dropped, as the specification says)."""
     if line.startswith("data:"):
-        data.append(line[6:] if line.startswith("data: ") else line[5:])
+        data.append((t, line[6:] if line.startswith("data: ") else line[5:]))
         return []
     if not line.strip():
         return _dispatch(data)
     if line.lstrip().startswith("{"):  # a JSON Lines stream
         value = _loads(line)
-        return [value] if isinstance(value, dict) else []
+        return [(t, value)] if isinstance(value, dict) else []
     return []  # event:, id:, retry: and comments carry no reply
 
 
-def _dispatch(data: list[str]) -> list[Any]:
-    """The JSON value of an event's joined ``data:`` lines; where they do not join into one
-    (a server that leaves out the blank line between events), each line's own."""
+def _dispatch(data: list[tuple[float, str]]) -> list[tuple[float, Any]]:
+    """The JSON value of an event's joined ``data:`` lines, at the time its last line came;
+    where they do not join into one (a server that leaves out the blank line between events),
+    each line's own, at its own time."""
     if not data:
         return []
     lines = data[:]
     data.clear()
-    payload = "\n".join(lines).strip()
+    payload = "\n".join(text for _, text in lines).strip()
     if payload == "[DONE]" or not payload:
         return []
     value = _loads(payload)
     if value is not None:
-        return [value]
-    return [v for line in lines if (v := _loads(line.strip())) is not None]
+        return [(lines[-1][0], value)]
+    return [(t, v) for t, text in lines if (v := _loads(text.strip())) is not None]
 
 
 def _dicts(value: Any) -> list[dict[str, Any]]:
@@ -364,8 +374,10 @@ def _read_value(  # noqa: PLR0912 - one branch per reply shape an engine uses
         for key in ("message", "delta"):
             for message in _dicts(choice.get(key)):
                 _read_message(message, content, reasoning)
-    for message in _dicts(value.get("message")):  # Ollama's /api/chat
+    for message in _dicts(value.get("message")):  # Ollama's /api/chat; message_start
         _read_message(message, content, reasoning)
+        if "model" in message:  # the messages API names its model in message_start's message
+            models.append(_named(message["model"]))
     if isinstance(value.get("response"), str):  # Ollama's /api/generate
         content.append(value["response"])
         reasoning.append(_present(value.get("thinking")))

@@ -130,7 +130,9 @@ def test_a_copy_that_passes_its_checks_but_is_not_rankable_does_not_hide_the_ran
     ranked_examples: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Hole 1: the copy renames the model (outside contents_key), its claims repeat its own
-    replay (INFRA_ERROR, not rankable): verify exits 0, and it displaces the QUALIFIED run."""
+    replay (INFRA_ERROR, not rankable): verify exited 0, and it displaced the QUALIFIED run.
+    Since 2026-12-05 a probe's request is held to the runtime model id, so the renamed copy
+    fails its checks too (exit 1); either way it must not displace the ranked run."""
     victim = Path(shutil.copytree(ranked_examples[FULL], tmp_path / "victim"))
     forged = _reseal(
         Path(shutil.copytree(victim, tmp_path / "forged")),
@@ -140,7 +142,8 @@ def test_a_copy_that_passes_its_checks_but_is_not_rankable_does_not_hide_the_ran
         claims={"outcome": "INFRA_ERROR", "result_validity": "INFRA_FAILURE",
                 "profile_decision": "NOT_ASSESSED", "rankable": False},
     )  # fmt: skip
-    assert main(["verify", str(forged), "--pins", str(DEPLOYMENT_PINS)]) == 0  # passes its checks
+    assert main(["verify", str(forged), "--pins", str(DEPLOYMENT_PINS)]) == 1
+    assert "asked otherwise than the contract's request (model differ)" in capsys.readouterr().err
     ranking = _ranked(capsys, victim, forged)
     assert [r["run_id"] for r in ranking["ranked"]] == [FULL_RUN], [
         (r["run_id"], r["reasons"][:1]) for r in ranking["apart"]
