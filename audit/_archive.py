@@ -177,6 +177,8 @@ def unpack(archive: str | os.PathLike[str], out: str | os.PathLike[str]) -> Pack
         InvalidInput: not a tar, a hostile member, or ``out`` exists and is not empty.
         OSError: writing failed.
     """
+    if not os.fspath(out):  # Path("") is the working directory
+        raise InvalidInput("-o: an empty path; name the directory to unpack into")
     source = open_source(archive)
     if source.kind != "tar":
         raise InvalidInput(f"{archive}: unpack takes a tar file")

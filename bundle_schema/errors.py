@@ -54,6 +54,7 @@ from __future__ import annotations
 import re
 
 __all__ = [
+    "CONTROL_CODES",
     "ERROR_LINE",
     "EXIT_CHECK_FAILED",
     "EXIT_INVALID_INPUT",
@@ -89,12 +90,19 @@ def printable(text: str) -> str:
     return _SURROGATE.sub(escaped, text)
 
 
+CONTROL_CODES = (*range(0x20), 0x7F, *range(0x80, 0xA0))
+"""The C0 and C1 control characters and DEL: a terminal acts on them (ESC starts a sequence
+that can retitle or clear it, BEL rings), so text a publisher chose never reaches one raw."""
+_WRITTEN_OUT = {code: f"\\x{code:02x}" for code in CONTROL_CODES}
+
+
 def one_line(text: str, limit: int = 1000) -> str:
     """Collapse whitespace so that a message stays on one line, and bound its length (long
     enough for the few whole paths a message names: a run that could not write its bundle
     names the bundle, the file that failed and where its evidence is kept); a name that is
-    not UTF-8 is written out (:func:`printable`)."""
-    flat = " ".join(printable(text).split())
+    not UTF-8 is written out (:func:`printable`), and so is any other control character (ESC,
+    BEL, a C1 code: ``\\x1b``)."""
+    flat = " ".join(printable(text).split()).translate(_WRITTEN_OUT)
     return flat if len(flat) <= limit else flat[: limit - 3] + "..."
 
 

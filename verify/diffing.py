@@ -41,6 +41,9 @@ def _items(a: Run, b: Run) -> Iterator[DiffItem]:
     (va, ea), (vb, eb) = a, b
     pairs = _deployment(a, b)
     pairs += [
+        # how the digest was known (hashed from the weights, or only declared): shown, though
+        # the same digest is the same deployment
+        ("model.digest_source", ea.model.digest_source, eb.model.digest_source),
         ("integrity", va.integrity.status, vb.integrity.status),
         ("signature", va.signature.status, vb.signature.status),
         ("profile", ea.profile, eb.profile),

@@ -20,6 +20,7 @@ from rich.table import Table
 from rich.text import Text
 
 from bundle_schema import canonical_bytes
+from bundle_schema.errors import CONTROL_CODES
 from bundle_schema.models import RankRow, ShowReport, SignatureCheck, Verdict
 from verify.ranking import SpooledRanking
 
@@ -40,11 +41,7 @@ PROGRESS_MIN_BYTES = 256 << 20
 """Below this much hashing, no progress bar is worth drawing."""
 
 
-_CONTROLS = {
-    code: f"\\x{code:02x}"
-    for code in (*range(0x20), 0x7F, *range(0x80, 0xA0))
-    if code not in (0x09, 0x0A)
-}
+_CONTROLS = {code: f"\\x{code:02x}" for code in CONTROL_CODES if code not in (0x09, 0x0A)}
 """Control characters other than tab and line feed, to be shown as ``\\xNN``."""
 
 

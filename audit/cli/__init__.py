@@ -12,6 +12,7 @@ what was wrong and where.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from collections.abc import Sequence
@@ -63,6 +64,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help, --version and usage errors
         return int(exc.code or 0)
+    for stream in (sys.stdout, sys.stderr):  # a character the terminal cannot show: \u2713
+        with contextlib.suppress(AttributeError, ValueError, OSError):
+            stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
     out = Console(highlight=False)
     err = Console(stderr=True, highlight=False)
     command = f"{PROG} {args.command}" if args.command else PROG

@@ -140,11 +140,12 @@ def register(commands: Subparsers) -> dict[str, Handler]:
     diff = commands.add_parser(
         "diff",
         help="what differs between two bundles",
-        description="Verify two bundles and list what differs: pin set, model digest, engine and "
-        "version, upstream commits, integrity and signature, verdict, scores (with deltas, "
-        "B - A) and gates. Exit 0 when both are the same deployment (pin set, model, engine, "
-        "upstream commits) with the same verdict, 1 otherwise (a different deployment is 1 even "
-        "when the verdicts agree).",
+        description="Verify two bundles and list what differs: pin set, model digest (and how "
+        "it was known), engine and version, upstream commits, integrity and signature, verdict, "
+        "scores (with deltas, B - A) and gates. Exit 0 when both are the same deployment (pin "
+        "set, model, engine, upstream commits) with the same verdict and both pass their checks "
+        "(integrity, signature, claims), 1 otherwise (a different deployment is 1 even when the "
+        "verdicts agree; a failed check is named on stderr).",
         epilog=example(
             "audit diff build/demo/gx10-full-qualified build/demo/gx10-full-not-qualified"
         ),
@@ -268,16 +269,15 @@ def _exchange(
 
 def _diff(args: argparse.Namespace, out: Console, err: Console) -> int:
     pins = optional_pins(args.pins)
-    result = diff_runs(
-        verify_with_evidence(args.a, pins=pins), verify_with_evidence(args.b, pins=pins)
-    )
+    runs = verify_with_evidence(args.a, pins=pins), verify_with_evidence(args.b, pins=pins)
+    result = diff_runs(*runs)
     if args.json:
         print_json(result)
     else:
         deployment = "the same" if result.same_deployment else "DIFFERS"
         verdict = "the same" if result.same_verdict else "DIFFERS"
         compared = f"{shown_url(args.a)} -> {shown_url(args.b)}"
-        table = Table(title=f"{compared}: deployment {deployment}, verdict {verdict}")
+        table = Table(title=plain_text(f"{compared}: deployment {deployment}, verdict {verdict}"))
         for column in ("field", "A", "B", "B - A"):
             table.add_column(column, overflow="fold")
         for side, name in ((result.a, "A"), (result.b, "B")):
@@ -287,6 +287,14 @@ def _diff(args: argparse.Namespace, out: Console, err: Console) -> int:
             delta = "" if item.delta is None else f"{item.delta:+g}"
             table.add_row(plain_text(item.field), _side_value(item.a), _side_value(item.b), delta)
         out.print(table)
+    failed = [
+        f"{name} failed its check: {problem}"
+        for name, (verdict, _) in zip("AB", runs, strict=True)
+        if (problem := failed_check(verdict)) is not None
+    ]
+    if failed:  # a side whose check fails is no answer to "the same?" (ADR 0019)
+        sys.stderr.write(f"{PROG} diff: {'; '.join(failed)}\n")
+        return EXIT_CHECK_FAILED
     same = result.same_deployment and result.same_verdict
     return EXIT_OK if same else EXIT_CHECK_FAILED
 

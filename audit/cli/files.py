@@ -14,7 +14,7 @@ from audit._store import write_atomically
 from audit.cli._common import PROG, Handler, Subparsers, example
 from bundle_schema import generate_schemas, schema_drift
 from bundle_schema.errors import EXIT_CHECK_FAILED, EXIT_OK, InvalidInput
-from verify.render import ProgressBar
+from verify.render import ProgressBar, plain_text
 
 __all__ = ["register"]
 
@@ -107,5 +107,7 @@ def _pack(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 def _unpack(args: argparse.Namespace, out: Console, err: Console) -> int:
     result = unpack(args.archive, args.output)
-    out.print(f"unpacked {result.members} files of {result.bundle_digest} into {args.output}")
+    out.print(
+        plain_text(f"unpacked {result.members} files of {result.bundle_digest} into {args.output}")
+    )
     return EXIT_OK

@@ -113,7 +113,11 @@ Count = Annotated[int, Field(strict=True, ge=0, le=MAX_SAFE_INTEGER)]
 Size = Count
 """A byte size, a blob count, an exchange id or a ledger sequence number: a :data:`Count`."""
 Score = Annotated[float, Field(strict=True, ge=0, le=100)]
-Seconds = Annotated[float, Field(strict=True, ge=0)]
+MAX_SECONDS = 1e10
+"""The largest time a record holds, in seconds (past year 2286 as a Unix time; a run's
+relative times are far below it): a sum of two stays a number (``1.7e308`` twice is infinity,
+which canonical JSON cannot write)."""
+Seconds = Annotated[float, Field(strict=True, ge=0, le=MAX_SECONDS)]
 Metric = StrictFloat | StrictInt | None
 
 
