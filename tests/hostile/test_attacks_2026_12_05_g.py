@@ -64,7 +64,6 @@ publisher's choice either way.
 
 from __future__ import annotations
 
-import copy
 import json
 import os
 import stat
@@ -82,16 +81,12 @@ from tests.data.hostile.kit import Files, lines, put_json
 from tests.gate_kit import Recorded, unpacked_recorded
 from tests.hostile.test_attacks_2026_12_05_transport import (
     CODING_EXCHANGE,
-    CONFIG,
     INFERMARK,
     INFERMARK_RAW,
     LOG,
     MODEL,
     PERFORMANCE,
-    PROBE_EXCHANGE,
     REASONING_STREAM,
-    RESPONSE_PROBE,
-    TOOL_PROBE,
     _edit_exchange,
     _edit_exchanges,
     _findings,
@@ -102,6 +97,7 @@ from tests.hostile.test_attacks_2026_12_05_transport import (
     _streamed,
     _utf8,
     _visible,
+    retried_probe,
 )
 from tests.paths import ROOT
 from verify.harness_outputs import read_outputs
@@ -272,31 +268,14 @@ def test_a_reply_after_a_byte_order_mark_is_read(recorded: Recorded, tmp_path: P
 def test_a_retried_probe_with_an_escaped_prompt_is_an_orphan(
     recorded: Recorded, tmp_path: Path
 ) -> None:
-    def edit(files: Files) -> None:
-        def renumber(exchanges: list[dict[str, Any]]) -> None:
-            first = exchanges[PROBE_EXCHANGE]
-            retry = copy.deepcopy(first)
-            first["component"] = "coding"  # the failed attempt, under a selected harness
-            sent = first["request_body"]["data"].replace("READY", "\\u0052EADY")
-            assert json.loads(sent) == json.loads(first["request_body"]["data"])
-            first["request_body"] = _utf8(sent)
-            reply = json.loads(retry["response_body"]["data"])
-            reply["choices"][0]["message"]["content"] = "READY"
-            reply["usage"] = {"prompt_tokens": 37, "completion_tokens": 2, "total_tokens": 39}
-            retry["response_body"] = _utf8(reply)
-            retry["started"], retry["ended"] = first["ended"] + 0.001, first["ended"] + 0.2
-            exchanges.insert(PROBE_EXCHANGE + 1, retry)
-            for number, exchange in enumerate(exchanges):
-                exchange["id"] = number
+    def disguise(first: dict[str, Any]) -> None:
+        first["component"] = "coding"  # the failed attempt, under a selected harness
+        sent = first["request_body"]["data"].replace("READY", "\\u0052EADY")
+        assert json.loads(sent) == json.loads(first["request_body"]["data"])
+        first["request_body"] = _utf8(sent)
 
-        _edit_exchanges(files, renumber)
-        config = _json_of(files, CONFIG)
-        config["observer"]["exchanges"] += 1
-        put_json(files, CONFIG, config)
-        probe = _json_of(files, RESPONSE_PROBE)
-        put_json(files, RESPONSE_PROBE, probe | {"exchange": 5, "got": "READY",
-                                                 "completion_tokens": 2})  # fmt: skip
-        put_json(files, TOOL_PROBE, _json_of(files, TOOL_PROBE) | {"exchange": 6})
+    def edit(files: Files) -> None:
+        retried_probe(files, disguise)
 
     verdict: Verdict = _forge(recorded, tmp_path / "bundle", edit)
     assert (

@@ -343,31 +343,39 @@ def test_a_probe_answered_past_the_uniform_ceiling_does_not_pass(
     assert _gate(verdict, "direct_response") != "pass" or _findings(verdict, RESPONSE_PROBE)
 
 
+def retried_probe(files: Files, disguise: Callable[[dict[str, Any]], None]) -> None:
+    """The exact-answer probe's failed first attempt disguised by ``disguise`` (relabelled as a
+    harness's, its request re-escaped), and a retry after it that answers READY, which the
+    probe record names in its place; the ids, the observer's count and the records renumbered."""
+
+    def renumber(exchanges: list[dict[str, Any]]) -> None:
+        first = exchanges[PROBE_EXCHANGE]
+        retry = copy.deepcopy(first)
+        disguise(first)
+        reply = json.loads(retry["response_body"]["data"])
+        reply["choices"][0]["message"]["content"] = "READY"
+        reply["usage"] = {"prompt_tokens": 37, "completion_tokens": 2, "total_tokens": 39}
+        retry["response_body"] = _utf8(reply)
+        retry["started"], retry["ended"] = first["ended"] + 0.001, first["ended"] + 0.2
+        exchanges.insert(PROBE_EXCHANGE + 1, retry)
+        for number, exchange in enumerate(exchanges):
+            exchange["id"] = number
+
+    _edit_exchanges(files, renumber)
+    config = _json_of(files, CONFIG)
+    config["observer"]["exchanges"] += 1
+    put_json(files, CONFIG, config)
+    probe = _json_of(files, RESPONSE_PROBE)
+    put_json(files, RESPONSE_PROBE, probe | {"exchange": 5, "got": "READY",
+                                             "completion_tokens": 2})  # fmt: skip
+    put_json(files, TOOL_PROBE, _json_of(files, TOOL_PROBE) | {"exchange": 6})
+
+
 def test_a_retried_probe_relabelled_as_a_harness_exchange_is_an_orphan(
     recorded: Recorded, tmp_path: Path
 ) -> None:
     def edit(files: Files) -> None:
-        def renumber(exchanges: list[dict[str, Any]]) -> None:
-            first = exchanges[PROBE_EXCHANGE]
-            retry = copy.deepcopy(first)
-            first["component"] = "coding"  # the failed attempt, under a selected harness
-            reply = json.loads(retry["response_body"]["data"])
-            reply["choices"][0]["message"]["content"] = "READY"
-            reply["usage"] = {"prompt_tokens": 37, "completion_tokens": 2, "total_tokens": 39}
-            retry["response_body"] = _utf8(reply)
-            retry["started"], retry["ended"] = first["ended"] + 0.001, first["ended"] + 0.2
-            exchanges.insert(PROBE_EXCHANGE + 1, retry)
-            for number, exchange in enumerate(exchanges):
-                exchange["id"] = number
-
-        _edit_exchanges(files, renumber)
-        config = _json_of(files, CONFIG)
-        config["observer"]["exchanges"] += 1
-        put_json(files, CONFIG, config)
-        probe = _json_of(files, RESPONSE_PROBE)
-        put_json(files, RESPONSE_PROBE, probe | {"exchange": 5, "got": "READY",
-                                                 "completion_tokens": 2})  # fmt: skip
-        put_json(files, TOOL_PROBE, _json_of(files, TOOL_PROBE) | {"exchange": 6})
+        retried_probe(files, lambda first: first.update(component="coding"))
 
     verdict = _forge(recorded, tmp_path / "bundle", edit)
     assert (
