@@ -5,7 +5,6 @@ Sigstore instance on 127.0.0.1), and a real archive of example bundles judged ag
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import jsonschema
@@ -18,10 +17,12 @@ from bundle_schema import KINDS, canonical_bytes, parse_document
 from bundle_schema.layout import MANIFEST_SIGNATURE
 from bundle_schema.models import RejudgeReport, RunResult
 from tests.audit.test_rank_archive import FULL, FULL_RUN, Archive
-from tests.audit.test_signing import _private_home  # noqa: F401 - autouse: sigstore never sees $HOME
 from tests.paths import SCHEMAS
 from tests.private_sigstore import PrivateSigstore, Services
+from tests.sigstore_kit import trust_files
 from verify import verify_bundle
+
+pytestmark = pytest.mark.usefixtures("private_home")  # sigstore never sees $HOME
 
 
 def _document(out: bytes, kind: str) -> object:
@@ -35,13 +36,6 @@ def _document(out: bytes, kind: str) -> object:
     return parse_document(KINDS[kind], out[:-1], "stdout")
 
 
-@pytest.fixture(scope="module")
-def sigstore() -> Iterator[tuple[PrivateSigstore, Services]]:
-    instance = PrivateSigstore()
-    with Services(instance) as running:
-        yield instance, running
-
-
 def _run(tmp_path: Path, mirrors: dict[str, Path], name: str, *extra: str) -> list[str]:
     argv = ["run", "--pins", "gx10-reference-v5", "--profile", "smoke", "--out",
             str(tmp_path / name), "--model-digest", DEMO_DIGEST, "--json", *extra]  # fmt: skip
@@ -51,12 +45,11 @@ def _run(tmp_path: Path, mirrors: dict[str, Path], name: str, *extra: str) -> li
 def test_run_json_is_a_run_result_document(
     tmp_path: Path,
     mirrors: dict[str, Path],
-    sigstore: tuple[PrivateSigstore, Services],
+    instance: PrivateSigstore,
+    services: Services,
     capsysbinary: pytest.CaptureFixture[bytes],
 ) -> None:
-    instance, services = sigstore
-    config = tmp_path / "trust_config.json"
-    config.write_text(json.dumps(services.trust_config()))
+    config = Path(trust_files(tmp_path, instance, services)["config"])
     token = instance.mint_token("release-bot@test.local")
     with serve() as endpoint:
         unsigned = _run(tmp_path, mirrors, "plain", "--endpoint", endpoint.url)
