@@ -1060,6 +1060,11 @@ def _pinned_requests(pins: PinSetSource) -> int | None:
     for flag, value in itertools.pairwise(command):
         if flag in ("-n", "--requests") and value.isascii() and value.isdigit():
             return int(value)
+    for part in command:  # click's joined forms: --requests=20, -n20
+        for prefix in ("--requests=", "-n"):
+            value = part.removeprefix(prefix)
+            if value != part and value.isascii() and value.isdigit():
+                return int(value)
     return None
 
 

@@ -103,6 +103,7 @@ import pytest
 
 from bundle_schema import canonical_bytes
 from bundle_schema.models import TransportExchange, Verdict
+from pins import load_builtin, pin_set_source
 from tests.data.hostile.kit import (
     Files,
     audit_process,
@@ -114,6 +115,7 @@ from tests.data.hostile.kit import (
 from tests.gate_kit import RECORDED_TAR, Recorded, forged, unpacked_recorded
 from tests.paths import ROOT
 from verify import verify_bundle
+from verify._consistency import _pinned_requests
 from verify._facts import reply_facts
 from verify.harness_outputs import read_outputs
 from verify.socket_trace import trace_entries
@@ -777,3 +779,26 @@ def _peak_rss_kib(argv: list[str]) -> int:
         check=False,
     )
     return int(done.stderr.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize(
+    ("flags", "pinned"),
+    [
+        (["-n", "20"], 20),
+        (["--requests", "7"], 7),
+        (["--requests=9"], 9),
+        (["-n12"], 12),
+        ([], None),
+    ],
+    ids=["-n N", "--requests N", "--requests=N", "-nN", "none"],
+)
+def test_the_pinned_request_count_is_read_in_each_form_click_takes(
+    flags: list[str], pinned: int | None
+) -> None:
+    """Infermark's request count (hole 4's fix) is read from the pinned command however click
+    takes it; a command that pins none is held to nothing."""
+    data = copy.deepcopy(dict(load_builtin("gx10-qualification-v5").data))
+    command = list(data["harnesses"]["infermark"]["command"])
+    at = command.index("-n")
+    data["harnesses"]["infermark"]["command"] = [*command[:at], *flags, *command[at + 2 :]]
+    assert _pinned_requests(pin_set_source(data, "pins.toml")) == pinned
