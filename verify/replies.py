@@ -339,6 +339,12 @@ def _named(value: Any) -> str:
     return f"{value[:230]}… sha256:{digest}"
 
 
+def _model_name(model: Any) -> str:
+    """A model a reply names, as the fallback check compares it: a string cut at 256
+    characters; a model named in another shape is not the runtime model's name."""
+    return model[:256] if isinstance(model, str) else f"{type(model).__name__} {str(model)[:200]}"
+
+
 def _read_item(item: dict[str, Any], content: list[str], reasoning: list[str]) -> None:
     """One output item of the responses API (a reasoning item, or a message's parts)."""
     if item.get("type") == "reasoning":
@@ -360,11 +366,8 @@ def _read_value(  # noqa: PLR0912 - one branch per reply shape an engine uses
     API event's ``response`` object is read as a document of its own (one level)."""
     if not isinstance(value, dict):
         return False
-    model = value.get("model")
-    if isinstance(model, str):
-        models.append(model[:256])
-    elif model is not None:  # a model named in another shape is not the runtime model's name
-        models.append(f"{type(model).__name__} {str(model)[:200]}")
+    if value.get("model") is not None:
+        models.append(_model_name(value["model"]))
     fingerprint = value.get("system_fingerprint")
     if fingerprints is not None and fingerprint is not None:  # null: the engine names none
         fingerprints.setdefault(_named(fingerprint), None)
@@ -376,8 +379,8 @@ def _read_value(  # noqa: PLR0912 - one branch per reply shape an engine uses
                 _read_message(message, content, reasoning)
     for message in _dicts(value.get("message")):  # Ollama's /api/chat; message_start
         _read_message(message, content, reasoning)
-        if "model" in message:  # the messages API names its model in message_start's message
-            models.append(_named(message["model"]))
+        if message.get("model") is not None:  # the messages API's message_start names it here
+            models.append(_model_name(message["model"]))
     if isinstance(value.get("response"), str):  # Ollama's /api/generate
         content.append(value["response"])
         reasoning.append(_present(value.get("thinking")))
