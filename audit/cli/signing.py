@@ -321,16 +321,29 @@ def _as_written(statement: VerificationStatement | VsaStatement) -> bytes:
     if isinstance(statement, VerificationStatement):
         return verification_statement(statement.predicate.verdict)
     summary = statement.predicate
-    verdict = summary.evidence_audit_verdict
     inputs = summary.input_attestations
+    return _summary(
+        summary.evidence_audit_verdict,
+        summary.time_verified,
+        summary.resource_uri,
+        "sha256:" + inputs[0].digest.sha256 if len(inputs) == 1 else None,
+    )
+
+
+def _summary(
+    verdict: Verdict, time_verified: str, resource_uri: str, signature_digest: str | None
+) -> bytes:
+    """The Verification Summary ``audit verify --vsa`` writes of ``verdict``: PASSED only when
+    every check passed and the result is rankable (verify.policy); the bundle's own signature
+    the input attestation when it verified, by ``signature_digest``."""
     signature = None
-    if verdict.signature.status == "verified" and len(inputs) == 1:
-        signature = (MANIFEST_SIGNATURE, "sha256:" + inputs[0].digest.sha256)
+    if verdict.signature.status == "verified" and signature_digest is not None:
+        signature = (MANIFEST_SIGNATURE, signature_digest)
     return verification_summary(
         verdict,
         passed=failed_check(verdict, ["rankable"]) is None,
-        time_verified=summary.time_verified,
-        resource_uri=summary.resource_uri,
+        time_verified=time_verified,
+        resource_uri=resource_uri,
         signature=signature,
     )
 
@@ -379,22 +392,10 @@ def summarize(
     never a second read of the bundle.
     """
     moment = moment or dt.datetime.now(dt.UTC)
-    signature = None
-    if verdict.signature.status == "verified" and signature_digest is not None:
-        signature = (MANIFEST_SIGNATURE, signature_digest)
     target = Path(path)
-    write_atomically(
-        target,
-        [
-            verification_summary(
-                verdict,
-                passed=failed_check(verdict, ["rankable"]) is None,
-                time_verified=moment.strftime("%Y-%m-%dT%H:%M:%SZ"),
-                resource_uri=resource_uri or _resource_uri(bundle),
-                signature=signature,
-            )
-        ],
-    )
+    time_verified = moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+    uri = resource_uri or _resource_uri(bundle)
+    write_atomically(target, [_summary(verdict, time_verified, uri, signature_digest)])
     return target
 
 
