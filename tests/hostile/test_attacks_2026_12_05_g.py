@@ -77,7 +77,7 @@ import pytest
 from pydantic import ValidationError
 
 from bundle_schema.models import TransportExchange, Verdict
-from tests.data.hostile.kit import Files, lines, put_json
+from tests.data.hostile.kit import Files, lines
 from tests.gate_kit import Recorded, unpacked_recorded
 from tests.hostile.test_attacks_2026_12_05_transport import (
     CODING_EXCHANGE,
@@ -85,7 +85,6 @@ from tests.hostile.test_attacks_2026_12_05_transport import (
     INFERMARK_RAW,
     LOG,
     MODEL,
-    PERFORMANCE,
     REASONING_STREAM,
     _edit_exchange,
     _edit_exchanges,
@@ -97,10 +96,10 @@ from tests.hostile.test_attacks_2026_12_05_transport import (
     _streamed,
     _utf8,
     _visible,
+    put_report,
     retried_probe,
 )
 from tests.paths import ROOT
-from verify.harness_outputs import read_outputs
 from verify.replies import read_exchange
 
 
@@ -119,13 +118,7 @@ def _report(files: Files, *, ttft: float | None = None, wall: float | None = Non
     if wall is not None:
         level["total_duration"] = wall
         level["tokens_per_second"] = _visible(lines(files, LOG)) / wall
-    files[INFERMARK_RAW] = (json.dumps(report, indent=2).encode(), files[INFERMARK_RAW][1])
-    parsed = read_outputs("infermark", {"infermark.json": files[INFERMARK_RAW][0]}, ["performance"])
-    ((_, record),) = parsed.records.values()
-    put_json(files, INFERMARK, record.model_dump(mode="json"))  # type: ignore[union-attr]
-    result = _json_of(files, PERFORMANCE)
-    result["metrics"] = {**result["metrics"], **parsed.metrics["performance"]}
-    put_json(files, PERFORMANCE, result)
+    put_report(files, report)
 
 
 # --- 1. CRLF split between two chunks -----------------------------------------------------------

@@ -225,6 +225,30 @@ def _digest_hex(bundle: Path) -> str:
     return hashlib.sha256((bundle / "manifest.json").read_bytes()).hexdigest()
 
 
+def _written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], option: str
+) -> tuple[dict[str, Any], str]:
+    """The Statement ``audit verify`` writes with ``option`` (``--vsa``, ``--attest``) for a
+    small bundle that is not rankable, and the digest of another bundle."""
+    bundle, other = tmp_path / "a", tmp_path / "b"
+    write_small_bundle(bundle)
+    write_small_bundle(other, run_id="run-2")
+    written = tmp_path / "statement.json"
+    code, verdict, _ = _run(["verify", str(bundle), option, str(written)], capsys)
+    assert code == 0 and verdict["rankable"] is False
+    return json.loads(written.read_bytes()), _digest_hex(other)
+
+
+def _assert_not_signed(
+    statement: dict[str, Any], tmp_path: Path, instance: PrivateSigstore, trust: dict[str, str]
+) -> None:
+    """``statement``, edited, is refused by ``audit sign --statement``, and nothing written."""
+    edited = tmp_path / "edited.json"
+    edited.write_bytes(canonical_bytes(statement))
+    assert _sign_statement(edited, instance, trust) != 0
+    assert not Path(f"{edited}.sigstore.json").exists()
+
+
 def _passed(statement: dict[str, Any], _other: str) -> None:
     statement["predicate"]["verificationResult"] = "PASSED"
     statement["predicate"]["verifiedLevels"] = ["EVIDENCE_AUDIT_RANKABLE"]
@@ -256,19 +280,10 @@ def test_a_summary_edited_to_lie_is_not_signed(
     capsys: pytest.CaptureFixture[str],
     edit: Callable[[dict[str, Any], str], None],
 ) -> None:
-    bundle, other = tmp_path / "a", tmp_path / "b"
-    write_small_bundle(bundle)
-    write_small_bundle(other, run_id="run-2")
-    summary = tmp_path / "vsa.json"
-    code, verdict, _ = _run(["verify", str(bundle), "--vsa", str(summary)], capsys)
-    assert code == 0 and verdict["rankable"] is False
-    statement = json.loads(summary.read_bytes())
+    statement, other = _written(tmp_path, capsys, "--vsa")
     assert statement["predicate"]["verificationResult"] == "FAILED"
-    edit(statement, _digest_hex(other))
-    edited = tmp_path / "edited.json"
-    edited.write_bytes(canonical_bytes(statement))
-    assert _sign_statement(edited, instance, trust) != 0
-    assert not Path(f"{edited}.sigstore.json").exists()
+    edit(statement, other)
+    _assert_not_signed(statement, tmp_path, instance, trust)
 
 
 def test_an_attestation_about_another_bundle_is_not_signed(
@@ -277,18 +292,9 @@ def test_an_attestation_about_another_bundle_is_not_signed(
     trust: dict[str, str],
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    bundle, other = tmp_path / "a", tmp_path / "b"
-    write_small_bundle(bundle)
-    write_small_bundle(other, run_id="run-2")
-    attestation = tmp_path / "verdict.intoto.json"
-    code, _, _ = _run(["verify", str(bundle), "--attest", str(attestation)], capsys)
-    assert code == 0
-    statement = json.loads(attestation.read_bytes())
-    _other_subject(statement, _digest_hex(other))
-    edited = tmp_path / "edited.json"
-    edited.write_bytes(canonical_bytes(statement))
-    assert _sign_statement(edited, instance, trust) != 0
-    assert not Path(f"{edited}.sigstore.json").exists()
+    statement, other = _written(tmp_path, capsys, "--attest")
+    _other_subject(statement, other)
+    _assert_not_signed(statement, tmp_path, instance, trust)
 
 
 def test_a_deeply_nested_statement_is_refused_in_one_line(
