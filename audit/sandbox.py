@@ -1,7 +1,8 @@
 """The sandbox: a harness command in a fresh network namespace whose only way to the model is the
 observer, with every connect() attempt of every process recorded, and its limits enforced.
 
-``unshare --net`` makes the namespace (``--map-root-user`` when not root); inside it,
+``unshare --net --pid --fork`` makes the namespace, and a PID namespace whose first process
+ends every other one in it when it ends (``--map-root-user`` when not root); inside it,
 ``audit._sandbox_inside`` brings loopback up, listens on the model's loopback port, hands that
 listening socket out to the supervisor (which gives it to the observer, so the observer accepts
 the harness's connections itself: no relay in between) and runs the command under
@@ -9,7 +10,8 @@ the harness's connections itself: no relay in between) and runs the command unde
 only). A non-local address fails at once with ENETUNREACH and is recorded. The command's
 process group is killed when it is silent for longer than its inactivity limit or runs past
 its total wall (a TIMEOUT); when the command has ended, for whatever reason, every process still
-in the namespace (one that left the group, or that strace did not wait for) is killed too. If
+in the namespace (one that left the group, or that strace did not wait for) is killed too,
+and the PID namespace holds one that left the network namespace as well. If
 the namespace cannot be made, :class:`SandboxUnavailable` says why: a run never goes on without
 isolation.
 """
@@ -90,7 +92,7 @@ class SandboxResult:
 
 def _unshare(command: Sequence[str]) -> list[str]:
     mapping = [] if os.geteuid() == 0 else ["--map-root-user"]
-    return ["unshare", "--net", "--fork", "--kill-child", *mapping, "--", *command]
+    return ["unshare", "--net", "--pid", "--fork", "--kill-child", *mapping, "--", *command]
 
 
 def check_sandbox() -> None:

@@ -252,8 +252,9 @@ def test_a_supervisor_that_fails_while_the_command_runs_leaves_no_process(tmp_pa
     # serving the namespace's socket fails once the command has started: the error reaches the
     # caller, and the command (and everything in the namespace) is gone
     started = tmp_path / "pid"
-    command = (
-        f"import os, time; open({str(started)!r}, 'w').write(str(os.getpid())); time.sleep(60)"
+    command = (  # its pid as this process sees it (outside the sandbox's PID namespace)
+        f"import os, time; open({str(started)!r}, 'w').write(os.readlink('/proc/self'));"
+        " time.sleep(60)"
     )
 
     @contextlib.contextmanager

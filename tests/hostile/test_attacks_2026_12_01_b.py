@@ -714,7 +714,7 @@ ESCAPE = """
 import os, sys, time
 if os.fork() == 0:
     os.setsid()  # out of the command's process group, which the limits kill
-    print(os.getpid(), flush=True)
+    print(os.readlink("/proc/self"), flush=True)  # its pid outside the PID namespace
     time.sleep(20)
     os._exit(0)
 time.sleep(20)
@@ -741,7 +741,8 @@ def test_a_process_left_behind_after_a_clean_exit_is_killed(sandbox: None, tmp_p
     """The command exits at once, its setsid child does not: strace waits for the child (it is
     traced), the wall limit ends it, and nothing of the namespace outlives the run."""
     started = time.monotonic()
-    command = ["sh", "-c", "setsid sleep 20 & echo $!"]
+    child = "import os, time; print(os.readlink('/proc/self'), flush=True); time.sleep(20)"
+    command = ["sh", "-c", f'setsid {sys.executable} -c "{child}" &']
     result = _sandboxed(command, tmp_path, limits=SandboxLimits(inactivity_s=30, wall_s=2))
     assert time.monotonic() - started < 15
     assert not _alive(int(result.stdout.decode().split()[0]))
