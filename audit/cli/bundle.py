@@ -27,7 +27,6 @@ from bundle_schema import canonical_bytes
 from bundle_schema.errors import EXIT_CHECK_FAILED, EXIT_OK, InvalidInput
 from bundle_schema.models import Gx10Evidence, ShowReport, Verdict
 from verify import (
-    ParsedManifest,
     open_source,
     render_verdict,
     shown_url,
@@ -36,7 +35,7 @@ from verify import (
     verify_with_evidence,
 )
 from verify.diffing import diff_runs
-from verify.exchange import exchange_view, read_exchange, render_exchange
+from verify.exchange import RecordedExchange, exchange_view, read_exchange, render_exchange
 from verify.forensics import show_report
 from verify.policy import REQUIREMENTS, failed_check
 from verify.render import ProgressBar, plain_text, render_show
@@ -217,6 +216,10 @@ def _show(args: argparse.Namespace, out: Console, err: Console) -> int:
     )
     verdict, evidence, manifest, judged = done.verdict, done.evidence, done.manifest, done.pins
     report = show_report(verdict, evidence, manifest.model.evidence, judged)
+    # an exchange that is not there is exit 2 before anything is written
+    recorded = None
+    if args.exchange is not None:
+        recorded = read_exchange(open_source(args.path), manifest, args.exchange)
     if args.html is not None:
         bounds = judged.pins.thresholds.get(evidence.profile)
         html = report_html(
@@ -226,8 +229,8 @@ def _show(args: argparse.Namespace, out: Console, err: Console) -> int:
             bounds.model_dump() if bounds is not None else {},
         )
         write_atomically(Path(args.html), [html.encode()])
-    if args.exchange is not None:
-        return _exchange(args, manifest, (verdict, evidence, report), out)
+    if recorded is not None:
+        return _exchange(args, recorded, (verdict, evidence, report), out)
     if args.json:
         print_json(report)
     else:
@@ -240,21 +243,20 @@ def _show(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 
 def _exchange_id(text: str) -> int:
-    if not text.isdigit():
+    if not (text.isascii() and text.isdigit()):  # "٣" and "²" are digits too
         raise argparse.ArgumentTypeError(f"{text!r} is not an exchange id (0, 1, 2, ...)")
     return int(text)
 
 
 def _exchange(
     args: argparse.Namespace,
-    manifest: ParsedManifest,
+    recorded: RecordedExchange,
     shown: tuple[Verdict, Gx10Evidence, ShowReport],
     out: Console,
 ) -> int:
     """``show --exchange N``: the exchange is printed even when verification fails (the bytes
     are what a forensic reviewer wants), and then the exit is 1 with the failed check."""
     verdict, evidence, report = shown
-    recorded = read_exchange(open_source(args.path), manifest, args.exchange)
     failed = failed_check(verdict)
     view = exchange_view(recorded, verdict, evidence, report, failed)
     if args.json:

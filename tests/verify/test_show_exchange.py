@@ -315,14 +315,29 @@ def test_a_probe_exchange_is_claimed_by_its_probe_and_cited_by_its_gate(
               "audit show --help)\n"),
         ("-3", "audit show: argument --exchange: '-3' is not an exchange id (0, 1, 2, ...) "
                "(see audit show --help)\n"),
+        ("\u0663", "audit show: argument --exchange: '\u0663' is not an exchange id (0, 1, 2, "
+                   "...) (see audit show --help)\n"),
+        ("\u00b2", "audit show: argument --exchange: '\u00b2' is not an exchange id (0, 1, 2, "
+                   "...) (see audit show --help)\n"),
     ],
-    ids=["unknown-id", "not-a-number", "negative"],
+    ids=["unknown-id", "not-a-number", "negative", "arabic-indic-digit", "superscript"],
 )  # fmt: skip
 def test_an_id_the_log_does_not_hold_is_refused_with_one_line(
     built_examples: dict[str, Path], capsys: pytest.CaptureFixture[str], given: str, message: str
 ) -> None:
     code, out, err = show(capsys, built_examples["gx10-full-qualified"], "--exchange", given)
     assert (code, out, err) == (2, "", message)
+
+
+def test_an_unknown_id_with_html_writes_no_report(
+    built_examples: dict[str, Path], capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    report = tmp_path / "report.html"
+    path = built_examples["gx10-full-qualified"]
+    code = main(["show", str(path), "--html", str(report), "--exchange", "24"])
+    assert code == 2
+    assert capsys.readouterr().err.startswith("audit show: no exchange 24 ")
+    assert not report.exists()
 
 
 def _flip_in_blob(bundle: Path, name: str, old: bytes, new: bytes) -> None:
