@@ -360,7 +360,7 @@ class _Harnesses:
         kept = [f"{logs}.stdout.txt", f"{logs}.stderr.txt"]
         sources: dict[str, str] = {}
         for relative, data in outputs.items():
-            name = prefix + raw_name(relative)
+            name = prefix + escaped_path(relative)
             if len(name) > 256:
                 self.refused.append(
                     f"{upstream} wrote {shown_output(relative)}: a name too long to keep as "
@@ -404,12 +404,14 @@ _SEGMENT = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
 _KEPT = frozenset("abcdefghijklmnopqrstuvwxyz0123456789.-")
 
 
-def raw_name(relative: str) -> str:
+def escaped_path(relative: str) -> str:
     """The evidence name of a raw output file, from its path under the harness's output
     directory: each segment lowercased (as ever), and a segment that is no logical name segment
     even so (``.file_locks``, ``_tmp``, ``a b``, ``ü``) escaped as ``x`` and its characters,
-    each one outside ``[a-z0-9.-]`` as ``_`` and its UTF-8 bytes in hex (``.file_locks`` is
-    ``x.file_5flocks``... no: ``x_2efile_5flocks``): reversible, and never a name that fails."""
+    each one outside ``[a-z0-9.-]`` as ``_`` and its UTF-8 bytes in hex, a leading ``.`` or
+    ``-`` too (``.file_locks`` is ``x_2efile_5flocks``): reversible, and never a name that
+    fails. (:func:`verify.harness_outputs.raw_name` is the whole logical name of a component's
+    raw file.)"""
     segments = []
     for segment in relative.split("/"):
         lower = segment.lower()

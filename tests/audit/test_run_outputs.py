@@ -14,7 +14,7 @@ import pytest
 from audit.cli import main
 from audit.demo.pipeline import DEMO_DIGEST
 from audit.demo.reference_endpoint import serve
-from audit.run import RunRequest, raw_name, run_qualification
+from audit.run import RunRequest, escaped_path, run_qualification
 from pins import PinSetSource, load_builtin, pin_set_source
 from verify import parse_manifest, verify_bundle
 from verify._source import open_source
@@ -76,7 +76,7 @@ def _smoke(tmp_path: Path, mirrors: dict[str, Path], extra: list[str]) -> PinSet
     ],
 )
 def test_every_raw_output_name_becomes_an_evidence_name(relative: str, name: str) -> None:
-    assert raw_name(relative) == name
+    assert escaped_path(relative) == name
 
 
 def test_a_harness_output_whose_name_starts_with_a_dot_is_kept(

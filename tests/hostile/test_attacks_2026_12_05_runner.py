@@ -10,7 +10,7 @@ strict xfail whose reason says what happens and where.
 
 Holes (each failed on the code as found, 2026-12-05). Fixed the same day: 1 to 4 by
 ``audit.parsers.collect_outputs`` (the outputs read once, no link followed, what is not a
-regular file refused by name; a name that is not UTF-8 kept escaped by ``raw_name``; the
+regular file refused by name; a name that is not UTF-8 kept escaped by ``escaped_path``; the
 scratch removed by ``rm -r``), 8 and 9 by ``audit.run._check_store``, 10 by
 ``pins._model.Harness._known_placeholders``; 6 by the sandbox's PID namespace (``unshare
 --pid``, the next day). Left open, each a strict xfail: 5 and 7.
@@ -188,7 +188,7 @@ def test_an_output_named_by_bytes_that_are_not_utf8_is_kept_by_an_escaped_name(
     out, pins = _run(tmp_path, mirrors, post=NOT_UTF8)
     result = _coding(out)
     assert result["status"] == "COMPLETED"
-    assert "components/coding/raw/xr_ff.json" in result["raw_outputs"]  # raw_name: reversible
+    assert "components/coding/raw/xr_ff.json" in result["raw_outputs"]  # escaped_path: reversible
     assert verify_bundle(out, pins=pins).verdict.integrity.findings == ()
 
 
