@@ -63,7 +63,14 @@ from bundle_schema.models import (
     UpstreamCheckout,
 )
 from bundle_schema.roles import DATA_LISTING_MEDIA_TYPE, place
-from pins import CURRENT, RUNNER_VARIABLES, Harness, PinSetSource, missing_requirements
+from pins import (
+    CURRENT,
+    RUNNER_VARIABLES,
+    Harness,
+    PinSetSource,
+    Placeholders,
+    missing_requirements,
+)
 from verify import VERSION
 from verify.evidence import EvidenceRecords
 from verify.gx10 import replay
@@ -247,8 +254,9 @@ class _Harnesses:
         if isinstance(prepared, _Failed):
             return prepared
         python, data = prepared
-        values = {"python": python, "endpoint": f"http://127.0.0.1:{SANDBOX_PORT}",
-                  "model": self.model, "out": str(out), "data": data}  # fmt: skip
+        filled = Placeholders(python=python, endpoint=f"http://127.0.0.1:{SANDBOX_PORT}",
+                              model=self.model, out=str(out))  # fmt: skip
+        values = {**filled._asdict(), "data": data}
         self.observer.component = components[0]
         checkout_dir = self.scratch / "checkouts" / upstream
         try:

@@ -6,7 +6,7 @@ import difflib
 import re
 import string
 from collections.abc import Mapping, Sequence
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, NamedTuple
 
 from pydantic import (
     BaseModel,
@@ -39,6 +39,7 @@ __all__ = [
     "Harness",
     "HermesPins",
     "PinSet",
+    "Placeholders",
     "Profile",
     "ReferencePins",
     "Thresholds",
@@ -140,10 +141,22 @@ DataName = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9_-]{0,63}$
 """A harness data directory's name: lower case, as it appears in evidence names."""
 
 
-PLACEHOLDERS = ("python", "endpoint", "model", "out")
-"""What ``audit run`` fills in a harness command besides ``{data[NAME]}``: the harness's
-interpreter, the observer's address as the sandbox sees it, the runtime model id and the
-directory its outputs go to."""
+class Placeholders(NamedTuple):
+    """What ``audit run`` fills in a harness command besides ``{data[NAME]}``: its values, one
+    field a placeholder (a placeholder added here is one the runner must fill)."""
+
+    python: str
+    """The harness's interpreter."""
+    endpoint: str
+    """The observer's address as the sandbox sees it."""
+    model: str
+    """The runtime model id."""
+    out: str
+    """The directory the harness's outputs go to."""
+
+
+PLACEHOLDERS = Placeholders._fields
+"""The names of the placeholders ``audit run`` fills besides ``{data[NAME]}``."""
 
 
 class Harness(_Frozen):
