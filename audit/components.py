@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
-from audit.observer import Observer, write_policy
+from audit.observer import Observer
 from bundle_schema.models import DirectProbe, InfermarkStreaming, ReasoningSerialization
 from pins import PROBE_CONTRACTS, DirectProbeContract
 from verify.replies import exchange_failed, first_tool_call, read_reply
@@ -31,7 +31,7 @@ def _user(prompt: str) -> list[dict[str, str]]:
 def _with_policy(
     body: dict[str, Any], serialization: ReasoningSerialization | None
 ) -> dict[str, Any]:
-    return body if serialization is None else write_policy(body, serialization)
+    return body if serialization is None else serialization.write_into(body)
 
 
 def _connection(observer: Observer) -> http.client.HTTPConnection:

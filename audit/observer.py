@@ -57,7 +57,6 @@ __all__ = [
     "RETRY_HEADER",
     "Observer",
     "observe",
-    "write_policy",
 ]
 
 IDLE_KEEPALIVE_S = 2.0
@@ -486,20 +485,6 @@ def _finish(record: dict[str, Any]) -> TransportExchange:
     )
 
 
-def write_policy(body: dict[str, Any], policy: ReasoningSerialization) -> dict[str, Any]:
-    """Write the effective reasoning policy into a request body where its serialization says
-    (``a.b.c``), making the objects on the way; returns the same body."""
-    node = body
-    *parents, leaf = policy.path.split(".")
-    for part in parents:
-        child = node.get(part)
-        if not isinstance(child, dict):
-            child = node[part] = {}
-        node = child
-    node[leaf] = policy.value
-    return body
-
-
 def _with_policy(
     payload: bytes, request: Request, policy: ReasoningSerialization | None
 ) -> tuple[bytes, str | None]:
@@ -522,7 +507,7 @@ def _with_policy(
             f"not a JSON object cannot carry the reasoning policy {policy.path} = "
             f"{json.dumps(policy.value)}; it was not sent to the model"
         )
-    return json.dumps(write_policy(body, policy), separators=(",", ":")).encode(), None
+    return json.dumps(policy.write_into(body), separators=(",", ":")).encode(), None
 
 
 def _passed(reply: _Reply) -> list[tuple[str, str]]:

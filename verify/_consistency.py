@@ -1184,23 +1184,11 @@ def _without_policy(request: object, evidence: Gx10Evidence) -> dict[str, Any]:
     """A recorded request body without the run's reasoning policy where its serialization
     writes it (and the objects it made on the way, left empty): what the runner sent before the
     observer wrote the policy in. The policy itself is the reasoning gates' to check."""
-    body = copy.deepcopy(request) if isinstance(request, dict) else {}
     config = evidence.config
     serialization = config.reasoning_policy.serialization if config is not None else None
     if serialization is None:
-        return body
-    *parents, leaf = serialization.path.split(".")
-    nodes = [body]
-    for part in parents:
-        child = nodes[-1].get(part)
-        if not isinstance(child, dict):
-            return body
-        nodes.append(child)
-    nodes[-1].pop(leaf, None)
-    for node, part in zip(reversed(nodes[:-1]), reversed(parents), strict=True):
-        if node.get(part) == {}:
-            del node[part]
-    return body
+        return copy.deepcopy(request) if isinstance(request, dict) else {}
+    return serialization.removed_from(request)
 
 
 def _exchange_ids(evidence: Gx10Evidence) -> list[Finding]:

@@ -110,14 +110,6 @@ def reply_facts(exchange: TransportExchange) -> ReplyFacts:
     )
 
 
-def _at(path: str, value: Any) -> Any:
-    for part in path.split("."):
-        if not isinstance(value, dict) or part not in value:
-            return _MISSING
-        value = value[part]
-    return value
-
-
 def _key(serialization: ReasoningSerialization, wanted: bool) -> tuple[str, str, bool]:
     return (serialization.path, repr(serialization.value), wanted)
 
@@ -137,12 +129,7 @@ def request_facts(
         return exchange._request
     if request is _MISSING:
         request = body_json(exchange.request_body)
-    value = _at(serialization.path, request)
-    carries = not (
-        value is _MISSING
-        or value != serialization.value
-        or type(value) is not type(serialization.value)
-    )
+    carries = serialization.carried_by(request)
     conflict = next(
         (p for p, on in request_reasoning(request) if p != serialization.path and on != wanted),
         None,

@@ -5,8 +5,9 @@ the run's configuration, and the tallies of BFCL shards and supplementary harnes
 
 from __future__ import annotations
 
+import copy
 import re
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, StrictBool, StrictInt, StringConstraints, model_validator
 
@@ -296,6 +297,50 @@ class ReasoningSerialization(_Model):
 
     path: Annotated[str, StringConstraints(pattern=_DOTTED_PATH)]
     value: StrictBool | str | StrictInt
+
+    # The one reading of ``path`` (``a.b.c``: key ``c`` of object ``b`` of object ``a`` of a
+    # request body), for the observer that writes the policy and the verifier that reads it.
+
+    def carried_by(self, body: object) -> bool:
+        """Whether the request body ``body`` (a JSON value) holds this value, of this JSON
+        type, at the path (``1`` is not ``true``, nor ``1.0``)."""
+        value = body
+        for part in self.path.split("."):
+            if not isinstance(value, dict) or part not in value:
+                return False
+            value = value[part]
+        return type(value) is type(self.value) and value == self.value
+
+    def write_into(self, body: dict[str, Any]) -> dict[str, Any]:
+        """Write the value into ``body`` at the path, making the objects on the way (and
+        replacing what is not one); returns ``body``."""
+        node = body
+        *parents, leaf = self.path.split(".")
+        for part in parents:
+            child = node.get(part)
+            if not isinstance(child, dict):
+                child = node[part] = {}
+            node = child
+        node[leaf] = self.value
+        return body
+
+    def removed_from(self, body: object) -> dict[str, Any]:
+        """A deep copy of the request body ``body`` (an object, else an empty one) without
+        what is at the path, and without the objects on the way that are left empty: the body
+        before :meth:`write_into`, when ``write_into`` made them."""
+        copied = copy.deepcopy(body) if isinstance(body, dict) else {}
+        *parents, leaf = self.path.split(".")
+        nodes = [copied]
+        for part in parents:
+            child = nodes[-1].get(part)
+            if not isinstance(child, dict):
+                return copied
+            nodes.append(child)
+        nodes[-1].pop(leaf, None)
+        for node, part in zip(reversed(nodes[:-1]), reversed(parents), strict=True):
+            if node.get(part) == {}:
+                del node[part]
+        return copied
 
 
 class ReasoningPolicy(_Model):
