@@ -50,6 +50,7 @@ from bundle_schema.models import (
     Gx10Evidence,
     HarnessEnvironment,
     HermesTask,
+    QuarantineMarker,
     TaskTallies,
     TransportExchange,
     UpstreamCheckout,
@@ -63,6 +64,7 @@ from verify.harness_outputs import (
     SPARK_BENCH_CODE_DOMAIN,
     SPARK_BENCH_CSV,
     SPARK_BENCH_SLACK,
+    Outputs,
     OutputsUnreadable,
     gate_place,
     gate_record,
@@ -426,21 +428,25 @@ def _raw_outputs(
             n: v for n, v in derived.items() if v is not None and n.split("/")[1] in components
         }
         markers = {c: evidence.quarantines[c] for c in components if c in evidence.quarantines}
-        if harness is None or upstream in foreign or (not records and not markers):
+        if harness is None or upstream in foreign:
             continue
+        # with no record and no marker to check, the raw outputs are still read for a marker
+        # the upstream wrote: one a publisher left out is a finding; nothing else is claimed
+        claimed = bool(records or markers)
         where = f"components/{first}/result.json"
         files = _raw_files(evidence, components, read, names, findings)
         if files is None:  # no valid result, or a raw output not intact: integrity says so
             continue
         if not files:
-            findings.append(
-                _disagrees(where, f"the {upstream} records have no raw output they were read from")
-            )
+            if claimed:
+                message = f"the {upstream} records have no raw output they were read from"
+                findings.append(_disagrees(where, message))
             continue
         try:
             parsed = read_outputs(harness.parser, files, components)
         except OutputsUnreadable as exc:
-            findings.append(_disagrees(where, f"the {upstream} raw outputs do not read: {exc}"))
+            if claimed:
+                findings.append(_disagrees(where, f"the {upstream} raw outputs do not read: {exc}"))
             continue
         for name, value in sorted(records.items()):
             kind_value = parsed.records.get(name)
@@ -454,23 +460,48 @@ def _raw_outputs(
             if result is not None and result.status == "COMPLETED":
                 findings += _metrics(result.metrics, parsed.metrics.get(component, {}),
                                      component, upstream)  # fmt: skip
-            marker, reread_marker = markers.get(component), parsed.quarantines.get(component)
-            if marker is None and reread_marker is not None:
-                findings.append(
-                    _disagrees(
-                        f"components/{component}/raw/quarantine.json",
-                        f"{upstream} wrote a quarantine marker ({reread_marker.upstream_reason}) "
-                        "that no quarantine record carries",
-                    )
-                )
-            elif marker is not None and marker != reread_marker:
-                findings.append(
-                    _disagrees(
-                        f"components/{component}/quarantine.json",
-                        f"the marker is not what the raw outputs of {upstream} say",
-                    )
-                )
+            findings += _marker(component, markers.get(component), parsed, upstream)
     return findings
+
+
+def _marker(
+    component: ComponentName, marker: QuarantineMarker | None, parsed: Outputs, upstream: str
+) -> list[Finding]:
+    """A component's quarantine marker record against the one its upstream wrote, if any."""
+    reread = parsed.quarantines.get(component)
+    if marker is None and reread is not None:
+        return [
+            _disagrees(
+                f"components/{component}/raw/quarantine.json",
+                f"{upstream} wrote a quarantine marker ({reread.upstream_reason}) that no "
+                "quarantine record carries",
+            )
+        ]
+    if marker is not None and marker != reread:
+        return [
+            _disagrees(
+                f"components/{component}/quarantine.json",
+                f"the marker is not what the raw outputs of {upstream} say",
+            )
+        ]
+    return []
+
+
+def _quarantine_statuses(
+    evidence: Gx10Evidence, components: Collection[ComponentName]
+) -> list[Finding]:
+    """A result QUARANTINED with no quarantine marker: only the upstream's marker quarantines
+    (seed 000: it is authoritative), and the runner writes the status beside one alone."""
+    return [
+        _disagrees(
+            f"components/{c}/result.json",
+            "the result is QUARANTINED, and no quarantine marker carries it",
+        )
+        for c in sorted(components)
+        if (result := evidence.results.get(c)) is not None
+        and result.status == "QUARANTINED"
+        and c not in evidence.quarantines
+    ]
 
 
 def _gate_outputs(
@@ -1440,6 +1471,10 @@ def consistency_findings(
     findings: list[Finding] = []
     findings += _ledger(evidence, ledger)
     findings += _raw_outputs(evidence, pins, read, names, foreign)
+    upstreams = pins.pins.component_upstreams
+    findings += _quarantine_statuses(
+        evidence, [c for c in evidence.results if upstreams.get(c) not in foreign]
+    )
     findings += _gate_outputs(evidence, pins, read, names, foreign)
     if blob_id is None:
         blob_id = lambda name: None if (data := read(name)) is None else git_blob_id(data)  # noqa: E731

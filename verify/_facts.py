@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import functools
 import ipaddress
+import itertools
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -31,7 +33,7 @@ from bundle_schema.models import (
 )
 from bundle_schema.roles import REFERENCE_HEADER
 from pins import PROBE_CONTRACTS
-from verify.replies import body_json, read_exchange, request_reasoning
+from verify.replies import body_bytes, body_json, is_completion, read_exchange, request_reasoning
 
 __all__ = [
     "PROBE_PROMPTS",
@@ -145,6 +147,28 @@ class SlimExchange(TransportExchange):
     _reply: ReplyFacts = PrivateAttr()
     _request: RequestFacts | None = PrivateAttr(default=None)
     _probe: bool = PrivateAttr(default=False)
+    _digests: frozenset[str] = PrivateAttr(default=frozenset())
+
+
+_HEX_DIGEST = re.compile(rb"(?<![0-9a-f])[0-9a-f]{64}(?![0-9a-f])")
+MAX_REPORTED = 1024
+"""The most digests one identity reply is read for (an engine's list of many models; kept
+while the transport log is read, so bounded)."""
+
+
+def reported_digests(exchange: TransportExchange) -> frozenset[str]:
+    """The SHA-256 digests (64 lowercase hex digits) an identity reply reports: the response
+    body of an answered request that generates nothing (Ollama's ``/api/tags`` and
+    ``/api/show`` name each model's); none for a completion or an error."""
+    if isinstance(exchange, SlimExchange):
+        return exchange._digests
+    if exchange.status != 200 or is_completion(exchange):
+        return frozenset()
+    data = body_bytes(exchange.response_body)
+    if data is None:
+        return frozenset()
+    found = itertools.islice(_HEX_DIGEST.finditer(data), MAX_REPORTED)
+    return frozenset(m.group().decode() for m in found)
 
 
 PROBE_PROMPTS = frozenset(
@@ -205,6 +229,7 @@ def slim_exchange(exchange: TransportExchange, config: RunConfig | None) -> Slim
         response_model=exchange.response_model,
     )
     slim._reply = reply_facts(exchange)
+    slim._digests = reported_digests(exchange)
     request = body_json(exchange.request_body) if exchange.request_body else None  # parsed once
     slim._probe = asks_a_probe(exchange, request)
     policy = config.reasoning_policy if config is not None else None

@@ -560,7 +560,8 @@ def test_held_an_interrupt_while_a_harness_runs_is_one_line_and_leaves_no_proces
                 started = list(scratch_here.glob("audit-run-*/outputs/sparkbench/started"))
                 time.sleep(0.02)
             assert started, "the harness did not start"
-            time.sleep(0.2)
+            while not started[0].read_text() and time.monotonic() < deadline:
+                time.sleep(0.02)  # made, its pid not yet written
             harness = int(started[0].read_text() or 0)
             process.send_signal(signal.SIGINT)
             _, err = process.communicate(timeout=30)

@@ -517,10 +517,21 @@ def test_quarantine_wins_over_a_passing_golden_gate_and_run_valid_marker(
     )
 
 
-def test_quarantine_wins_over_an_infrastructure_failure(full: dict[str, Any]) -> None:
+def test_quarantine_wins_over_an_infrastructure_failure(
+    full: dict[str, Any], evidence: dict[str, Gx10Evidence]
+) -> None:
+    marker = evidence["gx10-spark-quarantined"].quarantines["coding"]
+    full["quarantines"] = {"coding": marker.model_dump(mode="json")}
     full["results"]["coding"]["status"] = "QUARANTINED"
     full["socket_ledger"] = None
     assert judged(full).result_validity == "QUARANTINED"
+
+
+def test_a_quarantined_status_without_a_marker_quarantines_nothing(full: dict[str, Any]) -> None:
+    """Only the upstream's marker quarantines (seed 000): a status alone is a record that
+    disagrees (verify._consistency), and the decision goes on without it."""
+    full["results"]["coding"]["status"] = "QUARANTINED"
+    assert judged(full).result_validity != "QUARANTINED"
 
 
 def test_an_infrastructure_error_is_never_a_zero_model_score(full: dict[str, Any]) -> None:

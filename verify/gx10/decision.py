@@ -4,7 +4,7 @@ rankability and the comparison with the runner's claims."""
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from bundle_schema.models import (
@@ -101,7 +101,6 @@ def replay(
             statuses=statuses,
             scores=scores,
             aggregate=aggregate,
-            foreign=foreign,
         )
     reasons += list(left_out.values())
     reasons += _performance_zero(pinned, scores)
@@ -191,28 +190,22 @@ def _axes(
     statuses: Mapping[ComponentName, str | None],
     scores: Mapping[ComponentName, float | None],
     aggregate: float | None,
-    foreign: Collection[str] = (),
 ) -> tuple[Axes, list[str]]:
     """The three decisions in the seed's precedence (quarantine, infrastructure, incomplete,
-    then the model's) and why. A component whose harness is ``foreign`` is not quarantined
-    by a status its runner recorded: that harness's outputs are no evidence here (ADR 0036)."""
+    then the model's) and why. ``run.evidence`` holds no marker of a foreign harness (its
+    outputs are no evidence here, ADR 0036)."""
     evidence, selected = run.evidence, run.selected
-    upstreams = run.pins.pins.component_upstreams
     if not selected:
         reason = f"profile {evidence.profile!r} is not defined by pin set {run.pins.id}"
         return ("INFRA_ERROR", "INFRA_FAILURE", "NOT_ASSESSED"), [reason]
-    quarantined = [
-        c
-        for c in selected
-        if c in evidence.quarantines
-        or (statuses[c] == "QUARANTINED" and upstreams.get(c) not in foreign)
-    ]
+    # the upstream's marker quarantines (seed 000: it is authoritative), never a status alone:
+    # a QUARANTINED result without one is a record that disagrees (verify._consistency)
+    quarantined = [c for c in selected if c in evidence.quarantines]
     if quarantined:
-        reasons = []
-        for c in quarantined:
-            marker = evidence.quarantines.get(c)
-            reason = marker.upstream_reason if marker else "no marker recorded"
-            reasons.append(f"{c} quarantined by its upstream: {reason}")
+        reasons = [
+            f"{c} quarantined by its upstream: {evidence.quarantines[c].upstream_reason}"
+            for c in quarantined
+        ]
         return ("INFRA_ERROR", "QUARANTINED", "NOT_ASSESSED"), reasons
     infra = [g for g in gates if g.status == "infra"]
     failed = [c for c in selected if statuses[c] == "FAILED"]  # a failed runner
@@ -271,3 +264,6 @@ def _numbers(claims: Any, scores: Gx10Scores) -> Iterable[tuple[str, float | Non
             None if claimed is None else float(claimed),
             getattr(scores, component),
         )
+    for name in sorted(set(claims.component_scores) - set(COMPONENTS)):  # no such component
+        claimed = claims.component_scores[name]
+        yield f"component_scores.{name}", None if claimed is None else float(claimed), None

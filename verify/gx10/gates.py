@@ -21,6 +21,7 @@ from verify._facts import (
     asks_a_probe,
     is_loopback,
     reply_facts,
+    reported_digests,
     request_facts,
 )
 from verify.gx10._context import SPARK, Check, Gate, Run, clip_text, found
@@ -66,11 +67,32 @@ def model_identity(run: Run) -> Check:
             f"{', '.join(sorted(str(s) for s in served)) or 'nothing'})",
             evidence,
         )
+    if model.digest_source == "endpoint":
+        reported = _reporting(run, model.digest)
+        if reported is None:
+            return found(
+                "infra",
+                f"digest {model.digest} is said to come from the endpoint, and no recorded "
+                "identity reply reports it",
+                evidence,
+            )
+        evidence = f"transport exchange {reported}"
     return found(
         "pass",
         f"{model.runtime_model_id} resolved, digest {model.digest} ({model.digest_source})",
         evidence,
     )
+
+
+def _reporting(run: Run, digest: str) -> int | None:
+    """The id of the first identity exchange (an answered request that generates nothing)
+    whose reply reports ``digest`` (its hex, as Ollama's ``/api/tags`` and ``/api/show`` do),
+    else None."""
+    hexdigest = digest.removeprefix("sha256:")
+    for exchange in run.evidence.transport or ():
+        if hexdigest in reported_digests(exchange):
+            return exchange.id
+    return None
 
 
 def local_endpoint(run: Run) -> Check:
