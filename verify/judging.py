@@ -19,7 +19,6 @@ verdict, and (``rejudge``) the diff of its verdicts before and under the new pin
 
 from __future__ import annotations
 
-import datetime as dt
 import itertools
 import json
 from collections.abc import Iterator, Sequence
@@ -47,7 +46,7 @@ from verify.archive import (
     signatures_of,
 )
 from verify.diffing import diff_runs
-from verify.ranking import MAX_SOURCE, Distinct, Facts, Found, contents_key
+from verify.ranking import MAX_SOURCE, Distinct, Facts, Found, contents_key, instant
 
 __all__ = [
     "Here",
@@ -194,18 +193,6 @@ def _standing(facts: Facts) -> int:
     if not facts.passed:
         return 2
     return 0 if facts.rankable else 1
-
-
-def _instant(created_at: str) -> tuple[dt.datetime, str]:
-    """A creation time (RFC 3339) as the instant it names, then as written: ``11:45:00.5Z`` is
-    after ``11:45:00Z``, though ``.`` sorts before ``Z`` as text."""
-    try:
-        moment = dt.datetime.fromisoformat(created_at)
-    except ValueError:
-        moment = dt.datetime.max.replace(tzinfo=dt.UTC)
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=dt.UTC)
-    return moment, created_at
 
 
 @contextmanager
@@ -366,7 +353,7 @@ class JudgedArchive(Spooled):
             "GROUP BY contents HAVING count(*) > 1) ORDER BY b.contents, b.digest"
         )
         for _, group in itertools.groupby(same, key=lambda row: row[0]):
-            copies = sorted(group, key=lambda row: (row[3], _instant(named(row[4])), row[1]))
+            copies = sorted(group, key=lambda row: (row[3], instant(named(row[4])), row[1]))
             _, digest, kept, _, _, ref = copies[0]
             run_id = self._spooled(ref)[0].facts.run_id
             reason = one_line(

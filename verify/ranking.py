@@ -8,6 +8,7 @@ does not grow with the evidence of 10,000 bundles."""
 
 from __future__ import annotations
 
+import datetime as dt
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -198,12 +199,37 @@ def _why(verdict: Verdict) -> str:
     return verdict.reasons[0] if verdict.reasons else "another verdict"
 
 
+def instant(created_at: str) -> tuple[dt.datetime, str]:
+    """A creation time (RFC 3339) as the instant it names, then as written: ``11:45:00.5Z`` is
+    after ``11:45:00Z``, though ``.`` sorts before ``Z`` as text (one that does not read is
+    after every other)."""
+    try:
+        moment = dt.datetime.fromisoformat(created_at)
+    except ValueError:
+        moment = dt.datetime.max.replace(tzinfo=dt.UTC)
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=dt.UTC)
+    return moment, created_at
+
+
+def _timestamp(created_at: str) -> tuple[str, str]:
+    """:func:`instant` as a sort key of strings (a spooled ranking sorts its keys as bytes):
+    the instant in UTC, written at a fixed width, so that text order is time order."""
+    moment, written = instant(created_at)
+    try:
+        utc = moment.astimezone(dt.UTC)
+    except OverflowError:  # past year 9999 in UTC
+        utc = dt.datetime.max.replace(tzinfo=dt.UTC)
+    return utc.replace(tzinfo=None).isoformat(timespec="microseconds"), written
+
+
 def _key(row: RankRow) -> tuple[float | str, ...]:
     """Overall score descending, then coding, Hermes, tool/instruction, reliability and
-    performance descending, then timestamp and run id: the tie-break alters no score."""
+    performance descending, then timestamp (the instant) and run id: the tie-break alters no
+    score."""
     scores = row.scores.model_dump()
     descending = tuple(-(scores[name] if scores[name] is not None else -1.0) for name in _ORDER)
-    return (*descending, row.created_at, row.run_id, row.bundle_digest)
+    return (*descending, *_timestamp(row.created_at), row.run_id, row.bundle_digest)
 
 
 def _row(source: str, facts: Facts, reasons: Sequence[str] = ()) -> RankRow:
@@ -287,8 +313,8 @@ def place(
 
 
 def _apart_key(row: RankRow) -> tuple[float | str, ...]:
-    """The order of the runs listed apart: timestamp, run id, bundle digest."""
-    return (row.created_at, row.run_id, row.bundle_digest)
+    """The order of the runs listed apart: timestamp (the instant), run id, bundle digest."""
+    return (*_timestamp(row.created_at), row.run_id, row.bundle_digest)
 
 
 def _numbered(rows: Iterable[RankRow]) -> Iterator[RankRow]:
