@@ -237,8 +237,8 @@ def _pair(value: object, number: int, at: str) -> Pair:
     if not isinstance(value, dict) or set(value) != {"name", "turns"}:
         raise QualityRefused(f"{at}: {shape}")
     name, turns = value["name"], value["turns"]
-    if not isinstance(name, str) or not name or re.search(r"[\t\r\n]", name) or len(name) > 256:
-        raise QualityRefused(f"{at}: name: {shape} (a name is 1 to 256 characters, no tab)")
+    if not isinstance(name, str) or not name or re.search(r"[\t\r\n]", name):
+        raise QualityRefused(f"{at}: name: {shape} (a name is not empty, and has no tab)")
     if not isinstance(turns, list) or not 1 <= len(turns) <= MAX_TURNS:
         raise QualityRefused(f"{at}: turns: {shape}")
     parsed: list[Turn] = []
@@ -285,7 +285,7 @@ def parse_rubric(data: bytes, where: str) -> tuple[RubricItem, ...]:
                 f"under {MAX_ID_BYTES} bytes"
             )
         size = len(question.encode())
-        if not question.strip() or size >= MAX_QUESTION_BYTES:
+        if not question or size >= MAX_QUESTION_BYTES:
             raise QualityRefused(
                 f"{at}: item {item}: the question is {_n(size)} bytes; it must be 1 to "
                 f"{MAX_QUESTION_BYTES - 1} bytes"
@@ -313,7 +313,7 @@ def parse_tasks(data: bytes, where: str) -> tuple[TaskItem, ...]:
     for number, line in _lines(data, where, MAX_TASK_LINE, "a task line"):
         at = f"{where}:{number}"
         fields = _text(line, at).split("\t")
-        if len(fields) != TASK_FIELDS or not all(f.strip() for f in fields):
+        if len(fields) != TASK_FIELDS or not all(fields):
             raise QualityRefused(
                 f"{at}: a task line holds {TASK_FIELDS} non-empty fields (id, question, four "
                 f"choices, answer); this one holds {len(fields)}"
