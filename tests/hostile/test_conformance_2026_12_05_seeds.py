@@ -112,7 +112,8 @@ def test_performance_normalization_by_hand() -> None:
 
 @pytest.mark.xfail(
     strict=True,
-    reason="HOLE: seed 000 fixes 'the frozen gx10-direct-probe-v1 total completion ceiling' for "
+    reason="DECISION (ADR 0014): seed 000 fixes 'the frozen gx10-direct-probe-v1 total "
+    "completion ceiling' for "
     "v5 vs the shipped gx10-qualification-v5 pin set names contract gx10-direct-probe-v2 (v1 + "
     "pinned sampling), so a v1-probe run is INFRA_ERROR and unrankable under it "
     "(pins/gx10-qualification-v5.toml:34)",
