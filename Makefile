@@ -86,13 +86,16 @@ bench: $(STAMP) bytecode
 	$(BIN)/python -m benchmarks.observer_overhead
 	$(BIN)/python -m benchmarks.big_records
 
-# Opt-in fuzzing: 100,000 hypothesis examples per reader property, then atheris on the manifest
+# Opt-in fuzzing: 100,000 new hypothesis examples per reader property (and per property of the
+# canonical JSON and record fast paths, which make test runs with a fixed few hundred to a
+# thousand: tests/properties.py), then atheris on the manifest
 # and archive readers for FUZZ_SECONDS each (new inputs land in a temp dir; keep what adds
 # coverage with: tests/fuzz/fuzz_<name> -merge=1 tests/fuzz/corpus/<name> <that dir>).
 FUZZ_SECONDS ?= 600
 fuzz: $(STAMP)
 	EVIDENCE_AUDIT_FUZZ_EXAMPLES=100000 $(BIN)/python -m pytest -q -p no:cacheprovider \
-		tests/hostile/test_fuzz_properties.py
+		tests/hostile/test_fuzz_properties.py tests/verify/test_record_fast_paths.py \
+		tests/bundle_schema/test_canonical_properties.py
 	for name in manifest archive; do \
 		found=$$(mktemp -d) && echo "atheris $$name: new inputs in $$found" && \
 		tests/fuzz/fuzz_$$name $$found tests/fuzz/corpus/$$name -max_total_time=$(FUZZ_SECONDS) \

@@ -6,13 +6,14 @@ from typing import Any
 
 import pytest
 import rfc8785
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from bundle_schema import canonical_bytes, loads_canonical
 from bundle_schema.documents import _validator
 from bundle_schema.models import BfclShard, Manifest
+from tests.properties import examples
 
 SAFE = 2**53 - 1
 
@@ -33,7 +34,7 @@ json_values = st.recursive(
 )
 
 
-@settings(max_examples=3000, deadline=None, derandomize=True)
+@examples(1000)
 @given(json_values)
 def test_canonical_bytes_equal_the_rfc8785_package(value: Any) -> None:
     assert canonical_bytes(value) == rfc8785.dumps(value)
@@ -55,7 +56,7 @@ or more is written as integer text, which parses as an integer beyond the domain
 allows."""
 
 
-@settings(max_examples=1000, deadline=None, derandomize=True)
+@examples(400)
 @given(parsable_values)
 def test_canonical_bytes_parse_back_as_canonical(value: Any) -> None:
     data = canonical_bytes(value)
@@ -115,7 +116,7 @@ MANIFEST: dict[str, Any] = {
 }
 
 
-@settings(max_examples=3000, deadline=None, derandomize=True)
+@examples(1000)
 @given(names, entry_like)
 def test_the_model_accepts_no_evidence_map_the_committed_schema_refuses(
     name: str, entry: Any
@@ -138,7 +139,7 @@ def test_the_differential_test_sees_both_sides() -> None:
         Manifest.model_validate(bad)
 
 
-@settings(max_examples=1000, deadline=None, derandomize=True)
+@examples(400)
 @given(
     st.one_of(
         st.none(),

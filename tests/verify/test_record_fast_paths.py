@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 import rfc8785
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from jsonschema.exceptions import best_match
 from pydantic import BaseModel, ValidationError
@@ -43,6 +43,7 @@ from bundle_schema.documents import (
     validate_document,
 )
 from bundle_schema.errors import DocumentError, one_line
+from tests.properties import examples
 
 SAFE = 2**53 - 1
 
@@ -114,14 +115,14 @@ def _check_without(data: bytes) -> None:
                 assert rest is None
 
 
-@settings(max_examples=3000, deadline=None, derandomize=True)
+@examples(1000)
 @given(json_values)
 def test_what_the_whole_document_test_accepts_is_the_rfc8785_encoding(value: Any) -> None:
     for data in _encodings(value):
         _check_bytes(data)
 
 
-@settings(max_examples=2000, deadline=None, derandomize=True)
+@examples(700)
 @given(st.binary(max_size=40) | st.text(max_size=40).map(str.encode))
 def test_arbitrary_bytes_are_answered_as_the_member_check_answers_them(data: bytes) -> None:
     _check_bytes(data)
@@ -276,13 +277,13 @@ def test_the_model_goes_first_for_the_manifest_and_every_record_kind() -> None:
     assert len(RECORD_KINDS) == 14
 
 
-@settings(max_examples=3000, deadline=None, derandomize=True)
+@examples(1000)
 @given(exchange)
 def test_the_model_accepts_no_exchange_the_committed_schema_refuses(value: Any) -> None:
     _check_model_first("transport-exchange", value)
 
 
-@settings(max_examples=3000, deadline=None, derandomize=True)
+@examples(1000)
 @given(ledger_entry)
 def test_the_model_accepts_no_ledger_entry_the_committed_schema_refuses(value: Any) -> None:
     _check_model_first("socket-ledger-entry", value)
@@ -382,7 +383,7 @@ def manifest(draw: st.DrawFn) -> dict[str, Any]:
     return value
 
 
-@settings(max_examples=3000, deadline=None, derandomize=True)
+@examples(1000)
 @given(manifest())
 def test_the_model_accepts_no_manifest_the_committed_schema_refuses(value: Any) -> None:
     _check_model_first("manifest", value)
@@ -575,7 +576,7 @@ def near_valid(draw: st.DrawFn, documents: list[dict[str, Any]]) -> dict[str, An
 
 
 @pytest.mark.parametrize("kind_name", sorted(MODEL_FIRST))
-@settings(max_examples=1500, deadline=None, derandomize=True)
+@examples(500)
 @given(data=st.data())
 def test_the_model_accepts_no_document_the_committed_schema_refuses(
     kind_name: str, real_documents: dict[str, list[dict[str, Any]]], data: st.DataObject
