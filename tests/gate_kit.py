@@ -16,7 +16,7 @@ from audit.demo.reference_endpoint import serve
 from audit.run import RunRequest, run_qualification
 from bundle_schema.models import Claims, Manifest, Verdict
 from pins import DEMO, PinSetSource, load_builtin, pin_set_source
-from tests.data.hostile.kit import Files, read_bundle, reseal
+from tests.data.hostile.kit import Files, read_bundle, resealer
 from tests.paths import EXAMPLES
 from verify import parse_manifest, verify_bundle
 from verify._source import open_source
@@ -126,16 +126,16 @@ def resealed_as_replayed(
     """``files`` sealed at ``target`` with ``manifest``'s other fields (``fields`` changed),
     claiming what their replay under ``pins`` (default: the pin set it names) finds."""
     fields = dict(fields or {})
-    draft = target.with_name(target.name + "-draft")
-    reseal(draft, manifest, files, fields)
-    replay = verify_bundle(draft, pins=pins).verdict
+    seal = resealer(target, manifest, files)  # the evidence written once, sealed twice
+    seal(fields)
+    replay = verify_bundle(target, pins=pins).verdict
     claims = Claims(
         outcome=replay.outcome, result_validity=replay.result_validity,
         profile_decision=replay.profile_decision, rankable=replay.rankable,
         aggregate_score=replay.scores.aggregate, executed_weight=replay.scores.executed_weight,
         component_scores={c: getattr(replay.scores, c) for c in manifest.claims.component_scores},
     )  # fmt: skip
-    reseal(target, manifest, files, {**fields, "claims": claims.model_dump()})
+    seal({**fields, "claims": claims.model_dump()})
     return target
 
 

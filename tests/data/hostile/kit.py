@@ -94,19 +94,32 @@ def read_bundle(path: Path) -> tuple[Manifest, Files]:
 
 def reseal(target: Path, manifest: Manifest, files: Files, fields: dict[str, Any]) -> str:
     """Write the (attacked) evidence and manifest fields as a new, internally consistent bundle."""
+    return resealer(target, manifest, files)(fields)
+
+
+def resealer(target: Path, manifest: Manifest, files: Files) -> Callable[[dict[str, Any]], str]:
+    """Write the (attacked) evidence at ``target`` once; return what seals it with
+    ``manifest``'s fields (some changed), as often as asked (each seal replaces the last
+    manifest: the evidence is the same)."""
     writer = BundleWriter(target, durable=False)
     for name, (data, media) in sorted(files.items()):
         writer.add_bytes(name, data, media)
-    seal = {
-        key: getattr(manifest, key)
-        for key in ("run_id", "created_at", "runner", "scoring_generation", "profile", "pin_set",
-                    "model", "upstreams", "components", "claims")
-    }  # fmt: skip
-    for key, value in fields.items():
-        seal[key] = (
-            type(seal[key]).model_validate(value) if hasattr(seal[key], "model_validate") else value
-        )
-    return writer.seal(**seal)
+
+    def seal(fields: dict[str, Any]) -> str:
+        values = {
+            key: getattr(manifest, key)
+            for key in ("run_id", "created_at", "runner", "scoring_generation", "profile",
+                        "pin_set", "model", "upstreams", "components", "claims")
+        }  # fmt: skip
+        for key, value in fields.items():
+            values[key] = (
+                type(values[key]).model_validate(value)
+                if hasattr(values[key], "model_validate")
+                else value
+            )
+        return writer.seal(**values)
+
+    return seal
 
 
 def lines(files: Files, name: str) -> list[dict[str, Any]]:
