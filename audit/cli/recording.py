@@ -114,7 +114,8 @@ def register(commands: Subparsers) -> dict[str, Handler]:
 
     demo = commands.add_parser(
         "demo",
-        help="build, pack and verify the example bundles",
+        help="build and verify the example bundles, then record and verify a run against the "
+        "reference endpoint",
         description="The embedded default: build the example bundles from the example evidence "
         "shipped with the package, pack and verify them, show that a tampered copy fails, then "
         "run the whole recording pipeline (audit run) against the reference endpoint under the "

@@ -108,7 +108,7 @@ def register(commands: Subparsers) -> dict[str, Handler]:
         help="win rate of side b over side a on a rubric",
         description="Replay the pair mode: log-odds of yes per pair, side and rubric item, side "
         "scores, win/loss/tie at a margin of 0.5 nats (ties count one half), the win rate with "
-        "Wilson bounds at a nominal 90%%, the same per item, the cut pairs; then compare with "
+        "Wilson bounds at a nominal 90%, the same per item, the cut pairs; then compare with "
         "the run's pairs.jsonl and check the blind transcripts against their key.",
         epilog=example(
             "audit score quality pairs --pairs pairs.jsonl --rubric rubric.tsv "
@@ -161,7 +161,7 @@ def register(commands: Subparsers) -> dict[str, Handler]:
         help="replay LMSpeed Category Score V3.0, category by category",
         description="Replay LMSpeed Category Score V3.0 for every category: eligibility under "
         "the catalog, dedupe, unit-based normalization, robust z, evidence quality, the "
-        "Gaussian model per dimension, the score with its 80%% interval, Rated / Estimated / "
+        "Gaussian model per dimension, the score with its 80% interval, Rated / Estimated / "
         "Unrated and the formal rank of Rated models. No average across categories. With "
         "--claimed, exit 1 when the published scores differ from the replay.",
         epilog=example(
