@@ -43,6 +43,7 @@ from pydantic import BaseModel
 from bundle_schema.documents import KINDS, parse_document
 from bundle_schema.errors import InvalidInput
 from bundle_schema.models import (
+    HERMES_EVIDENCE_KINDS,
     BfclShard,
     CheckoutState,
     ComponentName,
@@ -502,6 +503,80 @@ def _quarantine_statuses(
         and result.status == "QUARANTINED"
         and c not in evidence.quarantines
     ]
+
+
+def _statuses(
+    evidence: Gx10Evidence,
+    pins: PinSetSource,
+    read: Reader,
+    names: Collection[str],
+    *,
+    selected: Collection[ComponentName],
+    own: Collection[ComponentName],
+) -> list[Finding]:
+    """A component's status against what the runner writes beside it (ADR 0007): a result
+    only for a component the profile selects (a record of another may be there: a harness's
+    reader gives the records of every component it serves); COMPLETED (or QUARANTINED) beside
+    the records its reader read from the harness's outputs, and FAILED beside them only when a
+    pinned gate of the component failed (its raw outputs do not read); never PARTIAL or
+    NOT_RUN. A status that says the harness did not complete where its records say it did is
+    a finding: it would turn a model's failure into the infrastructure's."""
+    findings = []
+    records = {n.split("/")[1] for n, v in _derived(evidence).items() if v is not None}
+    for component in sorted(evidence.results):
+        result = evidence.results[component]
+        where = f"components/{component}/result.json"
+        if component not in selected:
+            findings.append(
+                _disagrees(
+                    where,
+                    f"a result of {component}, which profile {evidence.profile} does not select",
+                )
+            )
+            continue
+        if component not in own or component not in records:
+            continue
+        if result.status in ("PARTIAL", "NOT_RUN"):
+            findings.append(
+                _disagrees(
+                    where,
+                    f"the result is {result.status} beside the records read "
+                    "from the harness's complete outputs",
+                )
+            )
+        elif result.status == "FAILED" and not _a_gate_failed(
+            evidence, pins, read, names, component
+        ):
+            findings.append(
+                _disagrees(
+                    where,
+                    "the result is FAILED beside the records read from the harness's outputs, "
+                    "and no gate of the component failed",
+                )
+            )
+    return findings
+
+
+def _a_gate_failed(
+    evidence: Gx10Evidence,
+    pins: PinSetSource,
+    read: Reader,
+    names: Collection[str],
+    component: ComponentName,
+) -> bool:
+    """Whether a pinned gate of ``component`` failed: its raw outputs are missing, not intact
+    or do not read (what makes the runner record the component FAILED beside its records)."""
+    for upstream in pins.pins.gate_upstreams.get(component, ()):
+        harness = pins.pins.harnesses[upstream]
+        place = gate_place(component, upstream) + "raw/"
+        files = {n.removeprefix(place): read(n) for n in sorted(names) if n.startswith(place)}
+        if not files or any(v is None for v in files.values()):
+            return True
+        try:
+            read_gate_outputs(harness.parser, files, component, upstream)  # type: ignore[arg-type]
+        except OutputsUnreadable:
+            return True
+    return False
 
 
 def _gate_outputs(
@@ -1039,6 +1114,10 @@ def _task_self(task: HermesTask, name: str, number: int) -> list[Finding]:
                 path=where,
             )
         )
+    problem = _outcome_problem(task)
+    if problem is not None:
+        findings.append(_disagrees(name, f"task {task.task} is {task.outcome}, but {problem}",
+                                   path=where))  # fmt: skip
     for path in (*task.changed_paths, *task.allowed_changes):
         if normal_path(path) is None:
             findings.append(
@@ -1049,6 +1128,34 @@ def _task_self(task: HermesTask, name: str, number: int) -> list[Finding]:
                 )
             )
     return findings
+
+
+def _outcome_problem(task: HermesTask) -> str | None:
+    """Why a task's TIMEOUT or HARNESS_ERROR is not what its own record shows (either would
+    make a model's failed task the clock's or the harness's): a task stopped at a limit has
+    reached it (its wall or its silence), and never reached its evaluation; a harness that
+    failed did not leave a whole, trusted evaluation behind."""
+    if task.outcome == "TIMEOUT":
+        if task.cases:
+            return "it has evaluator cases: a task stopped at a limit never reached them"
+        if (
+            task.wall_s is not None
+            and task.max_inactivity_s is not None
+            and task.wall_s < task.wall_limit_s
+            and task.max_inactivity_s < task.inactivity_limit_s
+        ):
+            return (
+                f"its wall {task.wall_s:g} s and longest silence {task.max_inactivity_s:g} s "
+                f"are within both limits ({task.wall_limit_s:g} s, {task.inactivity_limit_s:g} s)"
+            )
+    if task.outcome == "HARNESS_ERROR" and task.cases:
+        kinds = [task.evidence.get(k) for k in HERMES_EVIDENCE_KINDS]  # type: ignore[call-overload]
+        if all(t is not None and t.present and t.trusted for t in kinds):
+            return (
+                "its evaluation is whole: every kind of evidence present and trusted, and its "
+                "evaluator cases recorded"
+            )
+    return None
 
 
 # --- figures measured on exchanges --------------------------------------------------------------
@@ -1437,7 +1544,28 @@ def _times(
             findings.append(
                 _disagrees(name, f"ran {took:g} s, over {whose} of {wall:g} s, yet was not stopped")
             )
+        if harness is not None and took is not None and result.status == "FAILED":
+            stopped = _stopped_early(result.reason or "", upstream or "", harness, took)
+            if stopped is not None:
+                findings.append(_disagrees(name, stopped))
     return findings
+
+
+def _stopped_early(reason: str, upstream: str, harness: Any, took: float) -> str | None:
+    """Why a FAILED result's "<upstream> wall limit exceeded" (or inactivity limit) cannot be:
+    the sandbox stops a harness at a limit only once the limit has passed, and the result's
+    times enclose the harness's run."""
+    for kind, limit in (("wall", harness.wall_s), ("inactivity", harness.inactivity_s)):
+        if (
+            limit is not None
+            and reason.startswith(f"{upstream} {kind} limit exceeded")
+            and took < limit - TIME_SLACK_S
+        ):
+            return (
+                f"says {upstream} was stopped at its {kind} limit of {limit:g} s, yet the "
+                f"component ran {took:g} s"
+            )
+    return None
 
 
 # --- all --------------------------------------------------------------------------------------
@@ -1472,9 +1600,9 @@ def consistency_findings(
     findings += _ledger(evidence, ledger)
     findings += _raw_outputs(evidence, pins, read, names, foreign)
     upstreams = pins.pins.component_upstreams
-    findings += _quarantine_statuses(
-        evidence, [c for c in evidence.results if upstreams.get(c) not in foreign]
-    )
+    own = [c for c in evidence.results if upstreams.get(c) not in foreign]
+    findings += _quarantine_statuses(evidence, own)
+    findings += _statuses(evidence, pins, read, names, selected=selected, own=own)
     findings += _gate_outputs(evidence, pins, read, names, foreign)
     if blob_id is None:
         blob_id = lambda name: None if (data := read(name)) is None else git_blob_id(data)  # noqa: E731

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import copy
 import re
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import ConfigDict, Field, StrictBool, StrictInt, StringConstraints, model_validator
 
@@ -31,6 +31,7 @@ from bundle_schema.models._common import (
 __all__ = [
     "BASE64_PATTERN",
     "ENV_NAME_PATTERN",
+    "HERMES_EVIDENCE_KINDS",
     "MAX_ENV_VALUE",
     "BenchLocalPacks",
     "BfclPlan",
@@ -46,6 +47,7 @@ __all__ = [
     "GateStatus",
     "HarnessEnvironment",
     "HermesCase",
+    "HermesEvidenceKind",
     "HermesTask",
     "InfermarkStreaming",
     "LedgerRecord",
@@ -223,6 +225,11 @@ class HermesCase(_Model):
     requirements: tuple[Identifier, ...] = ()
 
 
+HermesEvidenceKind = Literal["process", "checkpoint", "model_response", "task_state", "evaluator"]
+HERMES_EVIDENCE_KINDS: tuple[str, ...] = get_args(HermesEvidenceKind)
+"""The kinds of evidence a Hermes task's record vouches for, in the seed's order."""
+
+
 class HermesTask(_Model):
     """One Hermes task of a run (one JSONL line), as the harness and its evaluator recorded it."""
 
@@ -234,10 +241,7 @@ class HermesTask(_Model):
     wall_s: Seconds | None
     evaluator: Identifier
     evaluator_isolated: StrictBool
-    evidence: dict[
-        Literal["process", "checkpoint", "model_response", "task_state", "evaluator"],
-        EvidenceTrust,
-    ]
+    evidence: dict[HermesEvidenceKind, EvidenceTrust]
     cases: tuple[HermesCase, ...]
     completion_claim: StrictBool | None
     changed_paths: tuple[Annotated[str, StringConstraints(min_length=1, max_length=1024)], ...]

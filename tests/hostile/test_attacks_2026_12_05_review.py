@@ -219,8 +219,9 @@ def test_a_time_past_a_double_is_refused_and_the_show_report_is_one_json_documen
     """The bundle verified (integrity ok) and ``show --json`` ended in a traceback: its times
     are now bounded (MAX_SECONDS, ADR 0012), so it fails its check with the record located, and
     its report is one JSON document."""
-    assert main(["verify", str(overflowing)]) == 1
-    assert "$.started: 1.7e+308 is greater than the maximum" in capsys.readouterr().err
+    assert main(["verify", str(overflowing), "--json"]) == 1
+    findings = json.loads(capsys.readouterr().out)["integrity"]["findings"]
+    assert any("$.started: 1.7e+308 is greater than the maximum" in f["message"] for f in findings)
     code, out, err = _run(capsys, "show", str(overflowing), "--json")
     assert code == 1, err
     assert json.loads(out)["verdict"]["integrity"]["status"] == "failed"

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from bundle_schema.models import (
+    HERMES_EVIDENCE_KINDS,
     ComponentName,
     GateResult,
     Gx10Evidence,
@@ -24,7 +25,7 @@ from verify._facts import (
 
 Status = Literal["pass", "fail", "infra", "not_selected"]
 SPARK: tuple[ComponentName, ...] = ("coding", "reliability")
-EVIDENCE_KINDS = ("process", "checkpoint", "model_response", "task_state", "evaluator")
+EVIDENCE_KINDS = HERMES_EVIDENCE_KINDS
 
 
 def clip_text(text: str, limit: int = 4096) -> str:

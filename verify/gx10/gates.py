@@ -11,6 +11,7 @@ from urllib.parse import urlsplit
 from bundle_schema.models import (
     ComponentName,
     DirectProbe,
+    ReasoningSerialization,
     TaskTallies,
     TransportExchange,
 )
@@ -298,6 +299,37 @@ def fallback(
     )
 
 
+REASONING_LEVELS = ("low", "medium", "high")
+"""The effective policies that are a level of reasoning, each asked for by its own name."""
+
+
+def _level(value: object) -> str | None:
+    """The reasoning level a serialized value asks for (``"high"``, or the responses API's
+    ``{"effort": "high"}``), else None."""
+    if isinstance(value, dict):
+        value = value.get("effort")
+    return value.strip().lower() if isinstance(value, str) else None
+
+
+def _serialization_problem(effective: str, serialization: ReasoningSerialization) -> str | None:
+    """Why ``serialization`` does not ask for the ``effective`` policy (the requests say what
+    was asked): it disables reasoning the policy wants, or asks for what it does not, or, for a
+    level, asks for another (a level is asked for by its own name)."""
+    wanted = effective != "off"
+    shown = f"{serialization.path} = {json.dumps(serialization.value)}"
+    if asks_for_reasoning(serialization.value) != wanted:
+        return (
+            f"the effective policy is {effective}, but its serialization {shown} "
+            f"{'disables' if wanted else 'asks for'} reasoning"
+        )
+    if effective in REASONING_LEVELS and _level(serialization.value) != effective:
+        return (
+            f"the effective policy is {effective}, but its serialization {shown} does not ask "
+            "for that level"
+        )
+    return None
+
+
 def reasoning_serialization(run: Run) -> Check:
     """Valid reasoning-policy serialization in every completion request."""
     config = run.evidence.config
@@ -305,13 +337,9 @@ def reasoning_serialization(run: Run) -> Check:
         return found("infra", "no reasoning-policy serialization")
     serialization = config.reasoning_policy.serialization
     wanted = config.reasoning_policy.effective != "off"
-    if asks_for_reasoning(serialization.value) != wanted:  # the requests say what was asked
-        return found(
-            "infra",
-            f"the effective policy is {config.reasoning_policy.effective}, but its serialization "
-            f"{serialization.path} = {json.dumps(serialization.value)} "
-            f"{'disables' if wanted else 'asks for'} reasoning",
-        )
+    problem = _serialization_problem(config.reasoning_policy.effective, serialization)
+    if problem is not None:
+        return found("infra", problem)
     for exchange in run.evidence.transport or ():
         if not is_completion(exchange):
             if run.reply(exchange).generated:  # a completion under another name goes unchecked
