@@ -63,7 +63,6 @@ a marker that names no source is a finding; a missing claimed component, a claim
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -71,13 +70,12 @@ from typing import Any
 import pytest
 
 from audit.cli import main
-from audit.demo.examples import EXAMPLES_DIR, ExampleRun, build_example
 from audit.demo.reference_endpoint import MODEL_ID, reply_words
 from bundle_schema import canonical_bytes
 from bundle_schema.models import Verdict
 from pins import DEMO, PinSetSource, load_builtin, parse_pin_set
 from tests.data.hostile.kit import Files, lines, read_bundle, reseal
-from tests.gate_kit import resealed_as_replayed
+from tests.decision_kit import axes, built_example, deployment_pins, forged, json_edit
 from tests.paths import DATA
 from verify import verify_bundle
 
@@ -90,18 +88,12 @@ QUALIFIED, NOT_QUALIFIED, QUARANTINED = (
 
 @pytest.fixture(scope="module")
 def deployment() -> PinSetSource:
-    return parse_pin_set(DEPLOYMENT_PINS.read_bytes(), str(DEPLOYMENT_PINS))
+    return deployment_pins()
 
 
-def _build(name: str, root: Path, pins: PinSetSource, *, rankable: bool = False) -> Path:
-    """The example run ``name`` recorded under ``pins`` (claiming rankable when asked)."""
-    copy = root / "runs" / name
-    shutil.copytree(EXAMPLES_DIR / "runs" / name, copy)
-    if rankable:
-        meta = copy / "run.toml"
-        meta.write_text(meta.read_text("utf-8").replace("rankable = false", "rankable = true", 1))
-    build_example(ExampleRun(name, copy), root / name, root / f"work-{name}", pins=pins)
-    return root / name
+_build = built_example
+_json_edit = json_edit
+_axes = axes
 
 
 @pytest.fixture(scope="module")
@@ -113,13 +105,6 @@ def examples(tmp_path_factory: pytest.TempPathFactory, deployment: PinSetSource)
     }
 
 
-def _json_edit(files: Files, name: str, change: Callable[[dict[str, Any]], None]) -> None:
-    data, media = files[name]
-    document = json.loads(data)
-    change(document)
-    files[name] = (canonical_bytes(document), media)
-
-
 def _forge(
     source: Path,
     target: Path,
@@ -128,16 +113,7 @@ def _forge(
     fields: dict[str, Any] | None = None,
 ) -> Verdict:
     """``source`` edited, resealed with claims equal to its replay, and verified."""
-    manifest, files = read_bundle(source)
-    files = dict(files)
-    edit(files)
-    return verify_bundle(
-        resealed_as_replayed(target, manifest, files, pins, fields), pins=pins
-    ).verdict
-
-
-def _axes(verdict: Verdict) -> tuple[str, str, str, bool]:
-    return (verdict.outcome, verdict.result_validity, verdict.profile_decision, verdict.rankable)
+    return verify_bundle(forged(source, target, pins, edit, fields), pins=pins).verdict
 
 
 # --- 1, 2. quarantine authority -------------------------------------------------------------------

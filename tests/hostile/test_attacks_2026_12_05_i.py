@@ -95,19 +95,16 @@ and a controlled relabel keep NOT_QUALIFIED / VALID; the honest ``high`` run ran
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from audit.demo.examples import EXAMPLES_DIR, ExampleRun, build_example
-from bundle_schema import canonical_bytes
 from bundle_schema.models import PinSetRef, ShowReport, Verdict
-from pins import PinSetSource, parse_pin_set
+from pins import PinSetSource
 from tests.data.hostile.kit import Files, lines, put_lines, read_bundle
-from tests.gate_kit import resealed_as_replayed
+from tests.decision_kit import axes, built_example, deployment_pins, forged, json_edit
 from tests.paths import DATA
 from verify import verify_bundle
 from verify.forensics import show_report
@@ -125,17 +122,13 @@ HONEST = ("NOT_QUALIFIED", "VALID", "DOES_NOT_MEET_PROFILE", False)
 
 @pytest.fixture(scope="module")
 def deployment() -> PinSetSource:
-    return parse_pin_set(DEPLOYMENT_PINS.read_bytes(), str(DEPLOYMENT_PINS))
+    return deployment_pins()
 
 
-def _build(name: str, root: Path, pins: PinSetSource, *, rankable: bool = False) -> Path:
-    copy = root / "runs" / name
-    shutil.copytree(EXAMPLES_DIR / "runs" / name, copy)
-    if rankable:
-        meta = copy / "run.toml"
-        meta.write_text(meta.read_text("utf-8").replace("rankable = false", "rankable = true", 1))
-    build_example(ExampleRun(name, copy), root / name, root / f"work-{name}", pins=pins)
-    return root / name
+_build = built_example
+_json_edit = json_edit
+_forge = forged
+_axes = axes
 
 
 @pytest.fixture(scope="module")
@@ -149,27 +142,6 @@ def examples(tmp_path_factory: pytest.TempPathFactory, deployment: PinSetSource)
     return built
 
 
-def _json_edit(files: Files, name: str, change: Callable[[dict[str, Any]], None]) -> None:
-    data, media = files[name]
-    document = json.loads(data)
-    change(document)
-    files[name] = (canonical_bytes(document), media)
-
-
-def _forge(
-    source: Path,
-    target: Path,
-    pins: PinSetSource,
-    edit: Callable[[Files], None] = lambda _: None,
-    fields: dict[str, Any] | None = None,
-) -> Path:
-    """``source`` edited and resealed with claims equal to its replay (integrity holds)."""
-    manifest, files = read_bundle(source)
-    files = dict(files)
-    edit(files)
-    return resealed_as_replayed(target, manifest, files, pins, fields)
-
-
 def _verdict(bundle: Path, pins: PinSetSource) -> Verdict:
     verdict = verify_bundle(bundle, pins=pins).verdict
     assert verdict.claims.match, verdict.claims.differences  # a forger's honest-looking claims
@@ -181,10 +153,6 @@ def _report(bundle: Path, pins: PinSetSource) -> ShowReport:
     done = verify_bundle(bundle, pins=pins, keep_evidence=True)
     assert done.evidence is not None
     return show_report(done.verdict, done.evidence, done.manifest.model.evidence, done.pins)
-
-
-def _axes(verdict: Verdict) -> tuple[str, str, str, bool]:
-    return (verdict.outcome, verdict.result_validity, verdict.profile_decision, verdict.rankable)
 
 
 def _disagreeing(verdict: Verdict, entry: str) -> list[str]:

@@ -1,0 +1,69 @@
+"""What the attacks on the decision layer share (tests/hostile/test_attacks_2026_12_05_h.py,
+_i.py): the example runs built under the tests' deployment pin set (not demo only, so a
+qualified run ranks), a record edited as JSON, and a copy forged from one: edited and resealed
+with claims equal to its own replay, so that only the verifier's decisions can stop it."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from audit.demo.examples import EXAMPLES_DIR, ExampleRun, build_example
+from bundle_schema import canonical_bytes
+from bundle_schema.models import Verdict
+from pins import PinSetSource, parse_pin_set
+from tests.data.hostile.kit import Files, read_bundle
+from tests.gate_kit import resealed_as_replayed
+from tests.paths import DATA
+
+__all__ = ["DEPLOYMENT_PINS", "axes", "built_example", "deployment_pins", "forged", "json_edit"]
+
+DEPLOYMENT_PINS = DATA / "pins" / "gx10-deployment-v5.toml"
+"""The demo's numbers and harnesses under a deployment's own id: not demo only."""
+
+
+def deployment_pins() -> PinSetSource:
+    return parse_pin_set(DEPLOYMENT_PINS.read_bytes(), str(DEPLOYMENT_PINS))
+
+
+def built_example(name: str, root: Path, pins: PinSetSource, *, rankable: bool = False) -> Path:
+    """The example run ``name`` recorded under ``pins`` at ``root / name`` (claiming rankable
+    when asked)."""
+    copy = root / "runs" / name
+    shutil.copytree(EXAMPLES_DIR / "runs" / name, copy)
+    if rankable:
+        meta = copy / "run.toml"
+        meta.write_text(meta.read_text("utf-8").replace("rankable = false", "rankable = true", 1))
+    build_example(ExampleRun(name, copy), root / name, root / f"work-{name}", pins=pins)
+    return root / name
+
+
+def json_edit(files: Files, name: str, change: Callable[[dict[str, Any]], None]) -> None:
+    """The JSON record ``name`` changed in place by ``change``, written back canonical."""
+    data, media = files[name]
+    document = json.loads(data)
+    change(document)
+    files[name] = (canonical_bytes(document), media)
+
+
+def forged(
+    source: Path,
+    target: Path,
+    pins: PinSetSource,
+    edit: Callable[[Files], None] = lambda _: None,
+    fields: dict[str, Any] | None = None,
+) -> Path:
+    """``source`` edited by ``edit`` (its manifest's ``fields`` changed) and resealed at
+    ``target`` with claims equal to its replay under ``pins`` (integrity holds)."""
+    manifest, files = read_bundle(source)
+    files = dict(files)
+    edit(files)
+    return resealed_as_replayed(target, manifest, files, pins, fields)
+
+
+def axes(verdict: Verdict) -> tuple[str, str, str, bool]:
+    """The verdict's outcome, validity, profile decision and rankability."""
+    return (verdict.outcome, verdict.result_validity, verdict.profile_decision, verdict.rankable)
