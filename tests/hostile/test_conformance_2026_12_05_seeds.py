@@ -61,6 +61,7 @@ import pytest
 
 from bundle_schema.models import Gx10Scores, PinSetRef
 from pins import PROBE_CONTRACTS, load_builtin
+from tests.verify.scorers.lmspeed_data import result
 from verify.gx10 import performance_score
 from verify.ranking import Entry, Facts, SpooledRanking, rank
 from verify.scorers import lmspeed, quality
@@ -342,17 +343,7 @@ def test_lmspeed_joint_posterior_clamp_and_interval_by_hand() -> None:
         ],
     }
     rows = [
-        {
-            "id": f"{bench}-{model}",
-            "model": model,
-            "metric": bench,
-            "value": value,
-            "unit": "score",
-            "source": "verified",
-            "confidence": 1.0,
-            "observed_at": "2026-11-01",
-            "kind": "measured",
-        }
+        result(f"{bench}-{model}", model, bench, value)
         for bench, (_, values) in _VALUES.items()
         for model, value in values.items()
     ]
