@@ -10,6 +10,7 @@ ends); scratch files (checkouts, sockets, outputs) are removed after sealing.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import os
 import re
@@ -56,6 +57,7 @@ from bundle_schema.models import (
     ModelIdentity,
     ObserverRecord,
     PinSetRef,
+    QuarantineMarker,
     ReasoningPolicy,
     RunConfig,
     RunnerInfo,
@@ -169,6 +171,9 @@ class _Failed:
 
     reason: str
     common: dict[str, Any] = field(default_factory=dict)
+    files: dict[str, bytes] = field(default_factory=dict)
+    """The outputs it wrote before it failed (a non-zero exit, a limit): a quarantine marker
+    among them still counts."""
 
 
 @dataclass(frozen=True)
@@ -190,17 +195,46 @@ class _Harnesses:
     def run(self, upstream: str, components: Sequence[ComponentName]) -> None:
         """Run one upstream harness in the sandbox and record what it produced."""
         executed = self._execute(upstream, components, f"components/{components[0]}/raw/")
+        harness = self.request.pins.pins.harnesses[upstream]
         if isinstance(executed, _Failed):
-            self.fail(components, executed.reason, **executed.common)
+            self._marked(harness, components, executed)
             return
         files, common = executed
-        harness = self.request.pins.pins.harnesses[upstream]
         try:
             parsed = parse_files(harness.parser, files, components)
         except ParseFailed as exc:
             self.fail(components, f"{upstream}: {exc}", **common)
             return
         self._record(components, parsed, common)
+
+    def _marked(
+        self, harness: Harness, components: Sequence[ComponentName], failed: _Failed
+    ) -> None:
+        """A harness that failed (a non-zero exit, a limit) after its outputs were written:
+        a quarantine marker among them is the upstream's word and authoritative (seed 000),
+        so each component it marks is QUARANTINED with the marker recorded, as when the harness
+        completes; the others are FAILED with the reason, and no other record is kept."""
+        quarantines = {}
+        if failed.files:
+            with contextlib.suppress(ParseFailed):  # outputs that do not read: none counts
+                quarantines = parse_files(harness.parser, failed.files, components).quarantines
+        for component in components:
+            marker = quarantines.get(component)
+            if marker is None:
+                self.fail([component], failed.reason, **failed.common)
+            else:
+                self._quarantine(component, marker, failed.common)
+
+    def _quarantine(
+        self, component: ComponentName, marker: QuarantineMarker, common: dict[str, Any]
+    ) -> None:
+        """``component`` QUARANTINED by its upstream's ``marker``, the marker recorded."""
+        name = f"components/{component}/quarantine.json"
+        self.recorder.record(name, "quarantine-marker", marker)
+        self.recorder.result(
+            component, "QUARANTINED", quarantine=name, reason="upstream quarantine marker",
+            **common,
+        )  # fmt: skip
 
     def run_gate(self, upstream: str, component: ComponentName) -> None:
         """Run a supplementary harness beside ``component``'s upstream, as its gate (ADR 0022):
@@ -290,7 +324,7 @@ class _Harnesses:
             why = f"{result.timeout} limit exceeded" if result.timeout else (
                 f"exited {result.returncode}: {tail}" if result.returncode else
                 f"did not write {', '.join(missing)}")  # fmt: skip
-            return _Failed(f"{upstream} {why}", common)
+            return _Failed(f"{upstream} {why}", common, files)
         return files, common
 
     def _variables(self, harness: Harness) -> dict[str, str]:
@@ -399,13 +433,8 @@ class _Harnesses:
             if marker is None:
                 metrics = parsed.metrics.get(component, {})
                 recorder.result(component, "COMPLETED", metrics=metrics, **common)
-                continue
-            name = f"components/{component}/quarantine.json"
-            recorder.record(name, "quarantine-marker", marker)
-            recorder.result(
-                component, "QUARANTINED", quarantine=name, reason="upstream quarantine marker",
-                **common,
-            )  # fmt: skip
+            else:
+                self._quarantine(component, marker, common)
 
 
 _SEGMENT = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
