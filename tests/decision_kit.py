@@ -13,13 +13,25 @@ from typing import Any
 
 from audit.demo.examples import EXAMPLES_DIR, ExampleRun, build_example
 from bundle_schema import canonical_bytes
-from bundle_schema.models import Verdict
+from bundle_schema.models import ShowReport, Verdict
 from pins import PinSetSource, parse_pin_set
 from tests.data.hostile.kit import Files, read_bundle
 from tests.gate_kit import resealed_as_replayed
 from tests.paths import DATA
+from verify import verify_bundle
+from verify.forensics import show_report
 
-__all__ = ["DEPLOYMENT_PINS", "axes", "built_example", "deployment_pins", "forged", "json_edit"]
+__all__ = [
+    "DEPLOYMENT_PINS",
+    "axes",
+    "built_example",
+    "deployment_pins",
+    "disagreeing",
+    "forged",
+    "json_edit",
+    "report_of",
+    "verdict_of",
+]
 
 DEPLOYMENT_PINS = DATA / "pins" / "gx10-deployment-v5.toml"
 """The demo's numbers and harnesses under a deployment's own id: not demo only."""
@@ -67,3 +79,26 @@ def forged(
 def axes(verdict: Verdict) -> tuple[str, str, str, bool]:
     """The verdict's outcome, validity, profile decision and rankability."""
     return (verdict.outcome, verdict.result_validity, verdict.profile_decision, verdict.rankable)
+
+
+def verdict_of(bundle: Path, pins: PinSetSource) -> Verdict:
+    """The verdict on a forged ``bundle``, whose claims (the forger's, honest-looking) match."""
+    verdict = verify_bundle(bundle, pins=pins).verdict
+    assert verdict.claims.match, verdict.claims.differences
+    return verdict
+
+
+def report_of(bundle: Path, pins: PinSetSource) -> ShowReport:
+    """What ``audit show`` presents of ``bundle``."""
+    done = verify_bundle(bundle, pins=pins, keep_evidence=True)
+    assert done.evidence is not None
+    return show_report(done.verdict, done.evidence, done.manifest.model.evidence, done.pins)
+
+
+def disagreeing(verdict: Verdict, entry: str) -> list[str]:
+    """The messages of the verdict's ``record_disagrees`` findings at ``entry``."""
+    return [
+        f.message
+        for f in verdict.integrity.findings
+        if f.code == "record_disagrees" and f.entry == entry
+    ]

@@ -564,9 +564,13 @@ def _a_gate_failed(
     names: Collection[str],
     component: ComponentName,
 ) -> bool:
-    """Whether a pinned gate of ``component`` failed: its raw outputs are missing, not intact
-    or do not read (what makes the runner record the component FAILED beside its records)."""
+    """Whether a pinned gate of ``component`` failed (what makes the runner record the
+    component FAILED beside its records): its tallies were not recorded (it exited non-zero or
+    was stopped, its exit the runner's word as a harness's is: ADR 0007), or its raw outputs
+    are missing, not intact or do not read."""
     for upstream in pins.pins.gate_upstreams.get(component, ()):
+        if evidence.supplementary.get(component, {}).get(upstream) is None:
+            return True  # the runner records a gate's tallies only when it completed
         harness = pins.pins.harnesses[upstream]
         place = gate_place(component, upstream) + "raw/"
         files = {n.removeprefix(place): read(n) for n in sorted(names) if n.startswith(place)}
@@ -1138,23 +1142,17 @@ def _outcome_problem(task: HermesTask) -> str | None:
     if task.outcome == "TIMEOUT":
         if task.cases:
             return "it has evaluator cases: a task stopped at a limit never reached them"
-        if (
-            task.wall_s is not None
-            and task.max_inactivity_s is not None
-            and task.wall_s < task.wall_limit_s
-            and task.max_inactivity_s < task.inactivity_limit_s
-        ):
+        if task.wall_s is None or task.max_inactivity_s is None:
+            return "its times are not recorded: a task is stopped at a limit it was seen to reach"
+        if task.wall_s < task.wall_limit_s and task.max_inactivity_s < task.inactivity_limit_s:
             return (
                 f"its wall {task.wall_s:g} s and longest silence {task.max_inactivity_s:g} s "
                 f"are within both limits ({task.wall_limit_s:g} s, {task.inactivity_limit_s:g} s)"
             )
-    if task.outcome == "HARNESS_ERROR" and task.cases:
+    if task.outcome == "HARNESS_ERROR":
         kinds = [task.evidence.get(k) for k in HERMES_EVIDENCE_KINDS]  # type: ignore[call-overload]
         if all(t is not None and t.present and t.trusted for t in kinds):
-            return (
-                "its evaluation is whole: every kind of evidence present and trusted, and its "
-                "evaluator cases recorded"
-            )
+            return "its evaluation is whole: every kind of evidence present and trusted"
     return None
 
 
@@ -1544,27 +1542,43 @@ def _times(
             findings.append(
                 _disagrees(name, f"ran {took:g} s, over {whose} of {wall:g} s, yet was not stopped")
             )
-        if harness is not None and took is not None and result.status == "FAILED":
-            stopped = _stopped_early(result.reason or "", upstream or "", harness, took)
+        if result.status == "FAILED" and upstream not in foreign:
+            stopped = _stopped_early(result.reason or "", upstream or "", pins, took)
             if stopped is not None:
                 findings.append(_disagrees(name, stopped))
     return findings
 
 
-def _stopped_early(reason: str, upstream: str, harness: Any, took: float) -> str | None:
-    """Why a FAILED result's "<upstream> wall limit exceeded" (or inactivity limit) cannot be:
-    the sandbox stops a harness at a limit only once the limit has passed, and the result's
-    times enclose the harness's run."""
-    for kind, limit in (("wall", harness.wall_s), ("inactivity", harness.inactivity_s)):
-        if (
-            limit is not None
-            and reason.startswith(f"{upstream} {kind} limit exceeded")
-            and took < limit - TIME_SLACK_S
-        ):
-            return (
-                f"says {upstream} was stopped at its {kind} limit of {limit:g} s, yet the "
-                f"component ran {took:g} s"
-            )
+LIMIT_STOP = re.compile(r"\b(inactivity|wall) limit exceeded\b")
+"""A component's reason when the sandbox stopped a harness of it at a limit (the runner's
+words: "<upstream> wall limit exceeded", "its gate <gate> failed: <gate> wall limit
+exceeded"), wherever in the reason they are."""
+_GATE_FAILED = re.compile(r"^its gate (\S+) failed: ")
+
+
+def _stopped_early(
+    reason: str, upstream: str, pins: PinSetSource, took: float | None
+) -> str | None:
+    """Why a FAILED result's stop at a limit cannot be: the sandbox stops a harness only once
+    the limit has passed, and the result's times (which must read) enclose its run, and its
+    gates' after it. The limit is the gate's when the reason names a failed gate."""
+    stop = LIMIT_STOP.search(reason)
+    if stop is None:
+        return None
+    gate = _GATE_FAILED.match(reason)
+    stopped = gate.group(1) if gate is not None else upstream
+    harness = pins.pins.harnesses.get(stopped)
+    if harness is None:
+        return f"says a harness was stopped at a limit, and {stopped!r} is no pinned harness"
+    kind = stop.group(1)
+    limit = harness.wall_s if kind == "wall" else harness.inactivity_s
+    if took is None:
+        return f"says {stopped} was stopped at its {kind} limit, and its times do not read"
+    if took < limit - TIME_SLACK_S:
+        return (
+            f"says {stopped} was stopped at its {kind} limit of {limit:g} s, yet the component "
+            f"ran {took:g} s"
+        )
     return None
 
 

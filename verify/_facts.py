@@ -33,7 +33,14 @@ from bundle_schema.models import (
 )
 from bundle_schema.roles import REFERENCE_HEADER
 from pins import PROBE_CONTRACTS
-from verify.replies import body_bytes, body_json, is_completion, read_exchange, request_reasoning
+from verify.replies import (
+    body_bytes,
+    body_json,
+    is_completion,
+    read_exchange,
+    reasoning_level,
+    request_reasoning,
+)
 
 __all__ = [
     "PROBE_PROMPTS",
@@ -132,8 +139,14 @@ def request_facts(
     if request is _MISSING:
         request = body_json(exchange.request_body)
     carries = serialization.carried_by(request)
+    asked = reasoning_level(serialization.value) if wanted else None
     conflict = next(
-        (p for p, on in request_reasoning(request) if p != serialization.path and on != wanted),
+        (
+            p
+            for p, on, level in request_reasoning(request)
+            if p != serialization.path
+            and (on != wanted or (on and asked is not None and level not in (None, asked)))
+        ),
         None,
     )
     return RequestFacts(key, carries, conflict)

@@ -14,7 +14,6 @@ with the exchanges another model or engine answered and which one (docs/review.m
 from __future__ import annotations
 
 import datetime as dt
-import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Literal
@@ -39,6 +38,7 @@ from bundle_schema.models import (
 )
 from bundle_schema.roles import place
 from pins import PinSetSource
+from verify._consistency import LIMIT_STOP
 from verify._facts import ledger_facts, reply_facts
 from verify.gx10 import GATES, Fallback, Gate, fallback, is_loopback
 from verify.replies import is_completion, same_model
@@ -150,8 +150,6 @@ def _timeline(evidence: Gx10Evidence) -> tuple[TimelineItem, ...]:
 
 _FIRST = 5
 """How many exchange ids a report lists; the rest are counted."""
-_COMPONENT_TIMEOUT = re.compile(r"\b(inactivity|wall) limit exceeded\b")
-"""A component's reason when the sandbox stopped its harness for a limit (the runner's words)."""
 _SLOW_SHARE = 0.5
 """A stopped item whose exchanges were open at least this share of its wall waited on the model."""
 
@@ -199,7 +197,7 @@ def _component_timed_out(
 ) -> TimedOut | None:
     """For a component whose harness the sandbox stopped at a limit: the exchanges of that
     harness run (every component it served fails with the same reason and start)."""
-    limit = _COMPONENT_TIMEOUT.search(result.reason or "")
+    limit = LIMIT_STOP.search(result.reason or "")
     if result.status != "FAILED" or limit is None:
         return None
     served = {

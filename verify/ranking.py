@@ -9,6 +9,7 @@ does not grow with the evidence of 10,000 bundles."""
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -212,15 +213,25 @@ def instant(created_at: str) -> tuple[dt.datetime, str]:
     return moment, created_at
 
 
+_FRACTION = re.compile(r"[.,](\d+)")
+
+
 def _timestamp(created_at: str) -> tuple[str, str]:
     """:func:`instant` as a sort key of strings (a spooled ranking sorts its keys as bytes):
-    the instant in UTC, written at a fixed width, so that text order is time order."""
+    the instant in UTC to the nanosecond (RFC 3339 allows any number of digits; Python's
+    datetime keeps six), written at a fixed width, so that text order is time order."""
     moment, written = instant(created_at)
+    last = dt.datetime.max.replace(tzinfo=dt.UTC)
     try:
         utc = moment.astimezone(dt.UTC)
     except OverflowError:  # past year 9999 in UTC
-        utc = dt.datetime.max.replace(tzinfo=dt.UTC)
-    return utc.replace(tzinfo=None).isoformat(timespec="microseconds"), written
+        utc = last
+    fraction = _FRACTION.search(written)
+    if utc == last:  # after every time that reads
+        nanos = "999999999"
+    else:
+        nanos = (fraction.group(1) if fraction is not None else "").ljust(9, "0")[:9]
+    return f"{utc.replace(tzinfo=None, microsecond=0).isoformat()}.{nanos}", written
 
 
 def _key(row: RankRow) -> tuple[float | str, ...]:

@@ -35,6 +35,7 @@ __all__ = [
     "is_completion_path",
     "read_exchange",
     "read_reply",
+    "reasoning_level",
     "request_reasoning",
     "runtime_name",
     "same_model",
@@ -124,16 +125,25 @@ def _enabled(value: Any) -> bool:
     return value not in _OFF
 
 
-def request_reasoning(request: Any) -> list[tuple[str, bool]]:
-    """Each reasoning switch a request body sets, with whether it asks for reasoning."""
+def request_reasoning(request: Any) -> list[tuple[str, bool, str | None]]:
+    """Each reasoning switch a request body sets, with whether it asks for reasoning and the
+    level it names (:func:`reasoning_level`)."""
     found = []
     for path in REQUEST_REASONING_PATHS:
         node = request
         for part in path.split("."):
             node = node.get(part, _NOT_JSON) if isinstance(node, dict) else _NOT_JSON
         if node is not _NOT_JSON:
-            found.append((path, _enabled(node)))
+            found.append((path, _enabled(node), reasoning_level(node)))
     return found
+
+
+def reasoning_level(value: Any) -> str | None:
+    """The level of reasoning a request's value names (``"high"``, the responses API's
+    ``{"effort": "high"}``), lowercased; None for a switch (``true``), a number or nothing."""
+    if isinstance(value, dict):
+        value = value.get("effort")
+    return value.strip().lower() if isinstance(value, str) else None
 
 
 def is_completion_path(path: str) -> bool:

@@ -101,13 +101,21 @@ from typing import Any
 
 import pytest
 
-from bundle_schema.models import PinSetRef, ShowReport, Verdict
+from bundle_schema.models import PinSetRef
 from pins import PinSetSource
 from tests.data.hostile.kit import Files, lines, put_lines, read_bundle
-from tests.decision_kit import axes, built_example, deployment_pins, forged, json_edit
+from tests.decision_kit import (
+    axes,
+    built_example,
+    deployment_pins,
+    disagreeing,
+    forged,
+    json_edit,
+    report_of,
+    verdict_of,
+)
 from tests.paths import DATA
 from verify import verify_bundle
-from verify.forensics import show_report
 from verify.ranking import Ranked, place
 
 DEPLOYMENT_PINS = DATA / "pins" / "gx10-deployment-v5.toml"
@@ -129,6 +137,9 @@ _build = built_example
 _json_edit = json_edit
 _forge = forged
 _axes = axes
+_verdict = verdict_of
+_report = report_of
+_disagreeing = disagreeing
 
 
 @pytest.fixture(scope="module")
@@ -140,27 +151,6 @@ def examples(tmp_path_factory: pytest.TempPathFactory, deployment: PinSetSource)
     }
     assert _axes(verify_bundle(built[NOT_QUALIFIED], pins=deployment).verdict) == HONEST
     return built
-
-
-def _verdict(bundle: Path, pins: PinSetSource) -> Verdict:
-    verdict = verify_bundle(bundle, pins=pins).verdict
-    assert verdict.claims.match, verdict.claims.differences  # a forger's honest-looking claims
-    return verdict
-
-
-def _report(bundle: Path, pins: PinSetSource) -> ShowReport:
-    """What ``audit show`` presents of the bundle."""
-    done = verify_bundle(bundle, pins=pins, keep_evidence=True)
-    assert done.evidence is not None
-    return show_report(done.verdict, done.evidence, done.manifest.model.evidence, done.pins)
-
-
-def _disagreeing(verdict: Verdict, entry: str) -> list[str]:
-    return [
-        f.message
-        for f in verdict.integrity.findings
-        if f.code == "record_disagrees" and f.entry == entry
-    ]
 
 
 def _status(status: str, reason: str | None, *, record: bool = True) -> Callable[[Files], None]:

@@ -251,6 +251,11 @@ def _compare_claims(
             differences.append(
                 f"{name}: claimed {shown(claimed_value)}, replayed {shown(replayed_value)}"
             )
+    for name in sorted(set(claims.component_scores) - set(COMPONENTS)):
+        claimed = claims.component_scores[name]
+        differences.append(
+            f"component_scores.{name}: claimed {shown(claimed)}, and there is no such component"
+        )
     return ClaimsCheck(match=not differences, differences=tuple(differences))
 
 
@@ -264,6 +269,3 @@ def _numbers(claims: Any, scores: Gx10Scores) -> Iterable[tuple[str, float | Non
             None if claimed is None else float(claimed),
             getattr(scores, component),
         )
-    for name in sorted(set(claims.component_scores) - set(COMPONENTS)):  # no such component
-        claimed = claims.component_scores[name]
-        yield f"component_scores.{name}", None if claimed is None else float(claimed), None

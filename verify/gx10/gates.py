@@ -41,6 +41,7 @@ from verify.replies import (
     first_tool_call,
     is_completion,
     read_reply,
+    reasoning_level,
     same_model,
 )
 from verify.scorers.bfcl import ShardRefused
@@ -303,14 +304,6 @@ REASONING_LEVELS = ("low", "medium", "high")
 """The effective policies that are a level of reasoning, each asked for by its own name."""
 
 
-def _level(value: object) -> str | None:
-    """The reasoning level a serialized value asks for (``"high"``, or the responses API's
-    ``{"effort": "high"}``), else None."""
-    if isinstance(value, dict):
-        value = value.get("effort")
-    return value.strip().lower() if isinstance(value, str) else None
-
-
 def _serialization_problem(effective: str, serialization: ReasoningSerialization) -> str | None:
     """Why ``serialization`` does not ask for the ``effective`` policy (the requests say what
     was asked): it disables reasoning the policy wants, or asks for what it does not, or, for a
@@ -322,7 +315,7 @@ def _serialization_problem(effective: str, serialization: ReasoningSerialization
             f"the effective policy is {effective}, but its serialization {shown} "
             f"{'disables' if wanted else 'asks for'} reasoning"
         )
-    if effective in REASONING_LEVELS and _level(serialization.value) != effective:
+    if effective in REASONING_LEVELS and reasoning_level(serialization.value) != effective:
         return (
             f"the effective policy is {effective}, but its serialization {shown} does not ask "
             "for that level"
@@ -364,8 +357,8 @@ def reasoning_serialization(run: Run) -> Check:
             return found(
                 "infra",
                 f"exchange {exchange.id} also sets {conflict}, which "
-                f"{'disables' if wanted else 'asks for'} reasoning against the effective policy "
-                f"{config.reasoning_policy.effective}",
+                f"{'disables reasoning or names another level' if wanted else 'asks for reasoning'}"
+                f" against the effective policy {config.reasoning_policy.effective}",
                 f"transport exchange {exchange.id}",
             )
     return found(
