@@ -15,7 +15,7 @@ from audit.demo.examples import EXAMPLES_DIR, ExampleRun, build_example
 from bundle_schema import canonical_bytes
 from bundle_schema.models import ShowReport, Verdict
 from pins import PinSetSource, parse_pin_set
-from tests.data.hostile.kit import Files, read_bundle
+from tests.data.hostile.kit import Files, lines, put_lines, read_bundle
 from tests.gate_kit import resealed_as_replayed
 from tests.paths import DATA
 from verify import verify_bundle
@@ -23,6 +23,9 @@ from verify.forensics import show_report
 
 __all__ = [
     "DEPLOYMENT_PINS",
+    "FAILED_TASK",
+    "HERMES_RAW_TASKS",
+    "HERMES_TASKS",
     "axes",
     "built_example",
     "deployment_pins",
@@ -30,11 +33,18 @@ __all__ = [
     "forged",
     "json_edit",
     "report_of",
+    "task_edit",
     "verdict_of",
 ]
 
 DEPLOYMENT_PINS = DATA / "pins" / "gx10-deployment-v5.toml"
 """The demo's numbers and harnesses under a deployment's own id: not demo only."""
+HERMES_TASKS, HERMES_RAW_TASKS = (
+    "components/hermes/tasks.jsonl",
+    "components/hermes/raw/tasks.jsonl",
+)
+FAILED_TASK = "add-retry-policy"
+"""The Hermes task the evaluator failed in the NOT_QUALIFIED example."""
 
 
 def deployment_pins() -> PinSetSource:
@@ -102,3 +112,22 @@ def disagreeing(verdict: Verdict, entry: str) -> list[str]:
         for f in verdict.integrity.findings
         if f.code == "record_disagrees" and f.entry == entry
     ]
+
+
+def task_edit(**changes: Any) -> Callable[[Files], None]:
+    """An edit that changes :data:`FAILED_TASK` alike in the harness's raw output (JSON Lines,
+    as it writes them) and in the record."""
+
+    def edit(files: Files) -> None:
+        for name in (HERMES_RAW_TASKS, HERMES_TASKS):
+            records = lines(files, name)
+            for record in records:
+                if record["task"] == FAILED_TASK:
+                    record.update(changes)
+            if name == HERMES_RAW_TASKS:
+                data = b"".join(json.dumps(r).encode() + b"\n" for r in records)
+                files[name] = (data, files[name][1])
+            else:
+                put_lines(files, name, records)
+
+    return edit

@@ -105,6 +105,7 @@ from bundle_schema.models import PinSetRef
 from pins import PinSetSource
 from tests.data.hostile.kit import Files, lines, put_lines, read_bundle
 from tests.decision_kit import (
+    FAILED_TASK,
     axes,
     built_example,
     deployment_pins,
@@ -112,6 +113,7 @@ from tests.decision_kit import (
     forged,
     json_edit,
     report_of,
+    task_edit,
     verdict_of,
 )
 from tests.paths import DATA
@@ -124,7 +126,6 @@ RESULT, TASKS, RAW_TASKS = (
     "components/hermes/result.json", "components/hermes/tasks.jsonl",
     "components/hermes/raw/tasks.jsonl",
 )  # fmt: skip
-FAILED_TASK = "add-retry-policy"  # the task the evaluator failed in the NOT_QUALIFIED example
 HONEST = ("NOT_QUALIFIED", "VALID", "DOES_NOT_MEET_PROFILE", False)
 
 
@@ -167,22 +168,7 @@ def _status(status: str, reason: str | None, *, record: bool = True) -> Callable
     return edit
 
 
-def _task(**changes: Any) -> Callable[[Files], None]:
-    """The failed task changed in the harness's raw output and in the record alike."""
-
-    def edit(files: Files) -> None:
-        for name in (RAW_TASKS, TASKS):
-            records = lines(files, name)
-            for record in records:
-                if record["task"] == FAILED_TASK:
-                    record.update(changes)
-            if name == RAW_TASKS:  # the harness's own bytes: JSON Lines, as it writes them
-                files[name] = (b"".join(json.dumps(r).encode() + b"\n" for r in records),
-                               files[name][1])  # fmt: skip
-            else:
-                put_lines(files, name, records)
-
-    return edit
+_task = task_edit
 
 
 # --- 1, 2, 8. component statuses against the raw outputs ------------------------------------------

@@ -114,6 +114,7 @@ from bundle_schema.models import Gx10Scores, PinSetRef, Verdict
 from pins import DEMO, PinSetSource, load_builtin, pin_set_source
 from tests.data.hostile.kit import Files, lines, put_lines, read_bundle, reseal
 from tests.decision_kit import (
+    FAILED_TASK,
     axes,
     built_example,
     deployment_pins,
@@ -121,6 +122,7 @@ from tests.decision_kit import (
     forged,
     json_edit,
     report_of,
+    task_edit,
     verdict_of,
 )
 from tests.gate_kit import gate_mirror
@@ -137,7 +139,6 @@ RESULT, TASKS, RAW_TASKS = (
     "components/hermes/raw/tasks.jsonl",
 )  # fmt: skip
 PERFORMANCE = "components/performance/result.json"
-FAILED_TASK = "add-retry-policy"  # the task the evaluator failed in the NOT_QUALIFIED example
 HONEST = ("NOT_QUALIFIED", "VALID", "DOES_NOT_MEET_PROFILE", False)
 EXCHANGES = "transport/exchanges.jsonl"
 
@@ -382,22 +383,7 @@ def test_a_stop_at_a_limit_moved_earlier_is_a_finding(
 # --- 8, 9. Hermes task outcomes -------------------------------------------------------------
 
 
-def _task(**changes: Any) -> Callable[[Files], None]:
-    """The failed task changed in the harness's raw output and in the record alike."""
-
-    def edit(files: Files) -> None:
-        for name in (RAW_TASKS, TASKS):
-            records = lines(files, name)
-            for record in records:
-                if record["task"] == FAILED_TASK:
-                    record.update(changes)
-            if name == RAW_TASKS:  # the harness's own bytes: JSON Lines, as it writes them
-                files[name] = (b"".join(json.dumps(r).encode() + b"\n" for r in records),
-                               files[name][1])  # fmt: skip
-            else:
-                put_lines(files, name, records)
-
-    return edit
+_task = task_edit
 
 
 def test_a_timeout_without_its_wall_is_a_finding(
