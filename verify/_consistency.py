@@ -43,7 +43,6 @@ from pydantic import BaseModel
 from bundle_schema.documents import KINDS, parse_document
 from bundle_schema.errors import InvalidInput
 from bundle_schema.models import (
-    HERMES_EVIDENCE_KINDS,
     BfclShard,
     CheckoutState,
     ComponentName,
@@ -1149,10 +1148,8 @@ def _outcome_problem(task: HermesTask) -> str | None:
                 f"its wall {task.wall_s:g} s and longest silence {task.max_inactivity_s:g} s "
                 f"are within both limits ({task.wall_limit_s:g} s, {task.inactivity_limit_s:g} s)"
             )
-    if task.outcome == "HARNESS_ERROR":
-        kinds = [task.evidence.get(k) for k in HERMES_EVIDENCE_KINDS]  # type: ignore[call-overload]
-        if all(t is not None and t.present and t.trusted for t in kinds):
-            return "its evaluation is whole: every kind of evidence present and trusted"
+    if task.outcome == "HARNESS_ERROR" and task.trusts():
+        return "its evaluation is whole: every kind of evidence present and trusted"
     return None
 
 

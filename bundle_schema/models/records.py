@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import re
+from collections.abc import Sequence
 from typing import Annotated, Any, Literal, get_args
 
 from pydantic import ConfigDict, Field, StrictBool, StrictInt, StringConstraints, model_validator
@@ -252,6 +253,15 @@ class HermesTask(_Model):
     final_response: Text | None = None
     exchanges: tuple[Size, ...] = ()
     """The transport exchanges the task's agent made (by id), where the runner could tell."""
+
+    def trusts(self, kinds: Sequence[str] = HERMES_EVIDENCE_KINDS) -> bool:
+        """Whether each of ``kinds`` of evidence is present and trusted."""
+        return all(
+            (trust := self.evidence.get(kind)) is not None  # type: ignore[call-overload]
+            and trust.present
+            and trust.trusted
+            for kind in kinds
+        )
 
 
 class BenchLocalPacks(_Model):

@@ -193,14 +193,9 @@ def infra_task(task: HermesTask, evaluator: str) -> bool:
     cleanup, or no recorded times. It says nothing of the model (seed 000: "an infrastructure
     error is never converted into a zero model score")."""
     timed_out = task.outcome == "TIMEOUT"
-    kinds = ("process",) if timed_out else EVIDENCE_KINDS
-    untrusted = any(
-        (t := task.evidence.get(k)) is None or not t.present or not t.trusted  # type: ignore[call-overload]
-        for k in kinds
-    )
     return (
         task.outcome == "HARNESS_ERROR"
-        or untrusted
+        or not task.trusts(("process",) if timed_out else EVIDENCE_KINDS)
         or task.cleanup != "removed"
         or (
             not timed_out
@@ -223,10 +218,7 @@ def full_pass(task: HermesTask, evaluator: str) -> bool:
         task.outcome == "PASS"
         and task.evaluator == evaluator
         and task.evaluator_isolated
-        and all(
-            (t := task.evidence.get(k)) is not None and t.present and t.trusted  # type: ignore[call-overload]
-            for k in EVIDENCE_KINDS
-        )
+        and task.trusts(EVIDENCE_KINDS)
         and task.max_inactivity_s is not None
         and task.max_inactivity_s <= task.inactivity_limit_s
         and task.wall_s is not None
