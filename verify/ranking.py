@@ -200,38 +200,27 @@ def _why(verdict: Verdict) -> str:
     return verdict.reasons[0] if verdict.reasons else "another verdict"
 
 
-def instant(created_at: str) -> tuple[dt.datetime, str]:
-    """A creation time (RFC 3339) as the instant it names, then as written: ``11:45:00.5Z`` is
-    after ``11:45:00Z``, though ``.`` sorts before ``Z`` as text (one that does not read is
-    after every other)."""
-    try:
-        moment = dt.datetime.fromisoformat(created_at)
-    except ValueError:
-        moment = dt.datetime.max.replace(tzinfo=dt.UTC)
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=dt.UTC)
-    return moment, created_at
-
-
 _FRACTION = re.compile(r"[.,](\d+)")
 
 
-def _timestamp(created_at: str) -> tuple[str, str]:
-    """:func:`instant` as a sort key of strings (a spooled ranking sorts its keys as bytes):
-    the instant in UTC to the nanosecond (RFC 3339 allows any number of digits; Python's
-    datetime keeps six), written at a fixed width, so that text order is time order."""
-    moment, written = instant(created_at)
+def instant(created_at: str) -> tuple[str, str]:
+    """A creation time (RFC 3339) as a sort key: the instant it names, in UTC to the
+    nanosecond (RFC 3339 allows any number of digits; Python's datetime keeps six) at a fixed
+    width, so that text order is time order (``11:45:00Z`` before ``11:45:00.5Z``, though
+    ``.`` sorts before ``Z``; one that does not read after every other), then as written. A key
+    of strings: a spooled ranking sorts its keys as bytes."""
     last = dt.datetime.max.replace(tzinfo=dt.UTC)
     try:
-        utc = moment.astimezone(dt.UTC)
-    except OverflowError:  # past year 9999 in UTC
+        moment = dt.datetime.fromisoformat(created_at)
+        utc = (moment if moment.tzinfo else moment.replace(tzinfo=dt.UTC)).astimezone(dt.UTC)
+    except (ValueError, OverflowError):  # not a time; or past year 9999 in UTC
         utc = last
-    fraction = _FRACTION.search(written)
-    if utc == last:  # after every time that reads
+    if utc == last:
         nanos = "999999999"
     else:
+        fraction = _FRACTION.search(created_at)
         nanos = (fraction.group(1) if fraction is not None else "").ljust(9, "0")[:9]
-    return f"{utc.replace(tzinfo=None, microsecond=0).isoformat()}.{nanos}", written
+    return f"{utc.replace(tzinfo=None, microsecond=0).isoformat()}.{nanos}", created_at
 
 
 def _key(row: RankRow) -> tuple[float | str, ...]:
@@ -240,7 +229,7 @@ def _key(row: RankRow) -> tuple[float | str, ...]:
     score."""
     scores = row.scores.model_dump()
     descending = tuple(-(scores[name] if scores[name] is not None else -1.0) for name in _ORDER)
-    return (*descending, *_timestamp(row.created_at), row.run_id, row.bundle_digest)
+    return (*descending, *instant(row.created_at), row.run_id, row.bundle_digest)
 
 
 def _row(source: str, facts: Facts, reasons: Sequence[str] = ()) -> RankRow:
@@ -325,7 +314,7 @@ def place(
 
 def _apart_key(row: RankRow) -> tuple[float | str, ...]:
     """The order of the runs listed apart: timestamp (the instant), run id, bundle digest."""
-    return (*_timestamp(row.created_at), row.run_id, row.bundle_digest)
+    return (*instant(row.created_at), row.run_id, row.bundle_digest)
 
 
 def _numbered(rows: Iterable[RankRow]) -> Iterator[RankRow]:

@@ -82,7 +82,7 @@ word, as a harness's is, ADR 0007); 4, 5 and 6 by ``_stopped_early`` (one matche
 which must be a pinned one; times that must read); 8 and 9 by ``_outcome_problem`` (a TIMEOUT
 with its times recorded; a HARNESS_ERROR beside a present, trusted evaluator); 11 by
 ``request_facts`` (another switch naming another level is a conflict); 12 by the claims
-comparison (any claim of no component is a difference); 13 by ``_timestamp`` (the fraction to
+comparison (any claim of no component is a difference); 13 by ``instant`` (the fraction to
 nine digits). Left, strict xfails: 3 (a marker is read from outputs that read as a whole: the
 reader of each upstream decides), 7 (component windows are the publisher's word, as every
 time is) and 10 (the identity replies are the publisher's bytes too: binding the digest to the

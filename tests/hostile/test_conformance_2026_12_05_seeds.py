@@ -33,7 +33,7 @@ Findings (deviations: ``xfail(strict=True)``, reason starting with ``HOLE``):
    question; a question of one space is refused ("the question is 1 bytes; it must be 1 to 511
    bytes": the message contradicts itself), also undocumented.
 
-Fixed the same day: 1 (``verify.ranking._timestamp``: the instant in UTC at a fixed width,
+Fixed the same day: 1 (``verify.ranking.instant``: the instant in UTC at a fixed width,
 then the text as written, in both rankings and the list apart), 3, 4 and 5 (a field or a
 question of spaces is not empty; no name length beyond the line's; the one refusal beyond the
 seed, an empty question, written in docs/scorers.md).
