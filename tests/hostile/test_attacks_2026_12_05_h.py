@@ -91,16 +91,11 @@ def deployment() -> PinSetSource:
     return deployment_pins()
 
 
-_build = built_example
-_json_edit = json_edit
-_axes = axes
-
-
 @pytest.fixture(scope="module")
 def examples(tmp_path_factory: pytest.TempPathFactory, deployment: PinSetSource) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("examples")
     return {
-        name: _build(name, root, deployment, rankable=name == QUALIFIED)
+        name: built_example(name, root, deployment, rankable=name == QUALIFIED)
         for name in (QUALIFIED, NOT_QUALIFIED, QUARANTINED)
     }
 
@@ -123,11 +118,11 @@ def test_a_status_alone_cannot_quarantine_a_failed_model(
     examples: dict[str, Path], deployment: PinSetSource, tmp_path: Path
 ) -> None:
     before = verify_bundle(examples[NOT_QUALIFIED], pins=deployment).verdict
-    assert _axes(before) == ("NOT_QUALIFIED", "VALID", "DOES_NOT_MEET_PROFILE", False)
+    assert axes(before) == ("NOT_QUALIFIED", "VALID", "DOES_NOT_MEET_PROFILE", False)
 
     def quarantine(files: Files) -> None:
         changed = {"status": "QUARANTINED", "reason": "upstream quarantine marker"}
-        _json_edit(files, "components/hermes/result.json", lambda d: d.update(changed))
+        json_edit(files, "components/hermes/result.json", lambda d: d.update(changed))
 
     verdict = _forge(examples[NOT_QUALIFIED], tmp_path / "bundle", deployment, quarantine)
     assert verdict.result_validity != "QUARANTINED", verdict.reasons
@@ -140,7 +135,7 @@ def test_a_marker_record_for_a_harness_without_markers_is_a_finding(
     """Held: a marker record at Hermes's place (whose raw outputs hold none) is a finding."""
 
     def quarantine(files: Files) -> None:
-        _json_edit(files, "components/hermes/result.json",
+        json_edit(files, "components/hermes/result.json",
                    lambda d: d.update(status="QUARANTINED",
                                       quarantine="components/hermes/quarantine.json"))  # fmt: skip
         marker = {"schema_version": 1, "component": "hermes",
@@ -161,7 +156,7 @@ def test_a_marker_that_names_no_source_is_a_finding(
     """Held: the marker record is compared whole with the one re-read from the raw output."""
 
     def unsourced(files: Files) -> None:
-        _json_edit(files, "components/coding/quarantine.json", lambda d: d.update(source=None))
+        json_edit(files, "components/coding/quarantine.json", lambda d: d.update(source=None))
 
     verdict = _forge(examples[QUARANTINED], tmp_path / "bundle", deployment, unsourced)
     assert any(
@@ -176,7 +171,7 @@ def test_a_raw_marker_counts_when_its_record_is_dropped(
     def drop(files: Files) -> None:
         del files["components/coding/quarantine.json"]
         changed = {"status": "FAILED", "quarantine": None, "reason": "runner crashed"}
-        _json_edit(files, "components/coding/result.json", lambda d: d.update(changed))
+        json_edit(files, "components/coding/result.json", lambda d: d.update(changed))
 
     verdict = _forge(examples[QUARANTINED], tmp_path / "bundle", deployment, drop)
     _, files = read_bundle(tmp_path / "bundle")
@@ -244,7 +239,7 @@ def test_claims_that_differ_from_the_replay_are_caught(
 )
 def test_the_demo_pins_qualify_only_the_reference_endpoint(tmp_path: Path) -> None:
     demo = load_builtin(DEMO)
-    bundle = _build(QUALIFIED, tmp_path, demo)
+    bundle = built_example(QUALIFIED, tmp_path, demo)
     manifest, files = read_bundle(bundle)
     # the evidence is not the reference endpoint's: another engine, and replies it never gives
     assert (manifest.model.runtime_model_id, manifest.model.digest_source) == (MODEL_ID, "declared")
@@ -274,7 +269,7 @@ def test_pins_given_by_a_shipped_id_are_the_shipped_ones(
     )
     own = parse_pin_set(text.encode(), "publisher's pins")
     assert own.id == shipped.id and own.digest != shipped.digest
-    bundle = _build(QUALIFIED, tmp_path / "published", own, rankable=True)
+    bundle = built_example(QUALIFIED, tmp_path / "published", own, rankable=True)
     (tmp_path / "published" / shipped.id).write_text(text, "utf-8")  # shipped beside the bundle
     monkeypatch.chdir(tmp_path / "published")
     code = main(["verify", str(bundle), "--pins", shipped.id, "--require", "rankable", "--json"])

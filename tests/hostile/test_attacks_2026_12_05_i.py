@@ -134,23 +134,14 @@ def deployment() -> PinSetSource:
     return deployment_pins()
 
 
-_build = built_example
-_json_edit = json_edit
-_forge = forged
-_axes = axes
-_verdict = verdict_of
-_report = report_of
-_disagreeing = disagreeing
-
-
 @pytest.fixture(scope="module")
 def examples(tmp_path_factory: pytest.TempPathFactory, deployment: PinSetSource) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("examples")
     built = {
-        QUALIFIED: _build(QUALIFIED, root, deployment, rankable=True),
-        NOT_QUALIFIED: _build(NOT_QUALIFIED, root, deployment),
+        QUALIFIED: built_example(QUALIFIED, root, deployment, rankable=True),
+        NOT_QUALIFIED: built_example(NOT_QUALIFIED, root, deployment),
     }
-    assert _axes(verify_bundle(built[NOT_QUALIFIED], pins=deployment).verdict) == HONEST
+    assert axes(verify_bundle(built[NOT_QUALIFIED], pins=deployment).verdict) == HONEST
     return built
 
 
@@ -163,12 +154,9 @@ def _status(status: str, reason: str | None, *, record: bool = True) -> Callable
         if not record:
             del files[TASKS]
             changed["metrics"] = {}
-        _json_edit(files, RESULT, lambda d: d.update(changed))
+        json_edit(files, RESULT, lambda d: d.update(changed))
 
     return edit
-
-
-_task = task_edit
 
 
 # --- 1, 2, 8. component statuses against the raw outputs ------------------------------------------
@@ -178,10 +166,10 @@ def test_a_failed_status_over_clean_records_is_a_finding(
     examples: dict[str, Path], deployment: PinSetSource, tmp_path: Path
 ) -> None:
     edit = _status("FAILED", "hermesbench exited 1: Traceback (most recent call last)")
-    verdict = _verdict(
-        _forge(examples[NOT_QUALIFIED], tmp_path / "b", deployment, edit), deployment
+    verdict = verdict_of(
+        forged(examples[NOT_QUALIFIED], tmp_path / "b", deployment, edit), deployment
     )
-    assert _axes(verdict) == HONEST or _disagreeing(verdict, RESULT), verdict.reasons
+    assert axes(verdict) == HONEST or disagreeing(verdict, RESULT), verdict.reasons
 
 
 def test_under_a_failed_status_the_kept_record_still_names_the_model(
@@ -191,7 +179,9 @@ def test_under_a_failed_status_the_kept_record_still_names_the_model(
     first, never the infrastructure of the run (before 1 was fixed it said "the model also
     failed hermes_evaluator": why a forger leaves the record out, 8)."""
     edit = _status("FAILED", "hermesbench exited 1: Traceback (most recent call last)")
-    report = _report(_forge(examples[NOT_QUALIFIED], tmp_path / "b", deployment, edit), deployment)
+    report = report_of(
+        forged(examples[NOT_QUALIFIED], tmp_path / "b", deployment, edit), deployment
+    )
     assert report.forensic is not None
     assert report.forensic.failed_part == "integrity", report.forensic.summary
 
@@ -201,10 +191,10 @@ def test_a_status_the_runner_never_writes_is_a_finding(
     examples: dict[str, Path], deployment: PinSetSource, tmp_path: Path, status: str
 ) -> None:
     edit = _status(status, None)
-    verdict = _verdict(
-        _forge(examples[NOT_QUALIFIED], tmp_path / "b", deployment, edit), deployment
+    verdict = verdict_of(
+        forged(examples[NOT_QUALIFIED], tmp_path / "b", deployment, edit), deployment
     )
-    assert _axes(verdict) == HONEST or _disagreeing(verdict, RESULT), verdict.reasons
+    assert axes(verdict) == HONEST or disagreeing(verdict, RESULT), verdict.reasons
 
 
 @pytest.mark.xfail(
@@ -220,12 +210,12 @@ def test_raw_outputs_that_read_are_not_left_unjudged(
     examples: dict[str, Path], deployment: PinSetSource, tmp_path: Path
 ) -> None:
     edit = _status("FAILED", "hermesbench exited 1: Traceback", record=False)
-    bundle = _forge(examples[NOT_QUALIFIED], tmp_path / "b", deployment, edit)
+    bundle = forged(examples[NOT_QUALIFIED], tmp_path / "b", deployment, edit)
     _, files = read_bundle(bundle)
     assert RAW_TASKS in files and b'"outcome": "FAIL"' in files[RAW_TASKS][0]
-    report = _report(bundle, deployment)
+    report = report_of(bundle, deployment)
     verdict = report.verdict
-    assert _axes(verdict) == HONEST or _disagreeing(verdict, RESULT), (
+    assert axes(verdict) == HONEST or disagreeing(verdict, RESULT), (
         report.forensic.summary if report.forensic else verdict.reasons
     )
 
@@ -237,12 +227,12 @@ def test_a_wall_limit_stop_needs_the_wall(
     examples: dict[str, Path], deployment: PinSetSource, tmp_path: Path
 ) -> None:
     edit = _status("FAILED", "hermesbench wall limit exceeded", record=False)
-    bundle = _forge(examples[NOT_QUALIFIED], tmp_path / "b", deployment, edit)
-    report = _report(bundle, deployment)
+    bundle = forged(examples[NOT_QUALIFIED], tmp_path / "b", deployment, edit)
+    report = report_of(bundle, deployment)
     item = next(i for i in report.timeline if i.kind == "component" and i.name == "hermes")
     assert deployment.pins.harnesses["hermesbench"].wall_s == 3600
     claimed = item.timed_out
-    assert _disagreeing(report.verdict, RESULT) or claimed is None, claimed
+    assert disagreeing(report.verdict, RESULT) or claimed is None, claimed
 
 
 # --- 4, 5. Hermes task outcomes against their times and their evaluation ------------------------
@@ -251,10 +241,12 @@ def test_a_wall_limit_stop_needs_the_wall(
 def test_a_timeout_within_both_limits_is_a_finding(
     examples: dict[str, Path], deployment: PinSetSource, tmp_path: Path
 ) -> None:
-    bundle = _forge(examples[NOT_QUALIFIED], tmp_path / "b", deployment, _task(outcome="TIMEOUT"))
-    report = _report(bundle, deployment)
+    bundle = forged(
+        examples[NOT_QUALIFIED], tmp_path / "b", deployment, task_edit(outcome="TIMEOUT")
+    )
+    report = report_of(bundle, deployment)
     metrics = {t.task: t for t in report.verdict.diagnostics.hermes_tasks}[FAILED_TASK]
-    assert _disagreeing(report.verdict, TASKS) or metrics.truthfulness == 0, (
+    assert disagreeing(report.verdict, TASKS) or metrics.truthfulness == 0, (
         metrics,
         [i.timed_out for i in report.timeline if i.name == FAILED_TASK],
     )
@@ -266,19 +258,23 @@ def test_a_task_relabelled_timeout_stays_the_models_failure(
     """Held: a Hermes TIMEOUT is judged by the time-limit gate, the model's failure (seed 000:
     every selected task completes within both limits), never infrastructure; with its
     evaluator cases kept it is a record that disagrees too (4)."""
-    bundle = _forge(examples[NOT_QUALIFIED], tmp_path / "b", deployment, _task(outcome="TIMEOUT"))
-    verdict = _verdict(bundle, deployment)
+    bundle = forged(
+        examples[NOT_QUALIFIED], tmp_path / "b", deployment, task_edit(outcome="TIMEOUT")
+    )
+    verdict = verdict_of(bundle, deployment)
     assert next(g for g in verdict.gates if g.id == "hermes_time_limits").status == "fail"
-    assert _disagreeing(verdict, TASKS), verdict.integrity.findings
+    assert disagreeing(verdict, TASKS), verdict.integrity.findings
 
 
 def test_a_harness_error_beside_a_complete_evaluation_is_a_finding(
     examples: dict[str, Path], deployment: PinSetSource, tmp_path: Path
 ) -> None:
-    edit = _task(outcome="HARNESS_ERROR")
-    report = _report(_forge(examples[NOT_QUALIFIED], tmp_path / "b", deployment, edit), deployment)
+    edit = task_edit(outcome="HARNESS_ERROR")
+    report = report_of(
+        forged(examples[NOT_QUALIFIED], tmp_path / "b", deployment, edit), deployment
+    )
     verdict = report.verdict
-    assert _axes(verdict) == HONEST or _disagreeing(verdict, TASKS), (
+    assert axes(verdict) == HONEST or disagreeing(verdict, TASKS), (
         report.forensic.summary if report.forensic else verdict.reasons
     )
 
@@ -289,15 +285,15 @@ def test_a_harness_error_beside_a_complete_evaluation_is_a_finding(
 def test_a_full_run_relabelled_smoke_keeps_its_failure(
     examples: dict[str, Path], deployment: PinSetSource, tmp_path: Path
 ) -> None:
-    bundle = _forge(
+    bundle = forged(
         examples[NOT_QUALIFIED], tmp_path / "b", deployment, fields={"profile": "smoke"}
     )
     manifest, _ = read_bundle(bundle)
     assert {c.name for c in manifest.components} > {"coding", "performance"}  # five recorded
-    verdict = _verdict(bundle, deployment)
+    verdict = verdict_of(bundle, deployment)
     assert verdict.outcome != "QUALIFIED" and (
         verdict.outcome == "NOT_QUALIFIED" or verdict.integrity.status == "failed"
-    ), (_axes(verdict), verdict.reasons)
+    ), (axes(verdict), verdict.reasons)
 
 
 # --- 7. the reasoning level against the requests ------------------------------------------------
@@ -321,7 +317,7 @@ def _sent(level: str, effective: str) -> Callable[[Files], None]:
         put_lines(files, "transport/exchanges.jsonl", exchanges)
         policy = {"effective": effective,
                   "serialization": {"path": "reasoning_effort", "value": level}}  # fmt: skip
-        _json_edit(files, "run/config.json", lambda d: d.update(reasoning_policy=policy))
+        json_edit(files, "run/config.json", lambda d: d.update(reasoning_policy=policy))
 
     return edit
 
@@ -330,16 +326,16 @@ def test_a_level_the_requests_carried_ranks(
     examples: dict[str, Path], deployment: PinSetSource, tmp_path: Path
 ) -> None:
     """Held (the baseline of 7): the run with ``high`` sent and said ranks."""
-    bundle = _forge(examples[QUALIFIED], tmp_path / "b", deployment, _sent("high", "high"))
-    verdict = _verdict(bundle, deployment)
-    assert _axes(verdict) == ("QUALIFIED", "VALID", "MEETS_PROFILE", True), verdict.reasons
+    bundle = forged(examples[QUALIFIED], tmp_path / "b", deployment, _sent("high", "high"))
+    verdict = verdict_of(bundle, deployment)
+    assert axes(verdict) == ("QUALIFIED", "VALID", "MEETS_PROFILE", True), verdict.reasons
 
 
 def test_a_level_other_than_the_requests_carried_is_caught(
     examples: dict[str, Path], deployment: PinSetSource, tmp_path: Path
 ) -> None:
-    bundle = _forge(examples[QUALIFIED], tmp_path / "b", deployment, _sent("high", "low"))
-    verdict = _verdict(bundle, deployment)
+    bundle = forged(examples[QUALIFIED], tmp_path / "b", deployment, _sent("high", "low"))
+    verdict = verdict_of(bundle, deployment)
     gate = next(g for g in verdict.gates if g.id == "reasoning_serialization")
     assert gate.status != "pass" and not verdict.rankable, gate.reason
 
@@ -348,7 +344,7 @@ def test_a_level_other_than_the_requests_carried_is_caught(
 
 
 def _controlled(files: Files) -> None:
-    _json_edit(files, "run/config.json", lambda d: d.update(track="controlled"))
+    json_edit(files, "run/config.json", lambda d: d.update(track="controlled"))
 
 
 def test_a_track_relabel_keeps_the_models_failure(
@@ -356,10 +352,10 @@ def test_a_track_relabel_keeps_the_models_failure(
 ) -> None:
     """Held: the track moves no decision; a controlled group is given only to a run that
     would otherwise qualify."""
-    verdict = _verdict(
-        _forge(examples[NOT_QUALIFIED], tmp_path / "b", deployment, _controlled), deployment
+    verdict = verdict_of(
+        forged(examples[NOT_QUALIFIED], tmp_path / "b", deployment, _controlled), deployment
     )
-    assert _axes(verdict) == HONEST and verdict.rank_group is None
+    assert axes(verdict) == HONEST and verdict.rank_group is None
 
 
 @pytest.mark.xfail(
@@ -376,8 +372,8 @@ def test_a_failed_primary_run_stays_in_the_limitations_table(
     done = verify_bundle(examples[NOT_QUALIFIED], pins=deployment, keep_evidence=True)
     assert done.evidence is not None
     assert place(Ranked("honest", done.verdict, done.evidence), ref)[0] == "limitations"
-    bundle = _forge(examples[NOT_QUALIFIED], tmp_path / "b", deployment, _controlled)
-    forged = verify_bundle(bundle, pins=deployment, keep_evidence=True)
-    assert forged.evidence is not None
-    table, _, row = place(Ranked("forged", forged.verdict, forged.evidence), ref)
+    bundle = forged(examples[NOT_QUALIFIED], tmp_path / "b", deployment, _controlled)
+    relabelled = verify_bundle(bundle, pins=deployment, keep_evidence=True)
+    assert relabelled.evidence is not None
+    table, _, row = place(Ranked("forged", relabelled.verdict, relabelled.evidence), ref)
     assert table == "limitations", (table, row.reasons)

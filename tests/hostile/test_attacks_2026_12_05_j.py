@@ -148,23 +148,14 @@ def deployment() -> PinSetSource:
     return deployment_pins()
 
 
-_build = built_example
-_json_edit = json_edit
-_forge = forged
-_axes = axes
-_verdict = verdict_of
-_report = report_of
-_disagreeing = disagreeing
-
-
 @pytest.fixture(scope="module")
 def examples(tmp_path_factory: pytest.TempPathFactory, deployment: PinSetSource) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("examples")
     built = {
-        name: _build(name, root, deployment, rankable=name == QUALIFIED)
+        name: built_example(name, root, deployment, rankable=name == QUALIFIED)
         for name in (QUALIFIED, NOT_QUALIFIED, QUARANTINED)
     }
-    assert _axes(verify_bundle(built[NOT_QUALIFIED], pins=deployment).verdict) == HONEST
+    assert axes(verify_bundle(built[NOT_QUALIFIED], pins=deployment).verdict) == HONEST
     qualified = verify_bundle(built[QUALIFIED], pins=deployment).verdict
     assert qualified.rankable and qualified.claims.match, qualified.reasons
     assert verify_bundle(built[QUARANTINED], pins=deployment).verdict.result_validity == (
@@ -239,7 +230,7 @@ def test_an_honest_harness_that_quarantines_and_exits_non_zero_is_no_finding(
     exits_run: tuple[Path, PinSetSource, Verdict],
 ) -> None:
     _, _, verdict = exits_run
-    assert not _disagreeing(verdict, "components/coding/raw/quarantine.json"), (
+    assert not disagreeing(verdict, "components/coding/raw/quarantine.json"), (
         verdict.integrity.findings
     )
 
@@ -248,7 +239,7 @@ def test_an_honest_gate_that_exits_non_zero_after_writing_is_no_finding(
     exits_run: tuple[Path, PinSetSource, Verdict],
 ) -> None:
     _, _, verdict = exits_run
-    assert not _disagreeing(verdict, "components/tool_instruction/result.json"), (
+    assert not disagreeing(verdict, "components/tool_instruction/result.json"), (
         verdict.integrity.findings
     )
     assert verdict.integrity.status == "ok", verdict.integrity.findings  # the honest bundle
@@ -276,14 +267,14 @@ def test_a_marker_beside_outputs_that_do_not_read_still_quarantines(
             files.pop(record, None)
         changed: dict[str, Any] = {"status": "FAILED", "quarantine": None, "metrics": {},
                                    "reason": "sparkbench did not write repeat.json"}  # fmt: skip
-        _json_edit(files, "components/coding/result.json", lambda d: d.update(
+        json_edit(files, "components/coding/result.json", lambda d: d.update(
             changed, raw_outputs=[n for n in d["raw_outputs"] if not n.endswith("repeat.json")]
         ))  # fmt: skip
 
-    bundle = _forge(examples[QUARANTINED], tmp_path / "b", deployment, drop)
+    bundle = forged(examples[QUARANTINED], tmp_path / "b", deployment, drop)
     _, files = read_bundle(bundle)
     assert "components/coding/raw/quarantine.json" in files  # the upstream's marker, kept
-    verdict = _verdict(bundle, deployment)
+    verdict = verdict_of(bundle, deployment)
     assert verdict.result_validity == "QUARANTINED" or any(
         "quarantine" in f.message for f in verdict.integrity.findings
     ), (verdict.result_validity, verdict.reasons)
@@ -301,12 +292,12 @@ def test_a_component_the_runner_measures_cannot_be_failed(
         del files["components/performance/infermark-c1.json"]
         changed = {"status": "FAILED", "reason": "infermark wall limit exceeded",
                    "metrics": {}, "raw_outputs": []}  # fmt: skip
-        _json_edit(files, PERFORMANCE, lambda d: d.update(changed))
+        json_edit(files, PERFORMANCE, lambda d: d.update(changed))
 
-    bundle = _forge(examples[NOT_QUALIFIED], tmp_path / "b", deployment, failed)
+    bundle = forged(examples[NOT_QUALIFIED], tmp_path / "b", deployment, failed)
     assert any(e["component"] == "performance" for e in lines(read_bundle(bundle)[1], EXCHANGES))
-    verdict = _verdict(bundle, deployment)
-    assert _axes(verdict) == HONEST or _disagreeing(verdict, PERFORMANCE), verdict.reasons
+    verdict = verdict_of(bundle, deployment)
+    assert axes(verdict) == HONEST or disagreeing(verdict, PERFORMANCE), verdict.reasons
 
 
 def _hermes_stopped(reason: str, **times: str | None) -> Callable[[Files], None]:
@@ -315,7 +306,7 @@ def _hermes_stopped(reason: str, **times: str | None) -> Callable[[Files], None]
 
     def edit(files: Files) -> None:
         del files[TASKS]
-        _json_edit(files, RESULT, lambda d: d.update(status="FAILED", reason=reason, metrics={},
+        json_edit(files, RESULT, lambda d: d.update(status="FAILED", reason=reason, metrics={},
                                                      **times))  # fmt: skip
 
     return edit
@@ -323,9 +314,9 @@ def _hermes_stopped(reason: str, **times: str | None) -> Callable[[Files], None]
 
 def _timed_out(bundle: Path, pins: PinSetSource) -> tuple[list[str], str | None]:
     """The findings on Hermes's result, and what ``audit show`` says stopped it."""
-    report = _report(bundle, pins)
+    report = report_of(bundle, pins)
     item = next(i for i in report.timeline if i.kind == "component" and i.name == "hermes")
-    return _disagreeing(report.verdict, RESULT), (
+    return disagreeing(report.verdict, RESULT), (
         item.timed_out.explanation if item.timed_out else None
     )
 
@@ -337,7 +328,7 @@ def _timed_out(bundle: Path, pins: PinSetSource) -> tuple[list[str], str | None]
 def test_a_stop_at_a_limit_in_other_words_needs_the_limit(
     examples: dict[str, Path], deployment: PinSetSource, tmp_path: Path, reason: str
 ) -> None:
-    bundle = _forge(examples[NOT_QUALIFIED], tmp_path / "b", deployment, _hermes_stopped(reason))
+    bundle = forged(examples[NOT_QUALIFIED], tmp_path / "b", deployment, _hermes_stopped(reason))
     findings, stopped = _timed_out(bundle, deployment)
     assert findings or stopped is None, stopped
 
@@ -353,7 +344,7 @@ def test_a_stop_at_a_limit_without_readable_times_is_a_finding(
     examples: dict[str, Path], deployment: PinSetSource, tmp_path: Path, times: dict[str, Any]
 ) -> None:
     edit = _hermes_stopped("hermesbench wall limit exceeded", **times)
-    findings, stopped = _timed_out(_forge(examples[NOT_QUALIFIED], tmp_path / "b", deployment,
+    findings, stopped = _timed_out(forged(examples[NOT_QUALIFIED], tmp_path / "b", deployment,
                                           edit), deployment)  # fmt: skip
     assert findings or stopped is None, stopped
 
@@ -375,7 +366,7 @@ def test_a_stop_at_a_limit_moved_earlier_is_a_finding(
     moved = "2026-11-02T10:28:57Z"  # 3600 s before its end: inside coding's window
     assert coding["started_at"] < moved < coding["ended_at"]
     edit = _hermes_stopped("hermesbench wall limit exceeded", started_at=moved)
-    findings, stopped = _timed_out(_forge(examples[NOT_QUALIFIED], tmp_path / "b", deployment,
+    findings, stopped = _timed_out(forged(examples[NOT_QUALIFIED], tmp_path / "b", deployment,
                                           edit), deployment)  # fmt: skip
     assert findings or stopped is None, stopped
 
@@ -383,28 +374,25 @@ def test_a_stop_at_a_limit_moved_earlier_is_a_finding(
 # --- 8, 9. Hermes task outcomes -------------------------------------------------------------
 
 
-_task = task_edit
-
-
 def test_a_timeout_without_its_wall_is_a_finding(
     examples: dict[str, Path], deployment: PinSetSource, tmp_path: Path
 ) -> None:
-    edit = _task(outcome="TIMEOUT", cases=[], wall_s=None)
-    verdict = _verdict(_forge(examples[NOT_QUALIFIED], tmp_path / "b", deployment, edit),
+    edit = task_edit(outcome="TIMEOUT", cases=[], wall_s=None)
+    verdict = verdict_of(forged(examples[NOT_QUALIFIED], tmp_path / "b", deployment, edit),
                        deployment)  # fmt: skip
     metrics = {t.task: t for t in verdict.diagnostics.hermes_tasks}[FAILED_TASK]
-    assert _disagreeing(verdict, TASKS) or metrics.truthfulness == 0, metrics
+    assert disagreeing(verdict, TASKS) or metrics.truthfulness == 0, metrics
 
 
 def test_a_harness_error_beside_a_trusted_evaluator_is_a_finding(
     examples: dict[str, Path], deployment: PinSetSource, tmp_path: Path
 ) -> None:
-    bundle = _forge(examples[NOT_QUALIFIED], tmp_path / "b", deployment,
-                    _task(outcome="HARNESS_ERROR", cases=[]))  # fmt: skip
+    bundle = forged(examples[NOT_QUALIFIED], tmp_path / "b", deployment,
+                    task_edit(outcome="HARNESS_ERROR", cases=[]))  # fmt: skip
     task = next(r for r in lines(read_bundle(bundle)[1], TASKS) if r["task"] == FAILED_TASK)
     assert all(t == {"present": True, "trusted": True} for t in task["evidence"].values())
-    verdict = _verdict(bundle, deployment)
-    assert _axes(verdict) == HONEST or _disagreeing(verdict, TASKS), verdict.reasons
+    verdict = verdict_of(bundle, deployment)
+    assert axes(verdict) == HONEST or disagreeing(verdict, TASKS), verdict.reasons
 
 
 # --- 10. model identity; bounded and full verification alike ----------------------------------
@@ -447,9 +435,9 @@ def test_an_endpoint_digest_of_another_listed_model_does_not_rank(
         body["data"].append({"id": "other-model-7b", "object": "model", "digest": other})
 
     model = manifest.model.model_dump() | {"digest_source": "endpoint", "digest": f"sha256:{other}"}
-    bundle = _forge(examples[QUALIFIED], tmp_path / "b", deployment, _listing(add),
+    bundle = forged(examples[QUALIFIED], tmp_path / "b", deployment, _listing(add),
                     {"model": model})  # fmt: skip
-    verdict = _verdict(bundle, deployment)
+    verdict = verdict_of(bundle, deployment)
     status, reason = _gate(verdict, "model_identity")
     assert status != "pass" and not verdict.rankable, reason
 
@@ -470,7 +458,7 @@ def test_bounded_and_full_verification_agree_on_a_base64_identity_reply(
         body["data"][0]["digest"] = digest.removeprefix("sha256:")
 
     model = manifest.model.model_dump() | {"digest_source": "endpoint"}
-    bundle = _forge(examples[QUALIFIED], tmp_path / "b", deployment,
+    bundle = forged(examples[QUALIFIED], tmp_path / "b", deployment,
                     _listing(report, base64_body=True), {"model": model})  # fmt: skip
     outputs = []
     for extra in ([], ["--evidence-out", str(tmp_path / "evidence.json")]):
@@ -508,9 +496,9 @@ def test_another_switch_asking_for_another_level_is_a_conflict(
         put_lines(files, EXCHANGES, exchanges)
         policy = {"effective": "low",
                   "serialization": {"path": "reasoning_effort", "value": "low"}}  # fmt: skip
-        _json_edit(files, "run/config.json", lambda d: d.update(reasoning_policy=policy))
+        json_edit(files, "run/config.json", lambda d: d.update(reasoning_policy=policy))
 
-    verdict = _verdict(_forge(examples[QUALIFIED], tmp_path / "b", deployment, sent), deployment)
+    verdict = verdict_of(forged(examples[QUALIFIED], tmp_path / "b", deployment, sent), deployment)
     status, reason = _gate(verdict, "reasoning_serialization")
     assert status != "pass" and not verdict.rankable, reason
 
