@@ -34,7 +34,6 @@ from bundle_schema.models import (
 from bundle_schema.roles import REFERENCE_HEADER
 from pins import PROBE_CONTRACTS
 from verify.replies import (
-    body_bytes,
     body_json,
     is_completion,
     read_exchange,
@@ -160,28 +159,70 @@ class SlimExchange(TransportExchange):
     _reply: ReplyFacts = PrivateAttr()
     _request: RequestFacts | None = PrivateAttr(default=None)
     _probe: bool = PrivateAttr(default=False)
-    _digests: frozenset[str] = PrivateAttr(default=frozenset())
+    _digests: frozenset[tuple[str, str]] = PrivateAttr(default=frozenset())
 
 
-_HEX_DIGEST = re.compile(rb"(?<![0-9a-f])[0-9a-f]{64}(?![0-9a-f])")
+_HEX_DIGEST = re.compile(r"(?<![0-9a-f])[0-9a-f]{64}(?![0-9a-f])")
 MAX_REPORTED = 1024
 """The most digests one identity reply is read for (an engine's list of many models; kept
 while the transport log is read, so bounded)."""
+_NAMING = ("id", "name", "model")
+"""The members by which an identity reply, or an entry of its list, names a model."""
 
 
-def reported_digests(exchange: TransportExchange) -> frozenset[str]:
-    """The SHA-256 digests (64 lowercase hex digits) an identity reply reports: the response
-    body of an answered request that generates nothing (Ollama's ``/api/tags`` and
-    ``/api/show`` name each model's); none for a completion or an error."""
+def reported_digests(exchange: TransportExchange) -> frozenset[tuple[str, str]]:
+    """The SHA-256 digests (64 lowercase hex digits) an identity reply reports, each with the
+    model it reports it for, ``(model, hex)``. An identity reply is the JSON response body of
+    an answered request that generates nothing; none for a completion or an error. A digest is
+    a model's when it is in that model's entry of a listed reply (``data`` or ``models``: an
+    entry named by its ``id``, ``name`` or ``model``, as ``/v1/models`` and Ollama's
+    ``/api/tags`` list them), else anywhere in a reply to a request that names the model
+    (Ollama's ``/api/show``), else anywhere in a reply that names it at its top. A digest
+    elsewhere is no model's."""
     if isinstance(exchange, SlimExchange):
         return exchange._digests
     if exchange.status != 200 or is_completion(exchange):
         return frozenset()
-    data = body_bytes(exchange.response_body)
-    if data is None:
-        return frozenset()
-    found = itertools.islice(_HEX_DIGEST.finditer(data), MAX_REPORTED)
-    return frozenset(m.group().decode() for m in found)
+    reply = body_json(exchange.response_body)
+    listed = next((v for k in ("data", "models") if isinstance(v := _member(reply, k), list)), None)
+    if listed is not None:
+        entries = [(e, _names(e)) for e in listed if isinstance(e, dict)]
+    else:
+        request = body_json(exchange.request_body) if exchange.request_body else None
+        entries = [(reply, _names(request) or _names(reply))]
+    found: set[tuple[str, str]] = set()
+    budget = MAX_REPORTED
+    for entry, names in entries:
+        if not names:
+            continue
+        for hexdigest in itertools.islice(_digests_in(entry), budget):
+            budget -= 1
+            found.update((name, hexdigest) for name in names)
+        if budget <= 0:
+            break
+    return frozenset(found)
+
+
+def _member(value: Any, key: str) -> Any:
+    return value.get(key) if isinstance(value, dict) else None
+
+
+def _names(value: Any) -> tuple[str, ...]:
+    """The model names an object gives by its naming members (strings only)."""
+    return tuple(n for k in _NAMING if isinstance(n := _member(value, k), str) and n)
+
+
+def _digests_in(value: Any) -> Iterable[str]:
+    """The 64-hex-digit runs in the strings of a JSON value, depth first, without recursion."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            yield from (m.group() for m in _HEX_DIGEST.finditer(item))
+        elif isinstance(item, dict):
+            stack.extend(reversed(item.values()))
+        elif isinstance(item, list):
+            stack.extend(reversed(item))
 
 
 PROBE_PROMPTS = frozenset(

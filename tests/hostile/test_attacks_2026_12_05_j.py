@@ -83,10 +83,10 @@ which must be a pinned one; times that must read); 8 and 9 by ``_outcome_problem
 with its times recorded; a HARNESS_ERROR beside a present, trusted evaluator); 11 by
 ``request_facts`` (another switch naming another level is a conflict); 12 by the claims
 comparison (any claim of no component is a difference); 13 by ``instant`` (the fraction to
-nine digits). Left, strict xfails: 3 (a marker is read from outputs that read as a whole: the
-reader of each upstream decides), 7 (component windows are the publisher's word, as every
-time is) and 10 (the identity replies are the publisher's bytes too: binding the digest to the
-runtime model's own entry narrows a careless listing only).
+nine digits). The next day: 10 by ``reported_digests`` (a digest is a model's when it is in
+that model's entry of a listing, or in a reply about that model). Left, strict xfails: 3 (a
+marker is read from outputs that read as a whole: the reader of each upstream decides) and 7
+(component windows are the publisher's word, as every time is).
 
 Held (guards): bounded verification (slim exchanges) and ``--evidence-out`` give the same
 verdict bytes for an ``endpoint`` digest reported in a base64 identity reply; the spooled and
@@ -419,12 +419,6 @@ def _listing(
     return edit
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="HOLE: an endpoint digest is found anywhere in any identity reply, not in the "
-    "runtime model's entry (verify/gx10/gates.py:88 _reporting; verify/_facts.py:159 "
-    "reported_digests): the digest of another model the endpoint lists passes and ranks",
-)
 def test_an_endpoint_digest_of_another_listed_model_does_not_rank(
     examples: dict[str, Path], deployment: PinSetSource, tmp_path: Path
 ) -> None:

@@ -70,12 +70,12 @@ def model_identity(run: Run) -> Check:
             evidence,
         )
     if model.digest_source == "endpoint":
-        reported = _reporting(run, model.digest)
+        reported = _reporting(run, model.runtime_model_id, model.digest)
         if reported is None:
             return found(
                 "infra",
                 f"digest {model.digest} is said to come from the endpoint, and no recorded "
-                "identity reply reports it",
+                f"identity reply reports it for {model.runtime_model_id!r}",
                 evidence,
             )
         evidence = f"transport exchange {reported}"
@@ -86,13 +86,14 @@ def model_identity(run: Run) -> Check:
     )
 
 
-def _reporting(run: Run, digest: str) -> int | None:
+def _reporting(run: Run, model: str, digest: str) -> int | None:
     """The id of the first identity exchange (an answered request that generates nothing)
-    whose reply reports ``digest`` (its hex, as Ollama's ``/api/tags`` and ``/api/show`` do),
-    else None."""
+    whose reply reports ``digest`` (its hex, as Ollama's ``/api/tags`` and ``/api/show`` do)
+    for the runtime ``model`` (its own entry, or a reply about it), else None."""
     hexdigest = digest.removeprefix("sha256:")
     for exchange in run.evidence.transport or ():
-        if hexdigest in reported_digests(exchange):
+        reported = reported_digests(exchange)
+        if any(h == hexdigest and same_model(n, model) for n, h in reported):
             return exchange.id
     return None
 
