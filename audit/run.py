@@ -10,7 +10,6 @@ ends); scratch files (checkouts, sockets, outputs) are removed after sealing.
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import os
 import re
@@ -76,7 +75,7 @@ from pins import (
 from verify import VERSION
 from verify.evidence import EvidenceRecords
 from verify.gx10 import replay
-from verify.harness_outputs import OutputsUnreadable, gate_place, read_gate_outputs
+from verify.harness_outputs import OutputsUnreadable, gate_place, read_gate_outputs, read_markers
 
 __all__ = ["RunRequest", "default_policy", "run_qualification"]
 
@@ -202,22 +201,20 @@ class _Harnesses:
         files, common = executed
         try:
             parsed = parse_files(harness.parser, files, components)
-        except ParseFailed as exc:
-            self.fail(components, f"{upstream}: {exc}", **common)
+        except ParseFailed as exc:  # a quarantine marker that reads alone still counts
+            self._marked(harness, components, _Failed(f"{upstream}: {exc}", common, files))
             return
         self._record(components, parsed, common)
 
     def _marked(
         self, harness: Harness, components: Sequence[ComponentName], failed: _Failed
     ) -> None:
-        """A harness that failed (a non-zero exit, a limit) after its outputs were written:
-        a quarantine marker among them is the upstream's word and authoritative (seed 000),
-        so each component it marks is QUARANTINED with the marker recorded, as when the harness
-        completes; the others are FAILED with the reason, and no other record is kept."""
-        quarantines = {}
-        if failed.files:
-            with contextlib.suppress(ParseFailed):  # outputs that do not read: none counts
-                quarantines = parse_files(harness.parser, failed.files, components).quarantines
+        """A harness that failed (a non-zero exit, a limit, outputs that do not read) after
+        its outputs were written: a quarantine marker among them that reads is the upstream's
+        word and authoritative (seed 000), so each component it marks is QUARANTINED with the
+        marker recorded, as when the harness completes; the others are FAILED with the reason,
+        and no other record is kept."""
+        quarantines = read_markers(harness.parser, failed.files, components)
         for component in components:
             marker = quarantines.get(component)
             if marker is None:

@@ -64,10 +64,10 @@ from verify.harness_outputs import (
     SPARK_BENCH_CODE_DOMAIN,
     SPARK_BENCH_CSV,
     SPARK_BENCH_SLACK,
-    Outputs,
     OutputsUnreadable,
     gate_place,
     gate_record,
+    markers_alone,
     raw_name,
     read_gate_outputs,
     read_outputs,
@@ -423,52 +423,73 @@ def _raw_outputs(
         served.setdefault(upstreams[component], []).append(component)
     for upstream, components in sorted(served.items()):
         harness = pins.pins.harnesses.get(upstream)
-        first = components[0]
+        if harness is None or upstream in foreign:
+            continue
         records = {
             n: v for n, v in derived.items() if v is not None and n.split("/")[1] in components
         }
-        markers = {c: evidence.quarantines[c] for c in components if c in evidence.quarantines}
-        if harness is None or upstream in foreign:
-            continue
-        # with no record and no marker to check, the raw outputs are still read for a marker
-        # the upstream wrote: one a publisher left out is a finding; nothing else is claimed
-        claimed = bool(records or markers)
-        where = f"components/{first}/result.json"
         files = _raw_files(evidence, components, read, names, findings)
-        if files is None:  # no valid result, or a raw output not intact: integrity says so
-            continue
-        if not files:
-            if claimed:
-                message = f"the {upstream} records have no raw output they were read from"
-                findings.append(_disagrees(where, message))
-            continue
-        try:
-            parsed = read_outputs(harness.parser, files, components)
-        except OutputsUnreadable as exc:
-            if claimed:
-                findings.append(_disagrees(where, f"the {upstream} raw outputs do not read: {exc}"))
-            continue
-        for name, value in sorted(records.items()):
-            kind_value = parsed.records.get(name)
-            reread = kind_value[1] if kind_value is not None else None
-            if reread != value:
-                findings.append(
-                    _disagrees(name, f"the record is not what the raw outputs of {upstream} say")
-                )
+        if files is not None:  # else no valid result, or a raw output not intact: integrity
+            findings += _reread(evidence, upstream, harness.parser, components=components,
+                                files=files, records=records)  # fmt: skip
+    return findings
+
+
+def _reread(
+    evidence: Gx10Evidence,
+    upstream: str,
+    parser: str,
+    *,
+    components: Sequence[ComponentName],
+    files: dict[str, bytes],
+    records: Mapping[str, object],
+) -> list[Finding]:
+    """One harness's records, metrics and quarantine markers against its raw ``files``. With
+    no record and no marker to check, the raw outputs are still read for a marker the upstream
+    wrote: one a publisher left out is a finding; nothing else is claimed."""
+    markers = {c: evidence.quarantines[c] for c in components if c in evidence.quarantines}
+    where = f"components/{components[0]}/result.json"
+    if not files:
+        if records or markers:
+            message = f"the {upstream} records have no raw output they were read from"
+            return [_disagrees(where, message)]
+        return []
+    findings: list[Finding] = []
+    try:
+        parsed = read_outputs(parser, files, components)
+    except OutputsUnreadable as exc:
+        if records:
+            findings.append(_disagrees(where, f"the {upstream} raw outputs do not read: {exc}"))
+        # a marker that reads alone is the upstream's word still (seed 000), as the runner
+        # records it: one left out, or one not what the raw output says, is found
+        alone = markers_alone(parser, files, components)
         for component in components:
-            result = evidence.results.get(component)
-            if result is not None and result.status == "COMPLETED":
-                findings += _metrics(result.metrics, parsed.metrics.get(component, {}),
-                                     component, upstream)  # fmt: skip
-            findings += _marker(component, markers.get(component), parsed, upstream)
+            findings += _marker(component, markers.get(component), alone, upstream)
+        return findings
+    for name, value in sorted(records.items()):
+        kind_value = parsed.records.get(name)
+        reread = kind_value[1] if kind_value is not None else None
+        if reread != value:
+            findings.append(
+                _disagrees(name, f"the record is not what the raw outputs of {upstream} say")
+            )
+    for component in components:
+        result = evidence.results.get(component)
+        if result is not None and result.status == "COMPLETED":
+            findings += _metrics(result.metrics, parsed.metrics.get(component, {}),
+                                 component, upstream)  # fmt: skip
+        findings += _marker(component, markers.get(component), parsed.quarantines, upstream)
     return findings
 
 
 def _marker(
-    component: ComponentName, marker: QuarantineMarker | None, parsed: Outputs, upstream: str
+    component: ComponentName,
+    marker: QuarantineMarker | None,
+    written: Mapping[ComponentName, QuarantineMarker],
+    upstream: str,
 ) -> list[Finding]:
     """A component's quarantine marker record against the one its upstream wrote, if any."""
-    reread = parsed.quarantines.get(component)
+    reread = written.get(component)
     if marker is None and reread is not None:
         return [
             _disagrees(

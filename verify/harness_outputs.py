@@ -66,8 +66,10 @@ __all__ = [
     "OutputsUnreadable",
     "gate_place",
     "gate_record",
+    "markers_alone",
     "raw_name",
     "read_gate_outputs",
+    "read_markers",
     "read_outputs",
     "spark_code_scores",
 ]
@@ -123,27 +125,38 @@ def _spark(files: Files, _components: Sequence[ComponentName]) -> Outputs:
             "reliability": {"repeat_reliability": repeat.repeat_reliability},
         },
     )  # fmt: skip
+    outputs.quarantines.update(_spark_marker(files))
+    return outputs
+
+
+def _spark_marker(
+    files: Files, _components: Sequence[ComponentName] = ()
+) -> dict[ComponentName, QuarantineMarker]:
+    """The reference SparkBench's ``quarantine.json``, a file of its own: read alone, as it
+    is whatever else the harness wrote."""
     marker = files.get("quarantine.json")
-    if marker is not None:
-        try:
-            raw = loads_strict(marker, "quarantine.json")
-        except DocumentError as exc:
-            raise OutputsUnreadable(str(exc)) from None
-        reason = raw.get("reason") if isinstance(raw, dict) else None
-        provisional = raw.get("provisional") if isinstance(raw, dict) else None
-        metrics = {
-            k: v
-            for k, v in (provisional if isinstance(provisional, dict) else {}).items()
-            if isinstance(v, int | float) and not isinstance(v, bool) and isinstance(k, str)
-        }
-        outputs.quarantines["coding"] = QuarantineMarker(
+    if marker is None:
+        return {}
+    try:
+        raw = loads_strict(marker, "quarantine.json")
+    except DocumentError as exc:
+        raise OutputsUnreadable(str(exc)) from None
+    reason = raw.get("reason") if isinstance(raw, dict) else None
+    provisional = raw.get("provisional") if isinstance(raw, dict) else None
+    metrics = {
+        k: v
+        for k, v in (provisional if isinstance(provisional, dict) else {}).items()
+        if isinstance(v, int | float) and not isinstance(v, bool) and isinstance(k, str)
+    }
+    return {
+        "coding": QuarantineMarker(
             schema_version=1,
             component="coding",
             upstream_reason=str(reason or "no reason given")[:4096],
             provisional_metrics=metrics,
             source=raw_name("coding", "quarantine.json"),
         )
-    return outputs
+    }
 
 
 def _hermes(files: Files, _components: Sequence[ComponentName]) -> Outputs:
@@ -552,21 +565,42 @@ def _spark_bench(files: Files, components: Sequence[ComponentName]) -> Outputs:
         outputs.records["components/reliability/spark-repeat.json"] = ("spark-repeat", repeat)
         outputs.metrics["reliability"] = {"repeat_reliability": reliability}
         provisional["repeat_reliability"] = reliability
+    provisional.pop("spark_gates_reported")
+    outputs.quarantines.update(_spark_bench_quarantine(run, components, provisional))
+    return outputs
+
+
+def _spark_bench_quarantine(
+    run: _SparkRun, components: Sequence[ComponentName], provisional: dict[str, float | int | None]
+) -> dict[ComponentName, QuarantineMarker]:
+    """Spark Bench's quarantine row, if it quarantines: the first component's marker, with the
+    ``provisional`` metrics read beside it."""
     marker = run.one(lambda r: r.metric == "quarantine", "quarantine")
-    if marker is not None and marker.value.strip().lower() not in _FLAG_WORDS[1] | {""}:
-        word = marker.value.strip().lower()
-        reason = marker.notes or (marker.value if word not in _FLAG_WORDS[0] else "")
-        first = components[0]
-        outputs.quarantines[first] = QuarantineMarker(
+    if marker is None or marker.value.strip().lower() in _FLAG_WORDS[1] | {""}:
+        return {}
+    word = marker.value.strip().lower()
+    reason = marker.notes or (marker.value if word not in _FLAG_WORDS[0] else "")
+    first = components[0]
+    return {
+        first: QuarantineMarker(
             schema_version=1,
             component=first,
             upstream_reason=(reason or "no reason given")[:4096],
-            provisional_metrics={
-                k: v for k, v in provisional.items() if k != "spark_gates_reported"
-            },
+            provisional_metrics=provisional,
             source=raw_name(first, SPARK_BENCH_CSV),
         )
-    return outputs
+    }
+
+
+def _spark_bench_marker(
+    files: Files, components: Sequence[ComponentName]
+) -> dict[ComponentName, QuarantineMarker]:
+    """Spark Bench's quarantine row read from rows that read, whatever else the run lacks (no
+    provisional metrics then: they are the rows that did not read)."""
+    data = files.get(SPARK_BENCH_CSV)
+    if data is None:
+        return {}
+    return _spark_bench_quarantine(_SparkRun(_spark_rows(data)[1]), components, {})
 
 
 # benchlocal-cli 0.9.9 (github noonghunna/benchlocal-cli): the RunResult JSON of --save-json.
@@ -1444,6 +1478,14 @@ READERS: Mapping[str, Callable[[Files, Sequence[ComponentName]], Outputs]] = {
 """Each named reader of the pin set's harness declarations (``parser = ...``)."""
 
 
+_Markers = Callable[[Files, Sequence[ComponentName]], dict[ComponentName, QuarantineMarker]]
+MARKERS: Mapping[str, _Markers] = {
+    "spark": _spark_marker,
+    "spark-bench": _spark_bench_marker,
+}
+"""The readers of a quarantine marker alone, for the harnesses whose upstream writes one."""
+
+
 READS: Mapping[str, Callable[[str], bool]] = {
     "spark": lambda name: name in ("quality.json", "repeat.json", "quarantine.json"),
     "hermes": lambda name: name == "tasks.jsonl",
@@ -1500,6 +1542,31 @@ def read_gate_outputs(
         records={place + name.removeprefix(prefix): v for name, v in outputs.records.items()},
         metrics=outputs.metrics,
     )
+
+
+def read_markers(
+    parser: str, files: Files, components: Sequence[ComponentName]
+) -> dict[ComponentName, QuarantineMarker]:
+    """The quarantine markers a harness's outputs hold: those its reader reads when every
+    output reads, else those that read on their own (seed 000: the upstream's marker is
+    authoritative, whatever else its run lacks). A marker that does not read itself, or is
+    there twice, is none."""
+    try:
+        return read_outputs(parser, files, components).quarantines
+    except OutputsUnreadable:
+        return markers_alone(parser, files, components)
+
+
+def markers_alone(
+    parser: str, files: Files, components: Sequence[ComponentName]
+) -> dict[ComponentName, QuarantineMarker]:
+    """The quarantine markers among a harness's outputs that read on their own, whatever the
+    rest of its outputs are (none where its upstream writes no marker)."""
+    reader = MARKERS.get(parser)
+    try:
+        return reader(files, components) if reader is not None and components else {}
+    except OutputsUnreadable:
+        return {}
 
 
 def read_outputs(parser: str, files: Files, components: Sequence[ComponentName]) -> Outputs:

@@ -84,9 +84,10 @@ with its times recorded; a HARNESS_ERROR beside a present, trusted evaluator); 1
 ``request_facts`` (another switch naming another level is a conflict); 12 by the claims
 comparison (any claim of no component is a difference); 13 by ``instant`` (the fraction to
 nine digits). The next day: 10 by ``reported_digests`` (a digest is a model's when it is in
-that model's entry of a listing, or in a reply about that model). Left, strict xfails: 3 (a
-marker is read from outputs that read as a whole: the reader of each upstream decides) and 7
-(component windows are the publisher's word, as every time is).
+that model's entry of a listing, or in a reply about that model) and 3 by ``markers_alone`` (a
+marker that reads on its own is the upstream's word whatever else its outputs lack, in the
+runner and the verifier alike). Left, a strict xfail: 7 (component windows are the publisher's
+word, as every time is).
 
 Held (guards): bounded verification (slim exchanges) and ``--evidence-out`` give the same
 verdict bytes for an ``endpoint`` digest reported in a base64 identity reply; the spooled and
@@ -249,13 +250,6 @@ def test_an_honest_gate_that_exits_non_zero_after_writing_is_no_finding(
 # --- 3. a marker left out beside outputs that do not read ---------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="HOLE: the raw outputs are read for a marker left out only when all of them read "
-    "(verify/_consistency.py:436-451, the claimed guard): the upstream's quarantine.json, "
-    "readable on its own, is ignored once repeat.json is dropped and the result says FAILED "
-    "'did not write repeat.json'; the run is INFRA_FAILURE, not QUARANTINED (h 2's harm)",
-)
 def test_a_marker_beside_outputs_that_do_not_read_still_quarantines(
     examples: dict[str, Path], deployment: PinSetSource, tmp_path: Path
 ) -> None:

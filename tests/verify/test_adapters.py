@@ -39,6 +39,7 @@ from verify.harness_outputs import (
     Outputs,
     OutputsUnreadable,
     raw_name,
+    read_markers,
     read_outputs,
 )
 
@@ -177,6 +178,40 @@ def test_spark_bench_quarantine_row_is_the_marker_the_replay_honours() -> None:
     reason = spark(with_rows(extra_row("quarantine", "judge drift")))
     assert reason.quarantines["coding"].upstream_reason == "judge drift"
     assert spark(with_rows(extra_row("quarantine", "0"))).quarantines == {}
+
+
+def test_spark_bench_quarantine_row_counts_when_the_rest_does_not_read() -> None:
+    """Seed 000: the upstream's marker is authoritative whatever else its run lacks. A run with
+    no code-domain score does not read; its quarantine row still quarantines (no provisional
+    metrics: those are the rows that did not read). Two rows of it, or rows that do not read as
+    CSV, are no marker."""
+    rows = [r for r in spark_rows() if r["metric"] != "domain_quality"]
+    quarantined = spark_csv([*rows, extra_row("quarantine", "1", "golden replay drifted")])
+    with pytest.raises(OutputsUnreadable, match="domain_quality"):
+        spark(quarantined)
+    marker = read_markers("spark-bench", {"spark_bench.csv": quarantined}, SPARK_SERVES)
+    assert marker["coding"].upstream_reason == "golden replay drifted"
+    assert marker["coding"].provisional_metrics == {}
+    assert marker["coding"].source == raw_name("coding", "spark_bench.csv")
+    twice = spark_csv([*rows, extra_row("quarantine", "1"), extra_row("quarantine", "1")])
+    for data in (twice, spark_csv(rows), b"\xff" + quarantined):
+        assert read_markers("spark-bench", {"spark_bench.csv": data}, SPARK_SERVES) == {}
+    # when every output reads, the markers are the reader's own, provisional metrics and all
+    whole = with_rows(extra_row("quarantine", "1", "drift"))
+    assert read_markers("spark-bench", {"spark_bench.csv": whole}, SPARK_SERVES) == (
+        spark(whole).quarantines
+    )
+
+
+def test_reference_spark_marker_counts_without_its_repeat() -> None:
+    marker = json.dumps({"quarantined": True, "reason": "drift", "provisional": {"q": 1}})
+    files = {"quality.json": b"{}", "quarantine.json": marker.encode()}
+    found = read_markers("spark", files, SPARK_SERVES)
+    assert found["coding"].upstream_reason == "drift"
+    assert found["coding"].provisional_metrics == {"q": 1}
+    assert read_markers("spark", {"quarantine.json": b"{"}, SPARK_SERVES) == {}
+    assert read_markers("benchlocal-cli", {"quarantine.json": marker.encode()},
+                        ["tool_instruction"]) == {}  # fmt: skip
 
 
 def test_spark_bench_tier2_failure_is_null_not_a_refusal() -> None:
