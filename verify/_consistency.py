@@ -412,11 +412,14 @@ def _raw_outputs(
     read: Reader,
     names: Collection[str],
     foreign: Collection[str] = (),
+    *,
+    derived: Mapping[str, BaseModel | tuple[BaseModel, ...] | None] | None = None,
 ) -> list[Finding]:
-    """Each harness's records re-read from its raw outputs with the runner's own readers; not
-    those of a ``foreign`` harness (another harness's outputs: ADR 0036)."""
+    """Each harness's records (``derived``: :func:`_derived`, when already made) re-read from
+    its raw outputs with the runner's own readers; not those of a ``foreign`` harness (another
+    harness's outputs: ADR 0036)."""
     findings: list[Finding] = []
-    derived = _derived(evidence)
+    derived = _derived(evidence) if derived is None else derived
     upstreams = pins.pins.component_upstreams
     served: dict[str, list[ComponentName]] = {}
     for component in upstreams:
@@ -528,21 +531,20 @@ def _quarantine_statuses(
 def _statuses(
     evidence: Gx10Evidence,
     pins: PinSetSource,
-    read: Reader,
-    names: Collection[str],
     *,
     selected: Collection[ComponentName],
     own: Collection[ComponentName],
+    recorded: Collection[str],
 ) -> list[Finding]:
     """A component's status against what the runner writes beside it (ADR 0007): a result
     only for a component the profile selects (a record of another may be there: a harness's
     reader gives the records of every component it serves); COMPLETED (or QUARANTINED) beside
-    the records its reader read from the harness's outputs, and FAILED beside them only when a
-    pinned gate of the component failed (its raw outputs do not read); never PARTIAL or
-    NOT_RUN. A status that says the harness did not complete where its records say it did is
-    a finding: it would turn a model's failure into the infrastructure's."""
+    the records its reader read from the harness's outputs (``recorded``: the components
+    with records), and FAILED beside them only when a pinned gate of the component failed;
+    never PARTIAL or NOT_RUN. A status that says the harness did not complete where its
+    records say it did is a finding: it would turn a model's failure into the
+    infrastructure's."""
     findings = []
-    records = {n.split("/")[1] for n, v in _derived(evidence).items() if v is not None}
     for component in sorted(evidence.results):
         result = evidence.results[component]
         where = f"components/{component}/result.json"
@@ -554,7 +556,7 @@ def _statuses(
                 )
             )
             continue
-        if component not in own or component not in records:
+        if component not in own or component not in recorded:
             continue
         if result.status in ("PARTIAL", "NOT_RUN"):
             findings.append(
@@ -564,9 +566,7 @@ def _statuses(
                     "from the harness's complete outputs",
                 )
             )
-        elif result.status == "FAILED" and not _a_gate_failed(
-            evidence, pins, read, names, component
-        ):
+        elif result.status == "FAILED" and not _a_gate_failed(evidence, pins, component):
             findings.append(
                 _disagrees(
                     where,
@@ -577,30 +577,14 @@ def _statuses(
     return findings
 
 
-def _a_gate_failed(
-    evidence: Gx10Evidence,
-    pins: PinSetSource,
-    read: Reader,
-    names: Collection[str],
-    component: ComponentName,
-) -> bool:
+def _a_gate_failed(evidence: Gx10Evidence, pins: PinSetSource, component: ComponentName) -> bool:
     """Whether a pinned gate of ``component`` failed (what makes the runner record the
-    component FAILED beside its records): its tallies were not recorded (it exited non-zero or
-    was stopped, its exit the runner's word as a harness's is: ADR 0007), or its raw outputs
-    are missing, not intact or do not read."""
-    for upstream in pins.pins.gate_upstreams.get(component, ()):
-        if evidence.supplementary.get(component, {}).get(upstream) is None:
-            return True  # the runner records a gate's tallies only when it completed
-        harness = pins.pins.harnesses[upstream]
-        place = gate_place(component, upstream) + "raw/"
-        files = {n.removeprefix(place): read(n) for n in sorted(names) if n.startswith(place)}
-        if not files or any(v is None for v in files.values()):
-            return True
-        try:
-            read_gate_outputs(harness.parser, files, component, upstream)  # type: ignore[arg-type]
-        except OutputsUnreadable:
-            return True
-    return False
+    component FAILED beside its records): its tallies were not recorded. The runner records
+    them only for a gate that completed and whose outputs read (a gate's exit is the runner's
+    word, as a harness's is: ADR 0007); tallies recorded beside outputs that do not read, or
+    are not what they say, are ``_gate_outputs``'s finding."""
+    gated = evidence.supplementary.get(component, {})
+    return any(gated.get(u) is None for u in pins.pins.gate_upstreams.get(component, ()))
 
 
 def _gate_outputs(
@@ -1630,11 +1614,13 @@ def consistency_findings(
     foreign = foreign_harnesses(evidence, pins, selected)
     findings: list[Finding] = []
     findings += _ledger(evidence, ledger)
-    findings += _raw_outputs(evidence, pins, read, names, foreign)
+    derived = _derived(evidence)
+    findings += _raw_outputs(evidence, pins, read, names, foreign, derived=derived)
     upstreams = pins.pins.component_upstreams
     own = [c for c in evidence.results if upstreams.get(c) not in foreign]
+    recorded = {n.split("/")[1] for n, v in derived.items() if v is not None}
     findings += _quarantine_statuses(evidence, own)
-    findings += _statuses(evidence, pins, read, names, selected=selected, own=own)
+    findings += _statuses(evidence, pins, selected=selected, own=own, recorded=recorded)
     findings += _gate_outputs(evidence, pins, read, names, foreign)
     if blob_id is None:
         blob_id = lambda name: None if (data := read(name)) is None else git_blob_id(data)  # noqa: E731
