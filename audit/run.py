@@ -220,17 +220,24 @@ class _Harnesses:
             if marker is None:
                 self.fail([component], failed.reason, **failed.common)
             else:
-                self._quarantine(component, marker, failed.common)
+                self._quarantine(component, marker, failed.common, failed.reason)
 
     def _quarantine(
-        self, component: ComponentName, marker: QuarantineMarker, common: dict[str, Any]
+        self,
+        component: ComponentName,
+        marker: QuarantineMarker,
+        common: dict[str, Any],
+        unfinished: str | None = None,
     ) -> None:
-        """``component`` QUARANTINED by its upstream's ``marker``, the marker recorded."""
+        """``component`` QUARANTINED by its upstream's ``marker``, the marker recorded (and
+        why its harness did not complete, ``unfinished``, in the reason)."""
         name = f"components/{component}/quarantine.json"
         self.recorder.record(name, "quarantine-marker", marker)
+        reason = "upstream quarantine marker"
+        if unfinished:
+            reason = f"{reason}; the harness did not complete: {unfinished}"[:4096]
         self.recorder.result(
-            component, "QUARANTINED", quarantine=name, reason="upstream quarantine marker",
-            **common,
+            component, "QUARANTINED", quarantine=name, reason=reason, **common
         )  # fmt: skip
 
     def run_gate(self, upstream: str, component: ComponentName) -> None:
@@ -312,10 +319,12 @@ class _Harnesses:
         files, refusals = collect_outputs(out, (made.st_dev, made.st_ino))
         self.refused.extend(f"{upstream} wrote {refusal}" for refusal in refusals)
         kept = self._keep_outputs(upstream, prefix, result, files)
+        # read as kept, under the names the verifier reads them by (escaped_path)
+        files = {n.removeprefix(prefix): recorder.files[n][0] for n in kept if n.startswith(prefix)}
         common = {"started_at": started, "ended_at": _now(), "raw_outputs": kept}
         if self.refused:  # raw evidence that cannot be kept: the harness's outputs are not whole
-            return _Failed("; ".join(self.refused), common)
-        missing = [name for name in harness.outputs if name not in files]
+            return _Failed("; ".join(self.refused), common, files)
+        missing = [name for name in harness.outputs if escaped_path(name) not in files]
         if result.timeout is not None or result.returncode != 0 or missing:
             tail = result.stderr.decode("utf-8", "replace")[-300:]
             why = f"{result.timeout} limit exceeded" if result.timeout else (

@@ -24,6 +24,7 @@ __all__ = [
     "CanonicalDocument",
     "canonical_bytes",
     "canonical_members",
+    "depth_of",
     "digest_of",
     "join_members",
     "loads_canonical",
@@ -229,7 +230,7 @@ def _bounded_int(text: str) -> int:
     return int(text)
 
 
-def _depth(value: Any) -> int:
+def depth_of(value: Any) -> int:
     """The nesting depth of parsed JSON (0 for a scalar), or the first depth past MAX_DEPTH."""
     level = [value] if type(value) in _CONTAINERS else []
     depth = 0
@@ -280,7 +281,7 @@ def loads_strict(data: bytes, where: str) -> Any:
         raise MalformedJSON(where, f"nested deeper than {MAX_DEPTH} levels") from None
     except ValueError as exc:
         raise MalformedJSON(where, str(exc)) from None
-    if _depth(value) > MAX_DEPTH:
+    if depth_of(value) > MAX_DEPTH:
         raise MalformedJSON(where, f"nested deeper than {MAX_DEPTH} levels")
     return value
 

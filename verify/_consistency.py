@@ -414,12 +414,15 @@ def _raw_outputs(
     foreign: Collection[str] = (),
     *,
     derived: Mapping[str, BaseModel | tuple[BaseModel, ...] | None] | None = None,
+    selected: Sequence[ComponentName] | None = None,
 ) -> list[Finding]:
     """Each harness's records (``derived``: :func:`_derived`, when already made) re-read from
-    its raw outputs with the runner's own readers; not those of a ``foreign`` harness (another
-    harness's outputs: ADR 0036)."""
+    its raw outputs with the runner's own readers, given the components the runner gave them
+    (those of the profile, ``selected``, it serves, in the profile's order); not those of a
+    ``foreign`` harness (another harness's outputs: ADR 0036)."""
     findings: list[Finding] = []
     derived = _derived(evidence) if derived is None else derived
+    selected = profile_components(pins, evidence) if selected is None else selected
     upstreams = pins.pins.component_upstreams
     served: dict[str, list[ComponentName]] = {}
     for component in upstreams:
@@ -432,9 +435,11 @@ def _raw_outputs(
             n: v for n, v in derived.items() if v is not None and n.split("/")[1] in components
         }
         files = _raw_files(evidence, components, read, names, findings)
-        if files is not None:  # else no valid result, or a raw output not intact: integrity
-            findings += _reread(evidence, upstream, harness.parser, components=components,
-                                files=files, records=records)  # fmt: skip
+        if files is None:  # no valid result, or a raw output not intact: integrity says so
+            continue
+        ran = [c for c in selected if c in components] or components
+        findings += _reread(evidence, upstream, harness.parser, components=components, ran=ran,
+                            files=files, records=records)  # fmt: skip
     return findings
 
 
@@ -444,12 +449,14 @@ def _reread(
     parser: str,
     *,
     components: Sequence[ComponentName],
+    ran: Sequence[ComponentName],
     files: dict[str, bytes],
     records: Mapping[str, object],
 ) -> list[Finding]:
-    """One harness's records, metrics and quarantine markers against its raw ``files``. With
-    no record and no marker to check, the raw outputs are still read for a marker the upstream
-    wrote: one a publisher left out is a finding; nothing else is claimed."""
+    """One harness's records, metrics and quarantine markers (of ``components``, all it
+    serves) against its raw ``files``, read for the components it ``ran`` for. With no record
+    and no marker to check, the raw outputs are still read for a marker the upstream wrote:
+    one a publisher left out is a finding; nothing else is claimed."""
     markers = {c: evidence.quarantines[c] for c in components if c in evidence.quarantines}
     where = f"components/{components[0]}/result.json"
     if not files:
@@ -459,13 +466,13 @@ def _reread(
         return []
     findings: list[Finding] = []
     try:
-        parsed = read_outputs(parser, files, components)
+        parsed = read_outputs(parser, files, ran)
     except OutputsUnreadable as exc:
         if records:
             findings.append(_disagrees(where, f"the {upstream} raw outputs do not read: {exc}"))
         # a marker that reads alone is the upstream's word still (seed 000), as the runner
         # records it: one left out, or one not what the raw output says, is found
-        alone = markers_alone(parser, files, components)
+        alone = markers_alone(parser, files, ran)
         for component in components:
             findings += _marker(component, markers.get(component), alone, upstream)
         return findings
@@ -1615,7 +1622,8 @@ def consistency_findings(
     findings: list[Finding] = []
     findings += _ledger(evidence, ledger)
     derived = _derived(evidence)
-    findings += _raw_outputs(evidence, pins, read, names, foreign, derived=derived)
+    findings += _raw_outputs(evidence, pins, read, names, foreign, derived=derived,
+                             selected=selected)  # fmt: skip
     upstreams = pins.pins.component_upstreams
     own = [c for c in evidence.results if upstreams.get(c) not in foreign]
     recorded = {n.split("/")[1] for n, v in derived.items() if v is not None}

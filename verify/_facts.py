@@ -24,6 +24,7 @@ from typing import Any
 
 from pydantic import PrivateAttr
 
+from bundle_schema.canonical import MAX_DEPTH, depth_of
 from bundle_schema.models import (
     Body,
     ReasoningSerialization,
@@ -34,11 +35,13 @@ from bundle_schema.models import (
 from bundle_schema.roles import REFERENCE_HEADER
 from pins import PROBE_CONTRACTS
 from verify.replies import (
+    body_bytes,
     body_json,
     is_completion,
     read_exchange,
     reasoning_level,
     request_reasoning,
+    runtime_name,
 )
 
 __all__ = [
@@ -168,61 +171,94 @@ MAX_REPORTED = 1024
 while the transport log is read, so bounded)."""
 _NAMING = ("id", "name", "model")
 """The members by which an identity reply, or an entry of its list, names a model."""
+MAX_NAME = 256
+"""The longest model name kept with a reported digest (as a reply's model names are cut)."""
+_NO_MODEL = ""
+"""What an object names when its naming members name different models, or a name too long."""
 
 
 def reported_digests(exchange: TransportExchange) -> frozenset[tuple[str, str]]:
     """The SHA-256 digests (64 lowercase hex digits) an identity reply reports, each with the
-    model it reports it for, ``(model, hex)``. An identity reply is the JSON response body of
-    an answered request that generates nothing; none for a completion or an error. A digest is
-    a model's when it is in that model's entry of a listed reply (``data`` or ``models``: an
-    entry named by its ``id``, ``name`` or ``model``, as ``/v1/models`` and Ollama's
-    ``/api/tags`` list them), else anywhere in a reply to a request that names the model
-    (Ollama's ``/api/show``), else anywhere in a reply that names it at its top. A digest
-    elsewhere is no model's."""
+    model it reports it for, ``(model, hex)``, the model by its runtime name. An identity reply
+    is the JSON response body of an answered request that generates nothing; none for a
+    completion or an error, or a body nested past :data:`MAX_DEPTH`. A digest is a model's when
+    it is in that model's entry of a listed reply (``data`` or ``models``: an entry that names
+    it by its ``id``, ``name`` and ``model``, as ``/v1/models`` and Ollama's ``/api/tags`` list
+    them), else anywhere in a reply to a request that names the model (Ollama's ``/api/show``)
+    or in a reply that names it at its top; never in an object inside that names another
+    model, nor where the members of one object name different models, nor a digest the request
+    itself holds (a reply may echo its request). A digest elsewhere is no model's."""
     if isinstance(exchange, SlimExchange):
         return exchange._digests
     if exchange.status != 200 or is_completion(exchange):
         return frozenset()
-    reply = body_json(exchange.response_body)
+    reply = _shallow(body_json(exchange.response_body))
     listed = next((v for k in ("data", "models") if isinstance(v := _member(reply, k), list)), None)
     if listed is not None:
-        entries = [(e, _names(e)) for e in listed if isinstance(e, dict)]
+        entries = [(e, _named(e)) for e in listed if isinstance(e, dict)]
     else:
-        request = body_json(exchange.request_body) if exchange.request_body else None
-        entries = [(reply, _names(request) or _names(reply))]
+        request = _shallow(body_json(exchange.request_body) if exchange.request_body else None)
+        asked, named = _named(request), _named(reply)
+        agreed = asked is None or named is None or asked == named
+        entries = [(reply, (named or asked) if agreed else _NO_MODEL)]
+    echoed = _echoed(exchange.request_body)
     found: set[tuple[str, str]] = set()
     budget = MAX_REPORTED
-    for entry, names in entries:
-        if not names:
+    for entry, name in entries:
+        if not name:
             continue
-        for hexdigest in itertools.islice(_digests_in(entry), budget):
+        for hexdigest in itertools.islice(_digests_in(entry, name), budget):
             budget -= 1
-            found.update((name, hexdigest) for name in names)
+            if hexdigest not in echoed:
+                found.add((name, hexdigest))
         if budget <= 0:
             break
     return frozenset(found)
+
+
+def _shallow(value: Any) -> Any:
+    """A parsed body, or None where it nests past :data:`MAX_DEPTH` (whether the parser reached
+    its end depends on the caller's stack: past the bound it never counts)."""
+    return None if depth_of(value) > MAX_DEPTH else value
 
 
 def _member(value: Any, key: str) -> Any:
     return value.get(key) if isinstance(value, dict) else None
 
 
-def _names(value: Any) -> tuple[str, ...]:
-    """The model names an object gives by its naming members (strings only)."""
-    return tuple(n for k in _NAMING if isinstance(n := _member(value, k), str) and n)
+def _named(value: Any) -> str | None:
+    """The one model an object names by its naming members, by its runtime name: None where it
+    names none, :data:`_NO_MODEL` where they name different models or the name is longer
+    than :data:`MAX_NAME`."""
+    names = {runtime_name(n) for k in _NAMING if isinstance(n := _member(value, k), str) and n}
+    if not names:
+        return None
+    name = names.pop()
+    return name if not names and len(name) <= MAX_NAME else _NO_MODEL
 
 
-def _digests_in(value: Any) -> Iterable[str]:
-    """The 64-hex-digit runs in the strings of a JSON value, depth first, without recursion."""
+def _digests_in(value: Any, name: str) -> Iterable[str]:
+    """The 64-hex-digit runs in the strings of a JSON value about model ``name``, depth first,
+    without recursion, not inside an object that names another model."""
     stack = [value]
     while stack:
         item = stack.pop()
         if isinstance(item, str):
             yield from (m.group() for m in _HEX_DIGEST.finditer(item))
         elif isinstance(item, dict):
-            stack.extend(reversed(item.values()))
+            if item is value or _named(item) in (None, name):
+                stack.extend(reversed(item.values()))
         elif isinstance(item, list):
             stack.extend(reversed(item))
+
+
+def _echoed(body: Body | None) -> frozenset[str]:
+    """The digests a request body holds: a reply that repeats them does not report them."""
+    data = body_bytes(body) if body is not None else None
+    if not data:
+        return frozenset()
+    text = data.decode("utf-8", "replace")
+    return frozenset(m.group() for m in itertools.islice(_HEX_DIGEST.finditer(text), MAX_REPORTED))
 
 
 PROBE_PROMPTS = frozenset(

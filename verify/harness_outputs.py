@@ -149,7 +149,9 @@ def _spark_marker(
         if isinstance(v, int | float) and not isinstance(v, bool) and isinstance(k, str)
     }
     return {
-        "coding": QuarantineMarker(
+        "coding": _build(
+            QuarantineMarker,
+            "quarantine.json",
             schema_version=1,
             component="coding",
             upstream_reason=str(reason or "no reason given")[:4096],
@@ -582,7 +584,9 @@ def _spark_bench_quarantine(
     reason = marker.notes or (marker.value if word not in _FLAG_WORDS[0] else "")
     first = components[0]
     return {
-        first: QuarantineMarker(
+        first: _build(
+            QuarantineMarker,
+            f"{SPARK_BENCH_CSV}:{marker.line}",
             schema_version=1,
             component=first,
             upstream_reason=(reason or "no reason given")[:4096],

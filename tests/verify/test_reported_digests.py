@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from bundle_schema.canonical import MAX_DEPTH
 from bundle_schema.models import Body, TransportExchange
 from verify._facts import MAX_REPORTED, reported_digests, slim_exchange
 
@@ -119,7 +120,9 @@ def test_a_reply_is_read_for_at_most_max_reported_digests() -> None:
     assert ("m0", f"{0:064x}") in reported
 
 
-def test_a_deep_reply_is_read_without_recursion() -> None:
-    depth = 900  # parsed by json (under its recursion limit), walked without recursing
+@pytest.mark.parametrize("depth", [60, 70, 900, 100_000])
+def test_a_reply_nested_past_the_bound_reports_nothing(depth: int) -> None:
+    """Up to MAX_DEPTH a reply is read (walked without recursing); past it never, whether or
+    not the parser reached its end from where it was called (bounded and full paths agree)."""
     reply = '{"name": "m", "x": ' + "[" * depth + f'"{A}"' + "]" * depth + "}"
-    assert both(exchange(reply)) == {("m", A)}
+    assert both(exchange(reply)) == ({("m", A)} if depth < MAX_DEPTH else frozenset())
