@@ -40,14 +40,20 @@ def _connection(observer: Observer) -> http.client.HTTPConnection:
 
 
 def _post(observer: Observer, body: dict[str, Any]) -> tuple[int, Any, int]:
-    """POST a completion through the observer; (status, parsed reply, exchange id)."""
+    """POST a completion through the observer; (status, parsed reply, exchange id). A reply
+    broken off (the engine closed its connection, the observer relaying that) is no reply:
+    the observer recorded the exchange with its error, which the probe's gate judges."""
     before = len(observer.exchanges())
     connection = _connection(observer)
+    status, data = 0, b""
     try:
         connection.request("POST", "/v1/chat/completions", json.dumps(body),
                            {"Content-Type": "application/json"})  # fmt: skip
         response = connection.getresponse()
-        status, data = response.status, response.read()
+        status = response.status
+        data = response.read()
+    except (OSError, http.client.HTTPException):
+        data = b""
     finally:
         connection.close()
     exchanges = observer.wait_for(before + 1)

@@ -178,6 +178,8 @@ class Observer:
         self._servers: list[asyncio.Server] = []
         self._harnesses = Harnesses()
         """The harnesses' open connections."""
+        self._under_way: set[asyncio.Task[Any]] = set()
+        """The exchanges being answered, whether their harness is still connected or not."""
         host = parts.hostname or ""
         self._address = (host, parts.port or 80)
         named = f"[{host}]" if ":" in host else host
@@ -262,8 +264,14 @@ class Observer:
             self._harnesses.closed = True  # a connection accepted from now on is closed
             for _ in range(4):  # connections accepted, their protocols not yet made
                 await asyncio.sleep(0)
-            # an exchange under way ends first (for up to a minute), as with aiohttp's server
+            # an exchange whose harness has gone (stopped at a limit while the endpoint had
+            # yet to answer) has no one to answer: it ends now, recorded with why
             answering = [h.task for h in self._harnesses if h.task is not None]
+            gone = [t for t in self._under_way if t not in answering]
+            for task in gone:
+                task.cancel()
+            await asyncio.gather(*gone, return_exceptions=True)
+            # an exchange under way ends first (for up to a minute), as with aiohttp's server
             if answering:
                 _, late = await asyncio.wait(answering, timeout=60)
                 for task in late:
@@ -295,13 +303,24 @@ class Observer:
         payload, refusal = _with_policy(request.body, request, self.policy)
         record["request_body"] = payload  # bytes: encoded when read (_finish)
         answer: _Answer | None = None
+        task = asyncio.current_task()
+        if task is not None:
+            self._under_way.add(task)
         try:
             if refusal is not None:  # never sent: the model is not asked without the policy
                 record["error"] = refusal
                 answer = _json_error(400, refusal)
             else:
                 answer = await self._forward(request, harness, payload, begun, record)
+        except asyncio.CancelledError:
+            record.setdefault(
+                "error",
+                "the run ended before the exchange did"
+                + (" (the client had disconnected)" if harness.closed else ""),
+            )
+            raise
         finally:
+            self._under_way.discard(task)
             self._keep(record)
         if answer is not None:  # written once recorded, so that a harness that has it finds it
             harness.respond(*answer)

@@ -44,6 +44,7 @@ from bundle_schema import KINDS, canonical_bytes
 from bundle_schema.errors import InvalidInput
 from bundle_schema.layout import MANIFEST
 from bundle_schema.models import (
+    IDENTIFIER_PATTERN,
     BfclShard,
     Claims,
     ComponentName,
@@ -75,7 +76,13 @@ from pins import (
 from verify import VERSION
 from verify.evidence import EvidenceRecords
 from verify.gx10 import replay
-from verify.harness_outputs import OutputsUnreadable, gate_place, read_gate_outputs, read_markers
+from verify.harness_outputs import (
+    OutputsUnreadable,
+    escaped_path,
+    gate_place,
+    read_gate_outputs,
+    read_markers,
+)
 
 __all__ = ["RunRequest", "default_policy", "run_qualification"]
 
@@ -278,7 +285,7 @@ class _Harnesses:
         """Run one harness in the sandbox, its logs and raw outputs kept (under ``prefix``):
         its outputs as kept (:func:`audit.parsers.collect_outputs`) and the result fields, or
         why it did not complete."""
-        recorder, started = self.recorder, _now()
+        recorder = self.recorder
         work = recorder.checkouts.get(upstream)
         if work is None:
             return _Failed(
@@ -297,6 +304,7 @@ class _Harnesses:
         values = {**filled._asdict(), "data": data}
         self.observer.component = components[0]
         checkout_dir = self.scratch / "checkouts" / upstream
+        started = _now()  # its own run: the interpreter is asked before, the outputs read after
         try:
             result = run_sandboxed(
                 [part.format(**values) for part in harness.command],
@@ -311,6 +319,7 @@ class _Harnesses:
             )
         except SandboxUnavailable as exc:
             return _Failed(f"sandbox unavailable: {exc}")
+        ended = _now()
         recorder.ledger += result.ledger
         recorder.files.update(result.evidence())  # the raw trace it came from (ADR 0017)
         with git.Repo(checkout_dir) as repo:  # closes git's persistent helper processes
@@ -321,7 +330,7 @@ class _Harnesses:
         kept = self._keep_outputs(upstream, prefix, result, files)
         # read as kept, under the names the verifier reads them by (escaped_path)
         files = {n.removeprefix(prefix): recorder.files[n][0] for n in kept if n.startswith(prefix)}
-        common = {"started_at": started, "ended_at": _now(), "raw_outputs": kept}
+        common = {"started_at": started, "ended_at": ended, "raw_outputs": kept}
         if self.refused:  # raw evidence that cannot be kept: the harness's outputs are not whole
             return _Failed("; ".join(self.refused), common, files)
         missing = [name for name in harness.outputs if escaped_path(name) not in files]
@@ -443,34 +452,6 @@ class _Harnesses:
                 self._quarantine(component, marker, common)
 
 
-_SEGMENT = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
-_KEPT = frozenset("abcdefghijklmnopqrstuvwxyz0123456789.-")
-
-
-def escaped_path(relative: str) -> str:
-    """The evidence name of a raw output file, from its path under the harness's output
-    directory: each segment lowercased (as ever), and a segment that is no logical name segment
-    even so (``.file_locks``, ``_tmp``, ``a b``, ``ü``) escaped as ``x`` and its characters,
-    each one outside ``[a-z0-9.-]`` as ``_`` and its UTF-8 bytes in hex, a leading ``.`` or
-    ``-`` too (``.file_locks`` is ``x_2efile_5flocks``): reversible, and never a name that
-    fails. (:func:`verify.harness_outputs.raw_name` is the whole logical name of a component's
-    raw file.)"""
-    segments = []
-    for segment in relative.split("/"):
-        lower = segment.lower()
-        if _SEGMENT.match(lower):
-            segments.append(lower)
-            continue
-        escaped = "".join(
-            c
-            if c in _KEPT and (i or c not in ".-")
-            else "".join(f"_{b:02x}" for b in c.encode("utf-8", "surrogateescape"))
-            for i, c in enumerate(lower)
-        )
-        segments.append("x" + escaped)
-    return "/".join(segments)
-
-
 def _with_references(
     kind: str, value: BaseModel | tuple[BaseModel, ...], references: Mapping[str, tuple[int, ...]]
 ) -> BaseModel | tuple[BaseModel, ...]:
@@ -528,14 +509,7 @@ def run_qualification(
     if profile is None:
         raise InvalidInput(f"--profile {request.profile}: not a profile of {request.pins.id} "
                            f"({', '.join(pins.profiles)})")  # fmt: skip
-    own = sorted(set(request.harness_env) & RUNNER_VARIABLES)
-    if own:
-        raise InvalidInput(f"--env {own[0]}: the runner sets it for every harness")
-    for upstream, harness in sorted(pins.harnesses.items()):
-        for name, value in sorted(harness.env.items()):
-            given = request.harness_env.get(name, value)
-            if given != value:
-                raise InvalidInput(f"--env {name}: the pin set pins it to {value!r} for {upstream}")
+    _check_names(request)
     if request.out.exists() and (not request.out.is_dir() or any(request.out.iterdir())):
         raise InvalidInput(f"--out {request.out}: not empty; a bundle needs a new directory")
     _check_store(request.out, request.store)
@@ -568,6 +542,32 @@ def run_qualification(
         if created_out and request.out.is_dir() and not any(request.out.iterdir()):
             request.out.rmdir()
         raise
+
+
+def _check_names(request: RunRequest) -> None:
+    """The run id and the harness variables asked for, before the run.
+
+    Raises:
+        InvalidInput: a run id the manifest cannot hold, a variable the runner sets, or one
+            the pin set pins to another value.
+    """
+    if request.run_id is not None and not _RUN_ID.fullmatch(request.run_id):
+        raise InvalidInput(
+            f"--run-id {request.run_id!r}: not an identifier (a letter or digit, then up to "
+            "127 of letters, digits and . _ : + -)"
+        )
+    own = sorted(set(request.harness_env) & RUNNER_VARIABLES)
+    if own:
+        raise InvalidInput(f"--env {own[0]}: the runner sets it for every harness")
+    for upstream, harness in sorted(request.pins.pins.harnesses.items()):
+        for name, value in sorted(harness.env.items()):
+            given = request.harness_env.get(name, value)
+            if given != value:
+                raise InvalidInput(f"--env {name}: the pin set pins it to {value!r} for {upstream}")
+
+
+_RUN_ID = re.compile(IDENTIFIER_PATTERN)
+"""A run id as the manifest holds it, checked before the run rather than when it is sealed."""
 
 
 def _check_writable(out: Path) -> None:
@@ -748,16 +748,10 @@ def _components(  # noqa: PLR0917 - the run's parts, passed on
             point(f"harness:{upstream}")
             harnesses.run(upstream, served)
             point(f"harness-done:{upstream}")
-    for component in selected:  # each gate beside the upstream it gates (ADR 0022)
-        result = recorder.results.get(component)
-        for upstream in pins.gates_of(component):
-            if result is None or result.status != "COMPLETED":
-                continue  # nothing to gate: the component already says why
-            say(f"gate {upstream}: {component}")
-            point(f"harness:{upstream}")
-            harnesses.run_gate(upstream, component)
-            point(f"harness-done:{upstream}")
-            result = recorder.results[component]
+            # each gate right after the harness it gates (ADR 0022): a component's window is
+            # its harness's run and its gates', no other harness's
+            for component in served:
+                _gate(harnesses, component, say)
     if "performance" in selected and pins.component_upstreams.get("performance") not in (
         None,
         *pins.harnesses,
@@ -778,6 +772,18 @@ def _components(  # noqa: PLR0917 - the run's parts, passed on
         }
         recorder.result("performance", "COMPLETED", started_at=started, ended_at=_now(),
                         metrics=metrics)  # fmt: skip
+
+
+def _gate(harnesses: _Harnesses, component: ComponentName, say: Callable[[str], None]) -> None:
+    """Run the pinned gates of ``component`` (ADR 0022), while it is still COMPLETED."""
+    for upstream in harnesses.request.pins.pins.gates_of(component):
+        result = harnesses.recorder.results.get(component)
+        if result is None or result.status != "COMPLETED":
+            return  # nothing to gate: the component already says why
+        say(f"gate {upstream}: {component}")
+        point(f"harness:{upstream}")
+        harnesses.run_gate(upstream, component)
+        point(f"harness-done:{upstream}")
 
 
 def _write(

@@ -65,6 +65,7 @@ from verify.harness_outputs import (
     SPARK_BENCH_CSV,
     SPARK_BENCH_SLACK,
     OutputsUnreadable,
+    bfcl_model_folder,
     gate_place,
     gate_record,
     markers_alone,
@@ -342,13 +343,17 @@ def foreign_harnesses(
     Empty unless a harness the profile needs is among them, which fails ``upstream_checkout``
     as infrastructure: a run whose needed harnesses are all as pinned keeps every cross-check
     (a record of an unselected component at a missing checkout is still read and held), so
-    leaving a check out never lets a run be QUALIFIED or ranked that a finding stopped."""
+    leaving a check out never lets a run be QUALIFIED or ranked that a finding stopped. Every
+    such harness where the pin set does not define the run's profile: a run it cannot judge
+    (INFRA_ERROR), whose harnesses it does not know it needs."""
     needed = needed_upstreams(pins, selected)
     problems = {
         name: problem
         for name in sorted(set(pins.pins.harnesses) | set(needed))
         if (problem := checkout_problem(pins, evidence.upstreams, name)) is not None
     }
+    if evidence.profile not in pins.pins.profiles:  # a run it cannot judge: INFRA_ERROR anyway
+        return problems
     return problems if any(name in problems for name in needed) else {}
 
 
@@ -544,8 +549,9 @@ def _statuses(
     recorded: Collection[str],
 ) -> list[Finding]:
     """A component's status against what the runner writes beside it (ADR 0007): a result
-    only for a component the profile selects (a record of another may be there: a harness's
-    reader gives the records of every component it serves); COMPLETED (or QUARANTINED) beside
+    only for a component the profile selects, where the pin set defines the profile (a record
+    of another may be there: a harness's reader gives the records of every component it
+    serves); COMPLETED (or QUARANTINED) beside
     the records its reader read from the harness's outputs (``recorded``: the components
     with records), and FAILED beside them only when a pinned gate of the component failed;
     never PARTIAL or NOT_RUN. A status that says the harness did not complete where its
@@ -555,7 +561,7 @@ def _statuses(
     for component in sorted(evidence.results):
         result = evidence.results[component]
         where = f"components/{component}/result.json"
-        if component not in selected:
+        if component not in selected and evidence.profile in pins.pins.profiles:
             findings.append(
                 _disagrees(
                     where,
@@ -709,9 +715,10 @@ def _gate_records_unpinned(pins: PinSetSource, names: Collection[str]) -> list[F
 
 def _bfcl_model(files: Mapping[str, bytes], model: str, entry: str, upstream: str) -> list[Finding]:
     """bfcl-eval's score and result files are under the model's name as the pinned command
-    registers it, the run's runtime model id (``{model}``; bfcl-eval writes ``/`` as ``_``, and
-    the bundle keeps raw names lower-cased): outputs of another model are not this run's."""
-    expected = model.replace("/", "_").lower()
+    registers it, the run's runtime model id (``{model}``, in the folder bfcl-eval names after it
+    as the bundle keeps it: :func:`bfcl_model_folder`): outputs of another model are not this
+    run's."""
+    expected = bfcl_model_folder(model)
     named = sorted(
         {n.split("/")[1] for n in files if n.startswith(("score/", "result/")) and n.count("/") > 1}
     )
@@ -830,11 +837,8 @@ def _checkouts(  # noqa: PLR0912 - one branch per piece of a checkout's evidence
     found = {}
     for upstream in evidence.upstreams:
         base = f"upstreams/{upstream.name}"
-        needed = [
-            upstream.tree or f"{base}/tree.txt",
-            f"{base}/checkout.json",
-            f"{base}/commit.txt",
-        ]
+        listing = upstream.tree or f"{base}/tree.txt"  # the runner's place, where none is named
+        needed = [listing, f"{base}/checkout.json", f"{base}/commit.txt"]
         missing = [n for n in needed if n not in names]
         if names and missing:
             findings.append(
@@ -845,16 +849,12 @@ def _checkouts(  # noqa: PLR0912 - one branch per piece of a checkout's evidence
                 )
             )
             continue
-        if upstream.tree is None:
-            continue
-        data = read(upstream.tree)
+        data = read(listing)
         if data is None:
             continue
         entries = _listing(data)
         if isinstance(entries, str):
-            findings.append(
-                _finding("checkout_mismatch", upstream.tree, f"{upstream.tree}: {entries}")
-            )
+            findings.append(_finding("checkout_mismatch", listing, f"{listing}: {entries}"))
             continue
         tree = git_tree_id(entries)
         state_data = read(f"{base}/checkout.json")

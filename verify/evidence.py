@@ -83,17 +83,20 @@ class EvidenceRecords:
 
     def take(self, placed: Placement, documents: Sequence[BaseModel]) -> None:
         """Take one entry's documents at their place: the field its role fills gets them (all
-        lines of a JSON Lines record, else the one document), under the place's component
-        and upstream where it names them. An entry at no place, a misplaced one, one of no
-        document, or a record that is not what its place says fills nothing."""
+        lines of a JSON Lines record, none of them for an empty one: a log of no entries,
+        else the one document), under the place's component and upstream where it names them.
+        An entry at no place, a misplaced one, a document record of no document, or a record
+        that is not what its place says fills nothing."""
         role = placed.role
-        if role is None or role.fills is None or placed.problem is not None or not documents:
-            return
-        first = documents[0]
-        if placement_problem(placed, first) is not None:
+        if role is None or role.fills is None or placed.problem is not None:
             return
         assert role.kind is not None  # noqa: S101 - a place that fills a field holds a record
-        value: Any = tuple(documents) if KINDS[role.kind].lines else first
+        lines = KINDS[role.kind].lines
+        if not documents and not lines:
+            return
+        if documents and placement_problem(placed, documents[0]) is not None:
+            return
+        value: Any = tuple(documents) if lines else documents[0]
         current = getattr(self, role.fills)
         if not isinstance(current, dict):
             setattr(self, role.fills, value)

@@ -64,6 +64,8 @@ __all__ = [
     "SPARK_BENCH_SLACK",
     "Outputs",
     "OutputsUnreadable",
+    "bfcl_model_folder",
+    "escaped_path",
     "gate_place",
     "gate_record",
     "markers_alone",
@@ -93,9 +95,38 @@ Files = Mapping[str, bytes]
 """A harness's output files by their path relative to its output directory."""
 
 
+_SEGMENT = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
+_KEPT = frozenset("abcdefghijklmnopqrstuvwxyz0123456789.-")
+
+
+def escaped_path(relative: str) -> str:
+    """The evidence name of a raw output file, from its path under the harness's output
+    directory: each segment lowercased (as ever), and a segment that is no logical name segment
+    even so (``.file_locks``, ``_tmp``, ``a b``, ``ü``) escaped as ``x`` and its characters,
+    each one outside ``[a-z0-9.-]`` as ``_`` and its UTF-8 bytes in hex, a leading ``.`` or
+    ``-`` too (``.file_locks`` is ``x_2efile_5flocks``): reversible, and never a name that
+    fails. (:func:`raw_name` is the whole logical name of a component's raw file.) The runner
+    keeps a harness's outputs by these names and both it and the verifier read them by them."""
+    segments = []
+    for segment in relative.split("/"):
+        lower = segment.lower()
+        if _SEGMENT.match(lower):
+            segments.append(lower)
+            continue
+        escaped = "".join(
+            c
+            if c in _KEPT and (i or c not in ".-")
+            else "".join(f"_{b:02x}" for b in c.encode("utf-8", "surrogateescape"))
+            for i, c in enumerate(lower)
+        )
+        segments.append("x" + escaped)
+    return "/".join(segments)
+
+
 def raw_name(component: str, relative: str) -> str:
-    """The logical name a raw output file is kept under (lower case, as names must be)."""
-    return f"components/{component}/raw/{relative.lower()}"
+    """The logical name a raw output file is kept under: its path escaped (:func:`escaped_path`)
+    at its component's raw place."""
+    return f"components/{component}/raw/{escaped_path(relative)}"
 
 
 _M = TypeVar("_M", bound=BaseModel)
@@ -111,7 +142,7 @@ def _document(files: Files, name: str, model: type[_M]) -> _M:
         raise OutputsUnreadable(str(exc)) from None
 
 
-def _spark(files: Files, _components: Sequence[ComponentName]) -> Outputs:
+def _spark(files: Files, components: Sequence[ComponentName]) -> Outputs:
     quality = _document(files, "quality.json", SparkQuality)
     repeat = _document(files, "repeat.json", SparkRepeat)
     outputs = Outputs(
@@ -125,17 +156,18 @@ def _spark(files: Files, _components: Sequence[ComponentName]) -> Outputs:
             "reliability": {"repeat_reliability": repeat.repeat_reliability},
         },
     )  # fmt: skip
-    outputs.quarantines.update(_spark_marker(files))
+    outputs.quarantines.update(_spark_marker(files, components))
     return outputs
 
 
 def _spark_marker(
-    files: Files, _components: Sequence[ComponentName] = ()
+    files: Files, components: Sequence[ComponentName]
 ) -> dict[ComponentName, QuarantineMarker]:
     """The reference SparkBench's ``quarantine.json``, a file of its own: read alone, as it
-    is whatever else the harness wrote."""
+    is whatever else the harness wrote; the marker of the first component the harness ran for
+    (where its outputs are kept), as Spark Bench's is."""
     marker = files.get("quarantine.json")
-    if marker is None:
+    if marker is None or not components:
         return {}
     try:
         raw = loads_strict(marker, "quarantine.json")
@@ -148,15 +180,16 @@ def _spark_marker(
         for k, v in (provisional if isinstance(provisional, dict) else {}).items()
         if isinstance(v, int | float) and not isinstance(v, bool) and isinstance(k, str)
     }
+    first = components[0]
     return {
-        "coding": _build(
+        first: _build(
             QuarantineMarker,
             "quarantine.json",
             schema_version=1,
-            component="coding",
+            component=first,
             upstream_reason=str(reason or "no reason given")[:4096],
             provisional_metrics=metrics,
-            source=raw_name("coding", "quarantine.json"),
+            source=raw_name(first, "quarantine.json"),
         )
     }
 
@@ -953,8 +986,7 @@ def _bfcl_overall(files: Files, model: str) -> float:
     fields = rows[1].split(",")
     if len(fields) != len(header):
         raise OutputsUnreadable(f"{name}:2: {len(fields)} fields, the header has {len(header)}")
-    named = fields[2].lower()  # the bundle keeps the score files under lower-cased names
-    if model.lower() not in (named, named.replace("/", "_")):
+    if model != bfcl_model_folder(fields[2]):  # the score files' folder, as the bundle keeps it
         raise OutputsUnreadable(
             f"{name}:2: the row of model {_show(fields[2])}, the score files of {model!r}"
         )
@@ -966,6 +998,13 @@ def _bfcl_overall(files: Files, model: str) -> float:
     if not 0 <= value <= 100:  # also refuses nan
         raise OutputsUnreadable(f"{name}:2: Overall Acc {_show(shown)} is not a percentage")
     return value
+
+
+def bfcl_model_folder(model: str) -> str:
+    """The folder bfcl-eval writes a model's score and result files in (its name, ``/`` as
+    ``_``), as the bundle keeps it (:func:`escaped_path`: ``qwen3-coder:30b`` is
+    ``xqwen3-coder_3a30b``)."""
+    return escaped_path(model.replace("/", "_"))
 
 
 def _bfcl_files(files: Files) -> tuple[str, dict[str, str], dict[str, str]]:

@@ -46,7 +46,17 @@ from verify.archive import (
     signatures_of,
 )
 from verify.diffing import diff_runs
-from verify.ranking import MAX_SOURCE, Distinct, Facts, Found, contents_key, instant
+from verify.ranking import (
+    MAX_SOURCE,
+    TABLES,
+    Distinct,
+    Entry,
+    Facts,
+    Found,
+    contents_key,
+    instant,
+    place,
+)
 
 __all__ = [
     "Here",
@@ -188,11 +198,15 @@ def bytes_of(checked: Judged) -> tuple[str | None, str | None]:
 
 
 def _standing(facts: Facts) -> int:
-    """Which of a bundle's copies is placed first: 0 rankable and passing its checks
-    (integrity, signature, claims), 1 passing them, 2 not."""
+    """Which of a bundle's copies is placed first: one passing its checks (integrity,
+    signature, claims) before one that does not, and among those that pass, by the table the
+    ranking under the pin set they were judged by gives them (:data:`TABLES`: ranked, then
+    limitations, controlled, apart): a copy the pin set judges into another table (one naming
+    another pin set, or another model) never displaces the run it copies."""
     if not facts.passed:
-        return 2
-    return 0 if facts.rankable else 1
+        return len(TABLES)
+    table, _, _ = place(Entry("", facts), facts.pin_set)
+    return TABLES.index(table)
 
 
 @contextmanager
@@ -250,8 +264,9 @@ class JudgedArchive(Spooled):
       verdict differs (a corrupted copy) is named in a note.
     - Bundles with the same :func:`~verify.ranking.contents_key` but another bundle digest (the
       same evidence and model, another run id or creation time) are copies: one is kept, by
-      :func:`_standing` (rankable and passing its checks, then passing them: a copy minted to
-      fail them, or to be judged unrankable, never displaces the run it copies), then creation
+      :func:`_standing` (passing its checks, then the table the pin set places it in: a copy
+      minted to fail them, or to be judged into another table, never displaces the run it
+      copies), then creation
       time (as an instant, not as text), then bundle digest; every other one gets ``copy_of``,
       a reason naming it.
     """
@@ -359,8 +374,8 @@ class JudgedArchive(Spooled):
             reason = one_line(
                 f"a copy of {digest} (run {run_id}, {named(kept)}): the same evidence entries "
                 "and model digest under another run id or creation time; only one is placed: "
-                "the earliest rankable one that passes its checks, else the earliest that "
-                "passes them, else the earliest",
+                "of those that pass their checks, the earliest in the highest table (ranked, "
+                "limitations, controlled, apart), else the earliest",
                 MAX_SOURCE,
             )
             for row in copies[1:]:

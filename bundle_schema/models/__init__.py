@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from bundle_schema.models._common import (
     DIGEST_PATTERN,
+    IDENTIFIER_PATTERN,
     LOGICAL_NAME_PATTERN,
     MAX_SAFE_INTEGER,
     SCHEMA_VERSION,
@@ -212,6 +213,7 @@ __all__ = [
     "DIGEST_PATTERN",
     "ENV_NAME_PATTERN",
     "HERMES_EVIDENCE_KINDS",
+    "IDENTIFIER_PATTERN",
     "LOGICAL_NAME_PATTERN",
     "MAX_ENV_VALUE",
     "MAX_SAFE_INTEGER",

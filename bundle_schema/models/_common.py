@@ -21,6 +21,7 @@ from pydantic import (
 
 __all__ = [
     "DIGEST_PATTERN",
+    "IDENTIFIER_PATTERN",
     "LOGICAL_NAME_PATTERN",
     "MAX_SAFE_INTEGER",
     "SCHEMA_VERSION",
@@ -70,7 +71,8 @@ Digest = Annotated[str, StringConstraints(pattern=DIGEST_PATTERN)]
 LogicalName = Annotated[str, StringConstraints(pattern=LOGICAL_NAME_PATTERN, max_length=256)]
 """A slash-separated evidence name: lowercase segments, no empty, ``.`` or ``..`` segment."""
 
-Identifier = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._:+-]{0,127}$")]
+IDENTIFIER_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:+-]{0,127}$"
+Identifier = Annotated[str, StringConstraints(pattern=IDENTIFIER_PATTERN)]
 MetricName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.:/-]{0,127}$")]
 GitCommit = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{40}$")]
 

@@ -57,6 +57,10 @@ USAGE = [
         ]
     ),
     ("run --env twice", [*_RUN, "--env", "A=1", "--env", "A=2"], "--env A: given twice"),
+    *(
+        (f"run --run-id {given!r}", [*_RUN, "--run-id", given], f"--run-id {given!r}: not an")
+        for given in ["a b", "a,b", ".a", "x" * 129]
+    ),
 ]  # fmt: skip
 
 

@@ -69,11 +69,11 @@ def replay(
             them, or with one they do not hold, fails closed: no such replay is a result.
     """
     run = Run(evidence, pins, profile_components(pins, evidence), ledger)
-    judged = tuple(gate.judge(run) for gate in gates)
-    # the decision, scores and diagnostics read only what is evidence under these pins: not
-    # the outputs of a harness the bundle holds at another repository or commit (ADR 0036)
+    # the gates, decision, scores and diagnostics read only what is evidence under these pins:
+    # not the outputs of a harness the bundle holds at another repository or commit (ADR 0036)
     foreign = foreign_harnesses(evidence, pins, run.selected)
     pinned = Run(under_pins(evidence, pins, foreign), pins, run.selected, ledger)
+    judged = tuple(gate.judge(pinned) for gate in gates)
     statuses = {
         c: evidence.results[c].status if c in evidence.results else None for c in run.selected
     }

@@ -41,13 +41,16 @@ def under_pins(
     evidence: Gx10Evidence, pins: PinSetSource, foreign: Collection[str]
 ) -> Gx10Evidence:
     """``evidence`` without what ``foreign`` harnesses wrote (their records, quarantine markers
-    and gate tallies): the outputs of another harness than the pin set pins, which none of its
-    readers re-read, are no evidence under it (ADR 0036). The decision, the scores and the
-    diagnostics read this; the gates read the whole evidence."""
-    if not foreign:
-        return evidence
+    and gate tallies), nor the records of a component the pin set names no harness for: the
+    outputs of another harness than the pin set pins, which none of its readers re-read, are
+    no evidence under it (ADR 0036). The gates, the decision, the scores and the diagnostics
+    read this, so that such records change no byte of a verdict."""
     upstreams = pins.pins.component_upstreams
-    off = {c for c, u in upstreams.items() if u in foreign}
+    off: set[str] = {c for c, u in upstreams.items() if u in foreign}
+    off |= {c for c in RECORD_OF.values() if c not in upstreams}
+    off |= {c for c in evidence.quarantines if c not in upstreams}
+    if not off and not foreign:
+        return evidence
     update: dict[str, Any] = {field: None for field, c in RECORD_OF.items() if c in off}
     update["quarantines"] = {c: m for c, m in evidence.quarantines.items() if c not in off}
     kept = {
