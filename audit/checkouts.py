@@ -118,7 +118,10 @@ def checkout(name: str, upstream: Upstream, into: Path, mirror: Path | None = No
 
 
 def _failed(name: str, commit: str, source: str, exc: git.GitCommandError) -> CheckoutFailed:
-    detail = (exc.stderr or str(exc)).strip().splitlines()
+    # GitPython wraps git's stderr as "\n  stderr: '<git's lines>\n'": its last line is the
+    # closing quote alone; git's own last message is the reason
+    text = (exc.stderr or str(exc)).strip().removeprefix("stderr:").strip()
+    detail = [line.strip() for line in text.strip("'").splitlines() if line.strip()]
     reason = detail[-1] if detail else "git failed"
     return CheckoutFailed(f"upstream {name}: cannot check out {commit} from {source}: {reason}")
 

@@ -453,7 +453,8 @@ def _first_evidence(
                 ), exchange.started
     for name, result in sorted(evidence.results.items()):
         if result.status in ("FAILED", "QUARANTINED"):
-            return f"{name} {result.status} at {result.started_at}: {result.reason}", None
+            at = f" at {result.started_at}" if result.started_at is not None else ""
+            return f"{name} {result.status}{at}: {result.reason}", None
     return None, None
 
 

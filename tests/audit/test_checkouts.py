@@ -61,6 +61,18 @@ def test_a_pinned_commit_that_does_not_exist(mirror: Path, tmp_path: Path) -> No
         checkout("hermesbench", missing, tmp_path / "co", mirror)
 
 
+def test_a_failed_checkout_says_what_git_said(mirror: Path, tmp_path: Path) -> None:
+    """git's own last message is the reason (GitPython wraps git's stderr in ``stderr: '...'``,
+    whose last line is the closing quote alone)."""
+    missing = Upstream(repository="reference://hermesbench", commit="0" * 40)
+    with pytest.raises(CheckoutFailed) as failed:
+        checkout("hermesbench", missing, tmp_path / "co", mirror)
+    reason = str(failed.value).rsplit(": ", 1)[-1]
+    assert "0" * 40 in str(failed.value)
+    assert reason.strip("' ") and not reason.endswith("'"), str(failed.value)
+    assert "fatal" in str(failed.value) or "not" in reason, str(failed.value)
+
+
 def test_a_reference_repository_needs_its_mirror(tmp_path: Path) -> None:
     with pytest.raises(InvalidInput, match="give its mirror path"):
         checkout("hermesbench", V5.upstreams["hermesbench"], tmp_path / "co")

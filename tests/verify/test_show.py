@@ -13,6 +13,7 @@ from rich.console import Console
 
 from audit.cli import main
 from pins import PinSetSource, load_builtin
+from tests.gate_kit import RECORDED_TAR
 from verify import open_source, parse_manifest, verify_with_evidence
 from verify.forensics import show_report
 from verify.render import render_show
@@ -138,3 +139,13 @@ def test_html_lists_times_that_name_no_calendar_time_apart(
     assert f"not calendar times, left off the chart: coding ({started} to {ended})" in html
     assert 'id="timeline-chart"' in html  # the other components are still charted
     assert "fix-date-parser" in html  # and the tasks listed
+
+
+def test_a_component_that_never_started_is_named_without_a_time(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The recorded real run: Hermes FAILED before it started (the pin set pins no harness for
+    it), so its result has no start time to name."""
+    first = show(RECORDED_TAR, capsys)["forensic"]["first_evidence"]  # type: ignore[index]
+    assert first.startswith("hermes FAILED: pin set gx10-qualification-v5 pins no"), first
+    assert " at None" not in first
