@@ -180,6 +180,9 @@ class Observer:
         """The harnesses' open connections."""
         self._under_way: set[asyncio.Task[Any]] = set()
         """The exchanges being answered, whether their harness is still connected or not."""
+        self.last_activity = time.monotonic()
+        """When a harness last talked to the model through the observer (a request, a chunk
+        relayed, an exchange's end): activity for the sandbox's inactivity limit."""
         host = parts.hostname or ""
         self._address = (host, parts.port or 80)
         named = f"[{host}]" if ":" in host else host
@@ -291,6 +294,7 @@ class Observer:
     async def _handle(self, request: Request, harness: HarnessConnection) -> None:
         number = next(self._ids)
         begun = request.started
+        self.last_activity = time.monotonic()
         record: dict[str, Any] = {
             "schema_version": 1,
             "id": number,
@@ -328,6 +332,7 @@ class Observer:
     def _keep(self, record: dict[str, Any]) -> None:
         """Record an exchange once, when it ends (a stream ends before its last bytes go out,
         so that a client that has read the whole stream finds it recorded)."""
+        self.last_activity = time.monotonic()
         with self._lock:
             if "ended" not in record:
                 record["ended"] = time.monotonic() - self._origin
@@ -435,7 +440,8 @@ class Observer:
                 return
             if not data:
                 break
-            arrived = time.monotonic() - begun
+            now = time.monotonic()
+            self.last_activity, arrived = now, now - begun
             point("stream-chunk")  # mid-stream
             try:
                 await harness.send(data)

@@ -316,6 +316,7 @@ class _Harnesses:
                 env=_environment(self.scratch, self._variables(harness)),
                 component=components[0],
                 first_seq=len(recorder.ledger),
+                active=lambda: self.observer.last_activity,
             )
         except SandboxUnavailable as exc:
             return _Failed(f"sandbox unavailable: {exc}")

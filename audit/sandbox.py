@@ -156,6 +156,7 @@ def run_sandboxed(
     env: Mapping[str, str] | None = None,
     component: str | None = None,
     first_seq: int = 0,
+    active: Callable[[], float] | None = None,
 ) -> SandboxResult:
     """Run ``command`` in a fresh network namespace; the model is at ``127.0.0.1:port`` there.
 
@@ -171,6 +172,10 @@ def run_sandboxed(
         env: the command's environment (default: this process's).
         component: the component the ledger entries belong to.
         first_seq: the first ledger sequence number.
+        active: when the command last talked to the model (``time.monotonic()``: the
+            observer's last request, chunk or reply): activity, as output is, for the
+            inactivity limit (a harness that prints nothing until it ends is not silent while
+            it asks the model).
 
     Raises:
         SandboxUnavailable: the namespace could not be made.
@@ -209,7 +214,8 @@ def run_sandboxed(
                     serving.enter_context(serve(listener))
             while process.poll() is None:
                 now = time.monotonic()
-                if now - clock[0] > limits.inactivity_s:
+                last = clock[0] if active is None else max(clock[0], active())
+                if now - last > limits.inactivity_s:
                     timeout = "inactivity"
                 elif now - started > limits.wall_s:
                     timeout = "wall"

@@ -198,6 +198,35 @@ def test_silence_past_the_inactivity_limit_kills_the_group(tmp_path: Path) -> No
     assert result.stdout == b"start\n"
 
 
+QUIET_ASKER = f"""
+import time, urllib.request
+for _ in range(8):  # 2 s of requests, nothing printed
+    with urllib.request.urlopen("http://127.0.0.1:{PORT}/v1/models", timeout=10) as response:
+        response.read()
+    time.sleep(0.25)
+"""
+
+
+@pytest.mark.parametrize("counted", [True, False])
+def test_asking_the_model_is_activity_when_the_observer_counts_it(
+    tmp_path: Path, counted: bool
+) -> None:
+    """A harness that prints nothing until it ends (benchlocal-cli with ``--output json``)
+    is not silent while it talks to the model through the observer."""
+    with serve() as endpoint, observe(endpoint.url) as observer:
+        result = run_sandboxed(
+            [sys.executable, "-c", QUIET_ASKER], serve=observer.serving, port=PORT,
+            cwd=tmp_path, scratch=tmp_path, limits=SandboxLimits(inactivity_s=1.2, wall_s=30),
+            active=(lambda: observer.last_activity) if counted else None,
+        )  # fmt: skip
+        asked = len(observer.exchanges())
+    if counted:
+        assert (result.returncode, result.timeout, asked) == (0, None, 8), result.stderr
+    else:
+        assert (result.returncode, result.timeout) == (None, "inactivity")
+        assert asked < 8
+
+
 def test_running_past_the_wall_kills_the_group(tmp_path: Path) -> None:
     chatty = "import time\nwhile True:\n    print('.', flush=True)\n    time.sleep(0.05)"
     result = run_sandboxed(
