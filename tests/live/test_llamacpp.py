@@ -150,6 +150,16 @@ def test_the_quickstart_qualifies_a_real_server_honestly(live_python: Path, tmp_
     root = work / out
     bundle = Bundle(root)
     verdict = json.loads((work / f"{out}.verdict.json").read_text())
+    # a run whose pinned harnesses could not be checked out ran none of them: the sandbox, the
+    # real upstreams and their readers were never exercised, and this test proves nothing
+    ran = [n for n in bundle.evidence if n.startswith("logs/") and n.endswith(".stdout.txt")]
+    if not ran:
+        checkout = next((g for g in verdict["gates"] if g["id"] == "upstream_checkout"), {})
+        pytest.fail(
+            "no pinned harness ran (no checkout could be made: "
+            f"{checkout.get('reason', 'see the verdict')}); without network, give local clones "
+            "of the pinned upstreams: make test-live LIVE_MIRRORS='--mirror NAME=PATH ...'"
+        )
     assert (work / f"{out}.html").stat().st_size > 0
     assert (work / f"{out}.tar").stat().st_size > 0
 
