@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -26,8 +26,10 @@ __all__ = [
     "FAILED_TASK",
     "HERMES_RAW_TASKS",
     "HERMES_TASKS",
+    "QUALIFIED_EXAMPLE",
     "axes",
     "built_example",
+    "built_examples",
     "deployment_pins",
     "disagreeing",
     "forged",
@@ -61,6 +63,17 @@ def built_example(name: str, root: Path, pins: PinSetSource, *, rankable: bool =
         meta.write_text(meta.read_text("utf-8").replace("rankable = false", "rankable = true", 1))
     build_example(ExampleRun(name, copy), root / name, root / f"work-{name}", pins=pins)
     return root / name
+
+
+QUALIFIED_EXAMPLE = "gx10-full-qualified"
+
+
+def built_examples(root: Path, pins: PinSetSource, names: Iterable[str]) -> dict[str, Path]:
+    """The example runs ``names`` recorded under ``pins`` at ``root``, the qualified one
+    claiming rankable (the tests' deployment pin set ranks it)."""
+    return {
+        name: built_example(name, root, pins, rankable=name == QUALIFIED_EXAMPLE) for name in names
+    }
 
 
 def json_edit(files: Files, name: str, change: Callable[[dict[str, Any]], None]) -> None:

@@ -75,7 +75,14 @@ from bundle_schema import canonical_bytes
 from bundle_schema.models import Verdict
 from pins import DEMO, PinSetSource, load_builtin, parse_pin_set
 from tests.data.hostile.kit import Files, lines, read_bundle, reseal
-from tests.decision_kit import axes, built_example, deployment_pins, forged, json_edit
+from tests.decision_kit import (
+    axes,
+    built_example,
+    built_examples,
+    deployment_pins,
+    forged,
+    json_edit,
+)
 from tests.paths import DATA
 from verify import verify_bundle
 
@@ -94,10 +101,7 @@ def deployment() -> PinSetSource:
 @pytest.fixture(scope="module")
 def examples(tmp_path_factory: pytest.TempPathFactory, deployment: PinSetSource) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("examples")
-    return {
-        name: built_example(name, root, deployment, rankable=name == QUALIFIED)
-        for name in (QUALIFIED, NOT_QUALIFIED, QUARANTINED)
-    }
+    return built_examples(root, deployment, (QUALIFIED, NOT_QUALIFIED, QUARANTINED))
 
 
 def _forge(

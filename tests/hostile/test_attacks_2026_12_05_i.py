@@ -107,7 +107,7 @@ from tests.data.hostile.kit import Files, lines, put_lines, read_bundle
 from tests.decision_kit import (
     FAILED_TASK,
     axes,
-    built_example,
+    built_examples,
     deployment_pins,
     disagreeing,
     forged,
@@ -137,10 +137,7 @@ def deployment() -> PinSetSource:
 @pytest.fixture(scope="module")
 def examples(tmp_path_factory: pytest.TempPathFactory, deployment: PinSetSource) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("examples")
-    built = {
-        QUALIFIED: built_example(QUALIFIED, root, deployment, rankable=True),
-        NOT_QUALIFIED: built_example(NOT_QUALIFIED, root, deployment),
-    }
+    built = built_examples(root, deployment, (QUALIFIED, NOT_QUALIFIED))
     assert axes(verify_bundle(built[NOT_QUALIFIED], pins=deployment).verdict) == HONEST
     return built
 

@@ -117,7 +117,7 @@ from tests.data.hostile.kit import Files, lines, put_lines, read_bundle, reseal
 from tests.decision_kit import (
     FAILED_TASK,
     axes,
-    built_example,
+    built_examples,
     deployment_pins,
     disagreeing,
     forged,
@@ -152,10 +152,7 @@ def deployment() -> PinSetSource:
 @pytest.fixture(scope="module")
 def examples(tmp_path_factory: pytest.TempPathFactory, deployment: PinSetSource) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("examples")
-    built = {
-        name: built_example(name, root, deployment, rankable=name == QUALIFIED)
-        for name in (QUALIFIED, NOT_QUALIFIED, QUARANTINED)
-    }
+    built = built_examples(root, deployment, (QUALIFIED, NOT_QUALIFIED, QUARANTINED))
     assert axes(verify_bundle(built[NOT_QUALIFIED], pins=deployment).verdict) == HONEST
     qualified = verify_bundle(built[QUALIFIED], pins=deployment).verdict
     assert qualified.rankable and qualified.claims.match, qualified.reasons

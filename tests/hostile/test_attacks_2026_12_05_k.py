@@ -112,12 +112,12 @@ from typing import Any
 import pytest
 
 from audit.cli import main
-from bundle_schema.models import Body, TransportExchange, Verdict
+from bundle_schema.models import Body, Verdict
 from pins import DEMO, PinSetSource, load_builtin, pin_set_source
 from tests.data.hostile.kit import Files, lines, put_lines, read_bundle, reseal
 from tests.decision_kit import (
     DEPLOYMENT_PINS,
-    built_example,
+    built_examples,
     deployment_pins,
     disagreeing,
     forged,
@@ -125,6 +125,8 @@ from tests.decision_kit import (
     verdict_of,
 )
 from tests.factories import smoke_run, sparkbench_pins
+from tests.identity_kit import identity_exchange as exchange
+from tests.identity_kit import reported_both as both
 from verify import verify_bundle
 from verify._facts import MAX_REPORTED, reported_digests, slim_exchange
 from verify.harness_outputs import (
@@ -150,10 +152,7 @@ def deployment() -> PinSetSource:
 @pytest.fixture(scope="module")
 def examples(tmp_path_factory: pytest.TempPathFactory, deployment: PinSetSource) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("examples")
-    built = {
-        name: built_example(name, root, deployment, rankable=name == QUALIFIED)
-        for name in (QUALIFIED, QUARANTINED)
-    }
+    built = built_examples(root, deployment, (QUALIFIED, QUARANTINED))
     qualified = verify_bundle(built[QUALIFIED], pins=deployment).verdict
     assert qualified.rankable and qualified.claims.match, qualified.reasons
     return built
@@ -165,30 +164,6 @@ def _gate(verdict: Verdict, gate: str) -> tuple[str, str]:
 
 
 # --- reported_digests: which model a reply reports a digest for ---------------------------------
-
-
-def exchange(
-    reply: Any, *, method: str = "GET", path: str = "/api/tags", request: Any = None,
-    base64_body: bool = False,
-) -> TransportExchange:  # fmt: skip
-    data = reply if isinstance(reply, str) else json.dumps(reply)
-    body = (
-        Body(encoding="base64", data=base64.b64encode(data.encode()).decode())
-        if base64_body
-        else Body(encoding="utf-8", data=data)
-    )
-    return TransportExchange(
-        schema_version=1, id=1, started=0.0, ended=0.1, method=method, path=path, status=200,
-        request_body=None if request is None else Body(encoding="utf-8", data=json.dumps(request)),
-        response_body=body,
-    )  # fmt: skip
-
-
-def both(record: TransportExchange) -> frozenset[tuple[str, str]]:
-    """What the full exchange reports, checked equal to what its slim copy keeps."""
-    full = reported_digests(record)
-    assert reported_digests(slim_exchange(record, None)) == full
-    return full
 
 
 def _for(reported: frozenset[tuple[str, str]], model: str) -> set[str]:

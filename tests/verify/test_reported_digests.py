@@ -7,41 +7,16 @@ slim (bounded) exchange must agree."""
 
 from __future__ import annotations
 
-import base64
-import json
 from typing import Any
 
 import pytest
 
 from bundle_schema.canonical import MAX_DEPTH
-from bundle_schema.models import Body, TransportExchange
-from verify._facts import MAX_REPORTED, reported_digests, slim_exchange
+from tests.identity_kit import identity_exchange as exchange
+from tests.identity_kit import reported_both as both
+from verify._facts import MAX_REPORTED
 
 A, B, C = "a1" * 32, "b2" * 32, "c3" * 32
-
-
-def exchange(
-    reply: Any, *, method: str = "GET", path: str = "/api/tags", request: Any = None,
-    status: int = 200, base64_body: bool = False,
-) -> TransportExchange:  # fmt: skip
-    data = reply if isinstance(reply, str) else json.dumps(reply)
-    body = (
-        Body(encoding="base64", data=base64.b64encode(data.encode()).decode())
-        if base64_body
-        else Body(encoding="utf-8", data=data)
-    )
-    return TransportExchange(
-        schema_version=1, id=1, started=0.0, ended=0.1, method=method, path=path, status=status,
-        request_body=None if request is None else Body(encoding="utf-8", data=json.dumps(request)),
-        response_body=body,
-    )  # fmt: skip
-
-
-def both(record: TransportExchange) -> frozenset[tuple[str, str]]:
-    """What the full exchange reports, checked equal to what its slim copy keeps."""
-    full = reported_digests(record)
-    assert reported_digests(slim_exchange(record, None)) == full
-    return full
 
 
 TAGS = {
