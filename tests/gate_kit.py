@@ -146,13 +146,19 @@ def bfcl_gated_pins(commit: str) -> PinSetSource:
     data["id"] = "gx10-reference-v5-bfcl"
     data["upstreams"]["bfcl"] = {"repository": "reference://bfcl", "commit": commit}
     data["gate_upstreams"] = {"tool_instruction": ["bfcl"]}
-    data["harnesses"]["bfcl"] = {
+    data["harnesses"]["bfcl"] = bfcl_gate_harness()
+    return pin_set_source(data, "gated pins")
+
+
+def bfcl_gate_harness(**limits: float) -> dict[str, Any]:
+    """The harness block of the bfcl-eval-format reference harness (``bfcl_ref.py`` of its
+    mirror), its limits 120 s of silence and 600 s of wall unless ``limits`` say otherwise."""
+    return {
         "command": ["{python}", "bfcl_ref.py", "--endpoint", "{endpoint}", "--model", "{model}",
                     "--out", "{out}"],
-        "outputs": ["score/data_overall.csv"], "parser": "bfcl-eval", "inactivity_s": 120,
-        "wall_s": 600,
+        "outputs": ["score/data_overall.csv"], "parser": "bfcl-eval",
+        "inactivity_s": 120, "wall_s": 600, **limits,
     }  # fmt: skip
-    return pin_set_source(data, "gated pins")
 
 
 def assert_forgery_caught(

@@ -36,8 +36,10 @@ rest run):
   harness stopped at its wall mid-stream, another harness after it;
 - a model id as Ollama names one (``qwen3-coder:30b``) with bfcl-eval and
   lm-evaluation-harness as tool/instruction's gates (Inspect AI's too, tried, not kept: held);
-- SparkBench's interpreter behind a launcher that takes 6 s to start (``conda run``, a
-  container), its run inside tool/instruction's window (BenchLocal, then a bfcl-eval gate).
+- SparkBench's interpreter behind a launcher that takes 10 s to start (``conda run``, a
+  container), its run inside tool/instruction's window (BenchLocal, then a bfcl-eval gate);
+  6 s and walls of 4 and 9 s when the findings below were seen, widened since so that a
+  loaded machine stays within them.
 
 Held: every run in ``HELD`` (integrity ok, claims match, the deserved axes; the verdict bytes
 identical twice, with ``--evidence-out``, from the tar; ``audit show`` and ``show --json`` exit
@@ -164,7 +166,7 @@ from audit.run import RunRequest, default_policy, run_qualification
 from bundle_schema.models import Verdict
 from pins import PinSetSource, parse_pin_set
 from tests.data.hostile.kit import lines, read_bundle
-from tests.gate_kit import gate_mirror
+from tests.gate_kit import bfcl_gate_harness, gate_mirror
 from tests.paths import DATA, ROOT
 from verify import verify_bundle
 
@@ -175,7 +177,7 @@ INFRA_FAILURE = ("INFRA_ERROR", "INFRA_FAILURE", "NOT_ASSESSED")
 QUARANTINED = ("INFRA_ERROR", "QUARANTINED", "NOT_ASSESSED")
 OLLAMA_ID = "qwen3-coder:30b"
 HIDDEN = "sk-honest-secret-0123456789"
-_SLOW_PYTHON = "#!/bin/sh\n# a launcher that takes its time (conda run, a container)\nsleep 6\n"
+_SLOW_PYTHON = "#!/bin/sh\n# a launcher that takes its time (conda run, a container)\nsleep 10\n"
 _STREAM = (
     "import json, urllib.request; body = json.dumps({{'model': '{model}', 'stream': True, "
     "'max_tokens': 1, 'messages': [{{'role': 'user', 'content': 'stream slowly'}}]}}).encode(); "
@@ -349,22 +351,7 @@ def _gated(root: Path, commits: Mapping[str, str]) -> Path:
     def edit(data: dict[str, Any]) -> None:
         merged = tomllib.loads((DATA / "pins" / "lm-eval-gate.toml").read_text("utf-8"))
         data["harnesses"]["lmeval"] = merged["harnesses"]["lmeval"]
-        data["harnesses"]["bfcl"] = {
-            "command": [
-                "{python}",
-                "bfcl_ref.py",
-                "--endpoint",
-                "{endpoint}",
-                "--model",
-                "{model}",
-                "--out",
-                "{out}",
-            ],
-            "outputs": ["score/data_overall.csv"],
-            "parser": "bfcl-eval",
-            "inactivity_s": 120,
-            "wall_s": 600,
-        }
+        data["harnesses"]["bfcl"] = bfcl_gate_harness()
         for upstream, commit in commits.items():
             data["upstreams"][upstream] = {
                 "repository": f"https://example.invalid/evidence-audit/{upstream}",
@@ -378,35 +365,23 @@ def _gated(root: Path, commits: Mapping[str, str]) -> Path:
 
 def _slow_launcher(root: Path, mirrors: Mapping[str, Path], commits: Mapping[str, str]) -> Recorded:
     """Tool/instruction (gated by bfcl-eval) and coding, SparkBench's interpreter behind a
-    launcher that takes 6 s to start; every harness finishes within its wall."""
+    launcher that takes 10 s to start; every harness finishes within its wall."""
     launcher = root / "slow-python"
     launcher.write_text(f'{_SLOW_PYTHON}exec {sys.executable} "$@"\n', "utf-8")
     launcher.chmod(0o755)
 
     def edit(data: dict[str, Any]) -> None:
-        data["harnesses"]["bfcl"] = {
-            "command": [
-                "{python}",
-                "bfcl_ref.py",
-                "--endpoint",
-                "{endpoint}",
-                "--model",
-                "{model}",
-                "--out",
-                "{out}",
-            ],
-            "outputs": ["score/data_overall.csv"],
-            "parser": "bfcl-eval",
-            "inactivity_s": 60,
-            "wall_s": 4,
-        }
+        data["harnesses"]["bfcl"] = bfcl_gate_harness(inactivity_s=60, wall_s=8)
         data["upstreams"]["bfcl"] = {
             "repository": "https://example.invalid/evidence-audit/bfcl",
             "commit": commits["bfcl"],
         }
         data["gate_upstreams"] = {"tool_instruction": ["bfcl"]}
-        data["harnesses"]["benchlocal"]["wall_s"] = 4
-        data["harnesses"]["sparkbench"]["wall_s"] = 9
+        # walls with room for a loaded machine, and still shorter than the windows the runner
+        # stamped before 2026-12-05 (SparkBench's interpreter asked first, through the 10 s
+        # launcher; tool/instruction's gate after SparkBench's run)
+        data["harnesses"]["benchlocal"]["wall_s"] = 8
+        data["harnesses"]["sparkbench"]["wall_s"] = 16
 
     pins_file = _pins(
         root, "slow-launcher", _edits(_profile("pair", "tool_instruction", "coding"), edit)
