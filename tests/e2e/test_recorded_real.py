@@ -72,6 +72,11 @@ def test_the_gates_and_the_outcome_follow_the_raw_evidence(
     )
     if not any(r["metric"] in ("golden_gate", "run_valid") for r in rows):
         assert gates["upstream_integrity"]["status"] == "infra"
+        # and the reason says they were not reported, not that they failed
+        assert gates["upstream_integrity"]["reason"] == (
+            "SparkBench reported no golden gate or run-valid marker (a gate not reported is not "
+            "passed)"
+        )
     assert (verdict["outcome"], verdict["rankable"]) == ("INFRA_ERROR", False)
 
 

@@ -588,17 +588,24 @@ def upstream_integrity(run: Run) -> Check:
             "not_selected" if not run.has(*SPARK) else "pass",
             "no SparkBench output to check",
         )
-    failed = [
-        name
-        for name, ok in (
-            ("golden gate", spark.golden_gate == "PASS"),
-            ("self-integrity", spark.self_integrity == "PASS"),
-            ("run-valid marker", spark.run_valid),
+    # Spark Bench's reader says whether the run reported the two at all (its coding metric,
+    # held to the raw outputs): one not reported is not passed, and the reason says which
+    coding = run.evidence.results.get("coding")
+    unreported = coding is not None and coding.metrics.get("spark_gates_reported") == 0
+    checks = (
+        ("golden gate", spark.golden_gate == "PASS"),
+        ("self-integrity", spark.self_integrity == "PASS"),
+        ("run-valid marker", spark.run_valid),
+    )
+    missing = [n for n, ok in checks if not ok and unreported and n != "self-integrity"]
+    failed = [n for n, ok in checks if not ok and n not in missing]
+    parts = [f"SparkBench {', '.join(failed)} failed"] if failed else []
+    if missing:
+        parts.append(
+            f"SparkBench reported no {' or '.join(missing)} (a gate not reported is not passed)"
         )
-        if not ok
-    ]
-    if failed:
-        return found("infra", f"SparkBench {', '.join(failed)} failed")
+    if parts:
+        return found("infra", "; ".join(parts))
     return found("pass", "golden gate, self-integrity and run-valid pass")
 
 
