@@ -58,7 +58,14 @@ from bundle_schema.models import (
     canonical_name,
 )
 from pins import PROBE_CONTRACTS, PinSetSource, missing_requirements
-from verify._facts import LedgerFacts, ReplyFacts, ledger_facts, ledger_problem, reply_facts
+from verify._facts import (
+    LedgerFacts,
+    ReplyFacts,
+    closing_problem,
+    ledger_facts,
+    ledger_problem,
+    reply_facts,
+)
 from verify.harness_outputs import (
     READS,
     SPARK_BENCH_CODE_DOMAIN,
@@ -268,26 +275,12 @@ def _ledger(evidence: Gx10Evidence, facts: LedgerFacts | None) -> list[Finding]:
                     path=f"{name}:{number}",
                 )
             )
-    closing = evidence.config.ledger if evidence.config is not None else None
-    if closing is None:
+    problem = closing_problem(evidence.config, ledger.count)
+    if problem is not None:
+        closing = evidence.config.ledger if evidence.config is not None else None
+        counts = {"expected": str(closing.entries), "got": str(ledger.count)} if closing else {}
         findings.append(
-            _finding(
-                "ledger_incoherent",
-                name,
-                f"evidence {name!r}: the run config holds no closing count of the socket "
-                "ledger: a cut tail would not show",
-            )
-        )
-    elif closing.entries != ledger.count:
-        findings.append(
-            _finding(
-                "ledger_incoherent",
-                name,
-                f"evidence {name!r}: the supervisor closed the ledger at {closing.entries} "
-                f"attempts; it holds {ledger.count}",
-                expected=str(closing.entries),
-                got=str(ledger.count),
-            )
+            _finding("ledger_incoherent", name, f"evidence {name!r}: {problem}", **counts)
         )
     return findings
 
@@ -551,12 +544,11 @@ def _statuses(
     """A component's status against what the runner writes beside it (ADR 0007): a result
     only for a component the profile selects, where the pin set defines the profile (a record
     of another may be there: a harness's reader gives the records of every component it
-    serves); COMPLETED (or QUARANTINED) beside
-    the records its reader read from the harness's outputs (``recorded``: the components
-    with records), and FAILED beside them only when a pinned gate of the component failed;
-    never PARTIAL or NOT_RUN. A status that says the harness did not complete where its
-    records say it did is a finding: it would turn a model's failure into the
-    infrastructure's."""
+    serves); COMPLETED (or QUARANTINED) beside the records its reader read from the harness's
+    outputs (``recorded``: the components with records), and FAILED beside them only when a
+    pinned gate of the component failed; never PARTIAL or NOT_RUN. A status that says the
+    harness did not complete where its records say it did is a finding: it would turn a
+    model's failure into the infrastructure's."""
     findings = []
     for component in sorted(evidence.results):
         result = evidence.results[component]

@@ -52,6 +52,7 @@ __all__ = [
     "RequestFacts",
     "SlimExchange",
     "asks_a_probe",
+    "closing_problem",
     "is_loopback",
     "ledger_facts",
     "ledger_problem",
@@ -350,6 +351,19 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:
         return False
+
+
+def closing_problem(config: RunConfig | None, count: int) -> str | None:
+    """Why a socket ledger of ``count`` attempts is not the one the supervisor closed (its
+    count in the run config), or None: a cut tail, or added entries, would not show otherwise."""
+    closing = config.ledger if config is not None else None
+    if closing is None:
+        return (
+            "the run config holds no closing count of the socket ledger: a cut tail would not show"
+        )
+    if closing.entries != count:
+        return f"the supervisor closed the ledger at {closing.entries} attempts; it holds {count}"
+    return None
 
 
 def ledger_problem(entry: SocketLedgerEntry) -> str | None:

@@ -20,6 +20,7 @@ from verify._consistency import checkout_problem, needed_upstreams
 from verify._facts import (
     ReplyFacts,
     asks_a_probe,
+    closing_problem,
     is_loopback,
     reply_facts,
     reported_digests,
@@ -190,14 +191,10 @@ def network_isolation(run: Run) -> Check:
     ledger = run.ledger()
     if ledger is None:
         return found("infra", "no socket ledger: isolation is unproven")
-    config = run.evidence.config
-    closing = config.ledger.entries if config is not None and config.ledger is not None else None
-    if closing != ledger.count:  # an empty ledger is a run whose harnesses connected nowhere
-        return found(
-            "infra",
-            f"the socket ledger holds {ledger.count} attempts; the supervisor closed it at "
-            f"{'no count' if closing is None else closing}: isolation is unproven",
-        )
+    # the ledger the supervisor closed (an empty one: the harnesses connected nowhere)
+    closing = closing_problem(run.evidence.config, ledger.count)
+    if closing is not None:
+        return found("infra", f"{closing}: isolation is unproven")
     if ledger.first_event is not None:  # the first entry out of sequence or off loopback
         expected, entry = ledger.first_event
         if entry.seq != expected:
