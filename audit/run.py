@@ -299,8 +299,10 @@ class _Harnesses:
         if isinstance(prepared, _Failed):
             return prepared
         python, data = prepared
+        hermes = self.request.pins.pins.hermes
+        selected = hermes.tasks if hermes is not None and hermes.tasks is not None else ()
         filled = Placeholders(python=python, endpoint=f"http://127.0.0.1:{SANDBOX_PORT}",
-                              model=self.model, out=str(out))  # fmt: skip
+                              model=self.model, out=str(out), tasks=",".join(selected))  # fmt: skip
         values = {**filled._asdict(), "data": data}
         self.observer.component = components[0]
         checkout_dir = self.scratch / "checkouts" / upstream

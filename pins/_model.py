@@ -153,10 +153,27 @@ class Placeholders(NamedTuple):
     """The runtime model id."""
     out: str
     """The directory the harness's outputs go to."""
+    tasks: str
+    """The Hermes tasks the pin set selects (``[hermes] tasks``), their ids joined by commas: a
+    placeholder of the Hermes harness's command alone, which must give it whenever the pin set
+    selects tasks (a harness not told which would run them all)."""
 
 
 PLACEHOLDERS = Placeholders._fields
 """The names of the placeholders ``audit run`` fills besides ``{data[NAME]}``."""
+
+
+def _fields(part: str) -> list[tuple[str, str | None, str | None]]:
+    """The replacement fields of a command part: name, format spec, conversion.
+
+    Raises:
+        ValueError: the part is no format string (a lone brace).
+    """
+    return [
+        (name, spec, conversion)
+        for _, name, spec, conversion in string.Formatter().parse(part)
+        if name is not None
+    ]
 
 
 class Harness(_Frozen):
@@ -199,17 +216,18 @@ class Harness(_Frozen):
     record does not show each with its pinned value. A secret is never pinned (its record is
     redacted): give it to ``audit run --env NAME=VALUE``."""
 
+    @property
+    def placeholders(self) -> frozenset[str]:
+        """The names of the placeholders its command uses (``data[NAME]`` as written)."""
+        return frozenset(name for part in self.command for name, _, _ in _fields(part))
+
     @model_validator(mode="after")
     def _known_placeholders(self) -> Harness:
         """Each ``{...}`` of the command is one the runner fills (:data:`PLACEHOLDERS`, or
         ``{data[NAME]}`` of a pinned data directory): an unknown one would stop a run midway."""
         for part in self.command:
             try:
-                fields = [
-                    (name, spec, conversion)
-                    for _, name, spec, conversion in string.Formatter().parse(part)
-                    if name is not None
-                ]
+                fields = _fields(part)
             except ValueError as exc:
                 raise ValueError(
                     f"command part {part!r}: {exc} (write a brace as {{{{ or }}}})"
@@ -354,10 +372,37 @@ class PinSet(_Frozen):
             parts = self.hermes.tasks_manifest.split("/")
             if self.hermes.tasks_manifest.startswith("/") or ".." in parts or "" in parts:
                 raise ValueError("hermes.tasks_manifest: must be a path inside the checkout")
+        self._task_selection()
         for name in self.thresholds:
             if name not in self.profiles:
                 raise ValueError(f"thresholds.{name}: not a profile")
         return self
+
+    def _task_selection(self) -> None:
+        """``{tasks}`` is in the Hermes harness's command exactly when the pin set selects
+        tasks: a harness not told the selection runs every task, and a selection of none
+        gives the placeholder nothing to say."""
+        hermes = self.hermes
+        selects = hermes is not None and hermes.tasks is not None
+        for name, harness in self.harnesses.items():
+            uses = "tasks" in harness.placeholders
+            if hermes is None or name != hermes.upstream:
+                if uses:
+                    owner = f"hermes.upstream is {hermes.upstream!r}" if hermes else "none here"
+                    raise ValueError(
+                        f"harnesses.{name}: {{tasks}} is the Hermes harness's placeholder alone "
+                        f"({owner})"
+                    )
+            elif selects and not uses:
+                raise ValueError(
+                    f"harnesses.{name}: hermes.tasks selects tasks, and the command does not "
+                    "pass {tasks}: the harness would not be told which (it would run them all)"
+                )
+            elif uses and not selects:
+                raise ValueError(
+                    f"harnesses.{name}: {{tasks}} in the command, and hermes.tasks selects none "
+                    "(every task of the manifest runs): select tasks or drop the placeholder"
+                )
 
     def _gates(self) -> None:
         """A gate upstream is an upstream with a harness whose reader is a gate's, never the

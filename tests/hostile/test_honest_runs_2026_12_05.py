@@ -75,9 +75,9 @@ False findings (strict expected failures; file:line as of 2026-12-05, commit 267
    harness (no placeholder: pins/_model.py ``Placeholders``) and records every task it ran;
    ``_hermes`` fails integrity: "task add-retry-policy is not a pinned task"
    (verify/_consistency.py:1097). The gates and the score read every recorded task, selected or
-   not. Fix: hand the selection to the harness (a placeholder or a variable) and have the
-   verifier leave a manifest task the pin set does not select out of the gates and the score,
-   never an integrity finding.
+   not. Resolved (ADR 0040): a pin set that selects tasks must give the Hermes harness
+   ``{tasks}`` (refused at load otherwise), the runner fills it with the selection, and a
+   recorded task the pin set does not select stays an integrity finding.
 4. A model id with a colon (Ollama's ``qwen3-coder:30b``, as docs/running.md qualifies Ollama)
    and bfcl-eval as a gate, as gx10-qualification-v5 pins it: the bundle keeps
    ``score/qwen3-coder:30b/...`` escaped as ``score/xqwen3-coder_3a30b/...``
@@ -628,7 +628,9 @@ def _foreground(
         root,
         "subset",
         _edits(
-            _profile("hermes", "hermes"), lambda d: d["hermes"].update(tasks=["fix-date-parser"])
+            _profile("hermes", "hermes"),
+            lambda d: d["hermes"].update(tasks=["fix-date-parser"]),
+            lambda d: d["harnesses"]["hermesbench"]["command"].extend(["--tasks", "{tasks}"]),
         ),
     )
     done["hermes-one-task"] = _record(root / "hermes-one-task", subset, mirrors, profile="hermes")
@@ -845,16 +847,12 @@ def test_a_quarantine_under_reliability_alone_quarantines(runs: dict[str, Record
     _sound(runs["quarantine-reliability"].judged(), QUARANTINED)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="FALSE FINDING: [hermes] tasks selects fix-date-parser; the runner has no way to "
-    "tell the harness (no placeholder: pins/_model.py Placeholders) and records every task it "
-    "ran; verify/_consistency.py:1097 _hermes fails integrity: 'task add-retry-policy is not a "
-    "pinned task' (the gates and the score read every recorded task, selected or not)",
-)
 def test_a_pin_set_selecting_hermes_tasks_verifies(runs: dict[str, Recorded]) -> None:
-    _sound(runs["hermes-one-task"].judged(), QUALIFIED)
+    run = runs["hermes-one-task"]
+    _, files = read_bundle(run.bundle)
+    ran = [task["task"] for task in lines(files, "components/hermes/tasks.jsonl")]
+    assert ran == ["fix-date-parser"], ran  # the harness was told the selection
+    _sound(run.judged(), QUALIFIED)
 
 
 def test_bfcl_eval_gates_a_model_id_with_a_colon(runs: dict[str, Recorded]) -> None:

@@ -95,3 +95,43 @@ def test_pins_takes_a_file_or_a_shipped_id_in_every_command(
         "audit verify: unknown pin set 'gx10-no-such'; shipped: gx10-qualification-v4, "
         f"gx10-qualification-v5, {DEMO}\n"
     )
+
+
+DEMO_FILE = PINS / f"{DEMO}.toml"
+HERMES_COMMAND = (
+    'command = ["{python}", "-m", "hermes.run", "--endpoint", "{endpoint}", "--model", "{model}", '
+    '"--out", "{out}"'
+)
+
+
+def _demo_edited(*edits: tuple[str, str]) -> bytes:
+    text = DEMO_FILE.read_text("utf-8")
+    for old, new in edits:
+        assert text.count(old) == 1, old
+        text = text.replace(old, new)
+    return text.encode()
+
+
+MANIFEST = 'tasks_manifest = "tasks/manifest.toml"\n'
+SELECTS = (MANIFEST, MANIFEST + 'tasks = ["fix-date-parser"]\n')
+PASSES = (HERMES_COMMAND, HERMES_COMMAND + ', "--tasks", "{tasks}"')
+
+
+@pytest.mark.parametrize(
+    ("edits", "message"),
+    [
+        ((SELECTS,), "hermes.tasks selects tasks, and the command does not pass {tasks}"),
+        ((PASSES,), "{tasks} in the command, and hermes.tasks selects none"),
+        (
+            (SELECTS, PASSES, ('"spark.run", ', '"spark.run", "{tasks}", ')),
+            "harnesses.sparkbench: {tasks} is the Hermes harness's placeholder alone",
+        ),
+    ],
+    ids=["selected-not-passed", "passed-not-selected", "another-harness"],
+)
+def test_tasks_is_passed_to_the_hermes_harness_exactly_when_selected(
+    edits: tuple[tuple[str, str], ...], message: str
+) -> None:
+    with pytest.raises(InvalidInput, match=re.escape(message)):
+        parse_pin_set(_demo_edited(*edits), "mine.toml")
+    assert parse_pin_set(_demo_edited(SELECTS, PASSES), "mine.toml").pins.hermes is not None

@@ -1,6 +1,7 @@
 """Reference Hermes: isolated agentic coding tasks scored by hermesbench-v2-automated-1.
 
-usage: python -m hermes.run --endpoint URL --model ID --out DIR   (writes DIR/tasks.jsonl)
+usage: python -m hermes.run --endpoint URL --model ID --out DIR [--tasks ID,ID...]
+(writes DIR/tasks.jsonl; --tasks runs those tasks of the manifest alone, in the manifest's order)
 Each task gets a workspace with a protected input; the model's answer is written to the task's
 first allowed path; the frozen evaluator checks it; the workspace is removed afterwards.
 HERMES_HANG=<seconds> makes each task's agent fall silent that long; a task silent past its
@@ -98,9 +99,16 @@ def main():
     parser.add_argument("--endpoint", required=True)
     parser.add_argument("--model", required=True)
     parser.add_argument("--out", required=True)
+    parser.add_argument("--tasks")
     args = parser.parse_args()
     manifest = Path(__file__).parent.parent / "tasks" / "manifest.toml"
     tasks = tomllib.loads(manifest.read_text())["task"]
+    if args.tasks is not None:
+        selected = args.tasks.split(",")
+        unknown = sorted(set(selected) - {task["id"] for task in tasks})
+        if unknown:
+            parser.error(f"--tasks: {', '.join(unknown)}: not a task of the manifest")
+        tasks = [task for task in tasks if task["id"] in selected]
     with Path(args.out, "tasks.jsonl").open("w") as out:
         for task in tasks:
             out.write(json.dumps(run_task(args, task)) + "\n")
