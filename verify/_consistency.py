@@ -1547,6 +1547,44 @@ def _times(
             stopped = _stopped_early(result.reason or "", upstream or "", pins, took)
             if stopped is not None:
                 findings.append(_disagrees(name, stopped))
+    return findings + _overlaps(evidence, pins, foreign)
+
+
+def _overlaps(
+    evidence: Gx10Evidence, pins: PinSetSource, foreign: Collection[str]
+) -> list[Finding]:
+    """No two harnesses ran at once: the runner runs one at a time, and the transport log
+    names the component of each exchange by the harness running then. Components of one
+    harness's run share its window (a component's gates extend it, from the same start); of
+    a ``foreign`` harness (ADR 0036) the pin set cannot tell the runs apart, so a shared start
+    is taken as one run. An overlap up to :data:`TIME_SLACK_S` is whole-second stamps."""
+    upstreams = pins.pins.component_upstreams
+    windows = []
+    for component, result in sorted(evidence.results.items()):
+        started, ended = _stamp(result.started_at), _stamp(result.ended_at)
+        if started is not None and ended is not None and started <= ended:
+            windows.append((component, started, ended, upstreams.get(component)))
+    findings = []
+    for number, (component, started, ended, upstream) in enumerate(windows):
+        for other, other_started, other_ended, other_upstream in windows[number + 1 :]:
+            if min(ended, other_ended) - max(started, other_started) <= TIME_SLACK_S:
+                continue
+            if upstream in foreign or other_upstream in foreign:
+                if started == other_started:
+                    continue
+            elif upstream == other_upstream:
+                continue
+            first, second = sorted([(started, component), (other_started, other)])
+            findings.append(
+                _disagrees(
+                    f"components/{second[1]}/result.json",
+                    f"ran from {evidence.results[second[1]].started_at} to "
+                    f"{evidence.results[second[1]].ended_at}, while {first[1]} ran (from "
+                    f"{evidence.results[first[1]].started_at} to "
+                    f"{evidence.results[first[1]].ended_at}), of another harness: the runner "
+                    "runs one harness at a time",
+                )
+            )
     return findings
 
 

@@ -52,7 +52,8 @@ Findings (each test asserts the safe behaviour; the strict expected failures are
    (``took is None``); the runner always records a stopped harness's times.
 7. HOLE (near i 3): the component's start is the publisher's word: moved back so that it "ran"
    3600 s, the Hermes window overlaps SparkBench's and BenchLocal's (the runner runs one
-   harness at a time), and nothing compares the windows.
+   harness at a time), and nothing compares the windows. Fixed: ``_overlaps`` (a window
+   moved along with every other, all of them the publisher's, is beyond reach).
 8. HOLE (near i 4): a TIMEOUT with its cases dropped and ``wall_s`` null passes
    ``_outcome_problem`` (both times must be recorded for it to compare): truthfulness 0 becomes
    null, ``audit show`` blames a "hung agent".
@@ -340,12 +341,6 @@ def test_a_stop_at_a_limit_without_readable_times_is_a_finding(
     assert findings or stopped is None, stopped
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="HOLE: a component's start is the publisher's word (verify/_consistency.py:1538): "
-    "moved back so that Hermes 'ran' its 3600 s wall, its window overlaps SparkBench's and "
-    "BenchLocal's though the runner runs one harness at a time; no check compares windows",
-)
 def test_a_stop_at_a_limit_moved_earlier_is_a_finding(
     examples: dict[str, Path], deployment: PinSetSource, tmp_path: Path
 ) -> None:
