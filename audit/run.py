@@ -17,6 +17,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -125,6 +126,20 @@ class RunRequest:
     streaming_prompts: Sequence[str] = STREAMING_PROMPTS
 
 
+@dataclass(frozen=True)
+class _Clock:
+    """A run's times: one reading of the wall clock when the run starts, then the monotonic
+    clock's seconds since. A wall clock stepped back mid-run (NTP, a resumed VM) would give a
+    later harness a window inside an earlier one's, which the verifier refuses."""
+
+    wall: dt.datetime = field(default_factory=lambda: dt.datetime.now(dt.UTC))
+    monotonic: float = field(default_factory=time.monotonic)
+
+    def now(self) -> str:
+        moment = self.wall + dt.timedelta(seconds=time.monotonic() - self.monotonic)
+        return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
 @dataclass
 class _Recorder:
     """The evidence of a run as it is gathered, before it is written."""
@@ -137,6 +152,8 @@ class _Recorder:
     probes: tuple[DirectProbe, ...] = ()
     read: EvidenceRecords = field(default_factory=EvidenceRecords)
     """The records the replay reads, taken at their places as the verifier takes them."""
+    clock: _Clock = field(default_factory=_Clock)
+    """The run's clock, started with the run."""
 
     def record(self, name: str, kind: str, value: BaseModel | tuple[BaseModel, ...]) -> None:
         lines = KINDS[kind].lines
@@ -152,10 +169,6 @@ class _Recorder:
         self.results[component] = ComponentResult.model_validate(
             {"schema_version": 1, "component": component, "status": status, **fields}
         )
-
-
-def _now() -> str:
-    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _environment(scratch: Path, extra: Mapping[str, str]) -> dict[str, str]:
@@ -267,7 +280,7 @@ class _Harnesses:
                 executed = _Failed(f"{upstream}: {exc}", common)
         metrics: dict[str, float | int | None] = dict(before.metrics)
         fields = {
-            "started_at": before.started_at, "ended_at": _now(),
+            "started_at": before.started_at, "ended_at": self.recorder.clock.now(),
             "raw_outputs": [*before.raw_outputs, *kept], "metrics": metrics,
         }  # fmt: skip
         if isinstance(executed, _Failed):
@@ -306,7 +319,8 @@ class _Harnesses:
         values = {**filled._asdict(), "data": data}
         self.observer.component = components[0]
         checkout_dir = self.scratch / "checkouts" / upstream
-        started = _now()  # its own run: the interpreter is asked before, the outputs read after
+        # its own run: the interpreter is asked before, the outputs read after
+        started = recorder.clock.now()
         try:
             result = run_sandboxed(
                 [part.format(**values) for part in harness.command],
@@ -322,7 +336,7 @@ class _Harnesses:
             )
         except SandboxUnavailable as exc:
             return _Failed(f"sandbox unavailable: {exc}")
-        ended = _now()
+        ended = recorder.clock.now()
         recorder.ledger += result.ledger
         recorder.files.update(result.evidence())  # the raw trace it came from (ADR 0017)
         with git.Repo(checkout_dir) as repo:  # closes git's persistent helper processes
@@ -594,9 +608,9 @@ def _run(
     watch: Callable[[Observer], None] | None,
     selected: Sequence[ComponentName],
 ) -> str:
-    started = _now()
-    run_id = request.run_id or f"{request.pins.id}-{request.profile}-{started.replace(':', '')}"
     recorder = _Recorder()
+    started = recorder.clock.now()
+    run_id = request.run_id or f"{request.pins.id}-{request.profile}-{started.replace(':', '')}"
     scratch = Path(tempfile.mkdtemp(prefix="audit-run-"))
     try:
         digest = _gather_and_write(
@@ -761,7 +775,7 @@ def _components(  # noqa: PLR0917 - the run's parts, passed on
     ):  # no performance harness (the demo's Infermark): the observer measures it itself
         say("streaming performance")
         point("streaming")
-        started = _now()
+        started = recorder.clock.now()
         streaming = measure_streaming(
             observer, identity.runtime_model_id, request.streaming_prompts,
             serialization=request.policy.serialization,
@@ -773,7 +787,8 @@ def _components(  # noqa: PLR0917 - the run's parts, passed on
             "ttft_p50_seconds": streaming.ttft_p50_seconds,
             "errors": streaming.errors,
         }
-        recorder.result("performance", "COMPLETED", started_at=started, ended_at=_now(),
+        ended = recorder.clock.now()
+        recorder.result("performance", "COMPLETED", started_at=started, ended_at=ended,
                         metrics=metrics)  # fmt: skip
 
 
@@ -799,7 +814,7 @@ def _write(
     run_id: str,
 ) -> str:
     """Write the bundle; its ``created_at`` is now, after every component ended."""
-    created = _now()
+    created = recorder.clock.now()
     pins = request.pins
     config = RunConfig(
         schema_version=1,
