@@ -1514,13 +1514,21 @@ def unread_raw_outputs(
 def _times(
     evidence: Gx10Evidence, pins: PinSetSource, foreign: Collection[str] = ()
 ) -> list[Finding]:
-    """Each component starts before it ends and ends before the bundle was made, and its
-    harness ran within its pinned wall (not a ``foreign`` harness's: ADR 0036)."""
+    """Each component's times read (a component that ran has both), it starts before it ends
+    and ends before the bundle was made, and its harness ran within its pinned wall (not a
+    ``foreign`` harness's: ADR 0036); no two harnesses' windows overlap."""
     created = _stamp(evidence.created_at)
     findings = []
     for component, result in sorted(evidence.results.items()):
         name = f"components/{component}/result.json"
         started, ended = _stamp(result.started_at), _stamp(result.ended_at)
+        upstream = pins.pins.component_upstreams.get(component)
+        for field, value, read in (("started_at", result.started_at, started),
+                                   ("ended_at", result.ended_at, ended)):  # fmt: skip
+            if value is not None and read is None:
+                findings.append(_disagrees(name, f"{field} {value} is no time"))
+            elif value is None and result.status in RAN and upstream not in foreign:
+                findings.append(_disagrees(name, f"{result.status}, and no {field}: it ran"))
         if started is not None and ended is not None and ended < started:
             findings.append(_disagrees(name, f"ends at {result.ended_at}, before it starts"))
         if ended is not None and created is not None and ended > created + TIME_SLACK_S:
@@ -1530,7 +1538,6 @@ def _times(
                     f"ends at {result.ended_at}, after the bundle was made ({evidence.created_at})",
                 )
             )
-        upstream = pins.pins.component_upstreams.get(component)
         harness = (
             pins.pins.harnesses.get(upstream) if upstream and upstream not in foreign else None
         )
@@ -1555,9 +1562,10 @@ def _overlaps(
 ) -> list[Finding]:
     """No two harnesses ran at once: the runner runs one at a time, and the transport log
     names the component of each exchange by the harness running then. Components of one
-    harness's run share its window (a component's gates extend it, from the same start); of
-    a ``foreign`` harness (ADR 0036) the pin set cannot tell the runs apart, so a shared start
-    is taken as one run. An overlap up to :data:`TIME_SLACK_S` is whole-second stamps."""
+    harness's run share its start (a component's gates extend its end only); so two windows
+    overlap only from one start, of one upstream (of a ``foreign`` harness, ADR 0036, the pin
+    set cannot tell the runs apart: any). An overlap up to :data:`TIME_SLACK_S` is
+    whole-second stamps."""
     upstreams = pins.pins.component_upstreams
     windows = []
     for component, result in sorted(evidence.results.items()):
@@ -1569,10 +1577,8 @@ def _overlaps(
         for other, other_started, other_ended, other_upstream in windows[number + 1 :]:
             if min(ended, other_ended) - max(started, other_started) <= TIME_SLACK_S:
                 continue
-            if upstream in foreign or other_upstream in foreign:
-                if started == other_started:
-                    continue
-            elif upstream == other_upstream:
+            one_run = upstream == other_upstream or upstream in foreign or other_upstream in foreign
+            if one_run and started == other_started:
                 continue
             first, second = sorted([(started, component), (other_started, other)])
             findings.append(
@@ -1587,6 +1593,9 @@ def _overlaps(
             )
     return findings
 
+
+RAN = ("COMPLETED", "PARTIAL", "QUARANTINED")
+"""The statuses of a component whose harness ran: each has the window the runner stamped."""
 
 LIMIT_STOP = re.compile(r"\b(inactivity|wall) limit exceeded\b")
 """A component's reason when the sandbox stopped a harness of it at a limit (the runner's
