@@ -280,7 +280,18 @@ class HermesPins(_Frozen):
     inactivity_s: Limit
     wall_s: Limit
     tasks: tuple[Identifier, ...] | None = None
-    """The selected tasks, by id (default: every task of the manifest)."""
+    """The selected tasks, by id (default: every task of the manifest); at least one, each
+    once."""
+
+    @field_validator("tasks")
+    @classmethod
+    def _a_selection(cls, tasks: tuple[str, ...] | None) -> tuple[str, ...] | None:
+        if tasks is not None and not tasks:
+            raise ValueError("selects no task: leave tasks out to run every task")
+        if tasks is not None and len(set(tasks)) != len(tasks):
+            twice = next(t for t in tasks if tasks.count(t) > 1)
+            raise ValueError(f"selects {twice!r} twice")
+        return tasks
 
 
 class ReferencePins(_Frozen):
@@ -369,6 +380,12 @@ class PinSet(_Frozen):
         if self.hermes is not None:
             if self.hermes.upstream not in self.upstreams:
                 raise ValueError(f"hermes.upstream: {self.hermes.upstream!r} is not an upstream")
+            runs = self.component_upstreams.get("hermes")
+            if runs is not None and runs != self.hermes.upstream:
+                raise ValueError(
+                    f"hermes.upstream: {self.hermes.upstream!r}, and component_upstreams.hermes "
+                    f"is {runs!r}: the task manifest is the checkout of the harness that runs them"
+                )
             parts = self.hermes.tasks_manifest.split("/")
             if self.hermes.tasks_manifest.startswith("/") or ".." in parts or "" in parts:
                 raise ValueError("hermes.tasks_manifest: must be a path inside the checkout")

@@ -135,3 +135,25 @@ def test_tasks_is_passed_to_the_hermes_harness_exactly_when_selected(
     with pytest.raises(InvalidInput, match=re.escape(message)):
         parse_pin_set(_demo_edited(*edits), "mine.toml")
     assert parse_pin_set(_demo_edited(SELECTS, PASSES), "mine.toml").pins.hermes is not None
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        ((MANIFEST, MANIFEST + "tasks = []\n"), "hermes.tasks: selects no task"),
+        (
+            (MANIFEST, MANIFEST + 'tasks = ["fix-date-parser", "fix-date-parser"]\n'),
+            "hermes.tasks: selects 'fix-date-parser' twice",
+        ),
+        (
+            ('upstream = "hermesbench"\n', 'upstream = "benchlocal"\n'),
+            "hermes.upstream: 'benchlocal', and component_upstreams.hermes is 'hermesbench'",
+        ),
+    ],
+    ids=["none", "twice", "another-harness"],
+)
+def test_a_hermes_selection_is_one_of_tasks_of_the_harness_that_runs_them(
+    edit: tuple[str, str], message: str
+) -> None:
+    with pytest.raises(InvalidInput, match=re.escape(message)):
+        parse_pin_set(_demo_edited(edit), "mine.toml")
