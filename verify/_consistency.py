@@ -46,6 +46,7 @@ from bundle_schema.models import (
     BfclShard,
     CheckoutState,
     ComponentName,
+    ComponentResult,
     Finding,
     Gx10Evidence,
     HarnessEnvironment,
@@ -1554,7 +1555,57 @@ def _times(
             stopped = _stopped_early(result.reason or "", upstream or "", pins, took)
             if stopped is not None:
                 findings.append(_disagrees(name, stopped))
-    return findings + _overlaps(evidence, pins, foreign)
+    return findings + _overlaps(evidence, pins, foreign) + _on_the_log_clock(evidence)
+
+
+PREAMBLE = ("identity", "probes")
+"""The observer's labels of the exchanges a run makes before any harness: the identity's
+questions and the direct probes."""
+
+
+def _on_the_log_clock(evidence: Gx10Evidence) -> list[Finding]:
+    """The windows agree with the transport log's clock: the observer times each exchange on
+    one monotonic clock, so there is one offset from it to the runner's times at which every
+    exchange a component's harness made starts inside that component's window, and the run's
+    identity and probe exchanges start before every window. A window moved alone (the first
+    harness's start moved back before the probes, to make a stop at its wall plausible) leaves
+    no such offset; every time moved alike does."""
+    results: dict[str, ComponentResult] = {str(c): r for c, r in evidence.results.items()}
+    windows: dict[str, tuple[float, float]] = {}
+    for name, result in results.items():
+        started, ended = _stamp(result.started_at), _stamp(result.ended_at)
+        if started is not None and ended is not None and started <= ended:
+            windows[name] = (started, ended)
+    if not windows:
+        return []
+    first = min(windows, key=lambda c: windows[c][0])
+    low: tuple[float, str, str] = (-math.inf, "", "")
+    high: tuple[float, str, str] = (math.inf, "", "")
+    for exchange in evidence.transport or ():
+        at = f"exchange {exchange.id} ({exchange.component}, at {exchange.started:g} s)"
+        label = exchange.component or ""
+        window = windows.get(label)
+        if window is not None:
+            if window[0] - exchange.started - TIME_SLACK_S > low[0]:
+                low = (window[0] - exchange.started - TIME_SLACK_S, at, label)
+            if window[1] - exchange.started + TIME_SLACK_S < high[0]:
+                high = (window[1] - exchange.started + TIME_SLACK_S, at, label)
+        elif label in PREAMBLE:
+            bound = windows[first][0] - exchange.started + TIME_SLACK_S
+            if bound < high[0]:
+                high = (bound, f"{at}, before {first}'s start", first)
+    if low[0] <= high[0]:
+        return []
+    # a window moved earlier is what lowers the bound its own exchanges (or the preamble) set
+    moved = results[high[2]]
+    return [
+        _disagrees(
+            f"components/{high[2]}/result.json",
+            f"ran from {moved.started_at} to {moved.ended_at}, which the observer's clock "
+            f"cannot hold with the other windows: {low[1]} and {high[1]} cannot both start "
+            "inside their components' windows on one clock",
+        )
+    ]
 
 
 def _overlaps(

@@ -17,6 +17,8 @@ Findings (strict expected failures unless HELD):
    probes) is no finding, and ``audit show`` says the sandbox stopped a hung agent. The run's
    start is recorded nowhere the verifier reads; the observer's clock (the probes' exchanges
    before the harnesses, anchored by any later window) is not compared with the windows.
+   Fixed: ``_on_the_log_clock`` (one offset from the observer's clock to the windows must put
+   every component's exchanges inside its window and the identity and probes before all).
 2. HOLE: the exemption for components of one upstream (``upstream == other_upstream``) needs no
    shared start, though the runner runs each upstream once and gives every component it serves
    that run's start (gates extend only the end): reliability FAILED "sparkbench wall limit
@@ -144,12 +146,6 @@ def _windows(bundle: Path) -> dict[str, tuple[str | None, str | None]]:
 # --- 1-3, 6. component windows (d6246f5) ----------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="HOLE: verify/_consistency.py _overlaps compares windows only with each other: the "
-    "first harness's start moved back before every window (and the probes) is no finding, and "
-    "'audit show' says the sandbox stopped it at its wall",
-)
 def test_the_first_harness_moved_back_before_the_run_is_a_finding(
     examples: dict[str, Path], deployment: PinSetSource, tmp_path: Path
 ) -> None:
