@@ -1613,7 +1613,9 @@ def _overlaps(
 ) -> list[Finding]:
     """No two harnesses ran at once: the runner runs one at a time, and the transport log
     names the component of each exchange by the harness running then. Components of one
-    harness's run share its start (a component's gates extend its end only); so two windows
+    harness's run share its start (a component's gates extend its end only: its other
+    components, whose exchanges the log names by the first, have no window of their own to
+    move); so two windows
     overlap only from one start, of one upstream (of a ``foreign`` harness, ADR 0036, the pin
     set cannot tell the runs apart: any). An overlap up to :data:`TIME_SLACK_S` is
     whole-second stamps."""
@@ -1626,12 +1628,23 @@ def _overlaps(
     findings = []
     for number, (component, started, ended, upstream) in enumerate(windows):
         for other, other_started, other_ended, other_upstream in windows[number + 1 :]:
+            first, second = sorted([(started, component), (other_started, other)])
+            pinned = upstream is not None and upstream not in foreign
+            if pinned and upstream == other_upstream and started != other_started:
+                findings.append(
+                    _disagrees(
+                        f"components/{second[1]}/result.json",
+                        f"starts at {evidence.results[second[1]].started_at}, and "
+                        f"{first[1]} at {evidence.results[first[1]].started_at}: one run of "
+                        f"{upstream} gives the components it serves its one start",
+                    )
+                )
+                continue
             if min(ended, other_ended) - max(started, other_started) <= TIME_SLACK_S:
                 continue
             one_run = upstream == other_upstream or upstream in foreign or other_upstream in foreign
             if one_run and started == other_started:
                 continue
-            first, second = sorted([(started, component), (other_started, other)])
             findings.append(
                 _disagrees(
                     f"components/{second[1]}/result.json",

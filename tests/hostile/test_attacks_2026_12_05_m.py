@@ -152,8 +152,8 @@ def test_the_first_harness_moved_back_before_the_run_is_a_finding(
     source = examples[NOT_QUALIFIED]
     windows = _windows(source)
     assert min(windows.values()) == windows["coding"] == ("2026-11-02T10:00:02Z",
-                                                          "2026-11-02T10:41:17Z")  # fmt: skip
-    moved = {"started_at": "2026-11-02T09:41:17Z", "ended_at": "2026-11-02T10:41:17Z"}  # 3600 s
+                                                          "2026-11-02T10:59:40Z")  # fmt: skip
+    moved = {"started_at": "2026-11-02T09:59:40Z", "ended_at": "2026-11-02T10:59:40Z"}  # 3600 s
     edit = _edits(
         _drop(*SPARK_RECORDS),
         _result(CODING, status="FAILED", reason=SPARK_STOP, metrics={}, **moved),
@@ -168,11 +168,11 @@ def test_a_start_moved_into_a_window_of_the_same_upstream_is_a_finding(
     examples: dict[str, Path], deployment: PinSetSource, tmp_path: Path
 ) -> None:
     source = examples[NOT_QUALIFIED]
-    assert _windows(source)["coding"] == ("2026-11-02T10:00:02Z", "2026-11-02T10:41:17Z")
+    assert _windows(source)["coding"] == ("2026-11-02T10:00:02Z", "2026-11-02T10:59:40Z")
     edit = _edits(
         _drop(SPARK_RECORDS[1]),
         _result(RELIABILITY, status="FAILED", reason=SPARK_STOP, metrics={},
-                started_at="2026-11-02T10:02:40Z"),  # 3600 s before its end: inside coding's
+                started_at="2026-11-02T10:02:40Z"),  # inside coding's window: another start
     )  # fmt: skip
     findings, stopped = _stopped(forged(source, tmp_path / "b", deployment, edit), deployment,
                                  "reliability")  # fmt: skip
@@ -211,8 +211,8 @@ def test_an_equal_start_of_another_harness_is_a_finding(
     examples: dict[str, Path], deployment: PinSetSource, tmp_path: Path
 ) -> None:
     source = examples[NOT_QUALIFIED]
-    assert _windows(source)["reliability"][0] == "2026-11-02T10:41:17Z"
-    edit = _result(HERMES, started_at="2026-11-02T10:41:17Z")  # 2860 s: within its wall
+    assert _windows(source)["reliability"][0] == "2026-11-02T10:00:02Z"
+    edit = _result(HERMES, started_at="2026-11-02T10:00:02Z")
     verdict = verify_bundle(forged(source, tmp_path / "b", deployment, edit), pins=deployment)
     found = [f.message for f in verdict.verdict.integrity.findings if ONE_AT_A_TIME in f.message]
     assert found, verdict.verdict.integrity.findings
