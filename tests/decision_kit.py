@@ -32,9 +32,12 @@ __all__ = [
     "built_examples",
     "deployment_pins",
     "disagreeing",
+    "dropped",
+    "edits",
     "forged",
     "json_edit",
     "report_of",
+    "result_edit",
     "task_edit",
     "verdict_of",
 ]
@@ -142,5 +145,30 @@ def task_edit(**changes: Any) -> Callable[[Files], None]:
                 files[name] = (data, files[name][1])
             else:
                 put_lines(files, name, records)
+
+    return edit
+
+
+def edits(*each: Callable[[Files], None]) -> Callable[[Files], None]:
+    """One edit made of ``each``, in order."""
+
+    def edit(files: Files) -> None:
+        for one in each:
+            one(files)
+
+    return edit
+
+
+def result_edit(name: str, **changes: Any) -> Callable[[Files], None]:
+    """An edit that sets ``changes`` in the JSON document ``name`` (a component's result)."""
+    return lambda files: json_edit(files, name, lambda d: d.update(changes))
+
+
+def dropped(*names: str) -> Callable[[Files], None]:
+    """An edit that removes the entries ``names``."""
+
+    def edit(files: Files) -> None:
+        for name in names:
+            del files[name]
 
     return edit

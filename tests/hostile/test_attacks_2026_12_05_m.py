@@ -77,9 +77,11 @@ from tests.decision_kit import (
     built_examples,
     deployment_pins,
     disagreeing,
+    dropped,
+    edits,
     forged,
-    json_edit,
     report_of,
+    result_edit,
 )
 from verify import verify_bundle
 
@@ -103,26 +105,6 @@ def deployment() -> PinSetSource:
 @pytest.fixture(scope="module")
 def examples(tmp_path_factory: pytest.TempPathFactory, deployment: PinSetSource) -> dict[str, Path]:
     return built_examples(tmp_path_factory.mktemp("examples"), deployment, (NOT_QUALIFIED,))
-
-
-def _edits(*edits: Callable[[Files], None]) -> Callable[[Files], None]:
-    def edit(files: Files) -> None:
-        for one in edits:
-            one(files)
-
-    return edit
-
-
-def _result(name: str, **changes: Any) -> Callable[[Files], None]:
-    return lambda files: json_edit(files, name, lambda d: d.update(changes))
-
-
-def _drop(*names: str) -> Callable[[Files], None]:
-    def edit(files: Files) -> None:
-        for name in names:
-            del files[name]
-
-    return edit
 
 
 def _stopped(bundle: Path, pins: PinSetSource, component: str) -> tuple[list[str], str | None]:
@@ -154,10 +136,10 @@ def test_the_first_harness_moved_back_before_the_run_is_a_finding(
     assert min(windows.values()) == windows["coding"] == ("2026-11-02T10:00:02Z",
                                                           "2026-11-02T10:59:40Z")  # fmt: skip
     moved = {"started_at": "2026-11-02T09:59:40Z", "ended_at": "2026-11-02T10:59:40Z"}  # 3600 s
-    edit = _edits(
-        _drop(*SPARK_RECORDS),
-        _result(CODING, status="FAILED", reason=SPARK_STOP, metrics={}, **moved),
-        _result(RELIABILITY, status="FAILED", reason=SPARK_STOP, metrics={}, **moved),
+    edit = edits(
+        dropped(*SPARK_RECORDS),
+        result_edit(CODING, status="FAILED", reason=SPARK_STOP, metrics={}, **moved),
+        result_edit(RELIABILITY, status="FAILED", reason=SPARK_STOP, metrics={}, **moved),
     )
     findings, stopped = _stopped(forged(source, tmp_path / "b", deployment, edit), deployment,
                                  "coding")  # fmt: skip
@@ -169,9 +151,9 @@ def test_a_start_moved_into_a_window_of_the_same_upstream_is_a_finding(
 ) -> None:
     source = examples[NOT_QUALIFIED]
     assert _windows(source)["coding"] == ("2026-11-02T10:00:02Z", "2026-11-02T10:59:40Z")
-    edit = _edits(
-        _drop(SPARK_RECORDS[1]),
-        _result(RELIABILITY, status="FAILED", reason=SPARK_STOP, metrics={},
+    edit = edits(
+        dropped(SPARK_RECORDS[1]),
+        result_edit(RELIABILITY, status="FAILED", reason=SPARK_STOP, metrics={},
                 started_at="2026-11-02T10:02:40Z"),  # inside coding's window: another start
     )  # fmt: skip
     findings, stopped = _stopped(forged(source, tmp_path / "b", deployment, edit), deployment,
@@ -194,11 +176,11 @@ def test_another_window_unread_still_holds_a_start_moved_back(
 ) -> None:
     source = examples[NOT_QUALIFIED]
     moved = "2026-11-02T10:28:57Z"  # 3600 s before Hermes's end: inside SparkBench's run
-    edit = _edits(
-        _drop(TASKS),
-        _result(HERMES, status="FAILED", reason=HERMES_STOP, metrics={}, started_at=moved),
-        _result(CODING, ended_at=unread[0]),
-        _result(RELIABILITY, started_at=unread[1]),
+    edit = edits(
+        dropped(TASKS),
+        result_edit(HERMES, status="FAILED", reason=HERMES_STOP, metrics={}, started_at=moved),
+        result_edit(CODING, ended_at=unread[0]),
+        result_edit(RELIABILITY, started_at=unread[1]),
     )
     bundle = forged(source, tmp_path / "b", deployment, edit)
     verdict = verify_bundle(bundle, pins=deployment).verdict
@@ -212,7 +194,7 @@ def test_an_equal_start_of_another_harness_is_a_finding(
 ) -> None:
     source = examples[NOT_QUALIFIED]
     assert _windows(source)["reliability"][0] == "2026-11-02T10:00:02Z"
-    edit = _result(HERMES, started_at="2026-11-02T10:00:02Z")
+    edit = result_edit(HERMES, started_at="2026-11-02T10:00:02Z")
     verdict = verify_bundle(forged(source, tmp_path / "b", deployment, edit), pins=deployment)
     found = [f.message for f in verdict.verdict.integrity.findings if ONE_AT_A_TIME in f.message]
     assert found, verdict.verdict.integrity.findings

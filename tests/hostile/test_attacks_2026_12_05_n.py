@@ -79,9 +79,11 @@ from tests.decision_kit import (
     axes,
     built_examples,
     deployment_pins,
+    dropped,
+    edits,
     forged,
-    json_edit,
     report_of,
+    result_edit,
 )
 from tests.gate_kit import bfcl_gate_harness, gate_mirror
 from tests.paths import DATA
@@ -119,26 +121,6 @@ def example(tmp_path_factory: pytest.TempPathFactory, deployment: PinSetSource) 
     return built_examples(tmp_path_factory.mktemp("examples"), deployment, (NOT_QUALIFIED,))[
         NOT_QUALIFIED
     ]
-
-
-def _edits(*edits: Callable[[Files], None]) -> Callable[[Files], None]:
-    def edit(files: Files) -> None:
-        for one in edits:
-            one(files)
-
-    return edit
-
-
-def _result(name: str, **changes: Any) -> Callable[[Files], None]:
-    return lambda files: json_edit(files, name, lambda d: d.update(changes))
-
-
-def _drop(*names: str) -> Callable[[Files], None]:
-    def edit(files: Files) -> None:
-        for name in names:
-            del files[name]
-
-    return edit
 
 
 def _exchanges(change: Callable[[dict[str, Any]], None]) -> Callable[[Files], None]:
@@ -182,9 +164,9 @@ def _windows(bundle: Path) -> dict[str, tuple[str | None, str | None]]:
 
 _MOVED = {"started_at": "2026-11-02T09:59:40Z", "ended_at": "2026-11-02T10:59:40Z"}  # 3600 s
 _SPARK_STOPPED_EARLY = (
-    _drop(*SPARK_RECORDS),
-    _result(CODING, status="FAILED", reason=SPARK_STOP, metrics={}, **_MOVED),
-    _result(RELIABILITY, status="FAILED", reason=SPARK_STOP, metrics={}, **_MOVED),
+    dropped(*SPARK_RECORDS),
+    result_edit(CODING, status="FAILED", reason=SPARK_STOP, metrics={}, **_MOVED),
+    result_edit(RELIABILITY, status="FAILED", reason=SPARK_STOP, metrics={}, **_MOVED),
 )
 """SparkBench FAILED at its wall, its start moved back 3600 s before its end (m 1)."""
 
@@ -203,7 +185,7 @@ def test_the_first_harness_moved_back_alone_is_a_finding(
     example: Path, deployment: PinSetSource, tmp_path: Path
 ) -> None:
     _example_premises(example)
-    bundle = forged(example, tmp_path / "b", deployment, _edits(*_SPARK_STOPPED_EARLY))
+    bundle = forged(example, tmp_path / "b", deployment, edits(*_SPARK_STOPPED_EARLY))
     findings, _ = _judged(bundle, deployment, "coding")
     assert any(CLOCK in f for f in findings), findings
 
@@ -219,7 +201,7 @@ def test_the_first_harness_moved_back_with_the_log_clock_after_the_probes_is_a_f
     example: Path, deployment: PinSetSource, tmp_path: Path
 ) -> None:
     _example_premises(example)
-    edit = _edits(*_SPARK_STOPPED_EARLY, _later(20.0, first_id=3))
+    edit = edits(*_SPARK_STOPPED_EARLY, _later(20.0, first_id=3))
     bundle = forged(example, tmp_path / "b", deployment, edit)
     findings, stopped = _judged(bundle, deployment, "coding")
     assert verify_bundle(bundle, pins=deployment).verdict.claims.match
@@ -230,9 +212,9 @@ def test_the_second_component_of_a_harness_moved_after_every_window_is_a_finding
     example: Path, deployment: PinSetSource, tmp_path: Path
 ) -> None:
     _example_premises(example)
-    edit = _edits(
-        _drop(SPARK_RECORDS[1]),
-        _result(RELIABILITY, status="FAILED", reason=SPARK_STOP, metrics={},
+    edit = edits(
+        dropped(SPARK_RECORDS[1]),
+        result_edit(RELIABILITY, status="FAILED", reason=SPARK_STOP, metrics={},
                 started_at="2026-11-02T11:41:48Z", ended_at="2026-11-02T12:41:48Z"),
     )  # fmt: skip
     bundle = forged(example, tmp_path / "b", deployment, edit)
