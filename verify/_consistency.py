@@ -36,7 +36,7 @@ import statistics
 import tomllib
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel
 
@@ -1555,7 +1555,28 @@ def _times(
             stopped = _stopped_early(result.reason or "", upstream or "", pins, took)
             if stopped is not None:
                 findings.append(_disagrees(name, stopped))
-    return findings + _overlaps(evidence, pins, foreign) + _on_the_log_clock(evidence)
+    windows = _windows(evidence)
+    return findings + _overlaps(windows, pins, foreign) + _on_the_log_clock(evidence, windows)
+
+
+class _Window(NamedTuple):
+    """A component's window in seconds since the epoch, and its result."""
+
+    component: ComponentName
+    started: float
+    ended: float
+    result: ComponentResult
+
+
+def _windows(evidence: Gx10Evidence) -> dict[str, _Window]:
+    """Each component's window, where both its times read and it ends no earlier than it
+    starts, by component (in the order of the results)."""
+    windows = {}
+    for component, result in evidence.results.items():
+        started, ended = _stamp(result.started_at), _stamp(result.ended_at)
+        if started is not None and ended is not None and started <= ended:
+            windows[str(component)] = _Window(component, started, ended, result)
+    return windows
 
 
 PREAMBLE = ("identity", "probes")
@@ -1563,22 +1584,16 @@ PREAMBLE = ("identity", "probes")
 questions and the direct probes."""
 
 
-def _on_the_log_clock(evidence: Gx10Evidence) -> list[Finding]:
+def _on_the_log_clock(evidence: Gx10Evidence, windows: Mapping[str, _Window]) -> list[Finding]:
     """The windows agree with the transport log's clock: the observer times each exchange on
     one monotonic clock, so there is one offset from it to the runner's times at which every
     exchange a component's harness made starts inside that component's window, and the run's
     identity and probe exchanges start before every window. A window moved alone (the first
     harness's start moved back before the probes, to make a stop at its wall plausible) leaves
     no such offset; every time moved alike does."""
-    results: dict[str, ComponentResult] = {str(c): r for c, r in evidence.results.items()}
-    windows: dict[str, tuple[float, float]] = {}
-    for name, result in results.items():
-        started, ended = _stamp(result.started_at), _stamp(result.ended_at)
-        if started is not None and ended is not None and started <= ended:
-            windows[name] = (started, ended)
     if not windows:
         return []
-    first = min(windows, key=lambda c: windows[c][0])
+    first = min(windows, key=lambda c: windows[c].started)
     low: tuple[float, str, str] = (-math.inf, "", "")
     high: tuple[float, str, str] = (math.inf, "", "")
     for exchange in evidence.transport or ():
@@ -1586,18 +1601,18 @@ def _on_the_log_clock(evidence: Gx10Evidence) -> list[Finding]:
         label = exchange.component or ""
         window = windows.get(label)
         if window is not None:
-            if window[0] - exchange.started - TIME_SLACK_S > low[0]:
-                low = (window[0] - exchange.started - TIME_SLACK_S, at, label)
-            if window[1] - exchange.started + TIME_SLACK_S < high[0]:
-                high = (window[1] - exchange.started + TIME_SLACK_S, at, label)
+            if window.started - exchange.started - TIME_SLACK_S > low[0]:
+                low = (window.started - exchange.started - TIME_SLACK_S, at, label)
+            if window.ended - exchange.started + TIME_SLACK_S < high[0]:
+                high = (window.ended - exchange.started + TIME_SLACK_S, at, label)
         elif label in PREAMBLE:
-            bound = windows[first][0] - exchange.started + TIME_SLACK_S
+            bound = windows[first].started - exchange.started + TIME_SLACK_S
             if bound < high[0]:
                 high = (bound, f"{at}, before {first}'s start", first)
     if low[0] <= high[0]:
         return []
     # a window moved earlier is what lowers the bound its own exchanges (or the preamble) set
-    moved = results[high[2]]
+    moved = windows[high[2]].result
     return [
         _disagrees(
             f"components/{high[2]}/result.json",
@@ -1609,34 +1624,31 @@ def _on_the_log_clock(evidence: Gx10Evidence) -> list[Finding]:
 
 
 def _overlaps(
-    evidence: Gx10Evidence, pins: PinSetSource, foreign: Collection[str]
+    windows: Mapping[str, _Window], pins: PinSetSource, foreign: Collection[str]
 ) -> list[Finding]:
     """No two harnesses ran at once: the runner runs one at a time, and the transport log
     names the component of each exchange by the harness running then. Components of one
     harness's run share its start (a component's gates extend its end only: its other
     components, whose exchanges the log names by the first, have no window of their own to
-    move); so two windows
-    overlap only from one start, of one upstream (of a ``foreign`` harness, ADR 0036, the pin
-    set cannot tell the runs apart: any). An overlap up to :data:`TIME_SLACK_S` is
-    whole-second stamps."""
+    move); so two windows overlap only from one start, of one upstream (of a ``foreign``
+    harness, ADR 0036, the pin set cannot tell the runs apart: any). An overlap up to
+    :data:`TIME_SLACK_S` is whole-second stamps."""
     upstreams = pins.pins.component_upstreams
-    windows = []
-    for component, result in sorted(evidence.results.items()):
-        started, ended = _stamp(result.started_at), _stamp(result.ended_at)
-        if started is not None and ended is not None and started <= ended:
-            windows.append((component, started, ended, upstreams.get(component)))
+    spans = [
+        (c, w.started, w.ended, upstreams.get(w.component)) for c, w in sorted(windows.items())
+    ]
     findings = []
-    for number, (component, started, ended, upstream) in enumerate(windows):
-        for other, other_started, other_ended, other_upstream in windows[number + 1 :]:
+    for number, (component, started, ended, upstream) in enumerate(spans):
+        pinned = upstream is not None and upstream not in foreign
+        for other, other_started, other_ended, other_upstream in spans[number + 1 :]:
             first, second = sorted([(started, component), (other_started, other)])
-            pinned = upstream is not None and upstream not in foreign
+            early, later = windows[first[1]].result, windows[second[1]].result
             if pinned and upstream == other_upstream and started != other_started:
                 findings.append(
                     _disagrees(
                         f"components/{second[1]}/result.json",
-                        f"starts at {evidence.results[second[1]].started_at}, and "
-                        f"{first[1]} at {evidence.results[first[1]].started_at}: one run of "
-                        f"{upstream} gives the components it serves its one start",
+                        f"starts at {later.started_at}, and {first[1]} at {early.started_at}: "
+                        f"one run of {upstream} gives the components it serves its one start",
                     )
                 )
                 continue
@@ -1648,10 +1660,8 @@ def _overlaps(
             findings.append(
                 _disagrees(
                     f"components/{second[1]}/result.json",
-                    f"ran from {evidence.results[second[1]].started_at} to "
-                    f"{evidence.results[second[1]].ended_at}, while {first[1]} ran (from "
-                    f"{evidence.results[first[1]].started_at} to "
-                    f"{evidence.results[first[1]].ended_at}), of another harness: the runner "
+                    f"ran from {later.started_at} to {later.ended_at}, while {first[1]} ran (from "
+                    f"{early.started_at} to {early.ended_at}), of another harness: the runner "
                     "runs one harness at a time",
                 )
             )
