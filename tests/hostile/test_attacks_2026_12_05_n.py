@@ -14,18 +14,20 @@ deployment pin set, edited and resealed with claims equal to the replay
 
 Findings (strict expected failures unless HELD):
 
-1. HOLE (verify/_consistency.py ``_on_the_log_clock``): the observer's clock is anchored to
-   the windows only by the preamble's bound, and nothing holds the time between the last probe
-   and the first harness's exchanges. The m 1 forgery (SparkBench, coding and reliability,
-   FAILED "sparkbench wall limit exceeded", its start moved back to 3600 s before its end, before
-   the probes) is a finding now, but with every exchange after the probes moved later on
-   the observer's clock (``started`` and ``ended`` alike, the identity and probe exchanges
-   left) one offset fits again: no finding, and ``audit show`` says the sandbox stopped a hung
-   agent at its wall. The exchanges' spans, the performance measurement and the ids are all
-   unchanged by the shift. The fix of m 1 holds only against a forger who leaves the transport
-   log alone; a bound needs a second anchor on the harness's side (the sandbox's own start in
-   its raw strace trace, an epoch time, held to the window's start; the ledger's connects,
-   timed from it, before the exchanges they carried).
+1. DECISION (ADR 0041; verify/_consistency.py ``_on_the_log_clock``): the observer's clock is
+   anchored to the windows only by the preamble's bound, and nothing holds the time between
+   the last probe and the first harness's exchanges. The m 1 forgery (SparkBench, coding and
+   reliability, FAILED "sparkbench wall limit exceeded", its start moved back to 3600 s before
+   its end, before the probes) is a finding now, but with every exchange after the probes
+   moved later on the observer's clock (``started`` and ``ended`` alike, the identity and
+   probe exchanges left) one offset fits again: no finding, and ``audit show`` says the
+   sandbox stopped a hung agent at its wall. The exchanges' spans, the performance measurement
+   and the ids are all unchanged by the shift. A second anchor was weighed (the sandbox's start
+   in its strace trace header, the ledger's connects before the exchanges they carried) and
+   not taken: the trace's origin, its ``-ttt`` times and the ledger are the publisher's bytes
+   as much as the exchanges are, and moving them with the rest is two more edits of the same
+   kind, not a different story the bundle must tell. Every time in a bundle is the runner's
+   word; the checks hold the times to each other, so that one cannot move alone.
 2. HOLE (verify/_consistency.py ``_on_the_log_clock``, ``windows.get(label)``; ``_overlaps``):
    the observer labels every exchange of a harness's run with the first component it serves
    (audit/run.py ``_Harnesses._execute``: ``observer.component = components[0]``), so the other
@@ -192,10 +194,10 @@ def test_the_first_harness_moved_back_alone_is_a_finding(
 
 @pytest.mark.xfail(
     strict=True,
-    reason="HOLE: every exchange after the probes moved later on the observer's clock gives "
-    "the first harness's start moved back before the probes an offset again "
-    "(verify/_consistency.py _on_the_log_clock: nothing anchors the log clock between the "
-    "preamble and the harnesses)",
+    reason="DECISION (ADR 0041): every exchange after the probes moved later on the observer's "
+    "clock gives the first harness's start moved back before the probes an offset again; every "
+    "time in a bundle is the runner's word, held only to the others (verify/_consistency.py "
+    "_on_the_log_clock)",
 )
 def test_the_first_harness_moved_back_with_the_log_clock_after_the_probes_is_a_finding(
     example: Path, deployment: PinSetSource, tmp_path: Path
