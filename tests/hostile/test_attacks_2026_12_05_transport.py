@@ -115,7 +115,7 @@ from tests.data.hostile.kit import (
 from tests.gate_kit import RECORDED_TAR, Recorded, forged, unpacked_recorded
 from tests.paths import ROOT
 from verify import verify_bundle
-from verify._consistency import _pinned_requests
+from verify._consistency.exchanges import _pinned_requests
 from verify._facts import reply_facts
 from verify.harness_outputs import read_outputs
 from verify.socket_trace import trace_entries
