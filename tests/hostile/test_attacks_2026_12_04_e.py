@@ -19,48 +19,49 @@ test stays a strict xfail (the weights are not in the CSV).
    renames it, dates the copy a second earlier and writes claims equal to its (INFRA_ERROR)
    replay: ``audit verify`` exits 0, the copy is "the earliest that passes its checks", and
    the real QUALIFIED run is listed apart as "a copy of" it; the ranking is empty
-   (``verify/judging.py`` ``JudgedArchive._count``, line 346: ``passed`` is no measure of
+   (``verify/judging.py`` ``JudgedArchive._count``: ``passed`` is no measure of
    which copy may stand for the evidence).
 2. ``rank``: "earliest" is the order of the ``created_at`` *strings*; a timestamp with a
    fraction sorts before the same second without one (``'.' < 'Z'``), so a copy made half a
    second *after* the run (``...11:45:00.5Z`` vs ``...11:45:00Z``), same claims, is placed and
-   the real run is listed apart as its copy (``verify/judging.py`` line 346, ``named(row[4])``).
+   the real run is listed apart as its copy (``verify/judging.py`` ``JudgedArchive._count``,
+   ``named(row[4])``).
 3. ``output_target`` skips every check when the bundle is given as a URL, ``file://``
    included: ``audit verify file:///abs/run.tar --vsa /abs/run.tar`` replaces the tar with the
    summary (exit 0), ``show file:///abs/run --html /abs/run/report.html`` (also
    ``file://localhost``) and ``pack file:///abs/run -o /abs/run/x.tar`` write into the bundle
-   (``audit/_store.py`` ``output_target`` line 130: ``not is_url(bundle)``).
+   (``audit/_store.py`` ``output_target``: ``not is_url(bundle)``).
 4. CSV: ``csv_cell`` looks only at a cell's first character. A spreadsheet that splits a
    ``.csv`` on ``;`` (Excel in most European locales) reads the model name
    ``x;=cmd|' /C calc'!A0`` (no comma or quote, so the writer leaves it unquoted) as a cell
-   ``x`` and a DDE formula cell (``verify/render.py`` ``csv_cell``, line 426).
+   ``x`` and a DDE formula cell (``verify/render.py`` ``csv_cell``).
 5. CSV: ``write_csv`` sets ``lineterminator="\\n"``, so Python's csv module no longer quotes a
    field holding a bare CR: the model name ``x<CR>=cmd|...`` (or ``<CR>=1+1``, after
    ``csv_cell``'s quote: ``'<CR>=1+1``) ends the row at the CR in a spreadsheet and in
    ``csv.reader``, and the next row starts with the formula (``verify/render.py``
-   ``write_csv``, line 434; every CSV of rank, rejudge and verify-archive).
+   ``write_csv``; every CSV of rank, rejudge and verify-archive).
 6. Spark Bench: ``_within_scenarios`` bounds the code domain's quality by the scenarios' least
    and greatest score only. A run where one code scenario of ten scored 1.0 (CODE-10: Spark
    writes 12.6; no weights in its 0.8 to 4.0 range give more than 35.8) is replayed as coding
    100 when the forger edits only the ``domain_quality`` row (``verify/harness_outputs.py``
-   ``_within_scenarios``, lines 442-457).
+   ``_within_scenarios``).
 7. Spark Bench (false positive): the rounding slack is exactly 0.1 with no room for float
    error. Ten code scenarios each scoring 0.1375 over 5 repeats (Spark writes ``0.138`` each
    and a quality of ``13.7``: its weighted mean with the code difficulties is
    13.749999999999998) are refused as "outside what its scenarios' scores give":
-   ``100 * 0.138 - 0.1`` is 13.700000000000001 (``_within_scenarios`` line 452,
+   ``100 * 0.138 - 0.1`` is 13.700000000000001 (``_within_scenarios``,
    ``SPARK_BENCH_ROUNDING``).
 8. A ``file://`` URL of another host prints its user information in clear: the URL is
    masked, but the message repeats ``parts.netloc!r``, ``('user:hunter2@evil.example')``
-   (``verify/_source.py`` ``file_url_path``, lines 323-327), on verify's and rank's stderr
+   (``verify/_source.py`` ``file_url_path``), on verify's and rank's stderr
    and in rank's JSON report (refused).
 9. ``--engine dask --scheduler tcp://user:hunter2@127.0.0.1:9`` (or ``tcp://[::1``): a
    traceback (``ValueError: invalid address``) from distributed with the password in clear,
-   exit 1 (``verify/_dask.py`` ``_client`` line 283: ``dask.Client(scheduler)`` unguarded).
+   exit 1 (``verify/_dask.py`` ``_client``: ``dask.Client(scheduler)`` unguarded).
 10. ``masked_text`` ends a URL at any Unicode whitespace (``\\s``) that ``urlsplit`` keeps in a
     password (``\\x1c``-``\\x1f``, NBSP, U+3000): ``https://user:hun<US>ter2@h`` is left
     unmasked and ``one_line`` prints ``user:hun ter2@h`` (``verify/_remote.py``
-    ``_URL_IN_TEXT``, line 170); reached where a raw URL is in a message (a library's text).
+    ``_URL_IN_TEXT``); reached where a raw URL is in a message (a library's text).
 
 Held (cheap tests below): a copy minted to fail its checks, dated earlier, does not displace;
 symlinks, a parent symlink into the bundle, ``..`` and a trailing slash as outputs of a local

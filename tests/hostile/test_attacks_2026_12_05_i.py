@@ -201,7 +201,8 @@ def test_a_status_the_runner_never_writes_is_a_finding(
     "outputs and no record is what the runner writes for a harness that exited non-zero after "
     "writing them, so the Hermes record left out (its raw outputs, which hold the failed "
     "evaluation, kept) is INFRA_FAILURE and audit show finds no failure of the model "
-    "(verify/_consistency.py:433 reads such outputs for a marker only; verify/forensics.py:508)",
+    "(verify/_consistency/outputs.py _raw_outputs reads such outputs for a marker only; "
+    "verify/forensics.py _forensic)",
 )
 def test_raw_outputs_that_read_are_not_left_unjudged(
     examples: dict[str, Path], deployment: PinSetSource, tmp_path: Path
@@ -360,7 +361,7 @@ def test_a_track_relabel_keeps_the_models_failure(
     reason="DECISION: the track is the operator's --track; the runner sends the same requests "
     "on both tracks (audit/run.py default_policy reads the effective policy only), so a failed "
     "primary run relabelled controlled leaves the 'completed with profile limitations' table "
-    "for 'listed apart' (verify/ranking.py:265)",
+    "for 'listed apart' (verify/ranking.py _limited)",
 )
 def test_a_failed_primary_run_stays_in_the_limitations_table(
     examples: dict[str, Path], deployment: PinSetSource, tmp_path: Path

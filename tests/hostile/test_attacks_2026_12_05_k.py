@@ -31,46 +31,48 @@ Holes (each test asserts the safe behaviour; the strict expected failures are th
 1. HOLE: a reply to a request naming the runtime model is read as that model's, though the
    reply names another model at its top (by ``name`` or ``id``: only ``model`` is caught as
    fallback by ``network_isolation``): ``_names(request) or _names(reply)``
-   (verify/_facts.py:192). Another model's digest passes ``model_identity`` and ranks.
+   (verify/_facts.py ``reported_digests``). Another model's digest passes ``model_identity`` and
+   ranks.
 2. HOLE: a request naming two models (Ollama's ``/api/show`` reads ``model`` before the
-   deprecated ``name``) attributes the reply's digests to both (verify/_facts.py:200, 212):
+   deprecated ``name``) attributes the reply's digests to both (verify/_facts.py
+   ``reported_digests``, ``_names``):
    ``{"name": runtime, "model": other}`` passes and ranks with ``other``'s digest.
 3. HOLE: a listing entry whose naming members disagree (``{"id": "other-model-7b", "name":
-   runtime}``) reports its digest for every name (verify/_facts.py:189, 200): the forgery
-   j 10 was fixed for passes again with one more member, and ranks.
+   runtime}``) reports its digest for every name (verify/_facts.py ``reported_digests``): the
+   forgery j 10 was fixed for passes again with one more member, and ranks.
 4. HOLE (minor): a digest inside an object of the runtime model's entry (or of a reply naming
    it) that names another model is the runtime model's (``_digests_in`` walks the whole entry,
-   verify/_facts.py:215).
+   verify/_facts.py).
 5. HOLE (minor): a reply that echoes its request (a rerank's documents, a detokenization)
-   "reports" the digest the request itself sent (verify/_facts.py:192: any 200 reply to a
-   request naming the model, whatever the request carries).
+   "reports" the digest the request itself sent (verify/_facts.py ``reported_digests``: any 200
+   reply to a request naming the model, whatever the request carries).
 6. HOLE (bounded = full): whether a reply nested near the parser's limit reads depends on the
-   caller's stack depth (``body_json`` catches RecursionError, verify/replies.py:180; the
+   caller's stack depth (``body_json`` catches RecursionError, verify/replies.py ``_loads``; the
    old raw-bytes scan did not parse): ``audit verify``, ``audit verify --evidence-out`` and
    ``audit score gx10`` name different exchanges for the same digest (at a depth between, one
    passes and another says infra).
 7. HOLE (bounded memory): a slim exchange keeps every name of a reply uncut
-   (verify/_facts.py:212; ``verify.replies._named`` cuts at 256): 40 entries of 100 kB names
+   (verify/_facts.py ``_names``; ``verify.replies._named`` cuts at 256): 40 entries of 100 kB names
    keep 4 MB per exchange in the path meant to keep facts only (ADR 0012).
 8. FALSE FINDING: an honest harness that writes its marker and an output the runner cannot
    keep (a symbolic link) is FAILED without its marker: ``_execute`` returns ``_Failed``
-   without the files when anything was refused (audit/run.py:316-317), so ``_marked`` reads
-   none; the verifier reads the kept outputs, finds the marker alone and the honest bundle
-   fails integrity ("a quarantine marker ... that no quarantine record carries").
+   without the files when anything was refused (audit/run.py ``_Harnesses._execute``), so
+   ``_marked`` reads none; the verifier reads the kept outputs, finds the marker alone and the
+   honest bundle fails integrity ("a quarantine marker ... that no quarantine record carries").
 9. FALSE FINDING: the runner hands a reader the selected components its upstream serves
-   (audit/run.py:734), the verifier every component the pin set maps to it
-   (verify/_consistency.py:425-426). A smoke run (coding only) whose Spark Bench CSV has no
-   overall reliability row and a quarantine row: the runner reads it whole (marker with its
-   provisional figures), the verifier's read fails and ``markers_alone`` gives the marker
+   (audit/run.py ``_components``), the verifier every component the pin set maps to it
+   (verify/_consistency/outputs.py ``_raw_outputs``). A smoke run (coding only) whose Spark Bench
+   CSV has no overall reliability row and a quarantine row: the runner reads it whole (marker with
+   its provisional figures), the verifier's read fails and ``markers_alone`` gives the marker
    without them: two findings (the "do not read" one predates cbdd689 and hits an unmarked run
    alike). A profile listing reliability before coding puts Spark Bench's marker on another
    component (``components[0]``) in each.
 10. HOLE (total readers): a ``quarantine.json`` whose provisional figures name a metric the
     record schema refuses (``"pass rate"``), or whose reason is a lone surrogate, raises
-    pydantic's ValidationError out of ``_spark_marker`` (verify/harness_outputs.py:152), which
-    ``read_markers``/``markers_alone`` (verify/harness_outputs.py:1556, 1568) do not catch:
+    pydantic's ValidationError out of ``_spark_marker`` (verify/harness_outputs.py), which
+    ``read_markers``/``markers_alone`` (verify/harness_outputs.py) do not catch:
     ``audit run`` fails before its bundle is written ("ValidationError ... QuarantineMarker")
-    and ``audit verify`` ends in a traceback (verify/_consistency.py:462).
+    and ``audit verify`` ends in a traceback (verify/_consistency/outputs.py ``_reread``).
 
 Fixed the same day: 1 to 7 by ``reported_digests`` (an object names one model, by its runtime
 name, or none where its members disagree or the name is over 256 characters; a reply to a

@@ -49,10 +49,10 @@ Held (kept as guards below):
 
 Holes and false findings (each test asserts the safe behaviour; strict expected failures):
 
-1. HOLE: the gates read a foreign harness's records whole (``verify/gx10/decision.py:72``,
+1. HOLE: the gates read a foreign harness's records whole (``verify/gx10/decision.py`` ``replay``,
    ``judged = tuple(gate.judge(run) ...)`` over ``run``, not ``pinned``; ADR 0036 point 4 "The
    gates read the whole evidence"), and ``audit show``'s forensic answer reads the gates
-   (``verify/forensics.py:512``). A NOT_QUALIFIED run (Hermes evaluator failed one task)
+   (``verify/forensics.py`` ``_forensic``). A NOT_QUALIFIED run (Hermes evaluator failed one task)
    whose hermesbench checkout is recorded as a fork's and whose Hermes record (only the
    record: the raw output still says FAIL) says the task passed is INFRA_ERROR with integrity
    ok and matching claims, ``hermes_evaluator`` *pass*, and the forensic answer "no gate found
@@ -65,22 +65,22 @@ Holes and false findings (each test asserts the safe behaviour; strict expected 
    byte of the verdict; or keep re-reading a foreign harness's records against its raw
    outputs with the reader of the pin set the bundle names.
 2. HOLE: a manifest upstream whose ``tree`` is null has its checkout evidence never checked
-   (``verify/_consistency.py:850``, ``if upstream.tree is None: continue``): the three files
-   are required present (line 841) but the listing, the state record and the commit object
-   are not compared with anything, and ``checkout_problem`` (line 298) counts the harness as
-   pinned on the manifest's word. The deployment's qualified run whose sparkbench
-   ``checkout.json`` names a fork at another commit and whose ``commit.txt`` is not a commit
-   object is QUALIFIED and rankable with ``upstream_checkout`` "at their pinned commits".
-   Fix: check the listing at its default place (``upstreams/<name>/tree.txt``) when ``tree``
-   is null, or make a null ``tree`` a ``checkout_mismatch`` ("not recorded whole") / a
-   ``checkout_problem`` ("no listing recorded"), so that only a checkout the evidence shows
-   counts as pinned.
+   (``verify/_consistency/checkouts.py`` ``_checkouts``, ``if upstream.tree is None: continue``):
+   the three files are required present (there too) but the listing, the state record and the commit
+   object are not compared with anything, and ``checkout_problem``
+   (``verify/_consistency/harnesses.py``) counts the harness as pinned on the manifest's word. The
+   deployment's qualified run whose sparkbench ``checkout.json`` names a fork at another commit and
+   whose ``commit.txt`` is not a commit object is QUALIFIED and rankable with ``upstream_checkout``
+   "at their pinned commits". Fix: check the listing at its default place
+   (``upstreams/<name>/tree.txt``) when ``tree`` is null, or make a null ``tree`` a
+   ``checkout_mismatch`` ("not recorded whole") / a ``checkout_problem`` ("no listing recorded"), so
+   that only a checkout the evidence shows counts as pinned.
 3. FALSE FINDING: an honest run of a profile the judging pin set does not define (recorded
    under a deployment's pin set with a ``quick`` profile, judged by gx10-deployment-v5, whose
    harnesses are the same) fails integrity: ``profile_components`` is empty, so
    ``needed_upstreams`` is empty and ``foreign_harnesses`` returns nothing
-   (``verify/_consistency.py:347-353``), and ``_statuses`` makes every result "a result of
-   coding, which profile quick does not select" (``verify/_consistency.py:559``); judged by
+   (``verify/_consistency/harnesses.py``), and ``_statuses`` makes every result "a result of
+   coding, which profile quick does not select" (``verify/_consistency/outputs.py``); judged by
    gx10-qualification-v5 the three findings ADR 0036 removed come back too (raw outputs do
    not read, no raw output, no environment record). The decision already says "profile
    'quick' is not defined by pin set ..." as INFRA_ERROR. Fix: when the judging pin set does
@@ -88,7 +88,7 @@ Holes and false findings (each test asserts the safe behaviour; strict expected 
    unselected-result check) and treat every harness the bundle holds no checkout of as
    pinned as foreign (``foreign_harnesses`` with ``selected`` empty: every problem).
 4. HOLE: ``audit rank --pins P`` places one of a run's copies by ``_standing``
-   (``verify/judging.py:190-195``: rankable and passing, then passing), which does not ask
+   (``verify/judging.py``: rankable and passing, then passing), which does not ask
    whether the copy is recorded under P. A NOT_QUALIFIED run (the "completed with profile
    limitations" table) is copied, its manifest naming gx10-reference-v5, dated a second
    earlier, claims equal to its replay: both pass their checks, the earlier copy is kept and
@@ -101,8 +101,8 @@ Holes and false findings (each test asserts the safe behaviour; strict expected 
    rest.
 5. HOLE (minor): a component the judging pin set pins no harness for (Hermes under
    gx10-qualification-v5) is unscored (ADR 0036 point 4), but its records stay in the
-   evidence the diagnostics read (``verify/gx10/scores.py:50``: ``under_pins`` drops only
-   the components of a foreign harness; ``diagnostics`` at line 190 lists them): a Hermes
+   evidence the diagnostics read (``verify/gx10/scores.py``: ``under_pins`` drops only
+   the components of a foreign harness; ``diagnostics`` lists them): a Hermes
    record no reader re-read, forged to pass the failed task, is shown in the verdict's
    ``diagnostics.hermes_tasks`` as passing, with no finding. Fix: drop, in ``under_pins``,
    the records of every component the pin set maps to no harness (as ``unscored`` does).

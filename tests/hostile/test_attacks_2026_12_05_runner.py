@@ -18,42 +18,43 @@ scratch removed by ``rm -r``), 8 and 9 by ``audit.run._check_store``, 10 by
 1. A harness output whose name is not UTF-8 (``r\xff.json``), or a tree of 1,100 nested
    directories, ends the whole run with exit 2 and no bundle ("the run failed before its
    bundle was written: UnicodeEncodeError ..." / "RecursionError ...", naming no file):
-   ``raw_name`` encodes a surrogate (audit/run.py:414) and ``out.rglob`` recurses
-   (audit/run.py:356), both raised out of ``_keep_outputs`` into ``_gather_and_write``'s
-   ``except Exception`` (audit/run.py:617). The harness's components should fail, the bundle
-   be written.
+   ``raw_name`` encodes a surrogate (audit/run.py) and ``out.rglob`` recurses
+   (audit/run.py ``_Harnesses._keep_outputs``), both raised out of ``_keep_outputs`` into
+   ``_gather_and_write``'s ``except Exception`` (audit/run.py). The harness's components should
+   fail, the bundle be written.
 2. A symlink among the outputs is followed by the runner (``p.is_file()``, ``read_bytes()``,
-   audit/run.py:356/372): ``leak.txt -> /any/file`` and ``environ.txt -> /proc/self/environ``
-   put the bytes of a file outside the output directory, and the runner's own unredacted
-   environment, into the bundle as if the harness wrote them (the parser's ``output_files``
-   skips links, so what is kept and what is parsed differ).
+   audit/run.py ``_Harnesses._keep_outputs``): ``leak.txt -> /any/file`` and
+   ``environ.txt -> /proc/self/environ`` put the bytes of a file outside the output directory, and
+   the runner's own unredacted environment, into the bundle as if the harness wrote them (the
+   parser's ``output_files`` skips links, so what is kept and what is parsed differ).
 3. A harness that replaces its output directory by a symlink to another directory gets that
    directory's files kept as its raw outputs (``out.rglob`` through the link).
 4. A FIFO or a dangling symlink among the outputs is silently dropped: neither kept nor
-   refused by name, and the component is COMPLETED (``is_file()`` filter, audit/run.py:356).
+   refused by name, and the component is COMPLETED (``is_file()`` filter, audit/run.py
+   ``_Harnesses._keep_outputs``).
 5. The socket ledger is read from a file the harness can write: strace appends to
-   ``scratch/strace-<component>-<seq>.txt`` (audit/sandbox.py:177), two levels above ``{out}``;
-   a harness that connects to 93.184.216.34 and then rewrites that file without the line is
-   QUALIFIED (the unforged control is INFRA_ERROR).
+   ``scratch/strace-<component>-<seq>.txt`` (audit/sandbox.py ``run_sandboxed``), two levels above
+   ``{out}``; a harness that connects to 93.184.216.34 and then rewrites that file without the line
+   is QUALIFIED (the unforged control is INFRA_ERROR).
 6. A harness child made with ``clone(CLONE_UNTRACED)`` that calls ``setsid()`` and
    ``unshare(CLONE_NEWNET)`` is in neither the command's process group nor the sandbox's
-   network namespace: ``_kill_group`` and ``_kill_namespace`` (audit/sandbox.py:283) miss it, it
+   network namespace: ``_kill_group`` and ``_kill_namespace`` (audit/sandbox.py) miss it, it
    outlives the run (the run config still says ``cleanup: removed``) and can touch the scratch
    and the bundle later.
 7. A streamed reply that is not UTF-8 is recorded with U+FFFD in place of its bytes
-   (``getincrementaldecoder("utf-8")("replace")``, audit/observer.py:404; ``Chunk.data`` is
-   text): the chunks are not "the exact stream the harness received" (a whole body that is not
-   UTF-8 is kept as base64).
+   (``getincrementaldecoder("utf-8")("replace")``, audit/observer.py ``Observer._stream``;
+   ``Chunk.data`` is text): the chunks are not "the exact stream the harness received" (a whole body
+   that is not UTF-8 is kept as base64).
 8. ``--store`` naming a sealed bundle (it has the store's ``blobs/sha256`` layout) writes the
    new run's blobs into it: the old bundle fails verification afterwards (extra blobs).
 9. ``--store`` inside ``--out``: the store lands in the new bundle, which is sealed (exit 0)
    and fails integrity (``unexpected_file store/blobs/...``). Neither is checked
-   (``run_qualification``, audit/run.py:489; ``BundleWriter._add_stored``).
+   (``run_qualification``, audit/run.py; ``BundleWriter._add_stored``).
 10. A pin set whose harness command names an unknown placeholder (``{nope}``) is loaded, the
     run does its checkouts and probes, then stops at ``part.format(**values)``
-    (audit/run.py:252) with "KeyError: 'nope'", naming neither the harness nor the command,
-    leaving its scratch directory and an empty ``--out``; ``pins/_model.py`` ``Harness.command``
-    checks no placeholder.
+    (audit/run.py ``_Harnesses._execute``) with "KeyError: 'nope'", naming neither the harness nor
+    the command, leaving its scratch directory and an empty ``--out``; ``pins/_model.py``
+    ``Harness.command`` checks no placeholder.
 
 Held: the unforged non-loopback connect() is in the ledger and the run is INFRA_ERROR; a
 harness that deletes its own output directory (from inside it) fails its component with "did
@@ -403,7 +404,7 @@ def _server(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
     strict=True,
     reason=(
         "HOLE: the observer decodes streamed chunks with errors='replace' "
-        "(audit/observer.py:404) and Chunk.data is text: bytes that are not UTF-8 are "
+        "(audit/observer.py Observer._stream) and Chunk.data is text: bytes that are not UTF-8 are "
         "recorded as U+FFFD, not as the harness got them"
     ),
 )

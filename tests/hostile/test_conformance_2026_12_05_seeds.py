@@ -117,7 +117,7 @@ def test_performance_normalization_by_hand() -> None:
     "completion ceiling' for "
     "v5 vs the shipped gx10-qualification-v5 pin set names contract gx10-direct-probe-v2 (v1 + "
     "pinned sampling), so a v1-probe run is INFRA_ERROR and unrankable under it "
-    "(pins/gx10-qualification-v5.toml:34)",
+    "(pins/gx10-qualification-v5.toml [direct_probe] contract)",
 )
 def test_v5_direct_probe_contract_is_the_frozen_v1() -> None:
     """Seed 000 "Hard gates": "Both direct probes use the frozen gx10-direct-probe-v1 total

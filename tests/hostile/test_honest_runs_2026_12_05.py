@@ -49,72 +49,72 @@ the secrets are redacted from every blob; lm-evaluation-harness's gate under a m
 a colon; a harness's own ``GET /v1/models`` and ``/props``; ``--evidence-out``
 inside the bundle is refused (tried, not kept).
 
-False findings (strict expected failures; file:line as of 2026-12-05, commit 267b149):
+False findings (strict expected failures; the code cited as of 2026-12-05, commit 267b149):
 
 1. An empty socket ledger is read as no ledger: ``EvidenceRecords.take`` fills nothing from a
-   record of no document (verify/evidence.py:90, ``or not documents``), so ``network_isolation``
-   is infra "no socket ledger: isolation is unproven" (verify/gx10/gates.py:192), though the
+   record of no document (verify/evidence.py, ``or not documents``), so ``network_isolation``
+   is infra "no socket ledger: isolation is unproven" (verify/gx10/gates.py), though the
    entry is in the manifest and run/config.json closes the ledger at 0 entries. Honest runs in
    which no harness connected: (a) performance alone is INFRA_ERROR, not QUALIFIED; (b) Hermes
    alone, every task timing out before it asked the model, is INFRA_ERROR, not NOT_QUALIFIED
    (the model's failure becomes the infrastructure's); (c) a harness stopped at its wall before
    it connected: the verdict holds, but ``audit show`` blames ``isolation``, the first infra
-   gate (verify/forensics.py:506), not ``harness``. Fix: take an empty JSON Lines record as
-   ``()`` (or have the gate read the closing count with the entry present).
+   gate (verify/forensics.py ``_forensic``), not ``harness``. Fix: take an empty JSON Lines record
+   as ``()`` (or have the gate read the closing count with the entry present).
 2. SparkBench quarantining its run under a profile of reliability alone: the reference reader
-   puts the marker on ``coding`` whatever it serves (verify/harness_outputs.py:152
+   puts the marker on ``coding`` whatever it serves (verify/harness_outputs.py
    ``_spark_marker``); the runner, reading for the selected components, records none
    (audit/run.py ``_record``: reliability COMPLETED); the verifier re-reads with every
-   component the upstream serves (verify/_consistency.py:429) and finds "a quarantine marker
-   (golden drift) that no quarantine record carries" (:507) at
+   component the upstream serves (verify/_consistency/outputs.py ``_raw_outputs``) and finds "a
+   quarantine marker (golden drift) that no quarantine record carries" (``_marker``) at
    ``components/coding/raw/quarantine.json``, an entry that does not exist (the file is
-   ``components/reliability/raw/quarantine.json``). Fix: mark the first served component the
-   runner selected (as the spark-bench reader does), and re-read with the selected served
-   components, as the runner did; the run is then QUARANTINED.
+   ``components/reliability/raw/quarantine.json``). Fix: mark the first served component the runner
+   selected (as the spark-bench reader does), and re-read with the selected served components, as
+   the runner did; the run is then QUARANTINED.
 3. A pin set selecting Hermes tasks (``[hermes] tasks``): the runner has no way to tell the
    harness (no placeholder: pins/_model.py ``Placeholders``) and records every task it ran;
    ``_hermes`` fails integrity: "task add-retry-policy is not a pinned task"
-   (verify/_consistency.py:1097). The gates and the score read every recorded task, selected or
+   (verify/_consistency/hermes.py). The gates and the score read every recorded task, selected or
    not. Resolved (ADR 0040): a pin set that selects tasks must give the Hermes harness
    ``{tasks}`` (refused at load otherwise), the runner fills it with the selection, and a
    recorded task the pin set does not select stays an integrity finding.
 4. A model id with a colon (Ollama's ``qwen3-coder:30b``, as docs/running.md qualifies Ollama)
    and bfcl-eval as a gate, as gx10-qualification-v5 pins it: the bundle keeps
    ``score/qwen3-coder:30b/...`` escaped as ``score/xqwen3-coder_3a30b/...``
-   (audit/run.py:450 ``escaped_path``), and the reader compares the CSV's model with the
-   escaped directory (verify/harness_outputs.py:956-957 ``_bfcl_overall``; ``_bfcl_model``,
-   verify/_consistency.py:710, alike). Through 265310c the verifier's re-reading failed
+   (audit/run.py ``escaped_path``), and the reader compares the CSV's model with the
+   escaped directory (verify/harness_outputs.py ``_bfcl_overall``; ``_bfcl_model``,
+   verify/_consistency/outputs.py, alike). Through 265310c the verifier's re-reading failed
    integrity ("the bfcl raw outputs do not read"); since 267b149 the runner reads its outputs
    under the escaped names too and fails the gate itself ("its gate bfcl failed: bfcl:
    score/data_overall.csv:2: the row of model 'qwen3-coder:30b', the score files of
    'xqwen3-coder_3a30b'"): INFRA_FAILURE either way, for outputs that read. Fix: compare the
    escaped model name with the escaped directory (one escaping, in verify).
-5. The over-wall check (verify/_consistency.py:1545-1552 ``_times``) reads a component's window
+5. The over-wall check (verify/_consistency/times.py ``_times``) reads a component's window
    (``started_at`` to ``ended_at``, whole seconds) as its harness's run: (a) the runner stamps
-   ``started_at`` (audit/run.py:281) before it asks the interpreter what it holds
-   (``_prepared``, :291), so an interpreter slow to start counts twice: "ran 14 s, over its
-   harness's pinned wall of 9 s, yet was not stopped" for a harness the sandbox saw finish
+   ``started_at`` (audit/run.py ``_Harnesses._execute``) before it asks the interpreter what it
+   holds (``_prepared``, called after it), so an interpreter slow to start counts twice: "ran 14 s,
+   over its harness's pinned wall of 9 s, yet was not stopped" for a harness the sandbox saw finish
    within 9 s; a harness the sandbox did stop at a short wall reads so too, by the time its
    preparation took under load ("ran 5 s, over its harness's pinned wall of 2.5 s, yet was not
-   stopped", seen once for BenchLocal stopped at 2.5 s: why the runs stopped at a wall are not
-   in ``HELD``); (b) a component's gates run after every harness (audit/run.py:751), so
-   tool/instruction's window holds SparkBench's run: "ran 19 s, over its harness's pinned wall
-   and its gates' of 8 s". Fix: record the sandbox's own wall per harness and gate
-   (``SandboxResult``) and hold that to the pinned walls, or stamp ``started_at`` as the
-   sandbox starts and run a gate right after its component's harness.
+   stopped", seen once for BenchLocal stopped at 2.5 s: why the runs stopped at a wall are not in
+   ``HELD``); (b) a component's gates run after every harness (audit/run.py ``_components``), so
+   tool/instruction's window holds SparkBench's run: "ran 19 s, over its harness's pinned wall and
+   its gates' of 8 s". Fix: record the sandbox's own wall per harness and gate (``SandboxResult``)
+   and hold that to the pinned walls, or stamp ``started_at`` as the sandbox starts and run a gate
+   right after its component's harness.
 6. The runner's evidence: a harness stopped at its wall while the model still streams to it
    leaves its exchange in flight; its connection has left the observer's set
-   (audit/_http_server.py:326), ``Observer.stop`` waits only for the connections still there
-   (audit/observer.py:266) and closes the loop on the exchange, never recorded ("Task was
-   destroyed but it is pending!"). With a later harness's exchanges after it,
+   (audit/_http_server.py ``HarnessConnection.connection_lost``), ``Observer.stop`` waits only for
+   the connections still there (audit/observer.py) and closes the loop on the exchange, never
+   recorded ("Task was destroyed but it is pending!"). With a later harness's exchanges after it,
    ``_exchange_ids`` finds "exchange ids go from 5 to 7: an exchange is missing from the log"
-   (verify/_consistency.py:1347); as the last exchange it is lost without a trace. Fix: keep
+   (verify/_consistency/exchanges.py); as the last exchange it is lost without a trace. Fix: keep
    the handler tasks of every exchange under way (not only of open connections) and record an
    exchange whose harness went away when it goes (error "the client disconnected").
 
 Not a finding, but an honest run with no bundle to verify (a strict expected failure too): an
 endpoint that breaks off a direct probe's reply ends ``audit run`` with "the run failed before
-its bundle was written: IncompleteRead" (exit 2): audit/components.py:50 ``_post`` lets
+its bundle was written: IncompleteRead" (exit 2): audit/components.py ``_post`` lets
 ``http.client.IncompleteRead`` out of ``run_direct_probes``, where the exchange the observer
 recorded (with its error) is what ``tool_call_protocol`` judges. Seen while trying, not kept:
 ``--run-id`` with a space or a comma is refused only when the bundle is written, after the
