@@ -1,6 +1,6 @@
 """Hostile tests of 2026-12-04 (c): an adversarial publisher against the verifier's readers of
 the real upstream outputs (``verify/harness_outputs.py``) and their cross-checks
-(``verify/_consistency.py``): Spark Bench's CSV, benchlocal-cli's RunResult, Infermark's report,
+(``verify/_consistency/``): Spark Bench's CSV, benchlocal-cli's RunResult, Infermark's report,
 the bfcl-eval / Inspect AI gates.
 
 Every bundle attack starts from the recorded real bundle

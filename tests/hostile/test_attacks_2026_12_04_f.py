@@ -1,7 +1,7 @@
 """Hostile tests of 2026-12-04 (f): an adversarial publisher (every byte, resealed) against the
 verifier's supplementary GATE readers and their cross-checks (bfcl-eval, lm-evaluation-harness,
-Inspect AI: ``verify/harness_outputs.py``, ``verify/_consistency.py`` ``_gate_outputs``), the
-harness ENVIRONMENT record checks (``_environments``, ADR 0033) and the harness DATA listings
+Inspect AI: ``verify/harness_outputs.py``, ``verify/_consistency/outputs.py`` ``_gate_outputs``),
+the harness ENVIRONMENT record checks (``_environments``, ADR 0033) and the harness DATA listings
 (``_data_listings``, ADR 0029).
 
 Bundles come from two real ``audit run``s against the reference endpoint (module fixtures, as

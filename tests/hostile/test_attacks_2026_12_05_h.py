@@ -17,11 +17,11 @@ Holes (each test asserts the safe behaviour; the strict expected failures are th
    limitations" table) into INFRA_ERROR / QUARANTINED, and the verdict says "hermes
    quarantined by its upstream: no marker recorded". The runner only writes the status beside
    a marker the harness wrote (``audit/run.py``).
-2. Removing a marker (``verify/_consistency.py`` ``_raw_outputs``): a harness's raw outputs are
-   re-read only when a derived record or a marker record exists; drop the marker record and
-   record the component ``FAILED`` (no derived record), and SparkBench's own
-   ``quarantine.json``, still in the bundle, is never read: the run is an INFRA_FAILURE of a
-   "failed runner", not QUARANTINED, and no finding says a marker was left out.
+2. Removing a marker (``verify/_consistency/outputs.py`` ``_raw_outputs``): a harness's raw outputs
+   are re-read only when a derived record or a marker record exists; drop the marker record and
+   record the component ``FAILED`` (no derived record), and SparkBench's own ``quarantine.json``,
+   still in the bundle, is never read: the run is an INFRA_FAILURE of a "failed runner", not
+   QUARANTINED, and no finding says a marker was left out.
 3. Claims (``verify/gx10/decision.py`` ``_numbers``): only the five components of seed 000 are
    compared; a claim of a score for any other name (``bfcl``, ``Coding``) is never compared,
    and the claims "match".

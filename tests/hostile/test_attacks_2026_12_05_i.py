@@ -18,7 +18,7 @@ resolution, ``digest_source``).
 
 Holes (each test asserts the safe behaviour; the strict expected failures are the holes):
 
-1. A FAILED status beside a record that re-reads cleanly (``verify/_consistency.py``
+1. A FAILED status beside a record that re-reads cleanly (``verify/_consistency/outputs.py``
    ``_raw_outputs``; ``verify/gx10/decision.py`` ``_axes``): the runner records a harness's
    records only when its reader read the outputs, and then writes COMPLETED (or QUARANTINED
    beside a marker); FAILED beside records happens only when a pinned gate of the component
@@ -30,32 +30,31 @@ Holes (each test asserts the safe behaviour; the strict expected failures are th
    is FAILED "not run"). Either status over a complete Hermes record (every pinned task
    recorded, which ``_hermes`` itself checks) and its raw outputs makes the run INCOMPLETE; the
    forensic part is ``incomplete``.
-3. A wall-limit stop the timings do not support (``verify/_consistency.py`` ``_times``;
+3. A wall-limit stop the timings do not support (``verify/_consistency/times.py`` ``_times``;
    ``verify/forensics.py`` ``_component_timed_out``): a FAILED result whose reason is the
    runner's "hermesbench wall limit exceeded" after 1577 s of a 3600 s pinned wall is taken;
    ``_times`` bounds a component's time only from above. ``audit show`` explains it as "hung
    agent: ... the sandbox stopped it at its wall limit".
-4. A Hermes TIMEOUT within both limits (``verify/_consistency.py`` ``_task_self``;
+4. A Hermes TIMEOUT within both limits (``verify/_consistency/hermes.py`` ``_task_self``;
    ``verify/gx10/hermes.py`` ``hermes_time_limits``): a task the evaluator failed, relabelled
    TIMEOUT in the harness's raw output and the record, with wall 904 s of 1800 and silence
    58.9 s of 300 and its evaluator cases still there, passes without a finding: the reason
    "evaluator did not pass" becomes "timed out", the disproved completion claim's
    truthfulness 0 becomes null (unmeasured), and ``audit show`` blames a "hung agent". The
    verdict stays NOT_QUALIFIED (held below: a timeout is the model's failure).
-5. A HARNESS_ERROR beside a complete evaluation (``verify/_consistency.py`` ``_task_self``;
+5. A HARNESS_ERROR beside a complete evaluation (``verify/_consistency/hermes.py`` ``_task_self``;
    ``verify/gx10/hermes.py`` ``hermes_evidence``): the same task relabelled HARNESS_ERROR, with
    all five kinds of evidence present and trusted and its evaluator cases (one failed) kept,
    makes the run INFRA_ERROR / INFRA_FAILURE, the Hermes score null, and the forensic answer
    "the harness failed; no gate found a failure of the model". ``_task_self`` derives PASS
    from the cases; no outcome is derived for an evaluated task otherwise.
-6. The profile (``verify/_consistency.py`` ``consistency_findings``; ``verify/gx10/decision.py``
-   ``replay`` judges only ``run.selected``): the failed full run's manifest relabelled
-   ``smoke`` is QUALIFIED / VALID / MEETS_PROFILE (``--require qualified`` holds): the results,
-   records and raw outputs of the three components the smoke profile does not select (the
-   runner writes results only for selected components) are never looked at. (With Hermes
-   exchanges in the log, as a real run has, ``transport_evidence`` fails instead as an
-   orphaned exchange: INFRA_ERROR blaming the observer; either way the model's failure is
-   gone.)
+6. The profile (``verify/_consistency/__init__.py`` ``consistency_findings``;
+   ``verify/gx10/decision.py`` ``replay`` judges only ``run.selected``): the failed full run's
+   manifest relabelled ``smoke`` is QUALIFIED / VALID / MEETS_PROFILE (``--require qualified``
+   holds): the results, records and raw outputs of the three components the smoke profile does not
+   select (the runner writes results only for selected components) are never looked at. (With Hermes
+   exchanges in the log, as a real run has, ``transport_evidence`` fails instead as an orphaned
+   exchange: INFRA_ERROR blaming the observer; either way the model's failure is gone.)
 7. The reasoning level (``verify/gx10/gates.py`` ``reasoning_serialization``): the gate compares
    only whether the serialization asks for reasoning. A run whose every completion request
    carried ``reasoning_effort = "high"`` (the runner's serialization of effective ``high``,

@@ -3,7 +3,7 @@ attacked both ways: a near variant of the forgery each was made for (the publish
 every byte and reseals, claims equal to the replay: ``tests.gate_kit.resealed_as_replayed``),
 and an honest run each may fail (a false finding makes a real, honest bundle unverifiable).
 
-Attacked: ``verify/_consistency.py`` ``_raw_outputs`` / ``_marker`` (a marker read from the
+Attacked: ``verify/_consistency/`` ``_raw_outputs`` / ``_marker`` (a marker read from the
 raw outputs when no record is claimed), ``_quarantine_statuses``, ``_statuses`` /
 ``_a_gate_failed``, ``_stopped_early``, ``_outcome_problem``; ``verify/gx10/gates.py``
 ``model_identity`` / ``_reporting`` with ``verify/_facts.py`` ``reported_digests`` (bounded
@@ -22,10 +22,10 @@ Findings (each test asserts the safe behaviour; the strict expected failures are
    records FAILED "sparkbench exited 3", raw outputs kept, no marker record: ``audit/run.py``
    ``_Harnesses.run`` records a marker only for a harness that completed) is a
    ``record_disagrees`` finding ("wrote a quarantine marker that no quarantine record
-   carries", ``verify/_consistency.py`` ``_raw_outputs`` reads unclaimed outputs, ``_marker``).
-   The honest bundle fails its integrity check (exit 1). The forgery h 2 closed and this honest
-   bundle are the same bytes, so the fix belongs in the runner: record the upstream's marker
-   (seed 000: authoritative) whenever the outputs read, whatever the exit status.
+   carries", ``verify/_consistency/outputs.py`` ``_raw_outputs`` reads unclaimed outputs,
+   ``_marker``). The honest bundle fails its integrity check (exit 1). The forgery h 2 closed and
+   this honest bundle are the same bytes, so the fix belongs in the runner: record the upstream's
+   marker (seed 000: authoritative) whenever the outputs read, whatever the exit status.
 2. FALSE FINDING: a gate harness that writes readable outputs and exits non-zero (the runner
    records the component FAILED "its gate bfcl failed: bfcl exited 3" beside its records,
    ``run_gate``) is a finding ("FAILED beside the records ... and no gate of the component

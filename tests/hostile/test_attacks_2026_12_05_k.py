@@ -10,7 +10,7 @@
 2. cbdd689: a quarantine marker that reads on its own quarantines whatever else a harness's
    outputs lack (``verify/harness_outputs.py`` ``read_markers``/``markers_alone``/``MARKERS``),
    in the runner (``audit/run.py`` ``_Harnesses.run``/``_marked``) and the verifier
-   (``verify/_consistency.py`` ``_raw_outputs``/``_reread``/``_marker``).
+   (``verify/_consistency/outputs.py`` ``_raw_outputs``/``_reread``/``_marker``).
 
 The forgeries start from the example runs built under the tests' deployment pin set and are
 resealed with claims equal to their own replay (``tests.decision_kit.forged``); the honest runs

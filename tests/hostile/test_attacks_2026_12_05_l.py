@@ -1,7 +1,7 @@
 """Hostile tests of 2026-12-05 (l): a bundle judged by another pin set than it was recorded
 under, and "foreign" harnesses (docs/adr/0036-judged-by-another-pin-set.md).
 
-``verify/_consistency.py`` ``foreign_harnesses`` (over ``checkout_problem`` and
+``verify/_consistency/harnesses.py`` ``foreign_harnesses`` (over ``checkout_problem`` and
 ``needed_upstreams``) names the harnesses a bundle holds no checkout of as the judging pin set
 pins them; when a harness the profile needs is among them, every check that holds a pin
 against a harness (``_raw_outputs``, ``_gate_outputs``, ``_times``' wall, ``_environments``,

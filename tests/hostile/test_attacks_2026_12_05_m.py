@@ -2,8 +2,8 @@
 
 Attacked: commit 848d9f6 (ADR 0040: a pin set that selects Hermes tasks passes ``{tasks}`` in
 the Hermes harness's command, ``pins/_model.py`` ``PinSet._task_selection``; ``audit/run.py``
-``_Harnesses._execute`` fills it; ``verify/_consistency.py`` ``_hermes`` / ``_task_manifest``
-stay strict) and commit d6246f5 (``verify/_consistency.py`` ``_overlaps``: the windows of
+``_Harnesses._execute`` fills it; ``verify/_consistency/hermes.py`` ``_hermes`` / ``_task_manifest``
+stay strict) and commit d6246f5 (``verify/_consistency/times.py`` ``_overlaps``: the windows of
 components of different harnesses overlap by no more than the stamps' 2 s). Forgeries are the
 example runs under the tests' deployment pin set, edited and resealed with claims equal to the
 replay (``tests.decision_kit.forged``); honest runs are ``audit.run.run_qualification`` against

@@ -1,10 +1,10 @@
 """Hostile tests of 2026-12-05 (n): the component windows against each other and against the
 observer's clock, attacked both ways.
 
-Attacked: commits d6246f5 (``verify/_consistency.py`` ``_overlaps``), e2f2096
+Attacked: commits d6246f5 (``verify/_consistency/times.py`` ``_overlaps``), e2f2096
 (``audit/run.py`` ``_Clock``: one wall reading plus the monotonic clock), 5aed64e (windows of
 one upstream overlap only from one start; unreadable or missing times) and ae87d95
-(``verify/_consistency.py`` ``_on_the_log_clock``: one offset from the observer's monotonic
+(``verify/_consistency/times.py`` ``_on_the_log_clock``: one offset from the observer's monotonic
 clock to the windows puts every exchange labelled with a component inside its window, 2 s
 either side, and every ``identity``/``probes`` exchange before the earliest window). Honest
 runs are ``audit.run.run_qualification`` against the reference endpoint, recorded once for the
@@ -14,7 +14,7 @@ deployment pin set, edited and resealed with claims equal to the replay
 
 Findings (strict expected failures unless HELD):
 
-1. DECISION (ADR 0041; verify/_consistency.py ``_on_the_log_clock``): the observer's clock is
+1. DECISION (ADR 0041; verify/_consistency/times.py ``_on_the_log_clock``): the observer's clock is
    anchored to the windows only by the preamble's bound, and nothing holds the time between
    the last probe and the first harness's exchanges. The m 1 forgery (SparkBench, coding and
    reliability, FAILED "sparkbench wall limit exceeded", its start moved back to 3600 s before
@@ -28,7 +28,7 @@ Findings (strict expected failures unless HELD):
    as much as the exchanges are, and moving them with the rest is two more edits of the same
    kind, not a different story the bundle must tell. Every time in a bundle is the runner's
    word; the checks hold the times to each other, so that one cannot move alone.
-2. HOLE (verify/_consistency.py ``_on_the_log_clock``, ``windows.get(label)``; ``_overlaps``):
+2. HOLE (verify/_consistency/times.py ``_on_the_log_clock``, ``windows.get(label)``; ``_overlaps``):
    the observer labels every exchange of a harness's run with the first component it serves
    (audit/run.py ``_Harnesses._execute``: ``observer.component = components[0]``), so the other
    components of that run have no exchange on the log clock, and ``_overlaps`` lets windows of
@@ -196,7 +196,7 @@ def test_the_first_harness_moved_back_alone_is_a_finding(
     strict=True,
     reason="DECISION (ADR 0041): every exchange after the probes moved later on the observer's "
     "clock gives the first harness's start moved back before the probes an offset again; every "
-    "time in a bundle is the runner's word, held only to the others (verify/_consistency.py "
+    "time in a bundle is the runner's word, held only to the others (verify/_consistency/times.py "
     "_on_the_log_clock)",
 )
 def test_the_first_harness_moved_back_with_the_log_clock_after_the_probes_is_a_finding(

@@ -1,6 +1,6 @@
 """Hostile tests of 2026-12-05 (transport): an adversarial publisher against the gates re-derived
 from the transport log and the network ledger (``verify/gx10/gates.py``, ``verify/replies.py``,
-``verify/_facts.py``, ``verify/_consistency.py`` ``_probes`` / ``_probe_contracts`` /
+``verify/_facts.py``, ``verify/_consistency/exchanges.py`` ``_probes`` / ``_probe_contracts`` /
 ``_infermark``, ``verify/socket_trace.py``, ``verify/_ledger_trace.py``).
 
 Every bundle attack starts from the recorded real bundle
@@ -41,7 +41,8 @@ alone must be a probe record's). Left open, a strict xfail: 11 (threat-model.md)
 4. Infermark's request count is never held to the pinned ``-n 20``: a failed performance request
    relabelled to a selected harness component (an exchange's ``component`` is the observer's
    phase label, checked by nothing) and a report of 19 requests, 0 errors, turns a performance
-   score of 0 into 100 (``_infermark`` in verify/harness_outputs.py and verify/_consistency.py).
+   score of 0 into 100 (``_infermark`` in verify/harness_outputs.py and
+   verify/_consistency/exchanges.py).
 5. The Infermark wall's bound ("its wall encloses their span") ignores the chunk times and
    drops exchanges whose ``ended`` is null (the observer always writes it): performance
    exchanges with ``ended: null`` (not counted as errors either) or ``ended: 0.0`` let the
