@@ -353,17 +353,22 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def closing_problem(config: RunConfig | None, count: int) -> str | None:
+def closing_problem(config: RunConfig | None, count: int) -> tuple[str | None, int | None]:
     """Why a socket ledger of ``count`` attempts is not the one the supervisor closed (its
-    count in the run config), or None: a cut tail, or added entries, would not show otherwise."""
+    count in the run config), or None: a cut tail, or added entries, would not show otherwise;
+    and the closing count it read (None: the run config holds none)."""
     closing = config.ledger if config is not None else None
     if closing is None:
         return (
-            "the run config holds no closing count of the socket ledger: a cut tail would not show"
+            "the run config holds no closing count of the socket ledger: a cut tail would not show",
+            None,
         )
     if closing.entries != count:
-        return f"the supervisor closed the ledger at {closing.entries} attempts; it holds {count}"
-    return None
+        return (
+            f"the supervisor closed the ledger at {closing.entries} attempts; it holds {count}",
+            closing.entries,
+        )
+    return None, closing.entries
 
 
 def ledger_problem(entry: SocketLedgerEntry) -> str | None:

@@ -26,10 +26,9 @@ def _ledger(evidence: Gx10Evidence, facts: LedgerFacts | None) -> list[Finding]:
                     path=f"{name}:{number}",
                 )
             )
-    problem = closing_problem(evidence.config, ledger.count)
+    problem, closed = closing_problem(evidence.config, ledger.count)
     if problem is not None:
-        closing = evidence.config.ledger if evidence.config is not None else None
-        counts = {"expected": str(closing.entries), "got": str(ledger.count)} if closing else {}
+        counts = {"expected": str(closed), "got": str(ledger.count)} if closed is not None else {}
         findings.append(
             _finding("ledger_incoherent", name, f"evidence {name!r}: {problem}", **counts)
         )

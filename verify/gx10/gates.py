@@ -192,7 +192,7 @@ def network_isolation(run: Run) -> Check:
     if ledger is None:
         return found("infra", "no socket ledger: isolation is unproven")
     # the ledger the supervisor closed (an empty one: the harnesses connected nowhere)
-    closing = closing_problem(run.evidence.config, ledger.count)
+    closing, _ = closing_problem(run.evidence.config, ledger.count)
     if closing is not None:
         return found("infra", f"{closing}: isolation is unproven")
     if ledger.first_event is not None:  # the first entry out of sequence or off loopback
