@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
 .PHONY: demo test test-fast lint schema bench fuzz clean sandbox-tools browser-tools live-tools \
-	test-live harness-venv bfcl-venv tasks-venv bytecode
+	test-live llama-server harness-venv bfcl-venv tasks-venv bytecode
 
 $(STAMP): requirements.lock requirements-dev.lock requirements-peer.lock \
 		requirements-peer-nodeps.lock pyproject.toml
@@ -128,6 +128,28 @@ $(LIVE_STAMP): requirements-live-build.lock requirements-live.lock requirements-
 	$(LIVE_PIP) --no-deps -r requirements-live-nodeps.lock
 	touch $(LIVE_STAMP)
 
+# llama.cpp's own C++ server, the second engine of make test-live
+# (tests/live/test_llama_server.py): built from the llama.cpp sources vendored in the pinned
+# llama-cpp-python sdist (the one requirements-live.lock hash-checks), with the live venv's
+# pinned cmake, into $(LIVE_VENV)/llama.cpp (about twelve minutes on two cores).
+LLAMA_SERVER := $(LIVE_VENV)/bin/llama-server
+LLAMA_BUILD  := $(LIVE_VENV)/llama.cpp
+llama-server: $(LLAMA_SERVER)
+
+$(LLAMA_SERVER): requirements-live.lock | $(LIVE_STAMP)
+	rm -rf $(LLAMA_BUILD) && mkdir -p $(LLAMA_BUILD)
+	grep -A1 '^llama-cpp-python==' requirements-live.lock > $(LLAMA_BUILD)/sdist.txt
+	$(LIVE_VENV)/bin/python -m pip download --quiet --disable-pip-version-check --no-deps \
+		--no-binary :all: --require-hashes -r $(LLAMA_BUILD)/sdist.txt -d $(LLAMA_BUILD)
+	tar -xzf $(LLAMA_BUILD)/llama_cpp_python-*.tar.gz -C $(LLAMA_BUILD) --strip-components=1
+	$(LIVE_VENV)/bin/cmake -S $(LLAMA_BUILD)/vendor/llama.cpp -B $(LLAMA_BUILD)/build \
+		-DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF -DLLAMA_BUILD_SERVER=ON \
+		-DLLAMA_BUILD_TOOLS=ON -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
+		-DLLAMA_OPENSSL=OFF > $(LLAMA_BUILD)/configure.log
+	$(LIVE_VENV)/bin/cmake --build $(LLAMA_BUILD)/build --target llama-server -j $$(nproc) \
+		> $(LLAMA_BUILD)/build.log
+	cp $(LLAMA_BUILD)/build/bin/llama-server $@
+
 # The interpreter the real upstream harnesses of gx10-qualification-v5 run with (audit run
 # --harness-python NAME=.venv-harnesses/bin/python): the distributions their [harnesses.*]
 # requirements pin, hash-checked, in a venv of their own (docs/quickstart.md).
@@ -177,9 +199,11 @@ $(TASKS_STAMP): requirements-tasks.lock
 # --mirror options, e.g. LIVE_MIRRORS='--mirror sparkbench=/srv/git/spark-bench ...'): a run
 # that checks out no harness fails the quickstart test, since it would exercise none.
 LIVE_MIRRORS ?=
-test-live: $(STAMP) sandbox-tools bytecode $(LIVE_STAMP) $(HARNESS_STAMP) $(BFCL_STAMP) $(TASKS_STAMP)
+test-live: $(STAMP) sandbox-tools bytecode $(LIVE_STAMP) $(LLAMA_SERVER) $(HARNESS_STAMP) \
+		$(BFCL_STAMP) $(TASKS_STAMP)
 	EVIDENCE_AUDIT_LIVE_MIRRORS="$(LIVE_MIRRORS)" \
 	EVIDENCE_AUDIT_LIVE_PYTHON=$(CURDIR)/$(LIVE_VENV)/bin/python \
+	EVIDENCE_AUDIT_LLAMA_SERVER=$(CURDIR)/$(LLAMA_SERVER) \
 	EVIDENCE_AUDIT_BFCL_PYTHON=$(CURDIR)/$(BFCL_VENV)/bin/python \
 	EVIDENCE_AUDIT_TASKS_PYTHON=$(CURDIR)/$(TASKS_VENV)/bin/python \
 		$(BIN)/python -m pytest -q -p no:cacheprovider -m live tests/live

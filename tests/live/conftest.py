@@ -31,3 +31,13 @@ def live_python() -> Path:
     if not python.exists():
         pytest.fail(f"{python}: no live venv; make test-live builds it")
     return python
+
+
+@pytest.fixture(scope="session")
+def llama_server() -> Path:
+    """llama.cpp's C++ server, built from the llama.cpp the pinned llama-cpp-python vendors."""
+    named = os.environ.get("EVIDENCE_AUDIT_LLAMA_SERVER")
+    binary = Path(named) if named else REPO / ".venv-live" / "bin" / "llama-server"
+    if not binary.exists():
+        pytest.fail(f"{binary}: no llama-server; make llama-server (or make test-live) builds it")
+    return binary

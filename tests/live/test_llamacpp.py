@@ -24,6 +24,7 @@ import time
 import urllib.request
 from collections import Counter
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,11 +33,12 @@ import pytest
 from tests.live.conftest import REPO
 from tests.live.engine import free_port, smollm2_gguf
 from tests.real_runs import Bundle, check_gates, check_outcome
+from verify.replies import runtime_name
 
 pytestmark = pytest.mark.live
 
 QUICKSTART = REPO / "docs" / "quickstart.md"
-_BLOCK = re.compile(r"<!-- live-test: (\w+) -->\n```(?:sh|console)\n(.*?)```", re.S)
+_BLOCK = re.compile(r"<!-- live-test: ([\w-]+) -->\n```(?:sh|console)\n(.*?)```", re.S)
 
 
 def quickstart_blocks() -> list[tuple[str, str]]:
@@ -106,26 +108,41 @@ def _keep(bundle: Path, work: Path, out: str, summary: dict[str, Any]) -> None:
     Path(f"{target}.summary.json").write_text(json.dumps(summary, indent=2) + "\n")
 
 
-def test_the_quickstart_qualifies_a_real_server_honestly(live_python: Path, tmp_path: Path) -> None:
+@dataclass
+class _Run:
+    """A quickstart run: its working directory, the bundle, the verdict and the steps' times."""
+
+    work: Path
+    out: str
+    bundle: Bundle
+    verdict: dict[str, Any]
+    exchanges: list[dict[str, Any]]
+    timings: list[dict[str, Any]]
+
+
+def _quickstart(
+    server_kind: str, gguf: Path, engine_bin: Path, tmp_path: Path, **values: str
+) -> _Run:
+    """The quickstart's setup block (``values`` and a free port, the model and the mirrors
+    given), its ``server_kind`` block as the server (``engine_bin`` first on its PATH) and its
+    run blocks in order; then the checks every honest run passes, whatever the engine."""
     blocks = quickstart_blocks()
     kinds = [kind for kind, _ in blocks]
-    assert kinds[0] == "setup" and kinds.count("setup") == 1 and kinds.count("server") == 1
+    assert kinds[0] == "setup" and kinds.count("setup") == 1 and kinds.count(server_kind) == 1
     assert kinds.count("run") >= 3, kinds
-    port, gguf = free_port(), smollm2_gguf(live_python)
-    values = {"PORT": str(port), "MODEL": str(gguf)}
+    port = free_port()
+    values |= {"PORT": str(port), "MODEL": str(gguf)}
     if mirrors := os.environ.get("EVIDENCE_AUDIT_LIVE_MIRRORS"):  # offline: local clones
         values["MIRRORS"] = shlex.quote(mirrors)
     setup = _setup(blocks[0][1], **values)
     out = _variable(setup, "OUT")
     work = tmp_path / "work"
     work.mkdir()
-    (work / ".venv").symlink_to(REPO / ".venv")
-    (work / ".venv-harnesses").symlink_to(REPO / ".venv-harnesses")
-    (work / ".venv-bfcl").symlink_to(REPO / ".venv-bfcl")
+    for venv in (".venv", ".venv-harnesses", ".venv-bfcl"):
+        (work / venv).symlink_to(REPO / venv)
     env = {k: v for k, v in os.environ.items() if not k.startswith("EVIDENCE_AUDIT_")}
-    server_env = env | {"PATH": f"{live_python.parent}{os.pathsep}{env.get('PATH', '')}"}
-    server = next(text for kind, text in blocks if kind == "server")
-    alias = re.search(r"--model_alias (\S+)", server)
+    server_env = env | {"PATH": f"{engine_bin}{os.pathsep}{env.get('PATH', '')}"}
+    server = next(text for kind, text in blocks if kind == server_kind)
 
     timings: list[dict[str, Any]] = []
     log = tmp_path / "server.log"
@@ -167,13 +184,11 @@ def test_the_quickstart_qualifies_a_real_server_honestly(live_python: Path, tmp_
     assert verdict["integrity"]["findings"] == []
     assert verdict["claims"]["match"], verdict["claims"]
 
-    # The identity: the weights' own bytes, and the name the server gives the model.
+    # The identity: the weights' own bytes.
     assert (
         bundle.manifest["model"]["digest"]
         == "sha256:" + hashlib.sha256(gguf.read_bytes()).hexdigest()
     )
-    if alias:
-        assert bundle.manifest["model"]["runtime_model_id"] == alias.group(1)
 
     # The transport: every request the observer saw reached the engine and was answered; a 502
     # here is the observer's failure, not the model's.
@@ -190,28 +205,78 @@ def test_the_quickstart_qualifies_a_real_server_honestly(live_python: Path, tmp_
 
     check_gates(bundle, exchanges, verdict)
     check_outcome(verdict)
+    return _Run(work, out, bundle, verdict, exchanges, timings)
 
-    chunks = sum(len(e.get("chunks") or ()) for e in exchanges)
+
+def _summary(run: _Run, engine: str) -> dict[str, Any]:
+    """What ``EVIDENCE_AUDIT_LIVE_KEEP`` keeps beside the bundle: the run in figures."""
+    bundle, verdict, exchanges = run.bundle, run.verdict, run.exchanges
     components = {
         name.split("/")[1]: bundle.json(name)
         for name in bundle.evidence
         if name.startswith("components/") and name.endswith("/result.json")
     }
-    _keep(root, work, out, {
-        "engine": f"llama-cpp-python server, {gguf.name}",
-        "timings": timings,
+    return {
+        "engine": engine,
+        "timings": run.timings,
         "exchanges": len(exchanges),
         "exchanges_by_component": Counter(str(e["component"]) for e in exchanges),
-        "streamed_chunks": chunks,
+        "streamed_chunks": sum(len(e.get("chunks") or ()) for e in exchanges),
         "ledger_entries": len(bundle.lines("network/socket-ledger.jsonl")),
-        "bundle_bytes": _size(root),
+        "bundle_bytes": _size(bundle.root),
         "blobs": len(bundle.evidence),
         "components": {c: {k: r[k] for k in ("status", "started_at", "ended_at", "metrics")}
                        for c, r in sorted(components.items())},
         "verdict": {k: verdict[k] for k in ("outcome", "result_validity", "profile_decision",
                                             "rankable", "reasons", "scores")},
         "gates": {g["id"]: [g["status"], g["reason"]] for g in verdict["gates"]},
-    })  # fmt: skip
+    }  # fmt: skip
+
+
+def _reply(exchange: dict[str, Any]) -> Any:
+    body = exchange.get("response_body") or {}
+    return json.loads(body["data"]) if body.get("encoding") == "utf-8" else None
+
+
+def test_the_quickstart_qualifies_a_real_server_honestly(live_python: Path, tmp_path: Path) -> None:
+    gguf = smollm2_gguf(live_python)
+    run = _quickstart("server", gguf, live_python.parent, tmp_path)
+    server = next(text for kind, text in quickstart_blocks() if kind == "server")
+    if alias := re.search(r"--model_alias (\S+)", server):  # the name the server gives it
+        assert run.bundle.manifest["model"]["runtime_model_id"] == alias.group(1)
+    _keep(run.bundle.root, run.work, run.out,
+          _summary(run, f"llama-cpp-python server, {gguf.name}"))  # fmt: skip
+
+
+def test_the_quickstart_qualifies_llama_cpp_s_own_server_honestly(
+    live_python: Path, llama_server: Path, tmp_path: Path
+) -> None:
+    """The C++ ``llama-server`` as the quickstart starts it (no alias: it lists the weights'
+    path as the model id, answers ``/props`` and stamps a ``system_fingerprint``), the smoke
+    profile (Spark Bench's coding and Infermark's performance)."""
+    gguf = smollm2_gguf(live_python)
+    run = _quickstart("cpp-server", gguf, llama_server.parent, tmp_path, PROFILE="smoke")
+    model = run.bundle.manifest["model"]
+    by_path = {e["path"]: e for e in run.exchanges if e["component"] == "identity"}
+
+    # The model's name is what the server lists, its file name when that is a path.
+    listed = [m["id"] for m in _reply(by_path["/v1/models"])["data"]]
+    assert len(listed) == 1, listed
+    assert model["runtime_model_id"] == runtime_name(listed[0])
+    assert "/" not in model["runtime_model_id"], model
+    # The engine is what its /props answer says, recorded as transport evidence.
+    props = _reply(by_path["/props"])
+    assert by_path["/props"]["status"] == 200 and "build_info" in props, props
+    assert model["engine"] == "llama.cpp"
+    assert model["engine_version"] == props["build_info"], (model, props["build_info"])
+    # No reply names another model: the identity gate found no fallback.
+    gates = {g["id"]: g for g in run.verdict["gates"]}
+    assert gates["model_identity"]["status"] == "pass", gates["model_identity"]
+    components = {n.split("/")[1] for n in run.bundle.evidence
+                  if n.startswith("components/") and n.endswith("/result.json")}  # fmt: skip
+    assert components == {"coding", "performance"}, components
+    _keep(run.bundle.root, run.work, run.out,
+          _summary(run, f"llama.cpp llama-server {props['build_info']}, {gguf.name}"))  # fmt: skip
 
 
 BFCL_DRAW = {
