@@ -55,15 +55,40 @@ __all__ = [
 ENVIRONMENT_MEDIA_TYPE = "application/json"
 
 
-# Run by the harness's interpreter: its version, its installed distributions and the SHA-256
-# of each one's RECORD (the list of its installed files with their hashes), as JSON. Of a
+# A distribution's files digest (``installed`` in the environment record, and what a pin set's
+# ``installed`` pins): the SHA-256 of the compact JSON array (separators "," and ":", ASCII)
+# of its RECORD's rows ``[path, hash, size]``, sorted, that name a file inside the directory the
+# distribution lives in, less what an installer writes there for this one install: compiled
+# bytecode (a .pyc, anything under __pycache__: it holds its source's absolute path) and the
+# dist-info's RECORD, INSTALLER, REQUESTED and direct_url.json. Rows outside that directory
+# (../../../bin/NAME: a console script, whose first line names the venv's interpreter by its
+# absolute path) are left out too. So one wheel installed in two places has one digest, and a
+# wheel of the same version with a file of other content (a patched build) gives another. It is
+# the installer's account of what it wrote: a file edited after the install is not seen (the
+# files are not read again: that would cost seconds a run; ADR 0042).
+#
+# Run by the harness's interpreter: its version, its installed distributions and, of each one,
+# its files digest, as JSON. Of a
 # distribution found twice on the path (by its PEP 503 name, in two versions or one), the
 # first (the one imports find) is recorded. Also, for the runner's dependency check (not
 # recorded): each distribution's declared requirements (its metadata's Requires-Dist, read, never
 # imported) and the PEP 508 marker environment, computed as packaging.markers'
 # default_environment computes it.
 _PROBE = (
-    "import hashlib, importlib.metadata as m, json, os, platform, re, sys\n"
+    "import csv, hashlib, importlib.metadata as m, json, os, platform, re, sys\n"
+    "AT_INSTALL = ('RECORD', 'INSTALLER', 'REQUESTED', 'direct_url.json')\n"
+    "def files(record):\n"
+    "    rows = []\n"
+    "    for row in csv.reader(record.splitlines()):\n"
+    "        parts = row[0].split('/') if row else ['..']\n"
+    "        if row[0].startswith('/') or '..' in parts or '__pycache__' in parts:\n"
+    "            continue\n"
+    "        if parts[-1].endswith('.pyc'):\n"
+    "            continue\n"
+    "        if len(parts) == 2 and parts[0].endswith('.dist-info') and parts[1] in AT_INSTALL:\n"
+    "            continue\n"
+    "        rows.append([row[0], *(row[1:3] + ['', ''])[:2]])\n"
+    "    return json.dumps(sorted(rows), separators=(',', ':')).encode()\n"
     "installed, requires, seen = {}, {}, set()\n"
     "for d in m.distributions():\n"
     "    name = d.metadata['Name']\n"
@@ -73,7 +98,7 @@ _PROBE = (
     "    seen.add(canonical)\n"
     '    key = f"{name}=={d.version}"\n'
     "    record = d.read_text('RECORD')\n"
-    "    digest = None if record is None else hashlib.sha256(record.encode()).hexdigest()\n"
+    "    digest = None if record is None else hashlib.sha256(files(record)).hexdigest()\n"
     "    installed[key] = digest\n"
     "    try:\n"
     "        requires[key] = list(d.requires or ())\n"
@@ -130,8 +155,8 @@ class Environment:
     distributions: tuple[str, ...]
     variables: Mapping[str, str]
     installed: Mapping[str, str] = dataclasses.field(default_factory=dict)
-    """``name==version`` -> ``sha256:`` of the distribution's installed RECORD file (one
-    without a RECORD is not named)."""
+    """``name==version`` -> the distribution's files digest, ``sha256:...`` (the comment
+    above ``_PROBE``; one without a RECORD is not named)."""
     requires: Mapping[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)
     """``name==version`` -> the distribution's declared requirements (``Requires-Dist``), as
     its metadata gives them: for the dependency check, not recorded."""

@@ -28,6 +28,7 @@ from pins._model import (
     ReferencePins,
     Upstream,
     missing_requirements,
+    other_files,
     pin_set_model,
 )
 from pins._probes import PROBE_CONTRACTS, ProbeContract
@@ -53,6 +54,7 @@ __all__ = [
     "Upstream",
     "load_builtin",
     "missing_requirements",
+    "other_files",
     "parse_pin_set",
     "pin_set_digest",
     "pin_set_model",

@@ -45,6 +45,7 @@ __all__ = [
     "Thresholds",
     "Upstream",
     "missing_requirements",
+    "other_files",
 ]
 
 COMPONENTS: tuple[ComponentName, ...] = (
@@ -121,6 +122,17 @@ def missing_requirements(requirements: Sequence[str], distributions: Sequence[st
     """The requirements (``name==version``) no distribution of ``distributions`` satisfies."""
     held = {canonical_distribution(d) for d in distributions}
     return [r for r in requirements if canonical_distribution(r) not in held]
+
+
+def other_files(
+    pinned: Mapping[str, str], installed: Mapping[str, str] | None
+) -> list[tuple[str, str, str | None]]:
+    """The pinned files digests (``name==version`` -> ``sha256:...``) an environment record's
+    ``installed`` does not show: ``(requirement, pinned, recorded or None)``, in the pins'
+    order of requirement. ``installed`` names distributions by their metadata's spelling."""
+    held = {canonical_distribution(name): digest for name, digest in (installed or {}).items()}
+    found = ((pin, digest, held.get(canonical_distribution(pin))) for pin, digest in pinned.items())
+    return sorted((pin, digest, got) for pin, digest, got in found if got != digest)
 
 
 SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH)", re.IGNORECASE)
@@ -209,6 +221,12 @@ class Harness(_Frozen):
     ``audit run`` as ``--data NAME=PATH`` and to the command as ``{data[NAME]}``; the runner
     keeps the listing at ``upstreams/<name>/data/<NAME>.jsonl`` and fails the harness's
     components when it is not the pinned one; the verifier holds a completed component to it."""
+    installed: dict[Requirement, Digest] = Field(default_factory=dict)
+    """Of pinned ``requirements``, the files each must have installed: its files digest (the
+    environment record's ``installed``: its RECORD's rows inside its install directory, less
+    bytecode and install-time files, the same wherever it is installed; ADR 0042). The runner
+    fails the harness's components before it starts when one differs, naming the digest it
+    found; the verifier holds a completed component to the pins."""
     env: dict[EnvName, EnvValue] = Field(default_factory=dict)
     """Environment variables the harness runs with, pinned (``HF_DATASETS_OFFLINE = "1"``):
     the runner gives them to the harness and records them in its environment record
@@ -246,6 +264,19 @@ class Harness(_Frozen):
                         f"(it fills {', '.join('{' + p + '}' for p in PLACEHOLDERS)} and "
                         "{data[NAME]} of a pinned data directory)"
                     )
+        return self
+
+    @model_validator(mode="after")
+    def _installed_of_requirements(self) -> Harness:
+        """Files are pinned only of a distribution the harness requires, at that version: a
+        digest of another version, or of a distribution nothing requires, could never hold."""
+        required = {canonical_distribution(r) for r in self.requirements}
+        for pin in self.installed:
+            if canonical_distribution(pin) not in required:
+                raise ValueError(
+                    f"installed pins {pin}, which is not among its requirements "
+                    f"({', '.join(self.requirements) or 'none'})"
+                )
         return self
 
     @field_validator("env")

@@ -485,10 +485,12 @@ class HarnessEnvironment(_Model):
     distributions: Annotated[tuple[_Distribution, ...], Field(max_length=100_000)]
     variables: dict[EnvName, EnvValue]
     installed: Annotated[dict[_Distribution, Digest], Field(max_length=100_000)] | None = None
-    """Each distribution's installed RECORD (the list of its files with their hashes) by its
-    SHA-256, ``name==version`` -> ``sha256:...``: what was installed, file for file, where the
-    name and version alone say what was asked for. Every name is among ``distributions``.
-    Records written before it was recorded have none."""
+    """Each distribution's files digest, ``name==version`` -> ``sha256:...``: the SHA-256 of
+    its RECORD's rows (path, hash, size) inside its install directory, sorted, less bytecode and
+    the files an installer writes for one install (ADR 0042): what was installed, file for file,
+    where the name and version alone say what was asked for, the same wherever it was
+    installed. Every name is among ``distributions``. Records written before it was recorded
+    have none; those written before 2026-12-05 hold the SHA-256 of the RECORD file itself."""
 
     @model_validator(mode="after")
     def _one_meaning(self) -> HarnessEnvironment:

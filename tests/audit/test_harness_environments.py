@@ -4,12 +4,17 @@ against what was recorded."""
 
 from __future__ import annotations
 
+import base64
 import copy
+import csv
 import hashlib
 import importlib.metadata
 import json
 import os
+import shutil
+import subprocess
 import sys
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -56,17 +61,93 @@ def test_requirement_names_compare_as_pep_503_does() -> None:
     ]  # fmt: skip
 
 
+def _files_digest(record: str) -> str:
+    """ADR 0042's files digest, from its text: the RECORD's rows inside the install directory
+    (no ``..``, not absolute), less bytecode and the dist-info's install-time files, sorted,
+    as compact JSON."""
+    rows = []
+    for path, digest, size in csv.reader(record.splitlines()):
+        parts = path.split("/")
+        if path.startswith("/") or ".." in parts or "__pycache__" in parts:
+            continue
+        if path.endswith(".pyc") or (
+            len(parts) == 2 and parts[0].endswith(".dist-info")
+            and parts[1] in ("RECORD", "INSTALLER", "REQUESTED", "direct_url.json")
+        ):  # fmt: skip
+            continue
+        rows.append([path, digest, size])
+    data = json.dumps(sorted(rows), separators=(",", ":")).encode()
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
 def test_each_distribution_is_recorded_with_the_digest_of_its_installed_files() -> None:
-    """The record names what was installed, file for file: each distribution's RECORD (its
-    files and their hashes) by SHA-256, as this interpreter's own metadata reads it."""
+    """The record names what was installed, file for file: each distribution's files digest
+    (its RECORD's rows inside its install directory), as this interpreter's metadata reads it."""
     env = describe_python("x", sys.executable, {})
     distribution = importlib.metadata.distribution("pydantic")
     record = distribution.read_text("RECORD")
     assert record is not None
-    digest = "sha256:" + hashlib.sha256(record.encode()).hexdigest()
+    digest = _files_digest(record)
+    assert digest != "sha256:" + hashlib.sha256(record.encode()).hexdigest()
     assert env.installed[PYDANTIC] == digest
     assert set(env.installed) <= set(env.distributions)
     assert json.loads(env.evidence())["installed"][PYDANTIC] == digest
+
+
+def _wheel(folder: Path, module: bytes) -> Path:
+    """A wheel of ``toy`` 1.0 with ``module`` as its code and a console script."""
+    wheel = folder / "toy-1.0-py3-none-any.whl"
+    info = "toy-1.0.dist-info"
+    files = {
+        "toy/__init__.py": module,
+        f"{info}/METADATA": b"Metadata-Version: 2.1\nName: toy\nVersion: 1.0\n",
+        f"{info}/WHEEL": b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\n"
+                         b"Tag: py3-none-any\n",
+        f"{info}/entry_points.txt": b"[console_scripts]\ntoy = toy:main\n",
+    }  # fmt: skip
+    record = [
+        f"{name},sha256={base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b'=').decode()},{len(data)}"
+        for name, data in files.items()
+    ]  # fmt: skip
+    with zipfile.ZipFile(wheel, "w") as archive:
+        for name, data in files.items():
+            archive.writestr(name, data)
+        archive.writestr(f"{info}/RECORD", "\n".join([*record, f"{info}/RECORD,,"]) + "\n")
+    return wheel
+
+
+def _installed(venv: Path, wheel: Path) -> Path:
+    """A real venv at ``venv`` with ``wheel`` installed in it by pip (offline); its python."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet",
+         "--no-index", "--disable-pip-version-check", str(wheel)],
+        check=True,
+    )  # fmt: skip
+    return python
+
+
+def test_one_wheel_installed_in_two_places_has_one_files_digest(tmp_path: Path) -> None:
+    """A console script's first line names its venv's interpreter, so the RECORD files of one
+    wheel installed in two venvs differ; the files digest does not. Another build of the same
+    version, one byte of its module changed, has another."""
+    wheel = _wheel(tmp_path, b"def main():\n    return 0\n")
+    pythons = [_installed(tmp_path / name, wheel) for name in ("a", "deeper/b")]
+    records = [
+        subprocess.run(
+            [str(python), "-c", "import importlib.metadata as m; "
+             "print(m.distribution('toy').read_text('RECORD'), end='')"],
+            capture_output=True, text=True, check=True,
+        ).stdout
+        for python in pythons
+    ]  # fmt: skip
+    assert records[0] != records[1] and "bin/toy" in records[0]
+    digests = [describe_python("x", str(python), {}).installed["toy==1.0"] for python in pythons]
+    assert digests[0] == digests[1] == _files_digest(records[0])
+    patched = _wheel(tmp_path / "deeper", b"def main():\n    return 1\n")
+    other = _installed(tmp_path / "c", patched)
+    assert describe_python("x", str(other), {}).installed["toy==1.0"] != digests[0]
 
 
 def test_the_interpreter_is_asked_and_secrets_are_redacted() -> None:
@@ -193,3 +274,55 @@ def test_a_completed_component_needs_its_pinned_variables_in_the_recorded_enviro
         f"evidence '{entry}': coding completed by sparkbench, which ran with SPARK_NOTE "
         '"something else", not the pinned "as pinned"'
     )
+
+
+def test_files_are_pinned_only_of_a_required_distribution() -> None:
+    digest = "sha256:" + "0" * 64
+    sparkbench_pins(requirements=[PYDANTIC], installed={PYDANTIC: digest})
+    with pytest.raises(InvalidInput, match=r"installed pins httpx==0\.28\.1, which is not among "):
+        sparkbench_pins(requirements=[PYDANTIC], installed={"httpx==0.28.1": digest})
+    with pytest.raises(InvalidInput, match=r"harnesses\.sparkbench\.installed"):
+        sparkbench_pins(requirements=[PYDANTIC], installed={PYDANTIC: "sha256:0"})
+
+
+def test_a_harness_whose_files_are_not_the_pinned_ones_does_not_run(
+    tmp_path: Path, mirrors: dict[str, Path]
+) -> None:
+    """The refusal names the digest found: the one to pin, as with a hash-checked install."""
+    found = describe_python("x", sys.executable, {}).installed[PYDANTIC]
+    pinned = "sha256:" + "0" * 64
+    pins = sparkbench_pins(requirements=[PYDANTIC], installed={PYDANTIC: pinned})
+    verdict = verify_bundle(_run(tmp_path, mirrors, pins), pins=pins).verdict
+    assert verdict.outcome == "INFRA_ERROR"
+    assert any(
+        r.startswith("coding failed: sparkbench: its interpreter ")
+        and r.endswith(f"installed {PYDANTIC} as {found}, not the pinned {pinned}")
+        for r in verdict.reasons
+    ), verdict.reasons
+
+
+def test_a_completed_component_needs_its_pinned_files_in_the_recorded_environment(
+    tmp_path: Path, mirrors: dict[str, Path]
+) -> None:
+    found = describe_python("x", sys.executable, {}).installed[PYDANTIC]
+    pins = sparkbench_pins(requirements=[PYDANTIC], installed={PYDANTIC: found})
+    bundle = _run(tmp_path, mirrors, pins)
+    verdict = verify_bundle(bundle, pins=pins).verdict
+    assert (verdict.outcome, verdict.integrity.status) == ("QUALIFIED", "ok"), verdict.reasons
+    manifest, files = read_bundle(bundle)
+    entry = "upstreams/sparkbench/environment.json"
+    recorded = json.loads(files[entry][0])
+    other = "sha256:" + "1" * 64
+    for installed, got in (({PYDANTIC: other}, other), ({}, None)):
+        recorded["installed"] = installed
+        files[entry] = (canonical_bytes(recorded), files[entry][1])
+        reseal(tmp_path / "forged", manifest, files, {})
+        forged = verify_bundle(tmp_path / "forged", pins=pins).verdict
+        assert forged.outcome == "INFRA_ERROR" and forged.integrity.status == "failed"
+        (finding,) = (f for f in forged.integrity.findings if f.entry == entry)
+        assert finding.message == (
+            f"evidence '{entry}': coding completed by sparkbench, whose interpreter installed "
+            f"{PYDANTIC} as {got or 'nothing recorded'}, not the pinned {found}"
+        )
+        assert (finding.expected, finding.got) == (found, got)
+        shutil.rmtree(tmp_path / "forged")

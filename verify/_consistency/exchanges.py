@@ -20,7 +20,7 @@ from typing import Any
 from bundle_schema.documents import KINDS, parse_document
 from bundle_schema.errors import InvalidInput
 from bundle_schema.models import Finding, Gx10Evidence, HarnessEnvironment, TransportExchange
-from pins import PROBE_CONTRACTS, PinSetSource, missing_requirements
+from pins import PROBE_CONTRACTS, PinSetSource, missing_requirements, other_files
 from verify._consistency._common import SPAN_SLACK_S, TTFT_SLACK_S, Reader, _disagrees, _finding
 from verify._facts import ReplyFacts, reply_facts
 from verify.harness_outputs import READS
@@ -287,8 +287,9 @@ def _environments(
 ) -> list[Finding]:
     """A component completed by a harness the pins give requirements or variables holds only
     when the recorded environment of that harness shows every requirement among its
-    interpreter's distributions and every pinned variable with its pinned value. A ``foreign``
-    harness's environment is not held to the pins (ADR 0036)."""
+    interpreter's distributions, every pinned files digest (ADR 0042) and every pinned variable
+    with its pinned value. A ``foreign`` harness's environment is not held to the pins
+    (ADR 0036)."""
     findings = []
     for upstream, harness in sorted(pins.pins.harnesses.items()):
         if upstream in foreign or not (harness.requirements or harness.env):
@@ -313,6 +314,18 @@ def _environments(
         if lacking:
             findings.append(
                 _disagrees(entry, f"{who}, whose interpreter lacks the pinned {', '.join(lacking)}")
+            )
+        if others := other_files(harness.installed, record.installed):
+            pin, pinned, got = others[0]
+            more = f" (and {len(others) - 1} more)" if len(others) > 1 else ""
+            findings.append(
+                _disagrees(
+                    entry,
+                    f"{who}, whose interpreter installed {pin} as {got or 'nothing recorded'}, "
+                    f"not the pinned {pinned}{more}",
+                    expected=pinned,
+                    got=got,
+                )
             )
         other = [n for n, v in sorted(harness.env.items()) if variables.get(n) != v]
         if other:
