@@ -326,3 +326,31 @@ def test_a_completed_component_needs_its_pinned_files_in_the_recorded_environmen
         )
         assert (finding.expected, finding.got) == (found, got)
         shutil.rmtree(tmp_path / "forged")
+
+
+def test_a_record_with_blank_or_broken_rows_is_read_or_left_unnamed(tmp_path: Path) -> None:
+    """A RECORD is the installer's text: a blank line is no row, and one the csv module cannot
+    read leaves the distribution without a files digest (as one without a RECORD); neither
+    stops the interpreter's answer."""
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    site = Path(
+        subprocess.run(
+            [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            capture_output=True, text=True, check=True,
+        ).stdout.strip()
+    )  # fmt: skip
+    records = {  # a field over the csv module's limit (131,072 characters) does not read
+        "blank": "blank/__init__.py,sha256=x,1\n\n\nblank-1.0.dist-info/RECORD,,\n",
+        "broken": f"broken/{'a' * 140_000}.py,sha256=x,1\n",
+    }
+    for name, record in records.items():
+        info = site / f"{name}-1.0.dist-info"
+        info.mkdir()
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n")
+        (info / "RECORD").write_text(record)
+    env = describe_python("x", str(python), {})
+    assert {"blank==1.0", "broken==1.0"} <= set(env.distributions)
+    assert env.installed["blank==1.0"] == _files_digest(records["blank"].replace("\n\n\n", "\n"))
+    assert "broken==1.0" not in env.installed
