@@ -5,6 +5,8 @@ from __future__ import annotations
 import copy
 import hashlib
 import os
+import subprocess
+import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -123,3 +125,15 @@ def smoke_run(out: Path, mirrors: Mapping[str, Path], pins: PinSetSource, **chan
             )
         )  # fmt: skip
     return out
+
+
+def bare_venv(venv: Path) -> tuple[Path, Path]:
+    """A real venv at ``venv`` without pip (nothing installed in it): its python and the
+    directory its pure-Python distributions go to."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    site = subprocess.run(
+        [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True, text=True, check=True,
+    ).stdout.strip()  # fmt: skip
+    return python, Path(site)

@@ -9,7 +9,6 @@ site-packages as ``*.dist-info`` directories: no network, no package index."""
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
@@ -26,7 +25,7 @@ from audit.environments import (
     unmet_dependencies,
 )
 from tests.data.hostile.kit import Files, read_bundle
-from tests.factories import smoke_run, sparkbench_pins
+from tests.factories import bare_venv, smoke_run, sparkbench_pins
 from verify import verify_bundle
 
 DISTRIBUTIONS: dict[tuple[str, str], list[str]] = {
@@ -74,15 +73,7 @@ def _write_distribution(site: Path, name: str, version: str, requires: list[str]
 @pytest.fixture(scope="module")
 def interpreter(tmp_path_factory: pytest.TempPathFactory) -> str:
     """A real interpreter (a venv, no pip) holding :data:`DISTRIBUTIONS` and nothing else."""
-    venv = tmp_path_factory.mktemp("harness-venv") / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    python = venv / "bin" / "python"
-    site = Path(
-        subprocess.run(
-            [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-            capture_output=True, text=True, check=True,
-        ).stdout.strip()
-    )  # fmt: skip
+    python, site = bare_venv(tmp_path_factory.mktemp("harness-venv") / "venv")
     for (name, version), requires in DISTRIBUTIONS.items():
         _write_distribution(site, name, version, requires)
     return str(python)

@@ -31,7 +31,7 @@ from pins import (
     pin_set_model,
 )
 from tests.data.hostile.kit import read_bundle, reseal
-from tests.factories import smoke_run, sparkbench_pins
+from tests.factories import bare_venv, smoke_run, sparkbench_pins
 from verify import verify_bundle
 
 PYDANTIC = f"pydantic=={importlib.metadata.version('pydantic')}"
@@ -118,8 +118,7 @@ def _wheel(folder: Path, module: bytes) -> Path:
 
 def _installed(venv: Path, wheel: Path) -> Path:
     """A real venv at ``venv`` with ``wheel`` installed in it by pip (offline); its python."""
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    python = venv / "bin" / "python"
+    python, _ = bare_venv(venv)
     subprocess.run(
         [sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet",
          "--no-index", "--disable-pip-version-check", str(wheel)],
@@ -184,6 +183,33 @@ def test_a_harness_whose_interpreter_lacks_a_pinned_requirement_does_not_run(
     assert json.loads(files["upstreams/sparkbench/environment.json"][0])["executable"]
 
 
+def _qualified_run(
+    tmp_path: Path, mirrors: dict[str, Path], pins: PinSetSource
+) -> tuple[Any, Any, dict[str, Any]]:
+    """A smoke run under ``pins`` that qualifies: its manifest, its files and SparkBench's
+    environment record."""
+    bundle = _run(tmp_path, mirrors, pins)
+    verdict = verify_bundle(bundle, pins=pins).verdict
+    assert (verdict.outcome, verdict.integrity.status) == ("QUALIFIED", "ok"), verdict.reasons
+    manifest, files = read_bundle(bundle)
+    return manifest, files, json.loads(files["upstreams/sparkbench/environment.json"][0])
+
+
+def _judged_record(
+    out: Path, manifest: Any, files: Any, recorded: dict[str, Any], pins: PinSetSource
+) -> Any:
+    """The bundle resealed at ``out`` (replaced) with ``recorded`` as SparkBench's environment
+    record: it must fail integrity with one finding on that record, which is returned."""
+    entry = "upstreams/sparkbench/environment.json"
+    files[entry] = (canonical_bytes(recorded), files[entry][1])
+    shutil.rmtree(out, ignore_errors=True)
+    reseal(out, manifest, files, {})
+    forged = verify_bundle(out, pins=pins).verdict
+    assert forged.outcome == "INFRA_ERROR" and forged.integrity.status == "failed"
+    (finding,) = (f for f in forged.integrity.findings if f.entry == entry)
+    return finding
+
+
 def test_a_completed_component_needs_its_requirements_in_the_recorded_environment(
     tmp_path: Path, mirrors: dict[str, Path]
 ) -> None:
@@ -199,11 +225,7 @@ def test_a_completed_component_needs_its_requirements_in_the_recorded_environmen
     recorded = json.loads(files[entry][0])
     recorded["distributions"] = [d for d in recorded["distributions"] if d != PYDANTIC]
     recorded["installed"].pop(PYDANTIC)  # a record that means one thing: without it
-    files[entry] = (canonical_bytes(recorded), files[entry][1])
-    reseal(tmp_path / "forged", manifest, files, {})
-    forged = verify_bundle(tmp_path / "forged", pins=pins).verdict
-    assert forged.outcome == "INFRA_ERROR" and forged.integrity.status == "failed"
-    (finding,) = (f for f in forged.integrity.findings if f.entry == entry)
+    finding = _judged_record(tmp_path / "forged", manifest, files, recorded, pins)
     assert finding.message == (
         f"evidence '{entry}': coding completed by sparkbench, whose interpreter lacks the pinned "
         f"{PYDANTIC}"
@@ -256,12 +278,8 @@ def test_a_completed_component_needs_its_pinned_variables_in_the_recorded_enviro
     tmp_path: Path, mirrors: dict[str, Path]
 ) -> None:
     pins = _pinned_env({"SPARK_NOTE": "as pinned"})
-    bundle = _run(tmp_path, mirrors, pins)
-    verdict = verify_bundle(bundle, pins=pins).verdict
-    assert (verdict.outcome, verdict.integrity.status) == ("QUALIFIED", "ok"), verdict.reasons
-    manifest, files = read_bundle(bundle)
+    manifest, files, recorded = _qualified_run(tmp_path, mirrors, pins)
     entry = "upstreams/sparkbench/environment.json"
-    recorded = json.loads(files[entry][0])
     assert recorded["variables"] == {"SPARK_NOTE": "as pinned"}
     recorded["variables"]["SPARK_NOTE"] = "something else"
     files[entry] = (canonical_bytes(recorded), files[entry][1])
@@ -306,41 +324,24 @@ def test_a_completed_component_needs_its_pinned_files_in_the_recorded_environmen
 ) -> None:
     found = describe_python("x", sys.executable, {}).installed[PYDANTIC]
     pins = sparkbench_pins(requirements=[PYDANTIC], installed={PYDANTIC: found})
-    bundle = _run(tmp_path, mirrors, pins)
-    verdict = verify_bundle(bundle, pins=pins).verdict
-    assert (verdict.outcome, verdict.integrity.status) == ("QUALIFIED", "ok"), verdict.reasons
-    manifest, files = read_bundle(bundle)
+    manifest, files, recorded = _qualified_run(tmp_path, mirrors, pins)
     entry = "upstreams/sparkbench/environment.json"
-    recorded = json.loads(files[entry][0])
     other = "sha256:" + "1" * 64
     for installed, got in (({PYDANTIC: other}, other), ({}, None)):
         recorded["installed"] = installed
-        files[entry] = (canonical_bytes(recorded), files[entry][1])
-        reseal(tmp_path / "forged", manifest, files, {})
-        forged = verify_bundle(tmp_path / "forged", pins=pins).verdict
-        assert forged.outcome == "INFRA_ERROR" and forged.integrity.status == "failed"
-        (finding,) = (f for f in forged.integrity.findings if f.entry == entry)
+        finding = _judged_record(tmp_path / "forged", manifest, files, recorded, pins)
         assert finding.message == (
             f"evidence '{entry}': coding completed by sparkbench, whose interpreter installed "
             f"{PYDANTIC} as {got or 'nothing recorded'}, not the pinned {found}"
         )
         assert (finding.expected, finding.got) == (found, got)
-        shutil.rmtree(tmp_path / "forged")
 
 
 def test_a_record_with_blank_or_broken_rows_is_read_or_left_unnamed(tmp_path: Path) -> None:
     """A RECORD is the installer's text: a blank line is no row, and one the csv module cannot
     read leaves the distribution without a files digest (as one without a RECORD); neither
     stops the interpreter's answer."""
-    venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    python = venv / "bin" / "python"
-    site = Path(
-        subprocess.run(
-            [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-            capture_output=True, text=True, check=True,
-        ).stdout.strip()
-    )  # fmt: skip
+    python, site = bare_venv(tmp_path / "venv")
     records = {  # a field over the csv module's limit (131,072 characters) does not read
         "blank": "blank/__init__.py,sha256=x,1\n\n\nblank-1.0.dist-info/RECORD,,\n",
         "broken": f"broken/{'a' * 140_000}.py,sha256=x,1\n",

