@@ -22,6 +22,7 @@ import contextlib
 import json
 import shutil
 from collections.abc import Callable
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +53,7 @@ INFERMARK = "components/performance/infermark-c1.json"
 TRANSPORT_MEDIA = "application/vnd.evidence-audit.transport-exchange+jsonl"
 PROBE_MEDIA = "application/vnd.evidence-audit.direct-probe+json"
 SHARD_MEDIA = "application/vnd.evidence-audit.bfcl-shard+json"
+STAMP = "%Y-%m-%dT%H:%M:%SZ"
 
 Forgery = Callable[[Files, dict[str, Any]], None]
 
@@ -360,6 +362,35 @@ def _bundle_before_its_run(files: Files, fields: dict[str, Any]) -> None:
     fields["created_at"] = "2020-01-01T00:00:00Z"
 
 
+def _result(files: Files, component: str, change: Callable[[dict[str, Any]], None]) -> None:
+    name = f"components/{component}/result.json"
+    result = json.loads(files[name][0])
+    change(result)
+    _put_json(files, name, result)
+
+
+def _stamp_moved(stamp: str, seconds: int) -> str:
+    moved = datetime.strptime(stamp, STAMP) + timedelta(seconds=seconds)
+    return moved.strftime(STAMP)
+
+
+def _window_before_the_probes(files: Files, _fields: dict[str, Any]) -> None:
+    """Hermes "ran" an hour longer, from before the identity and the probes were asked."""
+    _result(files, "hermes", lambda r: r.update(started_at=_stamp_moved(r["started_at"], -3600)))
+
+
+def _two_harnesses_at_once(files: Files, _fields: dict[str, Any]) -> None:
+    """BenchLocal's and Hermes' windows stretched back over each other by ten seconds."""
+    tool = json.loads(files["components/tool_instruction/result.json"][0])
+    _result(files, "tool_instruction",
+            lambda r: r.update(started_at=_stamp_moved(tool["started_at"], -10)))  # fmt: skip
+    _result(files, "hermes", lambda r: r.update(started_at=_stamp_moved(tool["started_at"], -9)))
+
+
+def _completed_without_a_start(files: Files, _fields: dict[str, Any]) -> None:
+    _result(files, "coding", lambda r: r.pop("started_at"))
+
+
 # --- 4: the socket ledger -------------------------------------------------------------------------
 
 
@@ -486,6 +517,12 @@ FORGERIES: list[Case] = [
     _case("3: probe tokens edited", _probe_tokens, "the probe records 1000 tokens"),
     _case("3: a bundle made before its run ended", _bundle_before_its_run,
           "after the bundle was made"),
+    _case("3: a window moved back before the probes", _window_before_the_probes,
+          "which the observer's clock cannot hold with the other windows"),
+    _case("3: two harnesses' windows over each other", _two_harnesses_at_once,
+          "of another harness"),
+    _case("3: a completed component without its start", _completed_without_a_start,
+          "COMPLETED, and no started_at: it ran"),
     # no trace parses into such an entry: the ledger no longer agrees with its raw trace
     _case("4: an AF_UNIX attempt with an IP address", _unix_with_an_ip,
           "line 1 is not the attempt its sandbox trace records"),
