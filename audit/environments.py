@@ -58,14 +58,17 @@ ENVIRONMENT_MEDIA_TYPE = "application/json"
 # A distribution's files digest (``installed`` in the environment record, and what a pin set's
 # ``installed`` pins): the SHA-256 of the compact JSON array (separators "," and ":", ASCII)
 # of its RECORD's rows ``[path, hash, size]``, sorted, that name a file inside the directory the
-# distribution lives in, less what an installer writes there for this one install: compiled
-# bytecode (a .pyc, anything under __pycache__: it holds its source's absolute path) and the
+# distribution lives in, less what an installer writes there for this one install: the
+# bytecode it compiles (anything under __pycache__: it holds its source's absolute path) and the
 # dist-info's RECORD, INSTALLER, REQUESTED and direct_url.json. Rows outside that directory
 # (../../../bin/NAME: a console script, whose first line names the venv's interpreter by its
-# absolute path) are left out too. So one wheel installed in two places has one digest, and a
-# wheel of the same version with a file of other content (a patched build) gives another. It is
-# the installer's account of what it wrote: a file edited after the install is not seen (the
-# files are not read again: that would cost seconds a run; ADR 0042).
+# absolute path) are left out too. So one wheel installed in two places has one digest. Of the
+# distributions named on the probe's command line (those a pin set pins), each file is read
+# back and its row's hash and size are what is on disk (hashed with the row's algorithm; a
+# file that cannot be read is "unreadable"): the same digest when the files are what RECORD
+# says, another when one is not (a wheel patched under its own RECORD, a file another
+# distribution overwrote or someone edited). The others' rows are RECORD's word, unread: reading
+# every file of a venv costs seconds a run (ADR 0042).
 #
 # Run by the harness's interpreter: its version, its installed distributions and, of each one,
 # its files digest, as JSON. Of a
@@ -75,19 +78,35 @@ ENVIRONMENT_MEDIA_TYPE = "application/json"
 # imported) and the PEP 508 marker environment, computed as packaging.markers'
 # default_environment computes it.
 _PROBE = (
-    "import csv, hashlib, importlib.metadata as m, json, os, platform, re, sys\n"
+    "import base64, csv, hashlib, importlib.metadata as m, json, os, platform, re, sys\n"
     "AT_INSTALL = ('RECORD', 'INSTALLER', 'REQUESTED', 'direct_url.json')\n"
-    "def files(record):\n"
+    "READ_BACK = {re.sub(r'[-_.]+', '-', n).lower() for n in sys.argv[1:]}\n"
+    "def on_disk(d, path, stated, size):\n"
+    "    algorithm, _, value = stated.partition('=')\n"
+    "    if not value:\n"
+    "        return [stated, size]\n"
+    "    try:\n"
+    "        digest, length = hashlib.new(algorithm), 0\n"
+    "        with open(d.locate_file(path), 'rb') as file:\n"
+    "            while block := file.read(1 << 20):\n"
+    "                digest.update(block)\n"
+    "                length += len(block)\n"
+    "    except (OSError, ValueError):\n"
+    "        return ['unreadable', '']\n"
+    "    value = base64.urlsafe_b64encode(digest.digest()).rstrip(b'=').decode()\n"
+    "    return [algorithm + '=' + value, str(length) if size else '']\n"
+    "def files(d, record, read_back):\n"
     "    rows = []\n"
     "    for row in csv.reader(record.splitlines()):\n"
     "        parts = row[0].split('/') if row else []\n"
     "        if not row or row[0].startswith('/') or '..' in parts or '__pycache__' in parts:\n"
     "            continue\n"
-    "        if parts[-1].endswith('.pyc'):\n"
-    "            continue\n"
     "        if len(parts) == 2 and parts[0].endswith('.dist-info') and parts[1] in AT_INSTALL:\n"
     "            continue\n"
-    "        rows.append([row[0], *(row[1:3] + ['', ''])[:2]])\n"
+    "        stated, size = (row[1:3] + ['', ''])[:2]\n"
+    "        if read_back:\n"
+    "            stated, size = on_disk(d, row[0], stated, size)\n"
+    "        rows.append([row[0], stated, size])\n"
     "    return json.dumps(sorted(rows), separators=(',', ':')).encode()\n"
     "installed, requires, seen = {}, {}, set()\n"
     "for d in m.distributions():\n"
@@ -99,7 +118,8 @@ _PROBE = (
     '    key = f"{name}=={d.version}"\n'
     "    record = d.read_text('RECORD')\n"
     "    try:\n"
-    "        digest = None if record is None else hashlib.sha256(files(record)).hexdigest()\n"
+    "        listed = None if record is None else files(d, record, canonical in READ_BACK)\n"
+    "        digest = None if listed is None else hashlib.sha256(listed).hexdigest()\n"
     "    except csv.Error:\n"
     "        digest = None\n"
     "    installed[key] = digest\n"
@@ -191,9 +211,14 @@ def _redacted(variables: Mapping[str, str]) -> dict[str, str]:
 
 
 def describe_python(
-    upstream: str, python: str, variables: Mapping[str, str], timeout: float = 60.0
+    upstream: str,
+    python: str,
+    variables: Mapping[str, str],
+    timeout: float = 60.0,
+    read_back: Sequence[str] = (),
 ) -> Environment:
-    """Ask ``python`` what it is and holds.
+    """Ask ``python`` what it is and holds; of the distributions ``read_back`` names, its files
+    digest from the files as they are on disk (the comment above ``_PROBE``).
 
     Raises:
         EnvironmentUnavailable: it does not run, fails, or answers something else.
@@ -201,7 +226,7 @@ def describe_python(
     with tempfile.TemporaryFile() as stdout, tempfile.TemporaryFile() as stderr:
         try:
             done = subprocess.run(  # the interpreter the operator named
-                [python, "-I", "-c", _PROBE],
+                [python, "-I", "-c", _PROBE, *read_back],
                 stdout=stdout,
                 stderr=stderr,
                 timeout=timeout,

@@ -371,7 +371,10 @@ class _Harnesses:
         # absolute (the harness runs in its checkout), its symlinks kept (a venv's python is one)
         python = os.path.abspath(self.request.harness_python.get(upstream, sys.executable))
         try:
-            environment = describe_python(upstream, python, self._variables(harness))
+            environment = describe_python(
+                upstream, python, self._variables(harness),
+                read_back=[pin.partition("==")[0] for pin in harness.installed],
+            )  # fmt: skip
         except EnvironmentUnavailable as exc:
             return _Failed(f"{upstream}: its interpreter: {exc}")
         self.recorder.files[f"upstreams/{upstream}/environment.json"] = (

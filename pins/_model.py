@@ -224,9 +224,10 @@ class Harness(_Frozen):
     installed: dict[Requirement, Digest] = Field(default_factory=dict)
     """Of pinned ``requirements``, the files each must have installed: its files digest (the
     environment record's ``installed``: its RECORD's rows inside its install directory, less
-    bytecode and install-time files, the same wherever it is installed; ADR 0042). The runner
-    fails the harness's components before it starts when one differs, naming the digest it
-    found; the verifier holds a completed component to the pins."""
+    the bytecode and files an installer writes for one install, the same wherever it is
+    installed; ADR 0042). The runner reads those distributions' files back and fails the
+    harness's components before it starts when one differs, naming the digest it found; the
+    verifier holds a completed component to the pins."""
     env: dict[EnvName, EnvValue] = Field(default_factory=dict)
     """Environment variables the harness runs with, pinned (``HF_DATASETS_OFFLINE = "1"``):
     the runner gives them to the harness and records them in its environment record
@@ -271,12 +272,17 @@ class Harness(_Frozen):
         """Files are pinned only of a distribution the harness requires, at that version: a
         digest of another version, or of a distribution nothing requires, could never hold."""
         required = {canonical_distribution(r) for r in self.requirements}
+        pinned: dict[str, str] = {}
         for pin in self.installed:
-            if canonical_distribution(pin) not in required:
+            canonical = canonical_distribution(pin)
+            if canonical not in required:
                 raise ValueError(
                     f"installed pins {pin}, which is not among its requirements "
                     f"({', '.join(self.requirements) or 'none'})"
                 )
+            if canonical in pinned:  # two spellings of one name: two digests for one thing
+                raise ValueError(f"installed pins {pinned[canonical]} and {pin}: one distribution")
+            pinned[canonical] = pin
         return self
 
     @field_validator("env")

@@ -486,8 +486,9 @@ class HarnessEnvironment(_Model):
     variables: dict[EnvName, EnvValue]
     installed: Annotated[dict[_Distribution, Digest], Field(max_length=100_000)] | None = None
     """Each distribution's files digest, ``name==version`` -> ``sha256:...``: the SHA-256 of
-    its RECORD's rows (path, hash, size) inside its install directory, sorted, less bytecode and
-    the files an installer writes for one install (ADR 0042): what was installed, file for file,
+    its RECORD's rows (path, hash, size) inside its install directory, sorted, less the bytecode
+    and files an installer writes for one install, and of a distribution the pin set pins each
+    file read back (ADR 0042): what was installed, file for file,
     where the name and version alone say what was asked for, the same wherever it was
     installed. Every name is among ``distributions``. Records written before it was recorded
     have none; those written before 2026-12-05 hold the SHA-256 of the RECORD file itself."""

@@ -63,16 +63,15 @@ def test_requirement_names_compare_as_pep_503_does() -> None:
 
 def _files_digest(record: str) -> str:
     """ADR 0042's files digest, from its text: the RECORD's rows inside the install directory
-    (no ``..``, not absolute), less bytecode and the dist-info's install-time files, sorted,
-    as compact JSON."""
+    (no ``..``, not absolute), less what is under ``__pycache__`` and the dist-info's
+    install-time files, sorted, as compact JSON."""
     rows = []
     for path, digest, size in csv.reader(record.splitlines()):
         parts = path.split("/")
         if path.startswith("/") or ".." in parts or "__pycache__" in parts:
             continue
-        if path.endswith(".pyc") or (
-            len(parts) == 2 and parts[0].endswith(".dist-info")
-            and parts[1] in ("RECORD", "INSTALLER", "REQUESTED", "direct_url.json")
+        if len(parts) == 2 and parts[0].endswith(".dist-info") and parts[1] in (
+            "RECORD", "INSTALLER", "REQUESTED", "direct_url.json"
         ):  # fmt: skip
             continue
         rows.append([path, digest, size])
