@@ -29,6 +29,7 @@ from bundle_schema.models import (
     GitCommit,
     Identifier,
     canonical_distribution,
+    canonical_name,
 )
 from pins._probes import PROBE_CONTRACTS
 
@@ -269,8 +270,17 @@ class Harness(_Frozen):
 
     @model_validator(mode="after")
     def _installed_of_requirements(self) -> Harness:
-        """Files are pinned only of a distribution the harness requires, at that version: a
-        digest of another version, or of a distribution nothing requires, could never hold."""
+        """Each distribution is required once (two versions of one could never both be
+        installed), and files are pinned only of a distribution the harness requires, at that
+        version, once: a digest of another version, of a distribution nothing requires, or a
+        second digest of one could never hold."""
+        names: dict[str, str] = {}
+        for requirement in self.requirements:  # which version would the harness run with?
+            name = canonical_name(requirement.partition("==")[0])
+            if name in names:
+                raise ValueError(f"requirements name one distribution twice: {names[name]} and "
+                                 f"{requirement}")  # fmt: skip
+            names[name] = requirement
         required = {canonical_distribution(r) for r in self.requirements}
         pinned: dict[str, str] = {}
         for pin in self.installed:

@@ -354,3 +354,9 @@ def test_a_record_with_blank_or_broken_rows_is_read_or_left_unnamed(tmp_path: Pa
     assert {"blank==1.0", "broken==1.0"} <= set(env.distributions)
     assert env.installed["blank==1.0"] == _files_digest(records["blank"].replace("\n\n\n", "\n"))
     assert "broken==1.0" not in env.installed
+
+
+def test_a_distribution_is_required_once() -> None:
+    with pytest.raises(InvalidInput, match=r"requirements name one distribution twice: "
+                       r"httpx==0\.28\.1 and HTTPX==0\.27\.0"):  # fmt: skip
+        sparkbench_pins(requirements=["httpx==0.28.1", "HTTPX==0.27.0"])

@@ -31,8 +31,8 @@ Findings (each a test; the fixed ones now pass):
 4. FALSE FINDING, fixed (``pins/_model.py`` ``_installed_of_requirements``): a pin set that
    pinned one distribution twice under two spellings of its name (``toy==1.0`` and
    ``Toy==1.0``, each a TOML key of its own) with two digests loaded, and no interpreter could
-   satisfy it. Now refused at load. (``requirements`` naming one distribution twice, at two
-   versions, still loads: older, left.)
+   satisfy it. Now refused at load, and so is ``requirements`` naming one distribution twice
+   (at two versions: the older form of the same gap).
 5. HELD (no false finding): one wheel (console script, ``.data`` purelib, scripts and data
    files, a path with a comma that RECORD quotes) installed in two venvs, one at a deeper path
    with ``--no-compile``, has one files digest, that of ADR 0042's definition read from the
