@@ -1,5 +1,7 @@
 """The observer's added latency against a real engine: llama-cpp-python's server with
-SmolLM2-135M-Instruct (the live venv of ``make test-live``), each in a process of its own.
+SmolLM2-135M-Instruct (the live venv of ``make test-live``), each in a process of its own;
+with ``--llama-server PATH``, llama.cpp's C++ ``llama-server`` at PATH with the same weights
+instead (``PATH -m GGUF --host 127.0.0.1 --port N``, its defaults otherwise).
 
 Three processes: the engine; the observer (``observe()`` in a process of its own, as in a run,
 where the harness is another process); this client. Each request is sent twice, once straight
@@ -10,12 +12,16 @@ kinds of request:
 - ``GET /v1/models``: the proxy's cost with almost no engine work;
 - a non-streaming chat completion (temperature 0, seed 0, 8 tokens): the whole reply;
 - a streaming chat completion (same): the time to the first byte of the body (the first event);
-- ``POST /extras/tokenize``: a request with a JSON body that the engine answers at once;
+- ``POST /extras/tokenize`` (``POST /tokenize`` on ``llama-server``): a request with a JSON body
+  that the engine answers at once;
 - ``GET /v1/models`` sent 60 ms after the previous request ended: the proxy's cost after an idle
   gap as long as a completion's (the observer's code and data no longer in the CPU's caches,
   its thread asleep), with no engine work.
 
-The last two tell a body's cost from an idle gap's: a completion is both.
+The last two tell a body's cost from an idle gap's: a completion is both. ``llama-server`` closes
+a connection after a streamed reply and after 5 s idle (without ``Connection: close``), so there
+the client opens its connection again when the engine has closed it, inside the request's time,
+as a proxy does.
 
 ``--baseline DIR`` runs a second observer from another source tree (e.g. ``git worktree add DIR
 <commit>``) beside this one, and each request goes to the engine, through the baseline and through
@@ -27,8 +33,8 @@ adds on this machine, against which the observer's own work is what it adds abov
 Target (issue 17): p50 of the added latency < 0.5 ms per request. The engine's own jitter is in
 every pair; the p50 of the differences is robust to it, the p90 is not.
 
-Run: .venv/bin/python -m benchmarks.observer_real [--python .venv-live/bin/python] [--pairs N]
-[--baseline DIR] [--floor]
+Run: .venv/bin/python -m benchmarks.observer_real [--python .venv-live/bin/python]
+[--llama-server PATH] [--pairs N] [--baseline DIR] [--floor]
 """
 
 from __future__ import annotations
@@ -40,6 +46,7 @@ import http.client
 import json
 import os
 import platform
+import select
 import signal
 import statistics
 import subprocess
@@ -68,9 +75,10 @@ def load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
-def live_engine(python: Path | None) -> tuple[Path, Path]:
+def live_engine(python: Path | None, cpp_server: Path | None = None) -> tuple[Path, Path]:
     """The live venv's interpreter (``python``, else ``$EVIDENCE_AUDIT_LIVE_PYTHON``, else
-    ``.venv-live``) and SmolLM2's weights in it; prints the machine, its load and the engine."""
+    ``.venv-live``) and SmolLM2's weights in it; prints the machine, its load and the engine
+    (``cpp_server``: llama.cpp's ``llama-server`` at that path)."""
     python = python or Path(
         os.environ.get("EVIDENCE_AUDIT_LIVE_PYTHON", REPO / ".venv-live" / "bin" / "python")
     )
@@ -79,7 +87,10 @@ def live_engine(python: Path | None) -> tuple[Path, Path]:
         f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
         f", load average {load()}"
     )
-    print(f"engine: llama-cpp-python server ({python}), {model.name}")
+    if cpp_server is None:
+        print(f"engine: llama-cpp-python server ({python}), {model.name}")
+    else:
+        print(f"engine: llama.cpp llama-server ({cpp_server}), {model.name}")
     return python, model
 
 
@@ -87,11 +98,32 @@ def live_engine(python: Path | None) -> tuple[Path, Path]:
 def llama_server(python: Path, model: Path) -> Iterator[str]:
     """llama-cpp-python's server on a free loopback port, until the block ends; yields its URL."""
     port = free_port()
-    process = subprocess.Popen(
+    with _engine(
         [str(python), "-m", "llama_cpp.server", "--model", str(model), "--model_alias", ALIAS,
          "--host", "127.0.0.1", "--port", str(port)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-    )  # fmt: skip
+        port,
+    ) as url:  # fmt: skip
+        yield url
+
+
+@contextlib.contextmanager
+def cpp_llama_server(binary: Path, model: Path) -> Iterator[str]:
+    """llama.cpp's C++ ``llama-server`` (``binary``) on a free loopback port, its defaults
+    otherwise, until the block ends (ready once ``/health`` answers 200: it answers 503 while
+    the model loads); yields its URL."""
+    port = free_port()
+    command = [str(binary), "-m", str(model), "--host", "127.0.0.1", "--port", str(port)]
+    with _engine(command, port, ready="/health") as url:
+        yield url
+
+
+@contextlib.contextmanager
+def _engine(command: list[str], port: int, ready: str = "/v1/models") -> Iterator[str]:
+    """The engine ``command`` listening on loopback ``port``, once it answers ``ready`` with
+    a success, until the block ends; yields its URL."""
+    process = subprocess.Popen(
+        command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 180
@@ -100,11 +132,11 @@ def llama_server(python: Path, model: Path) -> Iterator[str]:
                 raise SystemExit(f"the engine exited with {process.returncode}")
             with (
                 contextlib.suppress(OSError),
-                urllib.request.urlopen(url + "/v1/models", timeout=5),  # noqa: S310 - loopback
+                urllib.request.urlopen(url + ready, timeout=5),  # noqa: S310 - loopback
             ):
                 break
             if time.monotonic() > deadline:
-                raise SystemExit("the engine did not answer /v1/models within 180 s")
+                raise SystemExit(f"the engine did not answer {ready} within 180 s")
             time.sleep(0.5)
         yield url
     finally:
@@ -251,14 +283,52 @@ def _first_byte(connection: http.client.HTTPConnection) -> float:
     return first
 
 
-def _tokenize(connection: http.client.HTTPConnection) -> float:
-    body = json.dumps({"input": "Reply with exactly: READY", "model": ALIAS})
+def _post(connection: http.client.HTTPConnection, path: str, body: str) -> float:
     start = time.perf_counter()
-    connection.request("POST", "/extras/tokenize", body, {"Content-Type": "application/json"})
+    connection.request("POST", path, body, {"Content-Type": "application/json"})
     reply = connection.getresponse()
     reply.read()
     assert reply.status == 200
     return time.perf_counter() - start
+
+
+def _tokenize(connection: http.client.HTTPConnection) -> float:
+    body = json.dumps({"input": "Reply with exactly: READY", "model": ALIAS})
+    return _post(connection, "/extras/tokenize", body)
+
+
+def _cpp_first_byte(engine_port: int) -> Request:
+    """``_first_byte`` against ``llama-server``, which closes the connection after a streamed
+    reply without saying so (no ``Connection: close``): the client's own connection to it (on
+    ``engine_port``) is closed too, so the next request opens one inside its time, as a proxy in
+    front of it does. The connections through a proxy stay open (the proxy reconnects)."""
+
+    def request(connection: http.client.HTTPConnection) -> float:
+        first = _first_byte(connection)
+        if connection.port == engine_port:
+            connection.close()
+        return first
+
+    return request
+
+
+def _reopening(request: Request) -> Request:
+    """``request`` on a connection opened again first if its peer has closed it (nothing is due
+    on it between requests): ``llama-server`` closes a connection idle for 5 s, as completions
+    under load leave one between its rounds, without a ``Connection: close`` before. The opening
+    is inside the request's time, as a proxy's is when it reconnects."""
+
+    def run(connection: http.client.HTTPConnection) -> float:
+        if connection.sock is not None and select.select([connection.sock], [], [], 0)[0]:
+            connection.close()
+        return request(connection)
+
+    return run
+
+
+def _cpp_tokenize(connection: http.client.HTTPConnection) -> float:
+    """``llama-server``'s tokenize endpoint."""
+    return _post(connection, "/tokenize", json.dumps({"content": "Reply with exactly: READY"}))
 
 
 IDLE_GAP_S = 0.06
@@ -291,6 +361,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--python", type=Path, help="the live venv's interpreter")
     parser.add_argument(
+        "--llama-server",
+        type=Path,
+        metavar="PATH",
+        help="run llama.cpp's C++ llama-server at PATH as the engine (the live venv's weights)",
+    )
+    parser.add_argument(
         "--pairs", type=int, default=300, help="pairs (rounds) per kind (default 300)"
     )
     parser.add_argument(
@@ -306,16 +382,26 @@ def main(argv: list[str] | None = None) -> int:
         return _serve_observer(args.serve_observer)
     if args.serve_floor:
         return _serve_floor(args.serve_floor)
-    python, model = live_engine(args.python)
+    python, model = live_engine(args.python, args.llama_server)
+    tokenize = (
+        ("POST /extras/tokenize (answered at once)", _tokenize)
+        if args.llama_server is None
+        else ("POST /tokenize (answered at once)", _cpp_tokenize)
+    )
     kinds: list[tuple[str, Request]] = [
         ("GET /v1/models", _models),
         ("chat completion, whole reply", _chat),
         ("streamed chat completion, first byte", _first_byte),
-        ("POST /extras/tokenize (answered at once)", _tokenize),
+        tokenize,
         ("GET /v1/models after 60 ms idle", _models_after_idle),
     ]
     with contextlib.ExitStack() as stack:
-        url = stack.enter_context(llama_server(python, model))
+        engine = (
+            llama_server(python, model)
+            if args.llama_server is None
+            else cpp_llama_server(args.llama_server, model)
+        )
+        url = stack.enter_context(engine)
         ports = [int(url.rsplit(":", 1)[1]), stack.enter_context(observer_process(url))]
         others = []
         if args.baseline is not None:
@@ -324,6 +410,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.floor:
             ports.append(stack.enter_context(observer_process(url, serve="--serve-floor")))
             others.append("floor")
+        if args.llama_server is not None:
+            kinds[2] = (kinds[2][0], _cpp_first_byte(ports[0]))
+            kinds = [(name, _reopening(request)) for name, request in kinds]
         connections = [http.client.HTTPConnection("127.0.0.1", port) for port in ports]
         rows = []
         for name, request in kinds:
