@@ -60,7 +60,8 @@ ENVIRONMENT_MEDIA_TYPE = "application/json"
 # of its RECORD's rows ``[path, hash, size]``, sorted, that name a file inside the directory the
 # distribution lives in, less what an installer writes there for this one install: the
 # bytecode it compiles (anything under __pycache__: it holds its source's absolute path) and the
-# dist-info's RECORD, INSTALLER, REQUESTED and direct_url.json. Rows outside that directory
+# dist-info's RECORD, INSTALLER, REQUESTED, direct_url.json and uv_cache.json (uv's, holding the
+# installed file's modification time). Rows outside that directory
 # (../../../bin/NAME: a console script, whose first line names the venv's interpreter by its
 # absolute path) are left out too. So one wheel installed in two places has one digest. Of the
 # distributions named on the probe's command line (those a pin set pins), each file is read
@@ -79,7 +80,7 @@ ENVIRONMENT_MEDIA_TYPE = "application/json"
 # default_environment computes it.
 _PROBE = (
     "import base64, csv, hashlib, importlib.metadata as m, json, os, platform, re, sys\n"
-    "AT_INSTALL = ('RECORD', 'INSTALLER', 'REQUESTED', 'direct_url.json')\n"
+    "AT_INSTALL = ('RECORD', 'INSTALLER', 'REQUESTED', 'direct_url.json', 'uv_cache.json')\n"
     "READ_BACK = {re.sub(r'[-_.]+', '-', n).lower() for n in sys.argv[1:]}\n"
     "def on_disk(d, path, stated, size):\n"
     "    algorithm, _, value = stated.partition('=')\n"

@@ -71,7 +71,7 @@ def _files_digest(record: str) -> str:
         if path.startswith("/") or ".." in parts or "__pycache__" in parts:
             continue
         if len(parts) == 2 and parts[0].endswith(".dist-info") and parts[1] in (
-            "RECORD", "INSTALLER", "REQUESTED", "direct_url.json"
+            "RECORD", "INSTALLER", "REQUESTED", "direct_url.json", "uv_cache.json"
         ):  # fmt: skip
             continue
         rows.append([path, digest, size])
@@ -360,3 +360,29 @@ def test_a_distribution_is_required_once() -> None:
     with pytest.raises(InvalidInput, match=r"requirements name one distribution twice: "
                        r"httpx==0\.28\.1 and HTTPX==0\.27\.0"):  # fmt: skip
         sparkbench_pins(requirements=["httpx==0.28.1", "HTTPX==0.27.0"])
+
+
+def test_what_an_installer_writes_for_one_install_is_not_in_the_digest(tmp_path: Path) -> None:
+    """The same files installed by pip and by uv (which adds ``uv_cache.json`` with the wheel
+    file's modification time, and ``direct_url.json`` with its path) have one digest."""
+    python, site = bare_venv(tmp_path / "venv")
+    shared = "same/__init__.py,sha256=x,1\n"
+    by = {
+        "bypip": ("INSTALLER,sha256=p,4\nREQUESTED,sha256=q,0\n", ""),
+        "byuv": ("INSTALLER,sha256=u,3\ndirect_url.json,sha256=d,68\n",
+                 "uv_cache.json,sha256=t,127\n"),
+    }  # fmt: skip
+    for name, (installer, cache) in by.items():
+        info = f"{name}-1.0.dist-info"
+        (site / info).mkdir()
+        (site / info / "METADATA").write_text(
+            f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n"
+        )
+        rows = [shared.replace("same", name)] + [f"{info}/{row}\n" for row in
+                (installer + cache + "RECORD,,").splitlines()]  # fmt: skip
+        (site / info / "RECORD").write_text("".join(rows))
+    env = describe_python("x", str(python), {})
+    digests = {name: env.installed[f"{name}==1.0"] for name in by}
+    assert digests["bypip"] != digests["byuv"]  # the package's own path differs by its name
+    for name in by:  # each is its one file's row alone
+        assert digests[name] == _files_digest(f"{name}/__init__.py,sha256=x,1\n")

@@ -91,7 +91,7 @@ ENTRY = "upstreams/sparkbench/environment.json"
 CODING = "components/coding/result.json"
 PIP = [sys.executable, "-m", "pip", "--disable-pip-version-check", "--python"]
 _INIT = b"from toy.core import ANSWER\n\n\ndef main():\n    print(ANSWER)\n"
-_AT_INSTALL = ("RECORD", "INSTALLER", "REQUESTED", "direct_url.json")
+_AT_INSTALL = ("RECORD", "INSTALLER", "REQUESTED", "direct_url.json", "uv_cache.json")
 
 
 # --- wheels and venvs ------------------------------------------------------------------------
