@@ -545,6 +545,8 @@ def _line_of(text: str | None, loc: Sequence[Any]) -> int | None:
     lines = text.splitlines()
     start, found = 0, None
     for key in (str(k) for k in loc if not isinstance(k, int)):
+        if not key:  # an empty key ("" = ...) is on the line of the key before it
+            continue
         quoted = re.escape(key)
         setting = re.compile(rf'^\s*(?:"{quoted}"|{quoted})\s*=|^\s*\[\[?[^\]]*\b{quoted}\b')
         for number in range(start, len(lines)):

@@ -157,3 +157,15 @@ def test_a_hermes_selection_is_one_of_tasks_of_the_harness_that_runs_them(
 ) -> None:
     with pytest.raises(InvalidInput, match=re.escape(message)):
         parse_pin_set(_demo_edited(edit), "mine.toml")
+
+
+def test_an_empty_key_is_named_on_the_line_of_its_table() -> None:
+    """``installed = { "" = ... }``: the message names the line that sets ``installed``, not
+    the next line that sets anything."""
+    table = "[harnesses.sparkbench]\n"
+    edited = _demo_edited((table, f'{table}installed = {{ "" = "sha256:x" }}\n')).decode()
+    line = edited.splitlines().index('installed = { "" = "sha256:x" }') + 1
+    with pytest.raises(
+        InvalidInput, match=rf"^mine\.toml:{line}: harnesses\.sparkbench\.installed"
+    ):
+        parse_pin_set(edited.encode(), "mine.toml")
