@@ -129,7 +129,7 @@ $(LIVE_STAMP): requirements-live-build.lock requirements-live.lock requirements-
 	touch $(LIVE_STAMP)
 
 # llama.cpp's own C++ server, the second engine of make test-live
-# (tests/live/test_llama_server.py): built from the llama.cpp sources vendored in the pinned
+# (tests/live/test_llamacpp.py): built from the llama.cpp sources vendored in the pinned
 # llama-cpp-python sdist (the one requirements-live.lock hash-checks), with the live venv's
 # pinned cmake, into $(LIVE_VENV)/llama.cpp (about twelve minutes on two cores).
 LLAMA_SERVER := $(LIVE_VENV)/bin/llama-server
