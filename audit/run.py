@@ -389,13 +389,8 @@ class _Harnesses:
         unmet = unmet_dependencies(harness.requirements, environment, harness.omitted_dependencies)
         if unmet is not None:
             return _Failed(f"{upstream}: {unmet}")
-        if others := other_files(harness.installed, environment.installed):
-            pin, pinned, found = others[0]
-            more = f" (and {len(others) - 1} more)" if len(others) > 1 else ""
-            return _Failed(
-                f"{upstream}: its interpreter {environment.executable} installed {pin} as "
-                f"{found or 'no RECORD'}, not the pinned {pinned}{more}"
-            )
+        if other := other_files(harness.installed, environment.installed, "no RECORD"):
+            return _Failed(f"{upstream}: its interpreter {environment.executable} {other[0]}")
         return python
 
     def _prepared(self, upstream: str, harness: Harness) -> tuple[str, dict[str, str]] | _Failed:

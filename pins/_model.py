@@ -126,14 +126,21 @@ def missing_requirements(requirements: Sequence[str], distributions: Sequence[st
 
 
 def other_files(
-    pinned: Mapping[str, str], installed: Mapping[str, str] | None
-) -> list[tuple[str, str, str | None]]:
-    """The pinned files digests (``name==version`` -> ``sha256:...``) an environment record's
-    ``installed`` does not show: ``(requirement, pinned, recorded or None)``, in the pins'
-    order of requirement. ``installed`` names distributions by their metadata's spelling."""
+    pinned: Mapping[str, str], installed: Mapping[str, str] | None, unknown: str
+) -> tuple[str, str, str | None] | None:
+    """Whether an environment's ``installed`` (distributions by their metadata's spelling)
+    shows every pinned files digest (``name==version`` -> ``sha256:...``): None if so, else
+    what the first differing requirement (in the pins' order) says, ``installed NAME as FOUND,
+    not the pinned DIGEST`` (``unknown`` for a digest not there; how many more differ), with
+    the pinned digest and the one found."""
     held = {canonical_distribution(name): digest for name, digest in (installed or {}).items()}
     found = ((pin, digest, held.get(canonical_distribution(pin))) for pin, digest in pinned.items())
-    return sorted((pin, digest, got) for pin, digest, got in found if got != digest)
+    others = sorted((pin, digest, got) for pin, digest, got in found if got != digest)
+    if not others:
+        return None
+    pin, digest, got = others[0]
+    more = f" (and {len(others) - 1} more)" if len(others) > 1 else ""
+    return f"installed {pin} as {got or unknown}, not the pinned {digest}{more}", digest, got
 
 
 SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH)", re.IGNORECASE)

@@ -261,7 +261,7 @@ def test_one_distribution_pinned_twice_with_two_digests_is_refused_at_load() -> 
     one, two = "sha256:" + "1" * 64, "sha256:" + "2" * 64
     pins = {TOY: one, "Toy==1.0": two}
     for recorded in (one, two):  # the premise: whatever it installed, it is refused
-        assert other_files(pins, {TOY: recorded})
+        assert other_files(pins, {TOY: recorded}, "nothing recorded")
     try:
         sparkbench_pins(requirements=[TOY], installed=pins)
     except InvalidInput as exc:

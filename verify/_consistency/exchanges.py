@@ -315,17 +315,10 @@ def _environments(
             findings.append(
                 _disagrees(entry, f"{who}, whose interpreter lacks the pinned {', '.join(lacking)}")
             )
-        if others := other_files(harness.installed, record.installed):
-            pin, pinned, got = others[0]
-            more = f" (and {len(others) - 1} more)" if len(others) > 1 else ""
+        if files := other_files(harness.installed, record.installed, "nothing recorded"):
+            said, pinned, got = files
             findings.append(
-                _disagrees(
-                    entry,
-                    f"{who}, whose interpreter installed {pin} as {got or 'nothing recorded'}, "
-                    f"not the pinned {pinned}{more}",
-                    expected=pinned,
-                    got=got,
-                )
+                _disagrees(entry, f"{who}, whose interpreter {said}", expected=pinned, got=got)
             )
         other = [n for n, v in sorted(harness.env.items()) if variables.get(n) != v]
         if other:
