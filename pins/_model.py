@@ -29,7 +29,7 @@ from bundle_schema.models import (
     GitCommit,
     Identifier,
     canonical_distribution,
-    canonical_name,
+    repeated_distribution,
 )
 from pins._probes import PROBE_CONTRACTS
 
@@ -281,13 +281,8 @@ class Harness(_Frozen):
         installed), and files are pinned only of a distribution the harness requires, at that
         version, once: a digest of another version, of a distribution nothing requires, or a
         second digest of one could never hold."""
-        names: dict[str, str] = {}
-        for requirement in self.requirements:  # which version would the harness run with?
-            name = canonical_name(requirement.partition("==")[0])
-            if name in names:
-                raise ValueError(f"requirements name one distribution twice: {names[name]} and "
-                                 f"{requirement}")  # fmt: skip
-            names[name] = requirement
+        if twice := repeated_distribution(self.requirements):  # which would the harness run?
+            raise ValueError(f"requirements name one distribution twice: {twice[0]} and {twice[1]}")
         required = {canonical_distribution(r) for r in self.requirements}
         pinned: dict[str, str] = {}
         for pin in self.installed:

@@ -90,6 +90,7 @@ from bundle_schema.models.records import (
     TransportExchange,
     canonical_distribution,
     canonical_name,
+    repeated_distribution,
 )
 from bundle_schema.models.reports import (
     ArchiveBundle,
@@ -384,4 +385,5 @@ __all__ = [
     "VsaVerifier",
     "canonical_distribution",
     "canonical_name",
+    "repeated_distribution",
 ]

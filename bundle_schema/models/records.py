@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Annotated, Any, Literal, get_args
 
 from pydantic import ConfigDict, Field, StrictBool, StrictInt, StringConstraints, model_validator
@@ -69,6 +69,7 @@ __all__ = [
     "TransportExchange",
     "canonical_distribution",
     "canonical_name",
+    "repeated_distribution",
 ]
 
 BASE64_PATTERN = r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"
@@ -495,12 +496,9 @@ class HarnessEnvironment(_Model):
 
     @model_validator(mode="after")
     def _one_meaning(self) -> HarnessEnvironment:
-        names: set[str] = set()
-        for distribution in self.distributions:  # two versions of one: which did it run with?
-            name = canonical_name(distribution.partition("==")[0])
-            if name in names:
-                raise ValueError(f"distribution {name!r} listed twice")
-            names.add(name)
+        if twice := repeated_distribution(self.distributions):  # which did it run with?
+            raise ValueError(f"distribution {canonical_name(twice[1].partition('==')[0])!r} "
+                             "listed twice")  # fmt: skip
         unknown = sorted(set(self.installed or ()) - set(self.distributions))
         if unknown:
             raise ValueError(f"installed names {unknown[0]!r}, not among the distributions")
@@ -510,6 +508,18 @@ class HarnessEnvironment(_Model):
 def canonical_name(name: str) -> str:
     """A distribution's name normalized as PEP 503 does (case, ``-``, ``_``, ``.``)."""
     return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def repeated_distribution(pins: Iterable[str]) -> tuple[str, str] | None:
+    """The first two of ``pins`` (``name==version``) that name one distribution (by its PEP 503
+    name, whatever the versions), or None."""
+    seen: dict[str, str] = {}
+    for pin in pins:
+        name = canonical_name(pin.partition("==")[0])
+        if name in seen:
+            return seen[name], pin
+        seen[name] = pin
+    return None
 
 
 def canonical_distribution(pin: str) -> str:
