@@ -14,12 +14,18 @@ import itertools
 import json
 import math
 import statistics
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
 from typing import Any
 
 from bundle_schema.documents import KINDS, parse_document
 from bundle_schema.errors import InvalidInput
-from bundle_schema.models import Finding, Gx10Evidence, HarnessEnvironment, TransportExchange
+from bundle_schema.models import (
+    DirectProbe,
+    Finding,
+    Gx10Evidence,
+    HarnessEnvironment,
+    TransportExchange,
+)
 from pins import PROBE_CONTRACTS, PinSetSource, missing_requirements, other_files
 from verify._consistency._common import SPAN_SLACK_S, TTFT_SLACK_S, Reader, _disagrees, _finding
 from verify._facts import ReplyFacts, reply_facts
@@ -30,12 +36,16 @@ PROBE_PLACES = {"response": "probes/direct-response.json", "tool_call": "probes/
 """The logical name of each probe's record (bundle_schema/roles.py)."""
 
 
-def _probes(evidence: Gx10Evidence) -> list[Finding]:
+def _probed(evidence: Gx10Evidence) -> Iterator[tuple[DirectProbe, str, TransportExchange | None]]:
+    """Each probe record, its logical name and the exchange it names (None: not in the log)."""
     exchanges = {e.id: e for e in evidence.transport or ()}
-    findings = []
     for probe in evidence.probes:
-        name = PROBE_PLACES[probe.kind]
-        exchange = exchanges.get(probe.exchange)
+        yield probe, PROBE_PLACES[probe.kind], exchanges.get(probe.exchange)
+
+
+def _probes(evidence: Gx10Evidence) -> list[Finding]:
+    findings = []
+    for probe, name, exchange in _probed(evidence):
         if exchange is None:
             continue  # the transport gate says so
         finish, _message, tokens = read_reply(body_json(exchange.response_body))
@@ -129,10 +139,8 @@ def _probe_contracts(evidence: Gx10Evidence) -> list[Finding]:
     """Each probe asked and expected what its contract fixes (``pins/_probes.py``), never what
     its record says: the prompt of its exchange's request, the tools offered, the answer that
     passes, and the exchange is one the probes made."""
-    exchanges = {e.id: e for e in evidence.transport or ()}
     findings = []
-    for probe in evidence.probes:
-        name = PROBE_PLACES[probe.kind]
+    for probe, name, exchange in _probed(evidence):
         contract = PROBE_CONTRACTS.get(probe.contract)
         if contract is None:
             continue  # the probe gate says the contract is not the pinned one
@@ -141,7 +149,6 @@ def _probe_contracts(evidence: Gx10Evidence) -> list[Finding]:
         if probe.expected != wanted:
             problems.append(f"it expects {json.dumps(probe.expected)[:120]}; its contract "
                             f"{probe.contract} expects {json.dumps(wanted)}")  # fmt: skip
-        exchange = exchanges.get(probe.exchange)
         if exchange is not None:
             request = body_json(exchange.request_body)
             messages = request.get("messages") if isinstance(request, dict) else None
