@@ -30,15 +30,20 @@ class Bundle:
         return [json.loads(line) for line in self.blob(name).splitlines() if line.strip()]
 
 
-def message(exchange: dict[str, Any]) -> dict[str, Any]:
+def reply(exchange: dict[str, Any]) -> Any:
+    """The exchange's reply body as JSON (None when it is not UTF-8 JSON)."""
     body = exchange.get("response_body") or {}
     utf8 = isinstance(body, dict) and body.get("encoding") == "utf-8"
     text = body.get("data") if utf8 else None
     try:
-        reply = json.loads(text or "")
+        return json.loads(text or "")
     except ValueError:
-        return {}
-    choices = reply.get("choices") if isinstance(reply, dict) else None
+        return None
+
+
+def message(exchange: dict[str, Any]) -> dict[str, Any]:
+    body = reply(exchange)
+    choices = body.get("choices") if isinstance(body, dict) else None
     message = choices[0].get("message") if choices else None
     return message if isinstance(message, dict) else {}
 

@@ -32,7 +32,7 @@ import pytest
 
 from tests.live.conftest import REPO
 from tests.live.engine import free_port, smollm2_gguf
-from tests.real_runs import Bundle, check_gates, check_outcome
+from tests.real_runs import Bundle, check_gates, check_outcome, reply
 from verify.replies import runtime_name
 
 pytestmark = pytest.mark.live
@@ -233,11 +233,6 @@ def _summary(run: _Run, engine: str) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def _reply(exchange: dict[str, Any]) -> Any:
-    body = exchange.get("response_body") or {}
-    return json.loads(body["data"]) if body.get("encoding") == "utf-8" else None
-
-
 def test_the_quickstart_qualifies_a_real_server_honestly(live_python: Path, tmp_path: Path) -> None:
     gguf = smollm2_gguf(live_python)
     run = _quickstart("server", gguf, live_python.parent, tmp_path)
@@ -260,12 +255,12 @@ def test_the_quickstart_qualifies_llama_cpp_s_own_server_honestly(
     by_path = {e["path"]: e for e in run.exchanges if e["component"] == "identity"}
 
     # The model's name is what the server lists, its file name when that is a path.
-    listed = [m["id"] for m in _reply(by_path["/v1/models"])["data"]]
+    listed = [m["id"] for m in reply(by_path["/v1/models"])["data"]]
     assert len(listed) == 1, listed
     assert model["runtime_model_id"] == runtime_name(listed[0])
     assert "/" not in model["runtime_model_id"], model
     # The engine is what its /props answer says, recorded as transport evidence.
-    props = _reply(by_path["/props"])
+    props = reply(by_path["/props"])
     assert by_path["/props"]["status"] == 200 and "build_info" in props, props
     assert model["engine"] == "llama.cpp"
     assert model["engine_version"] == props["build_info"], (model, props["build_info"])
