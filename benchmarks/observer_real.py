@@ -140,7 +140,8 @@ def _engine(command: list[str], port: int, ready: str = "/v1/models") -> Iterato
             time.sleep(0.5)
         yield url
     finally:
-        os.killpg(process.pid, signal.SIGTERM)
+        with contextlib.suppress(ProcessLookupError):  # it may have exited (crashed) already
+            os.killpg(process.pid, signal.SIGTERM)
         process.wait(timeout=30)
 
 
