@@ -18,12 +18,14 @@ and the redirect is recorded), and records the ``model`` each reply names, so a 
 another model is visible as a suspected fallback.
 
 Upstream connections are kept idle for at most :data:`IDLE_KEEPALIVE_S`, under the keep-alive
-of the servers it fronts, and a request that fails before any byte of a response arrived (the
-server had closed the idle connection as the request crossed it) is sent once more on a fresh
-connection, with :data:`RETRY_HEADER` saying why; that header is forwarded and recorded (ADR
-0014). What the endpoint receives is the request as recorded: the harness's headers (the hop's
-own left out, the last of a repeated name kept, as the record keeps it), the recorded path,
-``Host``, ``Accept-Encoding: identity`` and the body's ``Content-Length``; nothing else.
+of the servers it fronts; one the endpoint closes after its reply (llama.cpp's server does after
+every stream) is replaced by a spare opened off the request path; and a request that fails
+before any byte of a response arrived (the server had closed the idle connection as the request
+crossed it) is sent once more on a fresh connection, with :data:`RETRY_HEADER` saying why;
+that header is forwarded and recorded (ADR 0014). What the endpoint receives is the request as
+recorded: the harness's headers (the hop's own left out, the last of a repeated name kept, as
+the record keeps it), the recorded path, ``Host``, ``Accept-Encoding: identity`` and the body's
+``Content-Length``; nothing else.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ import json
 import socket
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 from urllib.parse import urlsplit
@@ -189,6 +191,9 @@ class Observer:
         self._host = (named if parts.port is None else f"{named}:{parts.port}").encode("ascii")
         self._idle: list[_Connection] = []
         """Kept-alive connections to the endpoint, the most recently used last."""
+        self._opening: asyncio.Task[None] | None = None
+        """A spare connection being opened (:meth:`_spare`); none once the observer stops."""
+        self._stopping = False
         self.port = 0
 
     @property
@@ -262,6 +267,7 @@ class Observer:
 
     def stop(self) -> None:
         async def close() -> None:
+            self._stopping = True  # no spare connection is opened from now on
             for server in self._servers:
                 server.close()
             self._harnesses.closed = True  # a connection accepted from now on is closed
@@ -282,6 +288,9 @@ class Observer:
                 await asyncio.gather(*late, return_exceptions=True)
             for harness in list(self._harnesses):
                 harness.close()
+            if self._opening is not None:
+                self._opening.cancel()
+                await asyncio.gather(self._opening, return_exceptions=True)
             while self._idle:
                 self._idle.pop().close()
             await asyncio.sleep(0)  # the transports' closing callbacks
@@ -380,16 +389,52 @@ class Observer:
             finally:
                 if reply.reusable:
                     connection.idle_since = time.monotonic()
+                    connection.on_close = self._closed_after_reply
                     self._idle.append(connection)
                 else:
                     connection.close()
+                    if reply.done:  # a whole reply, on a connection that carries no other
+                        self._spare()
+
+    def _closed_after_reply(self, connection: _Connection) -> None:
+        if time.monotonic() - connection.idle_since < self.idle_keepalive:
+            self._spare()
+
+    def _spare(self) -> None:
+        """Open a connection to the endpoint for the next request, off its path, when none is
+        kept: llama.cpp's server closes its connection after every streamed reply (without a
+        ``Connection: close``), and a harness's next request would otherwise wait for a new
+        one (ADR 0028). Done when a whole reply's connection cannot carry another request, or is
+        closed by the endpoint within :attr:`idle_keepalive` of its reply (never after a reply
+        that broke off, never for a spare left unused, nor for one closed by an idle timeout
+        longer than that). Kept as an idle
+        connection; if it cannot be opened, the next request opens its own and its error is
+        that request's."""
+        if self._stopping or self._opening is not None or any(not c.closed for c in self._idle):
+            return
+
+        async def open_spare() -> None:
+            try:
+                _, connection = await self._loop.create_connection(_Connection, *self._address)
+            except OSError:
+                return
+            finally:
+                self._opening = None
+            connection.idle_since = time.monotonic()
+            self._idle.insert(0, connection)  # the kept-alive ones, used since, go first
+
+        self._opening = self._loop.create_task(open_spare())
 
     async def _connection(self, *, fresh: bool) -> _Connection:
-        """A kept-alive connection idle for less than :attr:`idle_keepalive`, or a new one."""
+        """A kept-alive connection idle for less than :attr:`idle_keepalive` (the spare being
+        opened, when there is none), or a new one."""
         if not fresh:
+            if not self._idle and self._opening is not None:
+                await asyncio.shield(self._opening)
             stale = time.monotonic() - self.idle_keepalive
             while self._idle:
                 connection = self._idle.pop()
+                connection.on_close = None
                 if not (connection.closed or connection.buffer) and connection.idle_since > stale:
                     return connection
                 connection.close()
@@ -593,6 +638,8 @@ class _Connection(asyncio.Protocol):
         """Bytes that arrived since the request was sent."""
         self.closed = False
         self.idle_since = 0.0
+        self.on_close: Callable[[_Connection], None] | None = None
+        """Called when the endpoint closes the connection while it is kept idle."""
         self._lost: Exception | None = None
         self._waiter: asyncio.Future[None] | None = None
         self._paused = False
@@ -610,13 +657,19 @@ class _Connection(asyncio.Protocol):
         self._wake()
 
     def eof_received(self) -> None:
-        self.closed = True
+        self._closed_by_peer()
         self._wake()
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self.closed = True
+        self._closed_by_peer()
         self._lost = exc
         self._wake()
+
+    def _closed_by_peer(self) -> None:
+        if not self.closed:
+            self.closed = True
+            if self.on_close is not None:
+                self.on_close(self)
 
     def _wake(self) -> None:
         waiter = self._waiter

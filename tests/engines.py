@@ -29,8 +29,16 @@ class _Server(ThreadingHTTPServer):
     unanswered (the server's idle timer fired as the request crossed it)."""
     idle_timeout: float | None = None
     """Close a kept-alive connection idle this long (as a server's keep-alive timeout does)."""
+    close_after_reply = False
+    """Close every connection once its reply is written, without a ``Connection: close``
+    (``llama-server`` after a streamed reply)."""
     dropped = 0
     requests = 0
+    open = 0
+    """Connections open now."""
+    seen: list[tuple[float, float]]
+    """For each request, in order: when its connection was accepted, when it arrived
+    (``time.monotonic``)."""
     app: Callable[[str, str, Any], tuple[int, Any, str]]
 
 
@@ -42,10 +50,21 @@ class _Handler(BaseHTTPRequestHandler):
         pass
 
     def handle(self) -> None:
+        self.server.open += 1
+        try:
+            self._serve()
+        finally:
+            self.server.open -= 1
+
+    def _serve(self) -> None:
+        self.accepted = time.monotonic()
         self.close_connection = True
+        timeout = self.server.idle_timeout
+        if timeout is not None and not select.select([self.connection], [], [], timeout)[0]:
+            return  # no request within the keep-alive timeout: closed
         self.handle_one_request()
         last = time.monotonic()
-        while not self.close_connection:
+        while not self.close_connection and not self.server.close_after_reply:
             wait = self.server.idle_timeout or 30.0
             ready, _, _ = select.select([self.connection], [], [], wait)
             if not ready:
@@ -59,6 +78,7 @@ class _Handler(BaseHTTPRequestHandler):
             last = time.monotonic()
 
     def _answer(self, method: str) -> None:
+        self.server.seen.append((self.accepted, time.monotonic()))
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
         try:
@@ -99,6 +119,14 @@ class EngineServer:
     def requests(self) -> int:
         return self.server.requests
 
+    @property
+    def open(self) -> int:
+        return self.server.open
+
+    @property
+    def seen(self) -> list[tuple[float, float]]:
+        return self.server.seen
+
 
 @contextmanager
 def _serve(
@@ -106,10 +134,12 @@ def _serve(
     *,
     idle_close: float | None = None,
     idle_timeout: float | None = None,
+    close_after_reply: bool = False,
 ) -> Iterator[EngineServer]:
     server = _Server(("127.0.0.1", 0), _Handler)
-    server.app = app
+    server.app, server.seen = app, []
     server.idle_close, server.idle_timeout = idle_close, idle_timeout
+    server.close_after_reply = close_after_reply
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
@@ -125,12 +155,21 @@ def _ok(method: str, path: str, body: Any) -> tuple[int, Any, str]:
 
 @contextmanager
 def idle_closing(
-    *, idle_close: float | None = None, idle_timeout: float | None = None
+    *,
+    idle_close: float | None = None,
+    idle_timeout: float | None = None,
+    close_after_reply: bool = False,
 ) -> Iterator[EngineServer]:
     """A keep-alive server that answers every request with 200 and closes idle connections:
     after ``idle_timeout`` seconds, or (``idle_close``) when the next request comes after that
-    many idle seconds, leaving it unanswered."""
-    with _serve(_ok, idle_close=idle_close, idle_timeout=idle_timeout) as server:
+    many idle seconds, leaving it unanswered; with ``close_after_reply``, every connection once
+    its reply is written, without saying so."""
+    with _serve(
+        _ok,
+        idle_close=idle_close,
+        idle_timeout=idle_timeout,
+        close_after_reply=close_after_reply,
+    ) as server:
         yield server
 
 

@@ -248,6 +248,83 @@ def test_a_server_that_closes_idle_connections_costs_no_request() -> None:
     assert all(e.status == 200 and e.error is None for e in exchanges)
 
 
+def test_a_connection_the_server_closed_after_its_reply_is_replaced_before_the_next_request() -> (
+    None
+):
+    # llama-server closes its connection after every streamed reply: the next request finds a
+    # connection the observer opened once the reply ended, not one opened on its own time.
+    with idle_closing(close_after_reply=True) as server, observe(server.url) as observer:
+        _raw(observer.url)
+        time.sleep(0.2)
+        sent = time.monotonic()
+        _raw(observer.url)
+        exchanges = observer.wait_for(2)
+    (_, first), (opened, arrived) = server.seen
+    assert first < opened < sent < arrived
+    assert [e.status for e in exchanges] == [200, 200]
+    assert all(RETRY_HEADER not in e.request_headers for e in exchanges)
+
+
+def test_a_spare_connection_the_server_closed_is_not_used() -> None:
+    with (
+        idle_closing(close_after_reply=True, idle_timeout=0.05) as server,
+        observe(server.url, idle_keepalive=30) as observer,
+    ):
+        _raw(observer.url)
+        time.sleep(0.3)  # the spare idle past the server's keep-alive: closed
+        sent = time.monotonic()
+        _raw(observer.url)
+        exchanges = observer.wait_for(2)
+    assert sent < server.seen[1][0]  # the second request opened a connection of its own
+    assert server.dropped == 0
+    assert all(e.status == 200 and RETRY_HEADER not in e.request_headers for e in exchanges)
+
+
+def test_no_connection_to_the_endpoint_outlives_the_observer() -> None:
+    with idle_closing(close_after_reply=True) as server:
+        with observe(server.url) as observer:
+            _raw(observer.url)
+            observer.wait_for(1)
+            deadline = time.monotonic() + 5
+            while len(server.seen) < 1 or server.open < 1:  # the spare, open
+                assert time.monotonic() < deadline
+                time.sleep(0.01)
+        deadline = time.monotonic() + 5
+        while server.open:
+            assert time.monotonic() < deadline, "a connection to the endpoint is still open"
+            time.sleep(0.01)
+
+
+def test_no_spare_connection_follows_a_reply_that_broke_off() -> None:
+    accepted = []
+
+    def break_off(listener: socket.socket) -> None:
+        while True:
+            try:
+                connection, _ = listener.accept()
+            except OSError:
+                return
+            accepted.append(time.monotonic())
+            connection.recv(65536)
+            connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\npartial")
+            connection.close()
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    threading.Thread(target=break_off, args=(listener,), daemon=True).start()
+    try:
+        with observe(f"http://127.0.0.1:{listener.getsockname()[1]}") as observer:
+            status, _ = _raw(observer.url)
+            (exchange,) = observer.wait_for(1)
+            time.sleep(0.3)
+    finally:
+        listener.close()
+    assert status == 502
+    assert exchange.error is not None
+    assert len(accepted) == 1  # the request's own connection, and no spare after it
+
+
 def test_the_default_keep_alive_is_shorter_than_the_servers() -> None:
     assert IDLE_KEEPALIVE_S < 5.0  # llama.cpp server and uvicorn close idle connections at 5 s
 
