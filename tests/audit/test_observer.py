@@ -12,6 +12,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
 from typing import Any, NamedTuple
 
 import pytest
@@ -295,10 +296,13 @@ def test_no_connection_to_the_endpoint_outlives_the_observer() -> None:
             time.sleep(0.01)
 
 
-def test_no_spare_connection_follows_a_reply_that_broke_off() -> None:
-    accepted = []
+@contextlib.contextmanager
+def _answering(answer: bytes) -> Iterator[tuple[str, list[float]]]:
+    """An endpoint on loopback that reads each connection's request, sends ``answer`` and
+    closes it; yields its URL and when it accepted each connection."""
+    accepted: list[float] = []
 
-    def break_off(listener: socket.socket) -> None:
+    def serve(listener: socket.socket) -> None:
         while True:
             try:
                 connection, _ = listener.accept()
@@ -306,20 +310,25 @@ def test_no_spare_connection_follows_a_reply_that_broke_off() -> None:
                 return
             accepted.append(time.monotonic())
             connection.recv(65536)
-            connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\npartial")
+            connection.sendall(answer)
             connection.close()
 
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     listener.listen()
-    threading.Thread(target=break_off, args=(listener,), daemon=True).start()
+    threading.Thread(target=serve, args=(listener,), daemon=True).start()
     try:
-        with observe(f"http://127.0.0.1:{listener.getsockname()[1]}") as observer:
-            status, _ = _raw(observer.url)
-            (exchange,) = observer.wait_for(1)
-            time.sleep(0.3)
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}", accepted
     finally:
         listener.close()
+
+
+def test_no_spare_connection_follows_a_reply_that_broke_off() -> None:
+    cut = b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\npartial"
+    with _answering(cut) as (url, accepted), observe(url) as observer:
+        status, _ = _raw(observer.url)
+        (exchange,) = observer.wait_for(1)
+        time.sleep(0.3)
     assert status == 502
     assert exchange.error is not None
     assert len(accepted) == 1  # the request's own connection, and no spare after it
@@ -332,25 +341,9 @@ def test_the_default_keep_alive_is_shorter_than_the_servers() -> None:
 def test_a_request_that_fails_twice_is_one_error_exchange() -> None:
     # Every connection is dropped once idle: the retry's fresh connection is not idle, so make
     # the server drop everything instead (no listener that answers).
-    def drop(listener: socket.socket) -> None:
-        while True:
-            try:
-                connection, _ = listener.accept()
-            except OSError:
-                return
-            connection.recv(65536)
-            connection.close()
-
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen()
-    threading.Thread(target=drop, args=(listener,), daemon=True).start()
-    try:
-        with observe(f"http://127.0.0.1:{listener.getsockname()[1]}") as observer:
-            status, _ = _raw(observer.url)
-            (exchange,) = observer.wait_for(1)
-    finally:
-        listener.close()
+    with _answering(b"") as (url, _), observe(url) as observer:
+        status, _ = _raw(observer.url)
+        (exchange,) = observer.wait_for(1)
     assert status == 502
     assert exchange.status is None
     assert exchange.error is not None
