@@ -396,6 +396,10 @@ class Observer:
                     if reply.done:  # a whole reply, on a connection that carries no other
                         self._spare()
 
+    def _kept(self) -> bool:
+        """Whether an idle connection the endpoint has not closed is kept."""
+        return any(not c.closed for c in self._idle)
+
     def _closed_after_reply(self, connection: _Connection) -> None:
         if time.monotonic() - connection.idle_since < self.idle_keepalive:
             self._spare()
@@ -407,10 +411,9 @@ class Observer:
         one (ADR 0028). Done when a whole reply's connection cannot carry another request, or is
         closed by the endpoint within :attr:`idle_keepalive` of its reply (never after a reply
         that broke off, never for a spare left unused, nor for one closed by an idle timeout
-        longer than that). Kept as an idle
-        connection; if it cannot be opened, the next request opens its own and its error is
-        that request's."""
-        if self._stopping or self._opening is not None or any(not c.closed for c in self._idle):
+        longer than that). Kept as an idle connection; if it cannot be opened, the next request
+        opens its own and its error is that request's."""
+        if self._stopping or self._opening is not None or self._kept():
             return
 
         async def open_spare() -> None:
@@ -429,7 +432,7 @@ class Observer:
         """A kept-alive connection idle for less than :attr:`idle_keepalive` (the spare being
         opened, when there is none), or a new one."""
         if not fresh:
-            if not self._idle and self._opening is not None:
+            if self._opening is not None and not self._kept():
                 await asyncio.shield(self._opening)
             stale = time.monotonic() - self.idle_keepalive
             while self._idle:
