@@ -424,7 +424,7 @@ class Observer:
             finally:
                 self._opening = None
             connection.idle_since = time.monotonic()
-            self._idle.insert(0, connection)  # the kept-alive ones, used since, go first
+            self._idle.insert(0, connection)  # used after any kept since (pop takes the last)
 
         self._opening = self._loop.create_task(open_spare())
 

@@ -36,6 +36,9 @@ class _Server(ThreadingHTTPServer):
     requests = 0
     open = 0
     """Connections open now."""
+    connections = 0
+    """Connections accepted in all."""
+    counting: threading.Lock
     seen: list[tuple[float, float]]
     """For each request, in order: when its connection was accepted, when it arrived
     (``time.monotonic``)."""
@@ -50,11 +53,14 @@ class _Handler(BaseHTTPRequestHandler):
         pass
 
     def handle(self) -> None:
-        self.server.open += 1
+        with self.server.counting:  # each connection has a thread of its own
+            self.server.open += 1
+            self.server.connections += 1
         try:
             self._serve()
         finally:
-            self.server.open -= 1
+            with self.server.counting:
+                self.server.open -= 1
 
     def _serve(self) -> None:
         self.accepted = time.monotonic()
@@ -124,6 +130,10 @@ class EngineServer:
         return self.server.open
 
     @property
+    def connections(self) -> int:
+        return self.server.connections
+
+    @property
     def seen(self) -> list[tuple[float, float]]:
         return self.server.seen
 
@@ -137,7 +147,7 @@ def _serve(
     close_after_reply: bool = False,
 ) -> Iterator[EngineServer]:
     server = _Server(("127.0.0.1", 0), _Handler)
-    server.app, server.seen = app, []
+    server.app, server.seen, server.counting = app, [], threading.Lock()
     server.idle_close, server.idle_timeout = idle_close, idle_timeout
     server.close_after_reply = close_after_reply
     thread = threading.Thread(target=server.serve_forever, daemon=True)
