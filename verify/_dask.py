@@ -277,7 +277,11 @@ stops growing)."""
 def _client(scheduler: str | None, workers: int | None, scratch: str) -> tuple[Any, Any]:
     """A client of the scheduler at ``scheduler``, or of a new LocalCluster (and the cluster),
     Dask's scratch space (its workers' and its locks) under ``scratch``, not in
-    ``TMPDIR/dask-scratch-space``, which Dask leaves behind."""
+    ``TMPDIR/dask-scratch-space``, which Dask leaves behind. The LocalCluster's scheduler,
+    nannies and workers log nothing below CRITICAL: a worker whose heartbeat meets the
+    scheduler closing logs an ERROR with a traceback (a race of Dask's at a close), and a
+    task's failure reaches the command as its exception, so none of Dask's own log lines is
+    the user's."""
     dask: Any = distributed  # Dask's API is untyped
     if scheduler is not None:
         try:
@@ -294,7 +298,7 @@ def _client(scheduler: str | None, workers: int | None, scratch: str) -> tuple[A
             threads_per_worker=1,
             processes=True,
             dashboard_address=":0",
-            silence_logs=logging.ERROR,
+            silence_logs=logging.CRITICAL,
         )
     return dask.Client(cluster), cluster
 
