@@ -190,11 +190,55 @@ _ToVerify = tuple[str, str, bool]
 only its bytes checked (a further source)."""
 
 
-def _list_many(chunk: _Chunk[str], pins: Any) -> list[_Listed]:
+@dataclass(frozen=True, slots=True)
+class _Links:
+    """A chunk's listed bundles' blob files as the driver keeps them, made on the worker: for
+    each source, the :func:`~verify._hashing.packed_key` of each of its blob files, joined
+    (None: a source the driver does not link, refused or a tar verify-archive verified as it
+    listed it), and for each file the chunk links, its count of links in the chunk with the
+    path of its first and its second link (None: linked once). The driver then counts a
+    chunk's links in one statement a file, not one a link: a store's shared files are linked
+    by every bundle of a chunk, and the driver runs the scheduler on a core the workers need."""
+
+    keys: list[bytes | None]
+    counted: list[tuple[bytes, int, bytes, bytes | None]]
+
+
+def _links(files: Iterable[Sequence[tuple[FileKey, str]] | None]) -> _Links:
+    """The :class:`_Links` of a chunk's sources' blob files (None: a source not linked), in
+    source order."""
+    keys: list[bytes | None] = []
+    counted: dict[bytes, list[Any]] = {}
+    for linked in files:
+        if linked is None:
+            keys.append(None)
+            continue
+        packed = [packed_key(key) for key, _ in linked]
+        keys.append(b"".join(packed))
+        for key, (_, file) in zip(packed, linked, strict=True):
+            if (seen := counted.get(key)) is None:
+                counted[key] = [1, _text(file), None]
+            else:
+                seen[0] += 1
+                if seen[2] is None:
+                    seen[2] = _text(file)
+    return _Links(keys, [(key, *seen) for key, seen in counted.items()])
+
+
+_Folded = tuple[str | None, str | None, Judged | None]
+"""A source's listing as the driver folds it: :data:`_Listed` without its files (they are in
+the chunk's :class:`_Links`)."""
+
+
+def _list_many(chunk: _Chunk[str], pins: Any) -> tuple[list[_Folded], _Links]:
     """Stage 1 for a chunk of sources: one task, one :func:`url_snapshots` block (its sources
-    are distinct; their URLs share one file system, made from the worker's environment)."""
+    are distinct; their URLs share one file system, made from the worker's environment). The
+    driver links each directory bundle listed (:meth:`_Verifying._fold`)."""
     with url_snapshots():
-        return [_list(_unwired(item), pins, chunk.cwd) for item in chunk.items]
+        listed = [_list(_unwired(item), pins, chunk.cwd) for item in chunk.items]
+    linked = (None if digest is None or judged is not None else files
+              for digest, _, files, judged in listed)  # fmt: skip
+    return [(digest, reason, judged) for digest, reason, _, judged in listed], _links(linked)
 
 
 def _verify_many(chunk: _Chunk[_ToVerify], pins: Any) -> list[Judged]:
@@ -422,16 +466,19 @@ class _Driver(Spooled):
         future.release()
         return payload, result
 
-    def _link(self, index: int, files: Sequence[tuple[FileKey, str]]) -> None:
-        """One listed directory bundle's blob files (identity, path): kept, and counted."""
-        packed = [(packed_key(key), file) for key, file in files]
-        self.db.execute(
-            "INSERT INTO listed VALUES (?, ?)", (index, b"".join(key for key, _ in packed))
+    def _link(self, indexes: Sequence[int], links: _Links) -> None:
+        """A chunk's listed bundles' blob files (the sources at ``indexes``, in order): kept
+        by bundle, and counted by file identity, with a path of a file once a second bundle
+        links it (the second's)."""
+        self.db.executemany(
+            "INSERT INTO listed VALUES (?, ?)",
+            [(i, keys) for i, keys in zip(indexes, links.keys, strict=True) if keys is not None],
         )
         self.db.executemany(
-            "INSERT INTO link VALUES (?1, 1, NULL) ON CONFLICT (key) DO UPDATE SET "
-            "count = count + 1, path = CASE WHEN count = 1 THEN ?2 ELSE path END",
-            [(key, _text(file)) for key, file in packed],
+            "INSERT INTO link VALUES (?1, ?2, CASE WHEN ?2 > 1 THEN ?4 END) "
+            "ON CONFLICT (key) DO UPDATE SET count = count + ?2, "
+            "path = CASE WHEN count = 1 THEN ?3 ELSE path END",
+            links.counted,
         )
 
     def _hash_shared(self) -> int:
@@ -576,12 +623,16 @@ class _Verifying(_Driver):
             "SELECT idx, wired, local, shown FROM source WHERE idx >= ? AND idx < ? ORDER BY idx"
         )
         chunks = self._in_chunks("source", query, make)
-        for payload, results in self._map(_list_many, chunks, pins=self.pins):
+        for payload, (results, links) in self._map(_list_many, chunks, pins=self.pins):
             for (index, shown_as), listed in zip(payload, results, strict=True):
                 self._fold(index, shown_as, listed)
+            self._link([index for index, _ in payload], links)
 
-    def _fold(self, index: int, shown_as: str, listed: _Listed) -> None:
-        digest, reason, files, judged = listed
+    def _fold(self, index: int, shown_as: str, listed: _Folded) -> None:
+        """A source listed: refused, a further source of its bundle, or its first; a tar's
+        verification kept or added. A directory bundle is linked with its chunk
+        (:func:`_list_many`)."""
+        digest, reason, judged = listed
         if digest is None:
             self.writer.add(Judged(shown_as, None, (reason or "").encode()))
             return
@@ -595,8 +646,6 @@ class _Verifying(_Driver):
             self.db.execute("INSERT INTO chosen VALUES (?, ?)", (digest, index))
             if judged is not None:  # a tar, verified as it was listed
                 self.writer.add(judged)
-                return
-        self._link(index, files)
 
     def _verify(self) -> None:
         """Stage 3: each bundle's first directory source verified, each further directory
@@ -658,14 +707,16 @@ class _Verifying(_Driver):
 
 # --- rank and rejudge (verify.judging) ---------------------------------------------------------
 
-_Walked = tuple[str | None, str, list[tuple[FileKey, str]]]
-"""A source's digest (None: refused), the refusal's reason, and its blob files' keys and paths
-(a directory bundle's; a tar's members are never shared)."""
+_Walked = tuple[str | None, str]
+"""A source's digest (None: refused) and the refusal's reason; its blob files (a directory
+bundle's; a tar's members are never shared) are in the chunk's :class:`_Links`."""
 
 
-def _walk_list_many(chunk: _Chunk[str]) -> list[_Walked]:
-    """The listing of :func:`verify.judging.judge_archive` for a chunk of sources, on a worker."""
+def _walk_list_many(chunk: _Chunk[str]) -> tuple[list[_Walked], _Links]:
+    """The listing of :func:`verify.judging.judge_archive` for a chunk of sources, on a worker;
+    every source not refused is linked."""
     listed: list[_Walked] = []
+    files: list[list[tuple[FileKey, str]] | None] = []
     with url_snapshots():
         for item in chunk.items:
             source = _unwired(item)
@@ -673,10 +724,12 @@ def _walk_list_many(chunk: _Chunk[str]) -> list[_Walked]:
                 bundle = open_in(source, chunk.cwd)
                 digest = digest_of(bundle.manifest_bytes())
             except (EvidenceAuditError, OSError) as exc:
-                listed.append((None, refusal_reason(source, exc, located(source, chunk.cwd)), []))
+                listed.append((None, refusal_reason(source, exc, located(source, chunk.cwd))))
+                files.append(None)
                 continue
-            listed.append((digest, "", _blob_keys(bundle) if bundle.kind == "directory" else []))
-    return listed
+            listed.append((digest, ""))
+            files.append(_blob_keys(bundle) if bundle.kind == "directory" else [])
+    return listed, _links(files)
 
 
 _Done = Judged | Judgement | str
@@ -738,15 +791,14 @@ class _OnDask(_Driver):
                     yield [index for index, _ in part], _Chunk(wired, self.cwd)
 
         seq = 0
-        for indexes, results in self._map(_walk_list_many, chunks()):
-            for index, (digest, reason, files) in zip(indexes, results, strict=True):
+        for indexes, (results, links) in self._map(_walk_list_many, chunks()):
+            for index, (digest, reason) in zip(indexes, results, strict=True):
                 self.db.execute(
                     "INSERT INTO walked VALUES (?, ?, ?, ?)",
                     (index, seq, digest, None if digest is not None else _text(reason)),
                 )
                 seq += 1
-                if digest is not None:
-                    self._link(index, files)
+            self._link(indexes, links)
         self._hash_shared()
 
     def _groups(self) -> Iterator[tuple[str, list[int]]]:

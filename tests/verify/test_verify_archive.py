@@ -30,6 +30,7 @@ from tests.paths import ROOT, SCHEMAS
 from tests.verify.test_url_sources import published, s3  # noqa: F401 - fixtures: moto's S3 server
 from verify import BlobCache, open_source, url_snapshots
 from verify.archive import ArchiveWriter, expand, ordered, verify_archive
+from verify.judging import Job
 
 SHARED = 5
 
@@ -301,6 +302,46 @@ def test_dask_gives_the_bytes_of_one_process_and_hashes_a_shared_blob_once(
     assert single.stats.hashed == spread.stats.hashed == distinct + copy
     report = _document(dasked)
     assert report.counts.bundles == len(paths) and report.counts.refused == 1
+
+
+def test_dask_counts_a_chunks_links_as_one_link_at_a_time_would(
+    tmp_path: Path, dask_client: Any
+) -> None:
+    """A chunk's links are counted on its worker (one statement a file for the driver, not one
+    a link): 48 bundles of one store in chunks of three, each shared blob linked three times a
+    chunk, each hashed once, and the bytes of one process; so are the ranking's."""
+    from verify._dask import _chunk_size, _OnDask, verify_on_dask  # noqa: PLC0415 - Dask
+
+    paths, store = _archive(tmp_path, 48)
+    assert _chunk_size(len(paths), 2) == 3
+    sources = ordered(paths).sources
+    local, single = _report(lambda w: verify_archive(sources, w))
+    dasked, spread = _report(lambda w: verify_on_dask(sources, w, client=dask_client))
+    assert dasked == local
+    distinct = len(list((store / "blobs" / "sha256").iterdir()))
+    assert single.stats.hashed == spread.stats.hashed == distinct
+    steps = _OnDask(dask_client, list(paths), Job(None))
+    try:
+        shared = steps.db.execute("SELECT count(*) FROM hashed").fetchone()[0]
+    finally:
+        steps.close()
+    # each blob file of the store two bundles or more link (the store's own link, and theirs)
+    blobs = (store / "blobs" / "sha256").iterdir()
+    assert shared == sum(blob.stat().st_nlink > 2 for blob in blobs) >= SHARED
+
+
+def test_a_chunks_links_keep_each_bundles_files_and_count_each_file_once() -> None:
+    """:func:`verify._dask._links`: each source's packed keys (None: not linked; a bundle
+    with no blob file: none), and each file's count in the chunk with its first and second
+    paths, in the order the files were first linked."""
+    from verify._dask import _links  # noqa: PLC0415 - imports Dask
+    from verify._hashing import packed_key  # noqa: PLC0415
+
+    a, b, c = (1, 10, 5, 0, 0), (1, 11, 5, 0, 0), (1, 12, 5, 0, 0)
+    links = _links([[(a, "x/a"), (b, "x/b")], None, [], [(b, "y/b"), (c, "y/c")], [(b, "z/b")]])
+    pa, pb, pc = (packed_key(k) for k in (a, b, c))
+    assert links.keys == [pa + pb, None, b"", pb + pc, pb]
+    assert links.counted == [(pa, 1, b"x/a", None), (pb, 3, b"x/b", b"y/b"), (pc, 1, b"y/c", None)]
 
 
 def test_dask_verifies_a_tar_as_it_lists_it_with_the_bytes_of_one_process(
