@@ -325,7 +325,10 @@ def _client(scheduler: str | None, workers: int | None, scratch: str) -> tuple[A
     nannies and workers log nothing below CRITICAL: a worker whose heartbeat meets the
     scheduler closing logs an ERROR with a traceback (a race of Dask's at a close), and a
     task's failure reaches the command as its exception, so none of Dask's own log lines is
-    the user's."""
+    the user's. The client of a LocalCluster gathers results from its workers directly: its
+    scheduler runs in this process, on a core the workers need, and would receive and send
+    each result again; a client of a cluster given by address keeps Dask's default (through
+    the scheduler: the workers of an operator's cluster may not be reachable from here)."""
     dask: Any = distributed  # Dask's API is untyped
     if scheduler is not None:
         try:
@@ -344,7 +347,7 @@ def _client(scheduler: str | None, workers: int | None, scratch: str) -> tuple[A
             dashboard_address=":0",
             silence_logs=logging.CRITICAL,
         )
-    return dask.Client(cluster), cluster
+    return dask.Client(cluster, direct_to_workers=True), cluster
 
 
 @contextlib.contextmanager

@@ -511,6 +511,8 @@ def test_the_local_clusters_workers_are_forked_with_the_verifier_imported(
     ((imported, parent),) = answers.values()
     assert imported
     assert parent == os.getpid()
+    # results come from the workers, not through the scheduler in the command's process
+    assert client.direct_to_workers is True
 
 
 LOGGING_WORKER = """
