@@ -233,12 +233,16 @@ the chunk's :class:`_Links`)."""
 def _list_many(chunk: _Chunk[str], pins: Any) -> tuple[list[_Folded], _Links]:
     """Stage 1 for a chunk of sources: one task, one :func:`url_snapshots` block (its sources
     are distinct; their URLs share one file system, made from the worker's environment). The
-    driver links each directory bundle listed (:meth:`_Verifying._fold`)."""
+    driver links each directory bundle listed (:meth:`_Driver._link`)."""
     with url_snapshots():
         listed = [_list(_unwired(item), pins, chunk.cwd) for item in chunk.items]
-    linked = (None if digest is None or judged is not None else files
-              for digest, _, files, judged in listed)  # fmt: skip
-    return [(digest, reason, judged) for digest, reason, _, judged in listed], _links(linked)
+    folded = [(digest, reason, judged) for digest, reason, _, judged in listed]
+    # a directory bundle is linked; a refused source and a tar verified as listed are not
+    linked = [
+        files if digest is not None and judged is None else None
+        for digest, _, files, judged in listed
+    ]
+    return folded, _links(linked)
 
 
 def _verify_many(chunk: _Chunk[_ToVerify], pins: Any) -> list[Judged]:
