@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from audit.cli import main
 from tests.data.hostile.generate import CASES, EXPECTED, Case, Context, expectations, generate
 from tests.http_range import serve, url_of
 from tests.paths import ROOT
@@ -165,3 +166,29 @@ def test_every_case_fails_closed_in_bounded_memory(
     assert list(unpacked.rglob("*")) == []  # no refused unpack left a directory behind
     occupied = root / "work" / "occupied"
     assert sorted(p.name for p in occupied.iterdir()) == ["keep.txt"]
+
+
+def test_the_corpus_as_one_archive_on_dask_is_judged_as_in_one_process(
+    corpus: tuple[Path, dict[str, dict[str, Any]]], capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    """Every bundle of the corpus (the cases `audit verify` answers), given to `audit
+    verify-archive` at once: on Dask (a LocalCluster of two workers, the listing's links
+    counted by chunk, the shared files hashed once) the same report, byte for byte, and the
+    same exit as in one process. None passes but those whose failure needs the options their
+    case gives `audit verify` (an identity policy, a trust root), which verify-archive does not
+    take. A directory without a manifest is left out: verify-archive reads it as a folder of
+    bundles, and one that holds none is a usage error."""
+    pytest.importorskip("distributed")
+    _, built = corpus
+    paths = [built[case.name]["path"] for case in CASES if case.command == "verify"]
+    paths = [p for p in paths if not Path(p).is_dir() or (Path(p) / "manifest.json").exists()]
+    local = main(["verify-archive", *paths])
+    report = capsysbinary.readouterr().out
+    dasked = main(["verify-archive", *paths, "--engine", "dask", "--workers", "2"])
+    assert (dasked, capsysbinary.readouterr().out) == (local, report)
+    assert local == 1
+    document = json.loads(report)
+    assert document["counts"]["bundles"] > 0 and document["counts"]["refused"] > 0
+    passed = {s for e in document["bundles"] if e["failed_check"] is None for s in e["sources"]}
+    optioned = {built[case.name]["path"] for case in CASES if built[case.name]["args"]}
+    assert passed <= optioned, passed - optioned
