@@ -355,10 +355,35 @@ def _client(scheduler: str | None, workers: int | None, scratch: str) -> tuple[A
 
 
 @contextlib.contextmanager
+def _quiet() -> Iterator[None]:
+    """Dask's loggers (``distributed`` and each of its own with a level of its own) at
+    CRITICAL while the command's LocalCluster runs, their levels restored after: a record
+    below is not made at all, so it takes no handler's lock, Dask's or one that a program
+    embedding the command put on the root logger. The cluster's scheduler and nannies run in
+    this process and its workers are forked from a nanny's thread: a worker forked while
+    another thread held a handler's stream lock (the scheduler logs each worker it registers)
+    waited forever at its own first record (seen under pytest, whose handlers are on the root
+    logger: the worker stuck in the handler's flush). Forked workers inherit the levels."""
+    loggers = [logging.getLogger("distributed")] + [
+        logger
+        for name, logger in logging.root.manager.loggerDict.items()
+        if name.startswith("distributed.") and isinstance(logger, logging.Logger) and logger.level
+    ]
+    levels = [logger.level for logger in loggers]
+    for logger in loggers:
+        logger.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        for logger, level in zip(loggers, levels, strict=True):
+            logger.setLevel(level)
+
+
+@contextlib.contextmanager
 def _session(client: Any, scheduler: str | None, workers: int | None) -> Iterator[Any]:
     """``client``, else a client of the scheduler at ``scheduler``, else of a new
-    ``LocalCluster`` of ``workers`` processes (default: the cores); what it opened is closed
-    when done."""
+    ``LocalCluster`` of ``workers`` processes (default: the cores, Dask's loggers quiet while
+    it runs: :func:`_quiet`); what it opened is closed when done."""
     if client is not None:
         yield client
         return
@@ -366,6 +391,7 @@ def _session(client: Any, scheduler: str | None, workers: int | None) -> Iterato
     with (
         dask_config.set({"distributed.admin.low-level-log-length": LOG_LENGTH}),
         tempfile.TemporaryDirectory(prefix="audit-dask-") as scratch,
+        _quiet() if scheduler is None else contextlib.nullcontext(),
     ):
         client, cluster = _client(scheduler, workers, scratch)
         try:

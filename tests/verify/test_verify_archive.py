@@ -553,6 +553,39 @@ def test_the_local_clusters_own_log_lines_never_reach_the_terminal(tmp_path: Pat
     assert done.stdout == ""
 
 
+def test_the_local_cluster_makes_no_log_record_below_critical_while_it_runs() -> None:
+    """A record of Dask's below CRITICAL is not made while the command's LocalCluster runs,
+    in this process or in its forked workers, so it takes no handler's lock (a worker forked
+    while another thread held one waited forever at its first record); the levels are
+    restored after."""
+    pytest.importorskip("distributed")
+    import logging  # noqa: PLC0415
+
+    from verify._dask import _session  # noqa: PLC0415 - Dask only where the test needs it
+
+    records: list[logging.LogRecord] = []
+    handler = logging.Handler()
+    handler.emit = records.append  # type: ignore[method-assign]
+    before = {name: logging.getLogger(name).level for name in ("distributed", "distributed.client")}
+    logging.getLogger().addHandler(handler)
+    try:
+        with _session(None, None, 2) as client:
+            enabled = client.run(
+                lambda: [
+                    logging.getLogger(name).isEnabledFor(logging.ERROR)
+                    for name in ("distributed.worker", "distributed.nanny", "distributed.core")
+                ]
+            )
+            here = logging.getLogger("distributed.scheduler").isEnabledFor(logging.ERROR)
+    finally:
+        logging.getLogger().removeHandler(handler)
+    assert list(enabled.values()) == [[False, False, False]] * 2
+    assert not here
+    made = [(r.name, r.levelname) for r in records if r.name.startswith("distributed")]
+    assert not [m for m in made if m[1] != "CRITICAL"], made
+    assert before == {name: logging.getLogger(name).level for name in before}
+
+
 @pytest.fixture(scope="module")
 def scheduler(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A real `dask scheduler` and one `dask worker`, processes started from `/` (as on any real
