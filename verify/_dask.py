@@ -62,6 +62,7 @@ from verify._hashing import (
 )
 from verify._remote import shown_url, url_snapshots
 from verify._shell import _blob_files
+from verify._signature import IdentityPolicy
 from verify._source import BundleSource
 from verify._spool import Spool, Spooled
 from verify._spool import named as _named
@@ -92,12 +93,23 @@ from verify.judging import (
 __all__ = ["judge_on_dask", "verify_on_dask"]
 
 T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class _Rules:
+    """What ``verify-archive`` judges each bundle by: the pin set (None: the one each names)
+    and who must have signed it (None: signatures are not checked)."""
+
+    pins: Any = None
+    policy: IdentityPolicy | None = None
+
+
 _Listed = tuple[str | None, str | None, list[tuple[FileKey, str]], Judged | None]
 """A source's digest (None: refused), the refusal's reason, its blob files' keys and paths,
 and, for a tar, its verification."""
 
 
-def _list(source: Source, pins: Any, cwd: str) -> _Listed:
+def _list(source: Source, rules: _Rules, cwd: str) -> _Listed:
     """Stage 1 for one source, on a worker (within the task's :func:`url_snapshots`; ``cwd``:
     the command's working directory, see :func:`verify.archive.located`).
 
@@ -111,7 +123,7 @@ def _list(source: Source, pins: Any, cwd: str) -> _Listed:
     except (EvidenceAuditError, OSError) as exc:
         return None, refusal_reason(source, exc, located(source, cwd)), [], None
     if bundle.kind != "directory":
-        return digest, None, [], _verify(source, digest, [], pins, cwd, bundle)
+        return digest, None, [], _verify(source, digest, [], rules, cwd, bundle)
     return digest, None, _blob_keys(bundle), None
 
 
@@ -149,7 +161,7 @@ def _verify(  # noqa: PLR0917 - one source, and where it is
     source: Source,
     digest: str,
     seed: Sequence[tuple[FileKey, Hashed]],
-    pins: Any,
+    rules: _Rules,
     cwd: str,
     opened: BundleSource | None = None,
     *,
@@ -161,7 +173,7 @@ def _verify(  # noqa: PLR0917 - one source, and where it is
     cache = _seeded(seed)
     if not whole:
         return check(source, digest, cache, opened=opened, cwd=cwd)
-    judged = judge(source, pins, cache, opened=opened, cwd=cwd)
+    judged = judge(source, rules.pins, cache, opened=opened, cwd=cwd, policy=rules.policy)
     if judged.digest is not None and judged.digest != digest:
         reason = changed(digest, judged.digest).encode()
         return Judged(judged.source, None, reason, judged.hashed, judged.reused)
@@ -230,12 +242,12 @@ _Folded = tuple[str | None, str | None, Judged | None]
 the chunk's :class:`_Links`)."""
 
 
-def _list_many(chunk: _Chunk[str], pins: Any) -> tuple[list[_Folded], _Links]:
+def _list_many(chunk: _Chunk[str], rules: _Rules) -> tuple[list[_Folded], _Links]:
     """Stage 1 for a chunk of sources: one task, one :func:`url_snapshots` block (its sources
     are distinct; their URLs share one file system, made from the worker's environment). The
     driver links each directory bundle listed (:meth:`_Driver._link`)."""
     with url_snapshots():
-        listed = [_list(_unwired(item), pins, chunk.cwd) for item in chunk.items]
+        listed = [_list(_unwired(item), rules, chunk.cwd) for item in chunk.items]
     folded = [(digest, reason, judged) for digest, reason, _, judged in listed]
     # a directory bundle is linked; a refused source and a tar verified as listed are not
     linked = [
@@ -245,11 +257,11 @@ def _list_many(chunk: _Chunk[str], pins: Any) -> tuple[list[_Folded], _Links]:
     return folded, _links(linked)
 
 
-def _verify_many(chunk: _Chunk[_ToVerify], pins: Any) -> list[Judged]:
+def _verify_many(chunk: _Chunk[_ToVerify], rules: _Rules) -> list[Judged]:
     """Stage 3 for a chunk of sources: one task, one :func:`url_snapshots` block."""
     with url_snapshots():
         return [
-            _verify(_unwired(item), digest, chunk.known, pins, chunk.cwd, whole=whole)
+            _verify(_unwired(item), digest, chunk.known, rules, chunk.cwd, whole=whole)
             for item, digest, whole in chunk.items
         ]
 
@@ -407,6 +419,7 @@ def verify_on_dask(
     writer: ArchiveWriter,
     pins: Any = None,
     *,
+    policy: IdentityPolicy | None = None,
     scheduler: str | None = None,
     workers: int | None = None,
     client: Any = None,
@@ -416,7 +429,10 @@ def verify_on_dask(
     of ``workers`` processes (default: the cores), closed when done. The cluster is up before
     the first source is read (its forked workers inherit nothing of the archive), and the
     sources are read once, as they come."""
-    with _session(client, scheduler, workers) as session, _Verifying(session, pins) as run:
+    with (
+        _session(client, scheduler, workers) as session,
+        _Verifying(session, _Rules(pins, policy)) as run,
+    ):
         run.verify(sources, writer)
 
 
@@ -618,9 +634,10 @@ def _wire(text: bytes, local: int) -> str:
 class _Verifying(_Driver):
     """``verify-archive`` on Dask (see the module's docstring for the three stages)."""
 
-    def __init__(self, client: Any, pins: Any) -> None:
+    def __init__(self, client: Any, rules: _Rules) -> None:
         super().__init__(client)
-        self.pins = client.scatter(pins, broadcast=True) if pins is not None else None
+        given = rules.pins is not None or rules.policy is not None
+        self.rules = client.scatter(rules, broadcast=True) if given else rules
 
     def verify(self, sources: Iterable[Source], writer: ArchiveWriter) -> None:
         self.writer = writer
@@ -656,7 +673,7 @@ class _Verifying(_Driver):
             "SELECT idx, wired, local, shown FROM source WHERE idx >= ? AND idx < ? ORDER BY idx"
         )
         chunks = self._in_chunks("source", query, make)
-        for payload, (results, links) in self._map(_list_many, chunks, pins=self.pins):
+        for payload, (results, links) in self._map(_list_many, chunks, rules=self.rules):
             for (index, shown_as), listed in zip(payload, results, strict=True):
                 self._fold(index, shown_as, listed)
             self._link([index for index, _ in payload], links)
@@ -703,7 +720,7 @@ class _Verifying(_Driver):
             items = [(self._wired(i), digest, bool(whole)) for i, digest, whole, _ in rows]
             return _Chunk(items, self.cwd, self._known(i for i, *_ in rows))
 
-        for rows, results in self._map(_verify_many, self._chunked(make), pins=self.pins):
+        for rows, results in self._map(_verify_many, self._chunked(make), rules=self.rules):
             for (index, _, _, is_first), judged in zip(rows, results, strict=True):
                 if is_first:
                     self.writer.add(judged)
@@ -734,7 +751,7 @@ class _Verifying(_Driver):
             if done.digest is not None and not done.data:  # only checked so far
                 item = (self._wired(index), digest, True)
                 chunk = _Chunk([item], self.cwd, self._known([index]))
-                done = self.client.submit(_verify_many, chunk, self.pins, pure=False).result()[0]
+                done = self.client.submit(_verify_many, chunk, self.rules, pure=False).result()[0]
             self.writer.add(done)
 
 

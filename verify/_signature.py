@@ -33,7 +33,7 @@ from bundle_schema.attestation import (
     verification_statement,
 )
 from bundle_schema.errors import CheckFailed, one_line
-from bundle_schema.models import Manifest, SignatureCheck, VerificationStatement
+from bundle_schema.models import Manifest, SignatureCheck, Signer, VerificationStatement
 from verify._trust import TrustRoot
 
 if TYPE_CHECKING:
@@ -63,6 +63,12 @@ class IdentityPolicy:
     identity: str
     issuer: str
     trust: TrustRoot
+
+    @property
+    def signer(self) -> Signer:
+        """The policy as a report records it: identity, issuer and the trust root's digest
+        (not its name: a file's path is this machine's)."""
+        return Signer(identity=self.identity, issuer=self.issuer, trusted_root=self.trust.digest)
 
 
 class SignatureFailed(CheckFailed):

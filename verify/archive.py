@@ -33,18 +33,18 @@ from bundle_schema import canonical_bytes, digest_of
 from bundle_schema.canonical import write_array
 from bundle_schema.errors import EvidenceAuditError, InvalidInput, one_line, printable
 from bundle_schema.layout import classify_path
-from bundle_schema.models import Finding, PinSetRef, Verdict
+from bundle_schema.models import Finding, PinSetRef, Signer, Verdict
 from verify._core import ordered_findings
 from verify._hashing import BlobCache
 from verify._remote import filesystem, masked_text, prefix_keys, s3_parts, shown_url
 from verify._shell import check_integrity, verify_bundle
-from verify._signature import MAX_SIGNATURE_SIZE
+from verify._signature import MAX_SIGNATURE_SIZE, IdentityPolicy
 from verify._source import BundleSource, file_url_path, is_url, open_source
 from verify._spool import Spool, Spooled, sortable
 from verify._spool import named as _named
 from verify._spool import text as _text
 from verify.policy import failed_check
-from verify.render import cell, write_csv
+from verify.render import cell, signer_line, write_csv
 
 __all__ = [
     "MASKED_TWIN",
@@ -385,14 +385,19 @@ def judge(  # noqa: PLR0917 - one source, and where it is
     workers: int | None = 1,
     opened: BundleSource | None = None,
     cwd: str | None = None,
+    *,
+    policy: IdentityPolicy | None = None,
 ) -> Judged:
     """Verify one source (``opened``: the bundle already listed, not listed again; ``cwd``: see
-    :func:`located`); a refusal (unreadable, hostile, no valid manifest, an unknown pin set)
-    is a result, never raised."""
+    :func:`located`; ``policy``: who must have signed it, see :func:`verify.verify_bundle`); a
+    refusal (unreadable, hostile, no valid manifest, an unknown pin set) is a result, never
+    raised."""
     hashed, reused = cache.hashed, cache.reused
     try:
         bundle = opened if opened is not None else open_in(source, cwd)
-        done = verify_bundle(bundle, pins=pins, cache=cache, workers=workers)
+        done = verify_bundle(
+            bundle, pins=pins, cache=cache, workers=workers, signature_policy=policy
+        )
     except (EvidenceAuditError, OSError) as exc:
         reason = refusal_reason(source, exc, located(source, cwd)).encode()
         return Judged(shown(source), None, reason, cache.hashed - hashed, cache.reused - reused)
@@ -479,8 +484,8 @@ class ArchiveWriter:
     temporary SQLite database, on disk past a page cache of 2 MiB.
     """
 
-    def __init__(self, pin_set: PinSetRef | None) -> None:
-        self._pin_set = pin_set
+    def __init__(self, pin_set: PinSetRef | None, signer: Signer | None = None) -> None:
+        self._pin_set, self._signer = pin_set, signer
         self._spool = Spool(_SCHEMA)
         self._db = self._spool.db
         self._sources = 0
@@ -616,7 +621,8 @@ class ArchiveWriter:
         pins = None if self._pin_set is None else self._pin_set.model_dump(mode="json")
         out.write(b',"pin_set":' + canonical_bytes(pins) + b',"refused":')
         write_array(out, (canonical_bytes(refusal) for refusal in self._refusals()))
-        out.write(b',"schema_version":1}\n')
+        signer = None if self._signer is None else self._signer.model_dump(mode="json")
+        out.write(b',"schema_version":1,"signer":' + canonical_bytes(signer) + b"}\n")
 
     def write_markdown(self, out: IO[str]) -> None:
         """A ``## Bundles`` table by bundle digest, a ``## Refused`` table, and the counts."""
@@ -637,7 +643,7 @@ class ArchiveWriter:
         out.write(
             f"\n{counts['bundles']} bundles from {counts['sources']} sources: "
             f"{counts['passed']} passed, {counts['failed']} failed a check, "
-            f"{counts['refused']} refused\n"
+            f"{counts['refused']} refused\n\n{signer_line(self._signer)}\n"
         )
 
     def write_csv(self, out: IO[str]) -> None:
@@ -680,13 +686,15 @@ def verify_archive(
     writer: ArchiveWriter,
     pins: Any = None,
     *,
+    policy: IdentityPolicy | None = None,
     cache: BlobCache | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> None:
     """Verify every source in this process, one after the other, each bundle digest once (its
     first source in the order given; callers sort), the bytes of each further source of it
     checked (:func:`check`; see :meth:`ArchiveWriter.add`), hashing every file of a shared
-    store once (one :class:`BlobCache`), into ``writer``."""
+    store once (one :class:`BlobCache`), into ``writer``; ``policy``: who must have signed
+    each bundle (None: signatures are not checked)."""
     cache = cache if cache is not None else BlobCache()
     for source in sources:
         try:
@@ -697,7 +705,7 @@ def verify_archive(
             continue
         if writer.seen(digest) and not writer.add(check(source, digest, cache, opened=bundle)):
             continue
-        writer.add(judge(source, pins, cache, opened=bundle))
+        writer.add(judge(source, pins, cache, opened=bundle, policy=policy))
         if progress is not None:
             progress(shown(source))
 

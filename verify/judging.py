@@ -32,6 +32,7 @@ from bundle_schema.models import RunDiff
 from pins import PinSetSource
 from verify._hashing import BlobCache
 from verify._shell import Verification, verify_bundle
+from verify._signature import IdentityPolicy
 from verify._source import BundleSource, open_source
 from verify._spool import Spool, Spooled, named, text
 from verify.archive import (
@@ -95,11 +96,13 @@ class Judgement(NamedTuple):
 @dataclass(frozen=True)
 class Job:
     """How an archive command judges one bundle: by ``pins`` (None: the pin set each names);
-    with ``rejudge``, by ``before`` too (None: the pin set each names), keeping the diff."""
+    with ``rejudge``, by ``before`` too (None: the pin set each names), keeping the diff; its
+    signature checked under ``policy`` (None: not checked)."""
 
     pins: PinSetSource | None
     rejudge: bool = False
     before: PinSetSource | None = None
+    policy: IdentityPolicy | None = None
 
     def judge(
         self, bundle: BundleSource, name: str, cache: BlobCache, workers: int | None = None
@@ -107,12 +110,19 @@ class Job:
         """Verify ``bundle`` (found at ``name``, as shown; ``workers``: its hashing threads);
         raises what verification raises."""
         diff = None
+        policy = self.policy
         if self.rejudge:
-            named = verify_bundle(bundle, pins=self.before, cache=cache, workers=workers)
-            done = verify_bundle(bundle, pins=self.pins, cache=cache, workers=workers)
+            named = verify_bundle(
+                bundle, pins=self.before, cache=cache, workers=workers, signature_policy=policy
+            )
+            done = verify_bundle(
+                bundle, pins=self.pins, cache=cache, workers=workers, signature_policy=policy
+            )
             diff = diff_runs((named.verdict, named.evidence), (done.verdict, done.evidence))
         else:
-            done = verify_bundle(bundle, pins=self.pins, cache=cache, workers=workers)
+            done = verify_bundle(
+                bundle, pins=self.pins, cache=cache, workers=workers, signature_policy=policy
+            )
         found, defect = _found(name, done)
         return Judgement(found, defect, diff, signatures_of(bundle))
 

@@ -29,6 +29,7 @@ from bundle_schema.models import (
     RankRow,
     ResultValidity,
     RunDiff,
+    Signer,
     Verdict,
 )
 from verify._spool import Spool, Spooled, named, sortable, text
@@ -72,6 +73,9 @@ class Facts:
     passed: bool
     """What ``audit verify`` checks without ``--require`` passed: integrity, signature,
     claims (:func:`verify.policy.failed_check`)."""
+    unsigned: str | None
+    """Why the signature failed under the identity policy the run was verified with (an
+    archive command's ``--identity`` and ``--issuer``); None: it verified, or none was given."""
     comparable: bool
     why: str
     """Why the verdict is what it is, in one line: its first integrity finding, else its
@@ -106,6 +110,7 @@ class Facts:
             intact=verdict.integrity.status == "ok",
             claims_match=verdict.claims.match,
             passed=failed_check(verdict) is None,
+            unsigned=verdict.signature.reason if verdict.signature.status == "failed" else None,
             comparable=verdict.diagnostics.comparable,
             why=_why(verdict),
             verdict_digest=digest_of(verdict.model_dump_json().encode()),
@@ -289,15 +294,14 @@ def place(
 ) -> tuple[str, str | None, RankRow]:
     """Where one verified run goes in the ranking under ``pin_set``: its table (of
     :data:`TABLES`), its controlled-policy group (None but in ``controlled``), and its row
-    (unnumbered). A copy of another bundle (see :class:`Distinct`) is apart with the bundle it
-    copies as its first reason; under a ``demo_only`` pin set (reference harnesses) every run
-    is apart."""
+    (unnumbered). A run whose signature failed under the identity policy it was verified with
+    is apart with that as its first reason; a copy of another bundle (see :class:`Distinct`) is
+    apart with the bundle it copies as its first reason; under a ``demo_only`` pin set
+    (reference harnesses) every run is apart."""
     source, facts = item.source, item.facts
-    if item.copy_of is not None:
-        return "apart", None, _row(source, facts, (item.copy_of, *facts.reasons))
-    if demo_only:
-        note = f"{pin_set.id} is a demo-only pin set (reference harnesses): nothing ranks"
-        return "apart", None, _row(source, facts, (note, *facts.reasons))
+    first = _set_apart(item, pin_set, demo_only=demo_only)
+    if first is not None:
+        return "apart", None, _row(source, facts, (first, *facts.reasons))
     same_pins = facts.pin_set == pin_set and facts.recorded_pin_set == pin_set
     group = facts.rank_group
     if group == "primary" and facts.rankable and same_pins:
@@ -312,6 +316,19 @@ def place(
     return "apart", None, _row(source, facts, reasons)
 
 
+def _set_apart(item: Ranked | Entry, pin_set: PinSetRef, *, demo_only: bool) -> str | None:
+    """Why a run is apart whatever its verdict says (its first reason), or None: its signature
+    failed (not signed by whom the ranking names), it copies another bundle, or the pin set
+    ranks nothing."""
+    if item.facts.unsigned is not None:
+        return f"signature failed: {item.facts.unsigned}"
+    if item.copy_of is not None:
+        return item.copy_of
+    if demo_only:
+        return f"{pin_set.id} is a demo-only pin set (reference harnesses): nothing ranks"
+    return None
+
+
 def _apart_key(row: RankRow) -> tuple[float | str, ...]:
     """The order of the runs listed apart: timestamp (the instant), run id, bundle digest."""
     return (*instant(row.created_at), row.run_id, row.bundle_digest)
@@ -324,7 +341,11 @@ def _numbered(rows: Iterable[RankRow]) -> Iterator[RankRow]:
 
 
 def rank(
-    items: Iterable[Ranked | Entry], pin_set: PinSetRef, *, demo_only: bool = False
+    items: Iterable[Ranked | Entry],
+    pin_set: PinSetRef,
+    *,
+    demo_only: bool = False,
+    signer: Signer | None = None,
 ) -> Ranking:
     """Place verified runs (:func:`place`): the ranking under ``pin_set``, the limitations
     table, the controlled-policy groups, and everything else apart with its reasons; each table
@@ -341,6 +362,7 @@ def rank(
         limitations=tuple(sorted(tables["limitations"], key=_key)),
         controlled={g: tuple(sorted(rows, key=_key)) for g, rows in sorted(controlled.items())},
         apart=tuple(sorted(tables["apart"], key=_apart_key)),
+        signer=signer,
     )
 
 
@@ -356,8 +378,10 @@ class SpooledRanking(Spooled):
     back table by table, in the order :func:`rank` gives (a row at a time), or as the canonical
     JSON of the ``ranking`` document :func:`rank`'s would be (:meth:`write_json`)."""
 
-    def __init__(self, pin_set: PinSetRef, *, demo_only: bool = False) -> None:
-        self.pin_set, self._demo_only = pin_set, demo_only
+    def __init__(
+        self, pin_set: PinSetRef, *, demo_only: bool = False, signer: Signer | None = None
+    ) -> None:
+        self.pin_set, self._demo_only, self.signer = pin_set, demo_only, signer
         self._spool = Spool(_RANKING_SCHEMA, prefix="audit-rank-")
 
     def add(self, item: Ranked | Entry) -> None:
@@ -417,4 +441,5 @@ class SpooledRanking(Spooled):
         out.write(b',"pin_set":' + canonical_bytes(self.pin_set.model_dump(mode="json")))
         out.write(b',"ranked":')
         array(self.ranked())
-        out.write(b',"schema_version":1}\n')
+        signer = None if self.signer is None else self.signer.model_dump(mode="json")
+        out.write(b',"schema_version":1,"signer":' + canonical_bytes(signer) + b"}\n")

@@ -21,7 +21,7 @@ from rich.text import Text
 
 from bundle_schema import canonical_bytes
 from bundle_schema.errors import CONTROL_CODES
-from bundle_schema.models import RankRow, ShowReport, SignatureCheck, Verdict
+from bundle_schema.models import RankRow, ShowReport, SignatureCheck, Signer, Verdict
 from verify.ranking import SpooledRanking
 
 __all__ = [
@@ -33,6 +33,7 @@ __all__ = [
     "ranking_markdown",
     "render_show",
     "render_verdict",
+    "signer_line",
     "verdict_json",
     "write_csv",
 ]
@@ -489,12 +490,23 @@ def _score_table(rows: Iterable[RankRow], numbered: bool) -> Iterator[str]:
         yield "(none)"
 
 
+def signer_line(signer: Signer | None) -> str:
+    """What an archive command's Markdown says of the signatures it checked (``--identity``,
+    ``--issuer``)."""
+    if signer is None:
+        return "Signatures not checked: no --identity and --issuer were given."
+    return (
+        f"Signatures checked: each bundle signed by {cell(signer.identity)} "
+        f"({cell(signer.issuer)}), under the trust root {signer.trusted_root}."
+    )
+
+
 def ranking_markdown(ranking: SpooledRanking) -> Iterator[str]:
     """The ranking as Markdown, a line at a time (each without its newline): the ranked table,
     the limitations table, controlled-policy groups, and the runs listed apart with their first
     reason."""
     pins = f"{ranking.pin_set.id} ({ranking.pin_set.digest})"
-    yield from (f"## Ranked deployments: {pins}", "")
+    yield from (f"## Ranked deployments: {pins}", "", signer_line(ranking.signer), "")
     yield from _score_table(ranking.ranked(), numbered=True)
     yield from ("", "## Completed with profile limitations", "")
     yield from _score_table(ranking.limitations(), numbered=False)

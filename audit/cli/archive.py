@@ -19,6 +19,7 @@ from audit.cli._common import (
     optional_pins,
     pin_set,
 )
+from audit.cli.signing import add_policy_options, policy_from
 from bundle_schema import canonical_bytes
 from bundle_schema.canonical import write_array
 from bundle_schema.errors import (
@@ -67,8 +68,12 @@ def register(commands: Subparsers) -> dict[str, Handler]:
         "digest: a directory and its tar are one row (its source names both; a note says so); "
         "a copy (the same evidence entries and model digest under another run id or creation "
         "time) is listed apart, naming the bundle it copies. A bundle that cannot be read is "
-        "listed under 'Refused' with its reason, and the others are still judged. Exit 0, or 1 "
-        "when any bundle was refused; 2 when a PATH holds no bundle.",
+        "listed under 'Refused' with its reason, and the others are still judged. With "
+        "--identity and --issuer, each bundle's signature is checked: a run not signed by "
+        "that identity (unsigned, or signed by another) is listed apart, its first reason "
+        "'signature failed: ...'; without them no signature is checked, and a run ranks "
+        "whoever published it. Exit 0, or 1 when any bundle was refused; 2 when a PATH holds "
+        "no bundle.",
         epilog=example("audit rank build/demo --markdown"),
     )
     rank_cmd.add_argument(
@@ -94,6 +99,7 @@ def register(commands: Subparsers) -> dict[str, Handler]:
         "decisions, scores, first reason, bundle digest, sources), then one a refused source",
     )
     _add_engine(rank_cmd, "verified, or a further source's bytes checked")
+    add_policy_options(rank_cmd)
 
     rejudge = commands.add_parser(
         "rejudge",
@@ -152,9 +158,11 @@ def register(commands: Subparsers) -> dict[str, Handler]:
         "bundle "
         "digest: its sources, run, outcome, validity, profile decision, rankability, integrity, "
         "the check it failed and its first reason; then every refused source), written as the "
-        "bundles are verified; or Markdown or CSV. Exit 0 when every bundle passed, 1 when any "
-        "failed a check (integrity, signature, claims) or any source was refused, 2 when a PATH "
-        "holds no bundle.",
+        "bundles are verified; or Markdown or CSV. With --identity and --issuer, each bundle's "
+        "signature is checked (a bundle unsigned or signed by another fails its check); "
+        "without them a signature present is 'unchecked'. Exit 0 when every bundle passed, 1 "
+        "when any failed a check (integrity, signature, claims) or any source was refused, 2 "
+        "when a PATH holds no bundle.",
         epilog=example("audit verify-archive s3://runs/v5/ --csv"),
     )
     archive.add_argument("paths", nargs="*", metavar="PATH", help=_PATHS_HELP)
@@ -171,6 +179,7 @@ def register(commands: Subparsers) -> dict[str, Handler]:
     archive_format.add_argument("--markdown", action="store_true", help="print Markdown tables")
     archive_format.add_argument("--csv", action="store_true", help="print CSV, one row a bundle")
     _add_engine(archive, "verified or checked")
+    add_policy_options(archive)
     return {"rank": _rank, "rejudge": _rejudge, "verify-archive": _verify_archive}
 
 
@@ -326,11 +335,13 @@ def _rank_csv(ranking: SpooledRanking, archive: JudgedArchive) -> Iterator[tuple
 
 def _rank(args: argparse.Namespace, out: Console, err: Console) -> int:
     pins = optional_pins(args.pins)
+    policy = policy_from(args)
     chosen = pins or load_builtin(CURRENT)
     ref = PinSetRef(id=chosen.id, digest=chosen.digest)
+    signer = None if policy is None else policy.signer
     with (
-        _judged(args, Job(pins)) as archive,
-        SpooledRanking(ref, demo_only=chosen.pins.demo_only) as ranking,
+        _judged(args, Job(pins, policy=policy)) as archive,
+        SpooledRanking(ref, demo_only=chosen.pins.demo_only, signer=signer) as ranking,
     ):
         for bundle in archive.bundles():
             ranking.add(bundle.ranked())
@@ -541,7 +552,11 @@ def _rejudge_text(archive: JudgedArchive, pins: str, digest: str, out: Console) 
 def _verify_archive(args: argparse.Namespace, out: Console, err: Console) -> int:
     _engine_options(args)
     pins = optional_pins(args.pins)
-    writer = ArchiveWriter(None if pins is None else PinSetRef(id=pins.id, digest=pins.digest))
+    policy = policy_from(args)
+    writer = ArchiveWriter(
+        None if pins is None else PinSetRef(id=pins.id, digest=pins.digest),
+        None if policy is None else policy.signer,
+    )
     try:
         with _bundles(args.paths, args.lists) as listed:
             for twin in listed.twins():  # the twins first, as ordered() gives them
@@ -550,10 +565,15 @@ def _verify_archive(args: argparse.Namespace, out: Console, err: Console) -> int
                 from verify.distributed import verify_on_dask  # noqa: PLC0415 - when asked
 
                 verify_on_dask(
-                    listed.kept(), writer, pins, scheduler=args.scheduler, workers=args.workers
+                    listed.kept(),
+                    writer,
+                    pins,
+                    policy=policy,
+                    scheduler=args.scheduler,
+                    workers=args.workers,
                 )
             else:
-                verify_archive(listed.kept(), writer, pins)
+                verify_archive(listed.kept(), writer, pins, policy=policy)
         stream = sys.stdout.buffer
         if args.markdown or args.csv:
             text = text_out(stream)

@@ -109,6 +109,7 @@ from bundle_schema.models.reports import (
     RejudgeReport,
     RunDiff,
     RunResult,
+    Signer,
     Sources,
 )
 from bundle_schema.models.review import (
@@ -352,6 +353,7 @@ __all__ = [
     "ShowReport",
     "SignatureCheck",
     "SignatureStatus",
+    "Signer",
     "Size",
     "Slug",
     "SocketLedgerEntry",

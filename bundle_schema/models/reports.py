@@ -43,8 +43,18 @@ __all__ = [
     "RejudgedRun",
     "RunDiff",
     "RunResult",
+    "Signer",
     "Sources",
 ]
+
+
+class Signer(_Model):
+    """Who every bundle of an archive command had to have been signed by (``--identity``,
+    ``--issuer``) and the digest of the Sigstore trust root the signatures were checked under."""
+
+    identity: Text
+    issuer: Text
+    trusted_root: Digest
 
 
 # --- what `audit rank --json` and `audit diff --json` print ---------------------------------------
@@ -83,7 +93,10 @@ class Ranking(_Model):
     """Controlled-policy runs, grouped by their exact effective policy, same order."""
     apart: tuple[RankRow, ...]
     """Everything else, with its reasons: other generations, smoke, quarantined, incomplete,
-    infrastructure, integrity or claims failures."""
+    infrastructure, integrity, signature or claims failures."""
+    signer: Signer | None = None
+    """Who every ranked run had to have been signed by (``--identity``, ``--issuer``); null:
+    no signature was checked, so a run ranks whoever published it."""
 
 
 class DiffItem(_Model):
@@ -254,3 +267,7 @@ class ArchiveReport(_Model):
     bundles: tuple[ArchiveBundle, ...]
     counts: ArchiveCounts
     refused: tuple[ArchiveRefusal, ...]
+    signer: Signer | None = None
+    """Who every bundle had to have been signed by (``--identity``, ``--issuer``): a bundle
+    signed by no one else passes; null: signatures were not checked (a signed bundle's
+    ``signature`` is ``unchecked``)."""

@@ -509,7 +509,7 @@ def _entry(run_id: str, created_at: str, n: int, *, rankable: bool = True) -> En
         run_id=run_id, bundle_digest=f"sha256:{n:064x}", pin_set=_PINS, outcome="QUALIFIED",
         result_validity="VALID", profile_decision="MEETS_PROFILE", rankable=rankable,
         rank_group="primary", scores=_TIED, reasons=(), intact=True, claims_match=True,
-        passed=True, comparable=True, why="", verdict_digest="sha256:" + "c" * 64,
+        passed=True, unsigned=None, comparable=True, why="", verdict_digest="sha256:" + "c" * 64,
         created_at=created_at, model="model-x", model_digest="sha256:" + "d" * 64,
         reasoning_policy="off", track="primary", recorded_pin_set=_PINS,
     )  # fmt: skip

@@ -164,6 +164,7 @@ def _ranked_entry(run_id: str, created_at: str, digest_hex: str) -> Entry:
         intact=True,
         claims_match=True,
         passed=True,
+        unsigned=None,
         comparable=True,
         why="",
         verdict_digest="sha256:" + "c" * 64,

@@ -175,8 +175,8 @@ def test_the_corpus_as_one_archive_on_dask_is_judged_as_in_one_process(
     verify-archive` at once: on Dask (a LocalCluster of two workers, the listing's links
     counted by chunk, the shared files hashed once) the same report, byte for byte, and the
     same exit as in one process. None passes but those whose failure needs the options their
-    case gives `audit verify` (an identity policy, a trust root), which verify-archive does not
-    take. A directory without a manifest is left out: verify-archive reads it as a folder of
+    case gives `audit verify` (an identity policy, a trust root), not given here (see the next
+    test). A directory without a manifest is left out: verify-archive reads it as a folder of
     bundles, and one that holds none is a usage error."""
     pytest.importorskip("distributed")
     _, built = corpus
@@ -192,3 +192,34 @@ def test_the_corpus_as_one_archive_on_dask_is_judged_as_in_one_process(
     passed = {s for e in document["bundles"] if e["failed_check"] is None for s in e["sources"]}
     optioned = {built[case.name]["path"] for case in CASES if built[case.name]["args"]}
     assert passed <= optioned, passed - optioned
+
+
+def test_every_signature_forgery_fails_verify_archive_under_the_policy_it_was_made_against(
+    corpus: tuple[Path, dict[str, dict[str, Any]]], capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    """Each signature case given to `audit verify-archive` with the options it gives `audit
+    verify` (the identity, issuer and trust root): its bundle fails its signature check. The
+    cases share one manifest (only `signatures/` differs), so given at once, the first is
+    judged and the others refused for other signature files; that too on Dask as in one
+    process."""
+    pytest.importorskip("distributed")
+    _, built = corpus
+    groups: dict[tuple[str, ...], list[str]] = {}
+    for case in CASES:
+        if case.category != "signature":
+            continue
+        path, args = built[case.name]["path"], built[case.name]["args"]
+        groups.setdefault(tuple(args), []).append(path)
+        assert main(["verify-archive", path, *args]) == 1, case.name
+        document = json.loads(capsysbinary.readouterr().out)
+        assert document["signer"] is not None and document["refused"] == []
+        (entry,) = document["bundles"]
+        assert entry["signature"] == "failed", case.name
+        assert entry["failed_check"].startswith("signature failed: "), case.name
+    assert sum(map(len, groups.values())) >= 15
+    args, paths = max(groups.items(), key=lambda item: len(item[1]))
+    local = main(["verify-archive", *paths, *args])
+    report = capsysbinary.readouterr().out
+    dasked = main(["verify-archive", *paths, *args, "--engine", "dask", "--workers", "2"])
+    assert (dasked, capsysbinary.readouterr().out) == (local, report)
+    assert local == 1
