@@ -54,6 +54,7 @@ browser-tools:
 # The suite runs in PYTEST_WORKERS processes (pytest-xdist), two by default: the two cores of a
 # developer's machine and of CI. Each worker takes whole test files (--dist loadfile), so a
 # module's fixtures are built once; PYTEST_WORKERS=0 runs it in this one process (ADR 0038).
+# A test that runs past 600 s is ended and named (pytest-timeout, set in pyproject.toml).
 PYTEST_WORKERS ?= 2
 
 test: $(STAMP) sandbox-tools browser-tools bytecode

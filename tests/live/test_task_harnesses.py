@@ -22,7 +22,8 @@ from tests.live.conftest import REPO, built
 from tests.live.engine import free_port, smollm2_gguf
 from tests.live.test_llamacpp import _server
 
-pytestmark = pytest.mark.live
+# a real engine's run takes minutes to hours on two cores (the bfcl-eval gate): no per-test limit
+pytestmark = [pytest.mark.live, pytest.mark.timeout(0)]
 
 UPSTREAMS = REPO / "docs" / "upstreams.md"
 ALIAS = "smollm2-135m-instruct"
