@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import codecs
 import contextlib
 import itertools
 import json
@@ -47,7 +46,12 @@ from urllib.parse import urlsplit
 from audit._faults import point
 from audit._http_server import HarnessConnection, Harnesses, Request
 from bundle_schema.errors import InvalidInput
-from bundle_schema.models import Body, Chunk, ReasoningSerialization, TransportExchange
+from bundle_schema.models import (
+    Body,
+    ReasoningSerialization,
+    TransportExchange,
+    stream_chunks,
+)
 from bundle_schema.roles import REFERENCE_HEADER
 from verify.gx10 import is_loopback
 from verify.replies import is_completion_path
@@ -472,8 +476,7 @@ class Observer:
         except ConnectionResetError:
             record["error"] = "the client disconnected before the stream began"
             return
-        decoder = codecs.getincrementaldecoder("utf-8")("replace")
-        chunks: list[tuple[float, str]] = []
+        chunks: list[tuple[float, bytes]] = []  # as they arrived; read as text when recorded
         record["chunks"] = chunks
         while True:
             try:
@@ -497,9 +500,7 @@ class Observer:
                 record["error"] = "the client disconnected mid-stream"
                 return
             finally:  # recorded once on its way to the harness, with the time it arrived
-                text = decoder.decode(data)
-                if text:
-                    chunks.append((arrived, text))
+                chunks.append((arrived, data))
         self._keep(record)
         with contextlib.suppress(ConnectionResetError):
             # Every chunk went out. A harness that closed once it had read the last event, as
@@ -534,7 +535,7 @@ def _finish(record: dict[str, Any]) -> TransportExchange:
     """The evidence record of a raw exchange: headers selected and redacted, bodies encoded,
     chunks made, the reply's model read."""
     raw = record.get("response_body")
-    streamed = [Chunk(t=t, data=text) for t, text in record.get("chunks", ())]
+    streamed = stream_chunks(record.get("chunks", ()))
     texts = [raw.decode("utf-8", "replace")] if isinstance(raw, bytes) else []
     texts += [chunk.data for chunk in streamed]
     model = next((m for m in map(_model_named, texts) if m is not None), None)

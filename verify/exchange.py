@@ -28,6 +28,7 @@ from bundle_schema.errors import CheckFailed, InvalidInput
 from bundle_schema.models import (
     Body,
     BodyFacts,
+    Chunk,
     ChunkTiming,
     EvidenceRef,
     ExchangeCitation,
@@ -238,6 +239,14 @@ def _facts(body: Body | None) -> BodyFacts | None:
     )
 
 
+def _received(chunk: Chunk) -> int:
+    """How many bytes the chunk brought (its ``raw`` when it has one; a text with a lone
+    surrogate, which no bytes read as, counted as written)."""
+    if chunk.raw is not None:
+        return len(chunk.received())
+    return len(chunk.data.encode("utf-8", "surrogatepass"))
+
+
 def _timings(exchange: TransportExchange) -> tuple[ChunkTiming, ...]:
     timings, previous = [], 0.0
     for index, chunk in enumerate(exchange.chunks):
@@ -247,7 +256,7 @@ def _timings(exchange: TransportExchange) -> tuple[ChunkTiming, ...]:
                 t=chunk.t,
                 gap=round(chunk.t - previous, 9),
                 at=round(exchange.started + chunk.t, 9),
-                bytes=len(chunk.data.encode("utf-8", "surrogatepass")),
+                bytes=_received(chunk),
             )
         )
         previous = chunk.t

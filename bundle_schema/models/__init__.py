@@ -91,6 +91,7 @@ from bundle_schema.models.records import (
     canonical_distribution,
     canonical_name,
     repeated_distribution,
+    stream_chunks,
 )
 from bundle_schema.models.reports import (
     ArchiveBundle,
@@ -388,4 +389,5 @@ __all__ = [
     "canonical_distribution",
     "canonical_name",
     "repeated_distribution",
+    "stream_chunks",
 ]

@@ -5,12 +5,23 @@ the run's configuration, and the tallies of BFCL shards and supplementary harnes
 
 from __future__ import annotations
 
+import base64
+import codecs
 import copy
 import re
 from collections.abc import Iterable, Sequence
 from typing import Annotated, Any, Literal, get_args
 
-from pydantic import ConfigDict, Field, StrictBool, StrictInt, StringConstraints, model_validator
+from pydantic import (
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+    StringConstraints,
+    WithJsonSchema,
+    field_validator,
+    model_validator,
+)
 
 from bundle_schema.models._common import (
     Count,
@@ -70,6 +81,7 @@ __all__ = [
     "canonical_distribution",
     "canonical_name",
     "repeated_distribution",
+    "stream_chunks",
 ]
 
 BASE64_PATTERN = r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"
@@ -102,11 +114,59 @@ class Body(_Model):
         return self
 
 
+def _absent(value: object) -> bool:
+    return value is None
+
+
 class Chunk(_Model):
-    """One streamed chunk, as its bytes arrived, ``t`` seconds after the request started."""
+    """One streamed chunk, as its bytes arrived, ``t`` seconds after the request started:
+    ``data``, its text as a UTF-8 reader of the whole stream gets it (see :func:`stream_chunks`);
+    ``raw``, its bytes in base64, only when they are not the UTF-8 encoding of ``data`` (bytes
+    that are not UTF-8, a character split across chunks); absent otherwise, never null."""
 
     t: Seconds
     data: str
+    raw: Annotated[
+        str | None, WithJsonSchema({"type": "string", "pattern": BASE64_PATTERN, "minLength": 1})
+    ] = Field(default=None, exclude_if=_absent)
+
+    @field_validator("raw", mode="before")
+    @classmethod
+    def _base64(cls, value: object) -> object:
+        # given, it is base64 text (null is no value: absent is how a chunk says "none")
+        if not isinstance(value, str) or not value or not _BASE64.fullmatch(value):
+            raise ValueError("raw is the chunk's bytes in base64 (absent when they are its text)")
+        return value
+
+    def received(self) -> bytes:
+        """The bytes of the chunk as they arrived.
+
+        Raises:
+            ValueError: ``data`` holds a lone surrogate and no ``raw`` says what arrived.
+        """
+        if self.raw is not None:
+            return base64.b64decode(self.raw, validate=True)
+        return self.data.encode("utf-8")
+
+
+def stream_chunks(pieces: Sequence[tuple[float, bytes]]) -> tuple[Chunk, ...]:
+    """The chunks of a stream whose pieces arrived as given (time, bytes): each one's text as a
+    UTF-8 reader of the whole stream gets it (bytes that are not UTF-8 as U+FFFD, a character
+    split across pieces in the piece that completes it, an unfinished one at the end as U+FFFD
+    in the last), with its bytes kept as ``raw`` where they are not that text's encoding. The
+    observer records a stream with it, and the verifier reads a recorded one back with it. A
+    piece of no bytes is no chunk."""
+    decoder = codecs.getincrementaldecoder("utf-8")("replace")
+    arrived = [(t, data) for t, data in pieces if data]
+    last = len(arrived) - 1
+    chunks = []
+    for index, (t, data) in enumerate(arrived):
+        text = decoder.decode(data, final=index == last)
+        if text.encode("utf-8") == data:
+            chunks.append(Chunk(t=t, data=text))
+        else:
+            chunks.append(Chunk(t=t, data=text, raw=base64.b64encode(data).decode("ascii")))
+    return tuple(chunks)
 
 
 class TransportExchange(_Model):
@@ -129,6 +189,18 @@ class TransportExchange(_Model):
     error: Text | None = None
     redirect: Text | None = None
     response_model: Annotated[str, StringConstraints(max_length=256)] | None = None
+
+    @model_validator(mode="after")
+    def _chunks_as_read(self) -> TransportExchange:
+        # A chunk recorded with its bytes: every chunk's text must be what reading the bytes
+        # gives (a stream with none is text that arrived as it reads: nothing to reconcile)
+        if any(chunk.raw is not None for chunk in self.chunks):
+            pieces = [(chunk.t, chunk.received()) for chunk in self.chunks]
+            if stream_chunks(pieces) != self.chunks:
+                raise ValueError(
+                    "the streamed chunks' texts are not the UTF-8 reading of their bytes"
+                )
+        return self
 
 
 class SocketLedgerEntry(_Model):

@@ -13,7 +13,8 @@ Holes (each failed on the code as found, 2026-12-05). Fixed the same day: 1 to 4
 regular file refused by name; a name that is not UTF-8 kept escaped by ``escaped_path``; the
 scratch removed by ``rm -r``), 8 and 9 by ``audit.run._check_store``, 10 by
 ``pins._model.Harness._known_placeholders``; 6 by the sandbox's PID namespace (``unshare
---pid``, the next day). Left open, each a strict xfail: 5 and 7.
+--pid``, the next day); 7 on 2026-12-06 (a chunk keeps its bytes, ``raw``, where they are not
+its text's UTF-8: ``bundle_schema.models.stream_chunks``). Left open, a strict xfail: 5.
 
 1. A harness output whose name is not UTF-8 (``r\xff.json``), or a tree of 1,100 nested
    directories, ends the whole run with exit 2 and no bundle ("the run failed before its
@@ -400,15 +401,9 @@ def _server(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
         server.server_close()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "HOLE: the observer decodes streamed chunks with errors='replace' "
-        "(audit/observer.py Observer._stream) and Chunk.data is text: bytes that are not UTF-8 are "
-        "recorded as U+FFFD, not as the harness got them"
-    ),
-)
 def test_a_stream_that_is_not_utf8_is_recorded_as_the_harness_got_it() -> None:
+    """Closed 2026-12-06: a chunk whose bytes are not its text's UTF-8 keeps them (``raw``);
+    until then the observer recorded the text a reader makes of them, U+FFFD for ``\xff``."""
     with _server(_Garbled) as url, observe(url) as observer:
         port = int(observer.url.rsplit(":", 1)[1])
         connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
@@ -418,9 +413,48 @@ def test_a_stream_that_is_not_utf8_is_recorded_as_the_harness_got_it() -> None:
         got = connection.getresponse().read()
         connection.close()
         exchange = observer.wait_for(1)[0]
-    recorded = "".join(c.data for c in exchange.chunks).encode("utf-8")
+    recorded = b"".join(c.received() for c in exchange.chunks)
     assert b"\xff" in got
     assert recorded == got
+    assert "caf\ufffd \ufffd" in "".join(c.data for c in exchange.chunks)  # as a reader reads it
+
+
+class _Split(BaseHTTPRequestHandler):
+    """An endpoint that streams a character's two bytes in two writes, apart in time."""
+
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        for piece in (b'data: {"model":"m","choices":[{"delta":{"content":"caf\xc3',
+                      b'\xa9"}}]}\n\n', b"data: [DONE]\n\n"):  # fmt: skip
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+            self.wfile.flush()
+            time.sleep(0.05)
+        self.wfile.write(b"0\r\n\r\n")
+
+
+def test_a_character_split_across_writes_is_recorded_as_it_came() -> None:
+    with _server(_Split) as url, observe(url) as observer:
+        port = int(observer.url.rsplit(":", 1)[1])
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        connection.request(
+            "POST", "/v1/chat/completions", b"{}", {"Content-Type": "application/json"}
+        )
+        got = connection.getresponse().read()
+        connection.close()
+        exchange = observer.wait_for(1)[0]
+    assert b"".join(c.received() for c in exchange.chunks) == got
+    assert '"content":"caf\u00e9"' in "".join(c.data for c in exchange.chunks)
+    split = [c for c in exchange.chunks if c.data.endswith("caf")]  # the writes came apart
+    assert all(c.raw is not None for c in split)  # its bytes end in half a character
 
 
 class _Echo(BaseHTTPRequestHandler):
