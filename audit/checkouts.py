@@ -2,7 +2,9 @@
 content-addressed evidence.
 
 An upstream is cloned with gitpython from a local mirror path when one is given, else from its
-repository URL, and checked out (detached) at the pinned commit. The record holds the commit, the
+repository URL, and checked out (detached) at the pinned commit: the whole tree, or, when its
+pin names ``paths``, those directories alone (a sparse checkout; the listing still names every
+file of the commit, and only the files checked out are kept). The record holds the commit, the
 tree id, ``git status --porcelain`` (empty when clean), the submodule states and the remote URL;
 the tracked files are kept by git blob id, with the ``git ls-tree -r`` listing that names them,
 so that a reader can check every file against the commit.
@@ -106,6 +108,8 @@ def checkout(name: str, upstream: Upstream, into: Path, mirror: Path | None = No
     with repo:  # closes git's persistent helper processes
         try:
             point(f"cloned:{name}")  # during a checkout: cloned, not yet checked out
+            if upstream.paths:  # only these directories: git reads no other file's bytes
+                repo.git.sparse_checkout("set", "--cone", *upstream.paths)
             repo.git.checkout("--detach", upstream.commit)
         except git.GitCommandError as exc:
             raise _failed(name, upstream.commit, source, exc) from None
@@ -129,8 +133,9 @@ def _failed(name: str, commit: str, source: str, exc: git.GitCommandError) -> Ch
 def _tracked(path: Path) -> bytes | None:
     """A tracked path's blob as git stores it: a symbolic link's target text (never the file it
     points to, which may be outside the checkout), a file's bytes; ``None`` for a submodule's
-    directory (recorded by ``git submodule status``) or a file that is not there (``git
-    status`` shows it deleted: the checkout is not clean, and is recorded so)."""
+    directory (recorded by ``git submodule status``), a file outside a sparse checkout's
+    directories, or a file that is not there (``git status`` shows it deleted: the checkout is
+    not clean, and is recorded so)."""
     try:
         if path.is_symlink():
             return os.fsencode(os.readlink(path))

@@ -97,11 +97,40 @@ class Profile(_Frozen):
     components: tuple[ComponentName, ...]
 
 
+CheckoutPath = Annotated[
+    str,
+    StringConstraints(
+        pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.+@-]*(/[A-Za-z0-9_][A-Za-z0-9_.+@-]*)*$",
+        max_length=1024,
+    ),
+]
+"""A directory of a repository, relative to its top (``a/b``): each part starts with a letter,
+digit or ``_`` (so no ``.``, ``..`` or option), and holds no character git's patterns give a
+meaning."""
+
+
 class Upstream(_Frozen):
     """An upstream harness pinned at an exact commit."""
 
     repository: Annotated[str, StringConstraints(min_length=1, max_length=512)]
     commit: GitCommit
+    paths: tuple[CheckoutPath, ...] = ()
+    """The directories of the commit that are checked out and kept, each whole, with the files
+    at the top of the repository (git's sparse checkout, cone mode); empty: the whole tree.
+    For a harness that lives in one directory of a large repository (bfcl-eval in gorilla):
+    the listing still names every file of the commit by its blob id, so the commit pins them
+    all; the files outside are neither on disk while the harness runs nor in the bundle."""
+
+    @model_validator(mode="after")
+    def _distinct_paths(self) -> Upstream:
+        if len(set(self.paths)) != len(self.paths):
+            raise ValueError("paths: a directory named twice")
+        return self
+
+    def holds(self, path: str) -> bool:
+        """Whether ``path`` (relative to the checkout's top) is checked out: under one of
+        :attr:`paths`, or anywhere when there are none."""
+        return not self.paths or any(path == p or path.startswith(f"{p}/") for p in self.paths)
 
 
 Requirement = Annotated[
@@ -421,6 +450,11 @@ class PinSet(_Frozen):
                 parts = path.split("/")
                 if path.startswith("/") or ".." in parts or not path:
                     raise ValueError(f"harnesses.{name}: {path!r} must stay inside its directory")
+            if not self.upstreams[name].holds(harness.workdir.removeprefix("./")):
+                raise ValueError(
+                    f"harnesses.{name}: workdir {harness.workdir!r} is not under the "
+                    f"directories upstreams.{name}.paths checks out"
+                )
         if self.direct_probe.contract not in PROBE_CONTRACTS:
             known = ", ".join(PROBE_CONTRACTS)
             raise ValueError(
@@ -438,6 +472,11 @@ class PinSet(_Frozen):
             parts = self.hermes.tasks_manifest.split("/")
             if self.hermes.tasks_manifest.startswith("/") or ".." in parts or "" in parts:
                 raise ValueError("hermes.tasks_manifest: must be a path inside the checkout")
+            if not self.upstreams[self.hermes.upstream].holds(self.hermes.tasks_manifest):
+                raise ValueError(
+                    "hermes.tasks_manifest: not under the directories "
+                    f"upstreams.{self.hermes.upstream}.paths checks out"
+                )
         self._task_selection()
         for name in self.thresholds:
             if name not in self.profiles:

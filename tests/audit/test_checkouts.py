@@ -130,3 +130,62 @@ def test_a_tracked_file_missing_from_the_checkout_makes_it_dirty_not_a_crash(
     )
     assert not again.clean
     assert again.porcelain == " D hermes/evaluator.py"
+
+
+def _monorepo(tmp_path: Path) -> tuple[Path, str, str]:
+    """A repository with a harness in one directory and a large file elsewhere; returns it, the
+    commit, and the blob id of the large file."""
+    root = tmp_path / "mono"
+    repo = git.Repo.init(root)
+    (root / "harness" / "pkg").mkdir(parents=True)
+    (root / "harness" / "pkg" / "run.py").write_text("print('harness')\n")
+    (root / "harness" / "data.json").write_text("[1, 2, 3]\n")
+    (root / "other").mkdir()
+    (root / "other" / "big.bin").write_bytes(b"\0" * 100_000)
+    (root / "README.md").write_text("top\n")
+    repo.index.add(["harness/pkg/run.py", "harness/data.json", "other/big.bin", "README.md"])
+    commit = repo.index.commit("monorepo").hexsha
+    return root, commit, git_blob_id(b"\0" * 100_000)
+
+
+def test_a_sparse_checkout_keeps_its_directories_and_lists_the_whole_commit(
+    tmp_path: Path,
+) -> None:
+    root, commit, big = _monorepo(tmp_path)
+    upstream = Upstream(repository="https://example.invalid/mono", commit=commit,
+                        paths=("harness",))  # fmt: skip
+    done = checkout("mono", upstream, tmp_path / "co", root)
+    assert done.clean and done.commit == commit
+    assert sorted(done.files.values()) == [b"[1, 2, 3]\n", b"print('harness')\n", b"top\n"]
+    assert big in done.listing.decode()  # named by the listing: the commit pins it
+    assert not (tmp_path / "co" / "other").exists()  # not there while the harness runs
+    assert (tmp_path / "co" / "harness" / "pkg" / "run.py").exists()
+
+
+def test_a_sparse_checkout_needs_no_byte_outside_its_directories(tmp_path: Path) -> None:
+    """A mirror that lacks a blob of the commit outside the directories (a snapshot that leaves
+    out its largest files) checks out clean; the whole tree is not clean (the file deleted)."""
+    root, commit, big = _monorepo(tmp_path)
+    loose = root / ".git" / "objects" / big[:2] / big[2:]
+    loose.unlink()
+    sparse = Upstream(repository="https://example.invalid/mono", commit=commit,
+                      paths=("harness",))  # fmt: skip
+    done = checkout("mono", sparse, tmp_path / "sparse", root)
+    assert done.clean and len(done.files) == 3
+    whole = Upstream(repository="https://example.invalid/mono", commit=commit)
+    assert checkout("mono", whole, tmp_path / "whole", root).porcelain == " D other/big.bin"
+
+
+@pytest.mark.parametrize(
+    "path", ["", ".", "..", "a/../b", "/abs", "a//b", "a/", "-x", "a/*", "a\\b", "a b"]
+)
+def test_a_sparse_path_must_name_a_directory_plainly(path: str) -> None:
+    with pytest.raises(ValueError, match="paths"):
+        Upstream(repository="https://example.invalid/mono", commit="a" * 40, paths=(path,))
+
+
+def test_a_harness_must_run_inside_its_sparse_directories() -> None:
+    data = load_builtin("gx10-qualification-v5").pins.model_dump()
+    data["upstreams"]["bfcl"]["paths"] = ("somewhere-else",)
+    with pytest.raises(ValueError, match=r"harnesses\.bfcl: workdir"):
+        type(load_builtin("gx10-qualification-v5").pins).model_validate(data)
