@@ -205,10 +205,12 @@ def _stream_events(pieces: Iterable[tuple[float, str]]) -> Iterator[tuple[float,
     pending: list[str] = []
     data: list[tuple[float, str]] = []  # the unfinished event's data lines, each with its time
     after_cr = False  # the last piece ended at a CR: an LF starting the next one ends no line
-    first = True
+    first = True  # no text yet: a chunk of half a character (or none) has none
     for t, piece in pieces:
-        text = piece.removeprefix("\ufeff") if first else piece  # a byte order mark is no data
-        first = False
+        # a byte order mark at the start of the stream is no data, in whichever chunk its
+        # character was completed
+        text = piece.removeprefix("\ufeff") if first else piece
+        first = first and not piece
         if after_cr and text.startswith("\n"):
             text = text[1:]
         if not text:
