@@ -96,6 +96,7 @@ from audit.observer import observe
 from audit.run import RunRequest, default_policy, run_qualification
 from audit.sandbox import SandboxUnavailable, check_sandbox
 from bundle_schema.errors import InvalidInput
+from bundle_schema.models import TransportExchange
 from pins import PinSetSource, load_builtin, pin_set_source
 from tests.factories import write_small_bundle
 from verify import parse_manifest, verify_bundle
@@ -371,12 +372,16 @@ def test_a_process_in_a_network_namespace_of_its_own_does_not_outlive_the_run(
 # --- the observer ----------------------------------------------------------------------------
 
 
-class _Garbled(BaseHTTPRequestHandler):
+class _Quiet(BaseHTTPRequestHandler):
+    """A test endpoint: HTTP/1.1, no log lines."""
+
     protocol_version = "HTTP/1.1"
 
     def log_message(self, format: str, *args: Any) -> None:
         pass
 
+
+class _Garbled(_Quiet):
     def do_POST(self) -> None:
         self.rfile.read(int(self.headers.get("Content-Length", 0)))
         event = b'{"model":"m","choices":[{"delta":{"content":"caf\xe9 \xff"}}]}'
@@ -401,10 +406,10 @@ def _server(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
         server.server_close()
 
 
-def test_a_stream_that_is_not_utf8_is_recorded_as_the_harness_got_it() -> None:
-    """Closed 2026-12-06: a chunk whose bytes are not its text's UTF-8 keeps them (``raw``);
-    until then the observer recorded the text a reader makes of them, U+FFFD for ``\xff``."""
-    with _server(_Garbled) as url, observe(url) as observer:
+def _streamed(handler: type[BaseHTTPRequestHandler]) -> tuple[bytes, TransportExchange]:
+    """One chat completion through the observer to ``handler``: what the client got, and the
+    exchange recorded."""
+    with _server(handler) as url, observe(url) as observer:
         port = int(observer.url.rsplit(":", 1)[1])
         connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
         connection.request(
@@ -412,20 +417,21 @@ def test_a_stream_that_is_not_utf8_is_recorded_as_the_harness_got_it() -> None:
         )
         got = connection.getresponse().read()
         connection.close()
-        exchange = observer.wait_for(1)[0]
+        return got, observer.wait_for(1)[0]
+
+
+def test_a_stream_that_is_not_utf8_is_recorded_as_the_harness_got_it() -> None:
+    """Closed 2026-12-06: a chunk whose bytes are not its text's UTF-8 keeps them (``raw``);
+    until then the observer recorded the text a reader makes of them, U+FFFD for ``\xff``."""
+    got, exchange = _streamed(_Garbled)
     recorded = b"".join(c.received() for c in exchange.chunks)
     assert b"\xff" in got
     assert recorded == got
     assert "caf\ufffd \ufffd" in "".join(c.data for c in exchange.chunks)  # as a reader reads it
 
 
-class _Split(BaseHTTPRequestHandler):
+class _Split(_Quiet):
     """An endpoint that streams a character's two bytes in two writes, apart in time."""
-
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
 
     def do_POST(self) -> None:
         self.rfile.read(int(self.headers.get("Content-Length", 0)))
@@ -442,29 +448,17 @@ class _Split(BaseHTTPRequestHandler):
 
 
 def test_a_character_split_across_writes_is_recorded_as_it_came() -> None:
-    with _server(_Split) as url, observe(url) as observer:
-        port = int(observer.url.rsplit(":", 1)[1])
-        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-        connection.request(
-            "POST", "/v1/chat/completions", b"{}", {"Content-Type": "application/json"}
-        )
-        got = connection.getresponse().read()
-        connection.close()
-        exchange = observer.wait_for(1)[0]
+    got, exchange = _streamed(_Split)
     assert b"".join(c.received() for c in exchange.chunks) == got
     assert '"content":"caf\u00e9"' in "".join(c.data for c in exchange.chunks)
     split = [c for c in exchange.chunks if c.data.endswith("caf")]  # the writes came apart
     assert all(c.raw is not None for c in split)  # its bytes end in half a character
 
 
-class _Echo(BaseHTTPRequestHandler):
+class _Echo(_Quiet):
     """An endpoint that answers every POST with a chat reply and keeps the bodies it got."""
 
-    protocol_version = "HTTP/1.1"
     received: ClassVar[list[bytes]] = []
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
 
     def do_POST(self) -> None:
         type(self).received.append(self.rfile.read(int(self.headers.get("Content-Length", 0))))
