@@ -86,6 +86,7 @@ bench: $(STAMP) bytecode
 	$(BIN)/python -m benchmarks.lmspeed_score
 	$(BIN)/python -m benchmarks.observer_overhead
 	$(BIN)/python -m benchmarks.big_records
+	$(BIN)/python -m benchmarks.raw_chunks
 
 # Opt-in fuzzing: 100,000 new hypothesis examples per reader property (and per property of the
 # canonical JSON and record fast paths, which make test runs with a fixed few hundred to a

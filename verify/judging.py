@@ -207,6 +207,15 @@ def bytes_of(checked: Judged) -> tuple[str | None, str | None]:
     return checked.defect and checked.defect.fingerprint, checked.signed
 
 
+def _unsigned_copy(digest: str, kept: str, failure: str) -> str:
+    """Why a source of a bundle is refused whose signature failed where ``kept``'s verified."""
+    return one_line(
+        f"holds the bytes of bundle {digest} but not the signature of {kept} that the command's "
+        f"--identity verified: signature failed: {failure}",
+        MAX_SOURCE,
+    )
+
+
 def _standing(facts: Facts) -> int:
     """Which of a bundle's copies is placed first: one passing its checks (integrity,
     signature, claims) before one that does not, and among those that pass, by the table the
@@ -345,28 +354,43 @@ class JudgedArchive(Spooled):
     def _count(self) -> None:
         """Count each bundle once, and flag the copies (see the class's docstring)."""
         rows = self._db.execute(
-            "SELECT f.digest, found.source, found.ref, f.intact, f.verdict_digest, f.contents "
-            "FROM found JOIN facts AS f ON f.ref = found.ref ORDER BY f.digest, found.rowid"
+            "SELECT f.digest, found.source, found.ref, f.intact, f.standing, f.verdict_digest, "
+            "f.contents FROM found JOIN facts AS f ON f.ref = found.ref "
+            "ORDER BY f.digest, found.rowid"
         )
         for digest, group in itertools.groupby(rows, key=lambda row: row[0]):
+            # the first intact source, of those the first that passes its checks (a copy
+            # without the signature the ranking is held to never takes a signed one's place)
             items = sorted(
                 (
-                    (named(source), ref, intact, verdict, contents)
-                    for _, source, ref, intact, verdict, contents in group
+                    (named(source), ref, intact, standing, verdict, contents)
+                    for _, source, ref, intact, standing, verdict, contents in group
                 ),
-                key=lambda item: (not item[2], item[0]),
+                key=lambda item: (not item[2], item[3], item[0]),
             )
-            (kept, ref, _, verdict, contents) = items[0]
-            sources = tuple(sorted({i[0] for i in items}))
+            (kept, ref, _, _, verdict, contents) = items[0]
+            counted, differently = [kept], []
+            signed = None
+            for other, other_ref, _, _, other_verdict, _ in items[1:]:
+                if other_verdict == verdict:
+                    counted.append(other)
+                    continue
+                facts = self._spooled(other_ref)[0].facts
+                if signed is None:
+                    signed = self._spooled(ref)[0].facts.unsigned is None
+                if signed and facts.unsigned is not None:
+                    self._refuse(other, _unsigned_copy(digest, kept, facts.unsigned))
+                    continue
+                counted.append(other)
+                differently.append(
+                    f"{other}: the same bundle as {kept}, verified differently ({facts.why}); "
+                    f"{kept} counts"
+                )
+            sources = tuple(sorted(set(counted)))
             if len(sources) > 1:
                 self._note(f"{digest} is one bundle, counted once: {', '.join(sources)}")
-            for other, other_ref, _, other_verdict, _ in items[1:]:
-                if other_verdict != verdict:
-                    why = self._spooled(other_ref)[0].facts.why
-                    self._note(
-                        f"{other}: the same bundle as {kept}, verified differently ({why}); "
-                        f"{kept} counts"
-                    )
+            for note in differently:
+                self._note(note)
             self._db.execute(
                 "INSERT INTO bundles VALUES (?, ?, ?, ?, ?)",
                 (digest, ref, text(kept), json.dumps(sources), contents),  # ASCII, read back

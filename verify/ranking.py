@@ -78,8 +78,9 @@ class Facts:
     archive command's ``--identity`` and ``--issuer``); None: it verified, or none was given."""
     comparable: bool
     why: str
-    """Why the verdict is what it is, in one line: its first integrity finding, else its
-    first reason (what a note on a source that verified differently says)."""
+    """Why the verdict is what it is, in one line: its first integrity finding, else its failed
+    signature, else its first reason (what a note on a source that verified differently
+    says)."""
     verdict_digest: str
     """The digest of the whole verdict's JSON: two sources verified the same when theirs are
     equal. Pydantic's JSON (one pass in its core), not canonical: it is compared only with
@@ -202,6 +203,8 @@ def _why(verdict: Verdict) -> str:
     findings = verdict.integrity.findings
     if findings:
         return f"integrity failed: {findings[0].message}"
+    if verdict.signature.status == "failed":
+        return f"signature failed: {verdict.signature.reason}"
     return verdict.reasons[0] if verdict.reasons else "another verdict"
 
 

@@ -54,6 +54,10 @@ def _policy(trust: dict[str, str]) -> list[str]:
     return ["--identity", WHO, "--issuer", ISSUER, "--trusted-root", trust["root"]]
 
 
+def _identity_policy(trust: dict[str, str]) -> IdentityPolicy:
+    return IdentityPolicy(WHO, ISSUER, trust_root_from_file(trust["root"]))
+
+
 def _signer(trust: dict[str, str]) -> dict[str, str]:
     root = digest_of(Path(trust["root"]).read_bytes())
     return {"identity": WHO, "issuer": ISSUER, "trusted_root": root}
@@ -109,7 +113,7 @@ def test_dask_holds_the_archive_to_the_signer_as_one_process_does(
 ) -> None:
     from verify._dask import verify_on_dask  # noqa: PLC0415 - imports Dask
 
-    policy = IdentityPolicy(WHO, ISSUER, trust_root_from_file(trust["root"]))
+    policy = _identity_policy(trust)
     sources: list[Any] = sorted(archive.iterdir())
     reports = []
     for engine in ("local", "dask"):
@@ -152,7 +156,7 @@ def test_rank_on_dask_holds_runs_to_the_signer_as_one_process_does(
 ) -> None:
     from verify.distributed import judge_on_dask  # noqa: PLC0415 - imports Dask
 
-    policy = IdentityPolicy(WHO, ISSUER, trust_root_from_file(trust["root"]))
+    policy = _identity_policy(trust)
     paths: list[Any] = sorted(archive.iterdir())
     job = Job(None, policy=policy)
     with judge_archive(paths, Here(paths, job)) as judged:
