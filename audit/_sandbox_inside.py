@@ -1,9 +1,13 @@
 """The part of the sandbox that runs inside the fresh network namespace.
 
-``python -m audit._sandbox_inside PORT FD LEDGER -- COMMAND...``: bring loopback up, listen on
-``127.0.0.1:PORT`` (the model's address for the harness), hand that listening socket to the
-supervisor over the Unix socket ``FD`` it passed down (the observer then accepts the harness's
-connections itself, so no process of the namespace relays them), then run ``COMMAND`` under
+``python -m audit._sandbox_inside PORT FD LEDGER -- COMMAND...``: hide the host's ``/run`` (and a
+``/var/run`` that is a directory of its own) under an empty tmpfs of the namespace's own mount
+namespace, where the host's daemons keep their sockets (Docker's, D-Bus's, systemd's, the name
+service cache's: a filesystem Unix socket is reachable across network namespaces); bring
+loopback up, listen on ``127.0.0.1:PORT`` (the model's address for the harness), hand that
+listening socket to the supervisor over the Unix socket ``FD`` it passed down (the observer
+then accepts the harness's connections itself, so no process of the namespace relays them),
+then run ``COMMAND`` under
 ``strace --seccomp-bpf -f -e trace=connect``, appending every connect() attempt of every
 process to ``LEDGER`` (after the header line the supervisor wrote), and exit with the
 command's status.
@@ -14,6 +18,7 @@ from __future__ import annotations
 import socket
 import subprocess
 import sys
+from pathlib import Path
 
 STRACE_OPTIONS = ("--seccomp-bpf", "-f", "-qq", "-Y", "-ttt", "-e", "trace=connect",
                   "-e", "signal=none")  # fmt: skip
@@ -21,6 +26,13 @@ STRACE_OPTIONS = ("--seccomp-bpf", "-f", "-qq", "-Y", "-ttt", "-e", "trace=conne
 ``connect()`` only (``--seccomp-bpf``, strace 5.3 and later: its other system calls run at
 full speed), no signals (ADR 0034); run with ``-A -o LEDGER``. The supervisor's
 ``check_sandbox`` tries them first."""
+HIDE_RUN = ("mount", "-t", "tmpfs", "-o", "mode=0755,size=1m,nosuid,nodev,noexec", "sandbox",
+            "/run")  # fmt: skip
+"""How ``/run`` is hidden: an empty tmpfs over it, in the sandbox's own mount namespace (the
+host's stays as it is). The supervisor's ``check_sandbox`` tries it first."""
+RUNTIME_DIRS = ("/run", "/var/run")
+"""Where the host's daemons keep their sockets: each one that is a directory of its own (not a
+link to another) is hidden."""
 HANDOFF = b"listening"
 """The message that carries the listening socket to the supervisor."""
 _BACKLOG = 128
@@ -34,12 +46,29 @@ def _listen(port: int) -> socket.socket:
     return listener
 
 
+def _hide_runtime_dirs() -> str | None:
+    """Mount an empty tmpfs over each of :data:`RUNTIME_DIRS`; why one could not be, or None."""
+    for place in RUNTIME_DIRS:
+        path = Path(place)
+        if path.is_symlink() or not path.is_dir():
+            continue
+        done = subprocess.run([*HIDE_RUN[:-1], place], capture_output=True, check=False)
+        if done.returncode != 0:
+            said = done.stderr.decode("utf-8", "replace").strip().splitlines()
+            return f"{place}: {said[-1] if said else 'mount failed'}"
+    return None
+
+
 def main(argv: list[str]) -> int:
     """Run the command inside the namespace; the exit status is the command's (126: setup)."""
     port, channel_fd, ledger, separator, *command = argv
     if separator != "--" or not command:
         sys.stderr.write("usage: python -m audit._sandbox_inside PORT FD LEDGER -- CMD...\n")
         return 2
+    hidden = _hide_runtime_dirs()
+    if hidden is not None:
+        sys.stderr.write(f"sandbox: cannot hide the host's sockets: {hidden}\n")
+        return 126
     subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
     with socket.socket(fileno=int(channel_fd)) as channel, _listen(int(port)) as listener:
         try:

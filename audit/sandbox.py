@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Literal
 
-from audit._sandbox_inside import STRACE_OPTIONS
+from audit._sandbox_inside import HIDE_RUN, STRACE_OPTIONS
 from bundle_schema.errors import InvalidInput
 from bundle_schema.models import SocketLedgerEntry
 from verify.socket_trace import TRACE_MEDIA_TYPE, trace_entries, trace_header, trace_name
@@ -91,8 +91,12 @@ class SandboxResult:
 
 
 def _unshare(command: Sequence[str]) -> list[str]:
+    # --mount: a mount namespace of its own (private propagation), where the inside part
+    # hides the host's /run (audit/_sandbox_inside.py)
     mapping = [] if os.geteuid() == 0 else ["--map-root-user"]
-    return ["unshare", "--net", "--pid", "--fork", "--kill-child", *mapping, "--", *command]
+    return [
+        "unshare", "--net", "--pid", "--mount", "--fork", "--kill-child", *mapping, "--", *command
+    ]  # fmt: skip
 
 
 def check_sandbox() -> None:
@@ -101,17 +105,19 @@ def check_sandbox() -> None:
     Raises:
         SandboxUnavailable: a tool is missing or the kernel refuses the namespace.
     """
-    for tool in ("unshare", "strace", "ip"):
+    for tool in ("unshare", "strace", "ip", "mount"):
         if shutil.which(tool) is None:
             raise SandboxUnavailable(f"{tool} is not installed; the sandbox needs it")
-    probe = subprocess.run(
-        _unshare(["ip", "link", "set", "lo", "up"]), capture_output=True, check=False
-    )
-    if probe.returncode != 0:
-        reason = probe.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise SandboxUnavailable(
-            "cannot make a network namespace: " + (reason[-1] if reason else "unshare failed")
-        )
+    for probe_command, what in (
+        (["ip", "link", "set", "lo", "up"], "a network namespace"),
+        (list(HIDE_RUN), "a mount namespace whose /run is its own"),
+    ):
+        probe = subprocess.run(_unshare(probe_command), capture_output=True, check=False)
+        if probe.returncode != 0:
+            reason = probe.stderr.decode("utf-8", "replace").strip().splitlines()
+            raise SandboxUnavailable(
+                f"cannot make {what}: " + (reason[-1] if reason else "unshare failed")
+            )
     traced = subprocess.run(
         ["strace", *STRACE_OPTIONS, "-o", os.devnull, "--", "true"], capture_output=True,
         check=False,

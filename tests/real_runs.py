@@ -72,7 +72,10 @@ def check_gates(bundle: Bundle, exchanges: list[dict[str, Any]], verdict: dict[s
         assert gates["tool_call_protocol"]["status"] == "fail", gates["tool_call_protocol"]
     ledger = bundle.lines("network/socket-ledger.jsonl")
     off = [entry for entry in ledger if not str(entry.get("address", "")).startswith(LOOPBACK)]
-    off = [entry for entry in off if entry.get("family") != "AF_UNIX"]
+    # a Unix socket is the sandbox's own but one that connected in the host's /run
+    off = [e for e in off if e.get("family") != "AF_UNIX" or (
+        str(e.get("address", "")).startswith(("/run/", "/var/run/"))
+        and e.get("outcome") in ("connected", "in-progress"))]  # fmt: skip
     if not off:  # an empty ledger (no harness connected) is isolation held as well
         assert gates["network_isolation"]["status"] == "pass", gates["network_isolation"]
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 import ipaddress
 import itertools
+import posixpath
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -46,6 +47,7 @@ from verify.replies import (
 
 __all__ = [
     "PROBE_PROMPTS",
+    "RUNTIME_DIRS",
     "LedgerFacts",
     "LedgerTally",
     "ReplyFacts",
@@ -53,9 +55,12 @@ __all__ = [
     "SlimExchange",
     "asks_a_probe",
     "closing_problem",
+    "host_socket",
     "is_loopback",
     "ledger_facts",
     "ledger_problem",
+    "off_sandbox",
+    "outside_attempt",
     "reply_facts",
     "request_facts",
     "slim_exchange",
@@ -383,11 +388,50 @@ def ledger_problem(entry: SocketLedgerEntry) -> str | None:
     return None
 
 
+RUNTIME_DIRS = ("/run", "/var/run")
+"""Where a host's daemons keep their sockets, hidden in the sandbox under an empty tmpfs of its
+own (audit/_sandbox_inside.py): a filesystem Unix socket is reachable across network
+namespaces."""
+
+
+def host_socket(entry: SocketLedgerEntry) -> bool:
+    """Whether an attempt reached a host's socket: an ``AF_UNIX`` ``connect()`` that connected
+    (or is in progress) to a path under :data:`RUNTIME_DIRS`, which in the sandbox are its own
+    and empty, so that a socket there is the host's (a Docker daemon, D-Bus, systemd's
+    resolver). A failed attempt reached nothing; an abstract socket (``@``) is the network
+    namespace's own."""
+    if entry.family != "AF_UNIX" or entry.outcome not in ("connected", "in-progress"):
+        return False
+    if not entry.address.startswith("/"):
+        return False
+    path = posixpath.normpath(entry.address)
+    return any(path == d or path.startswith(f"{d}/") for d in RUNTIME_DIRS)
+
+
+def off_sandbox(entry: SocketLedgerEntry) -> bool:
+    """Whether an attempt went outside the sandbox: an IP address that is not loopback, or a
+    host's socket (:func:`host_socket`)."""
+    if entry.family == "AF_UNIX":
+        return host_socket(entry)
+    return not is_loopback(entry.address)
+
+
+def outside_attempt(entry: SocketLedgerEntry) -> str:
+    """What an attempt outside the sandbox (:func:`off_sandbox`) did, for a reason: ``tried
+    ADDRESS:PORT (OUTCOME)``, or, for a host's socket, ``connected to PATH (OUTCOME): ...``."""
+    if entry.family == "AF_UNIX":
+        return (
+            f"connected to {entry.address} ({entry.outcome}): a socket of the host, whose "
+            "runtime directories the sandbox hides"
+        )
+    return f"tried {entry.address}:{entry.port} ({entry.outcome})"
+
+
 @dataclass(frozen=True, slots=True)
 class LedgerFacts:
     """What the gates read of a socket ledger: its length, the first entry (by position) whose
-    seq is not its position or that tried a non-loopback address, and every incoherent entry
-    with its line number."""
+    seq is not its position or that went outside the sandbox (:func:`off_sandbox`), and every
+    incoherent entry with its line number."""
 
     count: int
     first_event: tuple[int, SocketLedgerEntry] | None
@@ -405,9 +449,7 @@ class LedgerTally:
     def append(self, entry: SocketLedgerEntry) -> None:
         index = self.count
         self.count += 1
-        if self.first_event is None and (
-            entry.seq != index or (entry.family != "AF_UNIX" and not is_loopback(entry.address))
-        ):
+        if self.first_event is None and (entry.seq != index or off_sandbox(entry)):
             self.first_event = (index, entry)
         if ledger_problem(entry) is not None:
             self.incoherent.append((index + 1, entry))

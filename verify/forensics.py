@@ -39,8 +39,8 @@ from bundle_schema.models import (
 from bundle_schema.roles import place
 from pins import PinSetSource
 from verify._consistency import LIMIT_STOP
-from verify._facts import ledger_facts, reply_facts
-from verify.gx10 import GATES, Fallback, Gate, fallback, is_loopback
+from verify._facts import ledger_facts, outside_attempt, reply_facts
+from verify.gx10 import GATES, Fallback, Gate, fallback, off_sandbox
 from verify.replies import is_completion, same_model
 
 __all__ = ["show_report"]
@@ -394,11 +394,7 @@ def _substituted(evidence: Gx10Evidence, found: Fallback) -> Substitution:
 
 
 def _non_loopback(evidence: Gx10Evidence) -> tuple[SocketLedgerEntry, ...]:
-    return tuple(
-        entry
-        for entry in evidence.socket_ledger or ()
-        if entry.family != "AF_UNIX" and not is_loopback(entry.address)
-    )
+    return tuple(entry for entry in evidence.socket_ledger or () if off_sandbox(entry))
 
 
 def _aggregates(
@@ -435,9 +431,8 @@ def _first_evidence(
         if outside:
             first = outside[0]
             return (
-                f"socket ledger seq {first.seq}: {first.process} (pid {first.pid}) tried "
-                f"{first.address}:{first.port} ({first.outcome}), {first.t:.3f} s into its "
-                "sandbox"
+                f"socket ledger seq {first.seq}: {first.process} (pid {first.pid}) "
+                f"{outside_attempt(first)}, {first.t:.3f} s into its sandbox"
             ), None
     if part == "substitution" and found is not None:
         started = {e.id: e.started for e in exchanges}

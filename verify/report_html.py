@@ -22,7 +22,7 @@ from bundle_schema.models import (
     TransportExchange,
 )
 from verify.exchange import TRANSPORT_LOG
-from verify.gx10 import is_loopback
+from verify.gx10 import off_sandbox
 from verify.render import describe_signature
 
 __all__ = ["report_html"]
@@ -358,7 +358,7 @@ def _transport(exchanges: Sequence[TransportExchange], runtime: str) -> str:
 
 def _ledger(entries: Sequence[SocketLedgerEntry]) -> str:
     rows = "".join(
-        f'<tr class="{"" if e.family == "AF_UNIX" or is_loopback(e.address) else "outside"}">'
+        f'<tr class="{"outside" if off_sandbox(e) else ""}">'
         f"<td>{e.seq}</td><td>{e.t:.3f}</td><td>{_e(e.process)} ({e.pid})</td>"
         f"<td>{_e(e.family)}</td><td>{_e(e.address)}</td><td>{_e(e.port)}</td>"
         f"<td>{_e(e.outcome)}</td><td>{_e(e.component)}</td></tr>"

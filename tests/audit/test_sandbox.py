@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 import socket
+import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -267,7 +269,7 @@ def test_no_sandbox_with_a_strace_that_cannot_trace_connect_alone(
     # an strace before 5.3 has no --seccomp-bpf: refused before any harness runs, with why
     tools = tmp_path / "bin"
     tools.mkdir()
-    for name in ("unshare", "ip", "true"):
+    for name in ("unshare", "ip", "mount", "true"):
         found = shutil.which(name)
         assert found is not None
         (tools / name).symlink_to(found)
@@ -309,3 +311,40 @@ def test_a_supervisor_that_fails_while_the_command_runs_leaves_no_process(tmp_pa
     while status.exists() and "State:\tZ" not in status.read_text():
         assert time.monotonic() < deadline, "the command outlived its supervisor"
         time.sleep(0.05)
+
+
+HOST_SOCKET = """
+import os, socket, sys
+print(sorted(os.listdir("/run")))
+s = socket.socket(socket.AF_UNIX)
+print(s.connect_ex(sys.argv[1]))
+"""
+
+
+def test_the_host_s_sockets_in_run_are_out_of_the_sandbox_s_reach(tmp_path: Path) -> None:
+    """A daemon's socket in the host's /run (Docker's, D-Bus's), reachable across network
+    namespaces, is not there for the harness: the sandbox's /run is an empty tmpfs of its own
+    mount namespace. The same command outside the sandbox reaches it (the control)."""
+    run = Path("/run")
+    if not os.access(run, os.W_OK):
+        pytest.skip("/run is not writable here: no host socket can be made there")
+    path = run / f"evidence-audit-test-{os.getpid()}-{time.monotonic_ns()}.sock"
+    with socket.socket(socket.AF_UNIX) as daemon:
+        daemon.bind(str(path))
+        try:
+            daemon.listen(1)
+            outside = subprocess.run(
+                [sys.executable, "-c", HOST_SOCKET, str(path)], capture_output=True, check=True
+            )
+            assert outside.stdout.decode().splitlines()[1] == "0"  # the control: it is there
+            result = run_sandboxed(
+                [sys.executable, "-c", HOST_SOCKET, str(path)], serve=None, port=PORT,
+                cwd=tmp_path, scratch=tmp_path, limits=LIMITS,
+            )  # fmt: skip
+        finally:
+            path.unlink()
+    assert result.returncode == 0, result.stderr.decode()
+    assert result.stdout.decode().splitlines() == ["[]", "2"]  # an empty /run; ENOENT
+    attempts = [(e.family, e.address, e.outcome) for e in result.ledger]
+    assert attempts == [("AF_UNIX", str(path), "ENOENT")]
+    assert Path("/run").exists() and any(Path("/run").iterdir())  # the host's /run untouched

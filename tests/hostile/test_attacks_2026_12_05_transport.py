@@ -726,20 +726,35 @@ def test_an_ipv4_mapped_address_is_not_loopback(recorded: Recorded, tmp_path: Pa
     assert _gate(verdict, "network_isolation") == "infra"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="HOLE: a connect() to a filesystem AF_UNIX socket (reachable across unshare --net) "
-    "passes network_isolation (verify/_facts.py LedgerTally skips every AF_UNIX entry)",
+PROGRESS = "Operation now in progress"
+
+
+@pytest.mark.parametrize(
+    ("path", "result", "isolation"),
+    [
+        ("/var/run/docker.sock", "= 0", "infra"),  # the host's Docker daemon
+        ("/run/dbus/../docker.sock", "= 0", "infra"),
+        ("/run/systemd/resolve/io.systemd.Resolve", f"= -1 EINPROGRESS ({PROGRESS})", "infra"),
+        # held as the sandbox's own: what failed reached nothing; a socket elsewhere is the
+        # harness's (multiprocessing's under /tmp), or one the sandbox does not hide (ADR 0045)
+        ("/var/run/docker.sock", "= -1 ENOENT (No such file or directory)", "pass"),
+        ("/tmp/pymp-x/listener-1", "= 0", "pass"),
+        ("/var/run/../tmp/x.sock", "= 0", "pass"),
+        ("run/x.sock", "= 0", "pass"),
+    ],
 )
 def test_a_filesystem_unix_socket_outside_the_sandbox_fails_isolation(
-    recorded: Recorded, tmp_path: Path
+    recorded: Recorded, tmp_path: Path, path: str, result: str, isolation: str
 ) -> None:
+    """Closed 2026-12-06: a connect() that reached a socket in the host's /run (reachable across
+    network namespaces, hidden in the sandbox since) fails isolation; until then every AF_UNIX
+    attempt passed (verify/_facts.py)."""
     line = (
         "29301<python> 1796132100.5 connect(7, {sa_family=AF_UNIX, "
-        'sun_path="/var/run/docker.sock"}, 110) = 0\n'
+        f'sun_path="{path}"}}, 110) {result}\n'
     )
     verdict = _forge(recorded, tmp_path / "bundle", lambda f: _connect_added(f, line))
-    assert _gate(verdict, "network_isolation") != "pass"
+    assert _gate(verdict, "network_isolation") == isolation
 
 
 # --- 13. the forensic view of one exchange --------------------------------------------------------

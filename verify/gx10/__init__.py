@@ -14,7 +14,7 @@ replay). The readers of a reply's body and stream, shared with the runner, are
 :mod:`verify.replies` and :mod:`verify._facts`.
 """
 
-from verify._facts import is_loopback
+from verify._facts import is_loopback, off_sandbox
 from verify.gx10._context import Check, Gate, Run
 from verify.gx10.decision import GX10_VERSION, replay
 from verify.gx10.gates import GATES, Fallback, fallback
@@ -32,6 +32,7 @@ __all__ = [
     "fallback",
     "first_tool_call",
     "is_loopback",
+    "off_sandbox",
     "path_allowed",
     "performance_score",
     "read_reply",

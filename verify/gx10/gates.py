@@ -22,6 +22,8 @@ from verify._facts import (
     asks_a_probe,
     closing_problem,
     is_loopback,
+    off_sandbox,
+    outside_attempt,
     reply_facts,
     reported_digests,
     request_facts,
@@ -201,11 +203,10 @@ def network_isolation(run: Run) -> Check:
             return found("infra",
                          f"the socket ledger skips from seq {expected - 1} to {entry.seq}: an "
                          "attempt is missing, isolation is unproven")  # fmt: skip
-        if entry.family != "AF_UNIX" and not is_loopback(entry.address):
+        if off_sandbox(entry):
             return found(
                 "infra",
-                f"{entry.process} (pid {entry.pid}) tried {entry.address}:{entry.port} "
-                f"({entry.outcome})",
+                f"{entry.process} (pid {entry.pid}) {outside_attempt(entry)}",
                 f"socket ledger seq {entry.seq}",
             )
     substitution = fallback(
