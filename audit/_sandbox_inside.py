@@ -30,6 +30,9 @@ HIDE_RUN = ("mount", "-t", "tmpfs", "-o", "mode=0755,size=1m,nosuid,nodev,noexec
             "/run")  # fmt: skip
 """How ``/run`` is hidden: an empty tmpfs over it, in the sandbox's own mount namespace (the
 host's stays as it is). The supervisor's ``check_sandbox`` tries it first."""
+CONFINE = ("unshare", "--user", "--map-root-user", "--mount", "--")
+"""What the command (and strace) run in: a user namespace of their own, owning a mount
+namespace of their own, so that every mount the sandbox made above is locked for them."""
 RUNTIME_DIRS = ("/run", "/var/run")
 """Where the host's daemons keep their sockets: each one that is a directory of its own (not a
 link to another) is hidden."""
@@ -80,7 +83,11 @@ def main(argv: list[str]) -> int:
     # command. --seccomp-bpf: the command's processes stop for strace at connect() only, not at
     # every system call (39 us each without it here, against 0.2); -A: strace appends after
     # the header line the supervisor wrote (verify/socket_trace.py).
-    traced = ["strace", *STRACE_OPTIONS, "-A", "-o", ledger, "--", *command]
+    # In a user namespace of its own, with a mount namespace owned by it: the command is root
+    # there, not where /run and /proc were mounted, so those mounts are locked (it cannot
+    # unmount them to uncover the host's), and it has no capability over the namespaces the
+    # runner is in (no setns into the runner's network namespace).
+    traced = [*CONFINE, "strace", *STRACE_OPTIONS, "-A", "-o", ledger, "--", *command]
     return subprocess.run(traced, check=False).returncode
 
 

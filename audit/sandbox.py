@@ -91,11 +91,12 @@ class SandboxResult:
 
 
 def _unshare(command: Sequence[str]) -> list[str]:
-    # --mount: a mount namespace of its own (private propagation), where the inside part
-    # hides the host's /run (audit/_sandbox_inside.py)
+    # --mount-proc: a mount namespace of its own (private propagation) with a /proc of the
+    # PID namespace's, where the inside part hides the host's /run (audit/_sandbox_inside.py)
     mapping = [] if os.geteuid() == 0 else ["--map-root-user"]
     return [
-        "unshare", "--net", "--pid", "--mount", "--fork", "--kill-child", *mapping, "--", *command
+        "unshare", "--net", "--pid", "--mount-proc", "--fork", "--kill-child", *mapping, "--",
+        *command,
     ]  # fmt: skip
 
 

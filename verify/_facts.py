@@ -404,7 +404,8 @@ def host_socket(entry: SocketLedgerEntry) -> bool:
         return False
     if not entry.address.startswith("/"):
         return False
-    path = posixpath.normpath(entry.address)
+    # normpath keeps two leading slashes (POSIX lets '//' mean something else); Linux does not
+    path = posixpath.normpath("/" + entry.address.lstrip("/"))
     return any(path == d or path.startswith(f"{d}/") for d in RUNTIME_DIRS)
 
 

@@ -45,7 +45,9 @@ _HEADER = re.compile(
     r"first_seq=(?P<seq>\d{1,15}) component=(?P<component>[a-z0-9_]{1,64}|-)$"
 )
 _CONNECT = re.compile(
-    r"^(?P<pid>\d+)(?:<(?P<comm>[^>]*)>)? (?P<t>\d+\.\d+) connect\(\d+, \{(?P<addr>.*?)\}, \d+"
+    r"^(?P<pid>\d+)(?:<(?P<comm>[^>]*)>)? (?P<t>\d+\.\d+) connect\(\d+, "
+    # the address's fields, a quoted string (strace's C escapes, \" among them) taken whole
+    r'\{(?P<addr>(?:"(?:[^"\\]|\\.)*"|[^"}])*)\}, \d+'
     r"(?P<rest>.*)$"
 )
 _RESUMED = re.compile(
@@ -94,7 +96,7 @@ def _address(fields: str) -> tuple[str, str, int | None] | None:
     elif name == "AF_INET6":
         address = re.search(r'inet_pton\(AF_INET6, "([^"]*)"', fields)
     elif name == "AF_UNIX":
-        address = re.search(r'sun_path=(@?"[^"]*")', fields)
+        address = re.search(r'sun_path=(@?"(?:[^"\\]|\\.)*")', fields)  # \" kept in it
     else:
         return None  # netlink and the like: kernel channels, not network connections
     shown = address.group(1).strip('"') if address else "?"

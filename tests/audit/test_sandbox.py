@@ -281,14 +281,26 @@ def test_no_sandbox_with_a_strace_that_cannot_trace_connect_alone(
         check_sandbox()
 
 
+def _pids_with(marker: str) -> list[int]:
+    """The ``python -c ... MARKER`` processes, as this process sees them (not the sandbox's
+    own processes whose command lines end with theirs: unshare, strace)."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):
+                argv = (entry / "cmdline").read_bytes().split(b"\0")[:-1]
+                if len(argv) == 4 and argv[1] == b"-c" and argv[3] == marker.encode():
+                    pids.append(int(entry.name))
+    return pids
+
+
 def test_a_supervisor_that_fails_while_the_command_runs_leaves_no_process(tmp_path: Path) -> None:
     # serving the namespace's socket fails once the command has started: the error reaches the
     # caller, and the command (and everything in the namespace) is gone
-    started = tmp_path / "pid"
-    command = (  # its pid as this process sees it (outside the sandbox's PID namespace)
-        f"import os, time; open({str(started)!r}, 'w').write(os.readlink('/proc/self'));"
-        " time.sleep(60)"
-    )
+    started = tmp_path / "started"
+    marker = f"evidence-audit-test-{os.getpid()}-{time.monotonic_ns()}"
+    command = f"import time; open({str(started)!r}, 'w').write('up'); time.sleep(60)"
+    found: list[int] = []
 
     @contextlib.contextmanager
     def failing(listener: socket.socket) -> Iterator[None]:
@@ -297,15 +309,18 @@ def test_a_supervisor_that_fails_while_the_command_runs_leaves_no_process(tmp_pa
         while not started.exists() or not started.read_text():
             assert time.monotonic() < deadline
             time.sleep(0.02)
+        # its pid as this process sees it (the sandbox has a PID namespace and a /proc of its
+        # own): the process whose command line holds the marker
+        found.extend(_pids_with(marker))
         raise RuntimeError("the observer is gone")
         yield  # pragma: no cover
 
     with pytest.raises(RuntimeError, match="the observer is gone"):
         run_sandboxed(
-            [sys.executable, "-c", command], serve=failing, port=PORT, cwd=tmp_path,
+            [sys.executable, "-c", command, marker], serve=failing, port=PORT, cwd=tmp_path,
             scratch=tmp_path, limits=LIMITS,
         )  # fmt: skip
-    pid = int(started.read_text())
+    (pid,) = found
     status = Path(f"/proc/{pid}/status")
     deadline = time.monotonic() + 10
     while status.exists() and "State:\tZ" not in status.read_text():

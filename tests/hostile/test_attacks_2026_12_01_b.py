@@ -759,7 +759,7 @@ def _alive(pid: int) -> bool:
 NSENTER = """
 import ctypes, os, socket, sys
 libc = ctypes.CDLL(None, use_errno=True)
-fd = os.open(f"/proc/{sys.argv[1]}/ns/net", os.O_RDONLY)
+fd = os.open(sys.argv[1], os.O_RDONLY)
 entered = libc.setns(fd, 0x40000000)  # CLONE_NEWNET
 s = socket.socket()
 print(entered, s.connect_ex(("127.0.0.1", int(sys.argv[2]))))
@@ -767,16 +767,12 @@ print(entered, s.connect_ex(("127.0.0.1", int(sys.argv[2]))))
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="a harness without root cannot enter the namespace")
-@pytest.mark.xfail(
-    strict=True,
-    reason="pre-existing: a runner that runs as root runs its harness as root, with no user "
-    "namespace, so the harness can setns() into the runner's network namespace and reach its "
-    "loopback (the model) directly; the ledger shows a loopback connect, which the isolation "
-    "gate allows. The harness shares the runner's uid and process namespace too (it could "
-    "ptrace the runner), so a user namespace alone would not close the class",
-)
 def test_a_root_harness_cannot_reach_the_runner_s_loopback(sandbox: None, tmp_path: Path) -> None:
-    """The test's own server on 127.0.0.1, in the namespace the runner runs in."""
+    """The test's own server on 127.0.0.1, in the namespace the runner runs in, and that
+    namespace's file in the harness's reach (bind-mounted in its directory: the sandbox's /proc
+    shows no process of the runner's). Closed 2026-12-06: the harness runs in a user namespace
+    of its own (ADR 0045), with no capability over the runner's network namespace, so setns()
+    is refused; until then a root runner's harness entered it and reached the port."""
     server = socket.create_server(("127.0.0.1", 0))
     reached: list[bool] = []
 
@@ -791,11 +787,17 @@ def test_a_root_harness_cannot_reach_the_runner_s_loopback(sandbox: None, tmp_pa
 
     thread = threading.Thread(target=accept, daemon=True)
     thread.start()
-    with server:
-        port = server.getsockname()[1]
-        command = [sys.executable, "-c", NSENTER, str(os.getpid()), str(port)]
-        result = _sandboxed(command, tmp_path)
-        server.close()
+    netns = tmp_path / "runner-netns"
+    netns.touch()
+    subprocess.run(["mount", "--bind", "/proc/self/ns/net", str(netns)], check=True)
+    try:
+        with server:
+            port = server.getsockname()[1]
+            command = [sys.executable, "-c", NSENTER, str(netns), str(port)]
+            result = _sandboxed(command, tmp_path)
+            server.close()
+    finally:
+        subprocess.run(["umount", str(netns)], check=True)
     thread.join(5)
     assert result.returncode == 0, result.stderr.decode()
     assert not reached, result.stdout

@@ -567,8 +567,20 @@ def test_a_harness_command_with_an_unknown_placeholder_is_refused_before_the_run
 
 SLEEPER = (
     "import os, sys, time; open(os.path.join(sys.argv[1], 'started'), 'w')"
-    ".write(os.readlink('/proc/self')); time.sleep(60)"
+    ".write('up'); time.sleep(60)"
 )
+
+
+def _sleeper(out: Path) -> int:
+    """The SLEEPER harness writing to ``out``, by its pid as this process sees it (the sandbox
+    has a PID namespace and a /proc of its own), or 0."""
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):
+                argv = (entry / "cmdline").read_bytes().split(b"\0")[:-1]
+                if argv[1:] == [b"-c", SLEEPER.encode(), bytes(out)]:
+                    return int(entry.name)
+    return 0
 
 
 def test_held_an_interrupt_while_a_harness_runs_is_one_line_and_leaves_no_process(
@@ -590,8 +602,8 @@ def test_held_an_interrupt_while_a_harness_runs_is_one_line_and_leaves_no_proces
                 time.sleep(0.02)
             assert started, "the harness did not start"
             while not started[0].read_text() and time.monotonic() < deadline:
-                time.sleep(0.02)  # made, its pid not yet written
-            harness = int(started[0].read_text() or 0)
+                time.sleep(0.02)  # made, not yet written
+            harness = _sleeper(started[0].parent)
             process.send_signal(signal.SIGINT)
             _, err = process.communicate(timeout=30)
         finally:
