@@ -17,7 +17,7 @@ from audit.demo.examples import (
 from pins import DEMO, PinSetSource, load_builtin, parse_pin_set
 from tests.factories import write_small_bundle
 from tests.paths import DATA
-from tests.sigstore_kit import instance, private_home, services  # noqa: F401 - fixtures
+from tests.sigstore_kit import instance, private_home, services, trust  # noqa: F401 - fixtures
 
 
 @pytest.fixture(scope="session")

@@ -47,3 +47,9 @@ def trust_files(folder: Path, instance: PrivateSigstore, services: Services) -> 
     root.write_bytes(instance.trusted_root_bytes())
     config.write_text(json.dumps(services.trust_config()))
     return {"root": str(root), "config": str(config)}
+
+
+@pytest.fixture
+def trust(tmp_path: Path, instance: PrivateSigstore, services: Services) -> dict[str, str]:
+    """The files a signer and a verifier of the private instance use (in the test's folder)."""
+    return trust_files(tmp_path, instance, services)

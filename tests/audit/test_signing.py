@@ -40,20 +40,13 @@ from bundle_schema.layout import MANIFEST_SIGNATURE
 from tests.factories import write_small_bundle
 from tests.http_range import serve as serve_http
 from tests.paths import PINS, ROOT, SCHEMAS
-from tests.private_sigstore import ISSUER, PrivateSigstore, Services
-from tests.sigstore_kit import trust_files
+from tests.private_sigstore import ISSUER, PrivateSigstore
 from verify import open_source, parse_manifest
 from verify._trust import PINS_FILE, shipped_root
 
 pytestmark = pytest.mark.usefixtures("private_home")
 
 WHO = "release-bot@test.local"
-
-
-@pytest.fixture
-def trust(tmp_path: Path, instance: PrivateSigstore, services: Services) -> dict[str, str]:
-    """The files a signer and a verifier of the private instance use."""
-    return trust_files(tmp_path, instance, services)
 
 
 def sign(path: Path, instance: PrivateSigstore, trust: dict[str, str], who: str = WHO) -> int:

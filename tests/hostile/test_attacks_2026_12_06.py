@@ -32,15 +32,9 @@ from __future__ import annotations
 
 import base64
 import codecs
-import http.client
-import io
 import json
 import shutil
-import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -50,7 +44,6 @@ from pydantic import ValidationError
 
 from audit._archive import pack
 from audit.cli import main
-from audit.observer import observe
 from bundle_schema import KINDS, canonical_bytes
 from bundle_schema.documents import parse_document
 from bundle_schema.errors import DocumentError
@@ -58,15 +51,18 @@ from bundle_schema.layout import MANIFEST_SIGNATURE
 from bundle_schema.models import Chunk, TransportExchange, stream_chunks
 from tests.audit.test_signing import WHO, sign
 from tests.factories import write_small_bundle
+from tests.hostile.test_attacks_2026_12_05_runner import _Quiet, _streamed
 from tests.http_range import serve as serve_http
 from tests.http_range import url_of
 from tests.paths import SCHEMAS
-from tests.private_sigstore import ISSUER, PrivateSigstore
+from tests.private_sigstore import PrivateSigstore
+from tests.verify.test_archive_signer import (
+    _identity_policy,
+    _policy,
+    reports_on_both_engines,
+)
 from tests.verify.test_record_fast_paths import _check_model_first
 from tests.verify.test_verify_archive import dask_client  # noqa: F401 - the fixture
-from verify._signature import IdentityPolicy
-from verify._trust import trust_root_from_file
-from verify.archive import ArchiveWriter, verify_archive
 from verify.judging import Here, Job, judge_archive
 from verify.replies import read_exchange, sse_events
 
@@ -78,21 +74,6 @@ TRANSPORT_TYPE = "application/vnd.evidence-audit.transport-exchange+jsonl"
 
 
 # --- shared ------------------------------------------------------------------------------------
-
-
-@pytest.fixture
-def trust(tmp_path: Path, instance: PrivateSigstore, services: Any) -> dict[str, str]:
-    from tests.sigstore_kit import trust_files  # noqa: PLC0415 - as the signing tests do
-
-    return trust_files(tmp_path, instance, services)
-
-
-def _policy(trust: dict[str, str]) -> list[str]:
-    return ["--identity", WHO, "--issuer", ISSUER, "--trusted-root", trust["root"]]
-
-
-def _identity(trust: dict[str, str]) -> IdentityPolicy:
-    return IdentityPolicy(WHO, ISSUER, trust_root_from_file(trust["root"]))
 
 
 def _signed(
@@ -363,22 +344,9 @@ def test_dask_verifies_an_archive_of_mixed_signatures_as_one_process_does(
     """Held: verify-archive on Dask gives the same report bytes as in one process for tars and
     directories of one digest with other signature files; only bundles whose first source the
     identity signed pass."""
-    from verify._dask import verify_on_dask  # noqa: PLC0415 - imports Dask
-
-    policy = _identity(trust)
-    reports = []
-    for engine in ("local", "dask"):
-        writer = ArchiveWriter(None, policy.signer)
-        if engine == "local":
-            verify_archive(mixed, writer, policy=policy)
-        else:
-            verify_on_dask(mixed, writer, policy=policy, client=dask_client)
-        out = io.BytesIO()
-        writer.write_json(out)
-        writer.close()
-        reports.append(out.getvalue())
-    assert reports[0] == reports[1]
-    report = json.loads(reports[0])
+    local, dasked = reports_on_both_engines(mixed, _identity_policy(trust), dask_client)
+    assert local == dasked
+    report = json.loads(local)
     passed = {e["run_id"] for e in report["bundles"] if e["failed_check"] is None}
     assert passed == {"one"}
     assert len(report["refused"]) == 4
@@ -392,7 +360,7 @@ def test_dask_ranks_an_archive_of_mixed_signatures_as_one_process_does(
     """Held: rank's judged archive on Dask is the one of one process, under a policy."""
     from verify.distributed import judge_on_dask  # noqa: PLC0415 - imports Dask
 
-    job = Job(None, policy=_identity(trust))
+    job = Job(None, policy=_identity_policy(trust))
     with judge_archive(mixed, Here(mixed, job)) as judged:
         here = judged.whole()
     with judge_on_dask(mixed, job, client=dask_client) as there:
@@ -479,15 +447,10 @@ def test_a_byte_order_mark_cut_across_pieces_is_no_data_as_a_whole_one_is(cut: i
     assert _read([_STREAM[:cut], _STREAM[cut:]]) == _harness_read(_STREAM)
 
 
-class _SplitBom(BaseHTTPRequestHandler):
+class _SplitBom(_Quiet):
     """An endpoint that streams a BOM's first two bytes in one write, the rest in the next."""
 
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-    def do_POST(self) -> None:
+    def do_POST(self) -> None:  # noqa: N802 - http.server's name
         self.rfile.read(int(self.headers.get("Content-Length", 0)))
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
@@ -500,29 +463,8 @@ class _SplitBom(BaseHTTPRequestHandler):
         self.wfile.write(b"0\r\n\r\n")
 
 
-@contextmanager
-def _server(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
 def test_the_observer_records_a_split_bom_so_the_replay_reads_what_the_harness_read() -> None:
-    with _server(_SplitBom) as url, observe(url) as observer:
-        port = int(observer.url.rsplit(":", 1)[1])
-        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-        connection.request(
-            "POST", "/v1/chat/completions", b"{}", {"Content-Type": "application/json"}
-        )
-        got = connection.getresponse().read()
-        connection.close()
-        exchange = observer.wait_for(1)[0]
+    got, exchange = _streamed(_SplitBom)
     assert got == _STREAM
     assert b"".join(c.received() for c in exchange.chunks) == got  # the bytes are kept
     reply = read_exchange(exchange)

@@ -43,13 +43,6 @@ def archive(tmp_path: Path, instance: PrivateSigstore, trust: dict[str, str]) ->
     return root
 
 
-@pytest.fixture
-def trust(tmp_path: Path, instance: PrivateSigstore, services: Any) -> dict[str, str]:
-    from tests.sigstore_kit import trust_files  # noqa: PLC0415
-
-    return trust_files(tmp_path, instance, services)
-
-
 def _policy(trust: dict[str, str]) -> list[str]:
     return ["--identity", WHO, "--issuer", ISSUER, "--trusted-root", trust["root"]]
 
@@ -106,28 +99,36 @@ def test_the_markdown_names_the_signer(
     assert line in markdown.splitlines()
 
 
-def test_dask_holds_the_archive_to_the_signer_as_one_process_does(
-    archive: Path,
-    trust: dict[str, str],
-    dask_client: Any,  # noqa: F811 - the fixture
-) -> None:
+def reports_on_both_engines(
+    sources: list[Any], policy: IdentityPolicy, client: Any
+) -> tuple[bytes, bytes]:
+    """The archive report of ``sources`` held to ``policy``, made in this process and on Dask."""
     from verify._dask import verify_on_dask  # noqa: PLC0415 - imports Dask
 
-    policy = _identity_policy(trust)
-    sources: list[Any] = sorted(archive.iterdir())
     reports = []
     for engine in ("local", "dask"):
         writer = ArchiveWriter(None, policy.signer)
         if engine == "local":
             verify_archive(sources, writer, policy=policy)
         else:
-            verify_on_dask(sources, writer, policy=policy, client=dask_client)
+            verify_on_dask(sources, writer, policy=policy, client=client)
         out = io.BytesIO()
         writer.write_json(out)
         writer.close()
         reports.append(out.getvalue())
-    assert reports[0] == reports[1]
-    signatures = [e["signature"] for e in json.loads(reports[0])["bundles"]]
+    return reports[0], reports[1]
+
+
+def test_dask_holds_the_archive_to_the_signer_as_one_process_does(
+    archive: Path,
+    trust: dict[str, str],
+    dask_client: Any,  # noqa: F811 - the fixture
+) -> None:
+    local, dasked = reports_on_both_engines(
+        sorted(archive.iterdir()), _identity_policy(trust), dask_client
+    )
+    assert local == dasked
+    signatures = [e["signature"] for e in json.loads(local)["bundles"]]
     assert sorted(signatures) == ["failed", "failed", "verified"]
 
 
