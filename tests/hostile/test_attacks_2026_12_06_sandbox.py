@@ -221,6 +221,11 @@ def test_a_non_root_runner_s_harness_cannot_uncover_the_host_s_run(
         pytest.skip("setpriv or a system Python of this version (uid 65534 can run) is missing")
     repo = Path(__file__).resolve().parents[2]
     site = [p for p in sys.path if p.endswith("site-packages") and p.startswith(str(repo))]
+    as_nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "env",
+                 f"PYTHONPATH={os.pathsep.join([str(repo), *site])}", str(system)]  # fmt: skip
+    probe = [*as_nobody, "-c", "import audit.sandbox, verify._facts"]
+    if subprocess.run(probe, capture_output=True, cwd="/", check=False).returncode != 0:
+        pytest.skip("uid 65534 cannot read this checkout or its venv (a private directory)")
     work = Path(tempfile.mkdtemp(prefix="ea-hostile-", dir="/tmp"))  # reachable by uid 65534
     work.chmod(0o777)
     (work / "harness.py").write_text(
@@ -229,11 +234,12 @@ def test_a_non_root_runner_s_harness_cannot_uncover_the_host_s_run(
         + "reach(os.path.abspath('link.sock'))\n"
     )
     done = subprocess.run(
-        ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "env",
-         f"PYTHONPATH={os.pathsep.join([str(repo), *site])}", str(system), "-c",
-         NON_ROOT_RUNNER, str(work), daemon.name],
-        capture_output=True, cwd=repo, check=False, timeout=50,
-    )  # fmt: skip
+        [*as_nobody, "-c", NON_ROOT_RUNNER, str(work), daemon.name],
+        capture_output=True,
+        cwd=repo,
+        check=False,
+        timeout=50,
+    )
     shutil.rmtree(work, ignore_errors=True)
     assert done.returncode == 0, done.stderr.decode()[-2000:]
     run = json.loads(done.stdout.decode().splitlines()[-1])
