@@ -7,7 +7,7 @@ service cache's: a filesystem Unix socket is reachable across network namespaces
 loopback up, listen on ``127.0.0.1:PORT`` (the model's address for the harness), hand that
 listening socket to the supervisor over the Unix socket ``FD`` it passed down (the observer
 then accepts the harness's connections itself, so no process of the namespace relays them),
-then run ``COMMAND`` under
+then run ``COMMAND`` in a user namespace of its own (:data:`CONFINE`) under
 ``strace --seccomp-bpf -f -e trace=connect``, appending every connect() attempt of every
 process to ``LEDGER`` (after the header line the supervisor wrote), and exit with the
 command's status.
@@ -26,16 +26,18 @@ STRACE_OPTIONS = ("--seccomp-bpf", "-f", "-qq", "-Y", "-ttt", "-e", "trace=conne
 ``connect()`` only (``--seccomp-bpf``, strace 5.3 and later: its other system calls run at
 full speed), no signals (ADR 0034); run with ``-A -o LEDGER``. The supervisor's
 ``check_sandbox`` tries them first."""
-HIDE_RUN = ("mount", "-t", "tmpfs", "-o", "mode=0755,size=1m,nosuid,nodev,noexec", "sandbox",
-            "/run")  # fmt: skip
-"""How ``/run`` is hidden: an empty tmpfs over it, in the sandbox's own mount namespace (the
-host's stays as it is). The supervisor's ``check_sandbox`` tries it first."""
+EMPTY_TMPFS = ("mount", "-t", "tmpfs", "-o", "mode=0755,size=1m,nosuid,nodev,noexec", "sandbox")
+"""How a runtime directory is hidden: an empty tmpfs mounted over it (the directory follows),
+in the sandbox's own mount namespace (the host's stays as it is). The supervisor's
+``check_sandbox`` tries it on ``/run`` first."""
 CONFINE = ("unshare", "--user", "--map-root-user", "--mount", "--")
 """What the command (and strace) run in: a user namespace of their own, owning a mount
 namespace of their own, so that every mount the sandbox made above is locked for them."""
 RUNTIME_DIRS = ("/run", "/var/run")
 """Where the host's daemons keep their sockets: each one that is a directory of its own (not a
-link to another) is hidden."""
+link to another) is hidden. The verifier holds the same (``verify._facts.RUNTIME_DIRS``: it is
+separate code, and this module imports nothing but the standard library); a test keeps the
+two equal."""
 HANDOFF = b"listening"
 """The message that carries the listening socket to the supervisor."""
 _BACKLOG = 128
@@ -55,7 +57,7 @@ def _hide_runtime_dirs() -> str | None:
         path = Path(place)
         if path.is_symlink() or not path.is_dir():
             continue
-        done = subprocess.run([*HIDE_RUN[:-1], place], capture_output=True, check=False)
+        done = subprocess.run([*EMPTY_TMPFS, place], capture_output=True, check=False)
         if done.returncode != 0:
             said = done.stderr.decode("utf-8", "replace").strip().splitlines()
             return f"{place}: {said[-1] if said else 'mount failed'}"

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Literal
 
-from audit._sandbox_inside import HIDE_RUN, STRACE_OPTIONS
+from audit._sandbox_inside import EMPTY_TMPFS, STRACE_OPTIONS
 from bundle_schema.errors import InvalidInput
 from bundle_schema.models import SocketLedgerEntry
 from verify.socket_trace import TRACE_MEDIA_TYPE, trace_entries, trace_header, trace_name
@@ -111,7 +111,7 @@ def check_sandbox() -> None:
             raise SandboxUnavailable(f"{tool} is not installed; the sandbox needs it")
     for probe_command, what in (
         (["ip", "link", "set", "lo", "up"], "a network namespace"),
-        (list(HIDE_RUN), "a mount namespace whose /run is its own"),
+        ([*EMPTY_TMPFS, "/run"], "a mount namespace whose /run is its own"),
     ):
         probe = subprocess.run(_unshare(probe_command), capture_output=True, check=False)
         if probe.returncode != 0:

@@ -19,6 +19,7 @@ verdict, and (``rejudge``) the diff of its verdicts before and under the new pin
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 from collections.abc import Iterator, Sequence
@@ -109,20 +110,14 @@ class Job:
     ) -> Judgement:
         """Verify ``bundle`` (found at ``name``, as shown; ``workers``: its hashing threads);
         raises what verification raises."""
+        verify = functools.partial(
+            verify_bundle, bundle, cache=cache, workers=workers, signature_policy=self.policy
+        )
+        named = verify(pins=self.before) if self.rejudge else None
+        done = verify(pins=self.pins)
         diff = None
-        policy = self.policy
-        if self.rejudge:
-            named = verify_bundle(
-                bundle, pins=self.before, cache=cache, workers=workers, signature_policy=policy
-            )
-            done = verify_bundle(
-                bundle, pins=self.pins, cache=cache, workers=workers, signature_policy=policy
-            )
+        if named is not None:
             diff = diff_runs((named.verdict, named.evidence), (done.verdict, done.evidence))
-        else:
-            done = verify_bundle(
-                bundle, pins=self.pins, cache=cache, workers=workers, signature_policy=policy
-            )
         found, defect = _found(name, done)
         return Judgement(found, defect, diff, signatures_of(bundle))
 

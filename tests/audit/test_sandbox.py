@@ -363,3 +363,12 @@ def test_the_host_s_sockets_in_run_are_out_of_the_sandbox_s_reach(tmp_path: Path
     attempts = [(e.family, e.address, e.outcome) for e in result.ledger]
     assert attempts == [("AF_UNIX", str(path), "ENOENT")]
     assert Path("/run").exists() and any(Path("/run").iterdir())  # the host's /run untouched
+
+
+def test_the_sandbox_hides_the_directories_the_verifier_counts() -> None:
+    """The runtime directories are named twice, in the sandbox's inside part (standard library
+    only) and in the verifier (separate code): what the one hides is what the other counts."""
+    from audit import _sandbox_inside  # noqa: PLC0415
+    from verify import _facts  # noqa: PLC0415
+
+    assert _sandbox_inside.RUNTIME_DIRS == _facts.RUNTIME_DIRS
