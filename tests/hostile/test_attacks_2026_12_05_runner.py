@@ -430,8 +430,10 @@ def test_a_stream_that_is_not_utf8_is_recorded_as_the_harness_got_it() -> None:
     assert "caf\ufffd \ufffd" in "".join(c.data for c in exchange.chunks)  # as a reader reads it
 
 
-class _Split(_Quiet):
-    """An endpoint that streams a character's two bytes in two writes, apart in time."""
+class _Pieces(_Quiet):
+    """An endpoint that streams its ``pieces``, each in a chunk of its own, 50 ms apart."""
+
+    pieces: ClassVar[tuple[bytes, ...]] = ()
 
     def do_POST(self) -> None:
         self.rfile.read(int(self.headers.get("Content-Length", 0)))
@@ -439,12 +441,18 @@ class _Split(_Quiet):
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
-        for piece in (b'data: {"model":"m","choices":[{"delta":{"content":"caf\xc3',
-                      b'\xa9"}}]}\n\n', b"data: [DONE]\n\n"):  # fmt: skip
+        for piece in self.pieces:
             self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
             self.wfile.flush()
             time.sleep(0.05)
         self.wfile.write(b"0\r\n\r\n")
+
+
+class _Split(_Pieces):
+    """An endpoint that streams a character's two bytes in two writes, apart in time."""
+
+    pieces = (b'data: {"model":"m","choices":[{"delta":{"content":"caf\xc3',
+              b'\xa9"}}]}\n\n', b"data: [DONE]\n\n")  # fmt: skip
 
 
 def test_a_character_split_across_writes_is_recorded_as_it_came() -> None:

@@ -34,7 +34,6 @@ import base64
 import codecs
 import json
 import shutil
-import time
 from pathlib import Path
 from typing import Any
 
@@ -51,7 +50,7 @@ from bundle_schema.layout import MANIFEST_SIGNATURE
 from bundle_schema.models import Chunk, TransportExchange, stream_chunks
 from tests.audit.test_signing import WHO, sign
 from tests.factories import write_small_bundle
-from tests.hostile.test_attacks_2026_12_05_runner import _Quiet, _streamed
+from tests.hostile.test_attacks_2026_12_05_runner import _Pieces, _streamed
 from tests.http_range import serve as serve_http
 from tests.http_range import url_of
 from tests.paths import SCHEMAS
@@ -447,20 +446,10 @@ def test_a_byte_order_mark_cut_across_pieces_is_no_data_as_a_whole_one_is(cut: i
     assert _read([_STREAM[:cut], _STREAM[cut:]]) == _harness_read(_STREAM)
 
 
-class _SplitBom(_Quiet):
+class _SplitBom(_Pieces):
     """An endpoint that streams a BOM's first two bytes in one write, the rest in the next."""
 
-    def do_POST(self) -> None:  # noqa: N802 - http.server's name
-        self.rfile.read(int(self.headers.get("Content-Length", 0)))
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream")
-        self.send_header("Transfer-Encoding", "chunked")
-        self.end_headers()
-        for piece in (_STREAM[:2], _STREAM[2:]):
-            self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
-            self.wfile.flush()
-            time.sleep(0.05)
-        self.wfile.write(b"0\r\n\r\n")
+    pieces = (_STREAM[:2], _STREAM[2:])
 
 
 def test_the_observer_records_a_split_bom_so_the_replay_reads_what_the_harness_read() -> None:
