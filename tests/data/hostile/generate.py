@@ -20,6 +20,7 @@ be hashed) are rebuilt on every run and checked by behaviour only.
 
 from __future__ import annotations
 
+import base64
 import bz2
 import gzip
 import hashlib
@@ -59,6 +60,7 @@ from tests.data.hostile.kit import (
 )
 from tests.factories import COMPONENT_RESULT, write_small_bundle
 from verify import parse_manifest
+from verify.socket_trace import trace_entries
 
 __all__ = ["CASES", "Case", "Context", "M", "craft", "generate", "read_bundle", "reseal"]
 
@@ -896,6 +898,28 @@ def _outside(files: Files, _fields: dict[str, Any], _others: dict[str, Path]) ->
     files[trace] = (data.replace(b'inet_addr("127.0.0.1")', b'inet_addr("203.0.113.9")'), media)
 
 
+def _host_socket(files: Files, _fields: dict[str, Any], _others: dict[str, Path]) -> None:
+    """A connect() to the host's Docker socket (under /run, which the sandbox hides) written into
+    the raw trace, and the ledger parsed from the traces again: ledger, traces and count agree."""
+    trace = next(n for n in sorted(files) if n.startswith("network/strace/000001-"))
+    data, media = files[trace]
+    loopback = b'{sa_family=AF_INET, sin_port=htons(18080), sin_addr=inet_addr("127.0.0.1")}, 16)'
+    host = b'{sa_family=AF_UNIX, sun_path="/var/run/docker.sock"}, 110)'
+    files[trace] = (data.replace(loopback, host, 1), media)
+    traces = [files[n][0] for n in sorted(files) if n.startswith("network/strace/")]
+    entries = [e.model_dump(mode="json") for t in traces for e in trace_entries([t])]
+    _put_lines(files, "network/socket-ledger.jsonl", entries)
+
+
+def _chunk_not_its_bytes(files: Files, _fields: dict[str, Any], _others: dict[str, Path]) -> None:
+    """A streamed chunk given bytes (``raw``) other than those its text reads from: the replay
+    would read the text, the harness got the bytes."""
+    exchanges = _lines(files, "transport/exchanges.jsonl")
+    chunk = next(e for e in exchanges if e["chunks"])["chunks"][0]
+    chunk["raw"] = base64.b64encode(chunk["data"].encode().replace(b"data", b"dat\xff", 1)).decode()
+    _put_lines(files, "transport/exchanges.jsonl", exchanges)
+
+
 _RAW = {
     "components/coding/spark-quality.json": "components/coding/raw/quality.json",
     "components/hermes/tasks.jsonl": "components/hermes/raw/tasks.jsonl",
@@ -978,6 +1002,10 @@ CONTENT: list[Case] = [
          1, "aggregate_score: claimed 87.835, replayed 96.075"),
     Case("reply from another model", "content", _content(_fallback), 1, "replayed INFRA_ERROR"),
     Case("outside attempt recorded", "content", _content(_outside), 1, "replayed INFRA_ERROR"),
+    Case("host socket attempt recorded", "content", _content(_host_socket), 1,
+         "replayed INFRA_ERROR"),
+    Case("streamed chunk whose text is not its bytes", "content",
+         _content(_chunk_not_its_bytes), 1, "not the UTF-8 reading of their bytes"),
     Case("blob swapped for another bundle's", "content", _swapped_blob, 1,
          "bytes, the manifest says"),
     Case("entry naming a blob of another size", "content", _other_size, 1,
