@@ -127,10 +127,14 @@ class Upstream(_Frozen):
             raise ValueError("paths: a directory named twice")
         return self
 
-    def holds(self, path: str) -> bool:
-        """Whether ``path`` (relative to the checkout's top) is checked out: under one of
-        :attr:`paths`, or anywhere when there are none."""
-        return not self.paths or any(path == p or path.startswith(f"{p}/") for p in self.paths)
+    def holds(self, path: str, *, directory: bool) -> bool:
+        """Whether ``path`` (relative to the checkout's top, ``.`` the top itself) is checked
+        out: under one of :attr:`paths`; the top directory and a file at the top (cone mode
+        keeps them: a harness whose code is at the top of a repository with large directories
+        it does not read); or anywhere when there are no paths."""
+        if not self.paths or path == "." or (not directory and "/" not in path):
+            return True
+        return any(path == p or path.startswith(f"{p}/") for p in self.paths)
 
 
 Requirement = Annotated[
@@ -450,7 +454,7 @@ class PinSet(_Frozen):
                 parts = path.split("/")
                 if path.startswith("/") or ".." in parts or not path:
                     raise ValueError(f"harnesses.{name}: {path!r} must stay inside its directory")
-            if not self.upstreams[name].holds(harness.workdir.removeprefix("./")):
+            if not self.upstreams[name].holds(harness.workdir.removeprefix("./"), directory=True):
                 raise ValueError(
                     f"harnesses.{name}: workdir {harness.workdir!r} is not under the "
                     f"directories upstreams.{name}.paths checks out"
@@ -472,7 +476,9 @@ class PinSet(_Frozen):
             parts = self.hermes.tasks_manifest.split("/")
             if self.hermes.tasks_manifest.startswith("/") or ".." in parts or "" in parts:
                 raise ValueError("hermes.tasks_manifest: must be a path inside the checkout")
-            if not self.upstreams[self.hermes.upstream].holds(self.hermes.tasks_manifest):
+            if not self.upstreams[self.hermes.upstream].holds(
+                self.hermes.tasks_manifest, directory=False
+            ):
                 raise ValueError(
                     "hermes.tasks_manifest: not under the directories "
                     f"upstreams.{self.hermes.upstream}.paths checks out"

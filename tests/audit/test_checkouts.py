@@ -189,3 +189,20 @@ def test_a_harness_must_run_inside_its_sparse_directories() -> None:
     data["upstreams"]["bfcl"]["paths"] = ("somewhere-else",)
     with pytest.raises(ValueError, match=r"harnesses\.bfcl: workdir"):
         type(load_builtin("gx10-qualification-v5").pins).model_validate(data)
+
+
+def test_a_harness_at_the_top_of_a_sparse_checkout_runs_on_the_top_s_files() -> None:
+    """Cone mode keeps the files at the top: a harness whose code is there (Spark Bench, whose
+    results/ is not checked out) runs at the top; a directory at the top is not held unless
+    named, a file at the top is."""
+    loaded = load_builtin("gx10-qualification-v5").pins
+    spark = loaded.upstreams["sparkbench"]
+    assert spark.paths == ("recipes",) and loaded.harnesses["sparkbench"].workdir == "."
+    assert spark.holds(".", directory=True) and spark.holds("spark_bench.py", directory=False)
+    assert spark.holds("recipes/README.md", directory=False)
+    assert not spark.holds("results", directory=True)
+    assert not spark.holds("results/index.html", directory=False)
+    data = loaded.model_dump()
+    data["harnesses"]["sparkbench"]["workdir"] = "results"
+    with pytest.raises(ValueError, match=r"harnesses\.sparkbench: workdir 'results' is not under"):
+        type(loaded).model_validate(data)
