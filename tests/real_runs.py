@@ -8,6 +8,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from pins import CURRENT, load_builtin
+from tests.paths import PINS
+
 LOOPBACK = ("127.", "::1", "localhost")
 
 
@@ -99,3 +102,66 @@ def check_outcome(verdict: dict[str, Any]) -> None:
         assert set(statuses) == {"pass"}
     if verdict["rankable"]:
         assert verdict["outcome"] == "QUALIFIED"
+
+
+# The recorded real bundle's draw (examples/recorded/, ADR 0046): three test entries of each of
+# bfcl-eval's 13 single_turn categories, random.Random(1).sample of each category's ids in
+# bfcl-eval 2026.3.23's data, sorted.
+RECORDED_DRAW = {
+    "simple_python": ["simple_python_291", "simple_python_391", "simple_python_68"],
+    "simple_java": ["simple_java_17", "simple_java_72", "simple_java_97"],
+    "simple_javascript": ["simple_javascript_36", "simple_javascript_48", "simple_javascript_8"],
+    "multiple": ["multiple_145", "multiple_195", "multiple_34"],
+    "parallel": ["parallel_145", "parallel_195", "parallel_34"],
+    "parallel_multiple": ["parallel_multiple_145", "parallel_multiple_195", "parallel_multiple_34"],
+    "irrelevance": ["irrelevance_145", "irrelevance_216", "irrelevance_34"],
+    "live_simple": ["live_simple_130-84-0", "live_simple_32-9-0", "live_simple_68-32-0"],
+    "live_multiple": ["live_multiple_129-50-1", "live_multiple_275-127-10",
+                      "live_multiple_522-150-10"],
+    "live_parallel": ["live_parallel_13-9-0", "live_parallel_4-1-0", "live_parallel_9-5-0"],
+    "live_parallel_multiple": ["live_parallel_multiple_18-16-0", "live_parallel_multiple_2-2-0",
+                               "live_parallel_multiple_4-3-0"],
+    "live_irrelevance": ["live_irrelevance_137-13-3", "live_irrelevance_582-182-2",
+                         "live_irrelevance_867-353-0"],
+    "live_relevance": ["live_relevance_13-13-0", "live_relevance_4-4-0", "live_relevance_9-9-0"],
+}  # fmt: skip
+RECORDING_PINS = "gx10-qualification-v5-bfcl-draw"
+
+
+def recording_pins(target: Path) -> Path:
+    """The pin set the recorded real bundle is made under, written to ``target``: the shipped
+    ``gx10-qualification-v5`` with another id and bfcl-eval's gate on :data:`RECORDED_DRAW`
+    instead of its 3,641 entries (hours on two cores). Its program is the shipped one after a
+    line that takes the draw from its arguments (one ``category=id,id,id`` each: the pin set
+    names every entry; no braces, which a command reads as placeholders) and writes it where
+    ``bfcl generate --run-ids`` reads it, among the outputs: the draw is evidence of the run."""
+    text = (PINS / f"{CURRENT}.toml").read_text()
+    assert load_builtin(CURRENT).pins.id == CURRENT
+    take = (
+        "import json, pathlib, sys\n"
+        'i = sys.argv.index("generate")\n'
+        'draw = dict((k, v.split(",")) for k, v in (a.split("=") for a in sys.argv[4:i]))\n'
+        "del sys.argv[4:i]\n"
+        'pathlib.Path(sys.argv[2], "test_case_ids_to_generate.json").write_text(json.dumps(draw))\n'
+    )
+    categories = "".join(f'           "{c}={",".join(ids)}",\n' for c, ids in RECORDED_DRAW.items())
+    edits = {
+        f'id = "{CURRENT}"\n': f'id = "{RECORDING_PINS}"\n',
+        "-c\", '''\nimport os, sys\n": f"-c\", '''\n{take}import os, sys\n",
+        '"{endpoint}/v1",\n           "generate", "--test-category", "single_turn",\n'
+        '           "--then", "evaluate", "--test-category", "single_turn"]': (
+            f'"{{endpoint}}/v1",\n{categories}           "generate", "--run-ids",\n'
+            '           "--then", "evaluate", "--test-category", "single_turn", "--partial-eval"]'
+        ),
+    }
+    for old, new in edits.items():
+        assert text.count(old) == 1, f"{CURRENT}.toml no longer holds {old!r}"
+        text = text.replace(old, new)
+    head = (
+        f"# {RECORDING_PINS}: the pin set examples/recorded/ was made under, written by\n"
+        f"# tests/real_runs.py (recording_pins) from {CURRENT}: the same in all but its id and\n"
+        "# bfcl-eval's gate, which runs a draw of 39 of its 3,641 single_turn entries (ADR 0046).\n"
+        "# Not for qualifying a deployment: its gate is a sample.\n#\n"
+    )
+    target.write_text(head + text)
+    return target

@@ -193,6 +193,14 @@ def _scores(verdict: Verdict, console: Console) -> None:
     for name, value in verdict.scores.model_dump().items():
         table.add_row(name, "-" if value is None else f"{value:g}")
     console.print(table)
+    for gate in verdict.diagnostics.supplementary:  # a gate's figures: shown, never scored
+        v4 = "" if gate.v4_overall is None else f"; BFCL V4 overall {gate.v4_overall:.2f}%"
+        _say(
+            console,
+            f"{gate.upstream} ({gate.component}'s gate, not scored): "
+            f"{_plural(gate.samples, 'sample')} in {_plural(gate.subsets, 'subset')}, "
+            f"{gate.overall_accuracy:.2f}% right{v4}",
+        )
 
 
 def _gate_lines(verdict: Verdict, console: Console) -> None:

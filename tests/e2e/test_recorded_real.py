@@ -1,8 +1,10 @@
-"""The recorded real bundle (examples/recorded/): one run of gx10-qualification-v5 with the real
-upstream harnesses (Spark Bench, benchlocal-cli, Infermark) against llama-cpp-python's server and
-SmolLM2-135M-Instruct, verified on every `make test` without a server. Every expectation is
-derived from the bundle's raw evidence (the transport log, the ledger, the harnesses' own output
-files) and seed 000's formulas, never from the verdict itself."""
+"""The recorded real bundles (examples/recorded/): runs of gx10-qualification-v5 with the real
+upstream harnesses (Spark Bench, benchlocal-cli, Infermark) against llama-cpp-python's server
+and SmolLM2-135M-Instruct, verified on every `make test` without a server. The newest ran
+bfcl-eval's gate too, on a draw its pin set names (ADR 0046); the first, recorded before that
+gate joined the pin set, is the bundle the attack tests forge from. Every expectation is derived
+from the bundle's raw evidence (the transport log, the ledger, the harnesses' own output files)
+and seed 000's formulas, never from the verdict itself."""
 
 from __future__ import annotations
 
@@ -11,47 +13,78 @@ import io
 import json
 import statistics
 import tarfile
+from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from audit.cli import main
-from pins import CURRENT, load_builtin
+from pins import CURRENT, PinSetSource, load_builtin
+from pins._loader import parse_pin_set
 from tests.paths import EXAMPLES
-from tests.real_runs import Bundle, check_gates, check_outcome
+from tests.real_runs import (
+    RECORDED_DRAW,
+    RECORDING_PINS,
+    Bundle,
+    check_gates,
+    check_outcome,
+    reply,
+)
 from verify import verify_bundle
 
 RECORDED = EXAMPLES / "recorded"
 TAR = RECORDED / "llamacpp-smollm2-135m.tar"
+"""Recorded 2026-12-01 under an earlier digest of the shipped pin set, before bfcl-eval's gate."""
+DRAW_TAR = RECORDED / "llamacpp-smollm2-135m-bfcl-draw.tar"
+"""Recorded 2026-12-06 under the pin set beside it (ADR 0046)."""
+DRAW_PINS = RECORDED / f"{RECORDING_PINS}.toml"
 BEHAVIOURAL_PACKS = ("toolcall-15", "instructfollow-15", "structoutput-15", "dataextract-15")
 
 
+def _own_pins(tar: Path) -> PinSetSource | None:
+    """The pin set a recording ran under when it is not a shipped one (None: the shipped one
+    it names judges it)."""
+    return parse_pin_set(DRAW_PINS.read_bytes(), str(DRAW_PINS)) if tar == DRAW_TAR else None
+
+
+@pytest.fixture(scope="module", params=[TAR, DRAW_TAR], ids=["2026-12-01", "bfcl-draw"])
+def tar(request: pytest.FixtureRequest) -> Path:
+    path: Path = request.param
+    return path
+
+
 @pytest.fixture(scope="module")
-def unpacked(tmp_path_factory: pytest.TempPathFactory) -> Bundle:
+def unpacked(tar: Path, tmp_path_factory: pytest.TempPathFactory) -> Bundle:
     root = tmp_path_factory.mktemp("recorded") / "bundle"
-    assert main(["unpack", str(TAR), "-o", str(root)]) == 0
+    assert main(["unpack", str(tar), "-o", str(root)]) == 0
     return Bundle(root)
 
 
 @pytest.fixture(scope="module")
-def verdict() -> dict[str, Any]:
-    return json.loads(verify_bundle(TAR).verdict.model_dump_json())
+def verdict(tar: Path) -> dict[str, Any]:
+    """Judged by the pin set it ran under."""
+    return json.loads(verify_bundle(tar, pins=_own_pins(tar)).verdict.model_dump_json())
 
 
 def test_the_recorded_bundle_is_whole_and_its_claims_are_the_replay(
-    verdict: dict[str, Any], capsys: pytest.CaptureFixture[str]
+    tar: Path, verdict: dict[str, Any], capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert verdict["integrity"] == verdict["integrity"] | {"status": "ok", "findings": []}
     assert verdict["claims"] == {"match": True, "differences": []}
-    assert verdict["pin_set"]["id"] == CURRENT
-    # judged by the shipped pin set; where it is not the digest the run names (the bundle was
-    # recorded before the bfcl gate joined it), the verdict says so
-    named = json.loads(_manifest())["pin_set"]
+    named = json.loads(_manifest(tar))["pin_set"]
+    judge = _own_pins(tar) or load_builtin(CURRENT)
+    assert verdict["pin_set"] == {"id": judge.id, "digest": judge.digest}
+    # judged by the shipped pin set (the first recording's default; the draw's when asked):
+    # where it is not the pin set the run names, the verdict says so, and the claims still match
+    shipped = json.loads(verify_bundle(tar, pins=load_builtin(CURRENT)).verdict.model_dump_json())
     judged = f"the run names pin set {named['id']} {named['digest']}; judged by {CURRENT} "
-    assert (named["digest"] != verdict["pin_set"]["digest"]) == any(
-        r.startswith(judged) for r in verdict["reasons"]
-    ), verdict["reasons"]
-    assert main(["verify", str(TAR)]) == 0  # a verdict reached: INFRA_ERROR is not exit 1
+    assert shipped["claims"]["match"], shipped["claims"]
+    assert (named["digest"] != shipped["pin_set"]["digest"]) == any(
+        r.startswith(judged) for r in shipped["reasons"]
+    ), shipped["reasons"]
+    pins = ["--pins", str(DRAW_PINS)] if _own_pins(tar) else []
+    assert main(["verify", str(tar), *pins]) == 0  # a verdict reached: INFRA_ERROR is not exit 1
     capsys.readouterr()
 
 
@@ -62,7 +95,7 @@ def test_the_gates_and_the_outcome_follow_the_raw_evidence(
     check_gates(unpacked, exchanges, verdict)
     check_outcome(verdict)
     gates = {g["id"]: g for g in verdict["gates"]}
-    # the shipped real pin set names no Hermes harness (ADR 0016)
+    # the shipped real pin set names no Hermes harness (ADR 0016), nor the draw's made from it
     assert "hermes" not in load_builtin(CURRENT).pins.component_upstreams
     assert gates["upstream_checkout"]["status"] == "infra"
     assert "pins no upstream harness for hermes" in gates["upstream_checkout"]["reason"]
@@ -80,8 +113,8 @@ def test_the_gates_and_the_outcome_follow_the_raw_evidence(
     assert (verdict["outcome"], verdict["rankable"]) == ("INFRA_ERROR", False)
 
 
-def _manifest() -> bytes:
-    with tarfile.open(TAR) as tar:
+def _manifest(path: Path) -> bytes:
+    with tarfile.open(path) as tar:
         member = tar.extractfile("manifest.json")
         assert member is not None
         return member.read()
@@ -114,3 +147,107 @@ def test_the_scores_are_the_seeds_formulas_over_the_harnesses_own_files(
     ttft = max(0, 100 - max(0, level["ttft"]["p50"] - 1) * 10)
     assert scores["performance"] == pytest.approx((throughput + ttft) / 2)
     assert scores["hermes"] is None and scores["executed_weight"] == 70
+
+
+@pytest.fixture(scope="module")
+def drawn(tmp_path_factory: pytest.TempPathFactory) -> Bundle:
+    root = tmp_path_factory.mktemp("drawn") / "bundle"
+    assert main(["unpack", str(DRAW_TAR), "-o", str(root)]) == 0
+    return Bundle(root)
+
+
+BFCL_RAW = "components/tool_instruction/gates/bfcl/raw/"
+
+
+def _bfcl_files(bundle: Bundle, kind: str) -> dict[str, str]:
+    """bfcl-eval's score or result files in the bundle, by subset."""
+    prefix = f"{BFCL_RAW}{kind}/"
+    return {
+        n.rsplit("/", 1)[1].removeprefix("bfcl_v4_").removesuffix(f"_{kind}.json"): n
+        for n in bundle.evidence
+        if n.startswith(prefix) and n.endswith(f"_{kind}.json")
+    }
+
+
+def test_the_draw_is_the_one_its_pin_set_names(drawn: Bundle) -> None:
+    """The pin set kept beside the bundle is the one the run names; the draw bfcl-eval read
+    (among its outputs) is the one that pin set's command names, entry by entry."""
+    pins = parse_pin_set(DRAW_PINS.read_bytes(), str(DRAW_PINS))
+    assert drawn.manifest["pin_set"] == {"id": RECORDING_PINS, "digest": pins.digest}
+    command = pins.pins.harnesses["bfcl"].command
+    drawn_args = command[command.index("{endpoint}/v1") + 1 : command.index("generate")]
+    named = dict(a.split("=") for a in drawn_args)
+    assert {k: v.split(",") for k, v in named.items()} == RECORDED_DRAW
+    assert drawn.json(f"{BFCL_RAW}test_case_ids_to_generate.json") == RECORDED_DRAW
+    # each subset's result file answers exactly its drawn entries
+    results = _bfcl_files(drawn, "result")
+    assert set(results) == set(RECORDED_DRAW)
+    for subset, name in results.items():
+        ids = sorted(json.loads(line)["id"] for line in drawn.blob(name).splitlines())
+        assert ids == sorted(RECORDED_DRAW[subset]), subset
+
+
+def test_the_bfcl_gate_is_bfcl_eval_s_own_count(
+    drawn: Bundle, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The gate's figures in the verdict are bfcl-eval's score files' own: each subset's header
+    counts, their sum, and data_overall.csv's Overall Acc (BFCL V4's weighting)."""
+    verdict = json.loads(
+        verify_bundle(DRAW_TAR, pins=_own_pins(DRAW_TAR)).verdict.model_dump_json()
+    )
+    gates = {g["id"]: g for g in verdict["gates"]}
+    headers = {
+        subset: json.loads(drawn.blob(name).split(b"\n", 1)[0])
+        for subset, name in _bfcl_files(drawn, "score").items()
+    }
+    assert {s: h["total_count"] for s, h in headers.items()} == {
+        s: len(ids) for s, ids in RECORDED_DRAW.items()
+    }
+    hits = sum(h["correct_count"] for h in headers.values())
+    n = sum(h["total_count"] for h in headers.values())
+    overall = drawn.blob(f"{BFCL_RAW}score/data_overall.csv").decode().splitlines()[1].split(",")
+    (gate,) = verdict["diagnostics"]["supplementary"]
+    assert gate["upstream"] == "bfcl" and gate["component"] == "tool_instruction"
+    assert (gate["samples"], gate["subsets"]) == (n, len(RECORDED_DRAW))
+    assert gate["overall_accuracy"] == pytest.approx(100 * hits / n)
+    assert f"{gate['v4_overall']:.2f}%" == overall[1]
+    # and audit verify says them under the scores
+    assert main(["verify", str(DRAW_TAR), "--pins", str(DRAW_PINS)]) == 0
+    said = " ".join(capsys.readouterr().out.split())
+    assert (
+        f"bfcl (tool_instruction's gate, not scored): {n} samples in {len(RECORDED_DRAW)} "
+        f"subsets, {100 * hits / n:.2f}% right; BFCL V4 overall {overall[1]}"
+    ) in said
+    # the gate read and aggregated: tool/instruction completed, its checkout not failed
+    assert "bfcl " not in gates["upstream_checkout"]["reason"]
+    assert drawn.json("components/tool_instruction/result.json")["status"] == "COMPLETED"
+
+
+def test_each_bfcl_answer_is_a_reply_in_the_transport_log(drawn: Bundle) -> None:
+    """Every answer bfcl-eval recorded is one reply the observer saw: its text (or the names of
+    the functions it called) and the engine's token counts, each reply used once."""
+    replies: Counter[tuple[Any, ...]] = Counter()
+    for exchange in drawn.lines("transport/exchanges.jsonl"):
+        if exchange["component"] != "tool_instruction" or exchange["status"] != 200:
+            continue
+        body = reply(exchange)
+        if not isinstance(body, dict) or "usage" not in body:
+            continue  # a streamed reply (benchlocal-cli's): bfcl-eval's are not
+        message = body["choices"][0]["message"]
+        calls = tuple(sorted(c["function"]["name"] for c in message.get("tool_calls") or ()))
+        usage = body["usage"]
+        said = calls or message.get("content")
+        replies[usage["prompt_tokens"], usage["completion_tokens"], said] += 1
+    answers = 0
+    for name in _bfcl_files(drawn, "result").values():
+        for line in drawn.blob(name).splitlines():
+            entry = json.loads(line)
+            result = entry["result"]
+            said = (
+                result if isinstance(result, str) else tuple(sorted(next(iter(c)) for c in result))
+            )
+            key = (entry["input_token_count"], entry["output_token_count"], said)
+            assert replies[key] > 0, f"{entry['id']}: no reply in the transport log says {said!r}"
+            replies[key] -= 1
+            answers += 1
+    assert answers == sum(len(ids) for ids in RECORDED_DRAW.values())

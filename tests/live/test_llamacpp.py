@@ -32,7 +32,15 @@ import pytest
 
 from tests.live.conftest import REPO
 from tests.live.engine import free_port, smollm2_gguf
-from tests.real_runs import Bundle, check_gates, check_outcome, reply
+from tests.real_runs import (
+    RECORDED_DRAW,
+    RECORDING_PINS,
+    Bundle,
+    check_gates,
+    check_outcome,
+    recording_pins,
+    reply,
+)
 from verify.replies import runtime_name
 
 # a real engine's run takes minutes to hours on two cores (the bfcl-eval gate): no per-test limit
@@ -273,6 +281,27 @@ def test_the_quickstart_qualifies_llama_cpp_s_own_server_honestly(
     assert components == {"coding", "performance"}, components
     _keep(run.bundle.root, run.work, run.out,
           _summary(run, f"llama.cpp llama-server {props['build_info']}, {gguf.name}"))  # fmt: skip
+
+
+def test_the_recorded_real_run(live_python: Path, tmp_path: Path) -> None:
+    """How examples/recorded/'s newest bundle is made (``EVIDENCE_AUDIT_LIVE_KEEP=DIR``: DIR.tar
+    and DIR.pins.toml are the files committed): the quickstart, full profile, against
+    llama-cpp-python's server, under :func:`recording_pins`, every upstream from its pinned
+    commit (offline: a gorilla clone among the mirrors too). Its bfcl-eval gate ran on the draw
+    and was read as bfcl-eval counted it."""
+    gguf = smollm2_gguf(live_python)
+    pins = recording_pins(tmp_path / f"{RECORDING_PINS}.toml")
+    run = _quickstart("server", gguf, live_python.parent, tmp_path, PINS=str(pins))
+    gates = [n for n in run.bundle.evidence if n.endswith("/bfcl-eval.json")]
+    assert gates, "no bfcl-eval gate record: did its checkout fail (a gorilla clone in MIRRORS)?"
+    raw = {n.rsplit("/raw/", 1)[1]: n for n in run.bundle.evidence if "/bfcl/raw/" in n}
+    assert json.loads(run.bundle.blob(raw["test_case_ids_to_generate.json"])) == RECORDED_DRAW
+    result = run.bundle.json("components/tool_instruction/result.json")
+    assert result["metrics"]["bfcl_samples"] == sum(len(v) for v in RECORDED_DRAW.values())
+    _keep(run.bundle.root, run.work, run.out,
+          _summary(run, f"llama-cpp-python server, {gguf.name}, {RECORDING_PINS}"))  # fmt: skip
+    if keep := os.environ.get("EVIDENCE_AUDIT_LIVE_KEEP"):  # the pin set beside the bundle
+        shutil.copyfile(pins, f"{keep}.pins.toml")
 
 
 BFCL_DRAW = {
