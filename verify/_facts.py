@@ -90,6 +90,9 @@ class ReplyFacts:
     """How many more distinct fingerprints it carried than are kept."""
     last_chunk: float = 0.0
     """When its last streamed chunk came, seconds after the request started (0: none)."""
+    answer: bytes | None = None
+    """What a client takes from it as the answer and its cost, as a digest
+    (:func:`verify.replies.answer_digest`; None for a stream or a reply without them)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +127,7 @@ def reply_facts(exchange: TransportExchange) -> ReplyFacts:
         reply.fingerprints,
         reply.more_fingerprints,
         max((chunk.t for chunk in exchange.chunks), default=0.0),
+        reply.answer,
     )
 
 

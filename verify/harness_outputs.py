@@ -1046,6 +1046,60 @@ def _bfcl_files(files: Files) -> tuple[str, dict[str, str], dict[str, str]]:
     return next(iter(models)), scores, results
 
 
+@dataclass(frozen=True)
+class BfclAnswer:
+    """One answer bfcl-eval recorded of a single-turn entry, as its handler took it from the
+    engine's reply (``OpenAICompletionsHandler._parse_query_response_FC``): the reply's tool calls
+    as ``[{name: arguments}, ...]`` (where the reply has a ``tool_calls`` list), else its
+    message's content, and the reply's ``usage`` token counts."""
+
+    where: str
+    """``<result file>:<line>``."""
+    sample: str
+    answer: Any
+    prompt_tokens: int
+    completion_tokens: int
+
+
+BFCL_INFERENCE_ERROR = "Error during inference: "
+"""How bfcl-eval 2026.3.23 records an entry whose inference raised (``_llm_response_generation``):
+this and the exception's message as its result, with a ``traceback``, no token counts."""
+
+
+def bfcl_answers(files: Files) -> tuple[list[BfclAnswer], list[tuple[str, str]]]:
+    """Every single-turn answer in bfcl-eval's result files, and the entries of single-turn
+    subsets that are neither an answer nor an inference error, each as (where, id).
+
+    An answer is an entry whose ``input_token_count`` and ``output_token_count`` are integers
+    (one request, one reply). An inference error bfcl-eval recorded in place of an answer (its
+    message, :data:`BFCL_INFERENCE_ERROR`, and a traceback) is neither; the entries of the
+    multi-turn subsets (lists of turns and steps) are not read here.
+
+    Raises:
+        OutputsUnreadable: the files do not read (as the reader refuses them).
+    """
+    _model, _scores, results = _bfcl_files(files)
+    answers, others = [], []
+    for subset, name in sorted(results.items()):
+        if subset.startswith("multi_turn"):
+            continue
+        entries = _bfcl_lines(files, name)
+        ids = _bfcl_ids(entries, name, 1)
+        for (sample, number), entry in zip(ids.items(), entries, strict=True):
+            where = f"{name}:{number}"
+            result = entry.get("result")
+            prompt, completion = entry.get("input_token_count"), entry.get("output_token_count")
+            if type(prompt) is int and type(completion) is int:  # not a bool, not a float
+                answers.append(BfclAnswer(where, sample, result, prompt, completion))
+            elif not (
+                isinstance(result, str)
+                and result.startswith(BFCL_INFERENCE_ERROR)
+                and isinstance(entry.get("traceback"), str)
+            ):
+                others.append((where, sample))
+    return answers, others
+
+
 def _bfcl_subset(files: Files, subset: str, score: str, result: str) -> tuple[Tally, list[str]]:
     """One subset's tally from its score file, checked against its result file."""
     correct, total, failed = _bfcl_score(files, score)

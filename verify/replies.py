@@ -313,6 +313,8 @@ class Reply:
     visible_times: tuple[float, ...] = ()
     fingerprints: tuple[str, ...] = ()
     more_fingerprints: int = 0
+    answer: bytes | None = None
+    """:func:`answer_digest` of its body (a reply not streamed)."""
 
     @property
     def contaminated(self) -> bool:
@@ -449,7 +451,39 @@ def read_exchange(exchange: TransportExchange) -> Reply:
         tuple(times),
         kept[:FINGERPRINTS_KEPT],
         max(0, len(kept) - FINGERPRINTS_KEPT),
+        answer_digest(body),
     )
+
+
+def answer_digest(reply: Any) -> bytes | None:
+    """What an OpenAI-compatible client takes from a chat-completion reply as its answer and
+    cost, as one SHA-256 (:func:`answer_digest_of`): the first choice's tool calls as
+    ``[{name: arguments}, ...]`` where its message has a ``tool_calls`` list, else the message's
+    content, and ``usage``'s prompt and completion tokens (bfcl-eval's handler records exactly
+    these of each answer); None for a reply that holds no message or no integer token counts."""
+    _finish, message, completion = read_reply(reply)
+    usage = reply.get("usage") if isinstance(reply, dict) else None
+    prompt = usage.get("prompt_tokens") if isinstance(usage, dict) else None
+    if not isinstance(message, dict) or type(prompt) is not int or type(completion) is not int:
+        return None
+    calls = message.get("tool_calls")
+    if not isinstance(calls, list):
+        return answer_digest_of(message.get("content"), prompt, completion)
+    answer = []
+    for call in calls:
+        function = call.get("function") if isinstance(call, dict) else None
+        if not isinstance(function, dict) or not isinstance(function.get("name"), str):
+            return None
+        answer.append({function["name"]: function.get("arguments")})
+    return answer_digest_of(answer, prompt, completion)
+
+
+def answer_digest_of(answer: Any, prompt_tokens: int, completion_tokens: int) -> bytes:
+    """The SHA-256 of an answer (a JSON value) and its token counts, keys sorted: the same for
+    the same answer however its JSON was spelled."""
+    text = json.dumps([answer, prompt_tokens, completion_tokens], sort_keys=True,
+                      ensure_ascii=False, separators=(",", ":"))  # fmt: skip
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
 
 
 def read_reply(reply: Any) -> tuple[str | None, Any, Any]:

@@ -147,7 +147,7 @@ class _App:
                 "object": "chat.completion",
                 "model": self.model,
                 "choices": [{"index": 0, "finish_reason": finish, "message": message}],
-                "usage": {"completion_tokens": len(words) + (12 if call else 0)},
+                "usage": _usage(messages, len(words) + (12 if call else 0)),
             }
         )
 
@@ -266,3 +266,16 @@ def serve(behaviour: Behaviour | None = None) -> Iterator[ReferenceEndpoint]:
         yield endpoint
     finally:
         endpoint.stop()
+
+
+def _usage(messages: Any, completion: int) -> dict[str, int]:
+    """A reply's token counts as an OpenAI-compatible server gives them: the prompt counted as
+    the words of its messages' text (a stand-in for a tokenizer, the same for the same request)."""
+    texts = (
+        [m.get("content") for m in messages if isinstance(m, dict)]
+        if isinstance(messages, list)
+        else []
+    )
+    prompt = sum(len(t.split()) for t in texts if isinstance(t, str))
+    return {"prompt_tokens": prompt, "completion_tokens": completion,
+            "total_tokens": prompt + completion}  # fmt: skip

@@ -9,6 +9,7 @@ writes beside them.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
@@ -27,8 +28,10 @@ from bundle_schema.models import (
 from pins import PinSetSource
 from verify._consistency._common import Reader, _disagrees
 from verify._consistency.harnesses import profile_components
+from verify._facts import reply_facts
 from verify.harness_outputs import (
     OutputsUnreadable,
+    bfcl_answers,
     bfcl_model_folder,
     gate_place,
     gate_record,
@@ -36,6 +39,7 @@ from verify.harness_outputs import (
     read_gate_outputs,
     read_outputs,
 )
+from verify.replies import answer_digest_of, exchange_failed
 
 
 def _raw_files(
@@ -331,6 +335,7 @@ def _gate_outputs(
             if harness.parser == "bfcl-eval":
                 findings += _bfcl_model(files, evidence.model.runtime_model_id, entry, upstream)
                 findings += _bfcl_requests(evidence, tallies, component, entry, upstream)
+                findings += _bfcl_replies(evidence, files, component, entry, upstream)
             if completed and result is not None:
                 findings += _metrics(result.metrics, parsed.metrics.get(component, {}),
                                      component, upstream)  # fmt: skip
@@ -427,6 +432,60 @@ def _bfcl_requests(
             entry,
             f"{upstream} scored {samples} samples; the transport log holds {requests} requests "
             f"of {component}, and each sample asks the model at least once",
+        )
+    ]
+
+
+def _bfcl_replies(
+    evidence: Gx10Evidence, files: Mapping[str, bytes], component: str, entry: str, upstream: str
+) -> list[Finding]:
+    """Each single-turn answer bfcl-eval recorded is a reply the observer saw: among the
+    component's answered POST requests, one whose answer and token counts are the entry's
+    (:func:`verify.replies.answer_digest`), each reply taken once
+    (:func:`verify.harness_outputs.bfcl_answers`). An answer no reply gave was not the model's;
+    the first such is named, with how many there are. An entry of a single-turn subset that is
+    neither an answer nor an inference error bfcl-eval recorded is refused the same way (it
+    would otherwise escape the match)."""
+    if evidence.transport is None:
+        return []
+    try:
+        answers, others = bfcl_answers(files)
+    except OutputsUnreadable:
+        return []  # the reader's refusal is the finding
+    if others:
+        where, sample = others[0]
+        more = f" ({len(others)} such entries)" if len(others) > 1 else ""
+        return [
+            _disagrees(
+                entry,
+                f"{where}: {upstream}'s entry {sample!r} of a single-turn subset is neither an "
+                f"answer (its token counts) nor an inference error (its traceback){more}",
+            )
+        ]
+    replies = Counter(
+        facts.answer
+        for exchange in evidence.transport
+        if exchange.component == component and exchange.method == "POST"
+        and not exchange_failed(exchange)
+        and (facts := reply_facts(exchange)).answer is not None
+    )  # fmt: skip
+    unmatched = []
+    for answer in answers:
+        key = answer_digest_of(answer.answer, answer.prompt_tokens, answer.completion_tokens)
+        if replies[key]:
+            replies[key] -= 1
+        else:
+            unmatched.append(answer)
+    if not unmatched:
+        return []
+    first = unmatched[0]
+    more = f" ({len(unmatched)} of {len(answers)} answers)" if len(unmatched) > 1 else ""
+    return [
+        _disagrees(
+            entry,
+            f"{first.where}: {upstream}'s answer to {first.sample!r} ({first.prompt_tokens} + "
+            f"{first.completion_tokens} tokens) is no reply of {component} in the transport "
+            f"log{more}",
         )
     ]
 

@@ -55,9 +55,25 @@ def ask(endpoint, model, entry):
         {"Content-Type": "application/json"},
     )
     with urllib.request.urlopen(request, timeout=120) as reply:  # noqa: S310
-        message = json.loads(reply.read())["choices"][0]["message"]
-    calls = message.get("tool_calls") or []
-    return calls, message.get("content") or ""
+        answer = json.loads(reply.read())
+    return answer["choices"][0]["message"], answer["usage"]
+
+
+def recorded(entry, message, usage):
+    """The result line bfcl-eval's OpenAI handler writes: the reply's tool calls as
+    [{name: arguments}] where it has a tool_calls list, else its content; the reply's tokens."""
+    calls = message.get("tool_calls")
+    if isinstance(calls, list):
+        result = [{c["function"]["name"]: c["function"]["arguments"]} for c in calls]
+    else:
+        result = message.get("content")
+    return {
+        "id": entry,
+        "result": result,
+        "input_token_count": usage["prompt_tokens"],
+        "output_token_count": usage["completion_tokens"],
+        "latency": 0.0,
+    }
 
 
 def write_lines(path, entries):
@@ -79,9 +95,9 @@ def main():
     for (group, subset), entries in DRAW.items():
         results, failures = [], []
         for entry in entries:
-            calls, content = ask(args.endpoint, args.model, entry)
-            results.append({"id": entry, "result": content or calls})
-            called = bool(calls)
+            message, usage = ask(args.endpoint, args.model, entry)
+            results.append(recorded(entry, message, usage))
+            called = bool(message.get("tool_calls"))
             if called == (subset == "irrelevance"):
                 failures.append(
                     {
