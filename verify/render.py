@@ -21,7 +21,14 @@ from rich.text import Text
 
 from bundle_schema import canonical_bytes
 from bundle_schema.errors import CONTROL_CODES
-from bundle_schema.models import RankRow, ShowReport, SignatureCheck, Signer, Verdict
+from bundle_schema.models import (
+    RankRow,
+    ShowReport,
+    SignatureCheck,
+    Signer,
+    SupplementaryMetrics,
+    Verdict,
+)
 from verify.ranking import SpooledRanking
 
 __all__ = [
@@ -29,6 +36,7 @@ __all__ = [
     "ProgressBar",
     "csv_cell",
     "describe_signature",
+    "gate_figures",
     "plain_text",
     "ranking_markdown",
     "render_show",
@@ -193,14 +201,18 @@ def _scores(verdict: Verdict, console: Console) -> None:
     for name, value in verdict.scores.model_dump().items():
         table.add_row(name, "-" if value is None else f"{value:g}")
     console.print(table)
-    for gate in verdict.diagnostics.supplementary:  # a gate's figures: shown, never scored
-        v4 = "" if gate.v4_overall is None else f"; BFCL V4 overall {gate.v4_overall:.2f}%"
-        _say(
-            console,
-            f"{gate.upstream} ({gate.component}'s gate, not scored): "
-            f"{_plural(gate.samples, 'sample')} in {_plural(gate.subsets, 'subset')}, "
-            f"{gate.overall_accuracy:.2f}% right{v4}",
-        )
+    for gate in verdict.diagnostics.supplementary:
+        _say(console, gate_figures(gate))
+
+
+def gate_figures(gate: SupplementaryMetrics) -> str:
+    """A supplementary harness's figures in one sentence (a gate's: shown, never scored)."""
+    v4 = "" if gate.v4_overall is None else f"; BFCL V4 overall {gate.v4_overall:.2f}%"
+    return (
+        f"{gate.upstream} ({gate.component}'s gate, not scored): "
+        f"{_plural(gate.samples, 'sample')} in {_plural(gate.subsets, 'subset')}, "
+        f"{gate.overall_accuracy:.2f}% right{v4}"
+    )
 
 
 def _gate_lines(verdict: Verdict, console: Console) -> None:

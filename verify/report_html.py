@@ -23,7 +23,7 @@ from bundle_schema.models import (
 )
 from verify.exchange import TRANSPORT_LOG
 from verify.gx10 import off_sandbox
-from verify.render import describe_signature
+from verify.render import describe_signature, gate_figures
 
 __all__ = ["report_html"]
 
@@ -196,9 +196,13 @@ def _scores(report: ShowReport, thresholds: Mapping[str, float]) -> str:
         parts.append(f'<text x="{left + width + 8}" y="{y + 15}">{shown}</text>')
     parts.append("</svg>")
     weight = scores["executed_weight"]
+    gates = "".join(
+        f'<p class="gate-figures">{_e(gate_figures(g))}</p>'
+        for g in report.verdict.diagnostics.supplementary
+    )
     return (
         '<section id="scores"><h2>Scores (red: the profile\'s threshold)</h2>'
-        f"{''.join(parts)}<p>executed weight {weight:g}</p></section>"
+        f"{''.join(parts)}<p>executed weight {weight:g}</p>{gates}</section>"
     )
 
 

@@ -9,6 +9,7 @@ and seed 000's formulas, never from the verdict itself."""
 from __future__ import annotations
 
 import csv
+import html
 import io
 import json
 import statistics
@@ -251,3 +252,18 @@ def test_each_bfcl_answer_is_a_reply_in_the_transport_log(drawn: Bundle) -> None
             replies[key] -= 1
             answers += 1
     assert answers == sum(len(ids) for ids in RECORDED_DRAW.values())
+
+
+def test_the_html_report_shows_the_gate_s_figures(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The review page says what audit verify says of the gate, under the scores."""
+    page = tmp_path / "report.html"
+    assert main(["show", str(DRAW_TAR), "--pins", str(DRAW_PINS), "--html", str(page)]) == 0
+    capsys.readouterr()
+    text = html.unescape(page.read_text())
+    scores = text[text.index('<section id="scores">') :]
+    scores = scores[: scores.index("</section>")]
+    assert (
+        '<p class="gate-figures">bfcl (tool_instruction\'s gate, not scored): 39 samples' in scores
+    )
