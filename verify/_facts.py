@@ -39,6 +39,7 @@ from verify.replies import (
     body_bytes,
     body_json,
     is_completion,
+    question_digest,
     read_exchange,
     reasoning_level,
     request_reasoning,
@@ -173,6 +174,7 @@ class SlimExchange(TransportExchange):
     _request: RequestFacts | None = PrivateAttr(default=None)
     _probe: bool = PrivateAttr(default=False)
     _digests: frozenset[tuple[str, str]] = PrivateAttr(default=frozenset())
+    _asked: bytes | None = PrivateAttr(default=None)
 
 
 _HEX_DIGEST = re.compile(r"(?<![0-9a-f])[0-9a-f]{64}(?![0-9a-f])")
@@ -293,6 +295,22 @@ def asks_a_probe(exchange: TransportExchange, request: Any = _MISSING) -> bool:
     return messages[0].get("role") == "user" and messages[0].get("content") in PROBE_PROMPTS
 
 
+def asked_digest(exchange: TransportExchange, request: Any = _MISSING) -> bytes | None:
+    """What an exchange's request asked, as a digest (:func:`verify.replies.question_digest`
+    of its last user message's content); None when it has no user message. ``request``: its
+    body's JSON value, when already parsed."""
+    if isinstance(exchange, SlimExchange):
+        return exchange._asked
+    if request is _MISSING:
+        request = body_json(exchange.request_body) if exchange.request_body else None
+    messages = request.get("messages") if isinstance(request, dict) else None
+    users = [
+        m for m in (messages if isinstance(messages, list) else ())
+        if isinstance(m, dict) and m.get("role") == "user" and "content" in m
+    ]  # fmt: skip
+    return question_digest(users[-1]["content"]) if users else None
+
+
 def _listing(exchange: TransportExchange) -> Body | None:
     if not (exchange.method == "GET" and exchange.path == "/v1/models"):
         return None
@@ -332,6 +350,7 @@ def slim_exchange(exchange: TransportExchange, config: RunConfig | None) -> Slim
     slim._digests = reported_digests(exchange)
     request = body_json(exchange.request_body) if exchange.request_body else None  # parsed once
     slim._probe = asks_a_probe(exchange, request)
+    slim._asked = asked_digest(exchange, request)
     policy = config.reasoning_policy if config is not None else None
     if policy is not None and policy.serialization is not None:
         slim._request = request_facts(

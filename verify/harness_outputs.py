@@ -23,7 +23,7 @@ import csv
 import io
 import math
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -1048,17 +1048,21 @@ def _bfcl_files(files: Files) -> tuple[str, dict[str, str], dict[str, str]]:
 
 @dataclass(frozen=True)
 class BfclAnswer:
-    """One answer bfcl-eval recorded of a single-turn entry, as its handler took it from the
-    engine's reply (``OpenAICompletionsHandler._parse_query_response_FC``): the reply's tool calls
-    as ``[{name: arguments}, ...]`` (where the reply has a ``tool_calls`` list), else its
-    message's content, and the reply's ``usage`` token counts."""
+    """One answer bfcl-eval recorded, as its handler took it from the engine's reply
+    (``OpenAICompletionsHandler._parse_query_response_FC``): the reply's tool calls as
+    ``[{name: arguments}, ...]`` (where the reply has a ``tool_calls`` list), else its message's
+    content, and the reply's ``usage`` token counts."""
 
     where: str
     """``<result file>:<line>``."""
     sample: str
+    """The entry's id (with the turn and step of a step's answer)."""
     answer: Any
     prompt_tokens: int
     completion_tokens: int
+    subset: str = ""
+    entry: str = ""
+    """The test entry's id; empty for the answer of a step (not bound to a question)."""
 
 
 BFCL_INFERENCE_ERROR = "Error during inference: "
@@ -1067,13 +1071,16 @@ this and the exception's message as its result, with a ``traceback``, no token c
 
 
 def bfcl_answers(files: Files) -> tuple[list[BfclAnswer], list[tuple[str, str]]]:
-    """Every single-turn answer in bfcl-eval's result files, and the entries of single-turn
-    subsets that are neither an answer nor an inference error, each as (where, id).
+    """Every answer in bfcl-eval's result files, one a request: and the entries that are
+    neither answers nor an inference error, each as (where, id).
 
-    An answer is an entry whose ``input_token_count`` and ``output_token_count`` are integers
-    (one request, one reply). An inference error bfcl-eval recorded in place of an answer (its
-    message, :data:`BFCL_INFERENCE_ERROR`, and a traceback) is neither; the entries of the
-    multi-turn subsets (lists of turns and steps) are not read here.
+    An entry answered in one request (a single-turn entry) has integer ``input_token_count``
+    and ``output_token_count`` and its ``result`` is the answer. An entry answered in turns of
+    steps (multi-turn and agentic entries: ``inference_multi_turn_FC``) has a list of turns,
+    each a list of steps, in its ``result`` and both counts, of one shape, each step one request
+    (its answer ``<id> turn T step S``). An inference error bfcl-eval recorded in place of an
+    answer (its message, :data:`BFCL_INFERENCE_ERROR`, and a traceback, no counts) holds none.
+    Subset names decide nothing: an entry's shape says how it was answered.
 
     Raises:
         OutputsUnreadable: the files do not read (as the reader refuses them).
@@ -1081,23 +1088,96 @@ def bfcl_answers(files: Files) -> tuple[list[BfclAnswer], list[tuple[str, str]]]
     _model, _scores, results = _bfcl_files(files)
     answers, others = [], []
     for subset, name in sorted(results.items()):
-        if subset.startswith("multi_turn"):
-            continue
         entries = _bfcl_lines(files, name)
         ids = _bfcl_ids(entries, name, 1)
         for (sample, number), entry in zip(ids.items(), entries, strict=True):
             where = f"{name}:{number}"
-            result = entry.get("result")
-            prompt, completion = entry.get("input_token_count"), entry.get("output_token_count")
-            if type(prompt) is int and type(completion) is int:  # not a bool, not a float
-                answers.append(BfclAnswer(where, sample, result, prompt, completion))
-            elif not (
-                isinstance(result, str)
-                and result.startswith(BFCL_INFERENCE_ERROR)
-                and isinstance(entry.get("traceback"), str)
-            ):
+            steps = _bfcl_steps(entry)
+            if steps is not None:
+                answers += [
+                    BfclAnswer(
+                        where,
+                        f"{sample}{at}",
+                        answer,
+                        prompt,
+                        completion,
+                        subset,
+                        "" if at else sample,
+                    )
+                    for at, answer, prompt, completion in steps
+                ]
+            elif not _bfcl_inference_error(entry):
                 others.append((where, sample))
     return answers, others
+
+
+BFCL_DATA = "bfcl_eval/data/BFCL_v4_{subset}.json"
+"""Where bfcl-eval 2026.3.23 keeps a subset's test entries, under its harness directory."""
+
+
+def bfcl_questions(data: bytes, name: str, wanted: Collection[str]) -> dict[str, Any]:
+    """The question of each ``wanted`` test entry in a subset's data file (bfcl-eval's, one
+    entry a line: ``id``, ``question`` as turns of messages): the content of the last user
+    message of its first turn, what a single-turn request asks last. An entry without one is
+    left out.
+
+    Raises:
+        OutputsUnreadable: the file does not read (bounded and strict as the result files).
+    """
+    questions: dict[str, Any] = {}
+    seen: set[str] = set()
+    for number, entry in enumerate(_bfcl_lines({name: data}, name), start=1):
+        sample = entry.get("id")
+        if not isinstance(sample, str) or sample not in wanted:
+            continue
+        if sample in seen:  # two questions for one entry: neither is chosen
+            raise OutputsUnreadable(f"{name}:{number}: test entry {sample!r} again")
+        seen.add(sample)
+        turns = entry.get("question")
+        first = turns[0] if isinstance(turns, list) and turns else None
+        users = [
+            m for m in (first if isinstance(first, list) else ())
+            if isinstance(m, dict) and m.get("role") == "user" and "content" in m
+        ]  # fmt: skip
+        if users:
+            questions[sample] = users[-1]["content"]
+    return questions
+
+
+def _bfcl_steps(entry: dict[str, Any]) -> list[tuple[str, Any, int, int]] | None:
+    """An entry's answers, each (where in the entry, answer, prompt tokens, completion tokens):
+    one for counts that are integers, one a step for turns of steps of one shape (at least one
+    turn, each of at least one step); None for any other shape."""
+    result = entry.get("result")
+    prompt, completion = entry.get("input_token_count"), entry.get("output_token_count")
+    if type(prompt) is int and type(completion) is int:  # not a bool, not a float
+        return [("", result, prompt, completion)]
+    if not (isinstance(result, list) and isinstance(prompt, list) and isinstance(completion, list)):
+        return None
+    if not result or not len(result) == len(prompt) == len(completion):
+        return None  # bfcl-eval asks at least once a turn, and an entry has a turn
+    steps = []
+    for t, (answers, prompts, completions) in enumerate(
+        zip(result, prompt, completion, strict=True)
+    ):
+        parts = (answers, prompts, completions)
+        shaped = all(isinstance(p, list) for p in parts) and answers
+        if not shaped or not len(answers) == len(prompts) == len(completions):
+            return None
+        steps += [(f" turn {t} step {s}", answer, p, c)
+                  for s, (answer, p, c) in enumerate(zip(*parts, strict=True))]  # fmt: skip
+    return steps if all(type(p) is int and type(c) is int for _, _, p, c in steps) else None
+
+
+def _bfcl_inference_error(entry: dict[str, Any]) -> bool:
+    result = entry.get("result")
+    return (
+        isinstance(result, str)
+        and result.startswith(BFCL_INFERENCE_ERROR)
+        and isinstance(entry.get("traceback"), str)
+        and "input_token_count" not in entry
+        and "output_token_count" not in entry
+    )
 
 
 def _bfcl_subset(files: Files, subset: str, score: str, result: str) -> tuple[Tally, list[str]]:

@@ -478,6 +478,13 @@ def answer_digest(reply: Any) -> bytes | None:
     return answer_digest_of(answer, prompt, completion)
 
 
+def question_digest(content: Any) -> bytes:
+    """The SHA-256 of a user message's content (a JSON value: text, or a list of parts), keys
+    sorted: what a request asked, as a test entry's question says it."""
+    text = json.dumps(content, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
+
+
 def answer_digest_of(answer: Any, prompt_tokens: int, completion_tokens: int) -> bytes:
     """The SHA-256 of an answer (a JSON value) and its token counts, keys sorted: the same for
     the same answer however its JSON was spelled."""

@@ -118,10 +118,12 @@ def consistency_findings(
     recorded = {n.split("/")[1] for n, v in derived.items() if v is not None}
     findings += _quarantine_statuses(evidence, own)
     findings += _statuses(evidence, pins, selected=selected, own=own, recorded=recorded)
-    findings += _gate_outputs(evidence, pins, read, names, foreign)
     if blob_id is None:
         blob_id = lambda name: None if (data := read(name)) is None else git_blob_id(data)  # noqa: E731
-    checkouts = _checkouts(evidence, read, blob_id, findings, names)
+    checked: list[Finding] = []  # the checkouts' findings, said after the gates' as before
+    checkouts = _checkouts(evidence, read, blob_id, checked, names)
+    findings += _gate_outputs(evidence, pins, read, names, foreign, checkouts=checkouts)
+    findings += checked
     findings += _hermes(evidence, pins, selected, checkouts, read, foreign=foreign)
     findings += _spark_weights(evidence, pins, checkouts, read, foreign)
     findings += _probes(evidence)

@@ -3,7 +3,7 @@ commit object to the pinned commit, and the checkout state agrees with the manif
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,6 +27,24 @@ class _Checkout:
     entries: list[_Listed]
     files: dict[str, str]
     """Path -> blob id."""
+
+
+def checkout_file(
+    checkouts: Mapping[str, _Checkout], upstream: str, path: str, read: Reader
+) -> bytes | str:
+    """The bytes of the file at ``path`` in the recorded checkout of ``upstream``, or why they
+    cannot be read: the checkout not recorded whole, the path not in its listing, the file not
+    kept (a file a check reads is never optional, though a sparse checkout keeps only some)."""
+    checkout = checkouts.get(upstream)
+    if checkout is None:
+        return f"the {upstream} checkout is not recorded whole"
+    object_id = checkout.files.get(path)
+    if object_id is None:
+        return f"{path} is not in the {upstream} checkout's listing"
+    data = read(f"upstreams/{upstream}/files/{object_id}")
+    if data is None:
+        return f"{path} ({object_id}) is not kept in the bundle"
+    return data
 
 
 def _checkouts(  # noqa: PLR0912 - one branch per piece of a checkout's evidence

@@ -19,7 +19,7 @@ from typing import Any
 from bundle_schema.models import ComponentName, Finding, Gx10Evidence, HermesTask
 from pins import PinSetSource
 from verify._consistency._common import Reader, _disagrees, normal_path
-from verify._consistency.checkouts import _Checkout
+from verify._consistency.checkouts import _Checkout, checkout_file
 from verify.harness_outputs import (
     SPARK_BENCH_CODE_DOMAIN,
     SPARK_BENCH_CSV,
@@ -121,15 +121,9 @@ def _task_manifest(  # noqa: PLR0911 - one return per reason the task set cannot
     read from the recorded checkout."""
     hermes = pins.pins.hermes
     assert hermes is not None  # noqa: S101 - the caller checks
-    checkout = checkouts.get(hermes.upstream)
-    if checkout is None:
-        return f"the {hermes.upstream} checkout is not recorded whole"
-    object_id = checkout.files.get(hermes.tasks_manifest)
-    if object_id is None:
-        return f"{hermes.tasks_manifest} is not in the {hermes.upstream} checkout's listing"
-    data = read(f"upstreams/{hermes.upstream}/files/{object_id}")
-    if data is None:
-        return f"{hermes.tasks_manifest} ({object_id}) is not kept in the bundle"
+    data = checkout_file(checkouts, hermes.upstream, hermes.tasks_manifest, read)
+    if isinstance(data, str):
+        return data
     try:
         manifest = tomllib.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError) as exc:

@@ -8,9 +8,10 @@ writes beside them.
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections import Counter
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel
@@ -27,19 +28,23 @@ from bundle_schema.models import (
 )
 from pins import PinSetSource
 from verify._consistency._common import Reader, _disagrees
+from verify._consistency.checkouts import _Checkout, checkout_file
 from verify._consistency.harnesses import profile_components
-from verify._facts import reply_facts
+from verify._facts import asked_digest, reply_facts
 from verify.harness_outputs import (
+    BFCL_DATA,
+    BfclAnswer,
     OutputsUnreadable,
     bfcl_answers,
     bfcl_model_folder,
+    bfcl_questions,
     gate_place,
     gate_record,
     markers_alone,
     read_gate_outputs,
     read_outputs,
 )
-from verify.replies import answer_digest_of, exchange_failed
+from verify.replies import answer_digest_of, exchange_failed, question_digest
 
 
 def _raw_files(
@@ -287,6 +292,8 @@ def _gate_outputs(
     read: Reader,
     names: Collection[str],
     foreign: Collection[str] = (),
+    *,
+    checkouts: Mapping[str, _Checkout] | None = None,
 ) -> list[Finding]:
     """Each supplementary harness's tallies and metrics re-read from its raw outputs (kept at
     its gate's place) with the runner's own reader; a component completed while its gate's raw
@@ -335,7 +342,8 @@ def _gate_outputs(
             if harness.parser == "bfcl-eval":
                 findings += _bfcl_model(files, evidence.model.runtime_model_id, entry, upstream)
                 findings += _bfcl_requests(evidence, tallies, component, entry, upstream)
-                findings += _bfcl_replies(evidence, files, component, entry, upstream)
+                questions = _bfcl_data(pins, upstream, checkouts or {}, read)
+                findings += _bfcl_replies(evidence, files, (entry, component, upstream), questions)
             if completed and result is not None:
                 findings += _metrics(result.metrics, parsed.metrics.get(component, {}),
                                      component, upstream)  # fmt: skip
@@ -437,15 +445,22 @@ def _bfcl_requests(
 
 
 def _bfcl_replies(
-    evidence: Gx10Evidence, files: Mapping[str, bytes], component: str, entry: str, upstream: str
+    evidence: Gx10Evidence,
+    files: Mapping[str, bytes],
+    where: tuple[str, str, str],
+    questions: Callable[[Sequence[BfclAnswer]], dict[str, Any] | str],
 ) -> list[Finding]:
-    """Each single-turn answer bfcl-eval recorded is a reply the observer saw: among the
-    component's answered POST requests, one whose answer and token counts are the entry's
+    """Each answer bfcl-eval recorded is a reply the observer saw: among the component's
+    answered POST requests, one whose answer and token counts are the answer's
     (:func:`verify.replies.answer_digest`), each reply taken once
-    (:func:`verify.harness_outputs.bfcl_answers`). An answer no reply gave was not the model's;
-    the first such is named, with how many there are. An entry of a single-turn subset that is
-    neither an answer nor an inference error bfcl-eval recorded is refused the same way (it
-    would otherwise escape the match)."""
+    (:func:`verify.harness_outputs.bfcl_answers`); a single-turn entry's, one whose request
+    asked the entry's question (its last user message, :func:`verify._facts.asked_digest`;
+    the question from bfcl-eval's own data in the recorded checkout, ``questions``). An answer
+    no reply gave, or none to its question, was not the model's; the first such is named, with
+    how many there are. An entry that is neither an answer nor an inference error bfcl-eval
+    recorded, or answers whose questions cannot be read, are refused the same way (they would
+    otherwise escape the match). ``where``: (the gate's tallies entry, component, upstream)."""
+    entry, component, upstream = where
     if evidence.transport is None:
         return []
     try:
@@ -453,41 +468,93 @@ def _bfcl_replies(
     except OutputsUnreadable:
         return []  # the reader's refusal is the finding
     if others:
-        where, sample = others[0]
+        at, sample = others[0]
         more = f" ({len(others)} such entries)" if len(others) > 1 else ""
         return [
             _disagrees(
                 entry,
-                f"{where}: {upstream}'s entry {sample!r} of a single-turn subset is neither an "
-                f"answer (its token counts) nor an inference error (its traceback){more}",
+                f"{at}: {upstream}'s entry {sample!r} is neither an answer (its token counts, "
+                f"or a turn's steps') nor an inference error (its traceback){more}",
             )
         ]
-    replies = Counter(
-        facts.answer
-        for exchange in evidence.transport
-        if exchange.component == component and exchange.method == "POST"
-        and not exchange_failed(exchange)
-        and (facts := reply_facts(exchange)).answer is not None
-    )  # fmt: skip
-    unmatched = []
-    for answer in answers:
-        key = answer_digest_of(answer.answer, answer.prompt_tokens, answer.completion_tokens)
-        if replies[key]:
-            replies[key] -= 1
-        else:
-            unmatched.append(answer)
+    asked = questions(answers)
+    if isinstance(asked, str):
+        return [
+            _disagrees(entry, f"{upstream}'s answers cannot be held to their questions: {asked}")
+        ]
+    replies: Counter[tuple[bytes, bytes | None]] = Counter()
+    for exchange in evidence.transport:
+        if exchange.component != component or exchange.method != "POST":
+            continue
+        answer = reply_facts(exchange).answer
+        if answer is not None and not exchange_failed(exchange):
+            replies[answer, asked_digest(exchange)] += 1
+    unmatched = [a for a in answers if a.entry and not _took(replies, a, asked)]
+    unmatched += [a for a in answers if not a.entry and not _took(replies, a, asked)]
     if not unmatched:
         return []
     first = unmatched[0]
     more = f" ({len(unmatched)} of {len(answers)} answers)" if len(unmatched) > 1 else ""
+    to = " to its question" if first.entry else ""
     return [
         _disagrees(
             entry,
             f"{first.where}: {upstream}'s answer to {first.sample!r} ({first.prompt_tokens} + "
-            f"{first.completion_tokens} tokens) is no reply of {component} in the transport "
+            f"{first.completion_tokens} tokens) is no reply of {component}{to} in the transport "
             f"log{more}",
         )
     ]
+
+
+def _took(
+    replies: Counter[tuple[bytes, bytes | None]], answer: BfclAnswer, questions: Mapping[str, Any]
+) -> bool:
+    """Whether a reply gave ``answer`` (to its entry's question, for a single-turn entry's),
+    taking that reply; the answers bound to questions are taken first (a step's answer may be
+    any reply that gives it)."""
+    said = answer_digest_of(answer.answer, answer.prompt_tokens, answer.completion_tokens)
+    if answer.entry:
+        if answer.entry not in questions:
+            return False
+        key: tuple[bytes, bytes | None] = (said, question_digest(questions[answer.entry]))
+        found = key if replies[key] else None
+    else:
+        found = next((k for k, n in replies.items() if n and k[0] == said), None)
+    if found is None:
+        return False
+    replies[found] -= 1
+    return True
+
+
+def _bfcl_data(
+    pins: PinSetSource, upstream: str, checkouts: Mapping[str, _Checkout], read: Reader
+) -> Callable[[Sequence[BfclAnswer]], dict[str, Any] | str]:
+    """What reads the questions of single-turn answers' entries from bfcl-eval's own data
+    (:data:`verify.harness_outputs.BFCL_DATA` under the harness's directory) in the recorded
+    checkout of ``upstream``: by entry id, or why they cannot be read (not recorded, not in the
+    listing, not kept, not readable: a file the answers need is never optional)."""
+
+    def questions(answers: Sequence[BfclAnswer]) -> dict[str, Any] | str:
+        wanted: dict[str, set[str]] = {}
+        for answer in answers:
+            if answer.entry:
+                wanted.setdefault(answer.subset, set()).add(answer.entry)
+        if not wanted:
+            return {}
+        workdir = pins.pins.harnesses[upstream].workdir
+        found: dict[str, Any] = {}
+        for subset, ids in sorted(wanted.items()):
+            path = posixpath.normpath(posixpath.join(workdir, BFCL_DATA.format(subset=subset)))
+            data = checkout_file(checkouts, upstream, path, read)
+            if isinstance(data, str):
+                return data
+            try:
+                found |= bfcl_questions(data, path, ids)
+            except OutputsUnreadable as exc:
+                return str(exc)
+        return found
+
+    return questions
 
 
 def _reported_version(

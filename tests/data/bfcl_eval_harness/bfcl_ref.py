@@ -1,7 +1,8 @@
 """A small harness that writes what bfcl-eval 2026.3.23 writes, for `audit run`'s tests.
 
 It asks the model (through the endpoint it is given, the sandbox's only network path) each test
-entry of its small draw with the entry's function offered as a tool, and writes bfcl-eval's
+entry of its small draw (its question from ``bfcl_eval/data/``, as bfcl-eval keeps its own) with
+the entry's function offered as a tool, and writes bfcl-eval's
 files under OUT: ``result/<model>/<group>/BFCL_v4_<subset>_result.json`` (one answer a line),
 ``score/<model>/<group>/BFCL_v4_<subset>_score.json`` (the header, then one line per failed
 entry) and ``score/data_overall.csv`` (BFCL V4's overall, a subset not run counting zero). An
@@ -41,8 +42,19 @@ HEADER = (
 )
 
 
-def ask(endpoint, model, entry):
-    prompt = f"Test entry {entry}: call a tool if one fits."
+def question(subset, entry):
+    """The entry's question, from this harness's data as bfcl-eval keeps its own
+    (bfcl_eval/data/BFCL_v4_<subset>.json: one test entry a line)."""
+    data = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bfcl_eval", "data")
+    with open(os.path.join(data, f"BFCL_v4_{subset}.json"), encoding="utf-8") as f:
+        for line in f:
+            test = json.loads(line)
+            if test["id"] == entry:
+                return test["question"][0][-1]["content"]
+    raise SystemExit(f"no test entry {entry} in {subset}")
+
+
+def ask(endpoint, model, prompt):
     body = {
         "model": model,
         "temperature": 0,
@@ -95,7 +107,7 @@ def main():
     for (group, subset), entries in DRAW.items():
         results, failures = [], []
         for entry in entries:
-            message, usage = ask(args.endpoint, args.model, entry)
+            message, usage = ask(args.endpoint, args.model, question(subset, entry))
             results.append(recorded(entry, message, usage))
             called = bool(message.get("tool_calls"))
             if called == (subset == "irrelevance"):

@@ -1,0 +1,115 @@
+"""The recorded real bundle whose bfcl-eval gate ran on a draw (examples/recorded/, ADR 0046),
+as the tests that forge its bfcl-eval answers read, edit and reseal it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from audit.cli import main
+from bundle_schema.models import Body, Verdict
+from pins import PinSetSource
+from pins._loader import parse_pin_set
+from tests.data.hostile.kit import Files, lines, put_lines, read_bundle
+from tests.gate_kit import Recorded, resealed_as_replayed
+from tests.paths import EXAMPLES
+from tests.real_runs import RECORDING_PINS
+from verify import verify_bundle
+from verify.replies import answer_digest, answer_digest_of, body_json
+
+DRAW_TAR = EXAMPLES / "recorded" / "llamacpp-smollm2-135m-bfcl-draw.tar"
+DRAW_PINS = EXAMPLES / "recorded" / f"{RECORDING_PINS}.toml"
+COMPONENT = "tool_instruction"
+PLACE = f"components/{COMPONENT}/gates/bfcl/"
+GATE = PLACE + "bfcl-eval.json"
+"""The gate's tallies record: where a finding about its answers is made."""
+RAW = PLACE + "raw/"
+MODEL = "smollm2-135m-instruct"
+RESULTS = f"{RAW}result/{MODEL}/"
+LOG = "transport/exchanges.jsonl"
+ANSWER_KEYS = ("result", "input_token_count", "output_token_count")
+
+
+def unpacked_draw(folder: Path) -> Recorded:
+    """The bundle, unpacked under ``folder`` and read."""
+    root = folder / "bundle"
+    assert main(["unpack", str(DRAW_TAR), "-o", str(root)]) == 0
+    return read_bundle(root)
+
+
+def draw_pins() -> PinSetSource:
+    """The pin set the bundle ran under (kept beside it)."""
+    return parse_pin_set(DRAW_PINS.read_bytes(), str(DRAW_PINS))
+
+
+def result_files(files: Files) -> list[str]:
+    return sorted(n for n in files if n.startswith(RESULTS) and n.endswith("_result.json"))
+
+
+def bfcl_entries(files: Files) -> Iterator[tuple[str, int, dict[str, Any]]]:
+    """Each entry of the result files: (file, index, entry)."""
+    for name in result_files(files):
+        for index, entry in enumerate(lines(files, name)):
+            yield name, index, entry
+
+
+def edit_entry(
+    files: Files, name: str, index: int, change: Callable[[dict[str, Any]], None]
+) -> None:
+    """The entry at ``index`` of result file ``name`` changed by ``change``."""
+    entries = lines(files, name)
+    change(entries[index])
+    put_lines(files, name, entries)
+
+
+def answered(files: Files, component: str = COMPONENT) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Each answered POST of ``component`` whose reply reads as an answer: (index, body)."""
+    for index, exchange in enumerate(lines(files, LOG)):
+        if (
+            exchange["component"] == component and exchange["method"] == "POST"
+            and exchange["status"] == 200 and exchange.get("response_body")
+        ):  # fmt: skip
+            body = body_json(Body.model_validate(exchange["response_body"]))
+            if answer_digest(body) is not None:
+                yield index, body
+
+
+def giving(files: Files, entry: dict[str, Any]) -> int:
+    """The index in the transport log of the one exchange whose reply gave ``entry``."""
+    wanted = answer_digest_of(*(entry[k] for k in ANSWER_KEYS))
+    (given,) = [i for i, body in answered(files) if answer_digest(body) == wanted]
+    return given
+
+
+def exchange_edited(
+    index: int, change: Callable[[dict[str, Any]], None]
+) -> Callable[[Files], None]:
+    """An edit that changes the exchange at ``index`` of the transport log by ``change``."""
+
+    def edit(files: Files) -> None:
+        exchanges = lines(files, LOG)
+        change(exchanges[index])
+        put_lines(files, LOG, exchanges)
+
+    return edit
+
+
+def forged_verdict(
+    drawn: Recorded, pins: PinSetSource, target: Path, edit: Callable[[Files], None]
+) -> Verdict:
+    """The bundle edited by ``edit``, resealed at ``target`` with claims equal to its replay (a
+    careful forger's), and verified under ``pins``."""
+    manifest, original = drawn
+    files = dict(original)
+    edit(files)
+    resealed_as_replayed(target, manifest, files, pins)
+    return verify_bundle(target, pins=pins).verdict
+
+
+def gate_findings(verdict: Verdict) -> list[str]:
+    """The messages of the ``record_disagrees`` findings on the gate's tallies."""
+    return [
+        f.message for f in verdict.integrity.findings
+        if f.code == "record_disagrees" and f.entry == GATE
+    ]  # fmt: skip

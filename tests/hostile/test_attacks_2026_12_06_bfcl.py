@@ -1,0 +1,378 @@
+"""Hostile tests of 2026-12-06 (bfcl): bfcl-eval's answers held to the transport log (commit
+0309a94, ADR 0022 amendment: ``verify/_consistency/outputs.py`` ``_bfcl_replies``,
+``verify/harness_outputs.py`` ``bfcl_answers``, ``verify/replies.py`` ``answer_digest``),
+attacked both ways.
+
+Forged from the recorded real bundle whose bfcl-eval gate ran on a draw of 39 single-turn
+entries (examples/recorded/, ADR 0046), judged under the pin set it ran with; each edit is
+resealed with claims equal to its replay (``tests.gate_kit.resealed_as_replayed``) and, where
+the edit changes what bfcl-eval's files tally, with the gate's tallies record, the component's
+gate metrics, its list of raw outputs and ``score/data_overall.csv`` re-derived as a careful
+forger would (:func:`_rederived`), so that a finding on the gate's tallies is the only tell.
+
+Findings, and what became of them:
+
+1. HOLE, closed the same day: a multi-turn subset was skipped by its name alone
+   (``subset.startswith("multi_turn")``): a ``multi_turn_base`` result and score file of three
+   invented entries, all correct, no request behind them, raised bfcl's V4 overall from 10 % to
+   17.5 % without a finding. Now an entry's shape says how it was answered, whatever its
+   subset's name: turns of steps are matched step by step, each step one reply.
+2. HOLE, closed with 1: the ``simple_python`` files renamed to ``multi_turn_base`` kept their
+   single-turn entries out of the match.
+3. HOLE, closed the same day: an answer was matched by its text and token counts only, never by
+   the request it answered: two entries' answers swapped, or one answered with a reply
+   benchlocal-cli (the component's main harness) got to a prompt of its own, passed. Now a
+   single-turn entry's answer must come from a request whose last user message is the entry's
+   question, read from bfcl-eval's own data in the recorded checkout.
+4. FALSE FINDING, closed with 1: bfcl-eval answers the agentic subsets (``web_search_*``,
+   ``memory_*``) in turns and steps, as it does ``multi_turn_*``; their entries were read as
+   single-turn entries that are neither answer nor error. Now their steps are matched.
+
+Held: token counts spelled as JSON floats (``49.0``), an entry spelled as an inference error
+without its traceback, an answer only a reply of another component gave (and the answering
+exchange relabelled a GET: tests/verify/test_bfcl_answers.py); from the honest side, a reply
+whose ``tool_calls`` is an empty list (bfcl-eval's handler records ``[]``) and a reply body kept
+as base64 bytes behind a byte order mark (the openai client reads both) still match."""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bundle_schema.models import Verdict
+from pins import PinSetSource
+from tests.bfcl_kit import (
+    ANSWER_KEYS,
+    COMPONENT,
+    GATE,
+    LOG,
+    MODEL,
+    RAW,
+    RESULTS,
+    answered,
+    bfcl_entries,
+    draw_pins,
+    edit_entry,
+    forged_verdict,
+    gate_findings,
+    giving,
+    unpacked_draw,
+)
+from tests.data.hostile.kit import Files, lines, put_json, put_lines, read_bundle
+from tests.gate_kit import Recorded
+from verify.harness_outputs import (
+    _bfcl_files,
+    _bfcl_subset,
+    read_gate_outputs,
+)
+from verify.replies import answer_digest, answer_digest_of
+from verify.scorers.bfcl import aggregate_v4
+
+OVERALL = RAW + "score/data_overall.csv"
+RESULT_JSON = f"components/{COMPONENT}/result.json"
+
+
+@pytest.fixture(scope="module")
+def drawn(tmp_path_factory: pytest.TempPathFactory) -> Recorded:
+    return unpacked_draw(tmp_path_factory.mktemp("drawn"))
+
+
+@pytest.fixture(scope="module")
+def pins() -> PinSetSource:
+    return draw_pins()
+
+
+# --- a forger's tools ----------------------------------------------------------------------------
+
+
+def _raw(files: Files) -> dict[str, bytes]:
+    return {n.removeprefix(RAW): data for n, (data, _) in files.items() if n.startswith(RAW)}
+
+
+def _rederived(files: Files) -> None:
+    """What a careful forger keeps consistent after editing bfcl-eval's files: the Overall Acc
+    of ``data_overall.csv`` as BFCL V4 weighs the score files' tallies, the gate's tallies
+    record and the component's gate metrics as the reader gives them, and the component's list
+    of raw outputs naming the files kept."""
+    raw = _raw(files)
+    _, scores, results = _bfcl_files(raw)
+    tallies = {s: _bfcl_subset(raw, s, name, results[s])[0] for s, name in scores.items()}
+    overall = aggregate_v4(tallies)["overall_accuracy"]
+    assert overall is not None
+    rows = files[OVERALL][0].decode().split("\n")
+    fields = rows[1].split(",")
+    fields[1] = f"{100 * overall:.2f}%"
+    rows[1] = ",".join(fields)
+    files[OVERALL] = ("\n".join(rows).encode(), files[OVERALL][1])
+    outputs = read_gate_outputs("bfcl-eval", _raw(files), COMPONENT, "bfcl")
+    put_json(files, GATE, outputs.records[GATE][1].model_dump(mode="json"))
+    result = json.loads(files[RESULT_JSON][0])
+    result["metrics"] |= outputs.metrics[COMPONENT]
+    kept = [n for n in result["raw_outputs"] if not n.startswith(RAW) or n in files]
+    result["raw_outputs"] = kept + sorted(n for n in files if n.startswith(RAW) and n not in kept)
+    put_json(files, RESULT_JSON, result)
+
+
+def _answer_of(body: dict[str, Any]) -> tuple[Any, int, int]:
+    """(result, input_token_count, output_token_count) as bfcl-eval's handler records a reply."""
+    message = body["choices"][0]["message"]
+    calls = message.get("tool_calls")
+    result = (
+        [{c["function"]["name"]: c["function"]["arguments"]} for c in calls]
+        if isinstance(calls, list) else message.get("content")
+    )  # fmt: skip
+    return result, body["usage"]["prompt_tokens"], body["usage"]["completion_tokens"]
+
+
+def _tallies(target: Path) -> dict[str, Any]:
+    _, files = read_bundle(target)
+    return json.loads(files[GATE][0])["subset_totals"]
+
+
+def _only_on_the_gate(verdict: Verdict) -> None:
+    """A forgery's precondition: no finding but on the gate's tallies (raised as no assertion,
+    so that an expected failure is never its precondition's)."""
+    others = [f for f in verdict.integrity.findings if f.entry != GATE]
+    if others:
+        raise RuntimeError(f"the forgery is found elsewhere: {others}")
+
+
+# --- 1, 2: multi-turn by name ---------------------------------------------------------------------
+
+
+def _invented_multi_turn(files: Files) -> None:
+    """A ``multi_turn_base`` subset the pinned command never runs: three entries written as
+    bfcl-eval writes a multi-turn answer (turns of steps), all scored correct."""
+    result = f"{RESULTS}multi_turn/bfcl_v4_multi_turn_base_result.json"
+    score = f"{RAW}score/{MODEL}/multi_turn/bfcl_v4_multi_turn_base_score.json"
+    entries = [
+        {"id": f"multi_turn_base_{i}", "result": [[["cd(folder='document')"]]],
+         "input_token_count": [[900]], "output_token_count": [[20]], "latency": [[1.0]]}
+        for i in range(3)
+    ]  # fmt: skip
+    files[result] = (b"".join(json.dumps(e).encode() + b"\n" for e in entries), "application/json")
+    header = {"accuracy": 1.0, "correct_count": 3, "total_count": 3}
+    files[score] = (json.dumps(header).encode() + b"\n", "application/json")
+    _rederived(files)
+
+
+def test_an_invented_multi_turn_subset_is_answers_without_requests(
+    drawn: Recorded, pins: PinSetSource, tmp_path: Path
+) -> None:
+    """Three multi-turn answers no request asked for, all correct: bfcl's V4 overall (shown
+    beside the scores) goes from 10 % to 17.5 % (multi_turn weighs 30 %)."""
+    target = tmp_path / "b"
+    verdict = forged_verdict(drawn, pins, target, _invented_multi_turn)
+    _, files = read_bundle(target)
+    shown = json.loads(files[RESULT_JSON][0])["metrics"]["bfcl_v4_overall"]
+    if _tallies(target)["multi_turn_base"] != {"hits": 3, "n": 3} or shown != pytest.approx(17.5):
+        raise RuntimeError(f"the invented subset is not tallied (V4 overall {shown})")
+    _only_on_the_gate(verdict)
+    assert gate_findings(verdict)
+
+
+def _filed_as_multi_turn(files: Files) -> None:
+    """The ``simple_python`` files renamed ``multi_turn_base`` (their entries, single-turn ids,
+    unchanged), then the first of their answers replaced by one the model never gave."""
+    for kind, folder in (("result", RESULTS), ("score", f"{RAW}score/{MODEL}/")):
+        old = f"{folder}non_live/bfcl_v4_simple_python_{kind}.json"
+        files[f"{folder}multi_turn/bfcl_v4_multi_turn_base_{kind}.json"] = files.pop(old)
+    name = f"{RESULTS}multi_turn/bfcl_v4_multi_turn_base_result.json"
+    edit_entry(files, name, 0, lambda e: e.update(result="an answer the model never gave"))
+    _rederived(files)
+
+
+def test_single_turn_answers_filed_as_multi_turn_escape_the_match(
+    drawn: Recorded, pins: PinSetSource, tmp_path: Path
+) -> None:
+    target = tmp_path / "b"
+    verdict = forged_verdict(drawn, pins, target, _filed_as_multi_turn)
+    if "simple_python" in _tallies(target):
+        raise RuntimeError("the files were not renamed")
+    _only_on_the_gate(verdict)
+    assert gate_findings(verdict)
+
+
+# --- 3: an answer not bound to its question ------------------------------------------------------
+
+
+def _swapped(files: Files) -> None:
+    (one, at, first), (other, to, second) = list(bfcl_entries(files))[:2]
+    edit_entry(files, one, at, lambda e: e.update({k: second[k] for k in ANSWER_KEYS}))
+    edit_entry(files, other, to, lambda e: e.update({k: first[k] for k in ANSWER_KEYS}))
+
+
+def _answered_by_benchlocal(files: Files) -> None:
+    """The first entry's answer replaced by the first reply of the component that no bfcl
+    answer came from (benchlocal-cli's, to a prompt of its own)."""
+    used = {answer_digest_of(*(e[k] for k in ANSWER_KEYS)) for _, _, e in bfcl_entries(files)}
+    body = next(b for _, b in answered(files) if answer_digest(b) not in used)
+    answer = dict(zip(ANSWER_KEYS, _answer_of(body), strict=True))
+    name, index, _ = next(bfcl_entries(files))
+    edit_entry(files, name, index, lambda e: e.update(answer))
+
+
+@pytest.mark.parametrize("edit", [_swapped, _answered_by_benchlocal], ids=["swapped", "benchlocal"])
+def test_an_answer_to_another_question_is_a_finding(
+    drawn: Recorded, pins: PinSetSource, tmp_path: Path, edit: Callable[[Files], None]
+) -> None:
+    verdict = forged_verdict(drawn, pins, tmp_path / "b", edit)
+    _only_on_the_gate(verdict)
+    (message,) = gate_findings(verdict)
+    assert "is no reply of tool_instruction to its question in the transport log" in message
+
+
+# --- 4: agentic subsets are multi-turn to bfcl-eval -----------------------------------------------
+
+
+def _agentic(files: Files, honest: bool) -> None:
+    """A ``web_search_base`` entry as bfcl-eval writes one (``inference_multi_turn_FC``: a
+    result, token counts and latency per turn and step), scored failed: one turn of two steps,
+    each answered by a reply of the component no other answer came from (``honest``), or by
+    answers no reply gave."""
+    used = {answer_digest_of(*(e[k] for k in ANSWER_KEYS)) for _, _, e in bfcl_entries(files)}
+    bodies = [b for _, b in answered(files) if answer_digest(b) not in used][:2]
+    steps = [_answer_of(b) for b in bodies]
+    if not honest:
+        steps = [("I could not find it.", 812, 7), ("Nor there.", 830, 3)]
+    result = f"{RESULTS}agentic/bfcl_v4_web_search_base_result.json"
+    score = f"{RAW}score/{MODEL}/agentic/bfcl_v4_web_search_base_score.json"
+    entry = {
+        "id": "web_search_base_0", "result": [[a for a, _, _ in steps]],
+        "input_token_count": [[p for _, p, _ in steps]],
+        "output_token_count": [[c for _, _, c in steps]], "latency": [[0.4, 0.5]],
+    }  # fmt: skip
+    files[result] = (json.dumps(entry).encode() + b"\n", "application/json")
+    header = {"accuracy": 0.0, "correct_count": 0, "total_count": 1}
+    failed = {"id": "web_search_base_0", "valid": False}
+    files[score] = (json.dumps(header).encode() + b"\n" + json.dumps(failed).encode() + b"\n",
+                    "application/json")  # fmt: skip
+    _rederived(files)
+
+
+@pytest.mark.parametrize("honest", [True, False], ids=["its-replies", "invented"])
+def test_an_agentic_entry_is_matched_step_by_step(
+    drawn: Recorded, pins: PinSetSource, tmp_path: Path, honest: bool
+) -> None:
+    """Each step of an entry answered in turns is one reply: an honest one reads, invented steps
+    are no reply (the first named by its turn and step)."""
+    found = gate_findings(
+        forged_verdict(drawn, pins, tmp_path / "b", lambda f: _agentic(f, honest))
+    )
+    if honest:
+        assert found == []
+    else:
+        (message,) = found
+        assert "bfcl's answer to 'web_search_base_0 turn 0 step 0'" in message
+        assert "(2 of 41 answers)" in message
+
+
+# --- held ---------------------------------------------------------------------------------------
+
+
+def test_token_counts_spelled_as_floats_are_refused(
+    drawn: Recorded, pins: PinSetSource, tmp_path: Path
+) -> None:
+    """``49.0`` for ``49``: no integer count, so no answer; refused as neither."""
+    name, index, entry = next(bfcl_entries(drawn[1]))
+
+    def edit(files: Files) -> None:
+        data = files[name][0].split(b"\n")
+        count = str(entry["input_token_count"]).encode()
+        data[index], found = re.subn(
+            rb'("input_token_count": ?)' + count + rb"\b", rb"\g<1>" + count + b".0", data[index]
+        )
+        assert found == 1
+        files[name] = (b"\n".join(data), files[name][1])
+
+    (message,) = gate_findings(forged_verdict(drawn, pins, tmp_path / "b", edit))
+    assert "is neither an answer" in message
+
+
+def test_an_inference_error_without_its_traceback_is_refused(
+    drawn: Recorded, pins: PinSetSource, tmp_path: Path
+) -> None:
+    name, index, _ = next(bfcl_entries(drawn[1]))
+
+    def change(e: dict[str, Any]) -> None:
+        for key in ("input_token_count", "output_token_count", "latency"):
+            e.pop(key)
+        e["result"] = "Error during inference: Connection error."
+
+    def edit(files: Files) -> None:
+        edit_entry(files, name, index, change)
+
+    (message,) = gate_findings(forged_verdict(drawn, pins, tmp_path / "b", edit))
+    assert "is neither an answer" in message
+
+
+def test_a_reply_of_another_component_answers_nothing(
+    drawn: Recorded, pins: PinSetSource, tmp_path: Path
+) -> None:
+    """The first entry answered with the reply to a direct probe (the verifier's own requests,
+    component ``probes``; coding's and performance's are streamed): no reply of
+    tool_instruction."""
+
+    def edit(files: Files) -> None:
+        _, body = next(answered(files, "probes"))
+        answer = dict(zip(ANSWER_KEYS, _answer_of(body), strict=True))
+        name, index, _ = next(bfcl_entries(files))
+        edit_entry(files, name, index, lambda e: e.update(answer))
+
+    (message,) = gate_findings(forged_verdict(drawn, pins, tmp_path / "b", edit))
+    assert "is no reply of tool_instruction" in message
+
+
+def _reply_edited(
+    files: Files, change: Callable[[dict[str, Any], dict[str, Any]], Any]
+) -> tuple[str, int, dict[str, Any]]:
+    """The first answer's exchange edited by ``change(exchange, body)`` (which may return the
+    entry's new result, as bfcl-eval's handler would record the edited reply)."""
+    name, index, entry = next(bfcl_entries(files))
+    given = giving(files, entry)
+    exchanges = lines(files, LOG)
+    body = json.loads(exchanges[given]["response_body"]["data"])
+    result = change(exchanges[given], body)
+    put_lines(files, LOG, exchanges)
+    if result is not None:
+        edit_entry(files, name, index, lambda e: e.update(result=result))
+    return name, index, entry
+
+
+def test_an_empty_tool_call_list_is_the_empty_answer(
+    drawn: Recorded, pins: PinSetSource, tmp_path: Path
+) -> None:
+    """A server that sends ``"tool_calls": []`` beside its text: bfcl-eval's handler records
+    ``[]`` (its list of calls, none), and so does the match."""
+
+    def change(exchange: dict[str, Any], body: dict[str, Any]) -> list[Any]:
+        body["choices"][0]["message"]["tool_calls"] = []
+        exchange["response_body"]["data"] = json.dumps(body)
+        return []
+
+    def edit(files: Files) -> None:
+        _reply_edited(files, change)
+
+    assert gate_findings(forged_verdict(drawn, pins, tmp_path / "b", edit)) == []
+
+
+def test_a_reply_kept_as_base64_behind_a_byte_order_mark_matches(
+    drawn: Recorded, pins: PinSetSource, tmp_path: Path
+) -> None:
+    """A reply body that starts with a UTF-8 byte order mark (the openai client's JSON reader
+    skips it), kept by the observer as base64: the same answer."""
+
+    def change(exchange: dict[str, Any], body: dict[str, Any]) -> None:
+        data = b"\xef\xbb\xbf" + json.dumps(body).encode()
+        exchange["response_body"] = {"data": base64.b64encode(data).decode(), "encoding": "base64"}
+
+    def edit(files: Files) -> None:
+        _reply_edited(files, change)
+
+    assert gate_findings(forged_verdict(drawn, pins, tmp_path / "b", edit)) == []
