@@ -3,6 +3,7 @@ as the tests that forge its bfcl-eval answers read, edit and reseal it."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -11,12 +12,14 @@ from audit.cli import main
 from bundle_schema.models import Body, Verdict
 from pins import PinSetSource
 from pins._loader import parse_pin_set
-from tests.data.hostile.kit import Files, lines, put_lines, read_bundle
+from tests.data.hostile.kit import Files, lines, put_json, put_lines, read_bundle
 from tests.gate_kit import Recorded, resealed_as_replayed
 from tests.paths import EXAMPLES
 from tests.real_runs import RECORDING_PINS
 from verify import verify_bundle
+from verify.harness_outputs import _bfcl_files, _bfcl_subset, read_gate_outputs
 from verify.replies import answer_digest, answer_digest_of, body_json
+from verify.scorers.bfcl import aggregate_v4
 
 DRAW_TAR = EXAMPLES / "recorded" / "llamacpp-smollm2-135m-bfcl-draw.tar"
 DRAW_PINS = EXAMPLES / "recorded" / f"{RECORDING_PINS}.toml"
@@ -28,6 +31,8 @@ RAW = PLACE + "raw/"
 MODEL = "smollm2-135m-instruct"
 RESULTS = f"{RAW}result/{MODEL}/"
 LOG = "transport/exchanges.jsonl"
+OVERALL = RAW + "score/data_overall.csv"
+RESULT_JSON = f"components/{COMPONENT}/result.json"
 ANSWER_KEYS = ("result", "input_token_count", "output_token_count")
 
 
@@ -113,3 +118,71 @@ def gate_findings(verdict: Verdict) -> list[str]:
         f.message for f in verdict.integrity.findings
         if f.code == "record_disagrees" and f.entry == GATE
     ]  # fmt: skip
+
+
+def raw_outputs(files: Files) -> dict[str, bytes]:
+    return {n.removeprefix(RAW): data for n, (data, _) in files.items() if n.startswith(RAW)}
+
+
+def rederived(files: Files) -> None:
+    """What a careful forger keeps consistent after editing bfcl-eval's files: the Overall Acc
+    of ``data_overall.csv`` as BFCL V4 weighs the score files' tallies, the gate's tallies
+    record and the component's gate metrics as the reader gives them, and the component's list
+    of raw outputs naming the files kept."""
+    raw = raw_outputs(files)
+    _, scores, results = _bfcl_files(raw)
+    tallies = {s: _bfcl_subset(raw, s, name, results[s])[0] for s, name in scores.items()}
+    overall = aggregate_v4(tallies)["overall_accuracy"]
+    assert overall is not None
+    rows = files[OVERALL][0].decode().split("\n")
+    fields = rows[1].split(",")
+    fields[1] = f"{100 * overall:.2f}%"
+    rows[1] = ",".join(fields)
+    files[OVERALL] = ("\n".join(rows).encode(), files[OVERALL][1])
+    outputs = read_gate_outputs("bfcl-eval", raw_outputs(files), COMPONENT, "bfcl")
+    put_json(files, GATE, outputs.records[GATE][1].model_dump(mode="json"))
+    result = json.loads(files[RESULT_JSON][0])
+    result["metrics"] |= outputs.metrics[COMPONENT]
+    kept = [n for n in result["raw_outputs"] if not n.startswith(RAW) or n in files]
+    result["raw_outputs"] = kept + sorted(n for n in files if n.startswith(RAW) and n not in kept)
+    put_json(files, RESULT_JSON, result)
+
+
+def answer_of(body: dict[str, Any]) -> tuple[Any, int, int]:
+    """(result, input_token_count, output_token_count) as bfcl-eval's handler records a reply."""
+    message = body["choices"][0]["message"]
+    calls = message.get("tool_calls")
+    result = (
+        [{c["function"]["name"]: c["function"]["arguments"]} for c in calls]
+        if isinstance(calls, list) else message.get("content")
+    )  # fmt: skip
+    return result, body["usage"]["prompt_tokens"], body["usage"]["completion_tokens"]
+
+
+def gate_tallies(target: Path) -> dict[str, Any]:
+    _, files = read_bundle(target)
+    return json.loads(files[GATE][0])["subset_totals"]
+
+
+def only_on_the_gate(verdict: Verdict) -> None:
+    """A forgery's precondition: no finding but on the gate's tallies (raised as no assertion,
+    so that an expected failure is never its precondition's)."""
+    others = [f for f in verdict.integrity.findings if f.entry != GATE]
+    if others:
+        raise RuntimeError(f"the forgery is found elsewhere: {others}")
+
+
+def unused_replies(files: Files) -> list[tuple[int, dict[str, Any]]]:
+    """The component's answered exchanges no bfcl answer came from (benchlocal-cli's)."""
+    used = {answer_digest_of(*(e[k] for k in ANSWER_KEYS)) for _, _, e in bfcl_entries(files)}
+    return [(i, b) for i, b in answered(files) if answer_digest(b) not in used]
+
+
+def data_entry(files: Files, subset: str, sample: str) -> dict[str, Any]:
+    """A test entry of bfcl-eval's own data, as the bundle's gorilla checkout keeps it."""
+    path = f"berkeley-function-call-leaderboard/bfcl_eval/data/BFCL_v4_{subset}.json"
+    listing = files["upstreams/bfcl/tree.txt"][0].decode()
+    (line,) = [x for x in listing.splitlines() if x.endswith(f"\t{path}")]
+    data = files[f"upstreams/bfcl/files/{line.split()[2]}"][0]
+    (entry,) = [e for e in map(json.loads, data.splitlines()) if e["id"] == sample]
+    return entry

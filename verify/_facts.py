@@ -42,6 +42,7 @@ from verify.replies import (
     question_digest,
     read_exchange,
     reasoning_level,
+    request_digest,
     request_reasoning,
     runtime_name,
 )
@@ -174,7 +175,7 @@ class SlimExchange(TransportExchange):
     _request: RequestFacts | None = PrivateAttr(default=None)
     _probe: bool = PrivateAttr(default=False)
     _digests: frozenset[tuple[str, str]] = PrivateAttr(default=frozenset())
-    _asked: bytes | None = PrivateAttr(default=None)
+    _asked: tuple[bytes | None, bytes | None] = PrivateAttr(default=(None, None))
 
 
 _HEX_DIGEST = re.compile(r"(?<![0-9a-f])[0-9a-f]{64}(?![0-9a-f])")
@@ -295,20 +296,30 @@ def asks_a_probe(exchange: TransportExchange, request: Any = _MISSING) -> bool:
     return messages[0].get("role") == "user" and messages[0].get("content") in PROBE_PROMPTS
 
 
-def asked_digest(exchange: TransportExchange, request: Any = _MISSING) -> bytes | None:
-    """What an exchange's request asked, as a digest (:func:`verify.replies.question_digest`
-    of its last user message's content); None when it has no user message. ``request``: its
-    body's JSON value, when already parsed."""
+def asked_digests(
+    exchange: TransportExchange, request: Any = _MISSING
+) -> tuple[bytes | None, bytes | None]:
+    """What an exchange's request asked, as two digests: of its messages and the names of the
+    functions it offers (:func:`verify.replies.request_digest`; None when it holds no list of
+    messages), and of its last user message's content (:func:`verify.replies.question_digest`;
+    None when it has none). ``request``: its body's JSON value, when already parsed."""
     if isinstance(exchange, SlimExchange):
         return exchange._asked
     if request is _MISSING:
         request = body_json(exchange.request_body) if exchange.request_body else None
     messages = request.get("messages") if isinstance(request, dict) else None
-    users = [
-        m for m in (messages if isinstance(messages, list) else ())
-        if isinstance(m, dict) and m.get("role") == "user" and "content" in m
+    if not isinstance(messages, list):
+        return None, None
+    tools = request.get("tools") if isinstance(request, dict) else None
+    functions = [
+        t["function"].get("name") for t in (tools if isinstance(tools, list) else ())
+        if isinstance(t, dict) and isinstance(t.get("function"), dict)
     ]  # fmt: skip
-    return question_digest(users[-1]["content"]) if users else None
+    users = [
+        m for m in messages if isinstance(m, dict) and m.get("role") == "user" and "content" in m
+    ]  # fmt: skip
+    last = question_digest(users[-1]["content"]) if users else None
+    return request_digest(messages, functions), last
 
 
 def _listing(exchange: TransportExchange) -> Body | None:
@@ -350,7 +361,7 @@ def slim_exchange(exchange: TransportExchange, config: RunConfig | None) -> Slim
     slim._digests = reported_digests(exchange)
     request = body_json(exchange.request_body) if exchange.request_body else None  # parsed once
     slim._probe = asks_a_probe(exchange, request)
-    slim._asked = asked_digest(exchange, request)
+    slim._asked = asked_digests(exchange, request)
     policy = config.reasoning_policy if config is not None else None
     if policy is not None and policy.serialization is not None:
         slim._request = request_facts(

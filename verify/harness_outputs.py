@@ -24,7 +24,7 @@ import io
 import math
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -1062,7 +1062,9 @@ class BfclAnswer:
     completion_tokens: int
     subset: str = ""
     entry: str = ""
-    """The test entry's id; empty for the answer of a step (not bound to a question)."""
+    """The test entry's id."""
+    turn: int | None = None
+    """The turn of a step's answer; None for a single-turn entry's."""
 
 
 BFCL_INFERENCE_ERROR = "Error during inference: "
@@ -1094,18 +1096,9 @@ def bfcl_answers(files: Files) -> tuple[list[BfclAnswer], list[tuple[str, str]]]
             where = f"{name}:{number}"
             steps = _bfcl_steps(entry)
             if steps is not None:
-                answers += [
-                    BfclAnswer(
-                        where,
-                        f"{sample}{at}",
-                        answer,
-                        prompt,
-                        completion,
-                        subset,
-                        "" if at else sample,
-                    )
-                    for at, answer, prompt, completion in steps
-                ]
+                for at, turn, answer, prompt, completion in steps:
+                    found = BfclAnswer(where, f"{sample}{at}", answer, prompt, completion)
+                    answers.append(replace(found, subset=subset, entry=sample, turn=turn))
             elif not _bfcl_inference_error(entry):
                 others.append((where, sample))
     return answers, others
@@ -1115,16 +1108,36 @@ BFCL_DATA = "bfcl_eval/data/BFCL_v4_{subset}.json"
 """Where bfcl-eval 2026.3.23 keeps a subset's test entries, under its harness directory."""
 
 
-def bfcl_questions(data: bytes, name: str, wanted: Collection[str]) -> dict[str, Any]:
-    """The question of each ``wanted`` test entry in a subset's data file (bfcl-eval's, one
-    entry a line: ``id``, ``question`` as turns of messages): the content of the last user
-    message of its first turn, what a single-turn request asks last. An entry without one is
-    left out.
+@dataclass(frozen=True)
+class BfclQuestion:
+    """What bfcl-eval asks of one test entry (its data: ``question``, turns of messages, and
+    ``function``, the functions it offers by name)."""
+
+    turns: tuple[Any, ...]
+    functions: tuple[str, ...]
+
+    def last_user(self, turn: int) -> Any:
+        """The content of the last user message asked by ``turn``: of the latest turn up to it
+        that has one (a turn may add a function instead); None when none has."""
+        for messages in reversed(self.turns[: turn + 1]):
+            users = [
+                m for m in (messages if isinstance(messages, list) else ())
+                if isinstance(m, dict) and m.get("role") == "user" and "content" in m
+            ]  # fmt: skip
+            if users:
+                return users[-1]["content"]
+        return None
+
+
+def bfcl_questions(data: bytes, name: str, wanted: Collection[str]) -> dict[str, BfclQuestion]:
+    """What bfcl-eval asks of each ``wanted`` test entry of a subset's data file (bfcl-eval's,
+    one entry a line). An entry whose ``question`` is no list of turns is left out.
 
     Raises:
-        OutputsUnreadable: the file does not read (bounded and strict as the result files).
+        OutputsUnreadable: the file does not read (bounded and strict as the result files), or
+            names a wanted entry twice.
     """
-    questions: dict[str, Any] = {}
+    questions: dict[str, BfclQuestion] = {}
     seen: set[str] = set()
     for number, entry in enumerate(_bfcl_lines({name: data}, name), start=1):
         sample = entry.get("id")
@@ -1133,25 +1146,22 @@ def bfcl_questions(data: bytes, name: str, wanted: Collection[str]) -> dict[str,
         if sample in seen:  # two questions for one entry: neither is chosen
             raise OutputsUnreadable(f"{name}:{number}: test entry {sample!r} again")
         seen.add(sample)
-        turns = entry.get("question")
-        first = turns[0] if isinstance(turns, list) and turns else None
-        users = [
-            m for m in (first if isinstance(first, list) else ())
-            if isinstance(m, dict) and m.get("role") == "user" and "content" in m
-        ]  # fmt: skip
-        if users:
-            questions[sample] = users[-1]["content"]
+        turns, functions = entry.get("question"), entry.get("function")
+        offered = functions if isinstance(functions, list) else []
+        if isinstance(turns, list) and turns:
+            names = tuple(str(f.get("name")) for f in offered if isinstance(f, dict))
+            questions[sample] = BfclQuestion(tuple(turns), names)
     return questions
 
 
-def _bfcl_steps(entry: dict[str, Any]) -> list[tuple[str, Any, int, int]] | None:
+def _bfcl_steps(entry: dict[str, Any]) -> list[tuple[str, int | None, Any, int, int]] | None:
     """An entry's answers, each (where in the entry, answer, prompt tokens, completion tokens):
     one for counts that are integers, one a step for turns of steps of one shape (at least one
     turn, each of at least one step); None for any other shape."""
     result = entry.get("result")
     prompt, completion = entry.get("input_token_count"), entry.get("output_token_count")
     if type(prompt) is int and type(completion) is int:  # not a bool, not a float
-        return [("", result, prompt, completion)]
+        return [("", None, result, prompt, completion)]
     if not (isinstance(result, list) and isinstance(prompt, list) and isinstance(completion, list)):
         return None
     if not result or not len(result) == len(prompt) == len(completion):
@@ -1164,9 +1174,11 @@ def _bfcl_steps(entry: dict[str, Any]) -> list[tuple[str, Any, int, int]] | None
         shaped = all(isinstance(p, list) for p in parts) and answers
         if not shaped or not len(answers) == len(prompts) == len(completions):
             return None
-        steps += [(f" turn {t} step {s}", answer, p, c)
+        steps += [(f" turn {t} step {s}", t, answer, p, c)
                   for s, (answer, p, c) in enumerate(zip(*parts, strict=True))]  # fmt: skip
-    return steps if all(type(p) is int and type(c) is int for _, _, p, c in steps) else None
+    if not all(type(p) is int and type(c) is int for *_, p, c in steps):
+        return None
+    return [(at, t, answer, p, c) for at, t, answer, p, c in steps]
 
 
 def _bfcl_inference_error(entry: dict[str, Any]) -> bool:

@@ -14,7 +14,7 @@ import contextlib
 import hashlib
 import json
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -481,7 +481,22 @@ def answer_digest(reply: Any) -> bytes | None:
 def question_digest(content: Any) -> bytes:
     """The SHA-256 of a user message's content (a JSON value: text, or a list of parts), keys
     sorted: what a request asked, as a test entry's question says it."""
-    text = json.dumps(content, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return _json_digest(["question", content])
+
+
+def request_digest(messages: Any, functions: Sequence[Any]) -> bytes:
+    """The SHA-256 of a request's messages (each message's role and content) and the names of
+    the functions it offers, sorted: a test entry's question and functions as a request that
+    asked it carries them."""
+    said = [
+        [m.get("role"), m.get("content")] if isinstance(m, dict) else m
+        for m in (messages if isinstance(messages, list) else [messages])
+    ]
+    return _json_digest(["request", said, sorted(str(f) for f in functions)])
+
+
+def _json_digest(value: Any) -> bytes:
+    text = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
 
 

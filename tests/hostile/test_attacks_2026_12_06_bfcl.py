@@ -26,7 +26,9 @@ Findings, and what became of them:
    question, read from bfcl-eval's own data in the recorded checkout.
 4. FALSE FINDING, closed with 1: bfcl-eval answers the agentic subsets (``web_search_*``,
    ``memory_*``) in turns and steps, as it does ``multi_turn_*``; their entries were read as
-   single-turn entries that are neither answer nor error. Now their steps are matched.
+   single-turn entries that are neither answer nor error. Now their steps are matched, each to
+   a reply whose request asks its turn's question last (tests/hostile/
+   test_attacks_2026_12_06_bfcl_questions.py closed the rest the same day).
 
 Held: token counts spelled as JSON floats (``49.0``), an entry spelled as an inference error
 without its traceback, an answer only a reply of another component gave (and the answering
@@ -45,37 +47,33 @@ from typing import Any
 
 import pytest
 
-from bundle_schema.models import Verdict
 from pins import PinSetSource
 from tests.bfcl_kit import (
     ANSWER_KEYS,
-    COMPONENT,
-    GATE,
     LOG,
     MODEL,
     RAW,
+    RESULT_JSON,
     RESULTS,
+    answer_of,
     answered,
     bfcl_entries,
+    data_entry,
     draw_pins,
     edit_entry,
+    exchange_edited,
     forged_verdict,
     gate_findings,
+    gate_tallies,
     giving,
+    only_on_the_gate,
+    rederived,
     unpacked_draw,
+    unused_replies,
 )
-from tests.data.hostile.kit import Files, lines, put_json, put_lines, read_bundle
+from tests.data.hostile.kit import Files, lines, put_lines, read_bundle
 from tests.gate_kit import Recorded
-from verify.harness_outputs import (
-    _bfcl_files,
-    _bfcl_subset,
-    read_gate_outputs,
-)
 from verify.replies import answer_digest, answer_digest_of
-from verify.scorers.bfcl import aggregate_v4
-
-OVERALL = RAW + "score/data_overall.csv"
-RESULT_JSON = f"components/{COMPONENT}/result.json"
 
 
 @pytest.fixture(scope="module")
@@ -89,58 +87,6 @@ def pins() -> PinSetSource:
 
 
 # --- a forger's tools ----------------------------------------------------------------------------
-
-
-def _raw(files: Files) -> dict[str, bytes]:
-    return {n.removeprefix(RAW): data for n, (data, _) in files.items() if n.startswith(RAW)}
-
-
-def _rederived(files: Files) -> None:
-    """What a careful forger keeps consistent after editing bfcl-eval's files: the Overall Acc
-    of ``data_overall.csv`` as BFCL V4 weighs the score files' tallies, the gate's tallies
-    record and the component's gate metrics as the reader gives them, and the component's list
-    of raw outputs naming the files kept."""
-    raw = _raw(files)
-    _, scores, results = _bfcl_files(raw)
-    tallies = {s: _bfcl_subset(raw, s, name, results[s])[0] for s, name in scores.items()}
-    overall = aggregate_v4(tallies)["overall_accuracy"]
-    assert overall is not None
-    rows = files[OVERALL][0].decode().split("\n")
-    fields = rows[1].split(",")
-    fields[1] = f"{100 * overall:.2f}%"
-    rows[1] = ",".join(fields)
-    files[OVERALL] = ("\n".join(rows).encode(), files[OVERALL][1])
-    outputs = read_gate_outputs("bfcl-eval", _raw(files), COMPONENT, "bfcl")
-    put_json(files, GATE, outputs.records[GATE][1].model_dump(mode="json"))
-    result = json.loads(files[RESULT_JSON][0])
-    result["metrics"] |= outputs.metrics[COMPONENT]
-    kept = [n for n in result["raw_outputs"] if not n.startswith(RAW) or n in files]
-    result["raw_outputs"] = kept + sorted(n for n in files if n.startswith(RAW) and n not in kept)
-    put_json(files, RESULT_JSON, result)
-
-
-def _answer_of(body: dict[str, Any]) -> tuple[Any, int, int]:
-    """(result, input_token_count, output_token_count) as bfcl-eval's handler records a reply."""
-    message = body["choices"][0]["message"]
-    calls = message.get("tool_calls")
-    result = (
-        [{c["function"]["name"]: c["function"]["arguments"]} for c in calls]
-        if isinstance(calls, list) else message.get("content")
-    )  # fmt: skip
-    return result, body["usage"]["prompt_tokens"], body["usage"]["completion_tokens"]
-
-
-def _tallies(target: Path) -> dict[str, Any]:
-    _, files = read_bundle(target)
-    return json.loads(files[GATE][0])["subset_totals"]
-
-
-def _only_on_the_gate(verdict: Verdict) -> None:
-    """A forgery's precondition: no finding but on the gate's tallies (raised as no assertion,
-    so that an expected failure is never its precondition's)."""
-    others = [f for f in verdict.integrity.findings if f.entry != GATE]
-    if others:
-        raise RuntimeError(f"the forgery is found elsewhere: {others}")
 
 
 # --- 1, 2: multi-turn by name ---------------------------------------------------------------------
@@ -159,7 +105,7 @@ def _invented_multi_turn(files: Files) -> None:
     files[result] = (b"".join(json.dumps(e).encode() + b"\n" for e in entries), "application/json")
     header = {"accuracy": 1.0, "correct_count": 3, "total_count": 3}
     files[score] = (json.dumps(header).encode() + b"\n", "application/json")
-    _rederived(files)
+    rederived(files)
 
 
 def test_an_invented_multi_turn_subset_is_answers_without_requests(
@@ -171,9 +117,11 @@ def test_an_invented_multi_turn_subset_is_answers_without_requests(
     verdict = forged_verdict(drawn, pins, target, _invented_multi_turn)
     _, files = read_bundle(target)
     shown = json.loads(files[RESULT_JSON][0])["metrics"]["bfcl_v4_overall"]
-    if _tallies(target)["multi_turn_base"] != {"hits": 3, "n": 3} or shown != pytest.approx(17.5):
+    if gate_tallies(target)["multi_turn_base"] != {"hits": 3, "n": 3} or shown != pytest.approx(
+        17.5
+    ):
         raise RuntimeError(f"the invented subset is not tallied (V4 overall {shown})")
-    _only_on_the_gate(verdict)
+    only_on_the_gate(verdict)
     assert gate_findings(verdict)
 
 
@@ -185,7 +133,7 @@ def _filed_as_multi_turn(files: Files) -> None:
         files[f"{folder}multi_turn/bfcl_v4_multi_turn_base_{kind}.json"] = files.pop(old)
     name = f"{RESULTS}multi_turn/bfcl_v4_multi_turn_base_result.json"
     edit_entry(files, name, 0, lambda e: e.update(result="an answer the model never gave"))
-    _rederived(files)
+    rederived(files)
 
 
 def test_single_turn_answers_filed_as_multi_turn_escape_the_match(
@@ -193,9 +141,9 @@ def test_single_turn_answers_filed_as_multi_turn_escape_the_match(
 ) -> None:
     target = tmp_path / "b"
     verdict = forged_verdict(drawn, pins, target, _filed_as_multi_turn)
-    if "simple_python" in _tallies(target):
+    if "simple_python" in gate_tallies(target):
         raise RuntimeError("the files were not renamed")
-    _only_on_the_gate(verdict)
+    only_on_the_gate(verdict)
     assert gate_findings(verdict)
 
 
@@ -213,7 +161,7 @@ def _answered_by_benchlocal(files: Files) -> None:
     answer came from (benchlocal-cli's, to a prompt of its own)."""
     used = {answer_digest_of(*(e[k] for k in ANSWER_KEYS)) for _, _, e in bfcl_entries(files)}
     body = next(b for _, b in answered(files) if answer_digest(b) not in used)
-    answer = dict(zip(ANSWER_KEYS, _answer_of(body), strict=True))
+    answer = dict(zip(ANSWER_KEYS, answer_of(body), strict=True))
     name, index, _ = next(bfcl_entries(files))
     edit_entry(files, name, index, lambda e: e.update(answer))
 
@@ -223,7 +171,7 @@ def test_an_answer_to_another_question_is_a_finding(
     drawn: Recorded, pins: PinSetSource, tmp_path: Path, edit: Callable[[Files], None]
 ) -> None:
     verdict = forged_verdict(drawn, pins, tmp_path / "b", edit)
-    _only_on_the_gate(verdict)
+    only_on_the_gate(verdict)
     (message,) = gate_findings(verdict)
     assert "is no reply of tool_instruction to its question in the transport log" in message
 
@@ -231,45 +179,56 @@ def test_an_answer_to_another_question_is_a_finding(
 # --- 4: agentic subsets are multi-turn to bfcl-eval -----------------------------------------------
 
 
-def _agentic(files: Files, honest: bool) -> None:
-    """A ``web_search_base`` entry as bfcl-eval writes one (``inference_multi_turn_FC``: a
-    result, token counts and latency per turn and step), scored failed: one turn of two steps,
-    each answered by a reply of the component no other answer came from (``honest``), or by
+def _in_turns(files: Files, honest: bool) -> None:
+    """``multi_turn_base_0`` as bfcl-eval writes an entry answered in turns
+    (``inference_multi_turn_FC``: a result, token counts and latency per turn and step), scored
+    failed: one turn of two steps, each a reply of the component no other answer came from, its
+    request asking the turn's question last (``honest``: as bfcl-eval's requests do), or
     answers no reply gave."""
-    used = {answer_digest_of(*(e[k] for k in ANSWER_KEYS)) for _, _, e in bfcl_entries(files)}
-    bodies = [b for _, b in answered(files) if answer_digest(b) not in used][:2]
-    steps = [_answer_of(b) for b in bodies]
-    if not honest:
+    asked = data_entry(files, "multi_turn_base", "multi_turn_base_0")["question"][0][-1]["content"]
+    replies = unused_replies(files)[:2]
+    steps = [answer_of(body) for _, body in replies]
+    if honest:
+        for index, _ in replies:
+            exchange_edited(index, lambda e: _asking(e, asked))(files)
+    else:
         steps = [("I could not find it.", 812, 7), ("Nor there.", 830, 3)]
-    result = f"{RESULTS}agentic/bfcl_v4_web_search_base_result.json"
-    score = f"{RAW}score/{MODEL}/agentic/bfcl_v4_web_search_base_score.json"
+    result = f"{RESULTS}multi_turn/bfcl_v4_multi_turn_base_result.json"
+    score = f"{RAW}score/{MODEL}/multi_turn/bfcl_v4_multi_turn_base_score.json"
     entry = {
-        "id": "web_search_base_0", "result": [[a for a, _, _ in steps]],
+        "id": "multi_turn_base_0", "result": [[a for a, _, _ in steps]],
         "input_token_count": [[p for _, p, _ in steps]],
         "output_token_count": [[c for _, _, c in steps]], "latency": [[0.4, 0.5]],
     }  # fmt: skip
     files[result] = (json.dumps(entry).encode() + b"\n", "application/json")
     header = {"accuracy": 0.0, "correct_count": 0, "total_count": 1}
-    failed = {"id": "web_search_base_0", "valid": False}
+    failed = {"id": "multi_turn_base_0", "valid": False}
     files[score] = (json.dumps(header).encode() + b"\n" + json.dumps(failed).encode() + b"\n",
                     "application/json")  # fmt: skip
-    _rederived(files)
+    rederived(files)
+
+
+def _asking(exchange: dict[str, Any], question: Any) -> None:
+    """An exchange's request made to end with a user message asking ``question``."""
+    request = json.loads(exchange["request_body"]["data"])
+    request["messages"].append({"role": "user", "content": question})
+    exchange["request_body"] = {"encoding": "utf-8", "data": json.dumps(request)}
 
 
 @pytest.mark.parametrize("honest", [True, False], ids=["its-replies", "invented"])
-def test_an_agentic_entry_is_matched_step_by_step(
+def test_an_entry_answered_in_turns_is_matched_step_by_step(
     drawn: Recorded, pins: PinSetSource, tmp_path: Path, honest: bool
 ) -> None:
-    """Each step of an entry answered in turns is one reply: an honest one reads, invented steps
-    are no reply (the first named by its turn and step)."""
+    """Each step of an entry answered in turns is one reply to its turn's question: an honest
+    one reads, invented steps are no reply (the first named by its turn and step)."""
     found = gate_findings(
-        forged_verdict(drawn, pins, tmp_path / "b", lambda f: _agentic(f, honest))
+        forged_verdict(drawn, pins, tmp_path / "b", lambda f: _in_turns(f, honest))
     )
     if honest:
         assert found == []
     else:
         (message,) = found
-        assert "bfcl's answer to 'web_search_base_0 turn 0 step 0'" in message
+        assert "bfcl's answer to 'multi_turn_base_0 turn 0 step 0'" in message
         assert "(2 of 41 answers)" in message
 
 
@@ -321,7 +280,7 @@ def test_a_reply_of_another_component_answers_nothing(
 
     def edit(files: Files) -> None:
         _, body = next(answered(files, "probes"))
-        answer = dict(zip(ANSWER_KEYS, _answer_of(body), strict=True))
+        answer = dict(zip(ANSWER_KEYS, answer_of(body), strict=True))
         name, index, _ = next(bfcl_entries(files))
         edit_entry(files, name, index, lambda e: e.update(answer))
 

@@ -30,10 +30,11 @@ from pins import PinSetSource
 from verify._consistency._common import Reader, _disagrees
 from verify._consistency.checkouts import _Checkout, checkout_file
 from verify._consistency.harnesses import profile_components
-from verify._facts import asked_digest, reply_facts
+from verify._facts import asked_digests, reply_facts
 from verify.harness_outputs import (
     BFCL_DATA,
     BfclAnswer,
+    BfclQuestion,
     OutputsUnreadable,
     bfcl_answers,
     bfcl_model_folder,
@@ -44,7 +45,7 @@ from verify.harness_outputs import (
     read_gate_outputs,
     read_outputs,
 )
-from verify.replies import answer_digest_of, exchange_failed, question_digest
+from verify.replies import answer_digest_of, exchange_failed, question_digest, request_digest
 
 
 def _raw_files(
@@ -448,15 +449,14 @@ def _bfcl_replies(
     evidence: Gx10Evidence,
     files: Mapping[str, bytes],
     where: tuple[str, str, str],
-    questions: Callable[[Sequence[BfclAnswer]], dict[str, Any] | str],
+    questions: Callable[[Sequence[BfclAnswer]], dict[str, BfclQuestion] | str],
 ) -> list[Finding]:
     """Each answer bfcl-eval recorded is a reply the observer saw: among the component's
     answered POST requests, one whose answer and token counts are the answer's
     (:func:`verify.replies.answer_digest`), each reply taken once
-    (:func:`verify.harness_outputs.bfcl_answers`); a single-turn entry's, one whose request
-    asked the entry's question (its last user message, :func:`verify._facts.asked_digest`;
-    the question from bfcl-eval's own data in the recorded checkout, ``questions``). An answer
-    no reply gave, or none to its question, was not the model's; the first such is named, with
+    (:func:`verify.harness_outputs.bfcl_answers`), and whose request asked the entry's question
+    as bfcl-eval's own data in the recorded checkout says it (``questions``; :class:`_Replies`).
+    An answer no reply gave to its question was not the model's; the first such is named, with
     how many there are. An entry that is neither an answer nor an inference error bfcl-eval
     recorded, or answers whose questions cannot be read, are refused the same way (they would
     otherwise escape the match). ``where``: (the gate's tallies entry, component, upstream)."""
@@ -479,70 +479,85 @@ def _bfcl_replies(
         ]
     asked = questions(answers)
     if isinstance(asked, str):
-        return [
-            _disagrees(entry, f"{upstream}'s answers cannot be held to their questions: {asked}")
-        ]
-    replies: Counter[tuple[bytes, bytes | None]] = Counter()
+        why = f"{upstream}'s answers cannot be held to their questions: {asked}"
+        return [_disagrees(entry, why)]
+    replies = _Replies()
     for exchange in evidence.transport:
         if exchange.component != component or exchange.method != "POST":
             continue
         answer = reply_facts(exchange).answer
         if answer is not None and not exchange_failed(exchange):
-            replies[answer, asked_digest(exchange)] += 1
-    unmatched = [a for a in answers if a.entry and not _took(replies, a, asked)]
-    unmatched += [a for a in answers if not a.entry and not _took(replies, a, asked)]
+            replies.add(answer, *asked_digests(exchange))
+    unmatched = [a for a in answers if not replies.take(a, asked.get(a.entry))]
     if not unmatched:
         return []
     first = unmatched[0]
     more = f" ({len(unmatched)} of {len(answers)} answers)" if len(unmatched) > 1 else ""
-    to = " to its question" if first.entry else ""
     return [
         _disagrees(
             entry,
             f"{first.where}: {upstream}'s answer to {first.sample!r} ({first.prompt_tokens} + "
-            f"{first.completion_tokens} tokens) is no reply of {component}{to} in the transport "
-            f"log{more}",
+            f"{first.completion_tokens} tokens) is no reply of {component} to its question in "
+            f"the transport log{more}",
         )
     ]
 
 
-def _took(
-    replies: Counter[tuple[bytes, bytes | None]], answer: BfclAnswer, questions: Mapping[str, Any]
-) -> bool:
-    """Whether a reply gave ``answer`` (to its entry's question, for a single-turn entry's),
-    taking that reply; the answers bound to questions are taken first (a step's answer may be
-    any reply that gives it)."""
-    said = answer_digest_of(answer.answer, answer.prompt_tokens, answer.completion_tokens)
-    if answer.entry:
-        if answer.entry not in questions:
+_Asked = tuple[bytes, bytes | None, bytes | None]
+"""A reply's answer, and what its request asked: the whole request, and its last question."""
+
+
+class _Replies:
+    """The replies an answer may be taken from, each once: by its answer and what its request
+    asked (the whole request, for a single-turn entry's answer; its last question, for a
+    step's)."""
+
+    def __init__(self) -> None:
+        self._left: Counter[_Asked] = Counter()
+        self._by: dict[tuple[int, bytes, bytes], list[_Asked]] = {}
+
+    def add(self, answer: bytes, request: bytes | None, last: bytes | None) -> None:
+        key = (answer, request, last)
+        self._left[key] += 1
+        for index, asked in ((1, request), (2, last)):
+            if asked is not None:
+                self._by.setdefault((index, answer, asked), []).append(key)
+
+    def take(self, answer: BfclAnswer, question: BfclQuestion | None) -> bool:
+        """Whether a reply gave ``answer`` to ``question`` (taking it): a single-turn entry's
+        to a request of exactly the entry's first turn and functions, a step's to a request
+        whose last user message is its turn's question."""
+        if question is None:
             return False
-        key: tuple[bytes, bytes | None] = (said, question_digest(questions[answer.entry]))
-        found = key if replies[key] else None
-    else:
-        found = next((k for k, n in replies.items() if n and k[0] == said), None)
-    if found is None:
+        said = answer_digest_of(answer.answer, answer.prompt_tokens, answer.completion_tokens)
+        if answer.turn is None:
+            functions = [f.replace(".", "_") for f in question.functions]  # underscore_to_dot
+            wanted = (1, said, request_digest(question.turns[0], functions))
+        else:
+            wanted = (2, said, question_digest(question.last_user(answer.turn)))
+        for key in self._by.get(wanted, ()):
+            if self._left[key]:
+                self._left[key] -= 1
+                return True
         return False
-    replies[found] -= 1
-    return True
 
 
 def _bfcl_data(
     pins: PinSetSource, upstream: str, checkouts: Mapping[str, _Checkout], read: Reader
-) -> Callable[[Sequence[BfclAnswer]], dict[str, Any] | str]:
+) -> Callable[[Sequence[BfclAnswer]], dict[str, BfclQuestion] | str]:
     """What reads the questions of single-turn answers' entries from bfcl-eval's own data
     (:data:`verify.harness_outputs.BFCL_DATA` under the harness's directory) in the recorded
     checkout of ``upstream``: by entry id, or why they cannot be read (not recorded, not in the
     listing, not kept, not readable: a file the answers need is never optional)."""
 
-    def questions(answers: Sequence[BfclAnswer]) -> dict[str, Any] | str:
+    def questions(answers: Sequence[BfclAnswer]) -> dict[str, BfclQuestion] | str:
         wanted: dict[str, set[str]] = {}
         for answer in answers:
-            if answer.entry:
-                wanted.setdefault(answer.subset, set()).add(answer.entry)
+            wanted.setdefault(answer.subset, set()).add(answer.entry)
         if not wanted:
             return {}
         workdir = pins.pins.harnesses[upstream].workdir
-        found: dict[str, Any] = {}
+        found: dict[str, BfclQuestion] = {}
         for subset, ids in sorted(wanted.items()):
             path = posixpath.normpath(posixpath.join(workdir, BFCL_DATA.format(subset=subset)))
             data = checkout_file(checkouts, upstream, path, read)
