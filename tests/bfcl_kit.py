@@ -3,6 +3,7 @@ as the tests that forge its bfcl-eval answers read, edit and reseal it."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -34,6 +35,11 @@ LOG = "transport/exchanges.jsonl"
 OVERALL = RAW + "score/data_overall.csv"
 RESULT_JSON = f"components/{COMPONENT}/result.json"
 ANSWER_KEYS = ("result", "input_token_count", "output_token_count")
+_BFCL_EVAL = importlib.util.find_spec("bfcl_eval")
+assert _BFCL_EVAL is not None and _BFCL_EVAL.origin is not None, "make installs bfcl-eval (a peer)"
+BFCL_EVAL_DATA = Path(_BFCL_EVAL.origin).parent / "data"
+"""bfcl-eval 2026.3.23's own data (the package the scorer tests compare with, which `make`
+installs in the project's environment; found, not imported)."""
 
 
 def unpacked_draw(folder: Path) -> Recorded:

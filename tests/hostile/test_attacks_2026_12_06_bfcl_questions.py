@@ -56,6 +56,7 @@ from bundle_schema.models import Body
 from pins import PinSetSource
 from tests.bfcl_kit import (
     ANSWER_KEYS,
+    BFCL_EVAL_DATA,
     LOG,
     MODEL,
     RAW,
@@ -201,9 +202,7 @@ def test_the_words_of_one_question_are_another_entrys() -> None:
     """Why 2 matters: in bfcl-eval's own single-turn data the last user message of one entry's
     first turn is another's 125 times across subsets (``multiple`` reuses ``simple_python``'s),
     and ``simple_python_291`` and ``multiple_167`` ask the same words with other functions."""
-    data = Path(__file__).parents[2] / ".venv-bfcl/lib/python3.11/site-packages/bfcl_eval/data"
-    if not data.is_dir():
-        pytest.skip("bfcl-eval is not installed (make bfcl-venv)")
+    data = BFCL_EVAL_DATA
     entries = {}
     for subset in ("simple_python", "multiple"):
         for line in (data / f"BFCL_v4_{subset}.json").read_text().splitlines():
@@ -368,9 +367,7 @@ def test_a_step_cannot_take_a_single_turn_entrys_reply(
 def test_every_single_turn_entry_has_a_question() -> None:
     """bfcl-eval's function-calling handler sends ``question[0]`` as it is: every single-turn
     entry's first turn ends in a user message, so each honest answer has a question to match."""
-    data = Path(__file__).parents[2] / ".venv-bfcl/lib/python3.11/site-packages/bfcl_eval/data"
-    if not data.is_dir():
-        pytest.skip("bfcl-eval is not installed (make bfcl-venv)")
+    data = BFCL_EVAL_DATA
     for subset in SINGLE_TURN:
         for line in (data / f"BFCL_v4_{subset}.json").read_text().splitlines():
             turns = json.loads(line)["question"]
