@@ -488,7 +488,11 @@ def _bfcl_replies(
         answer = reply_facts(exchange).answer
         if answer is not None and not exchange_failed(exchange):
             replies.add(answer, *asked_digests(exchange))
-    unmatched = [a for a in answers if not replies.take(a, asked.get(a.entry))]
+    # single-turn answers take their replies first: a step's may be any reply to its turn's
+    # question, a single-turn entry's only the one to its whole request
+    ordered = sorted(range(len(answers)), key=lambda i: answers[i].turn is not None)
+    missed = {i for i in ordered if not replies.take(answers[i], asked.get(answers[i].entry))}
+    unmatched = [answers[i] for i in sorted(missed)]
     if not unmatched:
         return []
     first = unmatched[0]
@@ -545,7 +549,7 @@ class _Replies:
 def _bfcl_data(
     pins: PinSetSource, upstream: str, checkouts: Mapping[str, _Checkout], read: Reader
 ) -> Callable[[Sequence[BfclAnswer]], dict[str, BfclQuestion] | str]:
-    """What reads the questions of single-turn answers' entries from bfcl-eval's own data
+    """What reads the questions of the answers' entries from bfcl-eval's own data
     (:data:`verify.harness_outputs.BFCL_DATA` under the harness's directory) in the recorded
     checkout of ``upstream``: by entry id, or why they cannot be read (not recorded, not in the
     listing, not kept, not readable: a file the answers need is never optional)."""
