@@ -1166,7 +1166,7 @@ def _bfcl_steps(entry: dict[str, Any]) -> list[tuple[str, int | None, Any, int, 
         return None
     if not result or not len(result) == len(prompt) == len(completion):
         return None  # bfcl-eval asks at least once a turn, and an entry has a turn
-    steps = []
+    steps: list[tuple[str, int | None, Any, int, int]] = []
     for t, (answers, prompts, completions) in enumerate(
         zip(result, prompt, completion, strict=True)
     ):
@@ -1176,9 +1176,7 @@ def _bfcl_steps(entry: dict[str, Any]) -> list[tuple[str, int | None, Any, int, 
             return None
         steps += [(f" turn {t} step {s}", t, answer, p, c)
                   for s, (answer, p, c) in enumerate(zip(*parts, strict=True))]  # fmt: skip
-    if not all(type(p) is int and type(c) is int for *_, p, c in steps):
-        return None
-    return [(at, t, answer, p, c) for at, t, answer, p, c in steps]
+    return steps if all(type(p) is int and type(c) is int for *_, p, c in steps) else None
 
 
 def _bfcl_inference_error(entry: dict[str, Any]) -> bool:

@@ -503,9 +503,7 @@ def _json_digest(value: Any) -> bytes:
 def answer_digest_of(answer: Any, prompt_tokens: int, completion_tokens: int) -> bytes:
     """The SHA-256 of an answer (a JSON value) and its token counts, keys sorted: the same for
     the same answer however its JSON was spelled."""
-    text = json.dumps([answer, prompt_tokens, completion_tokens], sort_keys=True,
-                      ensure_ascii=False, separators=(",", ":"))  # fmt: skip
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
+    return _json_digest([answer, prompt_tokens, completion_tokens])
 
 
 def read_reply(reply: Any) -> tuple[str | None, Any, Any]:
