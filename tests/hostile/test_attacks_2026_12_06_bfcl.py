@@ -1,5 +1,5 @@
 """Hostile tests of 2026-12-06 (bfcl): bfcl-eval's answers held to the transport log (commit
-0309a94, ADR 0022 amendment: ``verify/_consistency/outputs.py`` ``_bfcl_replies``,
+0309a94, ADR 0022 amendment: ``verify/_consistency/bfcl.py`` ``_bfcl_replies``,
 ``verify/harness_outputs.py`` ``bfcl_answers``, ``verify/replies.py`` ``answer_digest``),
 attacked both ways.
 

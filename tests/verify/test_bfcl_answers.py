@@ -1,4 +1,4 @@
-"""bfcl-eval's answers held to the transport log (verify/_consistency/outputs.py
+"""bfcl-eval's answers held to the transport log (verify/_consistency/bfcl.py
 ``_bfcl_replies``): each answer its result files record is a reply the observer saw, its answer
 and token counts as bfcl-eval's handler takes them, each reply once; a single-turn entry's, to a
 request that asked the entry's question (bfcl-eval's data, in the recorded checkout).
