@@ -31,6 +31,7 @@ GATE = PLACE + "bfcl-eval.json"
 RAW = PLACE + "raw/"
 MODEL = "smollm2-135m-instruct"
 RESULTS = f"{RAW}result/{MODEL}/"
+SCORES = f"{RAW}score/{MODEL}/"
 LOG = "transport/exchanges.jsonl"
 OVERALL = RAW + "score/data_overall.csv"
 RESULT_JSON = f"components/{COMPONENT}/result.json"
@@ -52,6 +53,26 @@ def unpacked_draw(folder: Path) -> Recorded:
 def draw_pins() -> PinSetSource:
     """The pin set the bundle ran under (kept beside it)."""
     return parse_pin_set(DRAW_PINS.read_bytes(), str(DRAW_PINS))
+
+
+def pins_asking(*subsets: str) -> PinSetSource:
+    """The draw's pin set, its ``bfcl evaluate`` run on ``subsets`` too (their entries drawn
+    with :func:`drawn_too`): a run that answers them is the pinned one."""
+    text = DRAW_PINS.read_text()
+    evaluated = '"evaluate", "--test-category", "single_turn"'
+    assert text.count(evaluated) == 1
+    asked = ",".join(("single_turn", *subsets))
+    text = text.replace(evaluated, f'"evaluate", "--test-category", "{asked}"')
+    return parse_pin_set(text.encode(), f"{DRAW_PINS.name} asking {asked}")
+
+
+def drawn_too(files: Files, subset: str, ids: list[str]) -> None:
+    """The draw bfcl-eval read (``test_case_ids_to_generate.json``) names ``ids`` of
+    ``subset`` too."""
+    name = f"{RAW}test_case_ids_to_generate.json"
+    drawn = json.loads(files[name][0])
+    drawn[subset] = ids
+    put_json(files, name, drawn)
 
 
 def result_files(files: Files) -> list[str]:
@@ -192,3 +213,34 @@ def data_entry(files: Files, subset: str, sample: str) -> dict[str, Any]:
     data = files[f"upstreams/bfcl/files/{line.split()[2]}"][0]
     (entry,) = [e for e in map(json.loads, data.splitlines()) if e["id"] == sample]
     return entry
+
+
+def result_file(files: Files, subset: str) -> str:
+    """The result file of ``subset``."""
+    (name,) = [
+        n for n in files if n.startswith(RESULTS) and n.endswith(f"/bfcl_v4_{subset}_result.json")
+    ]
+    return name
+
+
+def score_file(files: Files, subset: str) -> str:
+    """The score file of ``subset``."""
+    (name,) = [
+        n for n in files if n.startswith(SCORES) and n.endswith(f"/bfcl_v4_{subset}_score.json")
+    ]
+    return name
+
+
+def rescored(files: Files, subset: str, entries: list[dict[str, Any]], failed: set[str]) -> None:
+    """A subset's result file holding ``entries``, its score file failing ``failed``."""
+    put_lines(files, result_file(files, subset), entries)
+    total, wrong = len(entries), [e["id"] for e in entries if e["id"] in failed]
+    header = {"accuracy": (total - len(wrong)) / total, "correct_count": total - len(wrong),
+              "total_count": total}  # fmt: skip
+    put_lines(files, score_file(files, subset),
+              [header, *({"id": i, "valid": False} for i in wrong)])  # fmt: skip
+
+
+def failed_ids(files: Files, subset: str) -> set[str]:
+    """The entries of ``subset`` its score file lists as failed."""
+    return {e["id"] for e in lines(files, score_file(files, subset))[1:]}

@@ -150,12 +150,17 @@ def bfcl_gated_pins(commit: str) -> PinSetSource:
     return pin_set_source(data, "gated pins")
 
 
+BFCL_REF_CATEGORIES = ("--test-category", "simple_python,irrelevance,live_simple")
+"""The subsets the bfcl-eval-format reference harness answers, every entry of its data: what
+its pinned command must say, as bfcl-eval's does, for the verifier to hold its outputs to."""
+
+
 def bfcl_gate_harness(**limits: float) -> dict[str, Any]:
     """The harness block of the bfcl-eval-format reference harness (``bfcl_ref.py`` of its
     mirror), its limits 120 s of silence and 600 s of wall unless ``limits`` say otherwise."""
     return {
         "command": ["{python}", "bfcl_ref.py", "--endpoint", "{endpoint}", "--model", "{model}",
-                    "--out", "{out}"],
+                    "--out", "{out}", *BFCL_REF_CATEGORIES],
         "outputs": ["score/data_overall.csv"], "parser": "bfcl-eval",
         "inactivity_s": 120, "wall_s": 600, **limits,
     }  # fmt: skip

@@ -1072,9 +1072,21 @@ BFCL_INFERENCE_ERROR = "Error during inference: "
 this and the exception's message as its result, with a ``traceback``, no token counts."""
 
 
-def bfcl_answers(files: Files) -> tuple[list[BfclAnswer], list[tuple[str, str]]]:
+@dataclass(frozen=True)
+class BfclResults:
+    """What bfcl-eval's result files record: every answer, the entries that are neither answers
+    nor an inference error (each as where, id), and every entry of each subset (its id and
+    where), answered or not."""
+
+    answers: list[BfclAnswer]
+    others: list[tuple[str, str]]
+    entries: dict[str, dict[str, str]]
+    """By subset: each entry's id and where (``<result file>:<line>``), in file order."""
+
+
+def bfcl_answers(files: Files) -> BfclResults:
     """Every answer in bfcl-eval's result files, one a request: and the entries that are
-    neither answers nor an inference error, each as (where, id).
+    neither answers nor an inference error, and every entry by subset.
 
     An entry answered in one request (a single-turn entry) has integer ``input_token_count``
     and ``output_token_count`` and its ``result`` is the answer. An entry answered in turns of
@@ -1088,11 +1100,12 @@ def bfcl_answers(files: Files) -> tuple[list[BfclAnswer], list[tuple[str, str]]]
         OutputsUnreadable: the files do not read (as the reader refuses them).
     """
     _model, _scores, results = _bfcl_files(files)
-    answers, others = [], []
+    answers, others, entries = [], [], {}
     for subset, name in sorted(results.items()):
-        entries = _bfcl_lines(files, name)
-        ids = _bfcl_ids(entries, name, 1)
-        for (sample, number), entry in zip(ids.items(), entries, strict=True):
+        lines = _bfcl_lines(files, name)
+        ids = _bfcl_ids(lines, name, 1)
+        entries[subset] = {sample: f"{name}:{number}" for sample, number in ids.items()}
+        for (sample, number), entry in zip(ids.items(), lines, strict=True):
             where = f"{name}:{number}"
             steps = _bfcl_steps(entry)
             if steps is not None:
@@ -1101,11 +1114,45 @@ def bfcl_answers(files: Files) -> tuple[list[BfclAnswer], list[tuple[str, str]]]
                     answers.append(replace(found, subset=subset, entry=sample, turn=turn))
             elif not _bfcl_inference_error(entry):
                 others.append((where, sample))
-    return answers, others
+    return BfclResults(answers, others, entries)
 
 
 BFCL_DATA = "bfcl_eval/data/BFCL_v4_{subset}.json"
 """Where bfcl-eval 2026.3.23 keeps a subset's test entries, under its harness directory."""
+
+
+BFCL_DRAW = "test_case_ids_to_generate.json"
+"""The entries ``bfcl generate --run-ids`` answers, in its project root (the outputs' top)."""
+
+
+def bfcl_drawn(data: bytes, name: str) -> dict[str, list[str]]:
+    """The entries a ``test_case_ids_to_generate.json`` names: a JSON object of test category
+    to a list of entry ids (bfcl-eval's ``load_test_entries_from_id_file``), each id once.
+
+    Raises:
+        OutputsUnreadable: it is no such object, or over the reader's bound; the message says
+            where.
+    """
+    if len(data) > MAX_BFCL_EVAL_BYTES:
+        raise OutputsUnreadable(f"{name}: {len(data)} bytes, over {MAX_BFCL_EVAL_BYTES}")
+    try:
+        drawn = _object(loads_strict(data, name), name)
+    except DocumentError as exc:
+        raise OutputsUnreadable(str(exc)) from None
+    found: dict[str, list[str]] = {}
+    for category, ids in drawn.items():
+        where = f"{name}: {category!r}"
+        if not isinstance(ids, list) or not all(
+            isinstance(i, str) and 0 < len(i) <= 256 for i in ids
+        ):
+            raise OutputsUnreadable(f"{where}: {_show(ids)} is not a list of test entry ids")
+        seen: set[str] = set()
+        for sample in ids:
+            if sample in seen:
+                raise OutputsUnreadable(f"{where}: test entry {sample!r} twice")
+            seen.add(sample)
+        found[category] = ids
+    return found
 
 
 @dataclass(frozen=True)
@@ -1129,29 +1176,29 @@ class BfclQuestion:
         return None
 
 
-def bfcl_questions(data: bytes, name: str, wanted: Collection[str]) -> dict[str, BfclQuestion]:
-    """What bfcl-eval asks of each ``wanted`` test entry of a subset's data file (bfcl-eval's,
-    one entry a line). An entry whose ``question`` is no list of turns is left out.
+def bfcl_questions(
+    data: bytes, name: str, wanted: Collection[str]
+) -> tuple[frozenset[str], dict[str, BfclQuestion]]:
+    """The ids of a subset's data file (bfcl-eval's, one test entry a line), and what bfcl-eval
+    asks of each ``wanted`` entry. An entry whose ``question`` is no list of turns is left out
+    of the questions.
 
     Raises:
         OutputsUnreadable: the file does not read (bounded and strict as the result files), or
-            names a wanted entry twice.
+            names an entry twice.
     """
     questions: dict[str, BfclQuestion] = {}
-    seen: set[str] = set()
-    for number, entry in enumerate(_bfcl_lines({name: data}, name), start=1):
-        sample = entry.get("id")
-        if not isinstance(sample, str) or sample not in wanted:
+    lines = _bfcl_lines({name: data}, name)
+    ids = _bfcl_ids(lines, name, 1)  # an id twice: neither entry is chosen
+    for sample, entry in zip(ids, lines, strict=True):
+        if sample not in wanted:
             continue
-        if sample in seen:  # two questions for one entry: neither is chosen
-            raise OutputsUnreadable(f"{name}:{number}: test entry {sample!r} again")
-        seen.add(sample)
         turns, functions = entry.get("question"), entry.get("function")
         offered = functions if isinstance(functions, list) else []
         if isinstance(turns, list) and turns:
             names = tuple(str(f.get("name")) for f in offered if isinstance(f, dict))
             questions[sample] = BfclQuestion(tuple(turns), names)
-    return questions
+    return frozenset(ids), questions
 
 
 def _bfcl_steps(entry: dict[str, Any]) -> list[tuple[str, int | None, Any, int, int]] | None:

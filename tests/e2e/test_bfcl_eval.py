@@ -23,7 +23,7 @@ from bundle_schema.errors import InvalidInput
 from bundle_schema.models import Verdict
 from pins import CURRENT, DEMO, PinSetSource, load_builtin, parse_pin_set, pin_set_source
 from tests.data.hostile.kit import Files, put_json
-from tests.gate_kit import blob, gate_mirror, gated_run, resealed, run_gated
+from tests.gate_kit import BFCL_REF_CATEGORIES, blob, gate_mirror, gated_run, resealed, run_gated
 from tests.paths import DATA, PINS
 from verify import verify_bundle
 from verify.harness_outputs import (
@@ -284,7 +284,7 @@ def _gated_pins(mirror_commit: str, *extra: str) -> PinSetSource:
     data["gate_upstreams"] = {"tool_instruction": ["bfcl"]}
     data["harnesses"]["bfcl"] = {
         "command": ["{python}", "bfcl_ref.py", "--endpoint", "{endpoint}", "--model", "{model}",
-                    "--out", "{out}", *extra],
+                    "--out", "{out}", *BFCL_REF_CATEGORIES, *extra],
         "outputs": [OVERALL], "parser": "bfcl-eval", "inactivity_s": 120, "wall_s": 600,
     }  # fmt: skip
     return pin_set_source(data, "gated pins")

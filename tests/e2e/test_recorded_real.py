@@ -81,6 +81,10 @@ def test_the_recorded_bundle_is_whole_and_its_claims_are_the_replay(
     shipped = json.loads(verify_bundle(tar, pins=load_builtin(CURRENT)).verdict.model_dump_json())
     judged = f"the run names pin set {named['id']} {named['digest']}; judged by {CURRENT} "
     assert shipped["claims"]["match"], shipped["claims"]
+    # the draw's bfcl-eval gate is not the shipped pin set's (its command asks every entry)
+    asked = "the pinned command asks (--test-category single_turn: every entry of"
+    found = [f["message"] for f in shipped["integrity"]["findings"]]
+    assert [asked in m for m in found] == ([True] if _own_pins(tar) else []), found
     assert (named["digest"] != shipped["pin_set"]["digest"]) == any(
         r.startswith(judged) for r in shipped["reasons"]
     ), shipped["reasons"]

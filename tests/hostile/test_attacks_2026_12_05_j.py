@@ -127,7 +127,7 @@ from tests.decision_kit import (
     task_edit,
     verdict_of,
 )
-from tests.gate_kit import gate_mirror
+from tests.gate_kit import BFCL_REF_CATEGORIES, gate_mirror
 from tests.paths import DATA
 from verify import verify_bundle
 from verify.ranking import Entry, Facts, SpooledRanking, rank
@@ -198,7 +198,7 @@ def exits_run(
     data["gate_upstreams"] = {"tool_instruction": ["bfcl"]}
     bfcl = _EXITS_3 + "runpy.run_path('bfcl_ref.py', run_name='__main__')"
     data["harnesses"]["bfcl"] = {
-        "command": ["{python}", "-c", bfcl],
+        "command": ["{python}", "-c", bfcl, *BFCL_REF_CATEGORIES],  # what it answers
         "outputs": ["score/data_overall.csv"], "parser": "bfcl-eval", "inactivity_s": 120,
         "wall_s": 600,
     }  # fmt: skip

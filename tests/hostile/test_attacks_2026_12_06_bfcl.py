@@ -60,6 +60,7 @@ from tests.bfcl_kit import (
     bfcl_entries,
     data_entry,
     draw_pins,
+    drawn_too,
     edit_entry,
     exchange_edited,
     forged_verdict,
@@ -67,6 +68,7 @@ from tests.bfcl_kit import (
     gate_tallies,
     giving,
     only_on_the_gate,
+    pins_asking,
     rederived,
     unpacked_draw,
     unused_replies,
@@ -86,6 +88,13 @@ def pins() -> PinSetSource:
     return draw_pins()
 
 
+@pytest.fixture(scope="module")
+def multi_turn_pins() -> PinSetSource:
+    """A run of ``multi_turn_base`` entries drawn beside the single-turn ones is the pinned
+    gate under this pin set: the findings are the answers', not the draw's."""
+    return pins_asking("multi_turn_base")
+
+
 # --- a forger's tools ----------------------------------------------------------------------------
 
 
@@ -103,18 +112,26 @@ def _invented_multi_turn(files: Files) -> None:
         for i in range(3)
     ]  # fmt: skip
     files[result] = (b"".join(json.dumps(e).encode() + b"\n" for e in entries), "application/json")
+    drawn_too(files, "multi_turn_base", [e["id"] for e in entries])
     header = {"accuracy": 1.0, "correct_count": 3, "total_count": 3}
     files[score] = (json.dumps(header).encode() + b"\n", "application/json")
     rederived(files)
 
 
+@pytest.mark.parametrize("drawn_as", ["the-draw's", "multi-turn-too"])
 def test_an_invented_multi_turn_subset_is_answers_without_requests(
-    drawn: Recorded, pins: PinSetSource, tmp_path: Path
+    drawn: Recorded,
+    pins: PinSetSource,
+    multi_turn_pins: PinSetSource,
+    tmp_path: Path,
+    drawn_as: str,
 ) -> None:
     """Three multi-turn answers no request asked for, all correct: bfcl's V4 overall (shown
-    beside the scores) goes from 10 % to 17.5 % (multi_turn weighs 30 %)."""
+    beside the scores) goes from 10 % to 17.5 % (multi_turn weighs 30 %). A subset the pinned
+    command does not run is a finding, and where it does, answers no reply gave are."""
     target = tmp_path / "b"
-    verdict = forged_verdict(drawn, pins, target, _invented_multi_turn)
+    judge = pins if drawn_as == "the-draw's" else multi_turn_pins
+    verdict = forged_verdict(drawn, judge, target, _invented_multi_turn)
     _, files = read_bundle(target)
     shown = json.loads(files[RESULT_JSON][0])["metrics"]["bfcl_v4_overall"]
     if gate_tallies(target)["multi_turn_base"] != {"hits": 3, "n": 3} or shown != pytest.approx(
@@ -122,7 +139,12 @@ def test_an_invented_multi_turn_subset_is_answers_without_requests(
     ):
         raise RuntimeError(f"the invented subset is not tallied (V4 overall {shown})")
     only_on_the_gate(verdict)
-    assert gate_findings(verdict)
+    said = " ".join(gate_findings(verdict))
+    if judge is pins:
+        assert "answered subset 'multi_turn_base', which the pinned command does not ask" in said
+    else:
+        assert "bfcl's answer to 'multi_turn_base_0 turn 0 step 0'" in said
+        assert "does not ask" not in said
 
 
 def _filed_as_multi_turn(files: Files) -> None:
@@ -195,6 +217,7 @@ def _in_turns(files: Files, honest: bool) -> None:
         steps = [("I could not find it.", 812, 7), ("Nor there.", 830, 3)]
     result = f"{RESULTS}multi_turn/bfcl_v4_multi_turn_base_result.json"
     score = f"{RAW}score/{MODEL}/multi_turn/bfcl_v4_multi_turn_base_score.json"
+    drawn_too(files, "multi_turn_base", ["multi_turn_base_0"])
     entry = {
         "id": "multi_turn_base_0", "result": [[a for a, _, _ in steps]],
         "input_token_count": [[p for _, p, _ in steps]],
@@ -217,12 +240,12 @@ def _asking(exchange: dict[str, Any], question: Any) -> None:
 
 @pytest.mark.parametrize("honest", [True, False], ids=["its-replies", "invented"])
 def test_an_entry_answered_in_turns_is_matched_step_by_step(
-    drawn: Recorded, pins: PinSetSource, tmp_path: Path, honest: bool
+    drawn: Recorded, multi_turn_pins: PinSetSource, tmp_path: Path, honest: bool
 ) -> None:
     """Each step of an entry answered in turns is one reply to its turn's question: an honest
     one reads, invented steps are no reply (the first named by its turn and step)."""
     found = gate_findings(
-        forged_verdict(drawn, pins, tmp_path / "b", lambda f: _in_turns(f, honest))
+        forged_verdict(drawn, multi_turn_pins, tmp_path / "b", lambda f: _in_turns(f, honest))
     )
     if honest:
         assert found == []

@@ -48,7 +48,6 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -58,19 +57,24 @@ from tests.bfcl_kit import (
     ANSWER_KEYS,
     BFCL_EVAL_DATA,
     LOG,
-    MODEL,
-    RAW,
     RESULT_JSON,
     RESULTS,
+    SCORES,
     answer_of,
     bfcl_entries,
     draw_pins,
+    drawn_too,
+    failed_ids,
     forged_verdict,
     gate_findings,
     gate_tallies,
     giving,
     only_on_the_gate,
+    pins_asking,
     rederived,
+    rescored,
+    result_file,
+    score_file,
     unpacked_draw,
     unused_replies,
 )
@@ -90,7 +94,6 @@ def pins() -> PinSetSource:
     return draw_pins()
 
 
-SCORES = f"{RAW}score/{MODEL}/"
 CHECKOUT = "upstreams/bfcl/"
 WORKDIR = "berkeley-function-call-leaderboard"
 SINGLE_TURN = (
@@ -101,34 +104,6 @@ SINGLE_TURN = (
 
 
 # --- a forger's tools ----------------------------------------------------------------------------
-
-
-def _result_file(files: Files, subset: str) -> str:
-    (name,) = [
-        n for n in files if n.startswith(RESULTS) and n.endswith(f"/bfcl_v4_{subset}_result.json")
-    ]
-    return name
-
-
-def _score_file(files: Files, subset: str) -> str:
-    (name,) = [
-        n for n in files if n.startswith(SCORES) and n.endswith(f"/bfcl_v4_{subset}_score.json")
-    ]
-    return name
-
-
-def _rescored(files: Files, subset: str, entries: list[dict[str, Any]], failed: set[str]) -> None:
-    """A subset's result file holding ``entries``, its score file failing ``failed``."""
-    put_lines(files, _result_file(files, subset), entries)
-    total, wrong = len(entries), [e["id"] for e in entries if e["id"] in failed]
-    header = {"accuracy": (total - len(wrong)) / total, "correct_count": total - len(wrong),
-              "total_count": total}  # fmt: skip
-    put_lines(files, _score_file(files, subset),
-              [header, *({"id": i, "valid": False} for i in wrong)])  # fmt: skip
-
-
-def _failed(files: Files, subset: str) -> set[str]:
-    return {e["id"] for e in lines(files, _score_file(files, subset))[1:]}
 
 
 def _shown_overall(target: Path) -> float:
@@ -176,13 +151,13 @@ def _filed_as_multiple_167(files: Files) -> None:
     """``simple_python_291``'s entry (its answer to a request with simple_python_291's one
     function) moved to the ``multiple`` subset as ``multiple_167``, whose question has the same
     words (asked with four functions), and scored correct there."""
-    simple = lines(files, _result_file(files, "simple_python"))
+    simple = lines(files, result_file(files, "simple_python"))
     (moved,) = [e for e in simple if e["id"] == "simple_python_291"]
-    failed = _failed(files, "simple_python") - {"simple_python_291"}
-    _rescored(files, "simple_python", [e for e in simple if e is not moved], failed)
-    multiple = lines(files, _result_file(files, "multiple"))
-    _rescored(files, "multiple", [*multiple, {**moved, "id": "multiple_167"}],
-              _failed(files, "multiple"))  # fmt: skip
+    failed = failed_ids(files, "simple_python") - {"simple_python_291"}
+    rescored(files, "simple_python", [e for e in simple if e is not moved], failed)
+    multiple = lines(files, result_file(files, "multiple"))
+    rescored(files, "multiple", [*multiple, {**moved, "id": "multiple_167"}],
+              failed_ids(files, "multiple"))  # fmt: skip
     rederived(files)
 
 
@@ -250,31 +225,33 @@ def test_a_main_harness_exchange_rewritten_to_ask_the_question_is_a_finding(
 def _id_not_in_the_data(files: Files) -> None:
     """``simple_python_291`` renamed ``simple_python_400`` (bfcl-eval's simple_python ends at
     399), failed or not as before."""
-    entries = lines(files, _result_file(files, "simple_python"))
+    entries = lines(files, result_file(files, "simple_python"))
     for entry in entries:
         if entry["id"] == "simple_python_291":
             entry["id"] = "simple_python_400"
     failed = {"simple_python_400" if i == "simple_python_291" else i
-              for i in _failed(files, "simple_python")}  # fmt: skip
-    _rescored(files, "simple_python", entries, failed)
+              for i in failed_ids(files, "simple_python")}  # fmt: skip
+    rescored(files, "simple_python", entries, failed)
     rederived(files)
 
 
 def test_an_entry_id_the_data_does_not_hold_has_no_question(
     drawn: Recorded, pins: PinSetSource, tmp_path: Path
 ) -> None:
+    """No question to answer, and not an entry the pinned draw asks (each check says so)."""
     verdict = forged_verdict(drawn, pins, tmp_path / "b", _id_not_in_the_data)
     only_on_the_gate(verdict)
-    (message,) = gate_findings(verdict)
-    assert "'simple_python_400'" in message
-    assert "to its question" in message
+    asked, answered = gate_findings(verdict)
+    assert "answered 'simple_python_400', not an entry of simple_python the pinned" in asked
+    assert "'simple_python_400'" in answered
+    assert "to its question" in answered
 
 
 def _renamed(subset: str) -> Callable[[Files], None]:
     """The ``simple_python`` result and score files renamed to ``subset``'s."""
 
     def edit(files: Files) -> None:
-        for name in (_result_file(files, "simple_python"), _score_file(files, "simple_python")):
+        for name in (result_file(files, "simple_python"), score_file(files, "simple_python")):
             files[name.replace("/bfcl_v4_simple_python_", f"/bfcl_v4_{subset}_")] = files.pop(name)
         rederived(files)
 
@@ -296,8 +273,13 @@ def test_a_subset_renamed_to_another_data_file_is_a_finding(
     if subset not in gate_tallies(target):
         raise RuntimeError("the files were not renamed")
     only_on_the_gate(verdict)
-    (message,) = gate_findings(verdict)
-    assert said in message
+    messages = gate_findings(verdict)
+    assert said in messages[-1]
+    if said == "to its question":  # the data reads: and the draw is not the pinned one
+        assert f"answered subset {subset!r}, which the pinned command does not ask" in messages[0]
+        assert len(messages) == 2
+    else:
+        assert len(messages) == 1
 
 
 def _data_blob(files: Files, subset: str) -> str:
@@ -335,14 +317,14 @@ def test_another_blob_for_the_data_file_breaks_the_checkout(
 
     verdict = forged_verdict(drawn, pins, tmp_path / "b", edit)
     assert any(f.code == "checkout_mismatch" for f in verdict.integrity.findings)
-    assert any("cannot be held to their questions" in m for m in gate_findings(verdict))
+    assert any("cannot be held to bfcl-eval's data" in m for m in gate_findings(verdict))
 
 
-def test_a_step_cannot_take_a_single_turn_entrys_reply(
-    drawn: Recorded, pins: PinSetSource, tmp_path: Path
-) -> None:
+def test_a_step_cannot_take_a_single_turn_entrys_reply(drawn: Recorded, tmp_path: Path) -> None:
     """A ``multi_turn_base`` entry whose one step is the first single-turn entry's answer: the
-    single-turn answers take their replies first, so the step is no reply."""
+    single-turn answers take their replies first, so the step is no reply (under a pin set
+    that asks the entry)."""
+    pins = pins_asking("multi_turn_base")
 
     def edit(files: Files) -> None:
         _, _, first = next(bfcl_entries(files))
@@ -350,6 +332,7 @@ def test_a_step_cannot_take_a_single_turn_entrys_reply(
                  **{k: [[first[k]]] for k in ANSWER_KEYS}}  # fmt: skip
         result = f"{RESULTS}multi_turn/bfcl_v4_multi_turn_base_result.json"
         files[result] = (json.dumps(entry).encode() + b"\n", "application/json")
+        drawn_too(files, "multi_turn_base", ["multi_turn_base_0"])
         score = f"{SCORES}multi_turn/bfcl_v4_multi_turn_base_score.json"
         header = {"accuracy": 1.0, "correct_count": 1, "total_count": 1}
         files[score] = (json.dumps(header).encode() + b"\n", "application/json")

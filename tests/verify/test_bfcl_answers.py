@@ -216,7 +216,7 @@ def test_the_questions_are_bfcl_eval_s_own_data_kept_in_the_checkout(
 
     (message,) = gate_findings(forged_verdict(drawn, pins, tmp_path / "b", edit))
     assert message.endswith(
-        f"bfcl's answers cannot be held to their questions: {path} ({object_id}) is not kept "
+        f"bfcl's entries cannot be held to bfcl-eval's data: {path} ({object_id}) is not kept "
         "in the bundle"
     )
 

@@ -4,9 +4,12 @@ entry's question as bfcl-eval's own data in the recorded checkout asks it (ADR 0
 
 from __future__ import annotations
 
+import itertools
 import posixpath
+import re
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 from bundle_schema.models import BfclShard, Finding, Gx10Evidence
 from pins import PinSetSource
@@ -15,14 +18,18 @@ from verify._consistency.checkouts import _Checkout, checkout_file
 from verify._facts import asked_digests, reply_facts
 from verify.harness_outputs import (
     BFCL_DATA,
+    BFCL_DRAW,
     BfclAnswer,
     BfclQuestion,
+    BfclResults,
     OutputsUnreadable,
     bfcl_answers,
+    bfcl_drawn,
     bfcl_model_folder,
     bfcl_questions,
 )
 from verify.replies import answer_digest_of, exchange_failed, question_digest, request_digest
+from verify.scorers.bfcl import V4_CATEGORIES, v4_categories
 
 
 def bfcl_gate(
@@ -40,8 +47,24 @@ def bfcl_gate(
     entry, component, upstream = where
     findings = _bfcl_model(files, evidence.model.runtime_model_id, entry, upstream)
     findings += _bfcl_requests(evidence, tallies, component, entry, upstream)
-    questions = _bfcl_data(pins, upstream, *checkouts)
-    findings += _bfcl_replies(evidence, files, where, questions)
+    try:
+        results = bfcl_answers(files)
+    except OutputsUnreadable:
+        return findings  # the reader's refusal is the finding
+    if results.others:
+        at, sample = results.others[0]
+        more = f" ({len(results.others)} such entries)" if len(results.others) > 1 else ""
+        why = (
+            f"{at}: {upstream}'s entry {sample!r} is neither an answer (its token counts, or a "
+            f"turn's steps') nor an inference error (its traceback){more}"
+        )
+        return [*findings, _disagrees(entry, why)]
+    data = _bfcl_data(pins, upstream, *checkouts, results)
+    if isinstance(data, str):
+        why = f"{upstream}'s entries cannot be held to bfcl-eval's data: {data}"
+        return [*findings, _disagrees(entry, why)]
+    findings += _bfcl_asked(pins.pins.harnesses[upstream].command, files, results, data, where)
+    findings += _bfcl_replies(evidence, results.answers, where, data.questions)
     return findings
 
 
@@ -88,40 +111,20 @@ def _bfcl_requests(
 
 def _bfcl_replies(
     evidence: Gx10Evidence,
-    files: Mapping[str, bytes],
+    answers: Sequence[BfclAnswer],
     where: tuple[str, str, str],
-    questions: Callable[[Sequence[BfclAnswer]], dict[str, BfclQuestion] | str],
+    asked: Mapping[str, BfclQuestion],
 ) -> list[Finding]:
     """Each answer bfcl-eval recorded is a reply the observer saw: among the component's
     answered POST requests, one whose answer and token counts are the answer's
     (:func:`verify.replies.answer_digest`), each reply taken once
     (:func:`verify.harness_outputs.bfcl_answers`), and whose request asked the entry's question
-    as bfcl-eval's own data in the recorded checkout says it (``questions``; :class:`_Replies`).
+    as bfcl-eval's own data in the recorded checkout says it (``asked``; :class:`_Replies`).
     An answer no reply gave to its question was not the model's; the first such is named, with
-    how many there are. An entry that is neither an answer nor an inference error bfcl-eval
-    recorded, or answers whose questions cannot be read, are refused the same way (they would
-    otherwise escape the match). ``where``: (the gate's tallies entry, component, upstream)."""
+    how many there are. ``where``: (the gate's tallies entry, component, upstream)."""
     entry, component, upstream = where
     if evidence.transport is None:
         return []
-    try:
-        answers, others = bfcl_answers(files)
-    except OutputsUnreadable:
-        return []  # the reader's refusal is the finding
-    if others:
-        at, sample = others[0]
-        more = f" ({len(others)} such entries)" if len(others) > 1 else ""
-        return [
-            _disagrees(
-                entry,
-                f"{at}: {upstream}'s entry {sample!r} is neither an answer (its token counts, "
-                f"or a turn's steps') nor an inference error (its traceback){more}",
-            )
-        ]
-    asked = questions(answers)
-    if isinstance(asked, str):
-        why = f"{upstream}'s answers cannot be held to their questions: {asked}"
-        return [_disagrees(entry, why)]
     replies = _Replies()
     for exchange in evidence.transport:
         if exchange.component != component or exchange.method != "POST":
@@ -187,31 +190,155 @@ class _Replies:
         return False
 
 
+@dataclass(frozen=True)
+class _Data:
+    """bfcl-eval's own data of the subsets the result files answer: each subset's entry ids,
+    and the questions of the answered entries by id."""
+
+    ids: dict[str, frozenset[str]]
+    questions: dict[str, BfclQuestion]
+
+
 def _bfcl_data(
-    pins: PinSetSource, upstream: str, checkouts: Mapping[str, _Checkout], read: Reader
-) -> Callable[[Sequence[BfclAnswer]], dict[str, BfclQuestion] | str]:
-    """What reads the questions of the answers' entries from bfcl-eval's own data
-    (:data:`verify.harness_outputs.BFCL_DATA` under the harness's directory) in the recorded
-    checkout of ``upstream``: by entry id, or why they cannot be read (not recorded, not in the
-    listing, not kept, not readable: a file the answers need is never optional)."""
+    pins: PinSetSource,
+    upstream: str,
+    checkouts: Mapping[str, _Checkout],
+    read: Reader,
+    results: BfclResults,
+) -> _Data | str:
+    """bfcl-eval's own data (:data:`verify.harness_outputs.BFCL_DATA` under the harness's
+    directory) in the recorded checkout of ``upstream``, of each subset the result files hold,
+    or why it cannot be read (not recorded, not in the listing, not kept, not readable: a file
+    the entries need is never optional)."""
+    wanted: dict[str, set[str]] = {subset: set() for subset in results.entries}
+    for answer in results.answers:
+        wanted[answer.subset].add(answer.entry)
+    workdir = pins.pins.harnesses[upstream].workdir
+    found = _Data({}, {})
+    for subset, entries in sorted(wanted.items()):
+        path = posixpath.normpath(posixpath.join(workdir, BFCL_DATA.format(subset=subset)))
+        data = checkout_file(checkouts, upstream, path, read)
+        if isinstance(data, str):
+            return data
+        try:
+            found.ids[subset], questions = bfcl_questions(data, path, entries)
+        except OutputsUnreadable as exc:
+            return str(exc)
+        found.questions.update(questions)
+    return found
 
-    def questions(answers: Sequence[BfclAnswer]) -> dict[str, BfclQuestion] | str:
-        wanted: dict[str, set[str]] = {}
-        for answer in answers:
-            wanted.setdefault(answer.subset, set()).add(answer.entry)
-        if not wanted:
-            return {}
-        workdir = pins.pins.harnesses[upstream].workdir
-        found: dict[str, BfclQuestion] = {}
-        for subset, ids in sorted(wanted.items()):
-            path = posixpath.normpath(posixpath.join(workdir, BFCL_DATA.format(subset=subset)))
-            data = checkout_file(checkouts, upstream, path, read)
-            if isinstance(data, str):
-                return data
-            try:
-                found |= bfcl_questions(data, path, ids)
-            except OutputsUnreadable as exc:
-                return str(exc)
-        return found
 
-    return questions
+@dataclass(frozen=True)
+class _Asks:
+    """The entries the pinned command has bfcl-eval answer: by subset, the ids, or None for
+    every entry of the subset's data; and how the command says so."""
+
+    subsets: Mapping[str, frozenset[str] | None]
+    how: str
+
+
+def _pinned_entries(command: Sequence[str], files: Mapping[str, bytes]) -> _Asks | str:
+    """What the pinned command asks (bfcl-eval 2026.3.23's ``generate``): the test categories
+    of its ``--test-category`` values (bfcl-eval's own collections expanded; commas separate
+    values; none given: bfcl-eval's default, ``all``), every entry of each; with ``--run-ids``,
+    the entries :data:`verify.harness_outputs.BFCL_DRAW` names (among the outputs), of those
+    categories. Or why it cannot be said."""
+    values = [value for flag, value in itertools.pairwise(command) if flag == "--test-category"]
+    values += [p.partition("=")[2] for p in command if p.startswith("--test-category=")]
+    names = list(dict.fromkeys(n.strip() for n in ",".join(values).split(",") if n.strip()))
+    names = names or ["all"]
+    try:
+        categories = v4_categories(names)
+    except ValueError as exc:
+        return f"the pinned command's --test-category: {exc}"
+    asked = f"--test-category {','.join(names)}"
+    if "--run-ids" not in command:
+        return _Asks(dict.fromkeys(categories), f"{asked}: every entry of bfcl-eval's data")
+    data = files.get(BFCL_DRAW)
+    if data is None:
+        return (
+            f"the pinned command answers the entries {BFCL_DRAW} names (--run-ids), which the "
+            "outputs do not keep"
+        )
+    try:
+        drawn = bfcl_drawn(data, BFCL_DRAW)
+    except OutputsUnreadable as exc:
+        return str(exc)
+    named = _named_draw(command)
+    read = {s: frozenset(ids) for s, ids in drawn.items() if ids}
+    if named and read != named:
+        differs = sorted(set(read) ^ set(named)) or sorted(s for s in read if read[s] != named[s])
+        return (
+            f"{BFCL_DRAW} is not the draw the pinned command names (category=id,...): "
+            f"{differs[0]}'s entries differ"
+        )
+    subsets = {s: ids for s, ids in read.items() if s in categories}
+    return _Asks(subsets, f"--run-ids: the entries of {BFCL_DRAW} in {asked}")
+
+
+_DRAWN = re.compile(r"([a-z][a-z0-9_]*)=([^\s=,]+(?:,[^\s=,]+)*)")
+"""A pinned command's argument naming a draw's entries of one category: ``category=id,id``."""
+
+
+def _named_draw(command: Sequence[str]) -> dict[str, frozenset[str]]:
+    """The draw the pinned command's own arguments name, where they name one (a program the
+    pin set keeps writes it to :data:`verify.harness_outputs.BFCL_DRAW`, as the recorded
+    bundle's pin set does): each ``category=id,id`` argument of a bfcl-eval category."""
+    named: dict[str, frozenset[str]] = {}
+    for part in command:
+        match = _DRAWN.fullmatch(part)
+        if match is not None and match[1] in V4_CATEGORIES:
+            named[match[1]] = named.get(match[1], frozenset()) | set(match[2].split(","))
+    return named
+
+
+def _bfcl_asked(
+    command: Sequence[str],
+    files: Mapping[str, bytes],
+    results: BfclResults,
+    data: _Data,
+    where: tuple[str, str, str],
+) -> list[Finding]:
+    """bfcl-eval answered the entries the pinned command asks (:func:`_pinned_entries`), each
+    subset's exactly: none missing (a run of fewer is not the pinned gate), none beside them.
+    An entry bfcl-eval would not run (an id of the draw its data does not hold) is not asked.
+    The first difference is named, with how many subsets differ."""
+    entry, _component, upstream = where
+    asks = _pinned_entries(command, files)
+    if isinstance(asks, str):
+        return [_disagrees(entry, f"{upstream}'s entries cannot be held to the pin set: {asks}")]
+    problems = []
+    for subset in sorted(set(results.entries) | set(asks.subsets)):
+        got = results.entries.get(subset, {})
+        if subset not in asks.subsets:
+            at = next(iter(got.values()))
+            problems.append(
+                f"{at}: {upstream} answered subset {subset!r}, which the pinned command does not "
+                f"ask ({asks.how})"
+            )
+            continue
+        ids = data.ids.get(subset)
+        named = asks.subsets[subset]
+        wanted = ids if named is None else named if ids is None else named & ids
+        if wanted is None:  # every entry of a subset that has no result file
+            problems.append(
+                f"{upstream} answered no entry of {subset}, which the pinned command asks "
+                f"({asks.how})"
+            )
+            continue
+        beside = [sample for sample in got if sample not in wanted]
+        missing = sorted(wanted - got.keys())
+        if beside:
+            problems.append(
+                f"{got[beside[0]]}: {upstream} answered {beside[0]!r}, not an entry of {subset} "
+                f"the pinned command asks ({asks.how})"
+            )
+        elif missing:
+            problems.append(
+                f"{upstream} answered {len(wanted) - len(missing)} of the {len(wanted)} entries "
+                f"of {subset} the pinned command asks ({asks.how}): {missing[0]!r} has no result"
+            )
+    if not problems:
+        return []
+    more = f" ({len(problems)} subsets differ)" if len(problems) > 1 else ""
+    return [_disagrees(entry, problems[0] + more)]

@@ -38,6 +38,8 @@ __all__ = [
     "LIVE",
     "NON_LIVE",
     "SIMPLE_AST",
+    "V4_CATEGORIES",
+    "V4_COLLECTIONS",
     "LoadedShard",
     "ShardRefused",
     "aggregate",
@@ -47,6 +49,7 @@ __all__ = [
     "score_shards",
     "tallies_from_metrics",
     "union",
+    "v4_categories",
 ]
 
 BFCL_VERSION = "1"
@@ -90,6 +93,48 @@ V4_SUBSET_SIZES = V4_DATASET_SIZES | {"live_relevance": 16}
 """Entries per subset of every subset bfcl-eval 2026.3.23 ships, ``live_relevance`` too (not in
 the V4 overall): no score file of a subset may count more."""
 KNOWN_V4 = frozenset(V4_SUBSET_SIZES)
+
+_NON_LIVE_CATEGORY = (*NON_LIVE, "irrelevance")
+_LIVE_CATEGORY = (*LIVE, "live_irrelevance", "live_relevance")
+_SCORING = (*_NON_LIVE_CATEGORY, *_LIVE_CATEGORY, *MULTI_TURN, *MEMORY, *WEB_SEARCH)
+V4_COLLECTIONS: Mapping[str, tuple[str, ...]] = {
+    "all": (*_SCORING, "format_sensitivity"),
+    "all_scoring": _SCORING,
+    "multi_turn": MULTI_TURN,
+    "single_turn": (*_NON_LIVE_CATEGORY, *_LIVE_CATEGORY),
+    "live": _LIVE_CATEGORY,
+    "non_live": _NON_LIVE_CATEGORY,
+    "non_python": ("simple_java", "simple_javascript"),
+    "python": (
+        "simple_python", "irrelevance", "parallel", "multiple", "parallel_multiple",
+        *_LIVE_CATEGORY,
+    ),
+    "memory": MEMORY,
+    "web_search": WEB_SEARCH,
+    "agentic": (*MEMORY, *WEB_SEARCH),
+}  # fmt: skip
+"""bfcl-eval 2026.3.23's test collections (``TEST_COLLECTION_MAPPING``): what a
+``--test-category`` of one of these names runs; any other category name runs that category."""
+V4_CATEGORIES = frozenset(V4_COLLECTIONS["all"])
+"""Every test category bfcl-eval 2026.3.23 runs (``ALL_CATEGORIES``)."""
+
+
+def v4_categories(names: Sequence[str]) -> frozenset[str]:
+    """The test categories bfcl-eval 2026.3.23 runs for ``--test-category`` values ``names``
+    (``parse_test_category_argument``: a collection's, or a category's own).
+
+    Raises:
+        ValueError: a name is neither (bfcl-eval raises too); the message names it.
+    """
+    found: set[str] = set()
+    for name in names:
+        if name in V4_COLLECTIONS:
+            found.update(V4_COLLECTIONS[name])
+        elif name in V4_CATEGORIES:
+            found.add(name)
+        else:
+            raise ValueError(f"{name!r} is no test category of bfcl-eval 2026.3.23")
+    return frozenset(found)
 
 
 class ShardRefused(InvalidInput):

@@ -1,8 +1,10 @@
 """A small harness that writes what bfcl-eval 2026.3.23 writes, for `audit run`'s tests.
 
 It asks the model (through the endpoint it is given, the sandbox's only network path) each test
-entry of its small draw (its question from ``bfcl_eval/data/``, as bfcl-eval keeps its own) with
-the entry's function offered as a tool, and writes bfcl-eval's
+entry of the subsets ``--test-category`` names (comma-separated, as bfcl-eval takes them; its
+small data in ``bfcl_eval/data/``, as bfcl-eval keeps its own, holds simple_python, irrelevance
+and live_simple: the default) its question with a function offered as a tool, and writes
+bfcl-eval's
 files under OUT: ``result/<model>/<group>/BFCL_v4_<subset>_result.json`` (one answer a line),
 ``score/<model>/<group>/BFCL_v4_<subset>_score.json`` (the header, then one line per failed
 entry) and ``score/data_overall.csv`` (BFCL V4's overall, a subset not run counting zero). An
@@ -10,7 +12,7 @@ entry of a non-irrelevance subset passes when the reply calls a tool, an irrelev
 it calls none, as bfcl-eval's checkers do at their coarsest. ``--broken`` writes a score header
 whose correct_count exceeds its total_count. Standard library only.
 
-Usage: python bfcl_ref.py --endpoint URL --model ID --out DIR [--broken]
+Usage: python bfcl_ref.py --endpoint URL --model ID --out DIR [--test-category A,B] [--broken]
 """
 
 import argparse
@@ -18,11 +20,8 @@ import json
 import os
 import urllib.request
 
-DRAW = {
-    ("non_live", "simple_python"): ["simple_python_0", "simple_python_1", "simple_python_2"],
-    ("non_live", "irrelevance"): ["irrelevance_0", "irrelevance_1"],
-    ("live", "live_simple"): ["live_simple_0-0-0"],
-}
+GROUP = {"simple_python": "non_live", "irrelevance": "non_live", "live_simple": "live"}
+DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bfcl_eval", "data")
 TOOL = {
     "type": "function",
     "function": {
@@ -42,16 +41,12 @@ HEADER = (
 )
 
 
-def question(subset, entry):
-    """The entry's question, from this harness's data as bfcl-eval keeps its own
-    (bfcl_eval/data/BFCL_v4_<subset>.json: one test entry a line)."""
-    data = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bfcl_eval", "data")
-    with open(os.path.join(data, f"BFCL_v4_{subset}.json"), encoding="utf-8") as f:
-        for line in f:
-            test = json.loads(line)
-            if test["id"] == entry:
-                return test["question"][0][-1]["content"]
-    raise SystemExit(f"no test entry {entry} in {subset}")
+def entries(subset):
+    """The subset's test entries (id, question), from this harness's data as bfcl-eval keeps
+    its own (bfcl_eval/data/BFCL_v4_<subset>.json: one test entry a line)."""
+    with open(os.path.join(DATA, f"BFCL_v4_{subset}.json"), encoding="utf-8") as f:
+        tests = [json.loads(line) for line in f]
+    return [(test["id"], test["question"][0][-1]["content"]) for test in tests]
 
 
 def ask(endpoint, model, prompt):
@@ -100,14 +95,16 @@ def main():
     parser.add_argument("--endpoint", required=True)
     parser.add_argument("--model", required=True)
     parser.add_argument("--out", required=True)
+    parser.add_argument("--test-category", default="simple_python,irrelevance,live_simple")
     parser.add_argument("--broken", action="store_true")
     args = parser.parse_args()
     directory = args.model.replace("/", "_")
-    accuracy = {}
-    for (group, subset), entries in DRAW.items():
+    accuracy = dict.fromkeys(GROUP, 0.0)  # a subset not run counts zero
+    for subset in args.test_category.split(","):
+        group, asked = GROUP[subset], entries(subset)
         results, failures = [], []
-        for entry in entries:
-            message, usage = ask(args.endpoint, args.model, question(subset, entry))
+        for entry, prompt in asked:
+            message, usage = ask(args.endpoint, args.model, prompt)
             results.append(recorded(entry, message, usage))
             called = bool(message.get("tool_calls"))
             if called == (subset == "irrelevance"):
@@ -120,7 +117,7 @@ def main():
                         "error": ["no function call" if not called else "a function call"],
                     }
                 )
-        total = len(entries)
+        total = len(asked)
         correct = total - len(failures) + (total + 1 if args.broken else 0)
         header = {"accuracy": correct / total, "correct_count": correct, "total_count": total}
         root = os.path.join(args.out, "{}", directory, group)
