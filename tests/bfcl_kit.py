@@ -55,15 +55,18 @@ def draw_pins() -> PinSetSource:
     return parse_pin_set(DRAW_PINS.read_bytes(), str(DRAW_PINS))
 
 
-def pins_asking(*subsets: str) -> PinSetSource:
-    """The draw's pin set, its ``bfcl evaluate`` run on ``subsets`` too (their entries drawn
-    with :func:`drawn_too`): a run that answers them is the pinned one."""
+def pins_asking(drawn: dict[str, list[str]]) -> PinSetSource:
+    """The draw's pin set with ``drawn`` drawn too: named among its command's arguments
+    (``subset=id,...``) and evaluated (:func:`drawn_too` writes them into the draw bfcl-eval
+    read): a run that answers them is the pinned one."""
     text = DRAW_PINS.read_text()
-    evaluated = '"evaluate", "--test-category", "single_turn"'
-    assert text.count(evaluated) == 1
-    asked = ",".join(("single_turn", *subsets))
+    evaluated, generated = '"evaluate", "--test-category", "single_turn"', '"generate", "--run-ids"'
+    assert text.count(evaluated) == 1 and text.count(generated) == 1
+    asked = ",".join(("single_turn", *drawn))
     text = text.replace(evaluated, f'"evaluate", "--test-category", "{asked}"')
-    return parse_pin_set(text.encode(), f"{DRAW_PINS.name} asking {asked}")
+    named = "".join(f'"{subset}={",".join(ids)}", ' for subset, ids in drawn.items())
+    text = text.replace(generated, named + generated)
+    return parse_pin_set(text.encode(), f"{DRAW_PINS.name} drawing {asked}")
 
 
 def drawn_too(files: Files, subset: str, ids: list[str]) -> None:

@@ -1082,11 +1082,13 @@ class BfclResults:
     others: list[tuple[str, str]]
     entries: dict[str, dict[str, str]]
     """By subset: each entry's id and where (``<result file>:<line>``), in file order."""
+    errors: list[tuple[str, str, str]] = field(default_factory=list)
+    """The inference errors bfcl-eval recorded in place of an answer: (where, subset, id)."""
 
 
 def bfcl_answers(files: Files) -> BfclResults:
     """Every answer in bfcl-eval's result files, one a request: and the entries that are
-    neither answers nor an inference error, and every entry by subset.
+    neither answers nor an inference error, every entry by subset, and the inference errors.
 
     An entry answered in one request (a single-turn entry) has integer ``input_token_count``
     and ``output_token_count`` and its ``result`` is the answer. An entry answered in turns of
@@ -1100,7 +1102,7 @@ def bfcl_answers(files: Files) -> BfclResults:
         OutputsUnreadable: the files do not read (as the reader refuses them).
     """
     _model, _scores, results = _bfcl_files(files)
-    answers, others, entries = [], [], {}
+    answers, others, entries, errors = [], [], {}, []
     for subset, name in sorted(results.items()):
         lines = _bfcl_lines(files, name)
         ids = _bfcl_ids(lines, name, 1)
@@ -1112,9 +1114,11 @@ def bfcl_answers(files: Files) -> BfclResults:
                 for at, turn, answer, prompt, completion in steps:
                     found = BfclAnswer(where, f"{sample}{at}", answer, prompt, completion)
                     answers.append(replace(found, subset=subset, entry=sample, turn=turn))
-            elif not _bfcl_inference_error(entry):
+            elif _bfcl_inference_error(entry):
+                errors.append((where, subset, sample))
+            else:
                 others.append((where, sample))
-    return BfclResults(answers, others, entries)
+    return BfclResults(answers, others, entries, errors)
 
 
 BFCL_DATA = "bfcl_eval/data/BFCL_v4_{subset}.json"

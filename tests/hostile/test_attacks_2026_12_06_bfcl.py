@@ -90,9 +90,9 @@ def pins() -> PinSetSource:
 
 @pytest.fixture(scope="module")
 def multi_turn_pins() -> PinSetSource:
-    """A run of ``multi_turn_base`` entries drawn beside the single-turn ones is the pinned
-    gate under this pin set: the findings are the answers', not the draw's."""
-    return pins_asking("multi_turn_base")
+    """A run of ``multi_turn_base_0`` drawn beside the single-turn entries is the pinned gate
+    under this pin set: the findings are the answers', not the draw's."""
+    return pins_asking({"multi_turn_base": ["multi_turn_base_0"]})
 
 
 # --- a forger's tools ----------------------------------------------------------------------------
@@ -120,17 +120,14 @@ def _invented_multi_turn(files: Files) -> None:
 
 @pytest.mark.parametrize("drawn_as", ["the-draw's", "multi-turn-too"])
 def test_an_invented_multi_turn_subset_is_answers_without_requests(
-    drawn: Recorded,
-    pins: PinSetSource,
-    multi_turn_pins: PinSetSource,
-    tmp_path: Path,
-    drawn_as: str,
+    drawn: Recorded, pins: PinSetSource, tmp_path: Path, drawn_as: str
 ) -> None:
     """Three multi-turn answers no request asked for, all correct: bfcl's V4 overall (shown
-    beside the scores) goes from 10 % to 17.5 % (multi_turn weighs 30 %). A subset the pinned
-    command does not run is a finding, and where it does, answers no reply gave are."""
+    beside the scores) goes from 10 % to 17.5 % (multi_turn weighs 30 %). A draw the pinned
+    command does not name is a finding, and where it does, answers no reply gave are."""
     target = tmp_path / "b"
-    judge = pins if drawn_as == "the-draw's" else multi_turn_pins
+    invented = {"multi_turn_base": [f"multi_turn_base_{i}" for i in range(3)]}
+    judge = pins if drawn_as == "the-draw's" else pins_asking(invented)
     verdict = forged_verdict(drawn, judge, target, _invented_multi_turn)
     _, files = read_bundle(target)
     shown = json.loads(files[RESULT_JSON][0])["metrics"]["bfcl_v4_overall"]
@@ -140,8 +137,8 @@ def test_an_invented_multi_turn_subset_is_answers_without_requests(
         raise RuntimeError(f"the invented subset is not tallied (V4 overall {shown})")
     only_on_the_gate(verdict)
     said = " ".join(gate_findings(verdict))
-    if judge is pins:
-        assert "answered subset 'multi_turn_base', which the pinned command does not ask" in said
+    if judge is pins:  # the draw bfcl-eval read names them, the pinned command does not
+        assert "test_case_ids_to_generate.json is not the draw the pinned command names" in said
     else:
         assert "bfcl's answer to 'multi_turn_base_0 turn 0 step 0'" in said
         assert "does not ask" not in said

@@ -324,7 +324,7 @@ def test_a_step_cannot_take_a_single_turn_entrys_reply(drawn: Recorded, tmp_path
     """A ``multi_turn_base`` entry whose one step is the first single-turn entry's answer: the
     single-turn answers take their replies first, so the step is no reply (under a pin set
     that asks the entry)."""
-    pins = pins_asking("multi_turn_base")
+    pins = pins_asking({"multi_turn_base": ["multi_turn_base_0"]})
 
     def edit(files: Files) -> None:
         _, _, first = next(bfcl_entries(files))

@@ -38,6 +38,8 @@ from verify.harness_outputs import BFCL_DRAW, BfclResults
 from verify.scorers.bfcl import V4_CATEGORIES, V4_COLLECTIONS
 
 SINGLE_TURN = frozenset(V4_COLLECTIONS["single_turn"])
+_GENERATE = ("generate", "--test-category", "simple_python")
+_EVALUATE = ("evaluate", "--test-category", "single_turn")
 
 
 @pytest.fixture(scope="module")
@@ -73,7 +75,13 @@ def test_the_collections_are_bfcl_eval_s_own() -> None:
             ["--test-category=live", "--test-category", "irrelevance, simple_java"],
             {*V4_COLLECTIONS["live"], "irrelevance", "simple_java"},
         ),
-        (["generate", "--model", "m"], V4_CATEGORIES),  # none named: bfcl-eval's default, all
+        # none named: bfcl-eval's default, all (format_sensitivity asks nothing of the pinned
+        # function-calling handler: bfcl-eval skips its entries)
+        (["generate", "--model", "m"], V4_CATEGORIES - {"format_sensitivity"}),
+        (  # generate's categories: evaluate scores the result files there are
+            [*_GENERATE, "--then", *_EVALUATE],
+            {"simple_python"},
+        ),
     ],
 )
 def test_the_categories_are_the_pinned_command_s(command: list[str], asked: set[str]) -> None:
@@ -84,15 +92,18 @@ def test_the_categories_are_the_pinned_command_s(command: list[str], asked: set[
     assert "every entry of bfcl-eval's data" in asks.how
 
 
-def test_a_draw_is_the_id_file_within_the_categories() -> None:
-    """With ``--run-ids``, the entries of the draw bfcl-eval read, of the evaluated categories
-    (an empty list, as bfcl-eval does, asks none)."""
+def test_a_draw_is_the_id_file() -> None:
+    """With ``--run-ids``, the entries of the draw bfcl-eval read, whatever the categories
+    (bfcl-eval's generate ignores them then; an empty list, as bfcl-eval does, asks none)."""
     drawn = {"simple_python": ["simple_python_1"], "multi_turn_base": ["multi_turn_base_0"],
              "live_simple": []}  # fmt: skip
     command = ["generate", "--run-ids", "--then", "evaluate", "--test-category", "single_turn"]
     asks = _pinned_entries(command, {BFCL_DRAW: json.dumps(drawn).encode()})
     assert not isinstance(asks, str)
-    assert asks.subsets == {"simple_python": frozenset({"simple_python_1"})}
+    assert asks.subsets == {
+        "simple_python": frozenset({"simple_python_1"}),
+        "multi_turn_base": frozenset({"multi_turn_base_0"}),
+    }
     assert asks.how.startswith(f"--run-ids: the entries of {BFCL_DRAW}")
 
 
@@ -182,10 +193,12 @@ def test_an_id_bfcl_eval_would_not_run_is_not_asked() -> None:
     files = {BFCL_DRAW: json.dumps(draw).encode()}
     data = _Data({"simple_python": frozenset(f"simple_python_{i}" for i in range(400))}, {})
     where = (GATE, "tool_instruction", "bfcl")
+    asks = _pinned_entries(["--run-ids"], files)
+    assert not isinstance(asks, str)
     answered = BfclResults([], [], {"simple_python": {"simple_python_1": "result.json:1"}})
-    assert _bfcl_asked(["--run-ids"], files, answered, data, where) == []
+    assert _bfcl_asked(asks, answered, data, where) == []
     none = BfclResults([], [], {"simple_python": {}})
-    (finding,) = _bfcl_asked(["--run-ids"], files, none, data, where)
+    (finding,) = _bfcl_asked(asks, none, data, where)
     assert "answered 0 of the 1 entries of simple_python" in finding.message
 
 

@@ -8,7 +8,7 @@ import itertools
 import posixpath
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from bundle_schema.models import BfclShard, Finding, Gx10Evidence
@@ -59,12 +59,18 @@ def bfcl_gate(
             f"turn's steps') nor an inference error (its traceback){more}"
         )
         return [*findings, _disagrees(entry, why)]
-    data = _bfcl_data(pins, upstream, *checkouts, results)
+    asks = _pinned_entries(pins.pins.harnesses[upstream].command, files)
+    subsets = set(results.entries) | set(asks.subsets if isinstance(asks, _Asks) else ())
+    data = _bfcl_data(pins, upstream, *checkouts, results, subsets=subsets)
     if isinstance(data, str):
         why = f"{upstream}'s entries cannot be held to bfcl-eval's data: {data}"
         return [*findings, _disagrees(entry, why)]
-    findings += _bfcl_asked(pins.pins.harnesses[upstream].command, files, results, data, where)
-    findings += _bfcl_replies(evidence, results.answers, where, data.questions)
+    if isinstance(asks, str):
+        why = f"{upstream}'s entries cannot be held to the pin set: {asks}"
+        findings.append(_disagrees(entry, why))
+    else:
+        findings += _bfcl_asked(asks, results, data, where)
+    findings += _bfcl_replies(evidence, results, where, data.questions)
     return findings
 
 
@@ -111,7 +117,7 @@ def _bfcl_requests(
 
 def _bfcl_replies(
     evidence: Gx10Evidence,
-    answers: Sequence[BfclAnswer],
+    results: BfclResults,
     where: tuple[str, str, str],
     asked: Mapping[str, BfclQuestion],
 ) -> list[Finding]:
@@ -120,35 +126,67 @@ def _bfcl_replies(
     (:func:`verify.replies.answer_digest`), each reply taken once
     (:func:`verify.harness_outputs.bfcl_answers`), and whose request asked the entry's question
     as bfcl-eval's own data in the recorded checkout says it (``asked``; :class:`_Replies`).
-    An answer no reply gave to its question was not the model's; the first such is named, with
-    how many there are. ``where``: (the gate's tallies entry, component, upstream)."""
+    And each inference error bfcl-eval recorded was a request that asked its entry's question
+    (any POST of the component, whatever came back: bfcl-eval records an error for a failed
+    request and for a reply it cannot read, and retries; an error raised before any request was
+    sent is no entry the model was asked). The first answer no reply gave to its question, and
+    the first error no request asked, are named, with how many there are. ``where``: (the
+    gate's tallies entry, component, upstream)."""
     entry, component, upstream = where
     if evidence.transport is None:
         return []
     replies = _Replies()
+    requested: set[tuple[int, bytes]] = set()
     for exchange in evidence.transport:
         if exchange.component != component or exchange.method != "POST":
             continue
+        request, last = asked_digests(exchange)
+        requested |= {(i, d) for i, d in ((1, request), (2, last)) if d is not None}
         answer = reply_facts(exchange).answer
         if answer is not None and not exchange_failed(exchange):
-            replies.add(answer, *asked_digests(exchange))
+            replies.add(answer, request, last)
+    answers = results.answers
     # single-turn answers take their replies first: a step's may be any reply to its turn's
     # question, a single-turn entry's only the one to its whole request
     ordered = sorted(range(len(answers)), key=lambda i: answers[i].turn is not None)
     missed = {i for i in ordered if not replies.take(answers[i], asked.get(answers[i].entry))}
     unmatched = [answers[i] for i in sorted(missed)]
-    if not unmatched:
-        return []
-    first = unmatched[0]
-    more = f" ({len(unmatched)} of {len(answers)} answers)" if len(unmatched) > 1 else ""
-    return [
-        _disagrees(
-            entry,
-            f"{first.where}: {upstream}'s answer to {first.sample!r} ({first.prompt_tokens} + "
-            f"{first.completion_tokens} tokens) is no reply of {component} to its question in "
-            f"the transport log{more}",
+    findings = []
+    if unmatched:
+        first = unmatched[0]
+        more = f" ({len(unmatched)} of {len(answers)} answers)" if len(unmatched) > 1 else ""
+        findings.append(
+            _disagrees(
+                entry,
+                f"{first.where}: {upstream}'s answer to {first.sample!r} ({first.prompt_tokens} "
+                f"+ {first.completion_tokens} tokens) is no reply of {component} to its question "
+                f"in the transport log{more}",
+            )
         )
-    ]
+    unasked = [e for e in results.errors if _asking(asked.get(e[2])) not in requested]
+    if unasked:
+        at, _subset, sample = unasked[0]
+        more = f" ({len(unasked)} of {len(results.errors)} errors)" if len(unasked) > 1 else ""
+        findings.append(
+            _disagrees(
+                entry,
+                f"{at}: {upstream}'s inference error of {sample!r} is no request of {component} "
+                f"that asked its question in the transport log{more}",
+            )
+        )
+    return findings
+
+
+def _asking(question: BfclQuestion | None) -> tuple[int, bytes] | None:
+    """What a request that asked ``question`` holds: a single-turn entry's, its first turn and
+    functions, whole (as :meth:`_Replies.take` wants); an entry of more turns, its first
+    turn's question last."""
+    if question is None:
+        return None
+    if len(question.turns) == 1:
+        functions = [f.replace(".", "_") for f in question.functions]  # underscore_to_dot
+        return 1, request_digest(question.turns[0], functions)
+    return 2, question_digest(question.last_user(0))
 
 
 _Asked = tuple[bytes, bytes | None, bytes | None]
@@ -205,14 +243,19 @@ def _bfcl_data(
     checkouts: Mapping[str, _Checkout],
     read: Reader,
     results: BfclResults,
+    *,
+    subsets: Collection[str],
 ) -> _Data | str:
     """bfcl-eval's own data (:data:`verify.harness_outputs.BFCL_DATA` under the harness's
-    directory) in the recorded checkout of ``upstream``, of each subset the result files hold,
-    or why it cannot be read (not recorded, not in the listing, not kept, not readable: a file
-    the entries need is never optional)."""
-    wanted: dict[str, set[str]] = {subset: set() for subset in results.entries}
+    directory) in the recorded checkout of ``upstream``, of each of ``subsets`` (those the
+    result files hold and those the pinned command asks), with the questions of the answered
+    and errored entries, or why it cannot be read (not recorded, not in the listing, not kept,
+    not readable: a file the entries need is never optional)."""
+    wanted: dict[str, set[str]] = {subset: set() for subset in subsets}
     for answer in results.answers:
         wanted[answer.subset].add(answer.entry)
+    for _where, subset, sample in results.errors:
+        wanted[subset].add(sample)
     workdir = pins.pins.harnesses[upstream].workdir
     found = _Data({}, {})
     for subset, entries in sorted(wanted.items()):
@@ -238,22 +281,35 @@ class _Asks:
 
 
 def _pinned_entries(command: Sequence[str], files: Mapping[str, bytes]) -> _Asks | str:
-    """What the pinned command asks (bfcl-eval 2026.3.23's ``generate``): the test categories
-    of its ``--test-category`` values (bfcl-eval's own collections expanded; commas separate
-    values; none given: bfcl-eval's default, ``all``), every entry of each; with ``--run-ids``,
-    the entries :data:`verify.harness_outputs.BFCL_DRAW` names (among the outputs), of those
-    categories. Or why it cannot be said."""
-    values = [value for flag, value in itertools.pairwise(command) if flag == "--test-category"]
-    values += [p.partition("=")[2] for p in command if p.startswith("--test-category=")]
+    """What the pinned command has bfcl-eval 2026.3.23's ``generate`` answer (``evaluate``
+    scores the result files there are, so its own categories ask nothing): the test categories
+    of generate's ``--test-category`` values (bfcl-eval's own collections expanded; commas
+    separate values; none given: bfcl-eval's default, ``all``), every entry of each; with
+    ``--run-ids``, the entries :data:`verify.harness_outputs.BFCL_DRAW` names (among the
+    outputs), whatever the categories. A command without a ``generate`` argument (a harness of
+    its own that writes bfcl-eval's files) is read whole. ``format_sensitivity`` asks nothing:
+    bfcl-eval skips its entries for a function-calling model, which the pinned handler
+    registers. Or why it cannot be said."""
+    phases = _phases(command)
+    generating = [p for p in phases if p[:1] == ["generate"]] or [list(command)]
+    draw = any("--run-ids" in phase for phase in generating)
+    values = [v for phase in generating for f, v in itertools.pairwise(phase) if f == _CATEGORY]
+    values += [p.partition("=")[2] for g in generating for p in g if p.startswith(_CATEGORY + "=")]
     names = list(dict.fromkeys(n.strip() for n in ",".join(values).split(",") if n.strip()))
     names = names or ["all"]
     try:
-        categories = v4_categories(names)
+        categories = v4_categories(names) - {"format_sensitivity"}
     except ValueError as exc:
         return f"the pinned command's --test-category: {exc}"
-    asked = f"--test-category {','.join(names)}"
-    if "--run-ids" not in command:
-        return _Asks(dict.fromkeys(categories), f"{asked}: every entry of bfcl-eval's data")
+    if draw:
+        return _drawn_entries(command, files)
+    how = f"--test-category {','.join(names)}: every entry of bfcl-eval's data"
+    return _Asks(dict.fromkeys(categories), how)
+
+
+def _drawn_entries(command: Sequence[str], files: Mapping[str, bytes]) -> _Asks | str:
+    """The entries of a draw (``--run-ids``): those :data:`verify.harness_outputs.BFCL_DRAW`
+    names, which must be the draw the command's own arguments name where they name one."""
     data = files.get(BFCL_DRAW)
     if data is None:
         return (
@@ -272,8 +328,25 @@ def _pinned_entries(command: Sequence[str], files: Mapping[str, bytes]) -> _Asks
             f"{BFCL_DRAW} is not the draw the pinned command names (category=id,...): "
             f"{differs[0]}'s entries differ"
         )
-    subsets = {s: ids for s, ids in read.items() if s in categories}
-    return _Asks(subsets, f"--run-ids: the entries of {BFCL_DRAW} in {asked}")
+    unknown = sorted(set(read) - V4_CATEGORIES)
+    if unknown:
+        return f"{BFCL_DRAW}: {unknown[0]!r} is no test category of bfcl-eval 2026.3.23"
+    subsets = {s: ids for s, ids in read.items() if s != "format_sensitivity"}
+    return _Asks(subsets, f"--run-ids: the entries of {BFCL_DRAW}")
+
+
+_CATEGORY = "--test-category"
+
+
+def _phases(command: Sequence[str]) -> list[list[str]]:
+    """The pinned command cut before each ``generate`` and ``evaluate`` argument (bfcl-eval's
+    commands): each phase its command's name and the arguments up to the next."""
+    phases: list[list[str]] = [[]]
+    for part in command:
+        if part in ("generate", "evaluate"):
+            phases.append([])
+        phases[-1].append(part)
+    return phases
 
 
 _DRAWN = re.compile(r"([a-z][a-z0-9_]*)=([^\s=,]+(?:,[^\s=,]+)*)")
@@ -293,20 +366,14 @@ def _named_draw(command: Sequence[str]) -> dict[str, frozenset[str]]:
 
 
 def _bfcl_asked(
-    command: Sequence[str],
-    files: Mapping[str, bytes],
-    results: BfclResults,
-    data: _Data,
-    where: tuple[str, str, str],
+    asks: _Asks, results: BfclResults, data: _Data, where: tuple[str, str, str]
 ) -> list[Finding]:
     """bfcl-eval answered the entries the pinned command asks (:func:`_pinned_entries`), each
     subset's exactly: none missing (a run of fewer is not the pinned gate), none beside them.
     An entry bfcl-eval would not run (an id of the draw its data does not hold) is not asked.
-    The first difference is named, with how many subsets differ."""
+    ``data``: bfcl-eval's data of every subset asked or answered. The first difference is
+    named, with how many subsets differ."""
     entry, _component, upstream = where
-    asks = _pinned_entries(command, files)
-    if isinstance(asks, str):
-        return [_disagrees(entry, f"{upstream}'s entries cannot be held to the pin set: {asks}")]
     problems = []
     for subset in sorted(set(results.entries) | set(asks.subsets)):
         got = results.entries.get(subset, {})
@@ -317,15 +384,8 @@ def _bfcl_asked(
                 f"ask ({asks.how})"
             )
             continue
-        ids = data.ids.get(subset)
         named = asks.subsets[subset]
-        wanted = ids if named is None else named if ids is None else named & ids
-        if wanted is None:  # every entry of a subset that has no result file
-            problems.append(
-                f"{upstream} answered no entry of {subset}, which the pinned command asks "
-                f"({asks.how})"
-            )
-            continue
+        wanted = data.ids[subset] if named is None else named & data.ids[subset]
         beside = [sample for sample in got if sample not in wanted]
         missing = sorted(wanted - got.keys())
         if beside:
