@@ -11,12 +11,14 @@ forger's), so the finding is the only tell."""
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 from pathlib import Path
 
 import pytest
 
 from pins import CURRENT, PinSetSource, load_builtin
 from tests.bfcl_kit import (
+    BFCL_EVAL_DATA,
     GATE,
     RAW,
     draw_pins,
@@ -32,12 +34,14 @@ from tests.bfcl_kit import (
 )
 from tests.data.hostile.kit import Files, lines
 from tests.gate_kit import Recorded, resealed_as_replayed
+from tests.paths import DATA
 from verify import verify_bundle
 from verify._consistency.bfcl import _bfcl_asked, _Data, _pinned_entries
-from verify.harness_outputs import BFCL_DRAW, BfclResults
+from verify.harness_outputs import BFCL_DRAW, BfclResults, bfcl_answers, bfcl_questions
 from verify.scorers.bfcl import V4_CATEGORIES, V4_COLLECTIONS
 
 SINGLE_TURN = frozenset(V4_COLLECTIONS["single_turn"])
+WHERE = (GATE, "tool_instruction", "bfcl")
 _GENERATE = ("generate", "--test-category", "simple_python")
 _EVALUATE = ("evaluate", "--test-category", "single_turn")
 
@@ -192,7 +196,7 @@ def test_an_id_bfcl_eval_would_not_run_is_not_asked() -> None:
     draw = {"simple_python": ["simple_python_1", "simple_python_400"]}  # the data ends at 399
     files = {BFCL_DRAW: json.dumps(draw).encode()}
     data = _Data({"simple_python": frozenset(f"simple_python_{i}" for i in range(400))}, {})
-    where = (GATE, "tool_instruction", "bfcl")
+    where = WHERE
     asks = _pinned_entries(["--run-ids"], files)
     assert not isinstance(asks, str)
     answered = BfclResults([], [], {"simple_python": {"simple_python_1": "result.json:1"}})
@@ -212,3 +216,46 @@ def test_a_draw_left_out_of_the_id_file_too_is_a_finding(
     (message,) = gate_findings(verdict)
     assert f"{BFCL_DRAW} is not the draw the pinned command names" in message
     assert "simple_python's entries differ" in message
+
+
+# --- a real run of whole categories --------------------------------------------------------------
+
+WHOLE = DATA / "upstream_outputs" / "bfcl-eval-whole"
+"""bfcl-eval's files of a real run of every entry of live_parallel and live_relevance (README
+there)."""
+
+
+def _whole() -> dict[str, bytes]:
+    return {p.relative_to(WHOLE).as_posix(): p.read_bytes() for p in WHOLE.rglob("*.*")}
+
+
+def _whole_data(subsets: Collection[str]) -> _Data:
+    ids = {}
+    for subset in subsets:
+        name = f"BFCL_v4_{subset}.json"
+        ids[subset], _ = bfcl_questions((BFCL_EVAL_DATA / name).read_bytes(), name, ())
+    return _Data(ids, {})
+
+
+def _whole_command() -> list[str]:
+    """The shipped pin set's bfcl-eval command with the run's categories."""
+    command = list(load_builtin(CURRENT).pins.harnesses["bfcl"].command)
+    asked = "live_parallel,live_relevance"
+    return [asked if part == "single_turn" else part for part in command]
+
+
+def test_a_real_run_of_whole_categories_answered_what_its_command_asks() -> None:
+    files = _whole()
+    results = bfcl_answers(files)
+    assert {s: len(e) for s, e in results.entries.items()} == {
+        "live_parallel": 16, "live_relevance": 16
+    }  # fmt: skip
+    asks = _pinned_entries(_whole_command(), files)
+    assert not isinstance(asks, str)
+    assert asks.subsets == {"live_parallel": None, "live_relevance": None}
+    assert _bfcl_asked(asks, results, _whole_data(asks.subsets), WHERE) == []
+    # one entry fewer (the run cut short, or left out) is not what the command asks
+    name = "result/smollm2-135m-instruct/live/BFCL_v4_live_parallel_result.json"
+    files[name] = b"\n".join(files[name].splitlines()[:-1]) + b"\n"
+    (finding,) = _bfcl_asked(asks, bfcl_answers(files), _whole_data(asks.subsets), WHERE)
+    assert "bfcl answered 15 of the 16 entries of live_parallel" in finding.message
