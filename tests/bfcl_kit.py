@@ -9,6 +9,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from audit.cli import main
 from bundle_schema.models import Body, Verdict
 from pins import PinSetSource
@@ -53,6 +55,18 @@ def unpacked_draw(folder: Path) -> Recorded:
 def draw_pins() -> PinSetSource:
     """The pin set the bundle ran under (kept beside it)."""
     return parse_pin_set(DRAW_PINS.read_bytes(), str(DRAW_PINS))
+
+
+@pytest.fixture(scope="module", name="drawn")
+def drawn_fixture(tmp_path_factory: pytest.TempPathFactory) -> Recorded:
+    """The bundle unpacked and read, once a module (a test module imports this to use it)."""
+    return unpacked_draw(tmp_path_factory.mktemp("drawn"))
+
+
+@pytest.fixture(scope="module", name="pins")
+def pins_fixture() -> PinSetSource:
+    """The pin set the bundle ran under, as fixture ``pins``."""
+    return draw_pins()
 
 
 def pins_asking(drawn: dict[str, list[str]]) -> PinSetSource:

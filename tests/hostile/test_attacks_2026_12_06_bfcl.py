@@ -48,7 +48,7 @@ from typing import Any
 import pytest
 
 from pins import PinSetSource
-from tests.bfcl_kit import (
+from tests.bfcl_kit import (  # noqa: F401 - drawn_fixture, pins_fixture: fixtures
     ANSWER_KEYS,
     LOG,
     MODEL,
@@ -59,7 +59,7 @@ from tests.bfcl_kit import (
     answered,
     bfcl_entries,
     data_entry,
-    draw_pins,
+    drawn_fixture,
     drawn_too,
     edit_entry,
     exchange_edited,
@@ -69,6 +69,7 @@ from tests.bfcl_kit import (
     giving,
     only_on_the_gate,
     pins_asking,
+    pins_fixture,
     rederived,
     unpacked_draw,
     unused_replies,
@@ -76,16 +77,6 @@ from tests.bfcl_kit import (
 from tests.data.hostile.kit import Files, lines, put_lines, read_bundle
 from tests.gate_kit import Recorded
 from verify.replies import answer_digest, answer_digest_of
-
-
-@pytest.fixture(scope="module")
-def drawn(tmp_path_factory: pytest.TempPathFactory) -> Recorded:
-    return unpacked_draw(tmp_path_factory.mktemp("drawn"))
-
-
-@pytest.fixture(scope="module")
-def pins() -> PinSetSource:
-    return draw_pins()
 
 
 @pytest.fixture(scope="module")

@@ -53,7 +53,7 @@ import pytest
 
 from bundle_schema.models import Body
 from pins import PinSetSource
-from tests.bfcl_kit import (
+from tests.bfcl_kit import (  # noqa: F401 - drawn_fixture, pins_fixture: fixtures
     ANSWER_KEYS,
     BFCL_EVAL_DATA,
     LOG,
@@ -62,7 +62,7 @@ from tests.bfcl_kit import (
     SCORES,
     answer_of,
     bfcl_entries,
-    draw_pins,
+    drawn_fixture,
     drawn_too,
     failed_ids,
     forged_verdict,
@@ -71,6 +71,7 @@ from tests.bfcl_kit import (
     giving,
     only_on_the_gate,
     pins_asking,
+    pins_fixture,
     rederived,
     rescored,
     result_file,
@@ -82,17 +83,6 @@ from tests.data.hostile.kit import Files, lines, put_lines, read_bundle
 from tests.gate_kit import Recorded
 from verify.harness_outputs import BFCL_DATA
 from verify.replies import body_json
-
-
-@pytest.fixture(scope="module")
-def drawn(tmp_path_factory: pytest.TempPathFactory) -> Recorded:
-    return unpacked_draw(tmp_path_factory.mktemp("drawn"))
-
-
-@pytest.fixture(scope="module")
-def pins() -> PinSetSource:
-    return draw_pins()
-
 
 CHECKOUT = "upstreams/bfcl/"
 WORKDIR = "berkeley-function-call-leaderboard"

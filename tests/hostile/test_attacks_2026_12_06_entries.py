@@ -50,18 +50,17 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from pins import CURRENT, PinSetSource, load_builtin
-from tests.bfcl_kit import (
+from tests.bfcl_kit import (  # noqa: F401 - drawn_fixture, pins_fixture: fixtures
     BFCL_EVAL_DATA,
     LOG,
-    draw_pins,
+    drawn_fixture,
     failed_ids,
     forged_verdict,
     gate_findings,
     giving,
     only_on_the_gate,
+    pins_fixture,
     rederived,
     rescored,
     result_file,
@@ -81,16 +80,6 @@ TRACEBACK = (
     "openai.InternalServerError: Error code: 500 - {'error': 'server busy'}\n"
 )
 WHERE = ("components/tool_instruction/gates/bfcl/bfcl-eval.json", "tool_instruction", "bfcl")
-
-
-@pytest.fixture(scope="module")
-def drawn(tmp_path_factory: pytest.TempPathFactory) -> Recorded:
-    return unpacked_draw(tmp_path_factory.mktemp("drawn"))
-
-
-@pytest.fixture(scope="module")
-def pins() -> PinSetSource:
-    return draw_pins()
 
 
 def _inference_error(sample: str) -> dict[str, Any]:

@@ -16,33 +16,24 @@ from typing import Any
 import pytest
 
 from pins import PinSetSource
-from tests.bfcl_kit import (
+from tests.bfcl_kit import (  # noqa: F401 - drawn_fixture, pins_fixture: fixtures
     DRAW_TAR,
     GATE,
     LOG,
     bfcl_entries,
-    draw_pins,
+    drawn_fixture,
     edit_entry,
     exchange_edited,
     forged_verdict,
     gate_findings,
     giving,
+    pins_fixture,
     result_files,
     unpacked_draw,
 )
 from tests.data.hostile.kit import Files, lines, put_lines
 from tests.gate_kit import Recorded
 from verify import verify_bundle
-
-
-@pytest.fixture(scope="module")
-def drawn(tmp_path_factory: pytest.TempPathFactory) -> Recorded:
-    return unpacked_draw(tmp_path_factory.mktemp("drawn"))
-
-
-@pytest.fixture(scope="module")
-def pins() -> PinSetSource:
-    return draw_pins()
 
 
 def _first(files: Files, called: bool) -> tuple[str, int, dict[str, Any]]:

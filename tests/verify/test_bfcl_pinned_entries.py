@@ -17,16 +17,17 @@ from pathlib import Path
 import pytest
 
 from pins import CURRENT, PinSetSource, load_builtin
-from tests.bfcl_kit import (
+from tests.bfcl_kit import (  # noqa: F401 - drawn_fixture, pins_fixture: fixtures
     BFCL_EVAL_DATA,
     GATE,
     RAW,
-    draw_pins,
+    drawn_fixture,
     drawn_too,
     failed_ids,
     forged_verdict,
     gate_findings,
     only_on_the_gate,
+    pins_fixture,
     rederived,
     rescored,
     result_file,
@@ -44,16 +45,6 @@ SINGLE_TURN = frozenset(V4_COLLECTIONS["single_turn"])
 WHERE = (GATE, "tool_instruction", "bfcl")
 _GENERATE = ("generate", "--test-category", "simple_python")
 _EVALUATE = ("evaluate", "--test-category", "single_turn")
-
-
-@pytest.fixture(scope="module")
-def drawn(tmp_path_factory: pytest.TempPathFactory) -> Recorded:
-    return unpacked_draw(tmp_path_factory.mktemp("drawn"))
-
-
-@pytest.fixture(scope="module")
-def pins() -> PinSetSource:
-    return draw_pins()
 
 
 # --- what a pinned command asks ------------------------------------------------------------------
