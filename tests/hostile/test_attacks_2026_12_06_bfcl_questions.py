@@ -53,7 +53,7 @@ import pytest
 
 from bundle_schema.models import Body
 from pins import PinSetSource
-from tests.bfcl_kit import (  # noqa: F401 - drawn_fixture, pins_fixture: fixtures
+from tests.bfcl_kit import (  # noqa: F401 - fixtures
     ANSWER_KEYS,
     BFCL_EVAL_DATA,
     LOG,

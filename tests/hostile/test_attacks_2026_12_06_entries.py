@@ -51,7 +51,7 @@ from pathlib import Path
 from typing import Any
 
 from pins import CURRENT, PinSetSource, load_builtin
-from tests.bfcl_kit import (  # noqa: F401 - drawn_fixture, pins_fixture: fixtures
+from tests.bfcl_kit import (  # noqa: F401 - fixtures
     BFCL_EVAL_DATA,
     LOG,
     drawn_fixture,

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from pins import PinSetSource
-from tests.bfcl_kit import (  # noqa: F401 - drawn_fixture, pins_fixture: fixtures
+from tests.bfcl_kit import (  # noqa: F401 - fixtures
     DRAW_TAR,
     GATE,
     LOG,
