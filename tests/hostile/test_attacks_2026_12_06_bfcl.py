@@ -48,7 +48,8 @@ from typing import Any
 import pytest
 
 from pins import PinSetSource
-from tests.bfcl_kit import (  # noqa: F401 - fixtures
+from tests import bfcl_kit
+from tests.bfcl_kit import (
     ANSWER_KEYS,
     LOG,
     MODEL,
@@ -59,7 +60,6 @@ from tests.bfcl_kit import (  # noqa: F401 - fixtures
     answered,
     bfcl_entries,
     data_entry,
-    drawn_fixture,
     drawn_too,
     edit_entry,
     exchange_edited,
@@ -69,14 +69,15 @@ from tests.bfcl_kit import (  # noqa: F401 - fixtures
     giving,
     only_on_the_gate,
     pins_asking,
-    pins_fixture,
     rederived,
-    unpacked_draw,
     unused_replies,
 )
 from tests.data.hostile.kit import Files, lines, put_lines, read_bundle
 from tests.gate_kit import Recorded
 from verify.replies import answer_digest, answer_digest_of
+
+drawn_fixture = bfcl_kit.drawn_fixture  # the kit's fixtures drawn and pins, used here
+pins_fixture = bfcl_kit.pins_fixture
 
 
 @pytest.fixture(scope="module")

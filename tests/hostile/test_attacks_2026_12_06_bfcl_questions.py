@@ -53,7 +53,8 @@ import pytest
 
 from bundle_schema.models import Body
 from pins import PinSetSource
-from tests.bfcl_kit import (  # noqa: F401 - fixtures
+from tests import bfcl_kit
+from tests.bfcl_kit import (
     ANSWER_KEYS,
     BFCL_EVAL_DATA,
     LOG,
@@ -62,7 +63,6 @@ from tests.bfcl_kit import (  # noqa: F401 - fixtures
     SCORES,
     answer_of,
     bfcl_entries,
-    drawn_fixture,
     drawn_too,
     failed_ids,
     forged_verdict,
@@ -71,12 +71,10 @@ from tests.bfcl_kit import (  # noqa: F401 - fixtures
     giving,
     only_on_the_gate,
     pins_asking,
-    pins_fixture,
     rederived,
     rescored,
     result_file,
     score_file,
-    unpacked_draw,
     unused_replies,
 )
 from tests.data.hostile.kit import Files, lines, put_lines, read_bundle
@@ -91,6 +89,9 @@ SINGLE_TURN = (
     "parallel_multiple", "irrelevance", "live_simple", "live_multiple", "live_parallel",
     "live_parallel_multiple", "live_irrelevance", "live_relevance",
 )  # fmt: skip
+
+drawn_fixture = bfcl_kit.drawn_fixture  # the kit's fixtures drawn and pins, used here
+pins_fixture = bfcl_kit.pins_fixture
 
 
 # --- a forger's tools ----------------------------------------------------------------------------

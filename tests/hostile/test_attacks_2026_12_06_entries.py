@@ -51,20 +51,18 @@ from pathlib import Path
 from typing import Any
 
 from pins import CURRENT, PinSetSource, load_builtin
-from tests.bfcl_kit import (  # noqa: F401 - fixtures
+from tests import bfcl_kit
+from tests.bfcl_kit import (
     BFCL_EVAL_DATA,
     LOG,
-    drawn_fixture,
     failed_ids,
     forged_verdict,
     gate_findings,
     giving,
     only_on_the_gate,
-    pins_fixture,
     rederived,
     rescored,
     result_file,
-    unpacked_draw,
 )
 from tests.data.hostile.kit import Files, lines, put_json, put_lines
 from tests.gate_kit import Recorded, resealed_as_replayed
@@ -80,6 +78,9 @@ TRACEBACK = (
     "openai.InternalServerError: Error code: 500 - {'error': 'server busy'}\n"
 )
 WHERE = ("components/tool_instruction/gates/bfcl/bfcl-eval.json", "tool_instruction", "bfcl")
+
+drawn_fixture = bfcl_kit.drawn_fixture  # the kit's fixtures drawn and pins, used here
+pins_fixture = bfcl_kit.pins_fixture
 
 
 def _inference_error(sample: str) -> dict[str, Any]:

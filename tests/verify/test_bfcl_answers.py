@@ -16,24 +16,25 @@ from typing import Any
 import pytest
 
 from pins import PinSetSource
-from tests.bfcl_kit import (  # noqa: F401 - fixtures
+from tests import bfcl_kit
+from tests.bfcl_kit import (
     DRAW_TAR,
     GATE,
     LOG,
     bfcl_entries,
-    drawn_fixture,
     edit_entry,
     exchange_edited,
     forged_verdict,
     gate_findings,
     giving,
-    pins_fixture,
     result_files,
-    unpacked_draw,
 )
 from tests.data.hostile.kit import Files, lines, put_lines
 from tests.gate_kit import Recorded
 from verify import verify_bundle
+
+drawn_fixture = bfcl_kit.drawn_fixture  # the kit's fixtures drawn and pins, used here
+pins_fixture = bfcl_kit.pins_fixture
 
 
 def _first(files: Files, called: bool) -> tuple[str, int, dict[str, Any]]:

@@ -17,21 +17,19 @@ from pathlib import Path
 import pytest
 
 from pins import CURRENT, PinSetSource, load_builtin
-from tests.bfcl_kit import (  # noqa: F401 - fixtures
+from tests import bfcl_kit
+from tests.bfcl_kit import (
     BFCL_EVAL_DATA,
     GATE,
     RAW,
-    drawn_fixture,
     drawn_too,
     failed_ids,
     forged_verdict,
     gate_findings,
     only_on_the_gate,
-    pins_fixture,
     rederived,
     rescored,
     result_file,
-    unpacked_draw,
 )
 from tests.data.hostile.kit import Files, lines
 from tests.gate_kit import Recorded, resealed_as_replayed
@@ -45,6 +43,9 @@ SINGLE_TURN = frozenset(V4_COLLECTIONS["single_turn"])
 WHERE = (GATE, "tool_instruction", "bfcl")
 _GENERATE = ("generate", "--test-category", "simple_python")
 _EVALUATE = ("evaluate", "--test-category", "single_turn")
+
+drawn_fixture = bfcl_kit.drawn_fixture  # the kit's fixtures drawn and pins, used here
+pins_fixture = bfcl_kit.pins_fixture
 
 
 # --- what a pinned command asks ------------------------------------------------------------------
