@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -70,16 +71,19 @@ def pins_fixture() -> PinSetSource:
 
 
 def pins_asking(drawn: dict[str, list[str]]) -> PinSetSource:
-    """The draw's pin set with ``drawn`` drawn too: named among its command's arguments
-    (``subset=id,...``) and evaluated (:func:`drawn_too` writes them into the draw bfcl-eval
-    read): a run that answers them is the pinned one."""
+    """The draw's pin set with ``drawn`` drawn too (a subset's ids replacing those the draw
+    names of it): named among its command's arguments (``subset=id,...``) and evaluated
+    (:func:`drawn_too` writes them into the draw bfcl-eval read): a run that answers them is
+    the pinned one."""
     text = DRAW_PINS.read_text()
     evaluated, generated = '"evaluate", "--test-category", "single_turn"', '"generate", "--run-ids"'
     assert text.count(evaluated) == 1 and text.count(generated) == 1
     asked = ",".join(("single_turn", *drawn))
     text = text.replace(evaluated, f'"evaluate", "--test-category", "{asked}"')
-    named = "".join(f'"{subset}={",".join(ids)}", ' for subset, ids in drawn.items())
-    text = text.replace(generated, named + generated)
+    for subset, ids in drawn.items():  # a subset the draw names already: its ids replaced
+        named = f'"{subset}={",".join(ids)}"'
+        text, found = re.subn(f'"{subset}=[^"]*"', named, text)
+        text = text if found else text.replace(generated, f"{named}, {generated}")
     return parse_pin_set(text.encode(), f"{DRAW_PINS.name} drawing {asked}")
 
 

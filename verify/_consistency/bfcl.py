@@ -10,6 +10,7 @@ import re
 from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from bundle_schema.models import BfclShard, Finding, Gx10Evidence
 from pins import PinSetSource
@@ -135,21 +136,25 @@ def _bfcl_replies(
     entry, component, upstream = where
     if evidence.transport is None:
         return []
-    replies = _Replies()
-    requested: set[tuple[int, bytes]] = set()
+    replies, requests = _Pool(), _Pool()
     for exchange in evidence.transport:
         if exchange.component != component or exchange.method != "POST":
             continue
         request, last = asked_digests(exchange)
-        requested |= {(i, d) for i, d in ((1, request), (2, last)) if d is not None}
+        requests.add((request, last), _lookups(request, last))
         answer = reply_facts(exchange).answer
         if answer is not None and not exchange_failed(exchange):
-            replies.add(answer, request, last)
+            replies.add((answer, request, last), _lookups(request, last, answer))
     answers = results.answers
     # single-turn answers take their replies first: a step's may be any reply to its turn's
     # question, a single-turn entry's only the one to its whole request
-    ordered = sorted(range(len(answers)), key=lambda i: answers[i].turn is not None)
-    missed = {i for i in ordered if not replies.take(answers[i], asked.get(answers[i].entry))}
+    missed = []
+    for i in sorted(range(len(answers)), key=lambda i: answers[i].turn is not None):
+        taken = replies.take(_reply_to(answers[i], asked.get(answers[i].entry)))
+        if taken is None:
+            missed.append(i)
+        else:
+            requests.drop(taken[1:])  # its request is the answer's: no error's
     unmatched = [answers[i] for i in sorted(missed)]
     findings = []
     if unmatched:
@@ -163,10 +168,15 @@ def _bfcl_replies(
                 f"in the transport log{more}",
             )
         )
-    unasked = [e for e in results.errors if _asking(asked.get(e[2])) not in requested]
+    # each error takes a request of its own (others of the same question are retries), those
+    # a whole request binds first
+    errors = results.errors
+    wanted = [_asking(sample, asked.get(sample)) for _, _, sample in errors]
+    ordered = sorted(range(len(errors)), key=lambda i: (wanted[i] or (3,))[0])
+    unasked = [errors[i] for i in sorted(i for i in ordered if requests.take(wanted[i]) is None)]
     if unasked:
         at, _subset, sample = unasked[0]
-        more = f" ({len(unasked)} of {len(results.errors)} errors)" if len(unasked) > 1 else ""
+        more = f" ({len(unasked)} of {len(errors)} errors)" if len(unasked) > 1 else ""
         findings.append(
             _disagrees(
                 entry,
@@ -177,55 +187,68 @@ def _bfcl_replies(
     return findings
 
 
-def _asking(question: BfclQuestion | None) -> tuple[int, bytes] | None:
-    """What a request that asked ``question`` holds: a single-turn entry's, its first turn and
-    functions, whole (as :meth:`_Replies.take` wants); an entry of more turns, its first
-    turn's question last."""
+_MULTI_TURN = ("multi_turn", "memory", "web_search")
+"""What an entry id bfcl-eval 2026.3.23 asks in turns holds (``contain_multi_turn_interaction``:
+its category's name is the id's stem)."""
+
+
+def _asking(sample: str, question: BfclQuestion | None) -> tuple[int, bytes] | None:
+    """What a request that asked entry ``sample``'s ``question`` holds, as bfcl-eval asks it:
+    an entry it asks in one request (by its id, :data:`_MULTI_TURN`), its first turn and
+    functions, whole (as a single-turn answer's reply must); an entry it asks in turns, its
+    first turn's question last."""
     if question is None:
         return None
-    if len(question.turns) == 1:
+    if not any(word in sample for word in _MULTI_TURN):
         functions = [f.replace(".", "_") for f in question.functions]  # underscore_to_dot
         return 1, request_digest(question.turns[0], functions)
     return 2, question_digest(question.last_user(0))
 
 
-_Asked = tuple[bytes, bytes | None, bytes | None]
-"""A reply's answer, and what its request asked: the whole request, and its last question."""
+def _reply_to(answer: BfclAnswer, question: BfclQuestion | None) -> tuple[Any, ...] | None:
+    """What a reply that gave ``answer`` to ``question`` is found by: a single-turn entry's,
+    the answer and a request of exactly the entry's first turn and functions; a step's, the
+    answer and a request whose last user message is its turn's question."""
+    if question is None:
+        return None
+    said = answer_digest_of(answer.answer, answer.prompt_tokens, answer.completion_tokens)
+    if answer.turn is None:
+        functions = [f.replace(".", "_") for f in question.functions]  # underscore_to_dot
+        return 1, request_digest(question.turns[0], functions), said
+    return 2, question_digest(question.last_user(answer.turn)), said
 
 
-class _Replies:
-    """The replies an answer may be taken from, each once: by its answer and what its request
-    asked (the whole request, for a single-turn entry's answer; its last question, for a
-    step's)."""
+def _lookups(request: bytes | None, last: bytes | None, *more: bytes) -> list[tuple[Any, ...]]:
+    """How an exchange is found: by its whole request (1) and by its last question (2), each
+    with ``more`` (its reply's answer)."""
+    return [(i, digest, *more) for i, digest in ((1, request), (2, last)) if digest is not None]
+
+
+class _Pool:
+    """Exchanges each taken once, found by any of their lookups (:func:`_lookups`)."""
 
     def __init__(self) -> None:
-        self._left: Counter[_Asked] = Counter()
-        self._by: dict[tuple[int, bytes, bytes], list[_Asked]] = {}
+        self._left: Counter[tuple[Any, ...]] = Counter()
+        self._by: dict[tuple[Any, ...], list[tuple[Any, ...]]] = {}
 
-    def add(self, answer: bytes, request: bytes | None, last: bytes | None) -> None:
-        key = (answer, request, last)
+    def add(self, key: tuple[Any, ...], lookups: Sequence[tuple[Any, ...]]) -> None:
+        if key not in self._left:  # indexed once, however many it stands for
+            for lookup in lookups:
+                self._by.setdefault(lookup, []).append(key)
         self._left[key] += 1
-        for index, asked in ((1, request), (2, last)):
-            if asked is not None:
-                self._by.setdefault((index, answer, asked), []).append(key)
 
-    def take(self, answer: BfclAnswer, question: BfclQuestion | None) -> bool:
-        """Whether a reply gave ``answer`` to ``question`` (taking it): a single-turn entry's
-        to a request of exactly the entry's first turn and functions, a step's to a request
-        whose last user message is its turn's question."""
-        if question is None:
-            return False
-        said = answer_digest_of(answer.answer, answer.prompt_tokens, answer.completion_tokens)
-        if answer.turn is None:
-            functions = [f.replace(".", "_") for f in question.functions]  # underscore_to_dot
-            wanted = (1, said, request_digest(question.turns[0], functions))
-        else:
-            wanted = (2, said, question_digest(question.last_user(answer.turn)))
-        for key in self._by.get(wanted, ()):
+    def take(self, lookup: tuple[Any, ...] | None) -> tuple[Any, ...] | None:
+        """One exchange ``lookup`` finds, taken; None when none is left."""
+        for key in self._by.get(lookup, ()) if lookup is not None else ():
             if self._left[key]:
                 self._left[key] -= 1
-                return True
-        return False
+                return key
+        return None
+
+    def drop(self, key: tuple[Any, ...]) -> None:
+        """One exchange of ``key`` taken otherwise."""
+        if self._left[key]:
+            self._left[key] -= 1
 
 
 @dataclass(frozen=True)
@@ -292,7 +315,10 @@ def _pinned_entries(command: Sequence[str], files: Mapping[str, bytes]) -> _Asks
     registers. Or why it cannot be said."""
     phases = _phases(command)
     generating = [p for p in phases if p[:1] == ["generate"]] or [list(command)]
-    draw = any("--run-ids" in phase for phase in generating)
+    draws = sum("--run-ids" in phase for phase in generating)
+    if 0 < draws < len(generating):
+        return "its generate phases are a draw (--run-ids) and categories: this reader joins none"
+    draw = draws > 0
     values = [v for phase in generating for f, v in itertools.pairwise(phase) if f == _CATEGORY]
     values += [p.partition("=")[2] for g in generating for p in g if p.startswith(_CATEGORY + "=")]
     names = list(dict.fromkeys(n.strip() for n in ",".join(values).split(",") if n.strip()))
@@ -320,7 +346,9 @@ def _drawn_entries(command: Sequence[str], files: Mapping[str, bytes]) -> _Asks 
         drawn = bfcl_drawn(data, BFCL_DRAW)
     except OutputsUnreadable as exc:
         return str(exc)
-    named = _named_draw(command)
+    named = _named_draw(_phases(command)[0])
+    if isinstance(named, str):
+        return named
     read = {s: frozenset(ids) for s, ids in drawn.items() if ids}
     if named and read != named:
         differs = sorted(set(read) ^ set(named)) or sorted(s for s in read if read[s] != named[s])
@@ -353,15 +381,19 @@ _DRAWN = re.compile(r"([a-z][a-z0-9_]*)=([^\s=,]+(?:,[^\s=,]+)*)")
 """A pinned command's argument naming a draw's entries of one category: ``category=id,id``."""
 
 
-def _named_draw(command: Sequence[str]) -> dict[str, frozenset[str]]:
-    """The draw the pinned command's own arguments name, where they name one (a program the
-    pin set keeps writes it to :data:`verify.harness_outputs.BFCL_DRAW`, as the recorded
-    bundle's pin set does): each ``category=id,id`` argument of a bfcl-eval category."""
+def _named_draw(arguments: Sequence[str]) -> dict[str, frozenset[str]] | str:
+    """The draw the pinned command's own arguments before its first ``generate`` or
+    ``evaluate`` name, where they name one (a program the pin set keeps writes it to
+    :data:`verify.harness_outputs.BFCL_DRAW`, as the recorded bundle's pin set does): each
+    ``category=id,id`` argument of a bfcl-eval category; one category named twice is refused
+    (which the program keeps is its own)."""
     named: dict[str, frozenset[str]] = {}
-    for part in command:
+    for part in arguments:
         match = _DRAWN.fullmatch(part)
         if match is not None and match[1] in V4_CATEGORIES:
-            named[match[1]] = named.get(match[1], frozenset()) | set(match[2].split(","))
+            if match[1] in named:
+                return f"the pinned command names the draw of {match[1]} twice"
+            named[match[1]] = frozenset(match[2].split(","))
     return named
 
 
