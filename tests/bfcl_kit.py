@@ -36,6 +36,7 @@ MODEL = "smollm2-135m-instruct"
 RESULTS = f"{RAW}result/{MODEL}/"
 SCORES = f"{RAW}score/{MODEL}/"
 LOG = "transport/exchanges.jsonl"
+CONFIG = "run/config.json"
 OVERALL = RAW + "score/data_overall.csv"
 RESULT_JSON = f"components/{COMPONENT}/result.json"
 ANSWER_KEYS = ("result", "input_token_count", "output_token_count")
@@ -133,6 +134,17 @@ def giving(files: Files, entry: dict[str, Any]) -> int:
     wanted = answer_digest_of(*(entry[k] for k in ANSWER_KEYS))
     (given,) = [i for i, body in answered(files) if answer_digest(body) == wanted]
     return given
+
+
+def log_written(files: Files, exchanges: list[dict[str, Any]]) -> None:
+    """The transport log written back as ``exchanges``, numbered 0, 1, 2, ..., and the
+    observer's count of them with it (as a careful forger keeps them)."""
+    for number, exchange in enumerate(exchanges):
+        exchange["id"] = number
+    put_lines(files, LOG, exchanges)
+    config = json.loads(files[CONFIG][0])
+    config["observer"]["exchanges"] = len(exchanges)
+    put_json(files, CONFIG, config)
 
 
 def exchange_edited(

@@ -59,19 +59,19 @@ from tests.bfcl_kit import (
     forged_verdict,
     gate_findings,
     giving,
+    log_written,
     only_on_the_gate,
     rederived,
     rescored,
     result_file,
 )
-from tests.data.hostile.kit import Files, lines, put_json, put_lines
+from tests.data.hostile.kit import Files, lines
 from tests.gate_kit import Recorded, resealed_as_replayed
 from verify import verify_bundle
 from verify._consistency.bfcl import _bfcl_asked, _Data, _pinned_entries
 from verify.harness_outputs import BFCL_DRAW, BfclResults
 from verify.scorers.bfcl import V4_COLLECTIONS
 
-CONFIG = "run/config.json"
 ERROR = "Error during inference: Error code: 500 - {'error': 'server busy'}"
 TRACEBACK = (
     'Traceback (most recent call last):\n  File "base_handler.py", line 1, in inference\n'
@@ -91,16 +91,6 @@ def _inference_error(sample: str) -> dict[str, Any]:
 def _data_ids(subset: str) -> list[str]:
     path = BFCL_EVAL_DATA / f"BFCL_v4_{subset}.json"
     return [json.loads(line)["id"] for line in path.read_text().splitlines()]
-
-
-def _observer_counts(files: Files, exchanges: list[dict[str, Any]]) -> None:
-    """The log written back, ids 0, 1, 2, ... and the observer's count of them with it."""
-    for number, exchange in enumerate(exchanges):
-        exchange["id"] = number
-    put_lines(files, LOG, exchanges)
-    config = json.loads(files[CONFIG][0])
-    config["observer"]["exchanges"] = len(exchanges)
-    put_json(files, CONFIG, config)
 
 
 # --- 1: a whole gate of entries the model was never asked ---------------------------------------
@@ -126,7 +116,7 @@ def _padded_to_every_entry(files: Files) -> None:
     failed |= {"status": 500, "chunks": [], "response_body": busy}
     at = giving(files, some) + 1
     copies = [copy.deepcopy(failed) for _ in range(padded)]
-    _observer_counts(files, exchanges[:at] + copies + exchanges[at:])
+    log_written(files, exchanges[:at] + copies + exchanges[at:])
 
 
 def test_a_draw_padded_with_inference_errors_is_not_the_shipped_gate(
@@ -159,7 +149,7 @@ def _one_entry_never_asked(files: Files) -> None:
     entries = lines(files, name)
     exchanges = lines(files, LOG)
     del exchanges[giving(files, entries[0])]
-    _observer_counts(files, exchanges)
+    log_written(files, exchanges)
     sample = entries[0]["id"]
     entries[0] = _inference_error(sample)
     rescored(files, "simple_python", entries, failed_ids(files, "simple_python") | {sample})

@@ -66,6 +66,7 @@ from tests.bfcl_kit import (
     forged_verdict,
     gate_findings,
     giving,
+    log_written,
     only_on_the_gate,
     pins_asking,
     rederived,
@@ -73,12 +74,11 @@ from tests.bfcl_kit import (
     result_file,
     unused_replies,
 )
-from tests.data.hostile.kit import Files, lines, put_json, put_lines
+from tests.data.hostile.kit import Files, lines, put_lines
 from tests.gate_kit import Recorded
 from verify._consistency.bfcl import _Asks, _pinned_entries
 from verify.harness_outputs import BFCL_DRAW
 
-CONFIG = "run/config.json"
 ERROR = "Error during inference: Error code: 500 - {'error': 'server busy'}"
 TRACEBACK = (
     'Traceback (most recent call last):\n  File "base_handler.py", line 1, in inference\n'
@@ -95,16 +95,6 @@ def _inference_error(sample: str) -> dict[str, Any]:
     return {"id": sample, "result": ERROR, "traceback": TRACEBACK}
 
 
-def _observer_counts(files: Files, exchanges: list[dict[str, Any]]) -> None:
-    """The log written back, ids 0, 1, 2, ... and the observer's count of them with it."""
-    for number, exchange in enumerate(exchanges):
-        exchange["id"] = number
-    put_lines(files, LOG, exchanges)
-    config = json.loads(files[CONFIG][0])
-    config["observer"]["exchanges"] = len(exchanges)
-    put_json(files, CONFIG, config)
-
-
 def _failed_copies(files: Files, index: int, count: int, request: Any = None) -> None:
     """``count`` failed copies (500, server busy) of the exchange at ``index`` inserted after
     it, their request ``request`` where given (else the copied one's)."""
@@ -114,7 +104,7 @@ def _failed_copies(files: Files, index: int, count: int, request: Any = None) ->
     if request is not None:
         failed["request_body"] = {"encoding": "utf-8", "data": json.dumps(request)}
     copies = [copy.deepcopy(failed) for _ in range(count)]
-    _observer_counts(files, exchanges[: index + 1] + copies + exchanges[index + 1 :])
+    log_written(files, exchanges[: index + 1] + copies + exchanges[index + 1 :])
 
 
 def _bfcl_request(files: Files, messages: list[Any], tools: list[str]) -> dict[str, Any]:
