@@ -1,6 +1,8 @@
 """bfcl-eval's gate held to the run: its outputs are the run's model's, its samples within the
-requests the transport log holds, and each answer it recorded a reply the observer saw to the
-entry's question as bfcl-eval's own data in the recorded checkout asks it (ADR 0022)."""
+requests the transport log holds, its entries exactly those the pinned command asks, each answer
+it recorded a reply the observer saw to the entry's question as bfcl-eval's own data in the
+recorded checkout asks it, and each inference error a request of its own that asked it
+(ADR 0022 and its amendments)."""
 
 from __future__ import annotations
 
