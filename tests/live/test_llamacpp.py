@@ -304,6 +304,60 @@ def test_the_recorded_real_run(live_python: Path, tmp_path: Path) -> None:
         shutil.copyfile(pins, f"{keep}.pins.toml")
 
 
+ERRORS_PINS = REPO / "examples" / "recorded" / "gx10-qualification-v5-bfcl-whole-check.toml"
+
+
+def test_the_recorded_errors_run(live_python: Path, tmp_path: Path) -> None:
+    """How examples/recorded/llamacpp-smollm2-135m-bfcl-errors.tar is made
+    (``EVIDENCE_AUDIT_LIVE_KEEP=DIR``: DIR.tar): `audit run` under the pin set kept beside it
+    (tool/instruction alone, bfcl-eval on every entry of three whole categories) against
+    llama-cpp-python's server with a 384-token context, so that the longer prompts fail and
+    bfcl-eval records inference errors; every upstream from its pinned commit (offline: the
+    clones among the mirrors). The verifier finds each error a request of its own."""
+    from pins._loader import parse_pin_set  # noqa: PLC0415 - the live test's own imports
+    from tests.data.hostile.kit import read_bundle  # noqa: PLC0415
+    from verify import verify_bundle  # noqa: PLC0415
+    from verify.harness_outputs import bfcl_answers  # noqa: PLC0415
+
+    port, gguf = free_port(), smollm2_gguf(live_python)
+    alias = "smollm2-135m-instruct"
+    server = (
+        f"exec {shlex.quote(str(live_python))} -m llama_cpp.server --model "
+        f"{shlex.quote(str(gguf))} --model_alias {alias} --host 127.0.0.1 --port {port} "
+        "--n_ctx 384"
+    )
+    mirrors = shlex.split(os.environ.get("EVIDENCE_AUDIT_LIVE_MIRRORS", ""))
+    out = tmp_path / "bundle"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("EVIDENCE_AUDIT_", "OPENAI_"))}
+    with _server(server, tmp_path, env, port, tmp_path / "server.log"):
+        done = subprocess.run(
+            [str(REPO / ".venv" / "bin" / "audit"), "run", "--endpoint",
+             f"http://127.0.0.1:{port}", "--pins", str(ERRORS_PINS), "--profile", "gate",
+             "--weights", str(gguf),
+             "--harness-python", f"benchlocal={REPO / '.venv-harnesses' / 'bin' / 'python'}",
+             "--harness-python", f"bfcl={REPO / '.venv-bfcl' / 'bin' / 'python'}",
+             *mirrors, "--out", str(out)],
+            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=3600, check=False,
+        )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-4000:]
+    pins = parse_pin_set(ERRORS_PINS.read_bytes(), str(ERRORS_PINS))
+    verdict = verify_bundle(out, pins=pins).verdict
+    assert verdict.integrity.findings == () and verdict.claims.match
+    (gate,) = verdict.diagnostics.supplementary
+    assert (gate.samples, gate.subsets) == (56, 3)
+    _, files = read_bundle(out)
+    raw = "components/tool_instruction/gates/bfcl/raw/"
+    kept = {n.removeprefix(raw): data for n, (data, _) in files.items() if n.startswith(raw)}
+    results = bfcl_answers(kept)
+    assert results.errors, "no inference error: the server's context did not cut a prompt"
+    if keep := os.environ.get("EVIDENCE_AUDIT_LIVE_KEEP"):
+        packed = subprocess.run(
+            [str(REPO / ".venv" / "bin" / "audit"), "pack", str(out), "-o", f"{keep}.tar"],
+            capture_output=True, text=True, check=False,
+        )  # fmt: skip
+        assert packed.returncode == 0, packed.stderr
+
+
 BFCL_DRAW = {
     "simple_python": ["simple_python_0", "simple_python_1"],
     "irrelevance": ["irrelevance_0", "irrelevance_1"],
