@@ -39,6 +39,7 @@ from verify.replies import (
     body_bytes,
     body_json,
     is_completion,
+    last_user_message,
     question_digest,
     read_exchange,
     reasoning_level,
@@ -315,10 +316,8 @@ def asked_digests(
         t["function"].get("name") for t in (tools if isinstance(tools, list) else ())
         if isinstance(t, dict) and isinstance(t.get("function"), dict)
     ]  # fmt: skip
-    users = [
-        m for m in messages if isinstance(m, dict) and m.get("role") == "user" and "content" in m
-    ]  # fmt: skip
-    last = question_digest(users[-1]["content"]) if users else None
+    user = last_user_message(messages)
+    last = question_digest(user["content"]) if user is not None else None
     return request_digest(messages, functions), last
 
 

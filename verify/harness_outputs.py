@@ -24,7 +24,7 @@ import io
 import math
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -50,6 +50,7 @@ from bundle_schema.models import (
     TaskTallies,
     Tier2,
 )
+from verify.replies import last_user_message
 from verify.scorers import load_plan, load_shard, score_shards
 from verify.scorers.bfcl import V4_SUBSET_SIZES, LoadedShard
 
@@ -1111,9 +1112,11 @@ def bfcl_answers(files: Files) -> BfclResults:
             where = f"{name}:{number}"
             steps = _bfcl_steps(entry)
             if steps is not None:
-                for at, turn, answer, prompt, completion in steps:
-                    found = BfclAnswer(where, f"{sample}{at}", answer, prompt, completion)
-                    answers.append(replace(found, subset=subset, entry=sample, turn=turn))
+                answers += [
+                    BfclAnswer(where, f"{sample}{at}", answer, prompt, completion,
+                               subset=subset, entry=sample, turn=turn)
+                    for at, turn, answer, prompt, completion in steps
+                ]  # fmt: skip
             elif _bfcl_inference_error(entry):
                 errors.append((where, subset, sample))
             else:
@@ -1171,12 +1174,9 @@ class BfclQuestion:
         """The content of the last user message asked by ``turn``: of the latest turn up to it
         that has one (a turn may add a function instead); None when none has."""
         for messages in reversed(self.turns[: turn + 1]):
-            users = [
-                m for m in (messages if isinstance(messages, list) else ())
-                if isinstance(m, dict) and m.get("role") == "user" and "content" in m
-            ]  # fmt: skip
-            if users:
-                return users[-1]["content"]
+            user = last_user_message(messages)
+            if user is not None:
+                return user["content"]
         return None
 
 
@@ -1206,9 +1206,10 @@ def bfcl_questions(
 
 
 def _bfcl_steps(entry: dict[str, Any]) -> list[tuple[str, int | None, Any, int, int]] | None:
-    """An entry's answers, each (where in the entry, answer, prompt tokens, completion tokens):
-    one for counts that are integers, one a step for turns of steps of one shape (at least one
-    turn, each of at least one step); None for any other shape."""
+    """An entry's answers, each (where in the entry, its turn, answer, prompt tokens,
+    completion tokens): one for counts that are integers (turn None), one a step for turns of
+    steps of one shape (at least one turn, each of at least one step); None for any other
+    shape."""
     result = entry.get("result")
     prompt, completion = entry.get("input_token_count"), entry.get("output_token_count")
     if type(prompt) is int and type(completion) is int:  # not a bool, not a float

@@ -478,6 +478,16 @@ def answer_digest(reply: Any) -> bytes | None:
     return answer_digest_of(answer, prompt, completion)
 
 
+def last_user_message(messages: Any) -> dict[str, Any] | None:
+    """The last user message with a content among ``messages`` (a request's, or a test entry's
+    turn); None when there is none."""
+    users = [
+        m for m in (messages if isinstance(messages, list) else ())
+        if isinstance(m, dict) and m.get("role") == "user" and "content" in m
+    ]  # fmt: skip
+    return users[-1] if users else None
+
+
 def question_digest(content: Any) -> bytes:
     """The SHA-256 of a user message's content (a JSON value: text, or a list of parts), keys
     sorted: what a request asked, as a test entry's question says it."""

@@ -196,28 +196,30 @@ its category's name is the id's stem)."""
 
 def _asking(sample: str, question: BfclQuestion | None) -> tuple[int, bytes] | None:
     """What a request that asked entry ``sample``'s ``question`` holds, as bfcl-eval asks it:
-    an entry it asks in one request (by its id, :data:`_MULTI_TURN`), its first turn and
-    functions, whole (as a single-turn answer's reply must); an entry it asks in turns, its
-    first turn's question last."""
+    an entry it asks in one request (by its id, :data:`_MULTI_TURN`) whole, an entry it asks in
+    turns its first turn's question last (:func:`_asked`)."""
     if question is None:
         return None
-    if not any(word in sample for word in _MULTI_TURN):
-        functions = [f.replace(".", "_") for f in question.functions]  # underscore_to_dot
-        return 1, request_digest(question.turns[0], functions)
-    return 2, question_digest(question.last_user(0))
+    return _asked(question, 0 if any(word in sample for word in _MULTI_TURN) else None)
 
 
 def _reply_to(answer: BfclAnswer, question: BfclQuestion | None) -> tuple[Any, ...] | None:
-    """What a reply that gave ``answer`` to ``question`` is found by: a single-turn entry's,
-    the answer and a request of exactly the entry's first turn and functions; a step's, the
-    answer and a request whose last user message is its turn's question."""
+    """What a reply that gave ``answer`` to ``question`` is found by: the answer, and what its
+    request asked (:func:`_asked`, of the answer's turn)."""
     if question is None:
         return None
     said = answer_digest_of(answer.answer, answer.prompt_tokens, answer.completion_tokens)
-    if answer.turn is None:
+    return *_asked(question, answer.turn), said
+
+
+def _asked(question: BfclQuestion, turn: int | None) -> tuple[int, bytes]:
+    """What a request bfcl-eval sent for ``question`` holds: for a single-turn entry (``turn``
+    None), the entry's first turn and functions, whole (1); for a step of ``turn``, that turn's
+    question as its last user message (2)."""
+    if turn is None:
         functions = [f.replace(".", "_") for f in question.functions]  # underscore_to_dot
-        return 1, request_digest(question.turns[0], functions), said
-    return 2, question_digest(question.last_user(answer.turn)), said
+        return 1, request_digest(question.turns[0], functions)
+    return 2, question_digest(question.last_user(turn))
 
 
 def _lookups(request: bytes | None, last: bytes | None, *more: bytes) -> list[tuple[Any, ...]]:
@@ -255,8 +257,8 @@ class _Pool:
 
 @dataclass(frozen=True)
 class _Data:
-    """bfcl-eval's own data of the subsets the result files answer: each subset's entry ids,
-    and the questions of the answered entries by id."""
+    """bfcl-eval's own data of the subsets asked or answered: each subset's entry ids, and the
+    questions of the entries the result files hold (answered or errored) by id."""
 
     ids: dict[str, frozenset[str]]
     questions: dict[str, BfclQuestion]
@@ -320,24 +322,24 @@ def _pinned_entries(command: Sequence[str], files: Mapping[str, bytes]) -> _Asks
     draws = sum("--run-ids" in phase for phase in generating)
     if 0 < draws < len(generating):
         return "its generate phases are a draw (--run-ids) and categories: this reader joins none"
-    draw = draws > 0
     values = [v for phase in generating for f, v in itertools.pairwise(phase) if f == _CATEGORY]
     values += [p.partition("=")[2] for g in generating for p in g if p.startswith(_CATEGORY + "=")]
     names = list(dict.fromkeys(n.strip() for n in ",".join(values).split(",") if n.strip()))
     names = names or ["all"]
-    try:
+    try:  # a name bfcl-eval does not have is refused, a draw's too
         categories = v4_categories(names) - {"format_sensitivity"}
     except ValueError as exc:
         return f"the pinned command's --test-category: {exc}"
-    if draw:
-        return _drawn_entries(command, files)
+    if draws:
+        return _drawn_entries(phases[0], files)
     how = f"--test-category {','.join(names)}: every entry of bfcl-eval's data"
     return _Asks(dict.fromkeys(categories), how)
 
 
-def _drawn_entries(command: Sequence[str], files: Mapping[str, bytes]) -> _Asks | str:
+def _drawn_entries(arguments: Sequence[str], files: Mapping[str, bytes]) -> _Asks | str:
     """The entries of a draw (``--run-ids``): those :data:`verify.harness_outputs.BFCL_DRAW`
-    names, which must be the draw the command's own arguments name where they name one."""
+    names, which must be the draw the command's own ``arguments`` before its first phase name
+    where they name one (:func:`_named_draw`)."""
     data = files.get(BFCL_DRAW)
     if data is None:
         return (
@@ -348,7 +350,7 @@ def _drawn_entries(command: Sequence[str], files: Mapping[str, bytes]) -> _Asks 
         drawn = bfcl_drawn(data, BFCL_DRAW)
     except OutputsUnreadable as exc:
         return str(exc)
-    named = _named_draw(_phases(command)[0])
+    named = _named_draw(arguments)
     if isinstance(named, str):
         return named
     read = {s: frozenset(ids) for s, ids in drawn.items() if ids}
