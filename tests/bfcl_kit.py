@@ -277,3 +277,14 @@ def rescored(files: Files, subset: str, entries: list[dict[str, Any]], failed: s
 def failed_ids(files: Files, subset: str) -> set[str]:
     """The entries of ``subset`` its score file lists as failed."""
     return {e["id"] for e in lines(files, score_file(files, subset))[1:]}
+
+
+def put_subset(
+    files: Files, subset: str, entries: list[dict[str, Any]], failed: set[str], group: str
+) -> None:
+    """A subset the run did not answer written as bfcl-eval writes one (its result file under
+    ``group`` holding ``entries``, its score file failing ``failed``), as :func:`rescored`
+    rewrites one it did."""
+    for folder, kind in ((RESULTS, "result"), (SCORES, "score")):
+        files[f"{folder}{group}/bfcl_v4_{subset}_{kind}.json"] = (b"", "application/json")
+    rescored(files, subset, entries, failed)

@@ -69,6 +69,7 @@ from tests.bfcl_kit import (
     giving,
     only_on_the_gate,
     pins_asking,
+    put_subset,
     rederived,
     unused_replies,
 )
@@ -96,17 +97,13 @@ def multi_turn_pins() -> PinSetSource:
 def _invented_multi_turn(files: Files) -> None:
     """A ``multi_turn_base`` subset the pinned command never runs: three entries written as
     bfcl-eval writes a multi-turn answer (turns of steps), all scored correct."""
-    result = f"{RESULTS}multi_turn/bfcl_v4_multi_turn_base_result.json"
-    score = f"{RAW}score/{MODEL}/multi_turn/bfcl_v4_multi_turn_base_score.json"
     entries = [
         {"id": f"multi_turn_base_{i}", "result": [[["cd(folder='document')"]]],
          "input_token_count": [[900]], "output_token_count": [[20]], "latency": [[1.0]]}
         for i in range(3)
     ]  # fmt: skip
-    files[result] = (b"".join(json.dumps(e).encode() + b"\n" for e in entries), "application/json")
+    put_subset(files, "multi_turn_base", entries, set(), "multi_turn")
     drawn_too(files, "multi_turn_base", [e["id"] for e in entries])
-    header = {"accuracy": 1.0, "correct_count": 3, "total_count": 3}
-    files[score] = (json.dumps(header).encode() + b"\n", "application/json")
     rederived(files)
 
 
@@ -204,19 +201,13 @@ def _in_turns(files: Files, honest: bool) -> None:
             exchange_edited(index, lambda e: _asking(e, asked))(files)
     else:
         steps = [("I could not find it.", 812, 7), ("Nor there.", 830, 3)]
-    result = f"{RESULTS}multi_turn/bfcl_v4_multi_turn_base_result.json"
-    score = f"{RAW}score/{MODEL}/multi_turn/bfcl_v4_multi_turn_base_score.json"
     drawn_too(files, "multi_turn_base", ["multi_turn_base_0"])
     entry = {
         "id": "multi_turn_base_0", "result": [[a for a, _, _ in steps]],
         "input_token_count": [[p for _, p, _ in steps]],
         "output_token_count": [[c for _, _, c in steps]], "latency": [[0.4, 0.5]],
     }  # fmt: skip
-    files[result] = (json.dumps(entry).encode() + b"\n", "application/json")
-    header = {"accuracy": 0.0, "correct_count": 0, "total_count": 1}
-    failed = {"id": "multi_turn_base_0", "valid": False}
-    files[score] = (json.dumps(header).encode() + b"\n" + json.dumps(failed).encode() + b"\n",
-                    "application/json")  # fmt: skip
+    put_subset(files, "multi_turn_base", [entry], {"multi_turn_base_0"}, "multi_turn")
     rederived(files)
 
 

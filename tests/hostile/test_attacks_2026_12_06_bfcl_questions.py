@@ -59,8 +59,6 @@ from tests.bfcl_kit import (
     BFCL_EVAL_DATA,
     LOG,
     RESULT_JSON,
-    RESULTS,
-    SCORES,
     answer_of,
     bfcl_entries,
     drawn_too,
@@ -71,6 +69,7 @@ from tests.bfcl_kit import (
     giving,
     only_on_the_gate,
     pins_asking,
+    put_subset,
     rederived,
     rescored,
     result_file,
@@ -114,11 +113,7 @@ def _multi_turn_of_benchlocal(files: Files) -> None:
          "output_token_count": [[c]], "latency": [[0.5]]}
         for i, (a, p, c) in enumerate(steps)
     ]  # fmt: skip
-    result = f"{RESULTS}multi_turn/bfcl_v4_multi_turn_base_result.json"
-    files[result] = (b"".join(json.dumps(e).encode() + b"\n" for e in entries), "application/json")
-    score = f"{SCORES}multi_turn/bfcl_v4_multi_turn_base_score.json"
-    header = {"accuracy": 1.0, "correct_count": 3, "total_count": 3}
-    files[score] = (json.dumps(header).encode() + b"\n", "application/json")
+    put_subset(files, "multi_turn_base", entries, set(), "multi_turn")
     rederived(files)
 
 
@@ -321,12 +316,8 @@ def test_a_step_cannot_take_a_single_turn_entrys_reply(drawn: Recorded, tmp_path
         _, _, first = next(bfcl_entries(files))
         entry = {"id": "multi_turn_base_0", "latency": [[0.5]],
                  **{k: [[first[k]]] for k in ANSWER_KEYS}}  # fmt: skip
-        result = f"{RESULTS}multi_turn/bfcl_v4_multi_turn_base_result.json"
-        files[result] = (json.dumps(entry).encode() + b"\n", "application/json")
+        put_subset(files, "multi_turn_base", [entry], set(), "multi_turn")
         drawn_too(files, "multi_turn_base", ["multi_turn_base_0"])
-        score = f"{SCORES}multi_turn/bfcl_v4_multi_turn_base_score.json"
-        header = {"accuracy": 1.0, "correct_count": 1, "total_count": 1}
-        files[score] = (json.dumps(header).encode() + b"\n", "application/json")
         rederived(files)
 
     verdict = forged_verdict(drawn, pins, tmp_path / "b", edit)

@@ -52,14 +52,11 @@ from typing import Any
 
 import pytest
 
-from bundle_schema import canonical_bytes
 from pins import PinSetSource
 from tests import bfcl_kit
 from tests.bfcl_kit import (
     BFCL_EVAL_DATA,
     LOG,
-    RESULTS,
-    SCORES,
     data_entry,
     drawn_too,
     failed_ids,
@@ -69,6 +66,7 @@ from tests.bfcl_kit import (
     log_written,
     only_on_the_gate,
     pins_asking,
+    put_subset,
     rederived,
     rescored,
     result_file,
@@ -128,12 +126,7 @@ def _class_functions(*docs: str) -> list[str]:
 
 def _alone(files: Files, subset: str, entries: list[dict[str, Any]]) -> None:
     """A result file of ``subset`` (multi-turn) holding ``entries``, all failed, drawn too."""
-    result = f"{RESULTS}multi_turn/bfcl_v4_{subset}_result.json"
-    score = f"{SCORES}multi_turn/bfcl_v4_{subset}_score.json"
-    header = {"accuracy": 0.0, "correct_count": 0, "total_count": len(entries)}
-    failed = [header, *({"id": e["id"], "valid": False} for e in entries)]
-    for name, values in ((result, entries), (score, failed)):
-        files[name] = (b"".join(canonical_bytes(v) + b"\n" for v in values), "application/json")
+    put_subset(files, subset, entries, {e["id"] for e in entries}, "multi_turn")
     drawn_too(files, subset, [e["id"] for e in entries])
 
 
