@@ -7,14 +7,17 @@ service cache's: a filesystem Unix socket is reachable across network namespaces
 loopback up, listen on ``127.0.0.1:PORT`` (the model's address for the harness), hand that
 listening socket to the supervisor over the Unix socket ``FD`` it passed down (the observer
 then accepts the harness's connections itself, so no process of the namespace relays them),
-then run ``COMMAND`` in a user namespace of its own (:data:`CONFINE`) under
-``strace --seccomp-bpf -f -e trace=connect``, appending every connect() attempt of every
-process to ``LEDGER`` (after the header line the supervisor wrote), and exit with the
-command's status.
+then run ``COMMAND`` under ``strace --seccomp-bpf -f -e trace=connect``, appending every
+connect() attempt of every process to ``LEDGER`` (after the header line the supervisor wrote),
+and exit with the command's status. The command runs out of the trace's reach (ADR 0047): in a
+PID namespace of its own (:data:`ISOLATE`: strace is not among the processes it can see, signal
+or open the files of), with an empty tmpfs over the directory that holds ``LEDGER``
+(:func:`covering`), and in a user namespace of its own (:data:`CONFINE`), which locks both.
 """
 
 from __future__ import annotations
 
+import shlex
 import socket
 import subprocess
 import sys
@@ -26,13 +29,22 @@ STRACE_OPTIONS = ("--seccomp-bpf", "-f", "-qq", "-Y", "-ttt", "-e", "trace=conne
 ``connect()`` only (``--seccomp-bpf``, strace 5.3 and later: its other system calls run at
 full speed), no signals (ADR 0034); run with ``-A -o LEDGER``. The supervisor's
 ``check_sandbox`` tries them first."""
-EMPTY_TMPFS = ("mount", "-t", "tmpfs", "-o", "mode=0755,size=1m,nosuid,nodev,noexec", "sandbox")
-"""How a runtime directory is hidden: an empty tmpfs mounted over it (the directory follows),
-in the sandbox's own mount namespace (the host's stays as it is). The supervisor's
-``check_sandbox`` tries it on ``/run`` first."""
-CONFINE = ("unshare", "--user", "--map-root-user", "--mount", "--")
-"""What the command (and strace) run in: a user namespace of their own, owning a mount
-namespace of their own, so that every mount the sandbox made above is locked for them."""
+EMPTY_TMPFS = ("mount", "--no-mtab", "-t", "tmpfs", "-o", "mode=0755,size=1m,nosuid,nodev,noexec",
+               "sandbox")  # fmt: skip
+"""How a directory is hidden: an empty tmpfs mounted over it (the directory follows), in the
+sandbox's own mount namespace (the host's stays as it is); ``--no-mtab``: nothing written in
+the hidden ``/run`` (util-linux keeps ``/run/mount/utab``). The supervisor's ``check_sandbox``
+tries it on ``/run`` first."""
+ISOLATE = ("unshare", "--pid", "--fork", "--kill-child", "--mount-proc", "--")
+"""A PID namespace (with a /proc of its own) and a mount namespace for the command, made by the
+namespace's root before :data:`CONFINE`: strace stays in the PID namespace above, where the
+command cannot name it (no ``kill``, no ``/proc/<pid>/fd`` of its trace file), and the /proc
+and tmpfs mounted here are locked for the command."""
+CONFINE = ("unshare", "--user", "--map-root-user", "--mount", "--fork", "--")
+"""What the command runs in: a user namespace of its own, owning a mount namespace of its own,
+so that every mount the sandbox made above is locked for it; ``--fork``: ``unshare`` stays the
+first process of :data:`ISOLATE`'s PID namespace (the command is not its init, whose signals
+are not a process's), and when the command ends, every process it left there ends with it."""
 RUNTIME_DIRS = ("/run", "/var/run")
 """Where the host's daemons keep their sockets: each one that is a directory of its own (not a
 link to another) is hidden. The verifier holds the same (``verify._facts.RUNTIME_DIRS``: it is
@@ -64,6 +76,13 @@ def _hide_runtime_dirs() -> str | None:
     return None
 
 
+def covering(directory: str, command: list[str]) -> list[str]:
+    """``command`` run after an empty tmpfs is mounted over ``directory`` (exit 126 if it
+    cannot be; ``mount`` says why on stderr)."""
+    mount = shlex.join(EMPTY_TMPFS)
+    return ["sh", "-c", f'{mount} "$0" || exit 126; exec "$@"', directory, *command]
+
+
 def main(argv: list[str]) -> int:
     """Run the command inside the namespace; the exit status is the command's (126: setup)."""
     port, channel_fd, ledger, separator, *command = argv
@@ -89,7 +108,11 @@ def main(argv: list[str]) -> int:
     # there, not where /run and /proc were mounted, so those mounts are locked (it cannot
     # unmount them to uncover the host's), and it has no capability over the namespaces the
     # runner is in (no setns into the runner's network namespace).
-    traced = [*CONFINE, "strace", *STRACE_OPTIONS, "-A", "-o", ledger, "--", *command]
+    # strace opens LEDGER (close-on-exec) before it starts the command; below it, in a PID
+    # namespace strace is not in, the directory of LEDGER is covered and the command confined:
+    # it can neither rewrite the trace by its name nor reach strace's open file or strace.
+    confined = covering(str(Path(ledger).parent), [*CONFINE, *command])
+    traced = ["strace", *STRACE_OPTIONS, "-A", "-o", ledger, "--", *ISOLATE, *confined]
     return subprocess.run(traced, check=False).returncode
 
 

@@ -7,13 +7,14 @@ ends every other one in it when it ends (``--map-root-user`` when not root); ins
 listening socket out to the supervisor (which gives it to the observer, so the observer accepts
 the harness's connections itself: no relay in between) and runs the command under
 ``strace --seccomp-bpf -f -e trace=connect`` (a process stops for strace at ``connect()``
-only). A non-local address fails at once with ENETUNREACH and is recorded. The command's
-process group is killed when it is silent for longer than its inactivity limit or runs past
-its total wall (a TIMEOUT); when the command has ended, for whatever reason, every process still
-in the namespace (one that left the group, or that strace did not wait for) is killed too,
-and the PID namespace holds one that left the network namespace as well. If
-the namespace cannot be made, :class:`SandboxUnavailable` says why: a run never goes on without
-isolation.
+only), in a PID namespace below strace's and with the trace's directory covered, out of the
+command's reach (ADR 0047). A non-local address fails at once with ENETUNREACH and is
+recorded. The command's process group is killed when it is silent for longer than its
+inactivity limit or runs past its total wall (a TIMEOUT); when the command has ended, for
+whatever reason, every process still in the namespace is killed too (every one the command
+left in its own PID namespace ends with it), and the PID namespace holds one that left the
+network namespace as well. If the namespace cannot be made, :class:`SandboxUnavailable` says
+why: a run never goes on without isolation.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -174,7 +176,8 @@ def run_sandboxed(
             refused.
         port: the loopback port inside the namespace where the observer accepts.
         cwd: the command's working directory.
-        scratch: a directory for the raw strace output.
+        scratch: where the raw strace output is written (a directory of its own in it, which
+            the command cannot see).
         limits: inactivity and total wall limits.
         env: the command's environment (default: this process's).
         component: the component the ledger entries belong to.
@@ -188,7 +191,9 @@ def run_sandboxed(
         SandboxUnavailable: the namespace could not be made.
     """
     check_sandbox()
-    raw = scratch / f"strace-{component or 'command'}-{first_seq}.txt"
+    # a directory of its own, which the command sees covered (audit/_sandbox_inside.py)
+    trace_dir = Path(tempfile.mkdtemp(prefix="trace-", dir=scratch))
+    raw = trace_dir / f"strace-{component or 'command'}-{first_seq}.txt"
     channel, inside_end = socket.socketpair()
     inside = [sys.executable, "-m", "audit._sandbox_inside", str(port), str(inside_end.fileno()),
               str(raw), "--", *command]  # fmt: skip

@@ -49,6 +49,7 @@ from bundle_schema.canonical import digest_of, loads_canonical, loads_canonical_
 from bundle_schema.documents import MODEL_FIRST, validate_document
 from bundle_schema.errors import DefectiveBundle, DocumentError
 from bundle_schema.layout import SEAL_FIELD
+from tests.host_processes import kill_marked, marked
 from tests.verify.test_record_fast_paths import (
     _VALID_MANIFEST,
     _check_model_first,
@@ -714,7 +715,7 @@ ESCAPE = """
 import os, sys, time
 if os.fork() == 0:
     os.setsid()  # out of the command's process group, which the limits kill
-    print(os.readlink("/proc/self"), flush=True)  # its pid outside the PID namespace
+    print("forked", flush=True)
     time.sleep(20)
     os._exit(0)
 time.sleep(20)
@@ -728,32 +729,40 @@ def test_a_process_that_leaves_the_group_is_killed_at_the_limit(
     killed, strace with it, and the child lived on holding the command's stdout, so the
     supervisor waited for it (as long as it liked; 20 s here) and it could go on talking to the
     observer while a later component ran. Every process left in the namespace is killed now."""
+    mark = str(tmp_path / "escape")  # the child's argument too: how the host finds it
     started = time.monotonic()
     limits = SandboxLimits(inactivity_s=30, wall_s=2)
-    result = _sandboxed([sys.executable, "-c", ESCAPE], tmp_path, limits=limits)
+    try:
+        result = _sandboxed([sys.executable, "-c", ESCAPE, mark], tmp_path, limits=limits)
+        left = marked(mark)
+    finally:
+        kill_marked(mark)
     assert time.monotonic() - started < 15
     assert result.timeout == "wall"
-    pid = int(result.stdout.decode().split()[0])
-    assert not _alive(pid)
+    assert result.stdout == b"forked\n"
+    assert left == []
 
 
 def test_a_process_left_behind_after_a_clean_exit_is_killed(sandbox: None, tmp_path: Path) -> None:
-    """The command exits at once, its setsid child does not: strace waits for the child (it is
-    traced), the wall limit ends it, and nothing of the namespace outlives the run."""
+    """The command exits as soon as its setsid child has started; the child does not, and
+    nothing of the namespace outlives the run (it ends with the command now: the command's PID
+    namespace ends with it, ADR 0047; before, strace waited for the child until the wall
+    limit)."""
+    flag = tmp_path / "started"
+    child = "import sys, time; print('started', flush=True); open(sys.argv[1], 'w').close(); "
+    child += "time.sleep(20)"
+    command = ["sh", "-c", f'setsid {sys.executable} -c "{child}" "$0" & '
+               'while [ ! -e "$0" ]; do sleep 0.05; done', str(flag)]  # fmt: skip
     started = time.monotonic()
-    child = "import os, time; print(os.readlink('/proc/self'), flush=True); time.sleep(20)"
-    command = ["sh", "-c", f'setsid {sys.executable} -c "{child}" &']
-    result = _sandboxed(command, tmp_path, limits=SandboxLimits(inactivity_s=30, wall_s=2))
-    assert time.monotonic() - started < 15
-    assert not _alive(int(result.stdout.decode().split()[0]))
-
-
-def _alive(pid: int) -> bool:
     try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
+        result = _sandboxed(command, tmp_path, limits=SandboxLimits(inactivity_s=30, wall_s=10))
+        left = marked(str(flag))
+    finally:
+        kill_marked(str(flag))
+    assert time.monotonic() - started < 15
+    assert result.timeout is None
+    assert result.stdout == b"started\n"
+    assert left == []
 
 
 NSENTER = """

@@ -14,7 +14,10 @@ regular file refused by name; a name that is not UTF-8 kept escaped by ``escaped
 scratch removed by ``rm -r``), 8 and 9 by ``audit.run._check_store``, 10 by
 ``pins._model.Harness._known_placeholders``; 6 by the sandbox's PID namespace (``unshare
 --pid``, the next day); 7 on 2026-12-06 (a chunk keeps its bytes, ``raw``, where they are not
-its text's UTF-8: ``bundle_schema.models.stream_chunks``). Left open, a strict xfail: 5.
+its text's UTF-8: ``bundle_schema.models.stream_chunks``); 5 on 2026-12-06 as well (ADR 0047:
+strace in a PID namespace above the harness's, the trace's directory covered), with two more
+ways to the same end that were open too (the trace rewritten through ``/proc/<pid>/fd``, strace
+killed before the connect).
 
 1. A harness output whose name is not UTF-8 (``r\xff.json``), or a tree of 1,100 nested
    directories, ends the whole run with exit 2 and no bundle ("the run failed before its
@@ -99,6 +102,7 @@ from bundle_schema.errors import InvalidInput
 from bundle_schema.models import TransportExchange
 from pins import PinSetSource, load_builtin, pin_set_source
 from tests.factories import write_small_bundle
+from tests.host_processes import kill_marked, marked
 from verify import parse_manifest, verify_bundle
 from verify._source import open_source
 
@@ -268,19 +272,6 @@ def test_held_an_output_directory_the_harness_deleted_fails_its_component(
 
 # --- the sandbox's evidence ------------------------------------------------------------------
 
-FORGE = "\n".join([
-    "import glob, socket",
-    "s = socket.socket()",
-    "s.settimeout(2)",
-    "print(s.connect_ex(('93.184.216.34', 443)), flush=True)",
-    "scratch = os.path.dirname(os.path.dirname(out))",
-    "for t in glob.glob(os.path.join(scratch, 'strace-*.txt')):",
-    "    lines = open(t).read().splitlines(True)",
-    "    os.unlink(t)",
-    "    open(t, 'w').writelines(l for l in lines if '93.184.216.34' not in l)",
-])  # fmt: skip
-
-
 CONNECT = "\n".join([
     "import socket",
     "s = socket.socket()",
@@ -288,23 +279,68 @@ CONNECT = "\n".join([
     "print(s.connect_ex(('93.184.216.34', 443)), flush=True)",
 ])  # fmt: skip
 
+SCRATCH = "scratch = os.path.dirname(os.path.dirname(out))"
+FORGE = "\n".join([
+    CONNECT,
+    "import glob",
+    SCRATCH,
+    "for t in glob.glob(os.path.join(scratch, '**', 'strace-*.txt'), recursive=True):",
+    "    lines = open(t).read().splitlines(True)",
+    "    os.unlink(t)",
+    "    open(t, 'w').writelines(l for l in lines if '93.184.216.34' not in l)",
+])  # fmt: skip
+"""The trace rewritten by its name: the runner's scratch directory is two levels above ``out``."""
+
+UNCOVER = "\n".join([
+    "import ctypes",
+    "libc = ctypes.CDLL(None, use_errno=True)",
+    SCRATCH,
+    "for line in open('/proc/self/mountinfo').read().splitlines()[::-1]:",
+    "    point = line.split()[4]",
+    "    if point.startswith(scratch + '/'):",
+    "        done = libc.umount2(point.encode(), 2)  # MNT_DETACH",
+    "        print('umount', point, done, ctypes.get_errno(), flush=True)",
+    FORGE,
+])  # fmt: skip
+"""The tmpfs over the trace's directory taken off first (``umount2(MNT_DETACH)``)."""
+
+THROUGH_PROC = "\n".join([
+    CONNECT,
+    "import glob",
+    "for link in glob.glob('/proc/[0-9]*/fd/*'):",
+    "    try:",
+    "        if 'strace-' not in os.readlink(link): continue",
+    "        lines = open(link).read().splitlines(True)",
+    "        with open(link, 'r+') as f:",
+    "            f.truncate(0)",
+    "            f.writelines(l for l in lines if '93.184.216.34' not in l)",
+    "    except OSError:",
+    "        pass",
+])  # fmt: skip
+"""The trace rewritten through strace's (or any process's) open file, ``/proc/<pid>/fd/<n>``."""
+
+STRACE_KILLED = "\n".join([
+    "import glob, signal, time",
+    "for comm in glob.glob('/proc/[0-9]*/comm'):",
+    "    try:",
+    "        if open(comm).read().strip() == 'strace':",
+    "            os.kill(int(comm.split('/')[2]), signal.SIGKILL)",
+    "    except OSError:",
+    "        pass",
+    "time.sleep(0.5)",
+    CONNECT,
+])  # fmt: skip
+"""strace killed before the connect, so nothing records it."""
+
 
 @pytest.mark.parametrize(
     "post",
     [
         pytest.param(CONNECT, id="connect"),
-        pytest.param(
-            FORGE,
-            id="connect-then-rewrite-the-trace",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="HOLE: strace's output file is scratch/strace-<component>-<seq>.txt "
-                "(audit/sandbox.py run_sandboxed, raw = scratch / ...), two levels above the "
-                "{out} the harness is given and writable by it; the supervisor reads it back "
-                "after the command ends, so a harness that replaces it hides its own "
-                "non-loopback connect() and the run is QUALIFIED",
-            ),
-        ),
+        pytest.param(FORGE, id="connect-then-rewrite-the-trace"),
+        pytest.param(UNCOVER, id="uncover-then-rewrite-the-trace"),
+        pytest.param(THROUGH_PROC, id="rewrite-the-trace-through-proc"),
+        pytest.param(STRACE_KILLED, id="kill-strace-then-connect"),
     ],
 )
 def test_a_harness_cannot_hide_a_connect_outside_from_the_ledger(
@@ -337,18 +373,10 @@ ESCAPE = "\n".join([
 ])  # fmt: skip
 
 
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
-
-
 def test_a_process_in_a_network_namespace_of_its_own_does_not_outlive_the_run(
     tmp_path: Path, mirrors: dict[str, Path], sandbox: None
 ) -> None:
-    pidfile = tmp_path / "escaped.pid"
+    pidfile = tmp_path / "escaped.pid"  # in the escaped child's environment: the host finds it
     pins = _pins()
     out = tmp_path / "bundle"
     try:
@@ -360,13 +388,11 @@ def test_a_process_in_a_network_namespace_of_its_own_does_not_outlive_the_run(
                     harness_env={"HOSTILE_POST": ESCAPE, "PIDFILE": str(pidfile)},
                 )
             )  # fmt: skip
-        pid = int(pidfile.read_text())
-        alive = _alive(pid)
+        left = marked(f"PIDFILE={pidfile}")
     finally:
-        if pidfile.exists():
-            with contextlib.suppress(OSError):
-                os.kill(int(pidfile.read_text()), signal.SIGKILL)
-    assert not alive
+        kill_marked(f"PIDFILE={pidfile}")
+    assert pidfile.exists()  # the child escaped the trace and the namespace
+    assert left == []
 
 
 # --- the observer ----------------------------------------------------------------------------
@@ -579,18 +605,6 @@ SLEEPER = (
 )
 
 
-def _sleeper(out: Path) -> int:
-    """The SLEEPER harness writing to ``out``, by its pid as this process sees it (the sandbox
-    has a PID namespace and a /proc of its own), or 0."""
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            with contextlib.suppress(OSError):
-                argv = (entry / "cmdline").read_bytes().split(b"\0")[:-1]
-                if argv[1:] == [b"-c", SLEEPER.encode(), bytes(out)]:
-                    return int(entry.name)
-    return 0
-
-
 def test_held_an_interrupt_while_a_harness_runs_is_one_line_and_leaves_no_process(
     tmp_path: Path, mirrors: dict[str, Path], scratch_here: Path, sandbox: None
 ) -> None:
@@ -611,7 +625,7 @@ def test_held_an_interrupt_while_a_harness_runs_is_one_line_and_leaves_no_proces
             assert started, "the harness did not start"
             while not started[0].read_text() and time.monotonic() < deadline:
                 time.sleep(0.02)  # made, not yet written
-            harness = _sleeper(started[0].parent)
+            harness = marked(str(started[0].parent))  # its output directory in its argv
             process.send_signal(signal.SIGINT)
             _, err = process.communicate(timeout=30)
         finally:
@@ -620,5 +634,6 @@ def test_held_an_interrupt_while_a_harness_runs_is_one_line_and_leaves_no_proces
                 process.wait()
     assert process.returncode == 130, err
     assert err.decode() == "audit run: interrupted\n"
-    assert harness and not _alive(harness)
+    assert harness
+    assert marked(str(started[0].parent)) == []
     assert not list(scratch_here.iterdir())
