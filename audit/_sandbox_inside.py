@@ -1,33 +1,38 @@
 """The part of the sandbox that runs inside the fresh network namespace.
 
-``python -m audit._sandbox_inside PORT FD LEDGER -- COMMAND...``: hide the host's ``/run`` (and a
-``/var/run`` that is a directory of its own) under an empty tmpfs of the namespace's own mount
-namespace, where the host's daemons keep their sockets (Docker's, D-Bus's, systemd's, the name
-service cache's: a filesystem Unix socket is reachable across network namespaces); bring
-loopback up, listen on ``127.0.0.1:PORT`` (the model's address for the harness), hand that
-listening socket to the supervisor over the Unix socket ``FD`` it passed down (the observer
-then accepts the harness's connections itself, so no process of the namespace relays them),
-then run ``COMMAND`` under ``strace --seccomp-bpf -f -e trace=connect``, appending every
-connect() attempt of every process to ``LEDGER`` (after the header line the supervisor wrote),
-and exit with the command's status. The command runs out of the trace's reach (ADR 0047): in a
-PID namespace of its own (:data:`ISOLATE`: strace is not among the processes it can see, signal
-or open the files of), with an empty tmpfs over the directory that holds ``LEDGER``
-(:func:`covering`), and in a user namespace of its own (:data:`CONFINE`), which locks both.
+``python -I audit/_sandbox_inside.py PORT FD TRACE [HIDDEN...] -- COMMAND...``: hide the
+host's ``/run`` (and a ``/var/run`` that is a directory of its own) under an empty tmpfs of the
+namespace's own mount namespace, where the host's daemons keep their sockets (Docker's,
+D-Bus's, systemd's, the name service cache's: a filesystem Unix socket is reachable across
+network namespaces); bring loopback up, listen on ``127.0.0.1:PORT`` (the model's address for
+the harness), hand that listening socket to the supervisor over the Unix socket ``FD`` it
+passed down (the observer then accepts the harness's connections itself, so no process of the
+namespace relays them), then run ``COMMAND`` under ``strace --seccomp-bpf -f -e
+trace=connect``, writing every connect() attempt of every process into the pipe ``TRACE`` (a
+descriptor the supervisor passed down and reads; it adds the header line), and exit with the
+command's status. The command runs out of
+the trace's reach (ADR 0047): in a PID namespace of its own (:data:`ISOLATE`: strace is not
+among the processes it can see or open the files of), in a session of its own (no signal to
+its process group reaches strace), with an empty tmpfs over each ``HIDDEN`` directory (the
+run's other harnesses' checkouts, outputs and homes: :func:`covering`), and in a user
+namespace of its own (:data:`CONFINE`), which locks them.
 """
 
 from __future__ import annotations
 
+import os
 import shlex
 import socket
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 STRACE_OPTIONS = ("--seccomp-bpf", "-f", "-qq", "-Y", "-ttt", "-e", "trace=connect",
                   "-e", "signal=none")  # fmt: skip
 """How the command is traced: every process it starts (``-f``), each stopped for strace at
 ``connect()`` only (``--seccomp-bpf``, strace 5.3 and later: its other system calls run at
-full speed), no signals (ADR 0034); run with ``-A -o LEDGER``. The supervisor's
+full speed), no signals (ADR 0034); run with ``-A -o`` the trace pipe. The supervisor's
 ``check_sandbox`` tries them first."""
 EMPTY_TMPFS = ("mount", "--no-mtab", "-t", "tmpfs", "-o", "mode=0755,size=1m,nosuid,nodev,noexec",
                "sandbox")  # fmt: skip
@@ -40,11 +45,14 @@ ISOLATE = ("unshare", "--pid", "--fork", "--kill-child", "--mount-proc", "--")
 namespace's root before :data:`CONFINE`: strace stays in the PID namespace above, where the
 command cannot name it (no ``kill``, no ``/proc/<pid>/fd`` of its trace file), and the /proc
 and tmpfs mounted here are locked for the command."""
-CONFINE = ("unshare", "--user", "--map-root-user", "--mount", "--fork", "--")
-"""What the command runs in: a user namespace of its own, owning a mount namespace of its own,
-so that every mount the sandbox made above is locked for it; ``--fork``: ``unshare`` stays the
-first process of :data:`ISOLATE`'s PID namespace (the command is not its init, whose signals
-are not a process's), and when the command ends, every process it left there ends with it."""
+CONFINE = ("setsid", "unshare", "--user", "--map-root-user", "--mount", "--")
+"""What the command runs in: a session (and process group) of its own, so that a signal it
+sends to its group (``kill(0, ...)``) reaches none of the processes above it; a user namespace
+of its own, owning a mount namespace of its own, so that every mount the sandbox made above is
+locked for it. It is a child of :func:`covering`'s shell, the first process of
+:data:`ISOLATE`'s PID namespace: the command is not that namespace's init (whose signals are
+not a process's), its status is the shell's (128 + N when signal N ended it), and when it ends,
+every process it left there ends with the shell."""
 RUNTIME_DIRS = ("/run", "/var/run")
 """Where the host's daemons keep their sockets: each one that is a directory of its own (not a
 link to another) is hidden. The verifier holds the same (``verify._facts.RUNTIME_DIRS``: it is
@@ -76,19 +84,22 @@ def _hide_runtime_dirs() -> str | None:
     return None
 
 
-def covering(directory: str, command: list[str]) -> list[str]:
-    """``command`` run after an empty tmpfs is mounted over ``directory`` (exit 126 if it
-    cannot be; ``mount`` says why on stderr)."""
+def covering(directories: Sequence[str], command: Sequence[str]) -> list[str]:
+    """``command`` run, as a child of the shell that mounts an empty tmpfs over each of
+    ``directories`` first (exit 126 if one cannot be; ``mount`` says why on stderr)."""
     mount = shlex.join(EMPTY_TMPFS)
-    return ["sh", "-c", f'{mount} "$0" || exit 126; exec "$@"', directory, *command]
+    script = f'until [ "$1" = -- ]; do {mount} "$1" || exit 126; shift; done; shift; "$@"'
+    return ["sh", "-c", script, "sh", *directories, "--", *command]
 
 
 def main(argv: list[str]) -> int:
     """Run the command inside the namespace; the exit status is the command's (126: setup)."""
-    port, channel_fd, ledger, separator, *command = argv
-    if separator != "--" or not command:
-        sys.stderr.write("usage: python -m audit._sandbox_inside PORT FD LEDGER -- CMD...\n")
+    port, channel_fd, trace_fd, *rest = argv
+    if "--" not in rest or rest.index("--") == len(rest) - 1:
+        usage = "usage: python -I _sandbox_inside.py PORT FD TRACE [HIDDEN...] -- CMD...\n"
+        sys.stderr.write(usage)
         return 2
+    hide, command = rest[: rest.index("--")], rest[rest.index("--") + 1 :]
     hidden = _hide_runtime_dirs()
     if hidden is not None:
         sys.stderr.write(f"sandbox: cannot hide the host's sockets: {hidden}\n")
@@ -108,13 +119,15 @@ def main(argv: list[str]) -> int:
     # there, not where /run and /proc were mounted, so those mounts are locked (it cannot
     # unmount them to uncover the host's), and it has no capability over the namespaces the
     # runner is in (no setns into the runner's network namespace).
-    # strace opens LEDGER (close-on-exec) before it starts the command; below it, in a PID
-    # namespace strace is not in, the directory of LEDGER is covered and the command confined:
-    # it can neither rewrite the trace by its name nor reach strace's open file or strace.
-    confined = covering(str(Path(ledger).parent), [*CONFINE, *command])
-    traced = ["strace", *STRACE_OPTIONS, "-A", "-o", ledger, "--", *ISOLATE, *confined]
+    # strace opens the trace pipe through this process's descriptor (its own copy is
+    # close-on-exec; this one is not passed down), so no process below strace holds it; below
+    # strace, in a PID namespace strace is not in, the command is confined: it can neither
+    # reach strace's pipe nor strace (ADR 0047).
+    trace = f"/proc/{os.getpid()}/fd/{trace_fd}"
+    confined = covering(hide, [*CONFINE, *command])
+    traced = ["strace", *STRACE_OPTIONS, "-A", "-o", trace, "--", *ISOLATE, *confined]
     return subprocess.run(traced, check=False).returncode
 
 
-if __name__ == "__main__":  # pragma: no cover - run as a module inside the namespace
+if __name__ == "__main__":  # pragma: no cover - run as a script inside the namespace
     raise SystemExit(main(sys.argv[1:]))

@@ -172,9 +172,9 @@ class _Recorder:
         )
 
 
-def _environment(scratch: Path, extra: Mapping[str, str]) -> dict[str, str]:
-    home = scratch / "home"
-    home.mkdir(exist_ok=True)
+def _environment(home: Path, extra: Mapping[str, str]) -> dict[str, str]:
+    """A harness's environment; ``home`` its home directory (its own: no harness sees
+    another's, :meth:`_Harnesses._own`)."""
     return {
         "LANG": "C.UTF-8",
         **extra,
@@ -305,8 +305,7 @@ class _Harnesses:
             return _Failed(
                 f"{upstream}: {recorder.checkout_failures.get(upstream, 'not checked out')}"
             )
-        out = self.scratch / "outputs" / upstream
-        out.mkdir(parents=True)
+        out, home, others = self._own(upstream)
         made = out.stat()
         harness = self.request.pins.pins.harnesses[upstream]
         prepared = self._prepared(upstream, harness)
@@ -328,12 +327,12 @@ class _Harnesses:
                 serve=self.observer.serving,
                 port=SANDBOX_PORT,
                 cwd=checkout_dir / harness.workdir,
-                scratch=self.scratch,
                 limits=SandboxLimits(float(harness.inactivity_s), float(harness.wall_s)),
-                env=_environment(self.scratch, self._variables(harness)),
+                env=_environment(home, self._variables(harness)),
                 component=components[0],
                 first_seq=len(recorder.ledger),
                 active=lambda: self.observer.last_activity,
+                hidden=others,
             )
         except SandboxUnavailable as exc:
             return _Failed(f"sandbox unavailable: {exc}")
@@ -359,6 +358,23 @@ class _Harnesses:
                 f"did not write {', '.join(missing)}")  # fmt: skip
             return _Failed(f"{upstream} {why}", common, files)
         return files, common
+
+    def _own(self, upstream: str) -> tuple[Path, Path, list[Path]]:
+        """The harness's output and home directories, and what it must not see: every other
+        upstream's checkout and every other harness's outputs and home, each harness's made
+        (empty) before the first runs, so that none can be written before its harness runs
+        (ADR 0047)."""
+        for name in self.request.pins.pins.harnesses:
+            for kind in ("outputs", "home"):
+                (self.scratch / kind / name).mkdir(parents=True, exist_ok=True)
+        others = [
+            place
+            for kind in ("checkouts", "outputs", "home")
+            if (self.scratch / kind).is_dir()
+            for place in sorted((self.scratch / kind).iterdir())
+            if place.name != upstream and place.is_dir() and not place.is_symlink()
+        ]
+        return self.scratch / "outputs" / upstream, self.scratch / "home" / upstream, others
 
     def _variables(self, harness: Harness) -> dict[str, str]:
         """The variables a harness is given beyond the sandbox's own: ``--env`` and its pinned

@@ -27,7 +27,6 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -36,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Literal
 
+from audit import _sandbox_inside
 from audit._sandbox_inside import EMPTY_TMPFS, STRACE_OPTIONS
 from bundle_schema.errors import InvalidInput
 from bundle_schema.models import SocketLedgerEntry
@@ -108,7 +108,7 @@ def check_sandbox() -> None:
     Raises:
         SandboxUnavailable: a tool is missing or the kernel refuses the namespace.
     """
-    for tool in ("unshare", "strace", "ip", "mount"):
+    for tool in ("unshare", "strace", "ip", "mount", "setsid"):
         if shutil.which(tool) is None:
             raise SandboxUnavailable(f"{tool} is not installed; the sandbox needs it")
     for probe_command, what in (
@@ -160,12 +160,12 @@ def run_sandboxed(
     serve: Serve | None,
     port: int,
     cwd: Path,
-    scratch: Path,
     limits: SandboxLimits,
     env: Mapping[str, str] | None = None,
     component: str | None = None,
     first_seq: int = 0,
     active: Callable[[], float] | None = None,
+    hidden: Sequence[Path] = (),
 ) -> SandboxResult:
     """Run ``command`` in a fresh network namespace; the model is at ``127.0.0.1:port`` there.
 
@@ -176,8 +176,6 @@ def run_sandboxed(
             refused.
         port: the loopback port inside the namespace where the observer accepts.
         cwd: the command's working directory.
-        scratch: where the raw strace output is written (a directory of its own in it, which
-            the command cannot see).
         limits: inactivity and total wall limits.
         env: the command's environment (default: this process's).
         component: the component the ledger entries belong to.
@@ -186,32 +184,42 @@ def run_sandboxed(
             observer's last request, chunk or reply): activity, as output is, for the
             inactivity limit (a harness that prints nothing until it ends is not silent while
             it asks the model).
+        hidden: existing directories the command sees empty (an empty tmpfs over each, which
+            it cannot take off): what is not its own in the run's scratch directory.
 
     Raises:
         SandboxUnavailable: the namespace could not be made.
     """
     check_sandbox()
-    # a directory of its own, which the command sees covered (audit/_sandbox_inside.py)
-    trace_dir = Path(tempfile.mkdtemp(prefix="trace-", dir=scratch))
-    raw = trace_dir / f"strace-{component or 'command'}-{first_seq}.txt"
     channel, inside_end = socket.socketpair()
-    inside = [sys.executable, "-m", "audit._sandbox_inside", str(port), str(inside_end.fileno()),
-              str(raw), "--", *command]  # fmt: skip
+    # strace writes the trace into a pipe this process reads (never a file: nothing the
+    # command could rewrite, or keep strace from writing by filling a disk; ADR 0047)
+    trace_out, trace_in = os.pipe()
+    # the inside part by its file, in isolated mode: the command's working directory (a
+    # checkout) is not on its sys.path, where an audit/ package of the harness's would replace it
+    script = os.path.abspath(_sandbox_inside.__file__)
+    inside = [sys.executable, "-I", script, str(port), str(inside_end.fileno()), str(trace_in),
+              *(str(path) for path in hidden), "--", *command]  # fmt: skip
     origin_epoch, started = time.time(), time.monotonic()
-    raw.write_text(trace_header(origin_epoch, first_seq, component))  # strace appends (-A)
-    with channel, inside_end:
-        process = subprocess.Popen(
-            _unshare(inside),
-            cwd=cwd,
-            env=dict(env) if env is not None else None,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-            pass_fds=(inside_end.fileno(),),
-        )
-        inside_end.close()  # the namespace's end: an inside that exits closes the channel
-        listener = _handed_over(channel, process)
+    header = trace_header(origin_epoch, first_seq, component).encode()
+    stream = open(trace_out, "rb", buffering=0)  # noqa: SIM115 - the reader closes it at EOF
+    tracing = _Watch(stream, [started, 0.0])  # a clock of its own: a connect is not activity
+    try:
+        with channel, inside_end:
+            process = subprocess.Popen(
+                _unshare(inside),
+                cwd=cwd,
+                env=dict(env) if env is not None else None,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+                pass_fds=(inside_end.fileno(), trace_in),
+            )
+            inside_end.close()  # the namespace's end: an inside that exits closes the channel
+            listener = _handed_over(channel, process)
+    finally:
+        os.close(trace_in)  # strace's (and the inside part's) end only: EOF when they end
     namespace = _namespace_of(process.pid)  # unshare made it before its child handed over
     clock = [started, 0.0]  # last output, longest silence so far
     assert process.stdout is not None and process.stderr is not None  # noqa: S101 - PIPE
@@ -240,10 +248,10 @@ def run_sandboxed(
         if namespace is not None:
             _kill_namespace(namespace)
     ended = time.monotonic()
-    for watch in watches:
+    for watch in (*watches, tracing):
         watch.join()
     silence = max(clock[1], ended - clock[0])
-    trace = raw.read_bytes()
+    trace = header + bytes(tracing.data)
     return SandboxResult(
         returncode=None if timeout else process.returncode,
         timeout=timeout,

@@ -87,11 +87,11 @@ scratch = Path(scratch)
 if "serve" in inspect.signature(run_sandboxed).parameters:  # the observer accepts (ADR 0034)
     with observe(engine) as observer:
         result = run_sandboxed(command, serve=observer.serving, port=int(port), cwd=scratch,
-                               scratch=scratch, limits=limits)
+                               limits=limits)
 else:  # a tree before ADR 0034: the namespace's forwarder to the observer's Unix socket
     with observe(engine, unix_path=str(scratch / "observer.sock")):
         result = run_sandboxed(command, observer_socket=scratch / "observer.sock",
-                               port=int(port), cwd=scratch, scratch=scratch, limits=limits)
+                               port=int(port), cwd=scratch, limits=limits)
 if result.returncode != 0:
     raise SystemExit("the client failed in the sandbox: " + result.stderr.decode()[-2000:])
 sys.stdout.write(result.stdout.decode())

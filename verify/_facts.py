@@ -415,6 +415,8 @@ def ledger_problem(entry: SocketLedgerEntry) -> str | None:
         if entry.port is not None or _ip_version(entry.address) is not None:
             return "an AF_UNIX attempt names an IP address or port, not a socket path"
         return None
+    if entry.family not in ("AF_INET", "AF_INET6"):
+        return None  # another family, or an address strace could not read: outside, as it is
     version = 4 if entry.family == "AF_INET" else 6
     if entry.port is None or _ip_version(entry.address) != version:
         return f"an {entry.family} attempt needs an IPv{version} address and a port"
@@ -443,10 +445,14 @@ def host_socket(entry: SocketLedgerEntry) -> bool:
 
 
 def off_sandbox(entry: SocketLedgerEntry) -> bool:
-    """Whether an attempt went outside the sandbox: an IP address that is not loopback, or a
-    host's socket (:func:`host_socket`)."""
+    """Whether an attempt went outside the sandbox: an IP address that is not loopback, a
+    host's socket (:func:`host_socket`), an attempt of any other family (the sandbox keeps
+    only IP to loopback: ``AF_VSOCK`` reaches a hypervisor's host whatever the namespace), or
+    one whose address strace could not read (ADR 0047)."""
     if entry.family == "AF_UNIX":
         return host_socket(entry)
+    if entry.family not in ("AF_INET", "AF_INET6"):
+        return True
     return not is_loopback(entry.address)
 
 
@@ -458,6 +464,10 @@ def outside_attempt(entry: SocketLedgerEntry) -> str:
             f"connected to {entry.address} ({entry.outcome}): a socket of the host, whose "
             "runtime directories the sandbox hides"
         )
+    if entry.family == "unreadable":
+        return f"tried an address strace could not read ({entry.address}, {entry.outcome})"
+    if entry.family not in ("AF_INET", "AF_INET6"):
+        return f"tried {entry.family} {{{entry.address}}} ({entry.outcome})"
     return f"tried {entry.address}:{entry.port} ({entry.outcome})"
 
 

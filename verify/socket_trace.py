@@ -46,8 +46,9 @@ _HEADER = re.compile(
 )
 _CONNECT = re.compile(
     r"^(?P<pid>\d+)(?:<(?P<comm>[^>]*)>)? (?P<t>\d+\.\d+) connect\(\d+, "
-    # the address's fields, a quoted string (strace's C escapes, \" among them) taken whole
-    r'\{(?P<addr>(?:"(?:[^"\\]|\\.)*"|[^"}])*)\}, \d+'
+    # the address's fields, a quoted string (strace's C escapes, \" among them) taken whole;
+    # or the pointer alone, where strace could not read the address (memory it cannot read)
+    r'(?:\{(?P<addr>(?:"(?:[^"\\]|\\.)*"|[^"}])*)\}|(?P<pointer>0x[0-9a-f]{1,16}|NULL)), \d+'
     r"(?P<rest>.*)$"
 )
 _RESUMED = re.compile(
@@ -83,10 +84,26 @@ def trace_name(first_seq: int, component: str | None) -> str:
     return f"network/strace/{first_seq:06d}-{component or 'command'}.txt"
 
 
+UNREADABLE = "unreadable"
+"""The family of an attempt whose address strace could not read (it shows the pointer): where
+it went is not known, so it counts as outside the sandbox (ADR 0047)."""
+NOT_ATTEMPTS = frozenset({"AF_UNSPEC", "AF_NETLINK"})
+"""Families whose connect() is no attempt to reach anything: ``AF_UNSPEC`` dissolves a
+socket's association (glibc's resolver does it after each probe of an address), netlink is a
+channel to the kernel. Every other family is an attempt, recorded."""
+
+
+def _attempt(match: re.Match[str]) -> tuple[str, str, int | None] | None:
+    """The family, address and port of a connect() line, or None when it is no attempt."""
+    if match["pointer"] is not None:
+        return UNREADABLE, match["pointer"], None
+    return _address(match["addr"])
+
+
 def _address(fields: str) -> tuple[str, str, int | None] | None:
-    family = re.search(r"sa_family=(AF_\w+)", fields)
-    if family is None:
-        return None
+    family = re.search(r"sa_family=(AF_[A-Z0-9_]+)", fields)
+    if family is None:  # a family strace has no name for: its number
+        return UNREADABLE, fields, None
     name = family.group(1)
     port = re.search(r"sin6?_port=htons\((\d+)\)", fields)
     if port and len(port.group(1)) > 5:
@@ -97,8 +114,10 @@ def _address(fields: str) -> tuple[str, str, int | None] | None:
         address = re.search(r'inet_pton\(AF_INET6, "([^"]*)"', fields)
     elif name == "AF_UNIX":
         address = re.search(r'sun_path=(@?"(?:[^"\\]|\\.)*")', fields)  # \" kept in it
-    else:
-        return None  # netlink and the like: kernel channels, not network connections
+    elif name in NOT_ATTEMPTS:
+        return None
+    else:  # a family the sandbox does not keep to loopback (AF_VSOCK: the hypervisor's host)
+        return name, fields, None
     shown = address.group(1).strip('"') if address else "?"
     return name, shown, int(port.group(1)) if port else None
 
@@ -163,7 +182,9 @@ def trace_entries(chunks: Iterable[bytes]) -> Iterator[SocketLedgerEntry]:
     """The socket-ledger entries of a trace file, given as byte chunks, in order.
 
     A call split across lines by another process (``<unfinished ...>`` / ``<... connect
-    resumed>``) is joined; lines that are not a connect() of a network family are skipped.
+    resumed>``) is joined; lines that are not a connect() attempt (:data:`NOT_ATTEMPTS`) are
+    skipped. An attempt of any other family is an entry, its fields as its address, and one
+    whose address strace could not read is one of family :data:`UNREADABLE`.
 
     Raises:
         TraceError: no supervisor's header, a line over the cap, too many unfinished calls.
@@ -179,7 +200,7 @@ def trace_entries(chunks: Iterable[bytes]) -> Iterator[SocketLedgerEntry]:
             outcome = _outcome("= " + resumed.group("result"))
         else:
             match = _CONNECT.match(line)
-            parsed = _address(match.group("addr")) if match else None
+            parsed = _attempt(match) if match else None
             if match is None or parsed is None:
                 continue
             pid, comm, when, address = match["pid"], match["comm"] or "?", _time(match["t"]), parsed

@@ -211,7 +211,10 @@ class SocketLedgerEntry(_Model):
     t: Seconds
     pid: Annotated[int, Field(strict=True, ge=1)]
     process: Annotated[str, StringConstraints(max_length=256)]
-    family: Literal["AF_INET", "AF_INET6", "AF_UNIX"]
+    family: Annotated[str, StringConstraints(pattern=r"^(AF_[A-Z0-9_]{1,29}|unreadable)$")]
+    """``AF_INET``, ``AF_INET6``, ``AF_UNIX``; any other family strace names (``AF_VSOCK``: the
+    address is then strace's fields); ``unreadable``: strace could not read the address (the
+    address is the pointer it showed)."""
     address: Annotated[str, StringConstraints(max_length=256)]
     port: Annotated[int, Field(strict=True, ge=0, le=65535)] | None = None
     outcome: Annotated[str, StringConstraints(pattern=r"^(connected|in-progress|E[A-Z0-9]+)$")]

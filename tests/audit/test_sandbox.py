@@ -23,6 +23,7 @@ from audit.sandbox import (
     run_sandboxed,
 )
 from bundle_schema.roles import TRACE_MEDIA_TYPE
+from verify._facts import ledger_problem, off_sandbox, outside_attempt
 from verify.socket_trace import MAX_LINE, TraceError, read_header, trace_entries, trace_header
 
 PORT = 18080
@@ -66,12 +67,43 @@ def test_the_ledger_joins_interrupted_calls() -> None:
     assert all(e.component == "hermes" for e in entries)
 
 
+def test_every_attempt_is_an_entry_whatever_its_family_or_however_strace_shows_it() -> None:
+    """ADR 0047: a family the sandbox does not keep to loopback, a family strace has no name
+    for, an address strace could not read: each an entry, and outside the sandbox; a
+    disconnect (AF_UNSPEC, glibc's resolver after each probe) and netlink are no attempts."""
+    text = (
+        "7<h> 1.000000 connect(3, {sa_family=AF_VSOCK, svm_cid=VMADDR_CID_HOST, svm_port=9, "
+        "svm_flags=0}, 16) = -1 ENODEV (No such device)\n"
+        "7<h> 1.100000 connect(4, 0x7f3a5c001000, 16) = -1 ENETUNREACH (Network is unreachable)\n"
+        "7<h> 1.200000 connect(5, NULL, 0) = -1 EFAULT (Bad address)\n"
+        '7<h> 1.300000 connect(6, {sa_family=0x2a /* AF_??? */, sa_data="\\x00"}, 16) = 0\n'
+        '7<h> 1.400000 connect(7, {sa_family=AF_UNSPEC, sa_data="\\x00"}, 16) = 0\n'
+        "7<h> 1.500000 connect(8, {sa_family=AF_NETLINK, nl_pid=0, nl_groups=00000000}, 12) = 0\n"
+    )
+    entries = list(trace_entries([trace_header(1.0, 0, "coding").encode(), text.encode()]))
+    assert [(e.family, e.address, e.port, e.outcome) for e in entries] == [
+        ("AF_VSOCK", "sa_family=AF_VSOCK, svm_cid=VMADDR_CID_HOST, svm_port=9, svm_flags=0",
+         None, "ENODEV"),
+        ("unreadable", "0x7f3a5c001000", None, "ENETUNREACH"),
+        ("unreadable", "NULL", None, "EFAULT"),
+        ("unreadable", 'sa_family=0x2a /* AF_??? */, sa_data="\\x00"', None, "connected"),
+    ]  # fmt: skip
+    assert all(off_sandbox(e) and ledger_problem(e) is None for e in entries)
+    assert outside_attempt(entries[0]) == (
+        "tried AF_VSOCK {sa_family=AF_VSOCK, svm_cid=VMADDR_CID_HOST, svm_port=9, svm_flags=0} "
+        "(ENODEV)"
+    )
+    assert outside_attempt(entries[1]) == (
+        "tried an address strace could not read (0x7f3a5c001000, ENETUNREACH)"
+    )
+
+
 def test_the_observer_is_the_only_way_out_and_every_attempt_is_recorded(tmp_path: Path) -> None:
     with serve() as endpoint, observe(endpoint.url) as observer:
         observer.component = "hermes"
         result = run_sandboxed(
             [sys.executable, "-c", HARNESS], serve=observer.serving, port=PORT,
-            cwd=tmp_path, scratch=tmp_path, limits=LIMITS, component="hermes",
+            cwd=tmp_path, limits=LIMITS, component="hermes",
         )  # fmt: skip
         exchanges = observer.exchanges()
     assert result.returncode == 0, result.stderr.decode()
@@ -120,7 +152,7 @@ def test_the_harness_holds_no_socket_of_the_sandbox_and_cannot_take_the_model_s_
     with serve() as endpoint, observe(endpoint.url) as observer:
         result = run_sandboxed(
             [sys.executable, "-c", OWN_WAY_OUT], serve=observer.serving, port=PORT,
-            cwd=tmp_path, scratch=tmp_path, limits=LIMITS,
+            cwd=tmp_path, limits=LIMITS,
         )  # fmt: skip
     assert result.returncode == 0, result.stderr.decode()
     assert result.stdout.decode().splitlines() == [
@@ -142,7 +174,7 @@ def test_the_command_stops_for_strace_at_connect_only(tmp_path: Path) -> None:
     )
     result = run_sandboxed(
         [sys.executable, "-c", status], serve=None, port=PORT, cwd=tmp_path,
-        scratch=tmp_path, limits=LIMITS,
+        limits=LIMITS,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr.decode()
     assert result.stdout.decode().split() == ["2", "2"]  # SECCOMP_MODE_FILTER, both processes
@@ -152,7 +184,7 @@ def test_without_an_observer_the_model_s_port_refuses(tmp_path: Path) -> None:
     harness = f"import socket; print(socket.socket().connect_ex(('127.0.0.1', {PORT})))"
     result = run_sandboxed(
         [sys.executable, "-c", harness], serve=None, port=PORT, cwd=tmp_path,
-        scratch=tmp_path, limits=LIMITS,
+        limits=LIMITS,
     )  # fmt: skip
     import errno  # noqa: PLC0415
 
@@ -163,7 +195,7 @@ def test_the_raw_trace_is_kept_and_re_parses_to_the_ledger(tmp_path: Path) -> No
     with serve() as endpoint, observe(endpoint.url) as observer:
         result = run_sandboxed(
             [sys.executable, "-c", HARNESS], serve=observer.serving, port=PORT,
-            cwd=tmp_path, scratch=tmp_path, limits=LIMITS, component="hermes", first_seq=7,
+            cwd=tmp_path, limits=LIMITS, component="hermes", first_seq=7,
         )  # fmt: skip
     assert result.trace.startswith(b"# evidence-audit sandbox trace: origin=")
     assert result.trace_name == "network/strace/000007-hermes.txt"
@@ -192,7 +224,7 @@ def test_a_trace_the_parser_cannot_read_is_refused_with_a_reason(trace: bytes, r
 def test_silence_past_the_inactivity_limit_kills_the_group(tmp_path: Path) -> None:
     result = run_sandboxed(
         [sys.executable, "-c", "import time; print('start', flush=True); time.sleep(60)"],
-        serve=None, port=PORT, cwd=tmp_path, scratch=tmp_path,
+        serve=None, port=PORT, cwd=tmp_path,
         limits=SandboxLimits(inactivity_s=2, wall_s=30),
     )  # fmt: skip
     assert (result.returncode, result.timeout) == (None, "inactivity")
@@ -219,7 +251,7 @@ def test_asking_the_model_is_activity_when_the_observer_counts_it(
     with serve() as endpoint, observe(endpoint.url) as observer:
         result = run_sandboxed(
             [sys.executable, "-c", QUIET_ASKER], serve=observer.serving, port=PORT,
-            cwd=tmp_path, scratch=tmp_path, limits=SandboxLimits(inactivity_s=3, wall_s=60),
+            cwd=tmp_path, limits=SandboxLimits(inactivity_s=3, wall_s=60),
             active=(lambda: observer.last_activity) if counted else None,
         )  # fmt: skip
         asked = len(observer.exchanges())
@@ -235,7 +267,7 @@ def test_running_past_the_wall_kills_the_group(tmp_path: Path) -> None:
     chatty = "import time\nwhile True:\n    print('.', flush=True)\n    time.sleep(0.05)"
     result = run_sandboxed(
         [sys.executable, "-c", chatty], serve=None, port=PORT,
-        cwd=tmp_path, scratch=tmp_path, limits=SandboxLimits(inactivity_s=5, wall_s=0.8),
+        cwd=tmp_path, limits=SandboxLimits(inactivity_s=5, wall_s=0.8),
     )  # fmt: skip
     assert (result.returncode, result.timeout) == (None, "wall")
     assert 0.8 <= result.wall_s < 10
@@ -245,7 +277,7 @@ def test_running_past_the_wall_kills_the_group(tmp_path: Path) -> None:
 def test_a_harness_that_exits_non_zero(tmp_path: Path) -> None:
     result = run_sandboxed(
         [sys.executable, "-c", "import sys; sys.stderr.write('broken'); sys.exit(3)"],
-        serve=None, port=PORT, cwd=tmp_path, scratch=tmp_path,
+        serve=None, port=PORT, cwd=tmp_path,
         limits=LIMITS,
     )  # fmt: skip
     assert (result.returncode, result.timeout, result.stderr) == (3, None, b"broken")
@@ -269,7 +301,7 @@ def test_no_sandbox_with_a_strace_that_cannot_trace_connect_alone(
     # an strace before 5.3 has no --seccomp-bpf: refused before any harness runs, with why
     tools = tmp_path / "bin"
     tools.mkdir()
-    for name in ("unshare", "ip", "mount", "true"):
+    for name in ("unshare", "setsid", "ip", "mount", "true"):
         found = shutil.which(name)
         assert found is not None
         (tools / name).symlink_to(found)
@@ -318,7 +350,7 @@ def test_a_supervisor_that_fails_while_the_command_runs_leaves_no_process(tmp_pa
     with pytest.raises(RuntimeError, match="the observer is gone"):
         run_sandboxed(
             [sys.executable, "-c", command, marker], serve=failing, port=PORT, cwd=tmp_path,
-            scratch=tmp_path, limits=LIMITS,
+            limits=LIMITS,
         )  # fmt: skip
     (pid,) = found
     status = Path(f"/proc/{pid}/status")
@@ -354,7 +386,7 @@ def test_the_host_s_sockets_in_run_are_out_of_the_sandbox_s_reach(tmp_path: Path
             assert outside.stdout.decode().splitlines()[1] == "0"  # the control: it is there
             result = run_sandboxed(
                 [sys.executable, "-c", HOST_SOCKET, str(path)], serve=None, port=PORT,
-                cwd=tmp_path, scratch=tmp_path, limits=LIMITS,
+                cwd=tmp_path, limits=LIMITS,
             )  # fmt: skip
         finally:
             path.unlink()

@@ -42,7 +42,7 @@ from typing import Any
 import pytest
 import rfc8785
 
-from audit.sandbox import SandboxLimits, SandboxResult, SandboxUnavailable, check_sandbox
+from audit.sandbox import SandboxLimits, SandboxResult
 from audit.sandbox import run_sandboxed as _run_sandboxed
 from bundle_schema import KINDS
 from bundle_schema.canonical import digest_of, loads_canonical, loads_canonical_without
@@ -542,14 +542,6 @@ int main(int argc, char **argv) {
 
 
 @pytest.fixture(scope="module")
-def sandbox() -> None:
-    try:
-        check_sandbox()
-    except SandboxUnavailable as exc:
-        pytest.skip(str(exc))
-
-
-@pytest.fixture(scope="module")
 def probe(tmp_path_factory: pytest.TempPathFactory, sandbox: None) -> Path:
     compiler = shutil.which("cc") or shutil.which("gcc")
     if compiler is None:
@@ -565,7 +557,7 @@ def probe(tmp_path_factory: pytest.TempPathFactory, sandbox: None) -> Path:
 
 def _sandboxed(command: list[str], tmp_path: Path, **kwargs: Any) -> SandboxResult:
     options: dict[str, Any] = {"serve": None, "port": PORT, "limits": LIMITS, **kwargs}
-    return _run_sandboxed(command, cwd=tmp_path, scratch=tmp_path, component="coding", **options)
+    return _run_sandboxed(command, cwd=tmp_path, component="coding", **options)
 
 
 def _attempts(result: SandboxResult) -> set[tuple[str, str, int | None]]:

@@ -97,7 +97,6 @@ from audit.demo.pipeline import DEMO_DIGEST
 from audit.demo.reference_endpoint import serve
 from audit.observer import observe
 from audit.run import RunRequest, default_policy, run_qualification
-from audit.sandbox import SandboxUnavailable, check_sandbox
 from bundle_schema.errors import InvalidInput
 from bundle_schema.models import TransportExchange
 from pins import PinSetSource, load_builtin, pin_set_source
@@ -126,14 +125,6 @@ _WRAP = "\n".join([
 HOSTILE_POST; ``out`` is its output directory)."""
 
 
-@pytest.fixture(scope="module")
-def sandbox() -> None:
-    try:
-        check_sandbox()
-    except SandboxUnavailable as exc:
-        pytest.skip(str(exc))
-
-
 @pytest.fixture(autouse=True)
 def scratch_here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """The runs' scratch directories (kept when a run fails) under the test's own folder."""
@@ -152,14 +143,20 @@ def _pins() -> PinSetSource:
 
 
 def _run(
-    tmp_path: Path, mirrors: dict[str, Path], *, pre: str = "", post: str = "", **changes: Any
+    tmp_path: Path,
+    mirrors: dict[str, Path],
+    *,
+    pre: str = "",
+    post: str = "",
+    profile: str = "smoke",
+    **changes: Any,
 ) -> tuple[Path, PinSetSource]:
     pins = _pins()
     out = tmp_path / "bundle"
     with serve() as endpoint:
         run_qualification(
             RunRequest(
-                endpoint=endpoint.url, pins=pins, profile="smoke", out=out,
+                endpoint=endpoint.url, pins=pins, profile=profile, out=out,
                 model_digest=DEMO_DIGEST, mirrors=mirrors,
                 harness_env={"HOSTILE_PRE": pre, "HOSTILE_POST": post}, **changes,
             )
@@ -331,6 +328,42 @@ STRACE_KILLED = "\n".join([
     CONNECT,
 ])  # fmt: skip
 """strace killed before the connect, so nothing records it."""
+
+
+SNOOP = "\n".join([
+    "import json",
+    SCRATCH,
+    "seen = {}",
+    "for kind in ('checkouts', 'outputs', 'home'):",
+    "    for name in sorted(os.listdir(os.path.join(scratch, kind))):",
+    "        place = os.path.join(scratch, kind, name)",
+    "        if name != 'sparkbench':",
+    "            seen[f'{kind}/{name}'] = sorted(os.listdir(place))",
+    "            open(os.path.join(place, 'planted.py'), 'w').write('raise SystemExit(3)')",
+    "print('SEEN', json.dumps({'home': os.environ['HOME'], 'others': seen}), flush=True)",
+])  # fmt: skip
+
+
+def test_a_harness_sees_nothing_of_the_run_s_other_harnesses(
+    tmp_path: Path, mirrors: dict[str, Path], sandbox: None
+) -> None:
+    """SparkBench runs last of the full profile's harnesses (benchlocal, hermesbench,
+    sparkbench): their checkouts, outputs and homes are in the same scratch directory. Before
+    ADR 0047's hiding it read them all, and could write an earlier harness's outputs before they
+    were kept or a later harness's checkout before it ran (a file git ignores shows in no
+    record); one home served them all."""
+    out, pins = _run(tmp_path, mirrors, post=SNOOP, profile="full")
+    manifest = parse_manifest(open_source(out).manifest_bytes()).model
+    digest = manifest.evidence["logs/sparkbench.stdout.txt"].digest.split(":")[1]
+    stdout = (out / "blobs" / "sha256" / digest).read_text()
+    seen = json.loads(next(line for line in stdout.splitlines() if line.startswith("SEEN "))[5:])
+    assert seen["home"].endswith("/home/sparkbench")
+    assert set(seen["others"]) >= {
+        f"{kind}/{name}" for kind in ("checkouts", "outputs", "home")
+        for name in ("benchlocal", "hermesbench")
+    }  # fmt: skip
+    assert all(listing == [] for listing in seen["others"].values()), seen
+    assert verify_bundle(out, pins=pins).verdict.outcome == "QUALIFIED"
 
 
 @pytest.mark.parametrize(

@@ -119,7 +119,7 @@ def _sandboxed(tmp_path: Path, body: str, name: str) -> SandboxResult:
     script.write_text(PRELUDE + textwrap.dedent(body))
     return run_sandboxed(
         [sys.executable, str(script), name], serve=None, port=PORT, cwd=tmp_path,
-        scratch=tmp_path, limits=LIMITS,
+        limits=LIMITS,
     )  # fmt: skip
 
 
@@ -201,7 +201,7 @@ from verify._facts import off_sandbox
 work = Path(sys.argv[1])
 result = run_sandboxed(
     [sys.executable, str(work / "harness.py"), sys.argv[2]], serve=None, port=18080, cwd=work,
-    scratch=work, limits=SandboxLimits(inactivity_s=20, wall_s=40),
+    limits=SandboxLimits(inactivity_s=20, wall_s=40),
 )
 print(json.dumps({
     "returncode": result.returncode, "stdout": result.stdout.decode(),
@@ -372,7 +372,7 @@ def test_an_honest_harness_runs_as_it_does_outside(tmp_path: Path) -> None:
         stdin=subprocess.DEVNULL, timeout=40,
     )  # fmt: skip
     result = run_sandboxed(
-        [sys.executable, str(script)], serve=None, port=PORT, cwd=tmp_path, scratch=tmp_path,
+        [sys.executable, str(script)], serve=None, port=PORT, cwd=tmp_path,
         limits=LIMITS,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr.decode()
