@@ -1,7 +1,7 @@
 """The part of the sandbox that runs inside the fresh network namespace.
 
-``python -I audit/_sandbox_inside.py PORT FD TRACE [HIDDEN...] -- COMMAND...``: hide the
-host's ``/run`` (and a ``/var/run`` that is a directory of its own) under an empty tmpfs of the
+``python -I audit/_sandbox_inside.py PORT FD TRACE VIEW -- COMMAND...``: hide the host's
+``/run`` (and a ``/var/run`` that is a directory of its own) under an empty tmpfs of the
 namespace's own mount namespace, where the host's daemons keep their sockets (Docker's,
 D-Bus's, systemd's, the name service cache's: a filesystem Unix socket is reachable across
 network namespaces); bring loopback up, listen on ``127.0.0.1:PORT`` (the model's address for
@@ -10,29 +10,44 @@ passed down (the observer then accepts the harness's connections itself, so no p
 namespace relays them), then run ``COMMAND`` under ``strace --seccomp-bpf -f -e
 trace=connect``, writing every connect() attempt of every process into the pipe ``TRACE`` (a
 descriptor the supervisor passed down and reads; it adds the header line), and exit with the
-command's status. The command runs out of
-the trace's reach (ADR 0047): in a PID namespace of its own (:data:`ISOLATE`: strace is not
-among the processes it can see or open the files of), in a session of its own (no signal to
-its process group reaches strace), with an empty tmpfs over each ``HIDDEN`` directory (the
-run's other harnesses' checkouts, outputs and homes: :func:`covering`), and in a user
-namespace of its own (:data:`CONFINE`), which locks them.
+command's status.
+
+The command runs out of the trace's reach (ADR 0047): in a PID namespace of its own
+(:data:`ISOLATE`: strace is not among the processes it can see or open the files of), whose
+first process is this script again (``--init VIEW -- COMMAND``, :func:`init`): it makes the
+command's view of the files (``VIEW``: every other harness's directories under an empty tmpfs,
+every file read-only but the command's own places) and starts the command in a session of its
+own (no signal to its process group reaches strace) and a user namespace of its own
+(:data:`CONFINE`), which locks all of it.
 """
 
 from __future__ import annotations
 
+import ctypes
+import json
 import os
-import shlex
+import re
+import signal
 import socket
 import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-STRACE_OPTIONS = ("--seccomp-bpf", "-f", "-qq", "-Y", "-ttt", "-e", "trace=connect",
-                  "-e", "signal=none")  # fmt: skip
+STRACE_OPTIONS = ("--seccomp-bpf", "-f", "-qq", "-Y", "-ttt",
+                  "-e", "trace=connect,ptrace,seccomp,io_uring_setup", "-e", "signal=none",
+                  "-e", "inject=ptrace:error=EPERM", "-e", "inject=seccomp:error=ENOSYS",
+                  "-e", "inject=io_uring_setup:error=ENOSYS")  # fmt: skip
 """How the command is traced: every process it starts (``-f``), each stopped for strace at
 ``connect()`` only (``--seccomp-bpf``, strace 5.3 and later: its other system calls run at
-full speed), no signals (ADR 0034); run with ``-A -o`` the trace pipe. The supervisor's
+full speed), no signals (ADR 0034); ``ptrace`` refused (a process the harness traced itself,
+made with ``CLONE_UNTRACED``, would stop for it, not for strace) and ``seccomp`` absent as on
+an old kernel (a filter of the harness's own with a user-notification listener would let a
+``connect()`` go on unseen; ``prctl(PR_SET_SECCOMP)`` filters still work), and so is
+``io_uring_setup`` (an ``IORING_OP_CONNECT`` makes no ``connect()`` call; libuv and the like
+fall back), ADR 0047; run with
+``-A -o`` the trace pipe. Their lines are in the trace too (``(INJECTED)``), and the parser
+reads connect() lines only. The supervisor's
 ``check_sandbox`` tries them first."""
 EMPTY_TMPFS = ("mount", "--no-mtab", "-t", "tmpfs", "-o", "mode=0755,size=1m,nosuid,nodev,noexec",
                "sandbox")  # fmt: skip
@@ -45,14 +60,13 @@ ISOLATE = ("unshare", "--pid", "--fork", "--kill-child", "--mount-proc", "--")
 namespace's root before :data:`CONFINE`: strace stays in the PID namespace above, where the
 command cannot name it (no ``kill``, no ``/proc/<pid>/fd`` of its trace file), and the /proc
 and tmpfs mounted here are locked for the command."""
-CONFINE = ("setsid", "unshare", "--user", "--map-root-user", "--mount", "--")
-"""What the command runs in: a session (and process group) of its own, so that a signal it
-sends to its group (``kill(0, ...)``) reaches none of the processes above it; a user namespace
-of its own, owning a mount namespace of its own, so that every mount the sandbox made above is
-locked for it. It is a child of :func:`covering`'s shell, the first process of
-:data:`ISOLATE`'s PID namespace: the command is not that namespace's init (whose signals are
-not a process's), its status is the shell's (128 + N when signal N ended it), and when it ends,
-every process it left there ends with the shell."""
+CONFINE = ("unshare", "--user", "--map-root-user", "--mount", "--")
+"""What the command runs in: a user namespace of its own, owning a mount namespace of its own,
+so that every mount the sandbox made above is locked for it. :func:`init` starts it in a
+session of its own, so that a signal it sends to its group (``kill(0, ...)``) reaches none of
+the processes above it."""
+ALWAYS_WRITABLE = ("/tmp", "/var/tmp")  # noqa: S108 - the places themselves, not a file in them
+"""Where any program may write: writable in the command's view whatever else is read-only."""
 RUNTIME_DIRS = ("/run", "/var/run")
 """Where the host's daemons keep their sockets: each one that is a directory of its own (not a
 link to another) is hidden. The verifier holds the same (``verify._facts.RUNTIME_DIRS``: it is
@@ -84,22 +98,108 @@ def _hide_runtime_dirs() -> str | None:
     return None
 
 
-def covering(directories: Sequence[str], command: Sequence[str]) -> list[str]:
-    """``command`` run, as a child of the shell that mounts an empty tmpfs over each of
-    ``directories`` first (exit 126 if one cannot be; ``mount`` says why on stderr)."""
-    mount = shlex.join(EMPTY_TMPFS)
-    script = f'until [ "$1" = -- ]; do {mount} "$1" || exit 126; shift; done; shift; "$@"'
-    return ["sh", "-c", script, "sh", *directories, "--", *command]
+_FLAGS = {"nosuid": 2, "nodev": 4, "noexec": 8, "noatime": 1024, "nodiratime": 2048,
+          "relatime": 1 << 21, "strictatime": 1 << 24}  # fmt: skip
+"""A mount's flags by its name in ``/proc/self/mountinfo``: kept when it is made read-only (a
+mount locked by a user namespace refuses a remount that would drop one)."""
+_RDONLY, _REMOUNT, _BIND, _REC = 1, 32, 4096, 16384
+_KERNEL_TREES = ("/proc", "/sys", "/dev")
+"""Left as they are: the kernel's own trees (``/dev/null``, ``/dev/shm``: a program's)."""
+
+
+def _mount(source: str | None, target: str, fstype: str | None, flags: int, data: str) -> None:
+    libc = ctypes.CDLL(None, use_errno=True)
+    code = libc.mount(
+        None if source is None else os.fsencode(source), os.fsencode(target),
+        None if fstype is None else fstype.encode(), ctypes.c_ulong(flags),
+        data.encode() if data else None,
+    )  # fmt: skip
+    if code != 0:
+        number = ctypes.get_errno()
+        raise OSError(number, f"{os.strerror(number)}: {target}")
+
+
+def _mounts() -> list[tuple[str, set[str]]]:
+    """Every mount point of this mount namespace, in mount order, with its per-mount options."""
+    points = []
+    with open("/proc/self/mountinfo", "rb") as table:
+        for line in table:
+            fields = line.split()
+            point = re.sub(rb"\\([0-7]{3})", lambda m: bytes([int(m[1], 8)]), fields[4])
+            points.append((os.fsdecode(point), set(fields[5].decode().split(","))))
+    return points
+
+
+def _under(path: str, places: Sequence[str]) -> bool:
+    return any(path == p or path.startswith(p.rstrip("/") + "/") for p in places)
+
+
+def _read_only(point: str, options: set[str]) -> None:
+    kept = sum(flag for name, flag in _FLAGS.items() if name in options)
+    _mount(None, point, None, _REMOUNT | _BIND | _RDONLY | kept, "")
+
+
+def _view(hidden: Sequence[str], writable: Sequence[str], read_only: Sequence[str]) -> None:
+    """The command's view of the files (ADR 0047): an empty tmpfs over each of ``hidden``,
+    every mount read-only but the kernel's trees and ``writable`` (bound over themselves),
+    which stay as they were, but for ``read_only`` in them (bound over themselves, read-only).
+
+    Raises:
+        OSError: a mount could not be made; the view is not the sandbox's.
+    """
+    for place in writable:
+        _mount(place, place, None, _BIND | _REC, "")
+    for place in read_only:
+        _mount(place, place, None, _BIND | _REC, "")
+        _read_only(place, dict(_mounts())[place])
+    for place in hidden:  # over what the binds show, last
+        _mount("sandbox", place, "tmpfs", _FLAGS["nosuid"] | _FLAGS["nodev"] | _FLAGS["noexec"],
+               "mode=0755,size=1m")  # fmt: skip
+    for point, options in _mounts():
+        if "ro" in options or _under(point, (*_KERNEL_TREES, *hidden, *writable)):
+            continue
+        _read_only(point, options)
+    os.chdir(os.getcwd())  # the working directory as the new mounts show it, not the one below
+
+
+def init(argv: list[str]) -> int:
+    """The first process of the command's PID namespace: make the command's view of the files
+    (:func:`_view`), start the command in a session of its own under :data:`CONFINE`, wait for
+    it (and for every process left to this one), and exit with its status (128 + N when
+    signal N ended it; 126: the view could not be made, the reason on stderr)."""
+    view, command = json.loads(argv[0]), argv[2:]  # VIEW -- CMD...
+    try:
+        real = {key: [os.path.realpath(p) for p in places] for key, places in view.items()}
+        _view(real["hidden"], real["writable"], real["read_only"])  # as the mount table says
+    except (OSError, KeyError) as exc:
+        sys.stderr.write(f"sandbox: cannot make the command's view of the files: {exc}\n")
+        return 126
+    for number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
+        signal.signal(number, signal.SIG_IGN)  # the command's, not this process's, to end
+    child = os.fork()
+    if child == 0:  # pragma: no cover - replaced by the command
+        for number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
+            signal.signal(number, signal.SIG_DFL)
+        os.setsid()
+        try:
+            os.execvp(CONFINE[0], [*CONFINE, *command])  # noqa: S606 - the pinned command
+        finally:
+            os._exit(127)
+    while True:
+        pid, status = os.wait()  # orphans of the command are reaped here too
+        if pid == child:
+            break
+    return 128 + os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
 
 
 def main(argv: list[str]) -> int:
     """Run the command inside the namespace; the exit status is the command's (126: setup)."""
-    port, channel_fd, trace_fd, *rest = argv
-    if "--" not in rest or rest.index("--") == len(rest) - 1:
-        usage = "usage: python -I _sandbox_inside.py PORT FD TRACE [HIDDEN...] -- CMD...\n"
-        sys.stderr.write(usage)
+    if argv[:1] == ["--init"]:
+        return init(argv[1:])
+    port, channel_fd, trace_fd, view, separator, *command = argv
+    if separator != "--" or not command:
+        sys.stderr.write("usage: python -I _sandbox_inside.py PORT FD TRACE VIEW -- CMD...\n")
         return 2
-    hide, command = rest[: rest.index("--")], rest[rest.index("--") + 1 :]
     hidden = _hide_runtime_dirs()
     if hidden is not None:
         sys.stderr.write(f"sandbox: cannot hide the host's sockets: {hidden}\n")
@@ -124,8 +224,8 @@ def main(argv: list[str]) -> int:
     # strace, in a PID namespace strace is not in, the command is confined: it can neither
     # reach strace's pipe nor strace (ADR 0047).
     trace = f"/proc/{os.getpid()}/fd/{trace_fd}"
-    confined = covering(hide, [*CONFINE, *command])
-    traced = ["strace", *STRACE_OPTIONS, "-A", "-o", trace, "--", *ISOLATE, *confined]
+    first = [sys.executable, "-I", "-S", os.path.abspath(__file__), "--init", view, "--"]
+    traced = ["strace", *STRACE_OPTIONS, "-A", "-o", trace, "--", *ISOLATE, *first, *command]
     return subprocess.run(traced, check=False).returncode
 
 

@@ -13,6 +13,7 @@ so that a reader can check every file against the commit.
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -137,8 +138,11 @@ def _tracked(path: Path) -> bytes | None:
     directories, or a file that is not there (``git status`` shows it deleted: the checkout is
     not clean, and is recorded so)."""
     try:
-        if path.is_symlink():
+        mode = path.lstat().st_mode
+        if stat.S_ISLNK(mode):
             return os.fsencode(os.readlink(path))
+        if not stat.S_ISREG(mode):  # a FIFO a harness made in its place would block a read
+            return None  # git status shows it changed
         return path.read_bytes()
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
         return None

@@ -333,6 +333,8 @@ class _Harnesses:
                 first_seq=len(recorder.ledger),
                 active=lambda: self.observer.last_activity,
                 hidden=others,
+                writable=[checkout_dir, out, home],
+                read_only=self._fixed(checkout_dir),
             )
         except SandboxUnavailable as exc:
             return _Failed(f"sandbox unavailable: {exc}")
@@ -375,6 +377,15 @@ class _Harnesses:
             if place.name != upstream and place.is_dir() and not place.is_symlink()
         ]
         return self.scratch / "outputs" / upstream, self.scratch / "home" / upstream, others
+
+    def _fixed(self, checkout: Path) -> list[Path]:
+        """What a harness may not write among its places: the run's scratch directory and the
+        folders of its checkouts, outputs and homes (no renaming them to put others in their
+        place for a later harness or the runner), and its checkout's ``.git``, where the
+        runner runs git after it (a ``core.fsmonitor`` of its own would run as the runner).
+        Its own directories in them stay writable (ADR 0047)."""
+        places = [self.scratch, *(self.scratch / k for k in ("outputs", "home", "checkouts"))]
+        return [place for place in (*places, checkout / ".git") if place.exists()]
 
     def _variables(self, harness: Harness) -> dict[str, str]:
         """The variables a harness is given beyond the sandbox's own: ``--env`` and its pinned

@@ -20,6 +20,7 @@ why: a run never goes on without isolation.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import select
 import shutil
@@ -36,7 +37,7 @@ from pathlib import Path
 from typing import IO, Literal
 
 from audit import _sandbox_inside
-from audit._sandbox_inside import EMPTY_TMPFS, STRACE_OPTIONS
+from audit._sandbox_inside import ALWAYS_WRITABLE, EMPTY_TMPFS, STRACE_OPTIONS
 from bundle_schema.errors import InvalidInput
 from bundle_schema.models import SocketLedgerEntry
 from verify.socket_trace import TRACE_MEDIA_TYPE, trace_entries, trace_header, trace_name
@@ -108,7 +109,7 @@ def check_sandbox() -> None:
     Raises:
         SandboxUnavailable: a tool is missing or the kernel refuses the namespace.
     """
-    for tool in ("unshare", "strace", "ip", "mount", "setsid"):
+    for tool in ("unshare", "strace", "ip", "mount"):
         if shutil.which(tool) is None:
             raise SandboxUnavailable(f"{tool} is not installed; the sandbox needs it")
     for probe_command, what in (
@@ -166,6 +167,8 @@ def run_sandboxed(
     first_seq: int = 0,
     active: Callable[[], float] | None = None,
     hidden: Sequence[Path] = (),
+    writable: Sequence[Path] = (),
+    read_only: Sequence[Path] = (),
 ) -> SandboxResult:
     """Run ``command`` in a fresh network namespace; the model is at ``127.0.0.1:port`` there.
 
@@ -186,6 +189,10 @@ def run_sandboxed(
             it asks the model).
         hidden: existing directories the command sees empty (an empty tmpfs over each, which
             it cannot take off): what is not its own in the run's scratch directory.
+        writable: existing directories the command may write, besides ``cwd``, ``/tmp`` and
+            ``/var/tmp``; every other file it sees is read-only (ADR 0047).
+        read_only: existing paths in those the command may not write (a checkout's ``.git``:
+            the runner runs git there after the command).
 
     Raises:
         SandboxUnavailable: the namespace could not be made.
@@ -199,7 +206,7 @@ def run_sandboxed(
     # checkout) is not on its sys.path, where an audit/ package of the harness's would replace it
     script = os.path.abspath(_sandbox_inside.__file__)
     inside = [sys.executable, "-I", script, str(port), str(inside_end.fileno()), str(trace_in),
-              *(str(path) for path in hidden), "--", *command]  # fmt: skip
+              _view(cwd, hidden, writable, read_only), "--", *command]  # fmt: skip
     origin_epoch, started = time.time(), time.monotonic()
     header = trace_header(origin_epoch, first_seq, component).encode()
     stream = open(trace_out, "rb", buffering=0)  # noqa: SIM115 - the reader closes it at EOF
@@ -263,6 +270,15 @@ def run_sandboxed(
         trace=trace,
         trace_name=trace_name(first_seq, component),
     )
+
+
+def _view(
+    cwd: Path, hidden: Sequence[Path], writable: Sequence[Path], read_only: Sequence[Path]
+) -> str:
+    """The command's view of the files, for the inside part (``_sandbox_inside.init``)."""
+    places = [str(cwd), *map(str, writable), *(p for p in ALWAYS_WRITABLE if os.path.isdir(p))]
+    return json.dumps({"hidden": list(map(str, hidden)), "writable": places,
+                       "read_only": list(map(str, read_only))})  # fmt: skip
 
 
 def _handed_over(channel: socket.socket, process: subprocess.Popen[bytes]) -> socket.socket | None:

@@ -453,7 +453,16 @@ def off_sandbox(entry: SocketLedgerEntry) -> bool:
         return host_socket(entry)
     if entry.family not in ("AF_INET", "AF_INET6"):
         return True
-    return not is_loopback(entry.address)
+    return not (is_loopback(entry.address) or _unspecified(entry.address))
+
+
+def _unspecified(address: str) -> bool:
+    """``0.0.0.0`` or ``::``: Linux connects there to this host itself (in the sandbox, its
+    namespace's loopback), the address a local server says it serves on."""
+    try:
+        return ipaddress.ip_address(address).is_unspecified
+    except ValueError:
+        return False
 
 
 def outside_attempt(entry: SocketLedgerEntry) -> str:

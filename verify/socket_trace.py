@@ -44,15 +44,21 @@ _HEADER = re.compile(
     r"^# evidence-audit sandbox trace: origin=(?P<origin>\d{1,12}(?:\.\d{1,20})?) "
     r"first_seq=(?P<seq>\d{1,15}) component=(?P<component>[a-z0-9_]{1,64}|-)$"
 )
+_QUOTED = r'"(?:[^"\\]|\\.)*"'
+"""A quoted string as strace writes it (its C escapes, \\" among them), taken whole."""
+# An address's fields, with up to three levels of braces inside (AF_RXRPC's transport={sin={...}})
+_ADDRESS = f'(?:{_QUOTED}|[^"{{}}])*'
+for _ in range(3):  # a brace in the fields holds fields
+    _ADDRESS = rf'(?:{_QUOTED}|[^"{{}}]|\{{{_ADDRESS}\}})*'
 _CONNECT = re.compile(
-    r"^(?P<pid>\d+)(?:<(?P<comm>[^>]*)>)? (?P<t>\d+\.\d+) connect\(\d+, "
-    # the address's fields, a quoted string (strace's C escapes, \" among them) taken whole;
-    # or the pointer alone, where strace could not read the address (memory it cannot read)
-    r'(?:\{(?P<addr>(?:"(?:[^"\\]|\\.)*"|[^"}])*)\}|(?P<pointer>0x[0-9a-f]{1,16}|NULL)), \d+'
+    # a process with no name shows none, its pid padded: the spaces before the time vary
+    r"^(?P<pid>\d+)(?:<(?P<comm>[^>]*)>)? +(?P<t>\d+\.\d+) connect\(\d+, "
+    # the address's fields; or the pointer alone, where strace could not read the address
+    rf"(?:\{{(?P<addr>{_ADDRESS})\}}|(?P<pointer>0x[0-9a-f]{{1,16}}|NULL)), \d+"
     r"(?P<rest>.*)$"
 )
 _RESUMED = re.compile(
-    r"^(?P<pid>\d+)(?:<[^>]*>)? \d+\.\d+ <\.\.\. connect resumed>.*?= (?P<result>.*)$"
+    r"^(?P<pid>\d+)(?:<[^>]*>)? +\d+\.\d+ <\.\.\. connect resumed>.*?= (?P<result>.*)$"
 )
 _RESULT = re.compile(r"= (?P<code>-?\d+)(?: (?P<errno>E[A-Z0-9]+))?")
 
@@ -182,8 +188,9 @@ def trace_entries(chunks: Iterable[bytes]) -> Iterator[SocketLedgerEntry]:
     """The socket-ledger entries of a trace file, given as byte chunks, in order.
 
     A call split across lines by another process (``<unfinished ...>`` / ``<... connect
-    resumed>``) is joined; lines that are not a connect() attempt (:data:`NOT_ATTEMPTS`) are
-    skipped. An attempt of any other family is an entry, its fields as its address, and one
+    resumed>``) is joined; one never resumed (a limit killed the sandbox) is an entry at the
+    end, outcome ``EUNKNOWN``. Lines that are not a connect() attempt (:data:`NOT_ATTEMPTS`)
+    are skipped. An attempt of any other family is an entry, its fields as its address, and one
     whose address strace could not read is one of family :data:`UNREADABLE`.
 
     Raises:
@@ -192,45 +199,61 @@ def trace_entries(chunks: Iterable[bytes]) -> Iterator[SocketLedgerEntry]:
     lines = _lines(chunks)
     header = _header(next(lines, None))
     seq = header.first_seq
-    pending: dict[str, tuple[str, str, float, tuple[str, str, int | None]]] = {}
+    pending: dict[str, _Call] = {}
     for line in lines:
         resumed = _RESUMED.match(line)
         if resumed and resumed.group("pid") in pending:
-            pid, comm, when, address = pending.pop(resumed.group("pid"))
+            call = pending.pop(resumed.group("pid"))
             outcome = _outcome("= " + resumed.group("result"))
         else:
             match = _CONNECT.match(line)
             parsed = _attempt(match) if match else None
             if match is None or parsed is None:
                 continue
-            pid, comm, when, address = match["pid"], match["comm"] or "?", _time(match["t"]), parsed
-            if len(pid) > MAX_PID_DIGITS:
-                raise TraceError(f"a pid of {len(pid)} digits")
+            call = _Call(match["pid"], match["comm"] or "?", _time(match["t"]), parsed)
+            if len(call.pid) > MAX_PID_DIGITS:
+                raise TraceError(f"a pid of {len(call.pid)} digits")
             if "<unfinished" in match.group("rest"):
-                pending[pid] = (pid, comm, when, address)
+                pending[call.pid] = call
                 if len(pending) > MAX_UNFINISHED:
                     raise TraceError(f"over {MAX_UNFINISHED} connect calls left unfinished")
                 continue
             outcome = _outcome(match.group("rest"))
-        family, host, port = address
-        try:
-            entry = SocketLedgerEntry(
-                schema_version=1,
-                seq=seq,
-                t=max(0.0, when - header.origin),
-                pid=int(pid),
-                process=comm[:256],
-                family=family,
-                address=host[:256],
-                port=port,
-                outcome=outcome or "EUNKNOWN",
-                component=header.component,
-            )
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"])
-            raise TraceError(
-                f"connect() {seq - header.first_seq + 1}: {where}: {first['msg']}"
-            ) from None
-        yield entry
+        yield _entry(header, seq, call, outcome)
         seq += 1
+    for call in pending.values():  # never resumed: where it went was tried, its end unknown
+        yield _entry(header, seq, call, None)
+        seq += 1
+
+
+@dataclass(frozen=True, slots=True)
+class _Call:
+    """A connect() call as its first line shows it."""
+
+    pid: str
+    comm: str
+    when: float
+    address: tuple[str, str, int | None]
+
+
+def _entry(header: TraceHeader, seq: int, call: _Call, outcome: str | None) -> SocketLedgerEntry:
+    family, host, port = call.address
+    try:
+        return SocketLedgerEntry(
+            schema_version=1,
+            seq=seq,
+            t=max(0.0, call.when - header.origin),
+            pid=int(call.pid),
+            process=call.comm[:256],
+            family=family,
+            address=host[:256],
+            port=port,
+            outcome=outcome or "EUNKNOWN",
+            component=header.component,
+        )
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise TraceError(
+            f"connect() {seq - header.first_seq + 1}: {where}: {first['msg']}"
+        ) from None

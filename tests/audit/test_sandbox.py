@@ -301,7 +301,7 @@ def test_no_sandbox_with_a_strace_that_cannot_trace_connect_alone(
     # an strace before 5.3 has no --seccomp-bpf: refused before any harness runs, with why
     tools = tmp_path / "bin"
     tools.mkdir()
-    for name in ("unshare", "setsid", "ip", "mount", "true"):
+    for name in ("unshare", "ip", "mount", "true"):
         found = shutil.which(name)
         assert found is not None
         (tools / name).symlink_to(found)

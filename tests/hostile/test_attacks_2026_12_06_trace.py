@@ -13,8 +13,9 @@ file in isolated mode (``python -I``); 2 and 6 by an entry for every connect() a
 whatever its family (``AF_UNSPEC`` and netlink are none) and however strace shows its address
 (``unreadable`` when it shows the pointer), each outside the sandbox; 4 by the trace written
 into a pipe the supervisor reads (no file at all); 5 by the command in a session of its own
-(``setsid`` in ``CONFINE``); and the honest-side breakage by ``covering``'s shell waiting for
-the command, whose status it gives as a shell does (128 + N). 3 stays a strict xfail: strace
+(``setsid``, later the sandbox's init's); and the honest-side breakage by the first process of
+the command's PID namespace waiting for the command, whose status it gives as a shell does
+(128 + N). 3 stays a strict xfail: strace
 reads the address at the seccomp stop, the kernel after it.
 
 1. The sandbox's inside part is ``python -m audit._sandbox_inside`` started in the harness's
@@ -377,7 +378,7 @@ PROC = (
 libc = ctypes.CDLL(None, use_errno=True)
 print('pids', sorted(p for p in os.listdir('/proc') if p.isdigit()) == ['1', str(os.getpid())],
       flush=True)
-print('pid 1', open('/proc/1/cmdline').read().split('\\0')[:2], flush=True)
+print('pid 1', '--init' in open('/proc/1/cmdline').read().split('\\0'), flush=True)
 print('fds', sorted(os.listdir('/proc/1/fd')), flush=True)
 print('attach', libc.ptrace(16, 1, 0, 0), ctypes.get_errno(), flush=True)
 print('ps', subprocess.run(['ps', '-e', '-o', 'pid=,comm='], capture_output=True, text=True)
@@ -391,11 +392,11 @@ def test_held_the_harness_sees_only_its_own_processes(tmp_path: Path, sandbox: N
     result = _harness(tmp_path, PROC)
     assert result.returncode == 0, result.stderr.decode()
     lines = result.stdout.decode().splitlines()
-    assert lines[0] == "pids True", lines  # covering's shell and the harness
-    assert lines[1] == "pid 1 ['sh', '-c']"
+    assert lines[0] == "pids True", lines  # the sandbox's init and the harness
+    assert lines[1] == "pid 1 True"  # the init: _sandbox_inside.py --init
     assert lines[2] == "fds ['0', '1', '2']"
     assert lines[3] == "attach -1 1"  # EPERM: already traced by strace
-    assert lines[4].startswith("ps ['1', 'sh', ") and "'python'" in lines[4], lines[4]
+    assert lines[4].startswith("ps ['1', ") and "'ps']" in lines[4], lines[4]
     assert _recorded(result)
 
 
@@ -503,3 +504,38 @@ def test_held_an_honest_harness_s_processes_behave(tmp_path: Path, sandbox: None
         "['child', 'grandchild']", "ps True",
     ]  # fmt: skip
     assert _outside(result) == []
+
+
+# --- the command's view of the files (a later fix of the same day) ----------------------------
+
+WRITES = """
+import errno
+for place in sys.argv[1:]:
+    name = os.path.join(place, f'ea-write-{os.getpid()}')
+    try:
+        open(name, 'w').close()
+    except OSError as exc:
+        print(place, errno.errorcode[exc.errno], flush=True)
+    else:
+        os.unlink(name)
+        print(place, 'written', flush=True)
+"""
+
+
+def test_the_command_writes_only_its_own_places(tmp_path: Path, sandbox: None) -> None:
+    """Every file the command sees is read-only but its working directory, the directories it
+    is given (its outputs, its home), /tmp and /var/tmp: before, it could write whatever the
+    runner's uid may (the runner's own code, another harness's environment, /etc)."""
+    interpreter = os.path.dirname(os.path.realpath(sys.executable))
+    if interpreter.startswith(("/tmp/", "/var/tmp/")):
+        pytest.skip(f"the interpreter is in a place every command may write: {interpreter}")
+    given = tmp_path / "given"
+    given.mkdir()
+    places = ["/etc", interpreter, str(tmp_path), str(given), "/tmp"]
+    result = _harness(tmp_path, WRITES, *places, writable=[given])
+    assert result.returncode == 0, result.stderr.decode()
+    assert result.stdout.decode().splitlines() == [
+        "/etc EROFS", f"{interpreter} EROFS", f"{tmp_path} written", f"{given} written",
+        "/tmp written",
+    ]  # fmt: skip
+    assert not list(Path("/etc").glob("ea-write-*"))
