@@ -153,7 +153,7 @@ VIOLATIONS = [
     ("bool for float", "claims", {"executed_weight": True}, "$.executed_weight"),
     ("bad metric key", "component-result", {"metrics": {"no spaces": 1}}, "$.metrics"),
     ("bad ledger outcome", "socket-ledger-entry", {"outcome": "oops"}, "$.outcome"),
-    ("bad family", "socket-ledger-entry", {"family": "AF_PACKET"}, "$.family"),
+    ("bad family", "socket-ledger-entry", {"family": "af_packet"}, "$.family"),  # no AF_ name
 ]
 
 
