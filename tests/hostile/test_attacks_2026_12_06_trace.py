@@ -68,56 +68,22 @@ from __future__ import annotations
 
 import collections
 import os
-import shutil
 import signal
 import subprocess
 import sys
-import textwrap
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from audit.sandbox import SandboxLimits, SandboxResult
-from audit.sandbox import run_sandboxed as _run_sandboxed
-from verify._facts import off_sandbox
-
-PORT = 18123
-LIMITS = SandboxLimits(inactivity_s=15, wall_s=30)
-OUTSIDE = ("93.184.216.34", 443)
-"""Only ever tried from inside the sandbox's network namespace (no route: ENETUNREACH)."""
-
-CONNECT = "s = socket.socket(); print('connect', s.connect_ex(('93.184.216.34', 443)), flush=True)"
-
-
-def _sandboxed(command: list[str], tmp_path: Path, **kwargs: Any) -> SandboxResult:
-    options: dict[str, Any] = {"serve": None, "port": PORT, "limits": LIMITS, "cwd": tmp_path,
-                               "component": "coding", **kwargs}  # fmt: skip
-    return _run_sandboxed(command, **options)
-
-
-def _harness(tmp_path: Path, body: str, *args: str, **kwargs: Any) -> SandboxResult:
-    script = tmp_path / "harness.py"
-    script.write_text("import ctypes, os, signal, socket, subprocess, sys, time\n"
-                      + textwrap.dedent(body))  # fmt: skip
-    return _sandboxed([sys.executable, str(script), *args], tmp_path, **kwargs)
-
-
-def _outside(result: SandboxResult) -> list[tuple[str, str, int | None, str]]:
-    return [(e.family, e.address, e.port, e.outcome) for e in result.ledger if off_sandbox(e)]
-
-
-def _recorded(result: SandboxResult) -> bool:
-    return any(e.address == OUTSIDE[0] and e.port == OUTSIDE[1] for e in result.ledger)
-
-
-def _cc() -> str:
-    compiler = shutil.which("cc") or shutil.which("gcc")
-    if compiler is None:
-        pytest.skip("no C compiler")
-    return compiler
-
+from audit.sandbox import SandboxLimits
+from tests.sandbox_kit import CONNECT, OUTSIDE
+from tests.sandbox_kit import cc as _cc
+from tests.sandbox_kit import harness as _harness
+from tests.sandbox_kit import outside as _outside
+from tests.sandbox_kit import recorded as _recorded
+from tests.sandbox_kit import sandboxed as _sandboxed
 
 # --- holes -------------------------------------------------------------------------------------
 
