@@ -84,14 +84,16 @@ engine, rounds, alias, port, client, scratch = sys.argv[1:7]
 command = [sys.executable, "-c", client, f"http://127.0.0.1:{port}", rounds, alias]
 limits = SandboxLimits(inactivity_s=600, wall_s=1800)
 scratch = Path(scratch)
-if "serve" in inspect.signature(run_sandboxed).parameters:  # the observer accepts (ADR 0034)
+parameters = inspect.signature(run_sandboxed).parameters
+extra = {"scratch": scratch} if "scratch" in parameters else {}  # a tree before ADR 0047
+if "serve" in parameters:  # the observer accepts (ADR 0034)
     with observe(engine) as observer:
         result = run_sandboxed(command, serve=observer.serving, port=int(port), cwd=scratch,
-                               limits=limits)
+                               limits=limits, **extra)
 else:  # a tree before ADR 0034: the namespace's forwarder to the observer's Unix socket
     with observe(engine, unix_path=str(scratch / "observer.sock")):
         result = run_sandboxed(command, observer_socket=scratch / "observer.sock",
-                               port=int(port), cwd=scratch, limits=limits)
+                               port=int(port), cwd=scratch, limits=limits, **extra)
 if result.returncode != 0:
     raise SystemExit("the client failed in the sandbox: " + result.stderr.decode()[-2000:])
 sys.stdout.write(result.stdout.decode())
