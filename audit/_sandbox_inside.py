@@ -103,8 +103,13 @@ _FLAGS = {"nosuid": 2, "nodev": 4, "noexec": 8, "noatime": 1024, "nodiratime": 2
 """A mount's flags by its name in ``/proc/self/mountinfo``: kept when it is made read-only (a
 mount locked by a user namespace refuses a remount that would drop one)."""
 _RDONLY, _REMOUNT, _BIND, _REC = 1, 32, 4096, 16384
-_KERNEL_TREES = ("/proc", "/sys", "/dev")
-"""Left as they are: the kernel's own trees (``/dev/null``, ``/dev/shm``: a program's)."""
+_KERNEL_TREES = ("/proc", "/dev")
+"""Left as they are (``/dev/null``, ``/dev/shm``, ``/proc/self``: a program's), but for
+:data:`KERNEL_SETTINGS`; ``/sys`` is read-only as every other mount."""
+KERNEL_SETTINGS = ("/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger")
+"""The host's kernel settings in ``/proc``, read-only for the command: its uid 0 is the
+host's (``CONFINE``'s ``--map-root-user`` under a root runner), and ``/proc/sys`` checks the
+uid alone (``kernel.core_pattern`` would run a program of the harness's as the host's root)."""
 
 
 def _mount(source: str | None, target: str, fstype: str | None, flags: int, data: str) -> None:
@@ -141,15 +146,17 @@ def _read_only(point: str, options: set[str]) -> None:
 
 def _view(hidden: Sequence[str], writable: Sequence[str], read_only: Sequence[str]) -> None:
     """The command's view of the files (ADR 0047): an empty tmpfs over each of ``hidden``,
-    every mount read-only but the kernel's trees and ``writable`` (bound over themselves),
-    which stay as they were, but for ``read_only`` in them (bound over themselves, read-only).
+    every mount read-only but ``/proc``, ``/dev`` and ``writable`` (bound over themselves),
+    which stay as they were, but for ``read_only`` in them and :data:`KERNEL_SETTINGS` (bound
+    over themselves, read-only).
 
     Raises:
         OSError: a mount could not be made; the view is not the sandbox's.
     """
     for place in writable:
         _mount(place, place, None, _BIND | _REC, "")
-    for place in read_only:
+    settings = [place for place in KERNEL_SETTINGS if os.path.exists(place)]
+    for place in (*read_only, *settings):
         _mount(place, place, None, _BIND | _REC, "")
         _read_only(place, dict(_mounts())[place])
     for place in hidden:  # over what the binds show, last

@@ -167,7 +167,7 @@ def run_sandboxed(
     first_seq: int = 0,
     active: Callable[[], float] | None = None,
     hidden: Sequence[Path] = (),
-    writable: Sequence[Path] = (),
+    writable: Sequence[Path] | None = None,
     read_only: Sequence[Path] = (),
 ) -> SandboxResult:
     """Run ``command`` in a fresh network namespace; the model is at ``127.0.0.1:port`` there.
@@ -189,8 +189,10 @@ def run_sandboxed(
             it asks the model).
         hidden: existing directories the command sees empty (an empty tmpfs over each, which
             it cannot take off): what is not its own in the run's scratch directory.
-        writable: existing directories the command may write, besides ``cwd``, ``/tmp`` and
-            ``/var/tmp``; every other file it sees is read-only (ADR 0047).
+        writable: existing directories the command may write, besides ``/tmp`` and
+            ``/var/tmp`` (default: ``cwd``); every other file it sees is read-only (ADR 0047).
+            ``cwd`` is not writable unless it is in one of them (a working directory that is
+            a link to elsewhere makes nothing writable).
         read_only: existing paths in those the command may not write (a checkout's ``.git``:
             the runner runs git there after the command).
 
@@ -273,10 +275,11 @@ def run_sandboxed(
 
 
 def _view(
-    cwd: Path, hidden: Sequence[Path], writable: Sequence[Path], read_only: Sequence[Path]
+    cwd: Path, hidden: Sequence[Path], writable: Sequence[Path] | None, read_only: Sequence[Path]
 ) -> str:
     """The command's view of the files, for the inside part (``_sandbox_inside.init``)."""
-    places = [str(cwd), *map(str, writable), *(p for p in ALWAYS_WRITABLE if os.path.isdir(p))]
+    given = [cwd] if writable is None else writable
+    places = [*map(str, given), *(p for p in ALWAYS_WRITABLE if os.path.isdir(p))]
     return json.dumps({"hidden": list(map(str, hidden)), "writable": places,
                        "read_only": list(map(str, read_only))})  # fmt: skip
 

@@ -489,8 +489,8 @@ for place in sys.argv[1:]:
 
 
 def test_the_command_writes_only_its_own_places(tmp_path: Path, sandbox: None) -> None:
-    """Every file the command sees is read-only but its working directory, the directories it
-    is given (its outputs, its home), /tmp and /var/tmp: before, it could write whatever the
+    """Every file the command sees is read-only but the directories it is given (its checkout,
+    its outputs, its home), /tmp and /var/tmp: before, it could write whatever the
     runner's uid may (the runner's own code, another harness's environment, /etc)."""
     interpreter = os.path.dirname(os.path.realpath(sys.executable))
     if interpreter.startswith(("/tmp/", "/var/tmp/")):
@@ -498,7 +498,7 @@ def test_the_command_writes_only_its_own_places(tmp_path: Path, sandbox: None) -
     given = tmp_path / "given"
     given.mkdir()
     places = ["/etc", interpreter, str(tmp_path), str(given), "/tmp"]
-    result = _harness(tmp_path, WRITES, *places, writable=[given])
+    result = _harness(tmp_path, WRITES, *places, writable=[tmp_path, given])
     assert result.returncode == 0, result.stderr.decode()
     assert result.stdout.decode().splitlines() == [
         "/etc EROFS", f"{interpreter} EROFS", f"{tmp_path} written", f"{given} written",
