@@ -7,10 +7,9 @@ D-Bus's, systemd's, the name service cache's: a filesystem Unix socket is reacha
 network namespaces); bring loopback up, listen on ``127.0.0.1:PORT`` (the model's address for
 the harness), hand that listening socket to the supervisor over the Unix socket ``FD`` it
 passed down (the observer then accepts the harness's connections itself, so no process of the
-namespace relays them), then run ``COMMAND`` under ``strace --seccomp-bpf -f -e
-trace=connect``, writing every connect() attempt of every process into the pipe ``TRACE`` (a
-descriptor the supervisor passed down and reads; it adds the header line), and exit with the
-command's status.
+namespace relays them), then run ``COMMAND`` under strace (:data:`STRACE_OPTIONS`), writing
+every connect() attempt of every process into the pipe ``TRACE`` (a descriptor the supervisor
+passed down and reads; it adds the header line), and exit with the command's status.
 
 The command runs out of the trace's reach (ADR 0047): in a PID namespace of its own
 (:data:`ISOLATE`: strace is not among the processes it can see or open the files of), whose
@@ -45,9 +44,8 @@ made with ``CLONE_UNTRACED``, would stop for it, not for strace) and ``seccomp``
 an old kernel (a filter of the harness's own with a user-notification listener would let a
 ``connect()`` go on unseen; ``prctl(PR_SET_SECCOMP)`` filters still work), and so is
 ``io_uring_setup`` (an ``IORING_OP_CONNECT`` makes no ``connect()`` call; libuv and the like
-fall back), ADR 0047; run with
-``-A -o`` the trace pipe. Their lines are in the trace too (``(INJECTED)``), and the parser
-reads connect() lines only. The supervisor's
+fall back), ADR 0047; run with ``-A -o`` the trace pipe. Their lines are in the trace too
+(``(INJECTED)``), and the parser reads connect() lines only. The supervisor's
 ``check_sandbox`` tries them first."""
 EMPTY_TMPFS = ("mount", "--no-mtab", "-t", "tmpfs", "-o", "mode=0755,size=1m,nosuid,nodev,noexec",
                "sandbox")  # fmt: skip
@@ -58,7 +56,7 @@ tries it on ``/run`` first."""
 ISOLATE = ("unshare", "--pid", "--fork", "--kill-child", "--mount-proc", "--")
 """A PID namespace (with a /proc of its own) and a mount namespace for the command, made by the
 namespace's root before :data:`CONFINE`: strace stays in the PID namespace above, where the
-command cannot name it (no ``kill``, no ``/proc/<pid>/fd`` of its trace file), and the /proc
+command cannot name it (no ``kill``, no ``/proc/<pid>/fd`` of its trace pipe), and the /proc
 and tmpfs mounted here are locked for the command."""
 CONFINE = ("unshare", "--user", "--map-root-user", "--mount", "--")
 """What the command runs in: a user namespace of its own, owning a mount namespace of its own,
@@ -169,6 +167,10 @@ def _view(hidden: Sequence[str], writable: Sequence[str], read_only: Sequence[st
     os.chdir(os.getcwd())  # the working directory as the new mounts show it, not the one below
 
 
+_ENDING = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
+"""The signals the init ignores and the command gets back as they were."""
+
+
 def init(argv: list[str]) -> int:
     """The first process of the command's PID namespace: make the command's view of the files
     (:func:`_view`), start the command in a session of its own under :data:`CONFINE`, wait for
@@ -181,11 +183,11 @@ def init(argv: list[str]) -> int:
     except (OSError, KeyError) as exc:
         sys.stderr.write(f"sandbox: cannot make the command's view of the files: {exc}\n")
         return 126
-    for number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
+    for number in _ENDING:
         signal.signal(number, signal.SIG_IGN)  # the command's, not this process's, to end
     child = os.fork()
     if child == 0:  # pragma: no cover - replaced by the command
-        for number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
+        for number in _ENDING:
             signal.signal(number, signal.SIG_DFL)
         os.setsid()
         try:

@@ -47,6 +47,7 @@ from verify.replies import (
     request_reasoning,
     runtime_name,
 )
+from verify.socket_trace import UNREADABLE
 
 __all__ = [
     "PROBE_PROMPTS",
@@ -409,13 +410,17 @@ def closing_problem(config: RunConfig | None, count: int) -> tuple[str | None, i
     return None, closing.entries
 
 
+_IP = ("AF_INET", "AF_INET6")
+"""The families the sandbox keeps to loopback; any other but ``AF_UNIX`` is outside it."""
+
+
 def ledger_problem(entry: SocketLedgerEntry) -> str | None:
     """Why an entry's family and address disagree, or None."""
     if entry.family == "AF_UNIX":
         if entry.port is not None or _ip_version(entry.address) is not None:
             return "an AF_UNIX attempt names an IP address or port, not a socket path"
         return None
-    if entry.family not in ("AF_INET", "AF_INET6"):
+    if entry.family not in _IP:
         return None  # another family, or an address strace could not read: outside, as it is
     version = 4 if entry.family == "AF_INET" else 6
     if entry.port is None or _ip_version(entry.address) != version:
@@ -451,7 +456,7 @@ def off_sandbox(entry: SocketLedgerEntry) -> bool:
     one whose address strace could not read (ADR 0047)."""
     if entry.family == "AF_UNIX":
         return host_socket(entry)
-    if entry.family not in ("AF_INET", "AF_INET6"):
+    if entry.family not in _IP:
         return True
     return not (is_loopback(entry.address) or _unspecified(entry.address))
 
@@ -473,9 +478,9 @@ def outside_attempt(entry: SocketLedgerEntry) -> str:
             f"connected to {entry.address} ({entry.outcome}): a socket of the host, whose "
             "runtime directories the sandbox hides"
         )
-    if entry.family == "unreadable":
+    if entry.family == UNREADABLE:
         return f"tried an address strace could not read ({entry.address}, {entry.outcome})"
-    if entry.family not in ("AF_INET", "AF_INET6"):
+    if entry.family not in _IP:
         return f"tried {entry.family} {{{entry.address}}} ({entry.outcome})"
     return f"tried {entry.address}:{entry.port} ({entry.outcome})"
 
