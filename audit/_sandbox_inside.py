@@ -102,8 +102,19 @@ _FLAGS = {"nosuid": 2, "nodev": 4, "noexec": 8, "noatime": 1024, "nodiratime": 2
 mount locked by a user namespace refuses a remount that would drop one)."""
 _RDONLY, _REMOUNT, _BIND, _REC = 1, 32, 4096, 16384
 _KERNEL_TREES = ("/proc", "/dev")
-"""Left as they are (``/dev/null``, ``/dev/shm``, ``/proc/self``: a program's), but for
-:data:`KERNEL_SETTINGS`; ``/sys`` is read-only as every other mount."""
+"""Left out of the read-only pass: ``/proc`` as it is (``/proc/self``: a program's), but for
+:data:`KERNEL_SETTINGS`, and ``/dev``, the sandbox's own (:func:`_devices`); ``/sys`` is
+read-only as every other mount."""
+DEVICES = ("null", "zero", "full", "random", "urandom", "tty")
+"""The host's device nodes in the command's ``/dev``, each bound from the host's, read-only
+(its mode and owner are the host's to keep; reading and writing a device is not writing the
+file): what a program opens by name. Nothing else of the host's ``/dev`` is there: not the
+kernel log (``kmsg``), ``kvm``, loop or block devices, nor the host's ``/dev/shm`` and
+``/dev/pts`` (ADR 0047)."""
+DEVICE_LINKS = (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"),
+                ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2"),
+                ("ptmx", "pts/ptmx"))  # fmt: skip
+"""The links of a ``/dev`` (``ptmx``: to the sandbox's own terminals)."""
 KERNEL_SETTINGS = ("/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger")
 """The host's kernel settings in ``/proc``, read-only for the command: its uid 0 is the
 host's (``CONFINE``'s ``--map-root-user`` under a root runner), and ``/proc/sys`` checks the
@@ -142,11 +153,47 @@ def _read_only(point: str, options: set[str]) -> None:
     _mount(None, point, None, _REMOUNT | _BIND | _RDONLY | kept, "")
 
 
+def _devices() -> None:
+    """Mount a ``/dev`` of the sandbox's own over the host's: a read-only tmpfs holding
+    :data:`DEVICES` (bound from the host's, read-only) and :data:`DEVICE_LINKS`, an empty
+    ``/dev/shm`` (the command's to write, as ``/tmp``) and a new instance of the terminals
+    (``/dev/pts``; left out where the kernel refuses one).
+
+    Raises:
+        OSError: a mount could not be made.
+    """
+    host = os.open("/dev", os.O_PATH | os.O_DIRECTORY)  # the host's nodes, once covered
+    try:
+        _mount("sandbox", "/dev", "tmpfs", _FLAGS["nosuid"] | _FLAGS["nodev"] | _FLAGS["noexec"],
+               "mode=0755,size=64k")  # fmt: skip
+        for name in DEVICES:
+            source = f"/proc/self/fd/{host}/{name}"
+            if not os.path.exists(source):
+                continue
+            os.close(os.open(f"/dev/{name}", os.O_CREAT | os.O_WRONLY, 0o666))  # a mount point
+            _mount(source, f"/dev/{name}", None, _BIND, "")
+            _read_only(f"/dev/{name}", dict(_mounts())[f"/dev/{name}"])
+    finally:
+        os.close(host)
+    for name, target in DEVICE_LINKS:
+        os.symlink(target, f"/dev/{name}")
+    for name in ("shm", "pts"):
+        os.mkdir(f"/dev/{name}", 0o755)
+    _mount("sandbox", "/dev/shm", "tmpfs", _FLAGS["nosuid"] | _FLAGS["nodev"], "mode=1777")  # noqa: S108
+    try:
+        _mount("devpts", "/dev/pts", "devpts", _FLAGS["nosuid"] | _FLAGS["noexec"],
+               "newinstance,ptmxmode=0666,mode=0620")  # fmt: skip
+    except OSError:  # no terminals: a harness has no use of one
+        os.rmdir("/dev/pts")
+        os.unlink("/dev/ptmx")
+    _read_only("/dev", dict(_mounts())["/dev"])
+
+
 def _view(hidden: Sequence[str], writable: Sequence[str], read_only: Sequence[str]) -> None:
     """The command's view of the files (ADR 0047): an empty tmpfs over each of ``hidden``,
-    every mount read-only but ``/proc``, ``/dev`` and ``writable`` (bound over themselves),
-    which stay as they were, but for ``read_only`` in them and :data:`KERNEL_SETTINGS` (bound
-    over themselves, read-only).
+    every mount read-only but ``/proc`` and ``writable`` (bound over themselves), which stay as
+    they were, but for ``read_only`` in them and :data:`KERNEL_SETTINGS` (bound over themselves,
+    read-only), and a ``/dev`` of the sandbox's own (:func:`_devices`).
 
     Raises:
         OSError: a mount could not be made; the view is not the sandbox's.
@@ -160,6 +207,7 @@ def _view(hidden: Sequence[str], writable: Sequence[str], read_only: Sequence[st
     for place in hidden:  # over what the binds show, last
         _mount("sandbox", place, "tmpfs", _FLAGS["nosuid"] | _FLAGS["nodev"] | _FLAGS["noexec"],
                "mode=0755,size=1m")  # fmt: skip
+    _devices()
     for point, options in _mounts():
         if "ro" in options or _under(point, (*_KERNEL_TREES, *hidden, *writable)):
             continue
