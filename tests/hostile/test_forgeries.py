@@ -13,14 +13,25 @@ from tests.data.hostile.forgeries import CONTROL, FORGERIES
 from tests.data.hostile.kit import Context
 from verify import verify_bundle
 
-DETAIL = {case.name: case.fragment for case in FORGERIES} | {
-    "1: a retried probe in the log": "a retried probe",
-    "3: an upstream file forged in place": "git blob id",
-    "3: the listing pointed at a forged file": "the listing hashes to",
-    "3: a listing path quoted to exhaust a parser": "is not a git ls-tree entry",
-    "3: a listing path 5,000 segments deep": "the listing hashes to None",
-    "5: the effective policy relabelled against its serialization": "disables reasoning",
-}
+ISOLATION = (
+    ("a vsock attempt", "AF_VSOCK {sa_family=AF_VSOCK, svm_cid=VMADDR_CID_HOST, svm_port=9"),
+    ("an attempt at an address strace could not read", "an address strace could not read (0x7f"),
+)
+DETAIL = (
+    {case.name: case.fragment for case in FORGERIES}
+    | {
+        "1: a retried probe in the log": "a retried probe",
+        "3: an upstream file forged in place": "git blob id",
+        "3: the listing pointed at a forged file": "the listing hashes to",
+        "3: a listing path quoted to exhaust a parser": "is not a git ls-tree entry",
+        "3: a listing path 5,000 segments deep": "the listing hashes to None",
+        "5: the effective policy relabelled against its serialization": "disables reasoning",
+    }
+    | {  # the network_isolation gate's reason (the pid before it is the sandbox's)
+        f"4: {attempt}, in the trace and the ledger alike": f"tried {what}"
+        for attempt, what in ISOLATION
+    }
+)
 """What the verdict must say of each forgery, where its first line says something else."""
 
 

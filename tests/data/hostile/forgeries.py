@@ -41,6 +41,7 @@ from tests.data.hostile.kit import put_json as _put_json
 from tests.data.hostile.kit import put_lines as _put_lines
 from verify import git_blob_id
 from verify.harness_outputs import OutputsUnreadable
+from verify.socket_trace import read_header, trace_entries
 
 __all__ = ["CONTROL", "FORGERIES", "record_reference_run"]
 
@@ -405,6 +406,28 @@ def _cut_tail(files: Files, _fields: dict[str, Any]) -> None:
     _put_lines(files, LEDGER, entries[: len(entries) // 2])
 
 
+def _attempt_traced(call: str) -> Forgery:
+    """One more connect() attempt, ``call`` its arguments and result as strace prints them, in
+    the last sandbox trace and in the ledger alike (parsed from that trace, as the runner does):
+    what a harness that went round loopback leaves when the publisher keeps the evidence
+    whole. Neither is a forgery of a record; the verifier must fail isolation on its own."""
+
+    def forge(files: Files, _fields: dict[str, Any]) -> None:
+        last = max(n for n in files if n.startswith("network/strace/"))
+        data, media = files[last]
+        entries = _lines(files, LEDGER)
+        origin = read_header([data]).origin
+        line = f"{entries[-1]['pid']}<python> {origin + entries[-1]['t'] + 0.5:.6f} connect({call}"
+        files[last] = (data + line.encode() + b"\n", media)
+        added = list(trace_entries([files[last][0]]))[-1].model_dump(mode="json")
+        _put_lines(files, LEDGER, [*entries, added])
+        config = json.loads(files["run/config.json"][0])
+        config["ledger"]["entries"] = len(entries) + 1  # the supervisor's closing count too
+        _put_json(files, "run/config.json", config)
+
+    return forge
+
+
 # --- 5: reasoning wherever it hides --------------------------------------------------------------
 
 
@@ -527,6 +550,13 @@ FORGERIES: list[Case] = [
     _case("4: an AF_UNIX attempt with an IP address", _unix_with_an_ip,
           "line 1 is not the attempt its sandbox trace records"),
     _case("4: the ledger's tail cut", _cut_tail, "the supervisor closed the ledger"),
+    _case("4: a vsock attempt, in the trace and the ledger alike",
+          _attempt_traced("7, {sa_family=AF_VSOCK, svm_cid=VMADDR_CID_HOST, svm_port=9, "
+                          "svm_flags=0}, 16) = 0"),
+          "replayed INFRA_ERROR"),
+    _case("4: an attempt at an address strace could not read, in the trace and the ledger alike",
+          _attempt_traced("7, 0x7f2c4e1b3000, 16) = -1 EFAULT (Bad address)"),
+          "replayed INFRA_ERROR"),
     _case("5: the effective policy relabelled against its serialization", _policy_relabelled,
           "replayed INFRA_ERROR"),
     _case("5: completion paths disguised", _completion_path_disguised, "replayed INFRA_ERROR"),
