@@ -15,7 +15,8 @@ The command runs out of the trace's reach (ADR 0047): in a PID namespace of its 
 (:data:`ISOLATE`: strace is not among the processes it can see or open the files of), whose
 first process is this script again (``--init VIEW -- COMMAND``, :func:`init`): it makes the
 command's view of the files (``VIEW``: every other harness's directories under an empty tmpfs,
-every file read-only but the command's own places) and starts the command in a session of its
+every file read-only but the command's own places, a ``/tmp`` and a ``/dev`` of its own) and
+starts the command in a session of its
 own (no signal to its process group reaches strace) and a user namespace of its own
 (:data:`CONFINE`), which locks all of it.
 """
@@ -63,8 +64,9 @@ CONFINE = ("unshare", "--user", "--map-root-user", "--mount", "--")
 so that every mount the sandbox made above is locked for it. :func:`init` starts it in a
 session of its own, so that a signal it sends to its group (``kill(0, ...)``) reaches none of
 the processes above it."""
-ALWAYS_WRITABLE = ("/tmp", "/var/tmp")  # noqa: S108 - the places themselves, not a file in them
-"""Where any program may write: writable in the command's view whatever else is read-only."""
+TEMPORARY = ("/tmp", "/var/tmp")  # noqa: S108 - the places themselves, not a file in them
+"""Where any program may write: in the command's view, both are one directory of its own
+(:func:`_temporary`), writable whatever else is read-only; the host's are not there."""
 RUNTIME_DIRS = ("/run", "/var/run")
 """Where the host's daemons keep their sockets: each one that is a directory of its own (not a
 link to another) is hidden. The verifier holds the same (``verify._facts.RUNTIME_DIRS``: it is
@@ -144,7 +146,7 @@ def _mounts() -> list[tuple[str, set[str]]]:
     return points
 
 
-def _under(path: str, places: Sequence[str]) -> bool:
+def under(path: str, places: Sequence[str]) -> bool:
     return any(path == p or path.startswith(p.rstrip("/") + "/") for p in places)
 
 
@@ -189,29 +191,79 @@ def _devices() -> None:
     _read_only("/dev", dict(_mounts())["/dev"])
 
 
-def _view(hidden: Sequence[str], writable: Sequence[str], read_only: Sequence[str]) -> None:
+def outermost(places: Sequence[str]) -> list[str]:
+    """``places`` but those inside another of them, each once, in order."""
+    kept: list[str] = []
+    for place in sorted(set(places), key=len):
+        if not under(place, kept):
+            kept.append(place)
+    return sorted(kept)
+
+
+def _temporary(tmp: str | None, given: Sequence[str]) -> None:
+    """Make :data:`TEMPORARY` one directory of the command's own: ``tmp`` (bound; it must be
+    bound over itself already, writable) or else an empty tmpfs, the host's ``/tmp`` and
+    ``/var/tmp`` under it; then each of ``given`` that was in the host's is bound back at its
+    own path as it is now (read-only or writable, with what is mounted in it), so that the
+    places the command is given, and its interpreter, keep their paths. A ``/var/tmp`` that is
+    a link (to ``/tmp``) follows.
+
+    Raises:
+        OSError: a mount could not be made.
+    """
+    places = [p for p in TEMPORARY if os.path.isdir(p) and not os.path.islink(p)]
+    if not places:
+        return
+    held = {place: os.open(place, os.O_PATH) for place in outermost(given)
+            if under(place, places)}  # fmt: skip
+    source = None if tmp is None else os.open(tmp, os.O_PATH | os.O_DIRECTORY)
+    try:
+        if source is None:
+            _mount("sandbox", places[0], "tmpfs", _FLAGS["nosuid"] | _FLAGS["nodev"], "mode=1777")
+        else:
+            _mount(f"/proc/self/fd/{source}", places[0], None, _BIND, "")
+        for place in places[1:]:
+            _mount(places[0], place, None, _BIND, "")
+        for place, fd in held.items():
+            if os.path.isdir(f"/proc/self/fd/{fd}"):
+                os.makedirs(place, exist_ok=True)
+            else:
+                os.makedirs(os.path.dirname(place), exist_ok=True)
+                os.close(os.open(place, os.O_CREAT | os.O_WRONLY, 0o600))
+            _mount(f"/proc/self/fd/{fd}", place, None, _BIND | _REC, "")
+    finally:
+        for fd in [*held.values(), *([] if source is None else [source])]:
+            os.close(fd)
+
+
+def _view(
+    hidden: Sequence[str], writable: Sequence[str], read_only: Sequence[str], tmp: str | None
+) -> None:
     """The command's view of the files (ADR 0047): an empty tmpfs over each of ``hidden``,
     every mount read-only but ``/proc`` and ``writable`` (bound over themselves), which stay as
     they were, but for ``read_only`` in them and :data:`KERNEL_SETTINGS` (bound over themselves,
-    read-only), and a ``/dev`` of the sandbox's own (:func:`_devices`).
+    read-only); :data:`TEMPORARY` its own (:func:`_temporary`) and a ``/dev`` of the sandbox's
+    own (:func:`_devices`).
 
     Raises:
         OSError: a mount could not be made; the view is not the sandbox's.
     """
-    for place in writable:
+    own = [*writable, *([] if tmp is None else [tmp])]
+    for place in own:
         _mount(place, place, None, _BIND | _REC, "")
     settings = [place for place in KERNEL_SETTINGS if os.path.exists(place)]
     for place in (*read_only, *settings):
         _mount(place, place, None, _BIND | _REC, "")
         _read_only(place, dict(_mounts())[place])
-    for place in hidden:  # over what the binds show, last
+    for place in hidden:  # over what the binds show
         _mount("sandbox", place, "tmpfs", _FLAGS["nosuid"] | _FLAGS["nodev"] | _FLAGS["noexec"],
                "mode=0755,size=1m")  # fmt: skip
-    _devices()
     for point, options in _mounts():
-        if "ro" in options or _under(point, (*_KERNEL_TREES, *hidden, *writable)):
+        if "ro" in options or under(point, (*_KERNEL_TREES, *hidden, *own)):
             continue
         _read_only(point, options)
+    _temporary(tmp, [*writable, *read_only])  # the places as they are now, over the host's
+    _devices()
     os.chdir(os.getcwd())  # the working directory as the new mounts show it, not the one below
 
 
@@ -226,8 +278,10 @@ def init(argv: list[str]) -> int:
     signal N ended it; 126: the view could not be made, the reason on stderr)."""
     view, command = json.loads(argv[0]), argv[2:]  # VIEW -- CMD...
     try:
-        real = {key: [os.path.realpath(p) for p in places] for key, places in view.items()}
-        _view(real["hidden"], real["writable"], real["read_only"])  # as the mount table says
+        real = {key: [os.path.realpath(p) for p in view[key]]
+                for key in ("hidden", "writable", "read_only")}  # fmt: skip
+        tmp = None if view["tmp"] is None else os.path.realpath(view["tmp"])
+        _view(real["hidden"], real["writable"], real["read_only"], tmp)  # as mounts say
     except (OSError, KeyError) as exc:
         sys.stderr.write(f"sandbox: cannot make the command's view of the files: {exc}\n")
         return 126

@@ -142,7 +142,8 @@ _PROBE = (
     "           'sys_platform': sys.platform}\n"
     "print(json.dumps({'executable': sys.executable, 'python_version': sys.version,\n"
     "                  'distributions': sorted(installed), 'installed': installed,\n"
-    "                  'requires': requires, 'markers': markers}))\n"
+    "                  'requires': requires, 'markers': markers,\n"
+    "                  'paths': [sys.prefix, sys.base_prefix, *sys.path]}))\n"
 )
 
 MARKER_NAMES = (
@@ -156,13 +157,17 @@ MAX_REQUIRES = 4096
 MAX_REQUIREMENT_CHARS = 4096
 """A declared requirement longer than this is skipped, as an unparseable one is."""
 SHOWN_UNMET = 5
+"""How many unmet dependencies a refusal names (the rest are counted)."""
 MAX_EVALUATIONS = 200_000
 """The most declared requirements (each with each extra it is reached with) the dependency
 check judges: a real interpreter's are a few thousand; an answer made to make the check run
 for hours is refused."""
+MAX_PATHS = 4096
+MAX_PATH_CHARS = 4096
+"""Of the interpreter's places (its prefixes and ``sys.path``), at most this many, each at
+most this long: a real one has a dozen."""
 MAX_ANSWER = 64 << 20
 """The probe's answer is at most this large (a real one is tens of kilobytes)."""
-"""How many unmet dependencies a refusal names (the rest are counted)."""
 
 
 class EnvironmentUnavailable(InvalidInput):
@@ -187,6 +192,10 @@ class Environment:
     markers: Mapping[str, str] = dataclasses.field(default_factory=dict)
     """The interpreter's PEP 508 marker environment (:data:`MARKER_NAMES`): for the dependency
     check, not recorded."""
+    paths: tuple[str, ...] = ()
+    """Where the interpreter reads from: its prefixes and import paths (``-I``: none of the
+    working directory's or of ``PYTHONPATH``), shown to the harness in the sandbox though
+    under ``/tmp`` (ADR 0047); not recorded."""
 
     def evidence(self) -> bytes:
         """The canonical JSON kept at ``upstreams/<upstream>/environment.json``."""
@@ -258,6 +267,7 @@ def describe_python(
         }
         markers = _markers(answer["markers"])
         requires = {str(name): _declared(lines) for name, lines in answer["requires"].items()}
+        paths = tuple(_paths(answer["paths"]))
     except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
         raise EnvironmentUnavailable(f"{python}: not a Python interpreter's answer") from None
     environment = Environment(
@@ -269,6 +279,7 @@ def describe_python(
         installed=installed,
         requires=requires,
         markers=markers,
+        paths=paths,
     )
     try:  # what cannot be kept as the verifier reads the record is refused here, not later
         environment.evidence()
@@ -278,6 +289,16 @@ def describe_python(
             f"{python}: its answer cannot be recorded: {problem}"
         ) from None
     return environment
+
+
+def _paths(given: Any) -> list[str]:
+    """The interpreter's places as it answered them, each a string (at most
+    :data:`MAX_PATHS`, each :data:`MAX_PATH_CHARS` characters)."""
+    if not isinstance(given, list) or len(given) > MAX_PATHS:
+        raise TypeError("not a list of places")
+    if not all(isinstance(p, str) and 0 < len(p) <= MAX_PATH_CHARS for p in given):
+        raise TypeError("a place that is not a path")
+    return list(given)
 
 
 def _markers(given: Any) -> dict[str, str]:

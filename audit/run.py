@@ -97,6 +97,9 @@ STREAMING_PROMPTS = (
     "Summarize the purpose of a benchmark.",
     "What does time to first token measure?",
 )
+_OWN = ("outputs", "home", "tmp")
+"""A harness's own folders in the run's scratch directory, one per harness in each: its
+outputs, its home and its ``/tmp`` (ADR 0047)."""
 _JSON = "application/json"
 _TEXT = "text/plain; charset=utf-8"
 
@@ -305,13 +308,13 @@ class _Harnesses:
             return _Failed(
                 f"{upstream}: {recorder.checkout_failures.get(upstream, 'not checked out')}"
             )
-        out, home, others = self._own(upstream)
+        out, home, tmp, others = self._own(upstream)
         made = out.stat()
         harness = self.request.pins.pins.harnesses[upstream]
         prepared = self._prepared(upstream, harness)
         if isinstance(prepared, _Failed):
             return prepared
-        python, data = prepared
+        python, data, read = prepared
         hermes = self.request.pins.pins.hermes
         selected = hermes.tasks if hermes is not None and hermes.tasks is not None else ()
         filled = Placeholders(python=python, endpoint=f"http://127.0.0.1:{SANDBOX_PORT}",
@@ -335,6 +338,8 @@ class _Harnesses:
                 hidden=others,
                 writable=[checkout_dir, out, home],
                 read_only=self._fixed(checkout_dir),
+                shown=[*map(Path, read), *map(Path, data.values())],
+                tmp=tmp,
             )
         except SandboxUnavailable as exc:
             return _Failed(f"sandbox unavailable: {exc}")
@@ -361,22 +366,23 @@ class _Harnesses:
             return _Failed(f"{upstream} {why}", common, files)
         return files, common
 
-    def _own(self, upstream: str) -> tuple[Path, Path, list[Path]]:
-        """The harness's output and home directories, and what it must not see: every other
-        upstream's checkout and every other harness's outputs and home, each harness's made
-        (empty) before the first runs, so that none can be written before its harness runs
-        (ADR 0047)."""
+    def _own(self, upstream: str) -> tuple[Path, Path, Path, list[Path]]:
+        """The harness's output, home and temporary directories, and what it must not see:
+        every other upstream's checkout and every other harness's outputs, home and temporary
+        directory, each harness's made (empty) before the first runs, so that none can be
+        written before its harness runs (ADR 0047)."""
         for name in self.request.pins.pins.harnesses:
-            for kind in ("outputs", "home"):
+            for kind in _OWN:
                 (self.scratch / kind / name).mkdir(parents=True, exist_ok=True)
         others = [
             place
-            for kind in ("checkouts", "outputs", "home")
+            for kind in ("checkouts", *_OWN)
             if (self.scratch / kind).is_dir()
             for place in sorted((self.scratch / kind).iterdir())
             if place.name != upstream and place.is_dir() and not place.is_symlink()
         ]
-        return self.scratch / "outputs" / upstream, self.scratch / "home" / upstream, others
+        out, home, tmp = (self.scratch / kind / upstream for kind in _OWN)
+        return out, home, tmp, others
 
     def _fixed(self, checkout: Path) -> list[Path]:
         """What a harness may not write among its places: the run's scratch directory and the
@@ -384,7 +390,7 @@ class _Harnesses:
         place for a later harness or the runner), and its checkout's ``.git``, where the
         runner runs git after it (a ``core.fsmonitor`` of its own would run as the runner).
         Its own directories in them stay writable (ADR 0047)."""
-        places = [self.scratch, *(self.scratch / k for k in ("outputs", "home", "checkouts"))]
+        places = [self.scratch, *(self.scratch / k for k in (*_OWN, "checkouts"))]
         return [place for place in (*places, checkout / ".git") if place.exists()]
 
     def _variables(self, harness: Harness) -> dict[str, str]:
@@ -392,9 +398,10 @@ class _Harnesses:
         ``env`` (a given value that differs from a pinned one is refused before the run)."""
         return {**self.request.harness_env, **harness.env}
 
-    def _interpreter(self, upstream: str, harness: Harness) -> str | _Failed:
-        """The harness's interpreter, its environment kept as evidence; or why it cannot be
-        asked, lacks a pinned requirement, or lacks what a pinned distribution requires."""
+    def _interpreter(self, upstream: str, harness: Harness) -> tuple[str, list[str]] | _Failed:
+        """The harness's interpreter and where it reads from (its prefixes, import paths and
+        ``PYTHONPATH``), its environment kept as evidence; or why it cannot be asked, lacks a
+        pinned requirement, or lacks what a pinned distribution requires."""
         # absolute (the harness runs in its checkout), its symlinks kept (a venv's python is one)
         python = os.path.abspath(self.request.harness_python.get(upstream, sys.executable))
         try:
@@ -418,15 +425,19 @@ class _Harnesses:
             return _Failed(f"{upstream}: {unmet}")
         if other := other_files(harness.installed, environment.installed, "no RECORD"):
             return _Failed(f"{upstream}: its interpreter {environment.executable} {other[0]}")
-        return python
+        extra = self._variables(harness).get("PYTHONPATH", "").split(os.pathsep)
+        return python, [*environment.paths, *(p for p in extra if os.path.isabs(p))]
 
-    def _prepared(self, upstream: str, harness: Harness) -> tuple[str, dict[str, str]] | _Failed:
-        """The harness's interpreter and data directories, each kept as evidence."""
-        python = self._interpreter(upstream, harness)
-        if isinstance(python, _Failed):
-            return python
+    def _prepared(
+        self, upstream: str, harness: Harness
+    ) -> tuple[str, dict[str, str], list[str]] | _Failed:
+        """The harness's interpreter and data directories, each kept as evidence, and where
+        its interpreter reads from."""
+        asked = self._interpreter(upstream, harness)
+        if isinstance(asked, _Failed):
+            return asked
         data = self._data(upstream, harness)
-        return data if isinstance(data, _Failed) else (python, data)
+        return data if isinstance(data, _Failed) else (asked[0], data, asked[1])
 
     def _data(self, upstream: str, harness: Harness) -> dict[str, str] | _Failed:
         """The harness's data directories by name, each listing kept as evidence; or why one

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import IO, Literal
 
 from audit import _sandbox_inside
-from audit._sandbox_inside import ALWAYS_WRITABLE, EMPTY_TMPFS, STRACE_OPTIONS
+from audit._sandbox_inside import EMPTY_TMPFS, STRACE_OPTIONS, TEMPORARY, outermost, under
 from bundle_schema.errors import InvalidInput
 from bundle_schema.models import SocketLedgerEntry
 from verify.socket_trace import TRACE_MEDIA_TYPE, trace_entries, trace_header, trace_name
@@ -169,6 +169,8 @@ def run_sandboxed(
     hidden: Sequence[Path] = (),
     writable: Sequence[Path] | None = None,
     read_only: Sequence[Path] = (),
+    shown: Sequence[Path] = (),
+    tmp: Path | None = None,
 ) -> SandboxResult:
     """Run ``command`` in a fresh network namespace; the model is at ``127.0.0.1:port`` there.
 
@@ -189,12 +191,18 @@ def run_sandboxed(
             it asks the model).
         hidden: existing directories the command sees empty (an empty tmpfs over each, which
             it cannot take off): what is not its own in the run's scratch directory.
-        writable: existing directories the command may write, besides ``/tmp`` and
-            ``/var/tmp`` (default: ``cwd``); every other file it sees is read-only (ADR 0047).
-            ``cwd`` is not writable unless it is in one of them (a working directory that is
-            a link to elsewhere makes nothing writable).
+        writable: existing directories the command may write, besides its ``/tmp``
+            (default: ``cwd``); every other file it sees is read-only (ADR 0047). ``cwd`` is
+            not writable unless it is in one of them (a working directory that is a link to
+            elsewhere makes nothing writable).
         read_only: existing paths in those the command may not write (a checkout's ``.git``:
             the runner runs git there after the command).
+        shown: existing paths the command reads (its interpreter's prefixes and import paths,
+            its data): the host's ``/tmp`` and ``/var/tmp`` are not in its view, and those of
+            these in them are shown at their own paths, read-only, as are the paths the command
+            names (its program, an argument that is an absolute path) and this interpreter's.
+        tmp: an existing directory, the command's ``/tmp`` and ``/var/tmp`` (default: an empty
+            tmpfs of its own, gone when it ends).
 
     Raises:
         SandboxUnavailable: the namespace could not be made.
@@ -208,7 +216,8 @@ def run_sandboxed(
     # checkout) is not on its sys.path, where an audit/ package of the harness's would replace it
     script = os.path.abspath(_sandbox_inside.__file__)
     inside = [sys.executable, "-I", script, str(port), str(inside_end.fileno()), str(trace_in),
-              _view(cwd, hidden, writable, read_only), "--", *command]  # fmt: skip
+              _view(cwd, command=command, env=env, hidden=hidden, writable=writable,
+                    read_only=read_only, shown=shown, tmp=tmp), "--", *command]  # fmt: skip
     origin_epoch, started = time.time(), time.monotonic()
     header = trace_header(origin_epoch, first_seq, component).encode()
     stream = open(trace_out, "rb", buffering=0)  # noqa: SIM115 - the reader closes it at EOF
@@ -274,14 +283,49 @@ def run_sandboxed(
     )
 
 
+def _interpreter_places() -> list[str]:
+    """Where this interpreter reads from (its prefixes and import paths): shown to a command
+    run with it (a harness's default interpreter) though they are under ``/tmp``."""
+    return [p for p in {sys.prefix, sys.base_prefix, *sys.path} if p and os.path.exists(p)]
+
+
+def _named(command: Sequence[str], env: Mapping[str, str] | None) -> list[str]:
+    """The paths ``command`` names: its program (looked up on its ``PATH``) and each argument
+    that is an existing absolute path."""
+    path = (os.environ if env is None else env).get("PATH", os.defpath)
+    program = shutil.which(command[0], path=path) if command else None
+    named = [p for p in command[1:] if p.startswith("/") and os.path.exists(p)]
+    return [os.path.abspath(program), *named] if program else named
+
+
 def _view(
-    cwd: Path, hidden: Sequence[Path], writable: Sequence[Path] | None, read_only: Sequence[Path]
+    cwd: Path,
+    *,
+    command: Sequence[str],
+    env: Mapping[str, str] | None,
+    hidden: Sequence[Path],
+    writable: Sequence[Path] | None,
+    read_only: Sequence[Path],
+    shown: Sequence[Path],
+    tmp: Path | None,
 ) -> str:
-    """The command's view of the files, for the inside part (``_sandbox_inside.init``)."""
+    """The command's view of the files, for the inside part (``_sandbox_inside.init``): of
+    ``shown``, the paths ``command`` names and this interpreter's places, those under
+    :data:`TEMPORARY` as read-only places (the others are visible and read-only anyway)."""
     given = [cwd] if writable is None else writable
-    places = [*map(str, given), *(p for p in ALWAYS_WRITABLE if os.path.isdir(p))]
-    return json.dumps({"hidden": list(map(str, hidden)), "writable": places,
-                       "read_only": list(map(str, read_only))})  # fmt: skip
+    read = [
+        os.path.realpath(p)
+        for p in (*map(str, shown), *_named(command, env), *_interpreter_places())
+    ]
+    # in the host's /tmp, not all of it (a script's directory on sys.path may be /tmp itself),
+    # and not in a place given: its outputs named on its command line stay writable, what is
+    # hidden stays hidden
+    own = [os.path.realpath(p) for p in (*given, *hidden)]
+    inside = [p for p in read if under(p, TEMPORARY) and p not in TEMPORARY]
+    kept = outermost([p for p in inside if not under(p, own)])
+    return json.dumps({"hidden": list(map(str, hidden)), "writable": list(map(str, given)),
+                       "read_only": [*map(str, read_only), *kept],
+                       "tmp": None if tmp is None else str(tmp)})  # fmt: skip
 
 
 def _handed_over(channel: socket.socket, process: subprocess.Popen[bytes]) -> socket.socket | None:

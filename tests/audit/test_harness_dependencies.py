@@ -18,6 +18,8 @@ from packaging.markers import default_environment
 from audit.environments import (
     MAX_ANSWER,
     MAX_EVALUATIONS,
+    MAX_PATH_CHARS,
+    MAX_PATHS,
     MAX_REQUIREMENT_CHARS,
     Environment,
     EnvironmentUnavailable,
@@ -97,11 +99,19 @@ def test_the_interpreter_answers_what_each_distribution_declares(
     assert len(environment.requires["messy==1.0"]) == 5
     # the declared requirements and the marker environment are not evidence
     recorded = json.loads(environment.evidence())
-    assert not {"requires", "markers"} & set(recorded)
+    assert not {"requires", "markers", "paths"} & set(recorded)
 
 
 def test_the_marker_environment_is_the_one_packaging_computes() -> None:
     assert describe_python("x", sys.executable, {}).markers == default_environment()
+
+
+def test_the_interpreter_says_where_it_reads_from() -> None:
+    # shown to the harness in the sandbox though under /tmp (ADR 0047); -I: no working directory
+    paths = describe_python("x", sys.executable, {}).paths
+    assert paths[:2] == (sys.prefix, sys.base_prefix)
+    assert set(paths[2:]) <= {p for p in sys.path if p}
+    assert any(p.endswith("site-packages") for p in paths)
 
 
 @pytest.mark.parametrize(
@@ -211,6 +221,7 @@ def _answer(**changes: object) -> dict[str, object]:
         "executable": "/x/bin/python", "python_version": "3.11.7",
         "distributions": ["a==1", "b==1"], "installed": {"a==1": None, "b==1": None},
         "requires": {"a==1": ["b>=2"], "b==1": []}, "markers": default_environment(),
+        "paths": ["/x", "/x/lib/python3.11/site-packages"],
     }  # fmt: skip
     return honest | changes
 
@@ -225,7 +236,10 @@ def test_the_answer_is_untrusted_input(tmp_path: Path) -> None:
     env = describe_python("x", _answering(tmp_path, odd), {})
     assert env.requires == {"a==1": ("b>=2",), "b==1": ()}
     for broken in (_answer(requires=["a"]), _answer(markers={"os_name": "posix"}),
-                   _answer(markers={**default_environment(), "os_name": 1})):  # fmt: skip
+                   _answer(markers={**default_environment(), "os_name": 1}),
+                   _answer(paths="/x"), _answer(paths=["/x", 1]), _answer(paths=[""]),
+                   _answer(paths=["/x"] * (MAX_PATHS + 1)),
+                   _answer(paths=["/" + "x" * MAX_PATH_CHARS])):  # fmt: skip
         with pytest.raises(EnvironmentUnavailable, match="not a Python interpreter's answer"):
             describe_python("x", _answering(tmp_path, broken), {})
 

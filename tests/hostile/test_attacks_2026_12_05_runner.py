@@ -406,13 +406,15 @@ ESCAPE = "\n".join([
     "for _ in range(1000):",
     "    if os.path.exists(os.environ['PIDFILE']): break",
     "    time.sleep(0.01)",
+    "print('ESCAPED', os.path.exists(os.environ['PIDFILE']), flush=True)",
 ])  # fmt: skip
 
 
 def test_a_process_in_a_network_namespace_of_its_own_does_not_outlive_the_run(
     tmp_path: Path, mirrors: dict[str, Path], sandbox: None
 ) -> None:
-    pidfile = tmp_path / "escaped.pid"  # in the escaped child's environment: the host finds it
+    # in the harness's own /tmp, named in the escaped child's environment: the host finds it
+    pidfile = f"/tmp/escaped-{os.urandom(8).hex()}.pid"
     pins = _pins()
     out = tmp_path / "bundle"
     try:
@@ -421,13 +423,18 @@ def test_a_process_in_a_network_namespace_of_its_own_does_not_outlive_the_run(
                 RunRequest(
                     endpoint=endpoint.url, pins=pins, profile="smoke", out=out,
                     model_digest=DEMO_DIGEST, mirrors=mirrors,
-                    harness_env={"HOSTILE_POST": ESCAPE, "PIDFILE": str(pidfile)},
+                    harness_env={"HOSTILE_POST": ESCAPE, "PIDFILE": pidfile},
                 )
             )  # fmt: skip
         left = marked(f"PIDFILE={pidfile}")
     finally:
         kill_marked(f"PIDFILE={pidfile}")
-    assert pidfile.exists()  # the child escaped the trace and the namespace
+    manifest = parse_manifest(open_source(out).manifest_bytes()).model
+    evidence = manifest.evidence.items()
+    logs = [(out / "blobs" / "sha256" / entry.digest[7:]).read_text()
+            for name, entry in evidence if name.endswith(".stdout.txt")]  # fmt: skip
+    assert any("ESCAPED True" in log for log in logs)  # the child escaped trace and namespace
+    assert not Path(pidfile).exists()  # written in the harness's /tmp, not the host's
     assert left == []
 
 

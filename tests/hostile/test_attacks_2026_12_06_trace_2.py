@@ -498,7 +498,7 @@ def test_held_a_hidden_directory_moved_with_its_parent_stays_covered(
     (tmp_path / "outputs" / "honest").mkdir(parents=True)
     (tmp_path / "outputs" / "honest" / "mine.json").write_text("{}")
     (tmp_path / "work").mkdir()
-    result = _harness(tmp_path / "work", COVERED, str(tmp_path),
+    result = _harness(tmp_path / "work", COVERED, str(tmp_path), writable=[tmp_path],
                       hidden=[tmp_path / "outputs" / "honest"])  # fmt: skip
     assert result.returncode == 0, result.stderr.decode()[-800:]
     assert result.stdout == b"[]\n"

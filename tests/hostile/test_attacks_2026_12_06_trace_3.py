@@ -62,7 +62,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -378,24 +377,20 @@ def test_held_an_honest_harness_writes_its_places(tmp_path: Path, sandbox: None)
     checkout, out, home = (scratch / k / "up" for k in ("checkouts", "outputs", "home"))
     for place in (checkout, out, home, scratch / "outputs" / "other"):
         place.mkdir(parents=True)
-    # a short TMPDIR: multiprocessing's forkserver binds a Unix socket there (108 bytes at most)
-    short = Path(tempfile.mkdtemp(prefix="ea-", dir="/tmp"))
     (checkout / "harness.py").write_text("import ctypes, os, signal, socket, subprocess, sys\n"
                                          + HONEST)  # fmt: skip
     ident = ["-c", "user.name=a", "-c", "user.email=a@example.invalid"]
     for command in (["init", "-q"], ["add", "."], [*ident, "commit", "-qm", "upstream"]):
         subprocess.run(["git", "-C", str(checkout), *command], check=True, capture_output=True)
     node = "node" if shutil.which("node") else ""
+    # no TMPDIR: multiprocessing's forkserver binds a Unix socket in /tmp (108 bytes at most)
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "LANG": "C.UTF-8",
-           "PYTHONDONTWRITEBYTECODE": "1", "TMPDIR": str(short)}  # fmt: skip
+           "PYTHONDONTWRITEBYTECODE": "1"}  # fmt: skip
     read_only = [scratch, *(scratch / k for k in ("outputs", "home", "checkouts")),
                  checkout / ".git"]  # fmt: skip
-    try:
-        result = _sandboxed([sys.executable, "harness.py", str(out), node or "-"], checkout,
-                            env=env, writable=[checkout, out, home], read_only=read_only,
-                            hidden=[scratch / "outputs" / "other"])  # fmt: skip
-    finally:
-        shutil.rmtree(short, ignore_errors=True)
+    result = _sandboxed([sys.executable, "harness.py", str(out), node or "-"], checkout,
+                        env=env, writable=[checkout, out, home], read_only=read_only,
+                        hidden=[scratch / "outputs" / "other"])  # fmt: skip
     assert result.returncode == 0, result.stderr.decode()[-800:]
     pools = [f"{method} [1, 4, 9]" for method in ("fork", "spawn", "forkserver")]
     expected = [*pools, "queue 1", *(["node ok"] if node else []), "?? written-in-its-checkout",
