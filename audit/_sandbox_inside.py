@@ -200,13 +200,14 @@ def outermost(places: Sequence[str]) -> list[str]:
     return sorted(kept)
 
 
-def _temporary(tmp: str | None, given: Sequence[str]) -> None:
+def _temporary(tmp: str | None, given: Sequence[str], links: Sequence[Sequence[str]]) -> None:
     """Make :data:`TEMPORARY` one directory of the command's own: ``tmp`` (bound; it must be
     bound over itself already, writable) or else an empty tmpfs, the host's ``/tmp`` and
     ``/var/tmp`` under it; then each of ``given`` that was in the host's is bound back at its
     own path as it is now (read-only or writable, with what is mounted in it), so that the
-    places the command is given, and its interpreter, keep their paths. A ``/var/tmp`` that is
-    a link (to ``/tmp``) follows.
+    places the command is given, and its interpreter, keep their paths, and each of ``links``
+    (a link of the host's there: its path and what it says) that is not there yet is made. A
+    ``/var/tmp`` that is a link (to ``/tmp``) follows.
 
     Raises:
         OSError: a mount could not be made.
@@ -231,19 +232,27 @@ def _temporary(tmp: str | None, given: Sequence[str]) -> None:
                 os.makedirs(os.path.dirname(place), exist_ok=True)
                 os.close(os.open(place, os.O_CREAT | os.O_WRONLY, 0o600))
             _mount(f"/proc/self/fd/{fd}", place, None, _BIND | _REC, "")
+        for link, target in links:
+            if under(link, places) and not os.path.lexists(link):
+                os.makedirs(os.path.dirname(link), exist_ok=True)
+                os.symlink(target, link)
     finally:
         for fd in [*held.values(), *([] if source is None else [source])]:
             os.close(fd)
 
 
 def _view(
-    hidden: Sequence[str], writable: Sequence[str], read_only: Sequence[str], tmp: str | None
+    hidden: Sequence[str],
+    writable: Sequence[str],
+    read_only: Sequence[str],
+    links: Sequence[Sequence[str]],
+    tmp: str | None,
 ) -> None:
     """The command's view of the files (ADR 0047): an empty tmpfs over each of ``hidden``,
     every mount read-only but ``/proc`` and ``writable`` (bound over themselves), which stay as
     they were, but for ``read_only`` in them and :data:`KERNEL_SETTINGS` (bound over themselves,
-    read-only); :data:`TEMPORARY` its own (:func:`_temporary`) and a ``/dev`` of the sandbox's
-    own (:func:`_devices`).
+    read-only); :data:`TEMPORARY` its own, with ``links`` (:func:`_temporary`), and a
+    ``/dev`` of the sandbox's own (:func:`_devices`).
 
     Raises:
         OSError: a mount could not be made; the view is not the sandbox's.
@@ -262,7 +271,7 @@ def _view(
         if "ro" in options or under(point, (*_KERNEL_TREES, *hidden, *own)):
             continue
         _read_only(point, options)
-    _temporary(tmp, [*writable, *read_only])  # the places as they are now, over the host's
+    _temporary(tmp, [*writable, *read_only], links)  # the places as they are now
     _devices()
     os.chdir(os.getcwd())  # the working directory as the new mounts show it, not the one below
 
@@ -281,7 +290,7 @@ def init(argv: list[str]) -> int:
         real = {key: [os.path.realpath(p) for p in view[key]]
                 for key in ("hidden", "writable", "read_only")}  # fmt: skip
         tmp = None if view["tmp"] is None else os.path.realpath(view["tmp"])
-        _view(real["hidden"], real["writable"], real["read_only"], tmp)  # as mounts say
+        _view(real["hidden"], real["writable"], real["read_only"], view["links"], tmp)
     except (OSError, KeyError) as exc:
         sys.stderr.write(f"sandbox: cannot make the command's view of the files: {exc}\n")
         return 126

@@ -298,6 +298,29 @@ def _named(command: Sequence[str], env: Mapping[str, str] | None) -> list[str]:
     return [os.path.abspath(program), *named] if program else named
 
 
+_HOPS = 64
+"""The most links :func:`_links` follows (a loop of links ends there)."""
+
+
+def _links(paths: Sequence[str]) -> list[tuple[str, str]]:
+    """The symbolic links in :data:`TEMPORARY` on the way to each of ``paths`` (each followed,
+    a link to a link too), with what each says: the command sees them at their own paths, so
+    that a path through one (``--harness-python`` given as a link to a venv) leads where it
+    does on the host."""
+    found: dict[str, str] = {}
+    todo = [os.path.abspath(p) for p in paths]
+    while todo and len(found) < _HOPS:
+        parts = Path(todo.pop()).parts
+        for end in range(2, len(parts) + 1):
+            prefix = os.path.join(*parts[:end])
+            if under(prefix, TEMPORARY) and os.path.islink(prefix) and prefix not in found:
+                found[prefix] = os.readlink(prefix)
+                rest = os.path.join(os.path.dirname(prefix), found[prefix], *parts[end:])
+                todo.append(os.path.normpath(rest))
+                break
+    return sorted(found.items())
+
+
 def _view(
     cwd: Path,
     *,
@@ -311,12 +334,11 @@ def _view(
 ) -> str:
     """The command's view of the files, for the inside part (``_sandbox_inside.init``): of
     ``shown``, the paths ``command`` names and this interpreter's places, those under
-    :data:`TEMPORARY` as read-only places (the others are visible and read-only anyway)."""
+    :data:`TEMPORARY` as read-only places (the others are visible and read-only anyway), and
+    the links there on the way to them (:func:`_links`)."""
     given = [cwd] if writable is None else writable
-    read = [
-        os.path.realpath(p)
-        for p in (*map(str, shown), *_named(command, env), *_interpreter_places())
-    ]
+    named = [*map(str, shown), *_named(command, env), *_interpreter_places()]
+    read = [os.path.realpath(p) for p in named]
     # in the host's /tmp, not all of it (a script's directory on sys.path may be /tmp itself),
     # and not in a place given: its outputs named on its command line stay writable, what is
     # hidden stays hidden
@@ -325,6 +347,7 @@ def _view(
     kept = outermost([p for p in inside if not under(p, own)])
     return json.dumps({"hidden": list(map(str, hidden)), "writable": list(map(str, given)),
                        "read_only": [*map(str, read_only), *kept],
+                       "links": _links(named),
                        "tmp": None if tmp is None else str(tmp)})  # fmt: skip
 
 

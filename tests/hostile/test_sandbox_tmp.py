@@ -123,7 +123,9 @@ def test_an_interpreter_under_the_host_s_tmp_runs_the_harness(
     work.mkdir()
     command = [str(python), "-c", "import sys; print(sys.prefix)"]
     hidden = _sandboxed(command, work)
-    assert hidden.returncode != 0  # not shown: the host's /tmp is not there
+    # not shown: the venv is not there (its python, a link the command names, leads to the
+    # base interpreter, which runs as itself)
+    assert hidden.stdout.decode().strip() != str(venv)
     result = _sandboxed(command, work, shown=[venv])
     assert result.returncode == 0, result.stderr.decode()[-800:]
     assert result.stdout.decode().strip() == str(venv)
@@ -159,3 +161,21 @@ def test_what_the_command_line_names_is_shown_read_only_but_never_more(
         "hidden False",
         "host file False",
     ]
+
+
+def test_an_interpreter_reached_through_links_under_the_host_s_tmp_runs(
+    tmp_path: Path, sandbox: None
+) -> None:
+    # as the live quickstart gives it: --harness-python work/.venv/bin/python, where work/.venv
+    # is a link (here to a link) to the venv; the runner shows the prefix the interpreter names
+    venv = tmp_path / "real-venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    work = tmp_path / "work"
+    work.mkdir()
+    (tmp_path / "hop").symlink_to("real-venv")
+    (work / ".venv").symlink_to(tmp_path / "hop")
+    python = work / ".venv" / "bin" / "python"
+    command = [str(python), "-c", "import sys; print(sys.prefix)"]
+    result = _sandboxed(command, work, shown=[work / ".venv"])
+    assert result.returncode == 0, result.stderr.decode()[-800:]
+    assert result.stdout.decode().strip() == str(work / ".venv")
