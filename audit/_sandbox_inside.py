@@ -24,6 +24,7 @@ own (no signal to its process group reaches strace) and a user namespace of its 
 from __future__ import annotations
 
 import ctypes
+import errno
 import json
 import os
 import re
@@ -200,6 +201,17 @@ def outermost(places: Sequence[str]) -> list[str]:
     return sorted(kept)
 
 
+def _unlinked(path: str) -> None:
+    """Refuse ``path`` when a link leads to it: in a ``tmp`` given again, a link the command
+    left would have a mount or a link made where it points.
+
+    Raises:
+        OSError: a link is on the way.
+    """
+    if os.path.realpath(path) != path:
+        raise OSError(errno.ELOOP, f"a link on the way to {path}")
+
+
 def _temporary(tmp: str | None, given: Sequence[str], links: Sequence[Sequence[str]]) -> None:
     """Make :data:`TEMPORARY` one directory of the command's own: ``tmp`` (bound; it must be
     bound over itself already, writable) or else an empty tmpfs, the host's ``/tmp`` and
@@ -230,11 +242,13 @@ def _temporary(tmp: str | None, given: Sequence[str], links: Sequence[Sequence[s
                 os.makedirs(place, exist_ok=True)
             else:
                 os.makedirs(os.path.dirname(place), exist_ok=True)
-                os.close(os.open(place, os.O_CREAT | os.O_WRONLY, 0o600))
+                os.close(os.open(place, os.O_CREAT | os.O_WRONLY | os.O_NOFOLLOW, 0o600))
+            _unlinked(place)
             _mount(f"/proc/self/fd/{fd}", place, None, _BIND | _REC, "")
         for link, target in links:
             if under(link, places) and not os.path.lexists(link):
                 os.makedirs(os.path.dirname(link), exist_ok=True)
+                _unlinked(os.path.dirname(link))
                 os.symlink(target, link)
     finally:
         for fd in [*held.values(), *([] if source is None else [source])]:
@@ -271,8 +285,8 @@ def _view(
         if "ro" in options or under(point, (*_KERNEL_TREES, *hidden, *own)):
             continue
         _read_only(point, options)
+    _devices()  # first: the host's /dev is writable until then
     _temporary(tmp, [*writable, *read_only], links)  # the places as they are now
-    _devices()
     os.chdir(os.getcwd())  # the working directory as the new mounts show it, not the one below
 
 

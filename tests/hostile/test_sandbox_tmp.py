@@ -179,3 +179,18 @@ def test_an_interpreter_reached_through_links_under_the_host_s_tmp_runs(
     result = _sandboxed(command, work, shown=[work / ".venv"])
     assert result.returncode == 0, result.stderr.decode()[-800:]
     assert result.stdout.decode().strip() == str(work / ".venv")
+
+
+def test_a_link_left_in_a_tmp_given_again_is_refused(tmp_path: Path, sandbox: None) -> None:
+    # a command given the same tmp twice left a link where the init makes the way back to its
+    # working directory: the init neither mounts nor makes anything where it points
+    if tmp_path.parts[1] != "tmp":
+        pytest.skip("the test's directory is not under /tmp here")
+    own = tmp_path / "own-tmp"
+    own.mkdir()
+    top = tmp_path.parts[2]  # the first folder under /tmp on the way to the working directory
+    (own / top).symlink_to("/dev/shm")
+    result = _harness(tmp_path, "print('ran')", tmp=own)
+    assert result.returncode == 126
+    assert b"a link on the way to" in result.stderr, result.stderr
+    assert result.stdout == b""
