@@ -55,11 +55,13 @@ EMPTY_TMPFS = ("mount", "--no-mtab", "-t", "tmpfs", "-o", "mode=0755,size=1m,nos
 sandbox's own mount namespace (the host's stays as it is); ``--no-mtab``: nothing written in
 the hidden ``/run`` (util-linux keeps ``/run/mount/utab``). The supervisor's ``check_sandbox``
 tries it on ``/run`` first."""
-ISOLATE = ("unshare", "--pid", "--fork", "--kill-child", "--mount-proc", "--")
-"""A PID namespace (with a /proc of its own) and a mount namespace for the command, made by the
-namespace's root before :data:`CONFINE`: strace stays in the PID namespace above, where the
-command cannot name it (no ``kill``, no ``/proc/<pid>/fd`` of its trace pipe), and the /proc
-and tmpfs mounted here are locked for the command."""
+ISOLATE = ("unshare", "--pid", "--fork", "--kill-child", "--mount-proc", "--ipc", "--")
+"""A PID namespace (with a /proc of its own), a mount namespace and an IPC namespace for the
+command, made by the namespace's root before :data:`CONFINE`: strace stays in the PID
+namespace above, where the command cannot name it (no ``kill``, no ``/proc/<pid>/fd`` of its
+trace pipe), the /proc and tmpfs mounted here are locked for the command, and System V shared
+memory, semaphores and message queues and POSIX message queues are its own, not the host's
+(nor another harness's)."""
 CONFINE = ("unshare", "--user", "--map-root-user", "--mount", "--")
 """What the command runs in: a user namespace of its own, owning a mount namespace of its own,
 so that every mount the sandbox made above is locked for it. :func:`init` starts it in a
@@ -202,14 +204,17 @@ def outermost(places: Sequence[str]) -> list[str]:
 
 
 def _unlinked(path: str) -> None:
-    """Refuse ``path`` when a link leads to it: in a ``tmp`` given again, a link the command
-    left would have a mount or a link made where it points.
+    """Refuse ``path`` when a link is on the way to it or at it (each part looked at itself,
+    never followed: ``/proc/self/cwd`` reads as the path it is at): in a ``tmp`` given again,
+    a link the command left would have a mount or a link made where it points.
 
     Raises:
         OSError: a link is on the way.
     """
-    if os.path.realpath(path) != path:
-        raise OSError(errno.ELOOP, f"a link on the way to {path}")
+    parts = path.split("/")
+    for end in range(2, len(parts) + 1):
+        if os.path.islink("/".join(parts[:end])):
+            raise OSError(errno.ELOOP, f"a link on the way to {path}")
 
 
 def _temporary(tmp: str | None, given: Sequence[str], links: Sequence[Sequence[str]]) -> None:
@@ -315,6 +320,11 @@ def init(argv: list[str]) -> int:
         for number in _ENDING:
             signal.signal(number, signal.SIG_DFL)
         os.setsid()
+        # a stdin of the view's (read-only) /dev/null: the supervisor's is the host's, through
+        # whose descriptor the command's uid 0 could chmod the host's node
+        null = os.open("/dev/null", os.O_RDONLY)
+        os.dup2(null, 0)
+        os.close(null)
         try:
             os.execvp(CONFINE[0], [*CONFINE, *command])  # noqa: S606 - the pinned command
         finally:

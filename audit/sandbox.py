@@ -20,6 +20,7 @@ why: a run never goes on without isolation.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import select
@@ -200,7 +201,8 @@ def run_sandboxed(
         shown: existing paths the command reads (its interpreter's prefixes and import paths,
             its data): the host's ``/tmp`` and ``/var/tmp`` are not in its view, and those of
             these in them are shown at their own paths, read-only, as are the paths the command
-            names (its program, an argument that is an absolute path) and this interpreter's.
+            names (its program, an argument that is an absolute path), its ``PYTHONPATH``'s
+            and this interpreter's (isolated: not this process's working directory).
         tmp: an existing directory, the command's ``/tmp`` and ``/var/tmp`` (default: an empty
             tmpfs of its own, gone when it ends).
 
@@ -283,10 +285,29 @@ def run_sandboxed(
     )
 
 
-def _interpreter_places() -> list[str]:
-    """Where this interpreter reads from (its prefixes and import paths): shown to a command
-    run with it (a harness's default interpreter) though they are under ``/tmp``."""
-    return [p for p in {sys.prefix, sys.base_prefix, *sys.path} if p and os.path.exists(p)]
+_PLACES = "import json, sys; print(json.dumps([sys.prefix, sys.base_prefix, *sys.path]))"
+
+
+@functools.cache
+def _interpreter_places() -> tuple[str, ...]:
+    """Where this interpreter reads from when it runs a harness (its default interpreter): its
+    prefixes and import paths as it has them in isolated mode, asked once. Not this process's
+    ``sys.path``, which holds its working directory (``python -m audit``) and ``PYTHONPATH``:
+    the operator's, not the harness's."""
+    try:
+        done = subprocess.run([sys.executable, "-I", "-c", _PLACES], capture_output=True,
+                              check=True, timeout=60, env={"PATH": os.defpath})  # fmt: skip
+        places = [str(p) for p in json.loads(done.stdout)]
+    except (OSError, subprocess.SubprocessError, ValueError, TypeError):
+        places = [sys.prefix, sys.base_prefix]
+    return tuple(p for p in places if p and os.path.exists(p))
+
+
+def _python_path(env: Mapping[str, str] | None) -> list[str]:
+    """The absolute entries of the command's ``PYTHONPATH``: where its interpreter is told to
+    read from."""
+    given = (os.environ if env is None else env).get("PYTHONPATH", "")
+    return [p for p in given.split(os.pathsep) if os.path.isabs(p) and os.path.exists(p)]
 
 
 def _named(command: Sequence[str], env: Mapping[str, str] | None) -> list[str]:
@@ -337,7 +358,7 @@ def _view(
     :data:`TEMPORARY` as read-only places (the others are visible and read-only anyway), and
     the links there on the way to them (:func:`_links`)."""
     given = [cwd] if writable is None else writable
-    named = [*map(str, shown), *_named(command, env), *_interpreter_places()]
+    named = [*map(str, shown), *_named(command, env), *_python_path(env), *_interpreter_places()]
     read = [os.path.realpath(p) for p in named]
     # in the host's /tmp, not all of it (a script's directory on sys.path may be /tmp itself),
     # and not in a place given: its outputs named on its command line stay writable, what is
