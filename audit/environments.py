@@ -298,6 +298,13 @@ def _paths(given: Any) -> list[str]:
         raise TypeError("not a list of places")
     if not all(isinstance(p, str) and 0 < len(p) <= MAX_PATH_CHARS for p in given):
         raise TypeError("a place that is not a path")
+    try:
+        for place in given:
+            if "\0" in place:
+                raise TypeError("a place with a NUL")
+            os.fsencode(place)  # a lone surrogate names no file
+    except UnicodeEncodeError:
+        raise TypeError("a place that is not a path") from None
     return list(given)
 
 

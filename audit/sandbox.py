@@ -7,8 +7,10 @@ ends every other one in it when it ends (``--map-root-user`` when not root); ins
 listening socket out to the supervisor (which gives it to the observer, so the observer accepts
 the harness's connections itself: no relay in between) and runs the command under
 ``strace --seccomp-bpf -f -e trace=connect`` (a process stops for strace at ``connect()``
-only), in a PID namespace below strace's and with the trace's directory covered, out of the
-command's reach (ADR 0047). A non-local address fails at once with ENETUNREACH and is
+only), writing into a pipe the supervisor reads; the command runs in a PID namespace below
+strace's, out of its reach, in a view of the files of its own (its places writable, everything
+else read-only, the other harnesses' places hidden, a ``/tmp`` and a ``/dev`` of its own:
+ADR 0047). A non-local address fails at once with ENETUNREACH and is
 recorded. The command's process group is killed when it is silent for longer than its
 inactivity limit or runs past its total wall (a TIMEOUT); when the command has ended, for
 whatever reason, every process still in the namespace is killed too (every one the command
@@ -210,6 +212,8 @@ def run_sandboxed(
         SandboxUnavailable: the namespace could not be made.
     """
     check_sandbox()
+    view = _view(cwd, command=command, env=env, hidden=hidden, writable=writable,
+                 read_only=read_only, shown=shown, tmp=tmp)  # fmt: skip
     channel, inside_end = socket.socketpair()
     # strace writes the trace into a pipe this process reads (never a file: nothing the
     # command could rewrite, or keep strace from writing by filling a disk; ADR 0047)
@@ -218,28 +222,13 @@ def run_sandboxed(
     # checkout) is not on its sys.path, where an audit/ package of the harness's would replace it
     script = os.path.abspath(_sandbox_inside.__file__)
     inside = [sys.executable, "-I", script, str(port), str(inside_end.fileno()), str(trace_in),
-              _view(cwd, command=command, env=env, hidden=hidden, writable=writable,
-                    read_only=read_only, shown=shown, tmp=tmp), "--", *command]  # fmt: skip
+              view, "--", *command]  # fmt: skip
     origin_epoch, started = time.time(), time.monotonic()
     header = trace_header(origin_epoch, first_seq, component).encode()
+    process, listener = _launch(_unshare(inside), cwd, env, (channel, inside_end),
+                                (trace_out, trace_in))  # fmt: skip
     stream = open(trace_out, "rb", buffering=0)  # noqa: SIM115 - the reader closes it at EOF
     tracing = _Watch(stream, [started, 0.0])  # a clock of its own: a connect is not activity
-    try:
-        with channel, inside_end:
-            process = subprocess.Popen(
-                _unshare(inside),
-                cwd=cwd,
-                env=dict(env) if env is not None else None,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                start_new_session=True,
-                pass_fds=(inside_end.fileno(), trace_in),
-            )
-            inside_end.close()  # the namespace's end: an inside that exits closes the channel
-            listener = _handed_over(channel, process)
-    finally:
-        os.close(trace_in)  # strace's (and the inside part's) end only: EOF when they end
     namespace = _namespace_of(process.pid)  # unshare made it before its child handed over
     clock = [started, 0.0]  # last output, longest silence so far
     assert process.stdout is not None and process.stderr is not None  # noqa: S101 - PIPE
@@ -303,6 +292,61 @@ def _interpreter_places() -> tuple[str, ...]:
     return tuple(p for p in places if p and os.path.exists(p))
 
 
+def _launch(
+    argv: list[str],
+    cwd: Path,
+    env: Mapping[str, str] | None,
+    channel: tuple[socket.socket, socket.socket],
+    trace: tuple[int, int],
+) -> tuple[subprocess.Popen[bytes], socket.socket | None]:
+    """Start the sandbox's first process, in a session of its own (its stdin ``/dev/null``, its
+    stdout and stderr pipes, the inside's end of ``channel`` and the trace pipe's writing end
+    passed down), and take the listening socket it hands over (:func:`_handed_over`). This
+    process's copies of what it passed down are closed; so is the trace's reading end when it
+    could not start.
+
+    Raises:
+        SandboxUnavailable: it could not start (an argument list over the kernel's limit, a
+            NUL in an argument, a working directory gone).
+    """
+    ours, inside_end = channel
+    trace_out, trace_in = trace
+    try:
+        with ours, inside_end:
+            try:
+                process = subprocess.Popen(
+                    argv,
+                    cwd=cwd,
+                    env=dict(env) if env is not None else None,
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    start_new_session=True,
+                    pass_fds=(inside_end.fileno(), trace_in),
+                )
+            except (OSError, ValueError) as exc:
+                os.close(trace_out)
+                raise SandboxUnavailable(f"the sandbox could not start: {exc}") from None
+            inside_end.close()  # the namespace's end: an inside that exits closes the channel
+            return process, _handed_over(ours, process)
+    finally:
+        os.close(trace_in)  # strace's (and the inside part's) end only: EOF when they end
+
+
+def _existing(paths: Sequence[str]) -> list[str]:
+    """Those of ``paths`` that name an existing file or directory, each resolvable: a path the
+    kernel cannot take (a NUL, a lone surrogate) or a loop of links names none."""
+    kept = []
+    for path in paths:
+        try:
+            if os.path.exists(path):
+                os.path.realpath(path)
+                kept.append(path)
+        except (OSError, ValueError, RecursionError):
+            continue
+    return kept
+
+
 def _python_path(env: Mapping[str, str] | None) -> list[str]:
     """The absolute entries of the command's ``PYTHONPATH``: where its interpreter is told to
     read from."""
@@ -319,6 +363,9 @@ def _named(command: Sequence[str], env: Mapping[str, str] | None) -> list[str]:
     return [os.path.abspath(program), *named] if program else named
 
 
+MAX_VIEW = 96 * 1024
+"""The most bytes the command's view of the files may take (it is one argument of the inside
+part's command line, where the kernel takes at most 128 KiB)."""
 _HOPS = 64
 """The most links :func:`_links` follows (a loop of links ends there)."""
 
@@ -356,20 +403,32 @@ def _view(
     """The command's view of the files, for the inside part (``_sandbox_inside.init``): of
     ``shown``, the paths ``command`` names and this interpreter's places, those under
     :data:`TEMPORARY` as read-only places (the others are visible and read-only anyway), and
-    the links there on the way to them (:func:`_links`)."""
+    the links there on the way to them (:func:`_links`).
+
+    Raises:
+        SandboxUnavailable: the view is over :data:`MAX_VIEW` bytes.
+    """
     given = [cwd] if writable is None else writable
-    named = [*map(str, shown), *_named(command, env), *_python_path(env), *_interpreter_places()]
+    named = _existing(
+        [*map(str, shown), *_named(command, env), *_python_path(env), *_interpreter_places()]
+    )
     read = [os.path.realpath(p) for p in named]
     # in the host's /tmp, not all of it (a script's directory on sys.path may be /tmp itself),
-    # and not in a place given: its outputs named on its command line stay writable, what is
-    # hidden stays hidden
-    own = [os.path.realpath(p) for p in (*given, *hidden)]
+    # and not in a place given: its outputs named on its command line and its /tmp stay
+    # writable, what is hidden stays hidden
+    own = [os.path.realpath(p) for p in (*given, *hidden, *([] if tmp is None else [tmp]))]
     inside = [p for p in read if under(p, TEMPORARY) and p not in TEMPORARY]
     kept = outermost([p for p in inside if not under(p, own)])
-    return json.dumps({"hidden": list(map(str, hidden)), "writable": list(map(str, given)),
+    view = json.dumps({"hidden": list(map(str, hidden)), "writable": list(map(str, given)),
                        "read_only": [*map(str, read_only), *kept],
                        "links": _links(named),
                        "tmp": None if tmp is None else str(tmp)})  # fmt: skip
+    if len(view) > MAX_VIEW:
+        raise SandboxUnavailable(
+            f"the command's view of the files names too many places ({len(view)} bytes, at "
+            f"most {MAX_VIEW})"
+        )
+    return view
 
 
 def _handed_over(channel: socket.socket, process: subprocess.Popen[bytes]) -> socket.socket | None:

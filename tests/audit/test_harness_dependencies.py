@@ -239,7 +239,8 @@ def test_the_answer_is_untrusted_input(tmp_path: Path) -> None:
                    _answer(markers={**default_environment(), "os_name": 1}),
                    _answer(paths="/x"), _answer(paths=["/x", 1]), _answer(paths=[""]),
                    _answer(paths=["/x"] * (MAX_PATHS + 1)),
-                   _answer(paths=["/" + "x" * MAX_PATH_CHARS])):  # fmt: skip
+                   _answer(paths=["/" + "x" * MAX_PATH_CHARS]), _answer(paths=["/x\x00y"]),
+                   _answer(paths=["/\ud800"])):  # fmt: skip
         with pytest.raises(EnvironmentUnavailable, match="not a Python interpreter's answer"):
             describe_python("x", _answering(tmp_path, broken), {})
 
