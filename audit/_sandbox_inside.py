@@ -36,9 +36,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 STRACE_OPTIONS = ("--seccomp-bpf", "-f", "-qq", "-Y", "-ttt",
-                  "-e", "trace=connect,ptrace,seccomp,io_uring_setup", "-e", "signal=none",
+                  "-e", "trace=connect,ptrace,seccomp,io_uring_setup,add_key,keyctl,request_key",
+                  "-e", "signal=none",
                   "-e", "inject=ptrace:error=EPERM", "-e", "inject=seccomp:error=ENOSYS",
-                  "-e", "inject=io_uring_setup:error=ENOSYS")  # fmt: skip
+                  "-e", "inject=io_uring_setup:error=ENOSYS",
+                  "-e", "inject=add_key,keyctl,request_key:error=ENOSYS")  # fmt: skip
 """How the command is traced: every process it starts (``-f``), each stopped for strace at
 ``connect()`` only (``--seccomp-bpf``, strace 5.3 and later: its other system calls run at
 full speed), no signals (ADR 0034); ``ptrace`` refused (a process the harness traced itself,
@@ -46,7 +48,10 @@ made with ``CLONE_UNTRACED``, would stop for it, not for strace) and ``seccomp``
 an old kernel (a filter of the harness's own with a user-notification listener would let a
 ``connect()`` go on unseen; ``prctl(PR_SET_SECCOMP)`` filters still work), and so is
 ``io_uring_setup`` (an ``IORING_OP_CONNECT`` makes no ``connect()`` call; libuv and the like
-fall back), ADR 0047; run with ``-A -o`` the trace pipe. Their lines are in the trace too
+fall back), and so are the kernel's keyrings (``add_key``, ``keyctl``, ``request_key``: a
+session keyring has no namespace and passes to every child, so it was a channel between the
+runner's harnesses and the runner's own keys were readable; Docker's default profile refuses
+them too), ADR 0047; run with ``-A -o`` the trace pipe. Their lines are in the trace too
 (``(INJECTED)``), and the parser reads connect() lines only. The supervisor's
 ``check_sandbox`` tries them first."""
 EMPTY_TMPFS = ("mount", "--no-mtab", "-t", "tmpfs", "-o", "mode=0755,size=1m,nosuid,nodev,noexec",
@@ -120,7 +125,8 @@ DEVICE_LINKS = (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"),
                 ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2"),
                 ("ptmx", "pts/ptmx"))  # fmt: skip
 """The links of a ``/dev`` (``ptmx``: to the sandbox's own terminals)."""
-KERNEL_SETTINGS = ("/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger")
+KERNEL_SETTINGS = ("/proc/acpi", "/proc/bus", "/proc/fs", "/proc/irq", "/proc/scsi", "/proc/sys",
+                   "/proc/sysrq-trigger")  # fmt: skip
 """The host's kernel settings in ``/proc``, read-only for the command: its uid 0 is the
 host's (``CONFINE``'s ``--map-root-user`` under a root runner), and ``/proc/sys`` checks the
 uid alone (``kernel.core_pattern`` would run a program of the harness's as the host's root)."""
