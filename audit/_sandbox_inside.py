@@ -132,6 +132,14 @@ host's (``CONFINE``'s ``--map-root-user`` under a root runner), and ``/proc/sys`
 uid alone (``kernel.core_pattern`` would run a program of the harness's as the host's root)."""
 
 
+MASKED = ("/proc/kcore", "/proc/keys", "/proc/latency_stats", "/proc/sched_debug",
+          "/proc/timer_list")  # fmt: skip
+"""What ``/proc`` tells of the host that a command has no use for, each read as empty (the
+host's ``/dev/null`` bound over it, read-only), as Docker masks them: ``/proc/keys`` lists the
+description of every key the runner's uid may view (the keyring calls themselves are absent,
+:data:`STRACE_OPTIONS`)."""
+
+
 def _mount(source: str | None, target: str, fstype: str | None, flags: int, data: str) -> None:
     libc = ctypes.CDLL(None, use_errno=True)
     code = libc.mount(
@@ -288,6 +296,9 @@ def _view(
     settings = [place for place in KERNEL_SETTINGS if os.path.exists(place)]
     for place in (*read_only, *settings):
         _mount(place, place, None, _BIND | _REC, "")
+        _read_only(place, dict(_mounts())[place])
+    for place in (p for p in MASKED if os.path.exists(p)):
+        _mount("/dev/null", place, None, _BIND, "")
         _read_only(place, dict(_mounts())[place])
     for place in hidden:  # over what the binds show
         _mount("sandbox", place, "tmpfs", _FLAGS["nosuid"] | _FLAGS["nodev"] | _FLAGS["noexec"],

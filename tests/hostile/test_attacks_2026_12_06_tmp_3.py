@@ -38,7 +38,9 @@ neither).
    command's uid is the runner's, which has ``view`` on them; not tested) though not read their
    payloads.
 
-Held: nothing of a run's own ``/tmp`` (no ``tmp`` given: a tmpfs), ``/dev/shm``, System V
+Held: ``/proc/keys`` (and ``/proc/timer_list``) read as empty (``_sandbox_inside.MASKED``,
+added with the fix: ``/proc/keys`` listed the runner's keys by their descriptions); nothing of a
+run's own ``/tmp`` (no ``tmp`` given: a tmpfs), ``/dev/shm``, System V
 shared memory, POSIX message queues or abstract Unix sockets is there for the next run: each
 is the sandbox's own and gone with it. The command has no terminal of the host's: its
 descriptors are the view's ``/dev/null`` and two pipes, ``/dev/tty`` is ``ENXIO`` (a session of
@@ -250,3 +252,16 @@ def test_held_a_host_link_with_a_relative_target_leads_where_it_does_read_only(
         "link ../deep/./data/../data",
     ]
     assert (data / "file").read_text() == "the host's"
+
+
+def test_held_proc_tells_nothing_of_the_runner_s_keys(tmp_path: Path, sandbox: None) -> None:
+    # /proc/keys lists every key the runner's uid may view, by its description: read as empty
+    body = """
+    for place in ('/proc/keys', '/proc/timer_list', '/proc/sched_debug'):
+        if os.path.exists(place):
+            print(place, len(open(place, 'rb').read()), flush=True)
+    """
+    result = _harness(tmp_path, body)
+    assert result.returncode == 0, result.stderr.decode()[-800:]
+    lines = result.stdout.decode().splitlines()
+    assert lines and all(line.endswith(" 0") for line in lines), lines
