@@ -15,7 +15,7 @@ from audit.sandbox import SandboxLimits, SandboxResult, run_sandboxed
 from verify._facts import off_sandbox
 
 __all__ = ["CONNECT", "LIMITS", "OUTSIDE", "PORT", "cc", "harness", "outside", "recorded",
-           "sandboxed"]  # fmt: skip
+           "said", "sandboxed"]  # fmt: skip
 
 PORT = 18123
 LIMITS = SandboxLimits(inactivity_s=15, wall_s=30)
@@ -39,6 +39,12 @@ def harness(tmp_path: Path, body: str, *args: str, **kwargs: Any) -> SandboxResu
     script.write_text("import ctypes, os, signal, socket, subprocess, sys, time\n"
                       + textwrap.dedent(body))  # fmt: skip
     return sandboxed([sys.executable, str(script), *args], tmp_path, **kwargs)
+
+
+def said(result: SandboxResult) -> list[str]:
+    """The lines the command printed, once it exited 0 (else the test fails on its stderr)."""
+    assert result.returncode == 0, result.stderr.decode()[-800:]
+    return result.stdout.decode().splitlines()
 
 
 def outside(result: SandboxResult) -> list[tuple[str, str, int | None, str]]:

@@ -92,6 +92,7 @@ import pytest
 
 from tests.sandbox_kit import harness as _harness
 from tests.sandbox_kit import outside as _outside
+from tests.sandbox_kit import said as _said
 from tests.sandbox_kit import sandboxed as _sandboxed
 
 _LIBC = ctypes.CDLL(None, use_errno=True)
@@ -311,8 +312,7 @@ def test_held_the_host_s_tmp_and_dev_stay_under_the_sandbox_s(
         result = _harness(tmp_path, UNCOVER, planted.name)
     finally:
         planted.unlink()
-    assert result.returncode == 0, result.stderr.decode()[-800:]
-    assert result.stdout.decode().splitlines() == [
+    assert _said(result) == [
         "umount /tmp Invalid argument",  # locked: CONFINE's user namespace
         "umount /dev Invalid argument",
         "bind / Invalid argument",  # it would show what the locked mounts cover
@@ -373,8 +373,7 @@ def test_held_a_command_line_naming_a_hidden_place_s_surroundings_uncovers_nothi
     command = [sys.executable, str(work / "harness.py"), str(top), str(other / "secret"),
                str(links / "to-secret"), str(work), str(other), str(links)]  # fmt: skip
     result = _sandboxed(command, work, writable=[work], hidden=[other])
-    assert result.returncode == 0, result.stderr.decode()[-800:]
-    assert result.stdout.decode().splitlines() == [
+    assert _said(result) == [
         "named True False",
         "secret False False",
         "hidden empty []",
@@ -422,8 +421,7 @@ def test_held_an_honest_harness_s_devices_and_tmp_work(tmp_path: Path, sandbox: 
     script = "script" if shutil.which("script") else "-"
     node = "node" if shutil.which("node") else "-"
     result = _harness(tmp_path, HONEST, script, node)
-    assert result.returncode == 0, result.stderr.decode()[-800:]
-    assert result.stdout.decode().splitlines() == [
+    assert _said(result) == [
         "process substitution 0 /dev/fd",
         *(["pty 0 /dev/pts/"] if script == "script" else []),
         "shared memory None",

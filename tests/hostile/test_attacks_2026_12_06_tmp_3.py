@@ -72,6 +72,7 @@ from pathlib import Path
 import pytest
 
 from tests.sandbox_kit import harness as _harness
+from tests.sandbox_kit import said as _said
 from tests.sandbox_kit import sandboxed as _sandboxed
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -178,8 +179,7 @@ def test_held_nothing_a_run_plants_in_its_own_objects_is_there_for_the_next(
     assert first.returncode == 0, first.stderr.decode()[-800:]
     assert first.stdout.decode().split() == ["shm", "True", "mq", "True", "abstract", "True"]
     second = _harness(tmp_path, PLANT, "look", str(key), queue)
-    assert second.returncode == 0, second.stderr.decode()[-800:]
-    assert second.stdout.decode().splitlines() == [
+    assert _said(second) == [
         "tmp False", "dev shm []", "shm False", "mq False", "abstract False",
     ]  # fmt: skip
 
@@ -207,8 +207,7 @@ print('own pty', os.ttyname(follower).startswith('/dev/pts/'), flush=True)
 
 def test_held_no_terminal_of_the_host_s(tmp_path: Path, sandbox: None) -> None:
     result = _harness(tmp_path, TERMINAL)
-    assert result.returncode == 0, result.stderr.decode()[-800:]
-    assert result.stdout.decode().splitlines() == [
+    assert _said(result) == [
         "fds ['0', '1', '2']",
         "in /dev/null",
         "tty No such device or address",
@@ -245,8 +244,7 @@ def test_held_a_host_link_with_a_relative_target_leads_where_it_does_read_only(
     (work / "harness.py").write_text(RELATIVE)
     named = links / "to-data" / "file"
     result = _sandboxed([sys.executable, str(work / "harness.py"), str(named)], work)
-    assert result.returncode == 0, result.stderr.decode()[-800:]
-    assert result.stdout.decode().splitlines() == [
+    assert _said(result) == [
         "read the host's",
         "write Read-only file system",
         "link ../deep/./data/../data",

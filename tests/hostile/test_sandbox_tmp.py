@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.sandbox_kit import harness as _harness
+from tests.sandbox_kit import said as _said
 from tests.sandbox_kit import sandboxed as _sandboxed
 
 TMP = """
@@ -50,8 +51,7 @@ def test_a_harness_s_tmp_is_an_empty_one_of_its_own(
 ) -> None:
     mark = _mark()
     result = _harness(tmp_path, TMP, planted.name, mark)
-    assert result.returncode == 0, result.stderr.decode()[-800:]
-    assert result.stdout.decode().splitlines() == [
+    assert _said(result) == [
         "host file False",
         "one directory /var/tmp",  # /var/tmp is /tmp: the second write replaced the first
         "own places True True",  # its working directory (under the host's /tmp here) is shown
@@ -100,8 +100,7 @@ for place in sys.argv[1:]:
                    checkout / ".git"],
         hidden=[other], shown=[data],
     )  # fmt: skip
-    assert result.returncode == 0, result.stderr.decode()[-800:]
-    assert result.stdout.decode().splitlines() == [
+    assert _said(result) == [
         "up True True",
         "up True True",
         "up True True",
@@ -154,8 +153,7 @@ def test_what_the_command_line_names_is_shown_read_only_but_never_more(
     command = [sys.executable, str(elsewhere / "named.py"), str(out), str(other / "secret"),
                planted.name, "/tmp", "/var/tmp"]  # fmt: skip
     result = _sandboxed(command, work, writable=[work, out], hidden=[other])
-    assert result.returncode == 0, result.stderr.decode()[-800:]
-    assert result.stdout.decode().splitlines() == [
+    assert _said(result) == [
         "script named.py False",
         "out True",
         "hidden False",
