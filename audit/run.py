@@ -398,10 +398,13 @@ class _Harnesses:
         ``env`` (a given value that differs from a pinned one is refused before the run)."""
         return {**self.request.harness_env, **harness.env}
 
-    def _interpreter(self, upstream: str, harness: Harness) -> tuple[str, list[str]] | _Failed:
-        """The harness's interpreter and where it reads from (its prefixes, import paths and
-        ``PYTHONPATH``), its environment kept as evidence; or why it cannot be asked, lacks a
-        pinned requirement, or lacks what a pinned distribution requires."""
+    def _interpreter(
+        self, upstream: str, harness: Harness
+    ) -> tuple[str, tuple[str, ...]] | _Failed:
+        """The harness's interpreter and where it reads from (its prefixes and import paths;
+        the sandbox adds its ``PYTHONPATH``'s), its environment kept as evidence; or why it
+        cannot be asked, lacks a pinned requirement, or lacks what a pinned distribution
+        requires."""
         # absolute (the harness runs in its checkout), its symlinks kept (a venv's python is one)
         python = os.path.abspath(self.request.harness_python.get(upstream, sys.executable))
         try:
@@ -425,12 +428,11 @@ class _Harnesses:
             return _Failed(f"{upstream}: {unmet}")
         if other := other_files(harness.installed, environment.installed, "no RECORD"):
             return _Failed(f"{upstream}: its interpreter {environment.executable} {other[0]}")
-        extra = self._variables(harness).get("PYTHONPATH", "").split(os.pathsep)
-        return python, [*environment.paths, *(p for p in extra if os.path.isabs(p))]
+        return python, environment.paths
 
     def _prepared(
         self, upstream: str, harness: Harness
-    ) -> tuple[str, dict[str, str], list[str]] | _Failed:
+    ) -> tuple[str, dict[str, str], tuple[str, ...]] | _Failed:
         """The harness's interpreter and data directories, each kept as evidence, and where
         its interpreter reads from."""
         asked = self._interpreter(upstream, harness)
