@@ -78,6 +78,10 @@ ENVIRONMENT_MEDIA_TYPE = "application/json"
 # recorded): each distribution's declared requirements (its metadata's Requires-Dist, read, never
 # imported) and the PEP 508 marker environment, computed as packaging.markers'
 # default_environment computes it.
+PLACES = "[sys.prefix, sys.base_prefix, *sys.path]"
+"""Where an interpreter reads from, as an expression it evaluates (``sys`` imported): its
+prefixes and import paths. The probe answers it as ``paths``; the sandbox asks the runner's own
+interpreter the same (``audit.sandbox._interpreter_places``)."""
 _PROBE = (
     "import base64, csv, hashlib, importlib.metadata as m, json, os, platform, re, sys\n"
     "AT_INSTALL = ('RECORD', 'INSTALLER', 'REQUESTED', 'direct_url.json', 'uv_cache.json')\n"
@@ -143,7 +147,7 @@ _PROBE = (
     "print(json.dumps({'executable': sys.executable, 'python_version': sys.version,\n"
     "                  'distributions': sorted(installed), 'installed': installed,\n"
     "                  'requires': requires, 'markers': markers,\n"
-    "                  'paths': [sys.prefix, sys.base_prefix, *sys.path]}))\n"
+    f"                  'paths': {PLACES}}}))\n"
 )
 
 MARKER_NAMES = (

@@ -41,6 +41,7 @@ from typing import IO, Literal
 
 from audit import _sandbox_inside
 from audit._sandbox_inside import EMPTY_TMPFS, STRACE_OPTIONS, TEMPORARY, outermost, under
+from audit.environments import PLACES
 from bundle_schema.errors import InvalidInput
 from bundle_schema.models import SocketLedgerEntry
 from verify.socket_trace import TRACE_MEDIA_TYPE, trace_entries, trace_header, trace_name
@@ -274,7 +275,7 @@ def run_sandboxed(
     )
 
 
-_PLACES = "import json, sys; print(json.dumps([sys.prefix, sys.base_prefix, *sys.path]))"
+_PLACES = f"import json, sys; print(json.dumps({PLACES}))"
 
 
 @functools.cache
