@@ -172,6 +172,13 @@ def _read_only(point: str, options: set[str]) -> None:
     _mount(None, point, None, _REMOUNT | _BIND | _RDONLY | kept, "")
 
 
+def _bound_read_only(source: str, target: str, flags: int = _BIND) -> None:
+    """Bind ``source`` over ``target`` (``flags``: ``_BIND``, or with ``_REC`` what is mounted
+    in it too), then make that bind read-only, keeping its other flags."""
+    _mount(source, target, None, flags, "")
+    _read_only(target, dict(_mounts())[target])
+
+
 def _devices() -> None:
     """Mount a ``/dev`` of the sandbox's own over the host's: a read-only tmpfs holding
     :data:`DEVICES` (bound from the host's, read-only) and :data:`DEVICE_LINKS`, an empty
@@ -190,8 +197,7 @@ def _devices() -> None:
             if not os.path.exists(source):
                 continue
             os.close(os.open(f"/dev/{name}", os.O_CREAT | os.O_WRONLY, 0o666))  # a mount point
-            _mount(source, f"/dev/{name}", None, _BIND, "")
-            _read_only(f"/dev/{name}", dict(_mounts())[f"/dev/{name}"])
+            _bound_read_only(source, f"/dev/{name}")
     finally:
         os.close(host)
     for name, target in DEVICE_LINKS:
@@ -295,11 +301,9 @@ def _view(
         _mount(place, place, None, _BIND | _REC, "")
     settings = [place for place in KERNEL_SETTINGS if os.path.exists(place)]
     for place in (*read_only, *settings):
-        _mount(place, place, None, _BIND | _REC, "")
-        _read_only(place, dict(_mounts())[place])
+        _bound_read_only(place, place, _BIND | _REC)
     for place in (p for p in MASKED if os.path.exists(p)):
-        _mount("/dev/null", place, None, _BIND, "")
-        _read_only(place, dict(_mounts())[place])
+        _bound_read_only("/dev/null", place)
     for place in hidden:  # over what the binds show
         _mount("sandbox", place, "tmpfs", _FLAGS["nosuid"] | _FLAGS["nodev"] | _FLAGS["noexec"],
                "mode=0755,size=1m")  # fmt: skip
