@@ -4,6 +4,7 @@ what its ledger says of the address it tries outside."""
 from __future__ import annotations
 
 import shutil
+import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -14,8 +15,8 @@ import pytest
 from audit.sandbox import SandboxLimits, SandboxResult, run_sandboxed
 from verify._facts import off_sandbox
 
-__all__ = ["CONNECT", "LIMITS", "OUTSIDE", "PORT", "cc", "harness", "outside", "recorded",
-           "said", "sandboxed"]  # fmt: skip
+__all__ = ["CONNECT", "LIMITS", "OUTSIDE", "PORT", "cc", "compiled", "harness", "outside",
+           "recorded", "said", "sandboxed"]  # fmt: skip
 
 PORT = 18123
 LIMITS = SandboxLimits(inactivity_s=15, wall_s=30)
@@ -63,3 +64,12 @@ def cc() -> str:
     if compiler is None:
         pytest.skip("no C compiler")
     return compiler
+
+
+def compiled(where: Path, name: str, source: str, *flags: str) -> Path:
+    """C ``source`` compiled into ``where/name`` with ``flags`` (the test skips without a
+    compiler); the program's path."""
+    (where / f"{name}.c").write_text(source)
+    subprocess.run([cc(), *flags, "-o", str(where / name), str(where / f"{name}.c")],
+                   check=True, capture_output=True)  # fmt: skip
+    return where / name

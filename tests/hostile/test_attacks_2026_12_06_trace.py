@@ -79,7 +79,7 @@ import pytest
 
 from audit.sandbox import SandboxLimits
 from tests.sandbox_kit import CONNECT, OUTSIDE
-from tests.sandbox_kit import cc as _cc
+from tests.sandbox_kit import compiled as _compiled
 from tests.sandbox_kit import harness as _harness
 from tests.sandbox_kit import outside as _outside
 from tests.sandbox_kit import recorded as _recorded
@@ -192,10 +192,8 @@ int main(int argc, char **argv) {
     "ptrace-based trace; verify/_facts.py does not flag the impossible outcome either)",
 )
 def test_the_ledger_has_the_address_the_kernel_connected_to(tmp_path: Path, sandbox: None) -> None:
-    (tmp_path / "race.c").write_text(RACE_C)
-    subprocess.run([_cc(), "-O1", "-o", str(tmp_path / "race"), str(tmp_path / "race.c"),
-                    "-lpthread"], check=True, capture_output=True)  # fmt: skip
-    result = _sandboxed([str(tmp_path / "race"), "2000"], tmp_path)
+    race = _compiled(tmp_path, "race", RACE_C, "-O1", "-pthread")
+    result = _sandboxed([str(race), "2000"], tmp_path)
     assert result.returncode == 0, result.stderr
     unreachable = int(result.stdout)
     seen = collections.Counter((e.address, e.outcome) for e in result.ledger)

@@ -89,7 +89,7 @@ import pytest
 from audit.checkouts import describe
 from audit.sandbox import SandboxLimits
 from tests.sandbox_kit import OUTSIDE, PORT
-from tests.sandbox_kit import cc as _cc
+from tests.sandbox_kit import compiled as _compiled
 from tests.sandbox_kit import harness as _harness
 from tests.sandbox_kit import outside as _outside
 from tests.sandbox_kit import sandboxed as _sandboxed
@@ -439,10 +439,7 @@ int main(void) {
 def test_held_i386_and_x32_connects_are_traced(tmp_path: Path, sandbox: None) -> None:
     if os.uname().machine != "x86_64":
         pytest.skip("x86-64 only")
-    (tmp_path / "i386.c").write_text(I386_C)
-    subprocess.run([_cc(), "-O1", "-o", str(tmp_path / "i386"), str(tmp_path / "i386.c")],
-                   check=True, capture_output=True)  # fmt: skip
-    result = _sandboxed([str(tmp_path / "i386")], tmp_path)
+    result = _sandboxed([str(_compiled(tmp_path, "i386", I386_C, "-O1"))], tmp_path)
     lines = result.stdout.decode().splitlines()
     assert lines[:2] == ["socketcall -101", "connect -101"], lines  # ENETUNREACH: tried
     tried = 2 + (lines[2] != "x32 -38")  # x32 ENOSYS: no x32 ABI in this kernel

@@ -66,7 +66,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.sandbox_kit import cc as _cc
+from tests.sandbox_kit import compiled as _compiled
 from tests.sandbox_kit import harness as _harness
 from tests.sandbox_kit import outside as _outside
 from tests.sandbox_kit import said as _said
@@ -172,10 +172,7 @@ int main(void) {
 def test_held_i386_seccomp_io_uring_and_ptrace_are_injected(tmp_path: Path, sandbox: None) -> None:
     if os.uname().machine != "x86_64":
         pytest.skip("int 0x80 is x86_64's")
-    (tmp_path / "i386.c").write_text(I386)
-    subprocess.run([_cc(), "-O0", "-o", str(tmp_path / "i386"), str(tmp_path / "i386.c")],
-                   check=True, capture_output=True)  # fmt: skip
-    result = _sandboxed([str(tmp_path / "i386")], tmp_path)
+    result = _sandboxed([str(_compiled(tmp_path, "i386", I386, "-O0"))], tmp_path)
     assert _said(result) == ["seccomp -38", "io_uring_setup -38", "ptrace -1"]
     assert result.trace.count(b"(INJECTED)") == 3, result.trace.decode()
 
