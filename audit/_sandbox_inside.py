@@ -30,6 +30,7 @@ import os
 import re
 import signal
 import socket
+import stat
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -280,6 +281,60 @@ def _temporary(tmp: str | None, given: Sequence[str], links: Sequence[Sequence[s
             os.close(fd)
 
 
+def _cut_off(source: int, place: str) -> None:
+    """Show the directory ``source`` (a descriptor) at ``place`` through an overlay of it and
+    an empty read-only tmpfs, read-only, with the ``nosuid``, ``nodev`` and ``noexec`` of the
+    mount it is on: its files read as they are, but a Unix socket or a FIFO in it is a node of
+    the overlay's, not the host's, so that ``connect()`` is refused and a FIFO has no reader
+    (a read-only bind refuses neither). What is mounted inside it is not shown.
+
+    Raises:
+        OSError: a mount could not be made.
+    """
+    flags = _RDONLY | (os.fstatvfs(source).f_flag & (os.ST_NOSUID | os.ST_NODEV | os.ST_NOEXEC))
+    _mount("sandbox", place, "tmpfs", flags, "mode=0555,size=4k")  # the empty lower layer
+    empty = os.open(place, os.O_PATH | os.O_DIRECTORY)
+    try:
+        _mount("sandbox", place, "overlay", flags,
+               f"lowerdir=/proc/self/fd/{source}:/proc/self/fd/{empty}")  # fmt: skip
+    finally:
+        os.close(empty)
+
+
+def _placed(own: Sequence[str], read_only: Sequence[str]) -> list[str]:
+    """Bind each of ``own`` over itself and each of ``read_only`` read-only (a directory under
+    :data:`TEMPORARY` through :func:`_cut_off`), each from the host's node as it is before
+    any of them is mounted, the outer ones first (a writable place before a read-only one at
+    the same path): an overlay covers no place inside it. Return the places mounted (a socket,
+    FIFO or device under :data:`TEMPORARY` is not).
+
+    Raises:
+        OSError: a mount could not be made.
+    """
+    order = sorted({(place, False) for place in own} | {(place, True) for place in read_only},
+                   key=lambda item: (item[0].count("/"), item[0], item[1]))  # fmt: skip
+    sources = {place: os.open(place, os.O_PATH) for place, _ in order}
+    placed = []
+    try:
+        for place, ro in order:
+            source, kind = f"/proc/self/fd/{sources[place]}", os.fstat(sources[place]).st_mode
+            if not ro:
+                _mount(source, place, None, _BIND | _REC, "")
+            elif not under(place, TEMPORARY):
+                _bound_read_only(source, place, _BIND | _REC)
+            elif stat.S_ISDIR(kind):
+                _cut_off(sources[place], place)
+            elif stat.S_ISREG(kind):
+                _bound_read_only(source, place)
+            else:  # a host's socket, FIFO or device named on a command line is not shown
+                continue
+            placed.append(place)
+    finally:
+        for fd in sources.values():
+            os.close(fd)
+    return placed
+
+
 def _view(
     hidden: Sequence[str],
     writable: Sequence[str],
@@ -290,17 +345,17 @@ def _view(
     """The command's view of the files (ADR 0047): an empty tmpfs over each of ``hidden``,
     every mount read-only but ``/proc`` and ``writable`` (bound over themselves), which stay as
     they were, but for ``read_only`` in them and :data:`KERNEL_SETTINGS` (bound over themselves,
-    read-only); :data:`TEMPORARY` its own, with ``links`` (:func:`_temporary`), and a
+    read-only; a directory of ``read_only`` under :data:`TEMPORARY` through an overlay,
+    :func:`_cut_off`); :data:`TEMPORARY` its own, with ``links`` (:func:`_temporary`), and a
     ``/dev`` of the sandbox's own (:func:`_devices`).
 
     Raises:
         OSError: a mount could not be made; the view is not the sandbox's.
     """
     own = [*writable, *([] if tmp is None else [tmp])]
-    for place in own:
-        _mount(place, place, None, _BIND | _REC, "")
+    shown = [place for place in _placed(own, read_only) if place != tmp]
     settings = [place for place in KERNEL_SETTINGS if os.path.exists(place)]
-    for place in (*read_only, *settings):
+    for place in settings:
         _bound_read_only(place, place, _BIND | _REC)
     for place in (p for p in MASKED if os.path.exists(p)):
         _bound_read_only("/dev/null", place)
@@ -312,7 +367,7 @@ def _view(
             continue
         _read_only(point, options)
     _devices()  # first: the host's /dev is writable until then
-    _temporary(tmp, [*writable, *read_only], links)  # the places as they are now
+    _temporary(tmp, shown, links)  # the places as they are now
     os.chdir(os.getcwd())  # the working directory as the new mounts show it, not the one below
 
 

@@ -14,7 +14,9 @@ a random name, removed after.
 Holes: 1, 2, 4 and 5 closed the same day, each test failing before its fix (the init gives the
 command a stdin of the view's own ``/dev/null``; ``ISOLATE`` makes an IPC namespace; the runner's
 interpreter places are asked of ``sys.executable -I`` once, with the command's ``PYTHONPATH``;
-``_unlinked`` looks at every part of the path with ``lstat``); 3 stays a strict xfail.
+``_unlinked`` looks at every part of the path with ``lstat``); 3 was a strict xfail until ADR
+0047 point 12 (a directory shown under ``/tmp`` is an overlay of it, whose sockets refuse
+``connect()``), and failed before it.
 
 1. The host's ``/dev/null`` is still the harness's to ``chmod`` (point 10 says no): the
    command's stdin is the ``/dev/null`` the supervisor opened in the host's mount namespace
@@ -82,6 +84,7 @@ FIFO, a venv made and run in ``/tmp``, SQLite's WAL, a Unix socket, ``/var/tmp``
 from __future__ import annotations
 
 import ctypes
+import errno
 import os
 import shutil
 import socket
@@ -204,12 +207,6 @@ print('connect', client.connect_ex(path), flush=True)
 """
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="HOLE: a shown place is bound back read-only, but a read-only mount does not refuse "
-    "connect() to a Unix socket in it; the harness reaches a host process's socket out of its "
-    "network namespace and verify._facts.host_socket (/run only) counts it inside the sandbox",
-)
 def test_a_host_s_socket_in_a_shown_place_is_out_of_reach(tmp_path: Path, sandbox: None) -> None:
     shown, work = tmp_path / "shown", tmp_path / "work"
     shown.mkdir()
@@ -222,9 +219,10 @@ def test_a_host_s_socket_in_a_shown_place_is_out_of_reach(tmp_path: Path, sandbo
         result = _sandboxed([sys.executable, str(work / "harness.py"), str(path)], work,
                             shown=[shown])  # fmt: skip
     assert result.returncode == 0, result.stderr.decode()[-800:]
-    said = result.stdout.decode().splitlines()  # access(W_OK) says True too: a read-only bind
-    # refused, or at least an attempt outside the sandbox in the ledger
-    assert said[1] != "connect 0" or _outside(result), (said, result.ledger)
+    said = result.stdout.decode().splitlines()  # access(W_OK) said True too: a read-only bind
+    # the socket is the overlay's node, not the host's (point 12): connect() is refused
+    assert said[1] == f"connect {errno.ECONNREFUSED}", (said, result.ledger)
+    assert not _outside(result)
 
 
 def test_the_runner_s_working_directory_is_not_shown(
