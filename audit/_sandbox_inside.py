@@ -283,20 +283,21 @@ def _temporary(tmp: str | None, given: Sequence[str], links: Sequence[Sequence[s
 
 def _cut_off(source: int, place: str) -> None:
     """Show the directory ``source`` (a descriptor) at ``place`` through an overlay of it and
-    an empty read-only tmpfs, read-only, with the ``nosuid``, ``nodev`` and ``noexec`` of the
-    mount it is on: its files read as they are, but a Unix socket or a FIFO in it is a node of
-    the overlay's, not the host's, so that ``connect()`` is refused and a FIFO has no reader
-    (a read-only bind refuses neither). What is mounted inside it is not shown.
+    an empty read-only tmpfs, read-only, ``nosuid`` and ``nodev`` (a host's device node in it
+    does not open), ``noexec`` where the mount it is on is: its files read as they are, one
+    device (``xino``), but a Unix socket or a FIFO in it is a node of the overlay's, not the
+    host's, so that ``connect()`` is refused and a FIFO has no reader (a read-only bind
+    refuses neither). What is mounted inside it is not shown.
 
     Raises:
         OSError: a mount could not be made.
     """
-    flags = _RDONLY | (os.fstatvfs(source).f_flag & (os.ST_NOSUID | os.ST_NODEV | os.ST_NOEXEC))
+    flags = _RDONLY | os.ST_NOSUID | os.ST_NODEV | (os.fstatvfs(source).f_flag & os.ST_NOEXEC)
     _mount("sandbox", place, "tmpfs", flags, "mode=0555,size=4k")  # the empty lower layer
     empty = os.open(place, os.O_PATH | os.O_DIRECTORY)
     try:
         _mount("sandbox", place, "overlay", flags,
-               f"lowerdir=/proc/self/fd/{source}:/proc/self/fd/{empty}")  # fmt: skip
+               f"lowerdir=/proc/self/fd/{source}:/proc/self/fd/{empty},xino=on")  # fmt: skip
     finally:
         os.close(empty)
 
