@@ -15,7 +15,8 @@ The command runs out of the trace's reach (ADR 0047): in a PID namespace of its 
 (:data:`ISOLATE`: strace is not among the processes it can see or open the files of), whose
 first process is this script again (``--init VIEW -- COMMAND``, :func:`init`): it makes the
 command's view of the files (``VIEW``: every other harness's directories under an empty tmpfs,
-every file read-only but the command's own places, a ``/tmp`` and a ``/dev`` of its own) and
+every file read-only but the command's own places, the host's directories through overlays, so
+that no host's socket or FIFO is within reach, a ``/tmp`` and a ``/dev`` of its own) and
 starts the command in a session of its
 own (no signal to its process group reaches strace) and a user namespace of its own
 (:data:`CONFINE`), which locks all of it.
@@ -281,59 +282,114 @@ def _temporary(tmp: str | None, given: Sequence[str], links: Sequence[Sequence[s
             os.close(fd)
 
 
+UNCOVERED = ("/proc", "/sys", "/dev", *RUNTIME_DIRS)
+"""The host's trees not shown through overlays (:func:`_host`): the kernel's (they hold no
+Unix socket; ``/dev`` is the sandbox's own) and :data:`RUNTIME_DIRS` (empty)."""
+
+
+def _host(own: Sequence[str]) -> list[str]:
+    """The host's places each shown through an overlay of its own (ADR 0047, point 13): every
+    directory in ``/`` (not a link) and every mount point but ``/`` and :data:`TEMPORARY`
+    (a mount in a place shown under them is one), none in :data:`UNCOVERED` or in ``own``
+    (what the command writes is bound as it is)."""
+    tops = [entry.path for entry in os.scandir("/") if entry.is_dir(follow_symlinks=False)]
+    points = [point for point, _ in _mounts() if point not in ("/", *TEMPORARY)]
+    return sorted(place for place in {*tops, *points}
+                  if place not in TEMPORARY and not under(place, (*UNCOVERED, *own)))  # fmt: skip
+
+
+def _unmount(place: str) -> None:
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.umount2(os.fsencode(place), 2) != 0:  # MNT_DETACH
+        number = ctypes.get_errno()
+        raise OSError(number, f"{os.strerror(number)}: {place}")
+
+
 def _cut_off(source: int, place: str) -> None:
     """Show the directory ``source`` (a descriptor) at ``place`` through an overlay of it and
     an empty read-only tmpfs, read-only, ``nosuid`` and ``nodev`` (a host's device node in it
     does not open), ``noexec`` where the mount it is on is: its files read as they are, one
     device (``xino``), but a Unix socket or a FIFO in it is a node of the overlay's, not the
     host's, so that ``connect()`` is refused and a FIFO has no reader (a read-only bind
-    refuses neither). What is mounted inside it is not shown.
+    refuses neither). What is mounted inside it is not shown (:func:`_placed` shows each
+    such mount through an overlay of its own). Nothing is left mounted at ``place`` when the
+    overlay cannot be made.
 
     Raises:
         OSError: a mount could not be made.
     """
     flags = _RDONLY | os.ST_NOSUID | os.ST_NODEV | (os.fstatvfs(source).f_flag & os.ST_NOEXEC)
     _mount("sandbox", place, "tmpfs", flags, "mode=0555,size=4k")  # the empty lower layer
-    empty = os.open(place, os.O_PATH | os.O_DIRECTORY)
     try:
-        _mount("sandbox", place, "overlay", flags,
-               f"lowerdir=/proc/self/fd/{source}:/proc/self/fd/{empty},xino=on")  # fmt: skip
-    finally:
-        os.close(empty)
+        empty = os.open(place, os.O_PATH | os.O_DIRECTORY)
+        try:
+            _mount("sandbox", place, "overlay", flags,
+                   f"lowerdir=/proc/self/fd/{source}:/proc/self/fd/{empty},xino=on")  # fmt: skip
+        finally:
+            os.close(empty)
+    except OSError:
+        _unmount(place)
+        raise
+
+
+_COVER, _OWN, _SHOWN = 0, 1, 2
+"""What a place is to :func:`_placed`, in the order of three at one path: the host's, the
+command's to write, the command's to read."""
+
+
+def _place(fd: int, place: str, kind: int) -> bool:
+    """Mount ``fd`` (its node, a descriptor) at ``place`` as :func:`_placed` says for ``kind``;
+    whether anything was mounted.
+
+    Raises:
+        OSError: a mount of a place not :data:`_COVER` could not be made.
+    """
+    source, mode = f"/proc/self/fd/{fd}", os.fstat(fd).st_mode
+    if kind == _OWN:
+        _mount(source, place, None, _BIND | _REC, "")
+    elif stat.S_ISDIR(mode):
+        try:
+            _cut_off(fd, place)
+        except OSError:
+            if kind != _COVER:
+                raise
+            return False
+    elif stat.S_ISREG(mode):
+        _bound_read_only(source, place)
+    else:  # a socket, FIFO or device: not shown, or the overlay's node around it
+        return False
+    return True
 
 
 def _placed(own: Sequence[str], read_only: Sequence[str]) -> list[str]:
-    """Bind each of ``own`` over itself and each of ``read_only`` read-only (a directory under
-    :data:`TEMPORARY` through :func:`_cut_off`), each from the host's node as it is before
-    any of them is mounted, the outer ones first (a writable place before a read-only one at
-    the same path): an overlay covers no place inside it. Return the places mounted (a socket,
-    FIFO or device under :data:`TEMPORARY` is not).
+    """Show the host's files (:func:`_host`) and each of ``read_only`` read-only, a directory
+    through :func:`_cut_off` (the host's sockets and FIFOs in it out of reach), a regular file
+    bound, and bind each of ``own`` over itself; each from its node as it is before any of
+    them is mounted, the outer ones first, so that an overlay covers no place inside it.
+    Return the places of ``own`` and ``read_only`` mounted (a socket, FIFO or device among
+    ``read_only`` is not). A host's place that does not open, or that overlayfs refuses,
+    stays as it is (read-only once :func:`_view` is done).
 
     Raises:
-        OSError: a mount could not be made.
+        OSError: a place of ``own`` or ``read_only`` could not be opened or mounted.
     """
-    order = sorted({(place, False) for place in own} | {(place, True) for place in read_only},
-                   key=lambda item: (item[0].count("/"), item[0], item[1]))  # fmt: skip
-    sources = {place: os.open(place, os.O_PATH) for place, _ in order}
-    placed = []
+    kinds = {(place, _COVER) for place in _host(own)}
+    kinds |= {(place, _OWN) for place in own} | {(place, _SHOWN) for place in read_only}
+    order = sorted(kinds, key=lambda item: (item[0].count("/"), item[0], item[1]))
+    sources: dict[str, int] = {}
     try:
-        for place, ro in order:
-            source, kind = f"/proc/self/fd/{sources[place]}", os.fstat(sources[place]).st_mode
-            if not ro:
-                _mount(source, place, None, _BIND | _REC, "")
-            elif not under(place, TEMPORARY):
-                _bound_read_only(source, place, _BIND | _REC)
-            elif stat.S_ISDIR(kind):
-                _cut_off(sources[place], place)
-            elif stat.S_ISREG(kind):
-                _bound_read_only(source, place)
-            else:  # a host's socket, FIFO or device named on a command line is not shown
-                continue
-            placed.append(place)
+        for place, kind in order:
+            try:
+                if place not in sources:
+                    sources[place] = os.open(place, os.O_PATH)
+            except OSError:
+                if kind != _COVER:
+                    raise
+        return [place for place, kind in order if place in sources
+                and _place(sources[place], place, kind) and kind != _COVER]  # fmt: skip
     finally:
         for fd in sources.values():
             os.close(fd)
-    return placed
 
 
 def _view(
@@ -344,11 +400,11 @@ def _view(
     tmp: str | None,
 ) -> None:
     """The command's view of the files (ADR 0047): an empty tmpfs over each of ``hidden``,
-    every mount read-only but ``/proc`` and ``writable`` (bound over themselves), which stay as
-    they were, but for ``read_only`` in them and :data:`KERNEL_SETTINGS` (bound over themselves,
-    read-only; a directory of ``read_only`` under :data:`TEMPORARY` through an overlay,
-    :func:`_cut_off`); :data:`TEMPORARY` its own, with ``links`` (:func:`_temporary`), and a
-    ``/dev`` of the sandbox's own (:func:`_devices`).
+    the host's files read-only through overlays (:func:`_placed`), but ``/proc`` and
+    ``writable`` (bound over themselves), which stay as they were, but for ``read_only`` in
+    them and :data:`KERNEL_SETTINGS` (read-only); every other mount read-only;
+    :data:`TEMPORARY` its own, with ``links`` (:func:`_temporary`), and a ``/dev`` of the
+    sandbox's own (:func:`_devices`).
 
     Raises:
         OSError: a mount could not be made; the view is not the sandbox's.

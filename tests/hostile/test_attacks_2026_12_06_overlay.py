@@ -12,7 +12,9 @@ after); a host mount a test needs is made in a mount namespace of its own
 (``unshare --mount --propagation private``), gone with it, never in the host's.
 
 Holes: 1 and 4 closed the same day, each test failing before its fix (the overlay is always
-``nodev`` and ``nosuid``, and ``xino=on``); 2 and 3 stay strict xfails.
+``nodev`` and ``nosuid``, and ``xino=on``); 2 and 3 were strict xfails until point 13 (each
+mount inside a shown directory is shown through an overlay of its own, over the directory's),
+and failed before it.
 
 1. A host's device node inside a shown directory opens: ``_cut_off`` gives the overlay only the
    ``nosuid``, ``nodev`` and ``noexec`` of the mount the directory is on, and a ``/tmp`` on the
@@ -234,11 +236,6 @@ def _covered(tmp_path: Path, options: str) -> tuple[int, str, str]:
     return _in_a_mount_namespace_of_its_own(tmp_path, [cover], COVERED, str(shown), shown=[shown])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="HOLE: the overlay shows what a host's read-only mount in a shown directory covers "
-    "(overlayfs does not cross mounts; _view's read-only pass skips a mount that is ro)",
-)
 def test_what_a_host_s_read_only_mount_covers_in_a_shown_directory_stays_covered(
     tmp_path: Path, root: None, sandbox: None
 ) -> None:
@@ -246,12 +243,6 @@ def test_what_a_host_s_read_only_mount_covers_in_a_shown_directory_stays_covered
     assert "under" not in out and "what the host covered" not in out, (code, out, err)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="HOLE (an honest harness): a host's writable mount in a shown directory makes the "
-    "harness exit 126, EINVAL: _view's read-only pass remounts it by its path, which leads "
-    "into the overlay, where nothing is mounted",
-)
 def test_a_host_s_writable_mount_in_a_shown_directory_does_not_stop_the_harness(
     tmp_path: Path, root: None, sandbox: None
 ) -> None:
