@@ -154,15 +154,37 @@ def _mount(source: str | None, target: str, fstype: str | None, flags: int, data
         raise OSError(number, f"{os.strerror(number)}: {target}")
 
 
-def _mounts() -> list[tuple[str, set[str]]]:
-    """Every mount point of this mount namespace, in mount order, with its per-mount options."""
-    points = []
+def _table() -> list[tuple[int, str, set[str], str]]:
+    """Every mount of this mount namespace, in mount order: its id, mount point, per-mount
+    options and file system type."""
+    mounts = []
     with open("/proc/self/mountinfo", "rb") as table:
         for line in table:
             fields = line.split()
             point = re.sub(rb"\\([0-7]{3})", lambda m: bytes([int(m[1], 8)]), fields[4])
-            points.append((os.fsdecode(point), set(fields[5].decode().split(","))))
-    return points
+            kind = fields[fields.index(b"-") + 1].decode()
+            options = set(fields[5].decode().split(","))
+            mounts.append((int(fields[0]), os.fsdecode(point), options, kind))
+    return mounts
+
+
+def _mounts() -> list[tuple[str, set[str]]]:
+    """Every mount point of this mount namespace, in mount order, with its per-mount options."""
+    return [(point, options) for _, point, options, _ in _table()]
+
+
+_STATX_MNT_ID, _AT_SYMLINK_NOFOLLOW, _AT_NO_AUTOMOUNT, _AT_FDCWD = 0x1000, 0x100, 0x800, -100
+
+
+def _on_top(point: str, mount: int) -> bool:
+    """Whether ``mount`` (an id of :func:`_table`) is what ``point`` leads to: not covered by a
+    mount over it or over a place on the way to it."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    answer = ctypes.create_string_buffer(256)  # struct statx; stx_mnt_id at byte 144
+    flags = _AT_SYMLINK_NOFOLLOW | _AT_NO_AUTOMOUNT
+    if libc.statx(_AT_FDCWD, os.fsencode(point), flags, _STATX_MNT_ID, answer) != 0:
+        return False  # nothing there: it is covered
+    return int.from_bytes(answer.raw[144:152], sys.byteorder) == mount
 
 
 def under(path: str, places: Sequence[str]) -> bool:
@@ -174,11 +196,18 @@ def _read_only(point: str, options: set[str]) -> None:
     _mount(None, point, None, _REMOUNT | _BIND | _RDONLY | kept, "")
 
 
+_KEPT = os.ST_NOSUID | os.ST_NODEV | os.ST_NOEXEC | os.ST_NOATIME | os.ST_NODIRATIME
+"""The flags ``statvfs`` and ``mount`` number alike, kept when a bind is made read-only."""
+
+
 def _bound_read_only(source: str, target: str, flags: int = _BIND) -> None:
     """Bind ``source`` over ``target`` (``flags``: ``_BIND``, or with ``_REC`` what is mounted
-    in it too), then make that bind read-only, keeping its other flags."""
+    in it too), then make that bind read-only, keeping its other flags (as ``statvfs`` of
+    ``target`` reads them: no read of the mount table, whose length a host chooses)."""
     _mount(source, target, None, flags, "")
-    _read_only(target, dict(_mounts())[target])
+    flag = os.statvfs(target).f_flag
+    relatime = _FLAGS["relatime"] if flag & os.ST_RELATIME else 0
+    _mount(None, target, None, _REMOUNT | _BIND | _RDONLY | (flag & _KEPT) | relatime, "")
 
 
 def _devices() -> None:
@@ -282,20 +311,37 @@ def _temporary(tmp: str | None, given: Sequence[str], links: Sequence[Sequence[s
             os.close(fd)
 
 
-UNCOVERED = ("/proc", "/sys", "/dev", *RUNTIME_DIRS)
-"""The host's trees not shown through overlays (:func:`_host`): the kernel's (they hold no
-Unix socket; ``/dev`` is the sandbox's own) and :data:`RUNTIME_DIRS` (empty)."""
+UNCOVERED = ("/proc", "/dev", *RUNTIME_DIRS)
+"""The host's trees :func:`_host` leaves alone: ``/proc`` (the command's own), ``/dev`` (the
+sandbox's own) and :data:`RUNTIME_DIRS` (empty)."""
+KERNEL_TYPES = frozenset({"autofs", "binfmt_misc", "bpf", "cgroup", "cgroup2", "configfs",
+                          "debugfs", "devpts", "efivarfs", "fusectl", "mqueue", "nsfs", "proc",
+                          "pstore", "rpc_pipefs", "securityfs", "selinuxfs", "sysfs",
+                          "tracefs"})  # fmt: skip
+"""File systems of the kernel's, in which no socket, FIFO or device can be made: bound as they
+are (read-only), not through an overlay (which most of them refuse as a layer)."""
 
 
-def _host(own: Sequence[str]) -> list[str]:
-    """The host's places each shown through an overlay of its own (ADR 0047, point 13): every
-    directory in ``/`` (not a link) and every mount point but ``/`` and :data:`TEMPORARY`
-    (a mount in a place shown under them is one), none in :data:`UNCOVERED` or in ``own``
-    (what the command writes is bound as it is)."""
-    tops = [entry.path for entry in os.scandir("/") if entry.is_dir(follow_symlinks=False)]
-    points = [point for point, _ in _mounts() if point not in ("/", *TEMPORARY)]
-    return sorted(place for place in {*tops, *points}
-                  if place not in TEMPORARY and not under(place, (*UNCOVERED, *own)))  # fmt: skip
+def _host(
+    own: Sequence[str], table: Sequence[tuple[int, str, set[str], str]]
+) -> list[tuple[str, int]]:
+    """The host's places (ADR 0047, point 13) and how each is shown (:func:`_place`): every
+    directory in ``/`` (not a link) and every mount point through an overlay of its own
+    (:data:`_COVER`), a mount of :data:`KERNEL_TYPES` bound (:data:`_KERNEL`), a socket, FIFO
+    or device in ``/`` masked (:data:`_MASK`); not ``/`` itself nor :data:`TEMPORARY`
+    themselves (a mount in a place shown under them is one), nothing in :data:`UNCOVERED` or
+    in ``own`` (what the command writes is bound as it is); ``table``: :func:`_table`."""
+    places: dict[str, int] = {}
+    for entry in os.scandir("/"):
+        if entry.is_dir(follow_symlinks=False):
+            places[entry.path] = _COVER
+        elif not entry.is_symlink() and not entry.is_file(follow_symlinks=False):
+            places[entry.path] = _MASK
+    for _, point, _, kind in table:
+        if point != "/":
+            places[point] = _KERNEL if kind in KERNEL_TYPES else _COVER
+    return [(place, kind) for place, kind in places.items()
+            if place not in TEMPORARY and not under(place, (*UNCOVERED, *own))]  # fmt: skip
 
 
 def _unmount(place: str) -> None:
@@ -332,32 +378,78 @@ def _cut_off(source: int, place: str) -> None:
         raise
 
 
-_COVER, _OWN, _SHOWN = 0, 1, 2
-"""What a place is to :func:`_placed`, in the order of three at one path: the host's, the
-command's to write, the command's to read."""
+_COVER, _KERNEL, _MASK, _OWN, _SHOWN = range(5)
+"""What a place is to :func:`_placed`, in the order of those at one path: the host's (a
+directory or file, a kernel's file system, a socket, FIFO or device), the command's to write,
+the command's to read."""
 
 
-def _place(fd: int, place: str, kind: int) -> bool:
-    """Mount ``fd`` (its node, a descriptor) at ``place`` as :func:`_placed` says for ``kind``;
-    whether anything was mounted.
+def _hide(place: str, why: OSError) -> None:
+    """Cover ``place`` with an empty read-only tmpfs, and say so on stderr (the harness's log)."""
+    _mount("sandbox", place, "tmpfs", _RDONLY | _FLAGS["nosuid"] | _FLAGS["nodev"]
+           | _FLAGS["noexec"], "mode=0555,size=4k")  # fmt: skip
+    sys.stderr.write(f"sandbox: {place} is hidden: no overlay of it could be made ({why})\n")
+
+
+def _cover(fd: int, place: str, points: Sequence[str], *, shown: bool) -> None:
+    """Show the directory ``fd`` (a descriptor) at ``place`` through an overlay
+    (:func:`_cut_off`). Where the kernel refuses one over the mounts it holds (in a user
+    namespace, the host's mounts are locked, and no overlay may take a layer that holds one),
+    each of its entries instead: a directory through an overlay of its own (the same way,
+    down to the mounts), a socket, FIFO or device masked; a mount in it is a place of its own
+    (``points``: every mount point). Where it refuses one at all, the place is hidden
+    (:func:`_hide`), or, ``shown`` (a place the command is given), the harness fails.
 
     Raises:
-        OSError: a mount of a place not :data:`_COVER` could not be made.
+        OSError: a mount could not be made.
+    """
+    try:
+        _cut_off(fd, place)
+    except OSError as exc:
+        refused = exc
+    else:
+        return
+    inside = [point for point in points if point != place and under(point, [place])]
+    if not inside:
+        if shown:
+            raise refused
+        _hide(place, refused)
+        return
+    for entry in os.scandir(f"/proc/self/fd/{fd}"):
+        path = f"{place.rstrip('/')}/{entry.name}"
+        if path in inside:  # shown as a place of its own
+            continue
+        if entry.is_dir(follow_symlinks=False):
+            held = os.open(entry.path, os.O_PATH | os.O_NOFOLLOW)
+            try:
+                _cover(held, path, points, shown=shown)
+            finally:
+                os.close(held)
+        elif not entry.is_symlink() and not entry.is_file(follow_symlinks=False):
+            _bound_read_only("/dev/null", path)
+
+
+def _place(fd: int, place: str, kind: int, points: Sequence[str]) -> bool:
+    """Mount ``fd`` (its node, a descriptor) at ``place`` as :func:`_placed` says for ``kind``
+    (a directory through :func:`_cover`; ``points``: every mount point); whether anything was
+    mounted.
+
+    Raises:
+        OSError: a mount could not be made.
     """
     source, mode = f"/proc/self/fd/{fd}", os.fstat(fd).st_mode
     if kind == _OWN:
         _mount(source, place, None, _BIND | _REC, "")
+    elif kind == _KERNEL:  # with what is mounted in it (a bind without would uncover a lock)
+        _bound_read_only(source, place, _BIND | _REC)
     elif stat.S_ISDIR(mode):
-        try:
-            _cut_off(fd, place)
-        except OSError:
-            if kind != _COVER:
-                raise
-            return False
+        _cover(fd, place, points, shown=kind == _SHOWN)
     elif stat.S_ISREG(mode):
         _bound_read_only(source, place)
-    else:  # a socket, FIFO or device: not shown, or the overlay's node around it
+    elif kind == _SHOWN:  # a host's socket, FIFO or device named on a command line: not shown
         return False
+    else:  # one of the host's in / or bound on a file: the host's /dev/null in its place
+        _bound_read_only("/dev/null", place)
     return True
 
 
@@ -367,13 +459,14 @@ def _placed(own: Sequence[str], read_only: Sequence[str]) -> list[str]:
     bound, and bind each of ``own`` over itself; each from its node as it is before any of
     them is mounted, the outer ones first, so that an overlay covers no place inside it.
     Return the places of ``own`` and ``read_only`` mounted (a socket, FIFO or device among
-    ``read_only`` is not). A host's place that does not open, or that overlayfs refuses,
-    stays as it is (read-only once :func:`_view` is done).
+    ``read_only`` is not). A host's place that no longer opens is left out (nothing is there).
 
     Raises:
         OSError: a place of ``own`` or ``read_only`` could not be opened or mounted.
     """
-    kinds = {(place, _COVER) for place in _host(own)}
+    table = _table()
+    points = [point for _, point, _, _ in table]
+    kinds = set(_host(own, table))
     kinds |= {(place, _OWN) for place in own} | {(place, _SHOWN) for place in read_only}
     order = sorted(kinds, key=lambda item: (item[0].count("/"), item[0], item[1]))
     sources: dict[str, int] = {}
@@ -383,10 +476,10 @@ def _placed(own: Sequence[str], read_only: Sequence[str]) -> list[str]:
                 if place not in sources:
                     sources[place] = os.open(place, os.O_PATH)
             except OSError:
-                if kind != _COVER:
+                if kind >= _OWN:
                     raise
         return [place for place, kind in order if place in sources
-                and _place(sources[place], place, kind) and kind != _COVER]  # fmt: skip
+                and _place(sources[place], place, kind, points) and kind >= _OWN]  # fmt: skip
     finally:
         for fd in sources.values():
             os.close(fd)
@@ -419,10 +512,11 @@ def _view(
     for place in hidden:  # over what the binds show
         _mount("sandbox", place, "tmpfs", _FLAGS["nosuid"] | _FLAGS["nodev"] | _FLAGS["noexec"],
                "mode=0755,size=1m")  # fmt: skip
-    for point, options in _mounts():
+    for mount, point, options, _ in _table():
         if "ro" in options or under(point, (*_KERNEL_TREES, *hidden, *own)):
             continue
-        _read_only(point, options)
+        if _on_top(point, mount):  # not one an overlay or a tmpfs covers
+            _read_only(point, options)
     _devices()  # first: the host's /dev is writable until then
     _temporary(tmp, shown, links)  # the places as they are now
     os.chdir(os.getcwd())  # the working directory as the new mounts show it, not the one below

@@ -3,7 +3,10 @@ what its ledger says of the address it tries outside."""
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
+import socket
 import subprocess
 import sys
 import textwrap
@@ -73,3 +76,73 @@ def compiled(where: Path, name: str, source: str, *flags: str) -> Path:
     subprocess.run([cc(), *flags, "-o", str(where / name), str(where / f"{name}.c")],
                    check=True, capture_output=True)  # fmt: skip
     return where / name
+
+
+LISTENING: list[socket.socket] = []
+"""The host's sockets :func:`listening` made, closed after each test (``tests/hostile``)."""
+
+
+def listening(path: str | Path) -> socket.socket:
+    """A host's Unix socket listening at ``path``, never accepting: :func:`nobody_came` checks
+    that no harness reached it."""
+    server = socket.socket(socket.AF_UNIX)
+    LISTENING.append(server)
+    server.bind(str(path))
+    server.listen(4)
+    server.setblocking(False)
+    return server
+
+
+def nobody_came(*servers: socket.socket) -> None:
+    """Fails the test naming each of ``servers`` that a connection reached."""
+    came = []
+    for server in servers:
+        try:
+            connection, _ = server.accept()
+        except BlockingIOError:
+            continue
+        connection.close()
+        came.append(server.getsockname())
+    assert not came, f"a harness reached the host's {came}"
+
+
+NON_ROOT_RUNNER = """
+import json, os, sys
+from pathlib import Path
+from audit.sandbox import SandboxLimits, run_sandboxed
+from verify._facts import off_sandbox
+work = Path(sys.argv[1])
+result = run_sandboxed(
+    [sys.executable, str(work / "harness.py"), *sys.argv[2:]], serve=None, port=18080,
+    cwd=work, limits=SandboxLimits(inactivity_s=20, wall_s=40),
+)
+print(json.dumps({
+    "returncode": result.returncode, "stdout": result.stdout.decode(),
+    "stderr": result.stderr.decode()[-2000:],
+    "counted": [e.address for e in result.ledger if off_sandbox(e)],
+    "ledger": [(e.address, e.outcome) for e in result.ledger],
+}))
+"""
+
+
+def as_nobody(work: Path, *args: str) -> dict[str, Any]:
+    """``work/harness.py ARGS...`` in the sandbox of a runner of uid 65534 (``setpriv``; its
+    sandbox is a user namespace of its own, where the host's mounts are locked): what it
+    said (``returncode``, ``stdout``, ``stderr``, ``counted``, ``ledger``). Skips where
+    ``setpriv`` or a system Python of this version is missing, or uid 65534 cannot read the
+    checkout. ``work`` must be uid 65534's to write."""
+    system = Path(f"/usr/bin/python{sys.version_info.major}.{sys.version_info.minor}")
+    if shutil.which("setpriv") is None or not system.exists():
+        pytest.skip("setpriv or a system Python of this version (uid 65534 can run) is missing")
+    repo = Path(__file__).resolve().parents[1]
+    site = [p for p in sys.path if p.endswith("site-packages") and p.startswith(str(repo))]
+    nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "env",
+              f"PYTHONPATH={os.pathsep.join([str(repo), *site])}", str(system)]  # fmt: skip
+    probe = [*nobody, "-c", "import audit.sandbox, verify._facts"]
+    if subprocess.run(probe, capture_output=True, cwd="/", check=False).returncode != 0:
+        pytest.skip("uid 65534 cannot read this checkout or its venv (a private directory)")
+    done = subprocess.run([*nobody, "-c", NON_ROOT_RUNNER, str(work), *args],
+                          capture_output=True, cwd=repo, check=False, timeout=50)  # fmt: skip
+    assert done.returncode == 0, done.stderr.decode()[-2000:]
+    answer: dict[str, Any] = json.loads(done.stdout.decode().splitlines()[-1])
+    return answer

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
 import pytest
 
 from audit.sandbox import SandboxUnavailable, check_sandbox
+from tests.sandbox_kit import LISTENING
 
 
 @pytest.fixture(scope="module")
@@ -14,3 +20,37 @@ def sandbox() -> None:
         check_sandbox()
     except SandboxUnavailable as exc:
         pytest.skip(str(exc))
+
+
+@pytest.fixture(autouse=True)
+def _listening_closed() -> Iterator[None]:
+    """Every host socket a test made (``tests.sandbox_kit.listening``) is closed after it."""
+    yield
+    while LISTENING:
+        LISTENING.pop().close()
+
+
+@pytest.fixture
+def root() -> None:
+    """Skips a test that plants what only the host's root may (a mount, a device node)."""
+    if os.geteuid() != 0:
+        pytest.skip("planting a mount, a device node or a name in / needs the host's root")
+
+
+@pytest.fixture
+def work(tmp_path: Path) -> Path:
+    """A harness's working directory (writable), beside what the host keeps in ``tmp_path``."""
+    (tmp_path / "work").mkdir()
+    return tmp_path / "work"
+
+
+@pytest.fixture
+def home() -> Iterator[Path]:
+    """A directory of the host's outside ``/tmp`` (in the runner's home), gone after."""
+    where = Path.home().resolve()
+    if where.is_relative_to("/tmp") or not os.access(where, os.W_OK):
+        pytest.skip("needs a writable home outside /tmp to plant the host's places in")
+    place = where / f".evidence-audit-test-{os.getpid()}-{os.urandom(4).hex()}"
+    place.mkdir()
+    yield place
+    shutil.rmtree(place)

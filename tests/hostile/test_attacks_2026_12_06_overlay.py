@@ -90,6 +90,8 @@ from pathlib import Path
 import pytest
 
 from tests.sandbox_kit import harness as _harness
+from tests.sandbox_kit import listening as _listening
+from tests.sandbox_kit import nobody_came as _nobody_came
 from tests.sandbox_kit import said as _said
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -100,46 +102,6 @@ _LIBC = ctypes.CDLL(None, use_errno=True)
 def _under_tmp(tmp_path: Path) -> None:
     if not tmp_path.resolve().is_relative_to("/tmp"):
         pytest.skip("the planted places must lie under /tmp, where point 12 applies")
-
-
-@pytest.fixture
-def root() -> None:
-    if os.geteuid() != 0:
-        pytest.skip("planting a device node or a mount needs the host's root")
-
-
-@pytest.fixture
-def work(tmp_path: Path) -> Path:
-    """The harness's working directory (writable), beside what the host keeps."""
-    (tmp_path / "work").mkdir()
-    return tmp_path / "work"
-
-
-_OPEN: list[socket.socket] = []
-
-
-@pytest.fixture(autouse=True)
-def _closed() -> object:
-    """Every host socket a test made is closed after it, whatever the test said."""
-    yield
-    while _OPEN:
-        _OPEN.pop().close()
-
-
-def _listening(path: str | Path) -> socket.socket:
-    """A host's Unix socket listening at ``path`` (never accepting: a test checks none came)."""
-    server = socket.socket(socket.AF_UNIX)
-    _OPEN.append(server)
-    server.bind(str(path))
-    server.listen(4)
-    server.setblocking(False)
-    return server
-
-
-def _nobody_came(*servers: socket.socket) -> None:
-    for server in servers:
-        with pytest.raises(BlockingIOError):
-            server.accept()
 
 
 class _Handle(ctypes.Structure):

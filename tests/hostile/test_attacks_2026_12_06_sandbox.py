@@ -49,6 +49,7 @@ import pytest
 
 from audit.sandbox import SandboxLimits, SandboxResult, run_sandboxed
 from bundle_schema.models import SocketLedgerEntry
+from tests.sandbox_kit import as_nobody as _as_nobody
 from verify._facts import host_socket, off_sandbox
 from verify.socket_trace import trace_entries, trace_header
 
@@ -193,39 +194,10 @@ def test_the_host_s_run_after_an_unmount_is_counted(
     assert not _reached(result.stdout)
 
 
-NON_ROOT_RUNNER = """
-import json, os, sys
-from pathlib import Path
-from audit.sandbox import SandboxLimits, run_sandboxed
-from verify._facts import off_sandbox
-work = Path(sys.argv[1])
-result = run_sandboxed(
-    [sys.executable, str(work / "harness.py"), sys.argv[2]], serve=None, port=18080, cwd=work,
-    limits=SandboxLimits(inactivity_s=20, wall_s=40),
-)
-print(json.dumps({
-    "returncode": result.returncode, "stdout": result.stdout.decode(),
-    "stderr": result.stderr.decode()[-2000:],
-    "counted": [e.address for e in result.ledger if off_sandbox(e)],
-    "ledger": [(e.address, e.outcome) for e in result.ledger],
-}))
-"""
-
-
 def test_a_non_root_runner_s_harness_cannot_uncover_the_host_s_run(
     tmp_path: Path, daemon: Path
 ) -> None:
     """The runner as uid 65534 (``--map-root-user``): the harness must not reach the socket."""
-    system = Path(f"/usr/bin/python{sys.version_info.major}.{sys.version_info.minor}")
-    if shutil.which("setpriv") is None or not system.exists():
-        pytest.skip("setpriv or a system Python of this version (uid 65534 can run) is missing")
-    repo = Path(__file__).resolve().parents[2]
-    site = [p for p in sys.path if p.endswith("site-packages") and p.startswith(str(repo))]
-    as_nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "env",
-                 f"PYTHONPATH={os.pathsep.join([str(repo), *site])}", str(system)]  # fmt: skip
-    probe = [*as_nobody, "-c", "import audit.sandbox, verify._facts"]
-    if subprocess.run(probe, capture_output=True, cwd="/", check=False).returncode != 0:
-        pytest.skip("uid 65534 cannot read this checkout or its venv (a private directory)")
     work = Path(tempfile.mkdtemp(prefix="ea-hostile-", dir="/tmp"))  # reachable by uid 65534
     work.chmod(0o777)
     (work / "harness.py").write_text(
@@ -233,16 +205,10 @@ def test_a_non_root_runner_s_harness_cannot_uncover_the_host_s_run(
         + "unmount()\nos.symlink('/run/' + NAME, 'link.sock')\n"
         + "reach(os.path.abspath('link.sock'))\n"
     )
-    done = subprocess.run(
-        [*as_nobody, "-c", NON_ROOT_RUNNER, str(work), daemon.name],
-        capture_output=True,
-        cwd=repo,
-        check=False,
-        timeout=50,
-    )
-    shutil.rmtree(work, ignore_errors=True)
-    assert done.returncode == 0, done.stderr.decode()[-2000:]
-    run = json.loads(done.stdout.decode().splitlines()[-1])
+    try:
+        run = _as_nobody(work, daemon.name)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
     assert run["returncode"] == 0, run["stderr"]
     reached = _reached(run["stdout"].encode())
     assert not reached or run["counted"], (reached, run["ledger"])

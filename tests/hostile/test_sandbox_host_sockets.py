@@ -18,46 +18,18 @@ from __future__ import annotations
 import errno
 import os
 import shutil
-import socket
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.sandbox_kit import as_nobody as _as_nobody
 from tests.sandbox_kit import harness as _harness
+from tests.sandbox_kit import listening as _listening
+from tests.sandbox_kit import nobody_came as _nobody_came
 from tests.sandbox_kit import outside as _outside
 from tests.sandbox_kit import said as _said
-
-
-@pytest.fixture
-def host(tmp_path: Path) -> object:
-    """A directory of the host's outside ``/tmp`` (in the runner's home), gone after."""
-    home = Path.home().resolve()
-    if home.is_relative_to("/tmp") or not os.access(home, os.W_OK):
-        pytest.skip("needs a writable home outside /tmp to plant the host's places in")
-    place = home / f".evidence-audit-test-{os.getpid()}-{os.urandom(4).hex()}"
-    place.mkdir()
-    yield place
-    shutil.rmtree(place)
-
-
-@pytest.fixture
-def work(tmp_path: Path) -> Path:
-    (tmp_path / "work").mkdir()
-    return tmp_path / "work"
-
-
-def _listening(path: Path) -> socket.socket:
-    server = socket.socket(socket.AF_UNIX)
-    server.bind(str(path))
-    server.listen(4)
-    server.setblocking(False)
-    return server
-
-
-def _never_reached(server: socket.socket) -> None:
-    with server, pytest.raises(BlockingIOError):
-        server.accept()
-
 
 CONNECT = """
 for path in sys.argv[1:]:
@@ -66,23 +38,21 @@ for path in sys.argv[1:]:
 """
 
 
-def test_a_host_s_socket_outside_tmp_refuses(host: Path, work: Path, sandbox: None) -> None:
-    (host / "lib").mkdir()
-    server = _listening(host / "lib" / "s")  # a database's, under /var/lib say
-    # its path is in the harness's environment: a path on the command line under the home
-    # would be shown anyway, as the rest of the host's files are
-    result = _harness(work, CONNECT, str(host / "lib" / "s"))
-    _never_reached(server)
+def test_a_host_s_socket_outside_tmp_refuses(home: Path, work: Path, sandbox: None) -> None:
+    (home / "lib").mkdir()
+    server = _listening(home / "lib" / "s")  # a database's, under /var/lib say
+    result = _harness(work, CONNECT, str(home / "lib" / "s"))
+    _nobody_came(server)
     assert _said(result) == [f"connect s {errno.ECONNREFUSED}"]
     assert not _outside(result)
 
 
-def test_a_host_s_fifo_outside_tmp_has_no_reader(host: Path, work: Path, sandbox: None) -> None:
-    os.mkfifo(host / "f")
-    reader = os.open(host / "f", os.O_RDONLY | os.O_NONBLOCK)  # a host process reads it
+def test_a_host_s_fifo_outside_tmp_has_no_reader(home: Path, work: Path, sandbox: None) -> None:
+    os.mkfifo(home / "f")
+    reader = os.open(home / "f", os.O_RDONLY | os.O_NONBLOCK)  # a host process reads it
     try:
         result = _harness(work, "os.open(sys.argv[1], os.O_WRONLY | os.O_NONBLOCK)\n",
-                          str(host / "f"))  # fmt: skip
+                          str(home / "f"))  # fmt: skip
         assert result.returncode != 0
         assert b"No such device or address" in result.stderr  # ENXIO: no reader of its own
         assert os.read(reader, 64) == b""  # no writer ever came
@@ -104,15 +74,15 @@ except OSError as exc:
 
 
 def test_given_places_outside_tmp_keep_their_ways_and_their_sockets_refuse(
-    host: Path, work: Path, sandbox: None
+    home: Path, work: Path, sandbox: None
 ) -> None:
-    given = host / "scratch"  # a scratch directory outside /tmp, with a read-only place in it
+    given = home / "scratch"  # a scratch directory outside /tmp, with a read-only place in it
     (given / "ro").mkdir(parents=True)
     (given / "ro" / "data.txt").write_text("as it is")
     server = _listening(given / "ro" / "s")
     result = _harness(work, GIVEN, str(given), writable=[work, given],
                       read_only=[given / "ro"])  # fmt: skip
-    _never_reached(server)
+    _nobody_came(server)
     assert _said(result) == [
         f"connect {errno.ECONNREFUSED}",
         "read as it is",
@@ -136,13 +106,13 @@ print('run', sorted(os.listdir('/run')), flush=True)
 
 
 def test_held_the_host_s_files_read_and_run_as_they_are_and_stay_unwritten(
-    host: Path, work: Path, sandbox: None
+    home: Path, work: Path, sandbox: None
 ) -> None:
-    (host / "data.txt").write_text("as it is")
-    tool = host / "tool"
+    (home / "data.txt").write_text("as it is")
+    tool = home / "tool"
     tool.write_text("#!/bin/sh\necho from the tool\n")
     tool.chmod(0o755)
-    result = _harness(work, HOST, str(host))
+    result = _harness(work, HOST, str(home))
     assert _said(result) == [
         "read as it is",
         "ran b'from the tool\\n'",
@@ -150,4 +120,35 @@ def test_held_the_host_s_files_read_and_run_as_they_are_and_stay_unwritten(
         f"write data.txt {errno.EROFS}",
         "run []",
     ]
-    assert sorted(p.name for p in host.iterdir()) == ["data.txt", "tool"]
+    assert sorted(p.name for p in home.iterdir()) == ["data.txt", "tool"]
+
+
+@pytest.fixture
+def shared(root: None) -> Iterator[Path]:
+    """A directory of the host's outside ``/tmp`` that uid 65534 reads, gone after."""
+    where = next((Path(p) for p in ("/srv", "/opt", "/var/cache") if os.path.isdir(p)), None)
+    if where is None:
+        pytest.skip("no /srv, /opt or /var/cache to plant the host's places in")
+    place = where / f".evidence-audit-test-{os.getpid()}-{os.urandom(4).hex()}"
+    place.mkdir(mode=0o755)
+    yield place
+    shutil.rmtree(place)
+
+
+def test_a_non_root_runner_s_harness_reaches_no_host_s_socket_outside_tmp(
+    tmp_path: Path, shared: Path, sandbox: None
+) -> None:
+    # the runner as uid 65534: the host's mounts are locked in its sandbox's user namespace,
+    # where overlayfs takes no layer holding one (each directory is then covered entry by entry)
+    server = _listening(shared / "s")
+    (shared / "s").chmod(0o777)  # anyone's to connect to, but for the overlay
+    work = Path(tempfile.mkdtemp(prefix="ea-hostile-", dir="/tmp"))  # reachable by uid 65534
+    work.chmod(0o777)
+    (work / "harness.py").write_text("import os, socket, sys\n" + CONNECT)
+    try:
+        run = _as_nobody(work, str(shared / "s"))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    _nobody_came(server)
+    assert run["returncode"] == 0, run["stderr"]
+    assert run["stdout"].splitlines()[0] == f"connect s {errno.ECONNREFUSED}", run

@@ -16,11 +16,14 @@ import errno
 import os
 import socket
 import stat
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.sandbox_kit import harness as _harness
+from tests.sandbox_kit import listening as _listening
+from tests.sandbox_kit import nobody_came as _nobody_came
 from tests.sandbox_kit import outside as _outside
 from tests.sandbox_kit import said as _said
 
@@ -39,23 +42,12 @@ for path in sys.argv[1:]:
 
 
 @pytest.fixture
-def work(tmp_path: Path) -> Path:
-    """The harness's working directory (writable), beside what the host keeps."""
-    (tmp_path / "work").mkdir()
-    return tmp_path / "work"
-
-
-@pytest.fixture
-def listening(tmp_path: Path) -> object:
-    """A host's Unix socket, listening, at ``tmp_path/shown/s``."""
+def listening(tmp_path: Path) -> Iterator[socket.socket]:
+    """A host's Unix socket, listening, at ``tmp_path/shown/s``; no harness reaches it."""
     (tmp_path / "shown").mkdir()
-    with socket.socket(socket.AF_UNIX) as server:
-        server.bind(str(tmp_path / "shown" / "s"))
-        server.listen(4)
-        server.setblocking(False)
-        yield server
-        with pytest.raises(BlockingIOError):  # nobody reached it
-            server.accept()
+    server = _listening(tmp_path / "shown" / "s")
+    yield server
+    _nobody_came(server)
 
 
 def test_a_host_s_socket_in_a_shown_directory_refuses(
