@@ -146,3 +146,16 @@ def as_nobody(work: Path, *args: str) -> dict[str, Any]:
     assert done.returncode == 0, done.stderr.decode()[-2000:]
     answer: dict[str, Any] = json.loads(done.stdout.decode().splitlines()[-1])
     return answer
+
+
+AFTER_THE_HOST = """
+def after_the_host(work):
+    open(os.path.join(work, 'ready'), 'w').close()
+    for _ in range(200):
+        if os.path.exists(os.path.join(work, 'made')):
+            break
+        time.sleep(0.05)
+"""
+"""A harness's prelude (``os`` and ``time`` imported): ``after_the_host(WORK)`` writes
+``WORK/ready`` and waits (10 s at most) for the host's ``WORK/made``: what the host does
+while the harness runs."""

@@ -121,6 +121,7 @@ from typing import Any
 
 import pytest
 
+from tests.sandbox_kit import AFTER_THE_HOST
 from tests.sandbox_kit import harness as _harness
 from tests.sandbox_kit import listening as _listening
 from tests.sandbox_kit import nobody_came as _nobody_came
@@ -330,17 +331,16 @@ def test_a_host_s_mount_under_run_does_not_stop_the_harness(
     assert (code, out) == (0, "run []\n"), (code, out, err)
 
 
-LATE = """
+LATE = (
+    AFTER_THE_HOST
+    + """
 import errno
 late, work = sys.argv[1], sys.argv[2]
-open(os.path.join(work, 'ready'), 'w').close()
-for _ in range(200):
-    if os.path.exists(os.path.join(work, 'made')):
-        break
-    time.sleep(0.05)
+after_the_host(work)
 code = socket.socket(socket.AF_UNIX).connect_ex(late)
 print(os.path.exists(late), errno.errorcode.get(code, 'connected'), flush=True)
 """
+)
 
 
 @pytest.mark.xfail(

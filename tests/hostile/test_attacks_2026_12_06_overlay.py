@@ -89,6 +89,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.sandbox_kit import AFTER_THE_HOST
 from tests.sandbox_kit import harness as _harness
 from tests.sandbox_kit import listening as _listening
 from tests.sandbox_kit import nobody_came as _nobody_came
@@ -334,18 +335,17 @@ def test_held_a_shown_socket_and_fifo_stay_the_overlay_s_however_reached(
     assert not list(work.glob("linked*"))
 
 
-LATE = """
+LATE = (
+    AFTER_THE_HOST
+    + """
 late, work = sys.argv[1], sys.argv[2]
-open(os.path.join(work, 'ready'), 'w').close()
-for _ in range(200):
-    if os.path.exists(os.path.join(work, 'made')):
-        break
-    time.sleep(0.05)
+after_the_host(work)
 for path in (os.path.join(late, 's'), os.path.join(late, 'hard')):
     found = os.path.basename(path) in os.listdir(late)
     code = socket.socket(socket.AF_UNIX).connect_ex(path)
     print(os.path.basename(path), found, errno.errorcode.get(code, 'connected'), flush=True)
 """
+)
 
 
 def test_held_a_host_s_socket_made_after_the_start_or_hard_linked_refuses(
