@@ -198,16 +198,21 @@ def _read_only(point: str, options: set[str]) -> None:
 
 _KEPT = os.ST_NOSUID | os.ST_NODEV | os.ST_NOEXEC | os.ST_NOATIME | os.ST_NODIRATIME
 """The flags ``statvfs`` and ``mount`` number alike, kept when a bind is made read-only."""
+_ST_NOSYMFOLLOW, _NOSYMFOLLOW = 0x2000, 256
+"""``nosymfollow`` as ``statvfs`` and ``mount`` number it (Linux 5.10), kept too."""
 
 
-def _bound_read_only(source: str, target: str, flags: int = _BIND) -> None:
+def _bound_read_only(source: str, target: str, flags: int = _BIND, added: int = 0) -> None:
     """Bind ``source`` over ``target`` (``flags``: ``_BIND``, or with ``_REC`` what is mounted
     in it too), then make that bind read-only, keeping its other flags (as ``statvfs`` of
-    ``target`` reads them: no read of the mount table, whose length a host chooses)."""
+    ``target`` reads them: no read of the mount table, whose length a host chooses) and adding
+    ``added`` (``nodev``, say)."""
     _mount(source, target, None, flags, "")
     flag = os.statvfs(target).f_flag
     relatime = _FLAGS["relatime"] if flag & os.ST_RELATIME else 0
-    _mount(None, target, None, _REMOUNT | _BIND | _RDONLY | (flag & _KEPT) | relatime, "")
+    nosymfollow = _NOSYMFOLLOW if flag & _ST_NOSYMFOLLOW else 0
+    kept = (flag & _KEPT) | relatime | nosymfollow | added
+    _mount(None, target, None, _REMOUNT | _BIND | _RDONLY | kept, "")
 
 
 def _devices() -> None:
@@ -315,11 +320,13 @@ UNCOVERED = ("/proc", "/dev", *RUNTIME_DIRS)
 """The host's trees :func:`_host` leaves alone: ``/proc`` (the command's own), ``/dev`` (the
 sandbox's own) and :data:`RUNTIME_DIRS` (empty)."""
 KERNEL_TYPES = frozenset({"autofs", "binfmt_misc", "bpf", "cgroup", "cgroup2", "configfs",
-                          "debugfs", "devpts", "efivarfs", "fusectl", "mqueue", "nsfs", "proc",
-                          "pstore", "rpc_pipefs", "securityfs", "selinuxfs", "sysfs",
-                          "tracefs"})  # fmt: skip
+                          "debugfs", "efivarfs", "fusectl", "nsfs", "proc", "pstore",
+                          "rpc_pipefs", "securityfs", "selinuxfs", "sysfs", "tracefs"})  # fmt: skip
 """File systems of the kernel's, in which no socket, FIFO or device can be made: bound as they
-are (read-only), not through an overlay (which most of them refuse as a layer)."""
+are (read-only, ``nodev``, ``nosuid``, ``noexec``), not through an overlay (which most of them
+refuse as a layer). Not ``devpts`` (a host's terminal outside ``/dev``, a chroot's, opens for
+writing) nor ``mqueue`` (an ``open()`` of a host's queue receives from it): each is covered
+as any other mount, or hidden where overlayfs refuses it."""
 
 
 def _host(
@@ -441,7 +448,8 @@ def _place(fd: int, place: str, kind: int, points: Sequence[str]) -> bool:
     if kind == _OWN:
         _mount(source, place, None, _BIND | _REC, "")
     elif kind == _KERNEL:  # with what is mounted in it (a bind without would uncover a lock)
-        _bound_read_only(source, place, _BIND | _REC)
+        _bound_read_only(source, place, _BIND | _REC, _FLAGS["nosuid"] | _FLAGS["nodev"]
+                         | _FLAGS["noexec"])  # fmt: skip
     elif stat.S_ISDIR(mode):
         _cover(fd, place, points, shown=kind == _SHOWN)
     elif stat.S_ISREG(mode):
