@@ -106,7 +106,6 @@ from __future__ import annotations
 
 import errno
 import fcntl
-import json
 import os
 import shutil
 import socket
@@ -117,20 +116,15 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 import pytest
 
+from tests.host_kit import NAME, Step, in_a_mount_namespace_of_its_own
 from tests.sandbox_kit import AFTER_THE_HOST
 from tests.sandbox_kit import harness as _harness
 from tests.sandbox_kit import listening as _listening
 from tests.sandbox_kit import nobody_came as _nobody_came
 from tests.sandbox_kit import said as _said
-
-ROOT = Path(__file__).resolve().parents[2]
-NAME = "evidence-audit-test"
-Step = list[Any]
-"""A step of :func:`_in_a_mount_namespace_of_its_own`: its kind, then its arguments."""
 
 
 @pytest.fixture
@@ -151,56 +145,6 @@ def top(root: None) -> object:
             shutil.rmtree(path)
 
 
-DRIVER = r"""
-import json, os, socket, subprocess, sys, threading, time
-spec = json.loads(sys.argv[1])
-sys.path.insert(0, spec["root"])
-from pathlib import Path
-from tests.sandbox_kit import harness
-servers, readers = [], []
-def step(kind, *args):
-    if kind == "sh":  # mount, mkdir, ... : the first word of args is the program
-        made = subprocess.run(list(args), capture_output=True)
-        if made.returncode:
-            print(json.dumps(["setup", " ".join(args) + ": " + made.stderr.decode()]), flush=True)
-            os._exit(0)
-    elif kind == "listen":
-        server = socket.socket(socket.AF_UNIX)
-        server.bind(args[0]); server.listen(4); server.setblocking(False)
-        servers.append(server)
-    elif kind == "fifo":
-        os.mkfifo(args[0])
-        readers.append(os.open(args[0], os.O_RDONLY | os.O_NONBLOCK))
-    elif kind == "mknod":
-        os.mknod(args[0], 0o600 | 0o020000, os.makedev(args[1], args[2]))
-for each in spec["before"]:
-    step(*each)
-work = Path(spec["work"])
-def late():
-    deadline = time.monotonic() + 20
-    while not (work / "ready").exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    for each in spec["late"]:
-        step(*each)
-    (work / "made").touch()
-thread = threading.Thread(target=late)
-if spec["late"]:
-    thread.start()
-result = harness(work, spec["body"], *spec["args"],
-                 **{key: [Path(p) for p in value] for key, value in spec["given"].items()})
-if spec["late"]:
-    thread.join()
-came = []
-for server in servers:
-    try:
-        server.accept()
-        came.append(server.getsockname())
-    except BlockingIOError:
-        pass
-print(json.dumps([result.returncode, result.stdout.decode(), result.stderr.decode()[-600:], came]))
-"""
-
-
 def _in_a_mount_namespace_of_its_own(
     tmp_path: Path,
     before: list[Step],
@@ -209,29 +153,10 @@ def _in_a_mount_namespace_of_its_own(
     late: Sequence[Step] = (),
     **given: list[Path],
 ) -> tuple[int, str, str, list[str]]:
-    """``body`` run by :func:`tests.sandbox_kit.harness` (its directory ``tmp_path/work``) from
-    a process in a mount namespace of its own (private: nothing reaches the host's), after the
-    steps of ``before`` (``["sh", program, ...]``, ``["listen", path]``, ``["fifo", path]``,
-    ``["mknod", path, major, minor]``), and ``late`` once the harness made ``work/ready`` (then
-    ``work/made``); its exit status, stdout, stderr and the sockets of its own someone reached."""
-    driver = tmp_path / "driver.py"
-    driver.write_text(DRIVER)
-    spec = {"root": str(ROOT), "work": str(tmp_path / "work"), "body": body, "args": list(args),
-            "before": before, "late": list(late),
-            "given": {key: list(map(str, value)) for key, value in given.items()}}  # fmt: skip
-    done = subprocess.run(
-        ["unshare", "--mount", "--propagation", "private", "--", sys.executable, str(driver),
-         json.dumps(spec)],
-        capture_output=True, cwd=ROOT, timeout=120, check=False,
-    )  # fmt: skip
-    with open("/proc/self/mountinfo") as table:  # nothing of it is in the host's
-        table_text = table.read()
-    assert NAME not in table_text and str(tmp_path) not in table_text
-    assert done.returncode == 0, done.stderr.decode()[-800:]
-    answer = json.loads(done.stdout.decode().splitlines()[-1])
-    if answer[0] == "setup":
-        pytest.skip(f"the host's layout cannot be made here: {answer[1]}")
-    return answer[0], answer[1], answer[2], answer[3]
+    """:func:`tests.host_kit.in_a_mount_namespace_of_its_own`, the harness in ``tmp_path/work``."""
+    return in_a_mount_namespace_of_its_own(
+        tmp_path, tmp_path / "work", before, body, *args, late=late, **given
+    )
 
 
 def _tmpfs(where: Path, options: str = "size=256k") -> Step:

@@ -59,89 +59,16 @@ uid 65534; an honest harness of uid 65534 lists, reads and runs ``ls`` beside lo
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
-import subprocess
-import sys
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
+from tests.host_kit import NAME, Step, in_a_mount_namespace_of_its_own
 from tests.sandbox_kit import AFTER_THE_HOST
-
-ROOT = Path(__file__).resolve().parents[2]
-NAME = "evidence-audit-test"
-Step = list[Any]
-
-DRIVER = r"""
-import json, os, socket, subprocess, sys, threading, time
-spec = json.loads(sys.argv[1])
-sys.path.insert(0, spec["root"])
-from pathlib import Path
-from tests.sandbox_kit import as_nobody, harness
-servers, held = [], []
-def step(kind, *args):
-    if kind == "sh":
-        made = subprocess.run(list(args), capture_output=True)
-        if made.returncode:
-            print(json.dumps(["setup", " ".join(args) + ": " + made.stderr.decode()]), flush=True)
-            os._exit(0)
-    elif kind == "listen":
-        server = socket.socket(socket.AF_UNIX)
-        server.bind(args[0]); server.listen(4); server.setblocking(False)
-        os.chmod(args[0], 0o777)
-        servers.append(server)
-    elif kind == "pty":  # a host process holds the master of a terminal of that devpts
-        held.append(os.open(args[0], os.O_RDWR | os.O_NOCTTY | os.O_NONBLOCK))
-        import fcntl, struct
-        fcntl.ioctl(held[-1], 0x40045431, struct.pack("i", 0))  # TIOCSPTLCK: unlockpt
-    elif kind == "link":
-        os.link(args[0], args[1])
-    elif kind == "symlink":
-        os.symlink(args[0], args[1])
-    elif kind == "write":
-        Path(args[0]).write_text(args[1])
-for each in spec["before"]:
-    step(*each)
-work = Path(spec["work"])
-def late():
-    deadline = time.monotonic() + 30
-    while not (work / "ready").exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    for each in spec["late"]:
-        step(*each)
-    (work / "made").touch()
-thread = threading.Thread(target=late)
-if spec["late"]:
-    thread.start()
-if spec["nobody"]:
-    (work / "harness.py").write_text(
-        "import ctypes, os, signal, socket, subprocess, sys, time\n" + spec["body"])
-    run = as_nobody(work, *spec["args"])
-    answer = [run["returncode"], run["stdout"], run["stderr"][-800:]]
-else:
-    result = harness(work, spec["body"], *spec["args"])
-    answer = [result.returncode, result.stdout.decode(), result.stderr.decode()[-800:]]
-if spec["late"]:
-    thread.join()
-came = []
-for server in servers:
-    try:
-        server.accept()
-        came.append(server.getsockname())
-    except BlockingIOError:
-        pass
-for fd in held:  # what a harness wrote into a host's terminal, read from its master
-    try:
-        came.append("pty: " + os.read(fd, 100).decode(errors="replace"))
-    except OSError:
-        pass
-print(json.dumps([*answer, came]))
-"""
 
 
 @pytest.fixture
@@ -163,38 +90,6 @@ def open_work() -> Iterator[Path]:
     work.chmod(0o777)
     yield work
     shutil.rmtree(work, ignore_errors=True)
-
-
-def _in_its_own_namespace(
-    tmp_path: Path,
-    work: Path,
-    before: list[Step],
-    body: str,
-    *args: str,
-    late: Sequence[Step] = (),
-    nobody: bool = False,
-) -> tuple[int, str, str, list[str]]:
-    """``body`` run as a harness (under uid 65534 with ``nobody``) from a process in a mount
-    namespace of its own (private), after ``before`` and, once ``work/ready`` is there,
-    ``late``; its status, stdout, stderr and what of the host's it reached."""
-    driver = tmp_path / "driver.py"
-    driver.write_text(DRIVER)
-    spec = {"root": str(ROOT), "work": str(work), "body": body, "args": list(args),
-            "before": before, "late": list(late), "nobody": nobody}  # fmt: skip
-    done = subprocess.run(
-        ["unshare", "--mount", "--propagation", "private", "--", sys.executable, str(driver),
-         json.dumps(spec)],
-        capture_output=True, cwd=ROOT, timeout=150, check=False,
-    )  # fmt: skip
-    with open("/proc/self/mountinfo") as table:  # nothing of it is in the host's
-        assert NAME not in table.read()
-    if b"Skipped" in done.stderr and b"setpriv" in done.stderr:
-        pytest.skip("uid 65534 cannot run the runner here")
-    assert done.returncode == 0, done.stderr.decode()[-1500:]
-    answer = json.loads(done.stdout.decode().splitlines()[-1])
-    if answer[0] == "setup":
-        pytest.skip(f"the host's layout cannot be made here: {answer[1]}")
-    return answer[0], answer[1], answer[2], answer[3]
 
 
 def _mount(where: Path, kind: str = "tmpfs", options: str = "size=256k,mode=0755") -> Step:
@@ -236,7 +131,9 @@ def test_a_host_s_devpts_outside_dev_holds_no_terminal_in_reach(
     before = [_mkdir(pts), _mount(pts, "devpts", "newinstance,ptmxmode=0666,mode=0620"),
               ["pty", str(pts / "ptmx")]]  # fmt: skip
     body = REACH + "reach(sys.argv[1])\n"
-    code, out, err, came = _in_its_own_namespace(tmp_path, work, before, body, f"tty:{pts}/0")
+    code, out, err, came = in_a_mount_namespace_of_its_own(
+        tmp_path, work, before, body, f"tty:{pts}/0"
+    )
     assert code == 0, err
     assert out.split()[1] not in {"opened", "EIO"} and not came, (out, came, err)
 
@@ -265,7 +162,7 @@ def test_a_socket_the_host_makes_later_in_a_directory_covered_entry_by_entry_is_
     lib = srv / "lib"  # a /var/lib holding a mount: overlayfs refuses it in a user namespace
     before = [_mkdir(lib / "m"), _mount(lib / "m")]
     late = [["listen", str(lib / "late")], _mkdir(lib / "new"), ["listen", str(lib / "new" / "s")]]
-    code, out, err, came = _in_its_own_namespace(
+    code, out, err, came = in_a_mount_namespace_of_its_own(
         tmp_path, open_work, before, LATE, str(open_work), f"sock:{lib}/late",
         f"sock:{lib}/new/s", late=late, nobody=True,
     )  # fmt: skip
@@ -284,7 +181,9 @@ def test_held_a_host_s_strictatime_mount_does_not_stop_a_non_root_runner_s_harne
     before = [_mkdir(data), _mount(data, kind, "strictatime")]
     if kind == "tmpfs":  # holding a mount: covered entry by entry, on top in the pass
         before += [_mkdir(data / "m"), _mount(data / "m")]
-    code, out, err, _ = _in_its_own_namespace(tmp_path, open_work, before, STRICT, nobody=True)
+    code, out, err, _ = in_a_mount_namespace_of_its_own(
+        tmp_path, open_work, before, STRICT, nobody=True
+    )
     assert (code, out) == (0, "ran\n"), (code, err)
 
 
@@ -329,7 +228,7 @@ def test_held_a_directory_covered_entry_by_entry_masks_what_it_holds_at_the_star
         ["symlink", "data.txt", str(lib / "alias")],
     ]
     socks = ["s", "hard", "a/b/c/s", "to-sub", "m/s"]
-    code, out, err, came = _in_its_own_namespace(
+    code, out, err, came = in_a_mount_namespace_of_its_own(
         tmp_path, open_work, before, ENTRIES, *(f"sock:{lib}/{s}" for s in socks),
         str(lib / "data.txt"), str(lib / "alias"), str(srv / "new.txt"), nobody=True,
     )  # fmt: skip
@@ -354,7 +253,7 @@ def test_held_a_host_s_writable_mount_bound_at_a_second_path_is_covered_at_both(
         "    except OSError as exc:\n"
         "        print('write', errno.errorcode[exc.errno], flush=True)\n"
     )
-    code, out, err, came = _in_its_own_namespace(
+    code, out, err, came = in_a_mount_namespace_of_its_own(
         tmp_path, work, before, body, f"sock:{first}/s", f"sock:{second}/s",
         str(first / "new"), str(second / "new"),
     )  # fmt: skip
@@ -385,7 +284,7 @@ def test_held_a_place_given_read_only_that_overlayfs_refuses_fails_closed(
     body = REACH + "reach(sys.argv[1])\n"
     # refused, it fails the harness (a host's place outside /tmp is hidden instead: held in
     # the first attack)
-    code, out, err, came = _in_its_own_namespace(
+    code, out, err, came = in_a_mount_namespace_of_its_own(
         tmp_path, work, _two_deep(tmp_path, deep), body, f"sock:{deep}/s", str(deep)
     )
     assert not came and "connected" not in out, (code, out, err)
@@ -408,7 +307,7 @@ def test_held_an_honest_non_root_runner_s_harness_runs_beside_locked_mounts(
     lib = srv / "lib"
     before = [_mkdir(lib / "m"), _mount(lib / "m"), ["write", str(lib / "m" / "f"), "x"],
               ["write", str(lib / "a.txt"), "a"]]  # fmt: skip
-    code, out, err, _ = _in_its_own_namespace(
+    code, out, err, _ = in_a_mount_namespace_of_its_own(
         tmp_path, open_work, before, HONEST, str(lib), nobody=True
     )
     assert code == 0, err
