@@ -113,6 +113,8 @@ _FLAGS = {"nosuid": 2, "nodev": 4, "noexec": 8, "noatime": 1024, "nodiratime": 2
 """A mount's flags by its name in ``/proc/self/mountinfo``: kept when it is made read-only (a
 mount locked by a user namespace refuses a remount that would drop one)."""
 _RDONLY, _REMOUNT, _BIND, _REC = 1, 32, 4096, 16384
+_SEALED = _FLAGS["nosuid"] | _FLAGS["nodev"] | _FLAGS["noexec"]
+"""A mount of the sandbox's own from which nothing runs, no device opens and no set-uid holds."""
 _KERNEL_TREES = ("/proc", "/dev")
 """Left out of the read-only pass: ``/proc`` as it is (``/proc/self``: a program's), but for
 :data:`KERNEL_SETTINGS`, and ``/dev``, the sandbox's own (:func:`_devices`); ``/sys`` is
@@ -168,11 +170,6 @@ def _table() -> list[tuple[int, str, set[str], str]]:
     return mounts
 
 
-def _mounts() -> list[tuple[str, set[str]]]:
-    """Every mount point of this mount namespace, in mount order, with its per-mount options."""
-    return [(point, options) for _, point, options, _ in _table()]
-
-
 _STATX_MNT_ID, _AT_SYMLINK_NOFOLLOW, _AT_NO_AUTOMOUNT, _AT_FDCWD = 0x1000, 0x100, 0x800, -100
 
 
@@ -204,10 +201,15 @@ _ST_NOSYMFOLLOW, _NOSYMFOLLOW = 0x2000, 256
 
 def _bound_read_only(source: str, target: str, flags: int = _BIND, added: int = 0) -> None:
     """Bind ``source`` over ``target`` (``flags``: ``_BIND``, or with ``_REC`` what is mounted
-    in it too), then make that bind read-only, keeping its other flags (as ``statvfs`` of
-    ``target`` reads them: no read of the mount table, whose length a host chooses) and adding
-    ``added`` (``nodev``, say)."""
+    in it too), then make that bind read-only (:func:`_made_read_only`)."""
     _mount(source, target, None, flags, "")
+    _made_read_only(target, added)
+
+
+def _made_read_only(target: str, added: int = 0) -> None:
+    """Make the mount at ``target`` (one this process made) read-only, keeping its other flags
+    (as ``statvfs`` of ``target`` reads them: no read of the mount table, whose length a host
+    chooses) and adding ``added`` (``nodev``, say)."""
     flag = os.statvfs(target).f_flag
     relatime = _FLAGS["relatime"] if flag & os.ST_RELATIME else 0
     nosymfollow = _NOSYMFOLLOW if flag & _ST_NOSYMFOLLOW else 0
@@ -226,8 +228,7 @@ def _devices() -> None:
     """
     host = os.open("/dev", os.O_PATH | os.O_DIRECTORY)  # the host's nodes, once covered
     try:
-        _mount("sandbox", "/dev", "tmpfs", _FLAGS["nosuid"] | _FLAGS["nodev"] | _FLAGS["noexec"],
-               "mode=0755,size=64k")  # fmt: skip
+        _mount("sandbox", "/dev", "tmpfs", _SEALED, "mode=0755,size=64k")
         for name in DEVICES:
             source = f"/proc/self/fd/{host}/{name}"
             if not os.path.exists(source):
@@ -247,7 +248,7 @@ def _devices() -> None:
     except OSError:  # no terminals: a harness has no use of one
         os.rmdir("/dev/pts")
         os.unlink("/dev/ptmx")
-    _read_only("/dev", dict(_mounts())["/dev"])
+    _made_read_only("/dev")
 
 
 def outermost(places: Sequence[str]) -> list[str]:
@@ -393,8 +394,7 @@ the command's to read."""
 
 def _hide(place: str, why: OSError) -> None:
     """Cover ``place`` with an empty read-only tmpfs, and say so on stderr (the harness's log)."""
-    _mount("sandbox", place, "tmpfs", _RDONLY | _FLAGS["nosuid"] | _FLAGS["nodev"]
-           | _FLAGS["noexec"], "mode=0555,size=4k")  # fmt: skip
+    _mount("sandbox", place, "tmpfs", _RDONLY | _SEALED, "mode=0555,size=4k")
     sys.stderr.write(f"sandbox: {place} is hidden: no overlay of it could be made ({why})\n")
 
 
@@ -448,8 +448,7 @@ def _place(fd: int, place: str, kind: int, points: Sequence[str]) -> bool:
     if kind == _OWN:
         _mount(source, place, None, _BIND | _REC, "")
     elif kind == _KERNEL:  # with what is mounted in it (a bind without would uncover a lock)
-        _bound_read_only(source, place, _BIND | _REC, _FLAGS["nosuid"] | _FLAGS["nodev"]
-                         | _FLAGS["noexec"])  # fmt: skip
+        _bound_read_only(source, place, _BIND | _REC, _SEALED)
     elif stat.S_ISDIR(mode):
         _cover(fd, place, points, shown=kind == _SHOWN)
     elif stat.S_ISREG(mode):
@@ -518,8 +517,7 @@ def _view(
     for place in (p for p in MASKED if os.path.exists(p)):
         _bound_read_only("/dev/null", place)
     for place in hidden:  # over what the binds show
-        _mount("sandbox", place, "tmpfs", _FLAGS["nosuid"] | _FLAGS["nodev"] | _FLAGS["noexec"],
-               "mode=0755,size=1m")  # fmt: skip
+        _mount("sandbox", place, "tmpfs", _SEALED, "mode=0755,size=1m")
     for mount, point, options, _ in _table():
         if "ro" in options or under(point, (*_KERNEL_TREES, *hidden, *own)):
             continue
