@@ -334,15 +334,15 @@ def _launch(
         os.close(trace_in)  # strace's (and the inside part's) end only: EOF when they end
 
 
-def _existing(paths: Sequence[str]) -> list[str]:
-    """Those of ``paths`` that name an existing file or directory, each resolvable: a path the
-    kernel cannot take (a NUL, a lone surrogate) or a loop of links names none."""
+def _existing(paths: Sequence[str]) -> list[tuple[str, str]]:
+    """Those of ``paths`` that name an existing file or directory, each with what it resolves
+    to: a path the kernel cannot take (a NUL, a lone surrogate) or a loop of links names
+    none."""
     kept = []
     for path in paths:
         try:
             if os.path.exists(path):
-                os.path.realpath(path)
-                kept.append(path)
+                kept.append((path, os.path.realpath(path)))
         except (OSError, ValueError, RecursionError):
             continue
     return kept
@@ -410,10 +410,10 @@ def _view(
         SandboxUnavailable: the view is over :data:`MAX_VIEW` bytes.
     """
     given = [cwd] if writable is None else writable
-    named = _existing(
+    existing = _existing(
         [*map(str, shown), *_named(command, env), *_python_path(env), *_interpreter_places()]
     )
-    read = [os.path.realpath(p) for p in named]
+    named, read = [path for path, _ in existing], [real for _, real in existing]
     # in the host's /tmp, not all of it (a script's directory on sys.path may be /tmp itself),
     # and not in a place given: its outputs named on its command line and its /tmp stay
     # writable, what is hidden stays hidden
