@@ -173,15 +173,21 @@ def _table() -> list[tuple[int, str, set[str], str]]:
 _STATX_MNT_ID, _AT_SYMLINK_NOFOLLOW, _AT_NO_AUTOMOUNT, _AT_FDCWD = 0x1000, 0x100, 0x800, -100
 
 
-def _on_top(point: str, mount: int) -> bool:
-    """Whether ``mount`` (an id of :func:`_table`) is what ``point`` leads to: not covered by a
-    mount over it or over a place on the way to it."""
+def _mount_id(path: str) -> int | None:
+    """The id (as :func:`_table` numbers it) of the mount ``path`` is on, the last part not
+    followed; None when nothing is there."""
     libc = ctypes.CDLL(None, use_errno=True)
     answer = ctypes.create_string_buffer(256)  # struct statx; stx_mnt_id at byte 144
     flags = _AT_SYMLINK_NOFOLLOW | _AT_NO_AUTOMOUNT
-    if libc.statx(_AT_FDCWD, os.fsencode(point), flags, _STATX_MNT_ID, answer) != 0:
-        return False  # nothing there: it is covered
-    return int.from_bytes(answer.raw[144:152], sys.byteorder) == mount
+    if libc.statx(_AT_FDCWD, os.fsencode(path), flags, _STATX_MNT_ID, answer) != 0:
+        return None
+    return int.from_bytes(answer.raw[144:152], sys.byteorder)
+
+
+def _on_top(point: str, mount: int) -> bool:
+    """Whether ``mount`` (an id of :func:`_table`) is what ``point`` leads to: not covered by a
+    mount over it or over a place on the way to it (nothing there: it is covered)."""
+    return _mount_id(point) == mount
 
 
 def under(path: str, places: Sequence[str]) -> bool:
@@ -402,10 +408,9 @@ def _cover(fd: int, place: str, points: Sequence[str], *, shown: bool) -> None:
     """Show the directory ``fd`` (a descriptor) at ``place`` through an overlay
     (:func:`_cut_off`). Where the kernel refuses one over the mounts it holds (in a user
     namespace, the host's mounts are locked, and no overlay may take a layer that holds one),
-    each of its entries instead: a directory through an overlay of its own (the same way,
-    down to the mounts), a socket, FIFO or device masked; a mount in it is a place of its own
-    (``points``: every mount point). Where it refuses one at all, the place is hidden
-    (:func:`_hide`), or, ``shown`` (a place the command is given), the harness fails.
+    a copy of it instead (:func:`_rebuilt`; ``points``: every mount point). Where it refuses
+    one at all, the place is hidden (:func:`_hide`), or, ``shown`` (a place the command is
+    given), the harness fails.
 
     Raises:
         OSError: a mount could not be made.
@@ -422,18 +427,59 @@ def _cover(fd: int, place: str, points: Sequence[str], *, shown: bool) -> None:
             raise refused
         _hide(place, refused)
         return
+    _rebuilt(fd, place, inside, shown=shown)
+
+
+def _rebuilt(fd: int, place: str, inside: Sequence[str], *, shown: bool) -> None:
+    """Mount at ``place`` a tmpfs of the sandbox's own holding what the directory ``fd`` (a
+    descriptor) holds now, then make it read-only: each directory in it shown through
+    :func:`_cover` (the same way, down to the mounts), each other entry as :func:`_copied`
+    makes it, and an empty directory or file where a mount of ``inside`` (the mount points in
+    it) is to be shown as a place of its own. What the host makes in the directory later is
+    not there, nor its socket.
+
+    Raises:
+        OSError: a mount could not be made.
+    """
+    mode = stat.S_IMODE(os.fstat(fd).st_mode)
+    _mount("sandbox", place, "tmpfs", _SEALED, f"mode={mode:o}")  # links may take a page each
     for entry in os.scandir(f"/proc/self/fd/{fd}"):
         path = f"{place.rstrip('/')}/{entry.name}"
-        if path in inside:  # shown as a place of its own
-            continue
-        if entry.is_dir(follow_symlinks=False):
+        if path in inside:  # shown as a place of its own, on what is made here
+            if entry.is_dir(follow_symlinks=False):
+                os.mkdir(path)
+            else:
+                os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
+        elif not entry.is_dir(follow_symlinks=False):
+            _copied(entry.path, path)
+        else:
             held = os.open(entry.path, os.O_PATH | os.O_NOFOLLOW)
             try:
-                _cover(held, path, points, shown=shown)
+                if stat.S_ISDIR(os.fstat(held).st_mode):  # not replaced since it was listed
+                    os.mkdir(path)
+                    _cover(held, path, inside, shown=shown)
             finally:
                 os.close(held)
-        elif not entry.is_symlink() and not entry.is_file(follow_symlinks=False):
-            _bound_read_only("/dev/null", path)
+    _made_read_only(place)
+
+
+def _copied(source: str, path: str) -> None:
+    """Make at ``path`` (on a tmpfs of the sandbox's own) what the host's ``source`` (not a
+    directory) is now: a link saying what it says, a regular file bound read-only, nothing for
+    a socket, FIFO or device (nor for what is gone)."""
+    try:
+        held = os.open(source, os.O_PATH | os.O_NOFOLLOW)
+    except OSError:
+        return  # gone since it was listed
+    try:
+        mode = os.fstat(held).st_mode
+        if stat.S_ISLNK(mode):
+            os.symlink(os.readlink("", dir_fd=held), path)
+        elif stat.S_ISREG(mode):
+            os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))  # a mount point
+            _bound_read_only(f"/proc/self/fd/{held}", path)
+    finally:
+        os.close(held)
 
 
 def _place(fd: int, place: str, kind: int, points: Sequence[str]) -> bool:
@@ -525,7 +571,82 @@ def _view(
             _read_only(point, options)
     _devices()  # first: the host's /dev is writable until then
     _temporary(tmp, shown, links)  # the places as they are now
-    os.chdir(os.getcwd())  # the working directory as the new mounts show it, not the one below
+    _rooted()
+
+
+_MOVE = 8192  # MS_MOVE
+STAGE = "/dev/shm/.sandbox-root"  # noqa: S108 - in the sandbox's own /dev/shm, made here
+"""Where the command's ``/`` is made (:func:`_rooted`): in the sandbox's own ``/dev/shm``, the
+one mount not moved into it before ``pivot_root``; gone after."""
+_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41, "riscv64": 41, "loongarch64": 41, "armv7l": 218,
+               "armv6l": 218, "i686": 217, "i386": 217, "ppc64le": 203, "ppc64": 203,
+               "s390x": 217}  # fmt: skip
+"""``pivot_root``'s system call number by machine (the C library has no call for it)."""
+
+
+def _pivot_root(new: str, old: str) -> None:
+    number = _PIVOT_ROOT.get(os.uname().machine)
+    if number is None:
+        raise OSError(errno.ENOSYS, f"no pivot_root known on {os.uname().machine}: {new}")
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.syscall(ctypes.c_long(number), os.fsencode(new), os.fsencode(old)) != 0:
+        code = ctypes.get_errno()
+        raise OSError(code, f"{os.strerror(code)}: pivot_root into {os.getcwd()}")
+
+
+def _rooted() -> None:
+    """Make the command's ``/`` a read-only tmpfs of the sandbox's own holding what ``/``
+    shows now: each mount on an entry of ``/`` moved into it (every directory of ``/`` is one
+    by now: :func:`_placed`, :func:`_devices`, :func:`_temporary`), each other entry but a
+    directory as :func:`_copied` makes it; ``pivot_root`` into it and let the host's root
+    go. What the host makes in ``/`` later is not in the command's view, nor a directory of
+    ``/`` that was not there when :func:`_host` looked. The working directory stays where it
+    was, by its path.
+
+    An initramfs root (``rootfs``) cannot be pivoted from: there ``/`` stays the host's,
+    read-only, as a line on stderr says.
+
+    Raises:
+        OSError: a mount could not be made.
+    """
+    cwd, root = os.getcwd(), _mount_id("/")
+    if any(mount == root and kind == "rootfs" for mount, _, _, kind in _table()):
+        sys.stderr.write("sandbox: / is the host's (an initramfs root is not pivoted from): "
+                         "what the host makes in / later is shown\n")  # fmt: skip
+        return
+    os.mkdir(STAGE, 0o700)
+    mode = stat.S_IMODE(os.stat("/").st_mode)
+    _mount("sandbox", STAGE, "tmpfs", _SEALED, f"mode={mode:o}")
+    for entry in os.scandir("/"):
+        path = f"{STAGE}/{entry.name}"
+        if entry.path == "/dev":  # the stage is in it: moved after the pivot
+            os.mkdir(path)
+        elif _mount_id(entry.path) not in (root, None):
+            if entry.is_dir():  # the mount's root
+                os.mkdir(path)
+            else:
+                os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
+            try:
+                _mount(entry.path, path, None, _MOVE, "")
+            except OSError:  # the host removed it, which takes the mount on it away: not shown
+                if _mount_id(entry.path) not in (root, None):
+                    raise
+                (os.rmdir if entry.is_dir() else os.unlink)(path)
+        elif not entry.is_dir(follow_symlinks=False):
+            _copied(entry.path, path)
+    host = os.open("/", os.O_PATH | os.O_DIRECTORY)
+    try:
+        os.chdir(STAGE)
+        _pivot_root(".", ".")  # the host's root is now mounted over the stage's
+        os.fchdir(host)
+    finally:
+        os.close(host)
+    _mount("dev", "/dev", None, _MOVE, "")  # from the host's root, by the working directory
+    _unmount(".")
+    os.chdir("/")
+    os.rmdir(STAGE)  # where the stage was mounted, in the command's /dev/shm
+    _made_read_only("/")
+    os.chdir(cwd)  # by its path, as the new root shows it
 
 
 _ENDING = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)

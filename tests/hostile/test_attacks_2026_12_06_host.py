@@ -17,8 +17,10 @@ Holes: all but 5 closed the same day, each test failing before its fix (the read
 makes read-only only a mount that is still what its path leads to, by ``statx``'s mount id; a
 socket, FIFO or device directly in ``/`` or bound on a file has the host's ``/dev/null`` bound
 over it; a directory overlayfs refuses is hidden under an empty tmpfs, with a line on stderr;
-what is left uncovered is chosen by file system type, not by path); 5 stays a strict xfail.
-6 is closed for what is in ``/`` at the start.
+what is left uncovered is chosen by file system type, not by path). 5 stayed a strict xfail
+until the command's ``/`` became a tmpfs of its own holding ``/``'s entries as they were
+(``_rooted``: ``pivot_root`` into it), its test failing before. 6 is closed for what is in ``/``
+at the start.
 
 
 1. A cover over a host's WRITABLE mount point loses ``nodev`` and ``nosuid``, so a host's
@@ -268,12 +270,6 @@ print(os.path.exists(late), errno.errorcode.get(code, 'connected'), flush=True)
 )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="HOLE: a directory the host makes in / after the harness started is not covered "
-    "(_host scans / once; / itself is the host's root mount, only read-only): a host's "
-    "socket made in it connects",
-)
 def test_a_directory_the_host_makes_in_root_after_the_start_holds_no_reachable_socket(
     work: Path, top: Callable[..., Path], sandbox: None
 ) -> None:
