@@ -113,7 +113,9 @@ _FLAGS = {"nosuid": 2, "nodev": 4, "noexec": 8, "noatime": 1024, "nodiratime": 2
 """A mount's flags by its name in ``/proc/self/mountinfo``: kept when it is made read-only (a
 mount locked by a user namespace refuses a remount that would drop one)."""
 _RDONLY, _REMOUNT, _BIND, _REC = 1, 32, 4096, 16384
-_SEALED = _FLAGS["nosuid"] | _FLAGS["nodev"] | _FLAGS["noexec"]
+_NO_SUID_NO_DEV = _FLAGS["nosuid"] | _FLAGS["nodev"]
+"""What every mount of a host's file is: no set-uid holds, no device opens (as an overlay)."""
+_SEALED = _NO_SUID_NO_DEV | _FLAGS["noexec"]
 """A mount of the sandbox's own from which nothing runs, no device opens and no set-uid holds."""
 _KERNEL_TREES = ("/proc", "/dev")
 """Left out of the read-only pass: ``/proc`` as it is (``/proc/self``: a program's), but for
@@ -247,7 +249,7 @@ def _devices() -> None:
         os.symlink(target, f"/dev/{name}")
     for name in ("shm", "pts"):
         os.mkdir(f"/dev/{name}", 0o755)
-    _mount("sandbox", "/dev/shm", "tmpfs", _FLAGS["nosuid"] | _FLAGS["nodev"], "mode=1777")  # noqa: S108
+    _mount("sandbox", "/dev/shm", "tmpfs", _NO_SUID_NO_DEV, "mode=1777")  # noqa: S108
     try:
         _mount("devpts", "/dev/pts", "devpts", _FLAGS["nosuid"] | _FLAGS["noexec"],
                "newinstance,ptmxmode=0666,mode=0620")  # fmt: skip
@@ -300,7 +302,7 @@ def _temporary(tmp: str | None, given: Sequence[str], links: Sequence[Sequence[s
     source = None if tmp is None else os.open(tmp, os.O_PATH | os.O_DIRECTORY)
     try:
         if source is None:
-            _mount("sandbox", places[0], "tmpfs", _FLAGS["nosuid"] | _FLAGS["nodev"], "mode=1777")
+            _mount("sandbox", places[0], "tmpfs", _NO_SUID_NO_DEV, "mode=1777")
         else:
             _mount(f"/proc/self/fd/{source}", places[0], None, _BIND, "")
         for place in places[1:]:
@@ -328,12 +330,13 @@ UNCOVERED = ("/proc", "/dev", *RUNTIME_DIRS)
 sandbox's own) and :data:`RUNTIME_DIRS` (empty)."""
 KERNEL_TYPES = frozenset({"autofs", "binfmt_misc", "bpf", "cgroup", "cgroup2", "configfs",
                           "debugfs", "efivarfs", "fusectl", "nsfs", "proc", "pstore",
-                          "rpc_pipefs", "securityfs", "selinuxfs", "sysfs", "tracefs"})  # fmt: skip
+                          "securityfs", "selinuxfs", "sysfs", "tracefs"})  # fmt: skip
 """File systems of the kernel's, in which no socket, FIFO or device can be made: bound as they
 are (read-only, ``nodev``, ``nosuid``, ``noexec``), not through an overlay (which most of them
 refuse as a layer). Not ``devpts`` (a host's terminal outside ``/dev``, a chroot's, opens for
-writing) nor ``mqueue`` (an ``open()`` of a host's queue receives from it): each is covered
-as any other mount, or hidden where overlayfs refuses it."""
+writing), ``mqueue`` (an ``open()`` of a host's queue receives from it) nor ``rpc_pipefs``
+(the kernel's pipes to the host's NFS daemons, which open for writing): each is covered as
+any other mount, or hidden where overlayfs refuses it."""
 
 
 def _host(
@@ -477,7 +480,10 @@ def _copied(source: str, path: str) -> None:
             os.symlink(os.readlink("", dir_fd=held), path)
         elif stat.S_ISREG(mode):
             os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))  # a mount point
-            _bound_read_only(f"/proc/self/fd/{held}", path)
+            try:
+                _bound_read_only(f"/proc/self/fd/{held}", path, added=_NO_SUID_NO_DEV)
+            except FileNotFoundError:  # the host removed it since: not shown
+                os.unlink(path)
     finally:
         os.close(held)
 
@@ -506,6 +512,34 @@ def _place(fd: int, place: str, kind: int, points: Sequence[str]) -> bool:
     return True
 
 
+def _shown(fd: int, place: str, kind: int, points: Sequence[str]) -> bool:
+    """:func:`_place`, but a host's place (not the command's) that the host removed or
+    replaced since it was opened is left out, as one that no longer opens is: its mount finds
+    nothing there, or a directory where a file was, or the reverse, or, directly in ``/``
+    (where the host's places are not mount points, which it could not remove), the path leads
+    to another node (the host's removal takes a mount of the sandbox's there away with it).
+
+    Raises:
+        OSError: a mount could not be made.
+    """
+    try:
+        return _place(fd, place, kind, points)
+    except OSError as exc:
+        if kind >= _OWN:
+            raise
+        if exc.errno in (errno.ENOENT, errno.ENOTDIR, errno.EISDIR):
+            return False
+        if os.path.dirname(place) != "/":
+            raise
+        try:
+            now, held = os.lstat(place), os.fstat(fd)
+        except OSError:
+            return False
+        if (now.st_dev, now.st_ino) != (held.st_dev, held.st_ino):
+            return False
+        raise
+
+
 def _placed(own: Sequence[str], read_only: Sequence[str]) -> list[str]:
     """Show the host's files (:func:`_host`) and each of ``read_only`` read-only, a directory
     through :func:`_cut_off` (the host's sockets and FIFOs in it out of reach), a regular file
@@ -532,7 +566,7 @@ def _placed(own: Sequence[str], read_only: Sequence[str]) -> list[str]:
                 if kind >= _OWN:
                     raise
         return [place for place, kind in order if place in sources
-                and _place(sources[place], place, kind, points) and kind >= _OWN]  # fmt: skip
+                and _shown(sources[place], place, kind, points) and kind >= _OWN]  # fmt: skip
     finally:
         for fd in sources.values():
             os.close(fd)

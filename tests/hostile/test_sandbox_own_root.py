@@ -50,6 +50,7 @@ print(json.dumps({
     'type': top[top.index('-') + 1], 'options': top[5], 'shm': shm,
     'points': [m[4] for m in mounts if '.host' in m[4] or '.sandbox-root' in m[4]],
     'file': open(sys.argv[1]).read(), 'cwd': os.getcwd(),
+    'bound': [m[5] for m in mounts if m[4] == sys.argv[1]],
 }), flush=True)
 """
 
@@ -89,6 +90,7 @@ def test_the_command_s_root_is_a_read_only_copy_of_the_host_s(
     assert seen["made"] == "EROFS"
     assert seen["mode"] == stat.S_IMODE(os.stat("/").st_mode)
     assert seen["file"] == "the host's"
+    assert len(seen["bound"]) == 1 and {"ro", "nosuid", "nodev"} <= set(seen["bound"][0].split(","))
     assert seen["points"] == [] and seen["shm"] == [], seen
     assert seen["cwd"] == str(work)
     assert seen["root"][planted.name] == stat.S_IFREG
