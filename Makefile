@@ -176,7 +176,9 @@ $(HARNESS_STAMP): requirements-harnesses.lock
 
 # The interpreter bfcl-eval 2026.3.23 runs with (audit run --harness-python
 # bfcl=.venv-bfcl/bin/python): its dependencies from requirements-bfcl.lock, then bfcl-eval alone
-# (--no-deps, as in .venv: its wheel would pull every memory backend), all hash-checked.
+# (--no-deps, as in .venv: its wheel would pull every memory backend), all hash-checked. The lock
+# holds every dependency and goes in --no-deps too: pip 23's hash mode refuses an extra's
+# requirement it would resolve (google-genai's google-auth[requests]), as for .venv-tasks.
 BFCL_VENV  := .venv-bfcl
 BFCL_STAMP := $(BFCL_VENV)/.installed
 
@@ -185,7 +187,7 @@ bfcl-venv: $(BFCL_STAMP)
 $(BFCL_STAMP): requirements-bfcl.lock requirements-peer-nodeps.lock
 	$(PYTHON) -m venv $(BFCL_VENV)
 	$(BFCL_VENV)/bin/python -m pip install --quiet --disable-pip-version-check \
-		--require-hashes -r requirements-bfcl.lock
+		--require-hashes --no-deps -r requirements-bfcl.lock
 	$(BFCL_VENV)/bin/python -m pip install --quiet --disable-pip-version-check \
 		--require-hashes --no-deps -r requirements-peer-nodeps.lock
 	touch $(BFCL_STAMP)
