@@ -8,8 +8,9 @@ network namespaces); bring loopback up, listen on ``127.0.0.1:PORT`` (the model'
 the harness), hand that listening socket to the supervisor over the Unix socket ``FD`` it
 passed down (the observer then accepts the harness's connections itself, so no process of the
 namespace relays them), then run ``COMMAND`` under strace (:data:`STRACE_OPTIONS`), writing
-every connect() attempt of every process into the pipe ``TRACE`` (a descriptor the supervisor
-passed down and reads; it adds the header line), and exit with the command's status.
+every attempt of every process to reach an address into the pipe ``TRACE`` (a descriptor the
+supervisor passed down and reads; it adds the header line), and exit with the command's
+status.
 
 The command runs out of the trace's reach (ADR 0047): in a PID namespace of its own
 (:data:`ISOLATE`: strace is not among the processes it can see or open the files of), whose
@@ -37,16 +38,22 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-STRACE_OPTIONS = ("--seccomp-bpf", "-f", "-qq", "-Y", "-ttt",
-                  "-e", "trace=connect,ptrace,seccomp,io_uring_setup,add_key,keyctl,request_key",
+STRACE_OPTIONS = ("--seccomp-bpf", "-f", "-qq", "-Y", "-ttt", "-s", "0",
+                  "-e", "trace=connect,sendto,sendmsg,sendmmsg,ptrace,seccomp,io_uring_setup,"
+                        "add_key,keyctl,request_key",
                   "-e", "signal=none",
                   "-e", "inject=ptrace:error=EPERM", "-e", "inject=seccomp:error=ENOSYS",
-                  "-e", "inject=io_uring_setup:error=ENOSYS",
+                  "-e", "inject=io_uring_setup,sendmmsg:error=ENOSYS",
                   "-e", "inject=add_key,keyctl,request_key:error=ENOSYS")  # fmt: skip
 """How the command is traced: every process it starts (``-f``), each stopped for strace at
-``connect()`` only (``--seccomp-bpf``, strace 5.3 and later: its other system calls run at
-full speed), no signals (ADR 0034); ``ptrace`` refused (a process the harness traced itself,
-made with ``CLONE_UNTRACED``, would stop for it, not for strace) and ``seccomp`` absent as on
+``connect()``, ``sendto()`` and ``sendmsg()`` only (``--seccomp-bpf``, strace 5.3 and later:
+its other system calls run at full speed; a send that names an address reaches it with no
+``connect()``: a datagram, TCP Fast Open), the data sent not shown (``-s 0``), no signals
+(ADR 0034); ``sendmmsg`` absent (strace shows a batch of messages' addresses only in full,
+with every part of every message), as on an old kernel (glibc's resolver and libuv fall
+back, or fail as a name lookup in the sandbox does anyway); ``ptrace`` refused (a process
+the harness traced itself, made with ``CLONE_UNTRACED``, would stop for it, not for strace)
+and ``seccomp`` absent as on
 an old kernel (a filter of the harness's own with a user-notification listener would let a
 ``connect()`` go on unseen; ``prctl(PR_SET_SECCOMP)`` filters still work), and so is
 ``io_uring_setup`` (an ``IORING_OP_CONNECT`` makes no ``connect()`` call; libuv and the like
@@ -54,8 +61,8 @@ fall back), and so are the kernel's keyrings (``add_key``, ``keyctl``, ``request
 session keyring has no namespace and passes to every child, so it was a channel between the
 runner's harnesses and the runner's own keys were readable; Docker's default profile refuses
 them too), ADR 0047; run with ``-A -o`` the trace pipe. Their lines are in the trace too
-(``(INJECTED)``), and the parser reads connect() lines only. The supervisor's
-``check_sandbox`` tries them first."""
+(``(INJECTED)``), and the parser reads the lines of ``connect()``, ``sendto()`` and
+``sendmsg()`` only. The supervisor's ``check_sandbox`` tries them first."""
 EMPTY_TMPFS = ("mount", "--no-mtab", "-t", "tmpfs", "-o", "mode=0755,size=1m,nosuid,nodev,noexec",
                "sandbox")  # fmt: skip
 """How a directory is hidden: an empty tmpfs mounted over it (the directory follows), in the

@@ -1,5 +1,6 @@
 """The sandbox: a harness command in a fresh network namespace whose only way to the model is the
-observer, with every connect() attempt of every process recorded, and its limits enforced.
+observer, with every connection attempt of every process recorded (a ``connect()``, a send that
+names an address), and its limits enforced.
 
 ``unshare --net --pid --fork`` makes the namespace, and a PID namespace whose first process
 ends every other one in it when it ends (``--map-root-user`` when not root); inside it,

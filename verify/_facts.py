@@ -436,11 +436,11 @@ namespaces."""
 
 def host_socket(entry: SocketLedgerEntry) -> bool:
     """Whether an attempt reached a host's socket: an ``AF_UNIX`` ``connect()`` that connected
-    (or is in progress) to a path under :data:`RUNTIME_DIRS`, which in the sandbox are its own
-    and empty, so that a socket there is the host's (a Docker daemon, D-Bus, systemd's
-    resolver). A failed attempt reached nothing; an abstract socket (``@``) is the network
-    namespace's own."""
-    if entry.family != "AF_UNIX" or entry.outcome not in ("connected", "in-progress"):
+    (or is in progress), or a datagram sent, to a path under :data:`RUNTIME_DIRS`, which in
+    the sandbox are its own and empty, so that a socket there is the host's (a Docker daemon,
+    D-Bus, systemd's resolver or journal). A failed attempt reached nothing; an abstract
+    socket (``@``) is the network namespace's own."""
+    if entry.family != "AF_UNIX" or entry.outcome not in ("connected", "in-progress", "sent"):
         return False
     if not entry.address.startswith("/"):
         return False

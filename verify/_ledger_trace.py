@@ -123,6 +123,6 @@ def _difference(
                 "the runner's parser)"
             )
     return (
-        f"its {traces} sandbox trace(s) record {count} connect() attempts; it holds {number}: "
+        f"its {traces} sandbox trace(s) record {count} connection attempts; it holds {number}: "
         "a ledger cut short"
     )

@@ -348,7 +348,8 @@ def _sockets(report: ShowReport, console: Console) -> None:
     _say(
         console,
         _t(
-            f"socket ledger: {report.socket_attempts} connect() attempts, {outside} not to loopback"
+            f"socket ledger: {report.socket_attempts} connection attempts, "
+            f"{outside} not to loopback"
         ),
     )
     for entry in report.non_loopback:

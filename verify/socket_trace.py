@@ -1,6 +1,7 @@
-"""The sandbox's raw connect() trace and the one parser that turns it into socket-ledger entries.
+"""The sandbox's raw trace and the one parser that turns it into socket-ledger entries.
 
-The sandbox supervisor runs each harness under ``strace -f -Y -ttt -e trace=connect``, its
+The sandbox supervisor runs each harness under ``strace -f -Y -ttt -s 0
+-e trace=connect,sendto,sendmsg,...`` (``audit._sandbox_inside.STRACE_OPTIONS``), its
 output appended (``-A``) to a file whose first line the supervisor wrote before the harness
 started: :func:`trace_header`, saying where the entries' times count from, the ledger sequence
 number of the first entry and the component. The runner builds the socket ledger from these files
@@ -38,7 +39,7 @@ __all__ = [
 ]
 
 MAX_UNFINISHED = 65536
-"""Connect calls left unfinished at once (one per traced process at most, in a real trace)."""
+"""Calls left unfinished at once (one per traced process at most, in a real trace)."""
 MAX_LINE = 1 << 20
 _HEADER = re.compile(
     r"^# evidence-audit sandbox trace: origin=(?P<origin>\d{1,12}(?:\.\d{1,20})?) "
@@ -50,15 +51,31 @@ _QUOTED = r'"(?:[^"\\]|\\.)*"'
 _ADDRESS = f'(?:{_QUOTED}|[^"{{}}])*'
 for _ in range(3):  # a brace in the fields holds fields
     _ADDRESS = rf'(?:{_QUOTED}|[^"{{}}]|\{{{_ADDRESS}\}})*'
-_CONNECT = re.compile(
+_TARGET = rf"(?:\{{(?P<addr>{_ADDRESS})\}}|(?P<pointer>0x[0-9a-f]{{1,16}})|(?P<null>NULL))"
+"""Where a call goes: an address's fields; the pointer alone, where strace could not read the
+address; or none (``NULL``)."""
+_CALL = re.compile(
     # a process with no name shows none, its pid padded: the spaces before the time vary
-    r"^(?P<pid>\d+)(?:<(?P<comm>[^>]*)>)? +(?P<t>\d+\.\d+) connect\(\d+, "
-    # the address's fields; or the pointer alone, where strace could not read the address
-    rf"(?:\{{(?P<addr>{_ADDRESS})\}}|(?P<pointer>0x[0-9a-f]{{1,16}}|NULL)), \d+"
-    r"(?P<rest>.*)$"
+    r"^(?P<pid>\d+)(?:<(?P<comm>[^>]*)>)? +(?P<t>\d+\.\d+) (?P<call>connect|sendto|sendmsg)\("
+    r"(?P<args>.*)$"
 )
+_ARGUMENTS = {
+    "connect": re.compile(rf"\d+, {_TARGET}, \d+(?P<rest>.*)$"),
+    # the data is not shown (-s 0): "" and its length; the flags hold no comma
+    "sendto": re.compile(
+        rf"\d+, (?:{_QUOTED}(?:\.\.\.)?|0x[0-9a-f]{{1,16}}|NULL), \d+, [^,]*, {_TARGET}, "
+        r"(?P<length>\d+)(?P<rest>.*)$"
+    ),
+    # the message header's first fields, or the header's pointer where strace could not read it
+    "sendmsg": re.compile(
+        rf"\d+, (?:\{{msg_name={_TARGET}, msg_namelen=(?P<length>\d+)"
+        r"|(?P<header>0x[0-9a-f]{1,16}|NULL))(?P<rest>.*)$"
+    ),
+}
+"""Each traced call's arguments, up to where it goes (``rest``: the line after it)."""
 _RESUMED = re.compile(
-    r"^(?P<pid>\d+)(?:<[^>]*>)? +\d+\.\d+ <\.\.\. connect resumed>.*?= (?P<result>.*)$"
+    r"^(?P<pid>\d+)(?:<[^>]*>)? +\d+\.\d+ <\.\.\. (?:connect|sendto|sendmsg) resumed>.*?"
+    r"= (?P<result>.*)$"
 )
 _RESULT = re.compile(r"= (?P<code>-?\d+)(?: (?P<errno>E[A-Z0-9]+))?")
 
@@ -99,11 +116,22 @@ socket's association (glibc's resolver does it after each probe of an address), 
 channel to the kernel. Every other family is an attempt, recorded."""
 
 
-def _attempt(match: re.Match[str]) -> tuple[str, str, int | None] | None:
-    """The family, address and port of a connect() line, or None when it is no attempt."""
-    if match["pointer"] is not None:
-        return UNREADABLE, match["pointer"], None
-    return _address(match["addr"])
+def _attempt(call: str, match: re.Match[str]) -> tuple[str, str, int | None] | None:
+    """The family, address and port a traced call's line names (:data:`_ARGUMENTS`), or None
+    when it is no attempt: a send that names no address (none, or one of length 0, which the
+    kernel takes for none: on a connected socket, whose ``connect()`` is the entry) or one of
+    :data:`NOT_ATTEMPTS`. A ``connect()`` to ``NULL``, or an address or message header strace
+    could not read, is an attempt to an unknown address."""
+    fields = match.groupdict()
+    if fields.get("header") is not None:
+        return UNREADABLE, fields["header"], None
+    if call != "connect" and (fields["null"] is not None or fields["length"] == "0"):
+        return None
+    if fields["pointer"] is not None:
+        return UNREADABLE, fields["pointer"], None
+    if fields["null"] is not None:
+        return UNREADABLE, "NULL", None
+    return _address(fields["addr"])
 
 
 def _address(fields: str) -> tuple[str, str, int | None] | None:
@@ -140,12 +168,14 @@ def _time(text: str) -> float:
     return value
 
 
-def _outcome(text: str) -> str | None:
+def _outcome(text: str, sends: bool) -> str | None:
+    """What a call's result says: ``connected`` (``in-progress``) for a ``connect()``,
+    ``sent`` for a send (``sends``) that returned a count, else its error."""
     result = _RESULT.search(text)
     if result is None:
         return None
-    if result.group("code") == "0":
-        return "connected"
+    if not result.group("code").startswith("-"):
+        return "sent" if sends else "connected"
     errno = result.group("errno") or "EUNKNOWN"
     return "in-progress" if errno == "EINPROGRESS" else errno
 
@@ -187,10 +217,11 @@ def read_header(chunks: Iterable[bytes]) -> TraceHeader:
 def trace_entries(chunks: Iterable[bytes]) -> Iterator[SocketLedgerEntry]:
     """The socket-ledger entries of a trace file, given as byte chunks, in order.
 
-    A call split across lines by another process (``<unfinished ...>`` / ``<... connect
-    resumed>``) is joined; one never resumed (a limit killed the sandbox) is an entry at the
-    end, outcome ``EUNKNOWN``. Lines that are not a connect() attempt (:data:`NOT_ATTEMPTS`)
-    are skipped. An attempt of any other family is an entry, its fields as its address, and one
+    Each ``connect()``, and each ``sendto()`` or ``sendmsg()`` that names where it sends, is
+    an entry. A call split across lines by another process (``<unfinished ...>`` / ``<...
+    connect resumed>``) is joined; one never resumed (a limit killed the sandbox) is an entry
+    at the end, outcome ``EUNKNOWN``. Lines that are no attempt (:func:`_attempt`) are
+    skipped. An attempt of any other family is an entry, its fields as its address, and one
     whose address strace could not read is one of family :data:`UNREADABLE`.
 
     Raises:
@@ -204,21 +235,26 @@ def trace_entries(chunks: Iterable[bytes]) -> Iterator[SocketLedgerEntry]:
         resumed = _RESUMED.match(line)
         if resumed and resumed.group("pid") in pending:
             call = pending.pop(resumed.group("pid"))
-            outcome = _outcome("= " + resumed.group("result"))
+            outcome = _outcome("= " + resumed.group("result"), call.sends)
         else:
-            match = _CONNECT.match(line)
-            parsed = _attempt(match) if match else None
+            line_match = _CALL.match(line)
+            if line_match is None:
+                continue
+            kind = line_match["call"]
+            match = _ARGUMENTS[kind].match(line_match["args"])
+            parsed = _attempt(kind, match) if match else None
             if match is None or parsed is None:
                 continue
-            call = _Call(match["pid"], match["comm"] or "?", _time(match["t"]), parsed)
+            call = _Call(line_match["pid"], line_match["comm"] or "?", _time(line_match["t"]),
+                         parsed, kind != "connect")  # fmt: skip
             if len(call.pid) > MAX_PID_DIGITS:
                 raise TraceError(f"a pid of {len(call.pid)} digits")
             if "<unfinished" in match.group("rest"):
                 pending[call.pid] = call
                 if len(pending) > MAX_UNFINISHED:
-                    raise TraceError(f"over {MAX_UNFINISHED} connect calls left unfinished")
+                    raise TraceError(f"over {MAX_UNFINISHED} calls left unfinished")
                 continue
-            outcome = _outcome(match.group("rest"))
+            outcome = _outcome(match.group("rest"), call.sends)
         yield _entry(header, seq, call, outcome)
         seq += 1
     for call in pending.values():  # never resumed: where it went was tried, its end unknown
@@ -228,12 +264,13 @@ def trace_entries(chunks: Iterable[bytes]) -> Iterator[SocketLedgerEntry]:
 
 @dataclass(frozen=True, slots=True)
 class _Call:
-    """A connect() call as its first line shows it."""
+    """A traced call as its first line shows it (``sends``: a send, not a ``connect()``)."""
 
     pid: str
     comm: str
     when: float
     address: tuple[str, str, int | None]
+    sends: bool
 
 
 def _entry(header: TraceHeader, seq: int, call: _Call, outcome: str | None) -> SocketLedgerEntry:
@@ -254,6 +291,4 @@ def _entry(header: TraceHeader, seq: int, call: _Call, outcome: str | None) -> S
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
-        raise TraceError(
-            f"connect() {seq - header.first_seq + 1}: {where}: {first['msg']}"
-        ) from None
+        raise TraceError(f"attempt {seq - header.first_seq + 1}: {where}: {first['msg']}") from None

@@ -204,7 +204,9 @@ class TransportExchange(_Model):
 
 
 class SocketLedgerEntry(_Model):
-    """One connect() attempt by any process of a sandboxed harness (one JSONL line)."""
+    """One attempt by any process of a sandboxed harness to reach an address (one JSONL line):
+    a ``connect()``, or a ``sendto()`` or ``sendmsg()`` naming where it sends (a datagram, TCP
+    Fast Open)."""
 
     schema_version: SchemaVersion
     seq: Size
@@ -217,7 +219,11 @@ class SocketLedgerEntry(_Model):
     address is the pointer it showed)."""
     address: Annotated[str, StringConstraints(max_length=256)]
     port: Annotated[int, Field(strict=True, ge=0, le=65535)] | None = None
-    outcome: Annotated[str, StringConstraints(pattern=r"^(connected|in-progress|E[A-Z0-9]+)$")]
+    outcome: Annotated[
+        str, StringConstraints(pattern=r"^(connected|in-progress|sent|E[A-Z0-9]+)$")
+    ]
+    """``connected`` or ``in-progress`` (a ``connect()``), ``sent`` (a send that named the
+    address went out), or the error the call failed with (``EUNKNOWN``: never seen to end)."""
     component: Identifier | None = None
 
 

@@ -18,7 +18,8 @@ buggy or hostile. Each test asserts the safe behaviour. What they found when wri
   the model alike and refused by every decoder of the verifier (a traceback in ``audit show
   --exchange``; the model refuses it now);
 - holes left open, each a strict xfail that says why: connections made without connect()
-  (``sendto`` with ``MSG_FASTOPEN``, UDP datagrams). Closed later: ``io_uring`` and a harness's
+  (``sendto`` with ``MSG_FASTOPEN``, UDP datagrams; closed on 2026-12-06, ADR 0047 point 15:
+  a send that names an address is an entry). Closed later too: ``io_uring`` and a harness's
   own seccomp filter whose user notification outranks strace's (2026-12-06, ADR 0047:
   ``seccomp()`` is absent in the sandbox), and, for a runner that runs as root, a harness that
   enters the runner's network namespace (ADR 0045).
@@ -626,14 +627,11 @@ def test_an_io_uring_connect_cannot_be_made(probe: Path, tmp_path: Path) -> None
     assert ("AF_INET", *OUTSIDE) not in _attempts(result)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="pre-existing: strace traces connect() only, before --seccomp-bpf too; a TCP "
-    "connection by sendto(MSG_FASTOPEN) and a UDP datagram make no connect() system call. "
-    "Recording them changes the trace set and the ledger's format",
-)
 @pytest.mark.parametrize("mode", ["fastopen", "datagram"])
 def test_an_attempt_without_connect_is_recorded(probe: Path, tmp_path: Path, mode: str) -> None:
+    """A TCP connection by ``sendto(MSG_FASTOPEN)`` and a UDP datagram make no ``connect()``
+    call: a strict expected failure until 2026-12-06, when ``sendto`` and ``sendmsg`` that
+    name an address became entries of the ledger too (ADR 0047 point 15)."""
     out, result = _tried(probe, tmp_path, mode)
     assert out == f"{mode}: 101\n"  # each reached the kernel's routing: no route out
     assert ("AF_INET", *OUTSIDE) in _attempts(result)

@@ -218,7 +218,7 @@ def network_isolation(run: Run) -> Check:
             substitution.reason,
             *(f"transport exchange {e}" for e in substitution.exchanges),
         )
-    reason = f"{ledger.count} connect() attempts, all loopback"
+    reason = f"{ledger.count} connection attempts, all loopback"
     single = _fingerprinted(run.evidence.transport or (), run.reply)
     if single:
         reason += f"; every fingerprinted completion reply carries {single[0][1]!r}"
