@@ -219,9 +219,7 @@ class SocketLedgerEntry(_Model):
     address is the pointer it showed)."""
     address: Annotated[str, StringConstraints(max_length=256)]
     port: Annotated[int, Field(strict=True, ge=0, le=65535)] | None = None
-    outcome: Annotated[
-        str, StringConstraints(pattern=r"^(connected|in-progress|sent|E[A-Z0-9]+)$")
-    ]
+    outcome: Annotated[str, StringConstraints(pattern=r"^(connected|in-progress|sent|E[A-Z0-9]+)$")]
     """``connected`` or ``in-progress`` (a ``connect()``), ``sent`` (a send that named the
     address went out), or the error the call failed with (``EUNKNOWN``: never seen to end)."""
     component: Identifier | None = None
