@@ -20,6 +20,17 @@ NAME = "evidence-audit-test"
 Step = list[Any]
 """A step of :func:`in_a_mount_namespace_of_its_own`: its kind, then its arguments."""
 
+
+def mounted(where: Path, kind: str = "tmpfs", options: str = "size=256k,mode=0755") -> Step:
+    """A step mounting a file system of ``kind`` at ``where`` (in the test's namespace)."""
+    return ["sh", "mount", "--no-mtab", "-t", kind, "-o", options, "host", str(where)]
+
+
+def made(*paths: Path) -> Step:
+    """A step making each of ``paths`` a directory (mode 0755), its parents too."""
+    return ["sh", "mkdir", "-p", "-m", "0755", *map(str, paths)]
+
+
 DRIVER = r"""
 import json, os, socket, subprocess, sys, threading, time
 spec = json.loads(sys.argv[1])

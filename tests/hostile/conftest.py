@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from audit.sandbox import SandboxUnavailable, check_sandbox
+from tests.host_kit import NAME
 from tests.sandbox_kit import LISTENING
 
 
@@ -54,3 +56,24 @@ def home() -> Iterator[Path]:
     place.mkdir()
     yield place
     shutil.rmtree(place)
+
+
+@pytest.fixture
+def srv(root: None) -> Iterator[Path]:
+    """A directory of the test's own in ``/srv`` (uid 65534 reads it), gone after."""
+    if not os.path.isdir("/srv"):
+        pytest.skip("no /srv to plant the host's places in")
+    place = Path("/srv") / f".{NAME}-{os.getpid()}-{os.urandom(4).hex()}"
+    place.mkdir(mode=0o755)
+    place.chmod(0o755)
+    yield place
+    shutil.rmtree(place)
+
+
+@pytest.fixture
+def open_work() -> Iterator[Path]:
+    """A harness's working directory under ``/tmp`` that uid 65534 writes, gone after."""
+    work = Path(tempfile.mkdtemp(prefix="ea-hostile-", dir="/tmp"))
+    work.chmod(0o777)
+    yield work
+    shutil.rmtree(work, ignore_errors=True)

@@ -60,46 +60,14 @@ uid 65534; an honest harness of uid 65534 lists, reads and runs ``ls`` beside lo
 
 from __future__ import annotations
 
-import os
-import shutil
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.host_kit import NAME, Step, in_a_mount_namespace_of_its_own
+from tests.host_kit import Step, in_a_mount_namespace_of_its_own
+from tests.host_kit import made as _mkdir
+from tests.host_kit import mounted as _mount
 from tests.sandbox_kit import AFTER_THE_HOST
-
-
-@pytest.fixture
-def srv(root: None) -> Iterator[Path]:
-    """A directory of the test's own in ``/srv`` (uid 65534 reads it), gone after."""
-    if not os.path.isdir("/srv"):
-        pytest.skip("no /srv to plant the host's places in")
-    place = Path("/srv") / f".{NAME}-{os.getpid()}-{os.urandom(4).hex()}"
-    place.mkdir(mode=0o755)
-    place.chmod(0o755)
-    yield place
-    shutil.rmtree(place)
-
-
-@pytest.fixture
-def open_work() -> Iterator[Path]:
-    """A harness's working directory under ``/tmp`` that uid 65534 writes, gone after."""
-    work = Path(tempfile.mkdtemp(prefix="ea-hostile-", dir="/tmp"))
-    work.chmod(0o777)
-    yield work
-    shutil.rmtree(work, ignore_errors=True)
-
-
-def _mount(where: Path, kind: str = "tmpfs", options: str = "size=256k,mode=0755") -> Step:
-    return ["sh", "mount", "--no-mtab", "-t", kind, "-o", options, "host", str(where)]
-
-
-def _mkdir(*paths: Path) -> Step:
-    return ["sh", "mkdir", "-p", "-m", "0755", *map(str, paths)]
-
 
 REACH = r"""
 import errno
