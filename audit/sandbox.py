@@ -68,12 +68,22 @@ class SandboxUnavailable(InvalidInput):
     """The network namespace (or a tool it needs) is not available here; the message says why."""
 
 
+TRACE_BYTES = 64 << 20
+"""The default of :attr:`SandboxLimits.trace_bytes`: 64 MiB, some hundred thousand lines
+(an honest harness's trace is a few hundred kilobytes; one that writes control messages by
+the thousand in each ``sendmsg()`` makes strace write about 100 MB a second)."""
+
+
 @dataclass(frozen=True)
 class SandboxLimits:
-    """A harness command's limits: silence (no output) and total wall, in seconds."""
+    """A harness command's limits: silence (no output) and total wall, in seconds, and the
+    size of its trace, in bytes."""
 
     inactivity_s: float
     wall_s: float
+    trace_bytes: int = TRACE_BYTES
+    """Past it the command is killed (the ``trace`` limit): the trace is kept to that size,
+    so that a harness cannot fill the runner's memory or the bundle with it."""
 
 
 @dataclass(frozen=True)
@@ -82,7 +92,7 @@ class SandboxResult:
 
     returncode: int | None
     """None when it was killed for a limit."""
-    timeout: Literal["inactivity", "wall"] | None
+    timeout: Literal["inactivity", "wall", "trace"] | None
     wall_s: float
     max_inactivity_s: float
     stdout: bytes
@@ -140,18 +150,24 @@ def check_sandbox() -> None:
 
 
 class _Watch:
-    """Collect a stream's bytes and the time of its last output."""
+    """Collect a stream's bytes (up to ``cap``, then set :attr:`over` and read the rest to
+    its end without keeping it) and the time of its last output."""
 
-    def __init__(self, stream: IO[bytes], clock: list[float]) -> None:
+    def __init__(self, stream: IO[bytes], clock: list[float], cap: int | None = None) -> None:
         self.data = bytearray()
-        self._clock = clock
+        self.over = False
+        self._clock, self._cap = clock, cap
         self._thread = threading.Thread(target=self._read, args=(stream,), daemon=True)
         self._thread.start()
 
     def _read(self, stream: IO[bytes]) -> None:
         with stream:
             while chunk := os.read(stream.fileno(), 1 << 16):
-                self.data += chunk
+                if self._cap is not None and len(self.data) + len(chunk) > self._cap:
+                    self.data += chunk[: max(0, self._cap - len(self.data))]
+                    self.over = True
+                else:
+                    self.data += chunk
                 now = time.monotonic()
                 self._clock[1] = max(self._clock[1], now - self._clock[0])
                 self._clock[0] = now
@@ -230,12 +246,13 @@ def run_sandboxed(
     process, listener = _launch(_unshare(inside), cwd, env, (channel, inside_end),
                                 (trace_out, trace_in))  # fmt: skip
     stream = open(trace_out, "rb", buffering=0)  # noqa: SIM115 - the reader closes it at EOF
-    tracing = _Watch(stream, [started, 0.0])  # a clock of its own: a connect is not activity
+    # a clock of its own: a connect is not activity
+    tracing = _Watch(stream, [started, 0.0], limits.trace_bytes)
     namespace = _namespace_of(process.pid)  # unshare made it before its child handed over
     clock = [started, 0.0]  # last output, longest silence so far
     assert process.stdout is not None and process.stderr is not None  # noqa: S101 - PIPE
     watches = [_Watch(process.stdout, clock), _Watch(process.stderr, clock)]
-    timeout: Literal["inactivity", "wall"] | None = None
+    timeout: Literal["inactivity", "wall", "trace"] | None = None
     try:
         with contextlib.ExitStack() as serving:
             if listener is not None:
@@ -250,6 +267,8 @@ def run_sandboxed(
                     timeout = "inactivity"
                 elif now - started > limits.wall_s:
                     timeout = "wall"
+                elif tracing.over:
+                    timeout = "trace"
                 if timeout is not None:
                     _kill_group(process)
                     break
@@ -261,6 +280,8 @@ def run_sandboxed(
     ended = time.monotonic()
     for watch in (*watches, tracing):
         watch.join()
+    if tracing.over and timeout is None:  # past the limit as it ended: its trace is not whole
+        timeout = "trace"
     silence = max(clock[1], ended - clock[0])
     trace = header + bytes(tracing.data)
     return SandboxResult(

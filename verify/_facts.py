@@ -47,7 +47,7 @@ from verify.replies import (
     request_reasoning,
     runtime_name,
 )
-from verify.socket_trace import UNREADABLE
+from verify.socket_trace import UNREACHABLE, UNREADABLE
 
 __all__ = [
     "PROBE_PROMPTS",
@@ -456,7 +456,7 @@ def off_sandbox(entry: SocketLedgerEntry) -> bool:
     one whose address strace could not read (ADR 0047)."""
     if entry.family == "AF_UNIX":
         return host_socket(entry)
-    if entry.family not in _IP:
+    if entry.family not in _IP or entry.outcome in UNREACHABLE:  # not to a loopback address
         return True
     return not (is_loopback(entry.address) or _unspecified(entry.address))
 
@@ -482,6 +482,12 @@ def outside_attempt(entry: SocketLedgerEntry) -> str:
         return f"tried an address strace could not read ({entry.address}, {entry.outcome})"
     if entry.family not in _IP:
         return f"tried {entry.family} {{{entry.address}}} ({entry.outcome})"
+    if entry.outcome in UNREACHABLE and (is_loopback(entry.address) or _unspecified(entry.address)):
+        return (
+            f"tried {entry.address}:{entry.port} as strace read it ({entry.outcome}): no route, "
+            "so the kernel sent it elsewhere (the address changed after strace read it, or a "
+            "routing header)"
+        )
     return f"tried {entry.address}:{entry.port} ({entry.outcome})"
 
 

@@ -61,9 +61,10 @@ _CALL = re.compile(
 )
 _ARGUMENTS = {
     "connect": re.compile(rf"\d+, {_TARGET}, \d+(?P<rest>.*)$"),
-    # the data is not shown (-s 0): "" and its length; the flags hold no comma
+    # the data is not shown (-s 0): "" and its length (a netlink message: ...); the flags hold
+    # no comma
     "sendto": re.compile(
-        rf"\d+, (?:{_QUOTED}(?:\.\.\.)?|0x[0-9a-f]{{1,16}}|NULL), \d+, [^,]*, {_TARGET}, "
+        rf"\d+, (?:{_QUOTED}(?:\.\.\.)?|\.\.\.|0x[0-9a-f]{{1,16}}|NULL), \d+, [^,]*, {_TARGET}, "
         r"(?P<length>\d+)(?P<rest>.*)$"
     ),
     # the message header's first fields, or the header's pointer where strace could not read it
@@ -73,6 +74,13 @@ _ARGUMENTS = {
     ),
 }
 """Each traced call's arguments, up to where it goes (``rest``: the line after it)."""
+
+
+def _cut(text: str) -> str:
+    """``text`` short enough to be an entry's address, whole where it fits."""
+    return text if len(text) <= 200 else f"{text[:200]}..."
+
+
 _RESUMED = re.compile(
     r"^(?P<pid>\d+)(?:<[^>]*>)? +\d+\.\d+ <\.\.\. (?:connect|sendto|sendmsg) resumed>.*?"
     r"= (?P<result>.*)$"
@@ -107,13 +115,23 @@ def trace_name(first_seq: int, component: str | None) -> str:
     return f"network/strace/{first_seq:06d}-{component or 'command'}.txt"
 
 
+UNREACHABLE = frozenset({"ENETUNREACH", "EHOSTUNREACH"})
+"""Outcomes no attempt to this host's own addresses has in the sandbox (its loopback is up, and
+``::1`` where IPv6 is off fails ``EADDRNOTAVAIL``): where the kernel found no route, the call
+went elsewhere than a loopback address or none, whatever strace read before the kernel did (a
+second thread can rewrite the address in between)."""
+NONE_SHOWN = "none shown"
+"""The address of an attempt strace showed with no address, or none strace counts (netlink),
+that the kernel found no route for: an attempt to an unknown address (:data:`UNREACHABLE`)."""
 UNREADABLE = "unreadable"
 """The family of an attempt whose address strace could not read (it shows the pointer): where
 it went is not known, so it counts as outside the sandbox (ADR 0047)."""
 NOT_ATTEMPTS = frozenset({"AF_UNSPEC", "AF_NETLINK"})
 """Families whose connect() is no attempt to reach anything: ``AF_UNSPEC`` dissolves a
 socket's association (glibc's resolver does it after each probe of an address), netlink is a
-channel to the kernel. Every other family is an attempt, recorded."""
+channel to the kernel. Every other family is an attempt, recorded. A send names no netlink
+address but the kernel's (``getifaddrs``), and is no attempt either; a send to ``AF_UNSPEC`` is
+one (an IPv4 datagram socket takes it for ``AF_INET``)."""
 
 
 def _attempt(call: str, match: re.Match[str]) -> tuple[str, str, int | None] | None:
@@ -131,6 +149,8 @@ def _attempt(call: str, match: re.Match[str]) -> tuple[str, str, int | None] | N
         return UNREADABLE, fields["pointer"], None
     if fields["null"] is not None:
         return UNREADABLE, "NULL", None
+    if call != "connect" and fields["addr"].startswith("sa_family=AF_UNSPEC"):
+        return "AF_UNSPEC", fields["addr"], None  # where its bytes say: outside
     return _address(fields["addr"])
 
 
@@ -180,6 +200,12 @@ def _outcome(text: str, sends: bool) -> str | None:
     return "in-progress" if errno == "EINPROGRESS" else errno
 
 
+class _Cut(str):
+    """The last line of a trace that a kill (or the trace's limit) cut short."""
+
+    __slots__ = ()
+
+
 def _lines(chunks: Iterable[bytes]) -> Iterator[str]:
     pending = b""
     for data in chunks:
@@ -192,7 +218,7 @@ def _lines(chunks: Iterable[bytes]) -> Iterator[str]:
                 raise TraceError(f"a line is over {MAX_LINE} bytes")
             yield line.decode("utf-8", "replace")
     if pending:
-        yield pending.decode("utf-8", "replace")  # a trace cut by a kill ends mid-line
+        yield _Cut(pending.decode("utf-8", "replace"))  # a trace cut by a kill ends mid-line
 
 
 def _header(line: str | None) -> TraceHeader:
@@ -218,7 +244,8 @@ def trace_entries(chunks: Iterable[bytes]) -> Iterator[SocketLedgerEntry]:
     """The socket-ledger entries of a trace file, given as byte chunks, in order.
 
     Each ``connect()``, and each ``sendto()`` or ``sendmsg()`` that names where it sends, is
-    an entry. A call split across lines by another process (``<unfinished ...>`` / ``<...
+    an entry, and so is any of them the kernel found no route for (:data:`UNREACHABLE`) whatever
+    strace read of it. A call split across lines by another process (``<unfinished ...>`` / ``<...
     connect resumed>``) is joined; one never resumed (a limit killed the sandbox) is an entry
     at the end, outcome ``EUNKNOWN``. Lines that are no attempt (:func:`_attempt`) are
     skipped. An attempt of any other family is an entry, its fields as its address, and one
@@ -237,40 +264,60 @@ def trace_entries(chunks: Iterable[bytes]) -> Iterator[SocketLedgerEntry]:
             call = pending.pop(resumed.group("pid"))
             outcome = _outcome("= " + resumed.group("result"), call.sends)
         else:
-            line_match = _CALL.match(line)
-            if line_match is None:
+            read = _read(line)
+            if read is None:
                 continue
-            kind = line_match["call"]
-            match = _ARGUMENTS[kind].match(line_match["args"])
-            parsed = _attempt(kind, match) if match else None
-            if match is None or parsed is None:
-                continue
-            call = _Call(line_match["pid"], line_match["comm"] or "?", _time(line_match["t"]),
-                         parsed, kind != "connect")  # fmt: skip
-            if len(call.pid) > MAX_PID_DIGITS:
-                raise TraceError(f"a pid of {len(call.pid)} digits")
-            if "<unfinished" in match.group("rest"):
+            call, rest = read
+            if "<unfinished" in rest:
                 pending[call.pid] = call
                 if len(pending) > MAX_UNFINISHED:
                     raise TraceError(f"over {MAX_UNFINISHED} calls left unfinished")
                 continue
-            outcome = _outcome(match.group("rest"), call.sends)
+            outcome = _outcome(rest, call.sends)
+        if not call.shown and outcome not in UNREACHABLE:
+            continue  # no attempt: no address, or none that leaves (its connect() is one)
         yield _entry(header, seq, call, outcome)
         seq += 1
     for call in pending.values():  # never resumed: where it went was tried, its end unknown
-        yield _entry(header, seq, call, None)
-        seq += 1
+        if call.shown:
+            yield _entry(header, seq, call, None)
+            seq += 1
+
+
+def _read(line: str) -> tuple[_Call, str] | None:
+    """The call a traced call's first line shows and the rest of the line after where it goes,
+    or None for any other line (or one a kill cut before its address was whole)."""
+    line_match = _CALL.match(line)
+    if line_match is None:
+        return None
+    kind, args = line_match["call"], line_match["args"]
+    match = _ARGUMENTS[kind].match(args)
+    parsed: tuple[str, str, int | None] | None
+    if match is None and isinstance(line, _Cut):  # its address never written whole
+        return None
+    if match is None:  # a form this parser does not know: an attempt to an unknown place
+        rest, parsed = args, (UNREADABLE, _cut(f"{kind}({args}"), None)
+    else:
+        rest, parsed = match["rest"], _attempt(kind, match)
+    call = _Call(line_match["pid"], line_match["comm"] or "?", _time(line_match["t"]),
+                 parsed or (UNREADABLE, NONE_SHOWN, None), kind != "connect",
+                 parsed is not None)  # fmt: skip
+    if len(call.pid) > MAX_PID_DIGITS:
+        raise TraceError(f"a pid of {len(call.pid)} digits")
+    return call, rest
 
 
 @dataclass(frozen=True, slots=True)
 class _Call:
-    """A traced call as its first line shows it (``sends``: a send, not a ``connect()``)."""
+    """A traced call as its first line shows it (``sends``: a send, not a ``connect()``;
+    ``shown``: an attempt by what strace read, else one only if the kernel found no route)."""
 
     pid: str
     comm: str
     when: float
     address: tuple[str, str, int | None]
     sends: bool
+    shown: bool
 
 
 def _entry(header: TraceHeader, seq: int, call: _Call, outcome: str | None) -> SocketLedgerEntry:

@@ -145,6 +145,34 @@ def test_a_send_that_names_an_address_is_an_entry_and_one_that_names_none_is_not
     assert [off_sandbox(e) for e in entries] == [True, False, True, True, True, True, True, True]
 
 
+def test_an_attempt_the_kernel_found_no_route_for_is_outside_whatever_strace_read() -> None:
+    """No loopback address, nor none, is unreachable in the sandbox: a call that failed so went
+    elsewhere than strace read (a second thread rewrote its address after strace read it).
+    A traced call's line in a form the parser does not know is an attempt to an unknown place;
+    one a kill cut short is not read."""
+    text = (
+        "9<h> 1.100000 sendmsg(3, {msg_name=NULL, msg_namelen=0, msg_iov=[...], msg_iovlen=1, "
+        "msg_controllen=0, msg_flags=0}, 0) = -1 ENETUNREACH (Network is unreachable)\n"
+        "9<h> 1.200000 connect(4, {sa_family=AF_INET, sin_port=htons(9), "
+        'sin_addr=inet_addr("127.0.0.1")}, 16) = -1 ENETUNREACH (Network is unreachable)\n'
+        "9<h> 1.300000 sendto(5, ..., 20, 0, {sa_family=AF_NETLINK, nl_pid=0, "
+        "nl_groups=00000000}, 12) = -1 EHOSTUNREACH (No route to host)\n"
+        "9<h> 1.400000 sendto(5, [{nlmsg_len=20}], 20, 0, NULL, 0) = 20\n"
+        "9<h> 1.500000 sendto(6, ..., 20, 0, {sa_family=AF_NETLINK, nl_pid=0, "
+        "nl_groups=00000000}, 12) = 20\n"
+        "9<h> 1.600000 connect(7, {sa_family=AF_INET, sin_port=htons(9), sin_add"
+    )
+    entries = list(trace_entries([trace_header(1.0, 0, "coding").encode(), text.encode()]))
+    assert [(e.family, e.address, e.outcome) for e in entries] == [
+        ("unreadable", "none shown", "ENETUNREACH"),
+        ("AF_INET", "127.0.0.1", "ENETUNREACH"),
+        ("unreadable", "none shown", "EHOSTUNREACH"),
+        ("unreadable", "sendto(5, [{nlmsg_len=20}], 20, 0, NULL, 0) = 20", "sent"),
+    ]  # fmt: skip
+    assert all(off_sandbox(e) for e in entries)
+    assert "the kernel sent it elsewhere" in outside_attempt(entries[1])
+
+
 SENDS = """
 import ctypes, socket
 sink = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -181,6 +209,31 @@ def test_the_sandbox_records_the_sends_that_name_an_address(tmp_path: Path) -> N
         ("AF_INET", "93.184.216.34", 123, "ENETUNREACH"),
         ("AF_INET", "127.0.0.1", 9999, "connected"),  # the connected socket's sends are not entries
     ]
+
+
+FLOOD = """
+import socket
+for _ in range(100000):
+    socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b"x", ("127.0.0.1", 9999))
+"""
+
+
+def test_a_trace_past_its_limit_ends_the_command_and_is_kept_to_it(tmp_path: Path) -> None:
+    """A harness that makes strace write without end (a flood of sends, or of control messages
+    in each, 100 MB a second) is killed at the trace's limit, its trace kept to that size and
+    read as far as it goes; it does not fill the runner's memory."""
+    limits = SandboxLimits(inactivity_s=20, wall_s=60, trace_bytes=200_000)
+    result = run_sandboxed(
+        [sys.executable, "-c", FLOOD], serve=None, port=PORT, cwd=tmp_path, limits=limits
+    )
+    assert (result.timeout, result.returncode) == ("trace", None)
+    header = result.trace.split(b"\n", 1)[0]
+    assert len(result.trace) == len(header) + 1 + 200_000
+    assert 500 < len(result.ledger) < 2000  # each about 150 bytes
+    assert {(e.address, e.outcome) for e in result.ledger} <= {
+        ("127.0.0.1", "sent"), ("127.0.0.1", "EUNKNOWN")
+    }  # fmt: skip
+    assert list(trace_entries([result.trace])) == list(result.ledger)
 
 
 def test_the_observer_is_the_only_way_out_and_every_attempt_is_recorded(tmp_path: Path) -> None:
