@@ -382,14 +382,25 @@ def _ip_version(address: str) -> int | None:
 
 
 @functools.lru_cache(maxsize=4096)
+def _ip(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    """The address ``text`` is, an IPv4 one mapped into IPv6 (``::ffff:127.0.0.1``: how a
+    dual-stack socket, a Java client's, names an IPv4 peer) as that IPv4 address; or None."""
+    try:
+        address = ipaddress.ip_address(text.strip("[]"))
+    except ValueError:
+        return None
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        return address.ipv4_mapped
+    return address
+
+
 def is_loopback(host: str) -> bool:
-    """Whether a host name or address is loopback (``localhost``, 127.0.0.0/8, ``::1``)."""
+    """Whether a host name or address is loopback (``localhost``, 127.0.0.0/8, ``::1``, and
+    127.0.0.0/8 mapped into IPv6)."""
     if host == "localhost":
         return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
+    address = _ip(host)
+    return address is not None and address.is_loopback
 
 
 def closing_problem(config: RunConfig | None, count: int) -> tuple[str | None, int | None]:
@@ -461,13 +472,11 @@ def off_sandbox(entry: SocketLedgerEntry) -> bool:
     return not (is_loopback(entry.address) or _unspecified(entry.address))
 
 
-def _unspecified(address: str) -> bool:
-    """``0.0.0.0`` or ``::``: Linux connects there to this host itself (in the sandbox, its
-    namespace's loopback), the address a local server says it serves on."""
-    try:
-        return ipaddress.ip_address(address).is_unspecified
-    except ValueError:
-        return False
+def _unspecified(text: str) -> bool:
+    """``0.0.0.0`` or ``::`` (or ``::ffff:0.0.0.0``): Linux connects there to this host itself
+    (in the sandbox, its namespace's loopback), the address a local server says it serves on."""
+    address = _ip(text)
+    return address is not None and address.is_unspecified
 
 
 def outside_attempt(entry: SocketLedgerEntry) -> str:

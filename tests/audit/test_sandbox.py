@@ -173,6 +173,30 @@ def test_an_attempt_the_kernel_found_no_route_for_is_outside_whatever_strace_rea
     assert "the kernel sent it elsewhere" in outside_attempt(entries[1])
 
 
+MAPPED = """
+import socket
+for host in ("::ffff:127.0.0.1", "::ffff:0.0.0.0", "::ffff:93.184.216.34"):
+    print(socket.socket(socket.AF_INET6).connect_ex((host, 9)), flush=True)
+"""
+
+
+def test_a_dual_stack_socket_s_mapped_loopback_is_loopback(tmp_path: Path) -> None:
+    """A dual-stack socket (a Java client's) names an IPv4 peer as ``::ffff:a.b.c.d``:
+    ``::ffff:127.0.0.1`` is the sandbox's loopback, not outside; a mapped outside address is
+    outside."""
+    import errno  # noqa: PLC0415
+
+    result = run_sandboxed(
+        [sys.executable, "-c", MAPPED], serve=None, port=PORT, cwd=tmp_path, limits=LIMITS
+    )
+    assert result.returncode == 0, result.stderr.decode()
+    refused, unreachable = str(errno.ECONNREFUSED), str(errno.ENETUNREACH)
+    assert result.stdout.decode().split() == [refused, refused, unreachable]
+    assert [(e.address, off_sandbox(e)) for e in result.ledger] == [
+        ("::ffff:127.0.0.1", False), ("::ffff:0.0.0.0", False), ("::ffff:93.184.216.34", True)
+    ]  # fmt: skip
+
+
 SENDS = """
 import ctypes, socket
 sink = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
