@@ -74,16 +74,28 @@ TRACE_BYTES = 64 << 20
 the thousand in each ``sendmsg()`` makes strace write about 100 MB a second)."""
 
 
+OUTPUT_BYTES = 256 << 20
+"""The default of :attr:`SandboxLimits.output_bytes`: 256 MiB on stdout, and as much on stderr
+(bfcl-eval's progress bars over its 3,641 entries are a few megabytes)."""
+
+
 @dataclass(frozen=True)
 class SandboxLimits:
     """A harness command's limits: silence (no output) and total wall, in seconds, and the
-    size of its trace, in bytes."""
+    size of its trace and of each of its output streams, in bytes."""
 
     inactivity_s: float
     wall_s: float
     trace_bytes: int = TRACE_BYTES
     """Past it the command is killed (the ``trace`` limit): the trace is kept to that size,
     so that a harness cannot fill the runner's memory or the bundle with it."""
+    output_bytes: int = OUTPUT_BYTES
+    """The same for stdout and for stderr (the ``output`` limit), which the bundle keeps as
+    the harness's logs."""
+
+
+Limit = Literal["inactivity", "wall", "trace", "output"]
+"""A limit a command was killed for (:class:`SandboxLimits`)."""
 
 
 @dataclass(frozen=True)
@@ -92,7 +104,7 @@ class SandboxResult:
 
     returncode: int | None
     """None when it was killed for a limit."""
-    timeout: Literal["inactivity", "wall", "trace"] | None
+    timeout: Limit | None
     wall_s: float
     max_inactivity_s: float
     stdout: bytes
@@ -176,6 +188,13 @@ class _Watch:
         self._thread.join()
 
 
+def _past_a_size(tracing: _Watch, watches: Sequence[_Watch]) -> Limit | None:
+    """The size limit a command's trace or output went past, if any."""
+    if tracing.over:
+        return "trace"
+    return "output" if any(watch.over for watch in watches) else None
+
+
 def run_sandboxed(
     command: Sequence[str],
     *,
@@ -251,8 +270,8 @@ def run_sandboxed(
     namespace = _namespace_of(process.pid)  # unshare made it before its child handed over
     clock = [started, 0.0]  # last output, longest silence so far
     assert process.stdout is not None and process.stderr is not None  # noqa: S101 - PIPE
-    watches = [_Watch(process.stdout, clock), _Watch(process.stderr, clock)]
-    timeout: Literal["inactivity", "wall", "trace"] | None = None
+    watches = [_Watch(s, clock, limits.output_bytes) for s in (process.stdout, process.stderr)]
+    timeout: Limit | None = None
     try:
         with contextlib.ExitStack() as serving:
             if listener is not None:
@@ -267,8 +286,8 @@ def run_sandboxed(
                     timeout = "inactivity"
                 elif now - started > limits.wall_s:
                     timeout = "wall"
-                elif tracing.over:
-                    timeout = "trace"
+                else:
+                    timeout = _past_a_size(tracing, watches)
                 if timeout is not None:
                     _kill_group(process)
                     break
@@ -280,8 +299,7 @@ def run_sandboxed(
     ended = time.monotonic()
     for watch in (*watches, tracing):
         watch.join()
-    if tracing.over and timeout is None:  # past the limit as it ended: its trace is not whole
-        timeout = "trace"
+    timeout = timeout or _past_a_size(tracing, watches)  # past one as it ended: not kept whole
     silence = max(clock[1], ended - clock[0])
     trace = header + bytes(tracing.data)
     return SandboxResult(

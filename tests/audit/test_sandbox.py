@@ -173,6 +173,17 @@ def test_an_attempt_the_kernel_found_no_route_for_is_outside_whatever_strace_rea
     assert "the kernel sent it elsewhere" in outside_attempt(entries[1])
 
 
+def test_output_past_its_limit_ends_the_command_and_is_kept_to_it(tmp_path: Path) -> None:
+    """A harness that prints without end is killed at the output limit, stdout kept to it."""
+    limits = SandboxLimits(inactivity_s=20, wall_s=60, output_bytes=100_000)
+    flood = "import sys\nwhile True:\n    sys.stdout.write('x' * 4096)\n"
+    result = run_sandboxed(
+        [sys.executable, "-c", flood], serve=None, port=PORT, cwd=tmp_path, limits=limits
+    )
+    assert (result.timeout, result.returncode) == ("output", None)
+    assert result.stdout == b"x" * 100_000
+
+
 MAPPED = """
 import socket
 for host in ("::ffff:127.0.0.1", "::ffff:0.0.0.0", "::ffff:93.184.216.34"):
