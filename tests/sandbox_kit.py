@@ -138,7 +138,7 @@ def as_nobody(work: Path, *args: str) -> dict[str, Any]:
     if shutil.which("setpriv") is None or not system.exists():
         pytest.skip("setpriv or a system Python of this version (uid 65534 can run) is missing")
     repo = Path(__file__).resolve().parents[1]
-    site = [p for p in sys.path if p.endswith("site-packages") and p.startswith(str(repo))]
+    site = [p for p in sys.path if p.endswith("site-packages") and p.startswith(sys.prefix)]
     nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
               "--inh-caps=+dac_read_search", "--ambient-caps=+dac_read_search", "env",
               f"PYTHONPATH={os.pathsep.join([str(repo), *site])}", str(system)]  # fmt: skip
