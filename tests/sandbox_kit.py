@@ -128,24 +128,21 @@ print(json.dumps({
 def as_nobody(work: Path, *args: str) -> dict[str, Any]:
     """``work/harness.py ARGS...`` in the sandbox of a runner of uid 65534 (``setpriv``; its
     sandbox is a user namespace of its own, where the host's mounts are locked): what it
-    said (``returncode``, ``stdout``, ``stderr``, ``counted``, ``ledger``). The runner keeps
-    one capability, ``CAP_DAC_READ_SEARCH`` (ambient), so that it reads a checkout in a
-    private directory (a fresh clone in a ``mktemp -d``, as CI makes); it has it in no
-    namespace of its sandbox (a user namespace gives its creator none over the host's files).
-    Skips where ``setpriv`` or a system Python of this version is missing, or the runner still
-    cannot read the checkout. ``work`` must be uid 65534's to write."""
+    said (``returncode``, ``stdout``, ``stderr``, ``counted``, ``ledger``). Skips where
+    ``setpriv`` or a system Python of this version is missing, or uid 65534 cannot read the
+    checkout (a fresh clone in a ``mktemp -d``: the sandbox runs its inside part from the
+    checkout, in a user namespace where no capability reads another uid's private files, so a
+    runner must own or be able to read its checkout). ``work`` must be uid 65534's to write."""
     system = Path(f"/usr/bin/python{sys.version_info.major}.{sys.version_info.minor}")
     if shutil.which("setpriv") is None or not system.exists():
         pytest.skip("setpriv or a system Python of this version (uid 65534 can run) is missing")
     repo = Path(__file__).resolve().parents[1]
     site = [p for p in sys.path if p.endswith("site-packages") and p.startswith(sys.prefix)]
-    nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
-              "--inh-caps=+dac_read_search", "--ambient-caps=+dac_read_search", "env",
+    nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "env",
               f"PYTHONPATH={os.pathsep.join([str(repo), *site])}", str(system)]  # fmt: skip
     probe = [*nobody, "-c", "import audit.sandbox, verify._facts"]
     if subprocess.run(probe, capture_output=True, cwd="/", check=False).returncode != 0:
-        pytest.skip("uid 65534 cannot read this checkout or its venv, even with "
-                    "CAP_DAC_READ_SEARCH")  # fmt: skip
+        pytest.skip("uid 65534 cannot read this checkout or its venv (a private directory)")
     done = subprocess.run([*nobody, "-c", NON_ROOT_RUNNER, str(work), *args],
                           capture_output=True, cwd=repo, check=False, timeout=50)  # fmt: skip
     assert done.returncode == 0, done.stderr.decode()[-2000:]
