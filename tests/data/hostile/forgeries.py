@@ -406,19 +406,22 @@ def _cut_tail(files: Files, _fields: dict[str, Any]) -> None:
     _put_lines(files, LEDGER, entries[: len(entries) // 2])
 
 
-def _attempt_traced(call: str) -> Forgery:
-    """One more connect() attempt, ``call`` its arguments and result as strace prints them, in
+def _attempt_traced(call: str, *, in_the_ledger: bool = True) -> Forgery:
+    """One more attempt, ``call`` the call, its arguments and result as strace prints them, in
     the last sandbox trace and in the ledger alike (parsed from that trace, as the runner does):
     what a harness that went round loopback leaves when the publisher keeps the evidence
-    whole. Neither is a forgery of a record; the verifier must fail isolation on its own."""
+    whole. Neither is a forgery of a record; the verifier must fail isolation on its own.
+    Without ``in_the_ledger``, the trace alone holds it: a ledger that left it out."""
 
     def forge(files: Files, _fields: dict[str, Any]) -> None:
         last = max(n for n in files if n.startswith("network/strace/"))
         data, media = files[last]
         entries = _lines(files, LEDGER)
         origin = read_header([data]).origin
-        line = f"{entries[-1]['pid']}<python> {origin + entries[-1]['t'] + 0.5:.6f} connect({call}"
+        line = f"{entries[-1]['pid']}<python> {origin + entries[-1]['t'] + 0.5:.6f} {call}"
         files[last] = (data + line.encode() + b"\n", media)
+        if not in_the_ledger:
+            return
         added = list(trace_entries([files[last][0]]))[-1].model_dump(mode="json")
         _put_lines(files, LEDGER, [*entries, added])
         config = json.loads(files["run/config.json"][0])
@@ -426,6 +429,10 @@ def _attempt_traced(call: str) -> Forgery:
         _put_json(files, "run/config.json", config)
 
     return forge
+
+
+_OUTSIDE = 'sin_port=htons(53), sin_addr=inet_addr("93.184.216.34")}, 16) = -1 ENETUNREACH'
+"""The end of a send's line to an address outside, as strace prints it in the sandbox."""
 
 
 # --- 5: reasoning wherever it hides --------------------------------------------------------------
@@ -551,11 +558,34 @@ FORGERIES: list[Case] = [
           "line 1 is not the attempt its sandbox trace records"),
     _case("4: the ledger's tail cut", _cut_tail, "the supervisor closed the ledger"),
     _case("4: a vsock attempt, in the trace and the ledger alike",
-          _attempt_traced("7, {sa_family=AF_VSOCK, svm_cid=VMADDR_CID_HOST, svm_port=9, "
+          _attempt_traced("connect(7, {sa_family=AF_VSOCK, svm_cid=VMADDR_CID_HOST, svm_port=9, "
                           "svm_flags=0}, 16) = 0"),
           "replayed INFRA_ERROR"),
     _case("4: an attempt at an address strace could not read, in the trace and the ledger alike",
-          _attempt_traced("7, 0x7f2c4e1b3000, 16) = -1 EFAULT (Bad address)"),
+          _attempt_traced("connect(7, 0x7f2c4e1b3000, 16) = -1 EFAULT (Bad address)"),
+          "replayed INFRA_ERROR"),
+    _case("4: a datagram outside, in the trace and the ledger alike",
+          _attempt_traced(f'sendto(7, ""..., 5, 0, {{sa_family=AF_INET, {_OUTSIDE}'),
+          "replayed INFRA_ERROR"),
+    _case("4: a datagram outside in the trace, left out of the ledger",
+          _attempt_traced(f'sendto(7, ""..., 5, 0, {{sa_family=AF_INET, {_OUTSIDE}',
+                          in_the_ledger=False),
+          "connection attempts; it holds"),
+    _case("4: a datagram to AF_UNSPEC (an IPv4 socket's AF_INET), in the trace and the ledger",
+          _attempt_traced('sendmsg(7, {msg_name={sa_family=AF_UNSPEC, sa_data="\\0005]\\270"}, '
+                          "msg_namelen=16, msg_iov=[...], msg_iovlen=1, msg_controllen=0, "
+                          "msg_flags=0}, 0) = -1 ENETUNREACH"),
+          "replayed INFRA_ERROR"),
+    _case("4: a datagram sent to a host's socket under /run, in the trace and the ledger",
+          _attempt_traced('sendto(7, ""..., 3, 0, {sa_family=AF_UNIX, '
+                          'sun_path="/run/systemd/journal/socket"}, 30) = 3'),
+          "replayed INFRA_ERROR"),
+    _case("4: a connect shown to loopback that found no route, in the trace and the ledger",
+          _attempt_traced("connect(7, {sa_family=AF_INET, sin_port=htons(9), "
+                          'sin_addr=inet_addr("127.0.0.1")}, 16) = -1 ENETUNREACH'),
+          "replayed INFRA_ERROR"),
+    _case("4: a send in a form the parser does not know, in the trace and the ledger",
+          _attempt_traced("sendto(7, <a buffer>, 5, 0, {sa_family=AF_INET, " + _OUTSIDE),
           "replayed INFRA_ERROR"),
     _case("5: the effective policy relabelled against its serialization", _policy_relabelled,
           "replayed INFRA_ERROR"),
