@@ -456,10 +456,7 @@ def _rebuilt(fd: int, place: str, inside: Sequence[str], *, shown: bool) -> None
     for entry in os.scandir(f"/proc/self/fd/{fd}"):
         path = f"{place.rstrip('/')}/{entry.name}"
         if path in inside:  # shown as a place of its own, on what is made here
-            if entry.is_dir(follow_symlinks=False):
-                os.mkdir(path)
-            else:
-                os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
+            _point(path, directory=entry.is_dir(follow_symlinks=False))
         elif not entry.is_dir(follow_symlinks=False):
             _copied(entry.path, path)
         else:
@@ -471,6 +468,14 @@ def _rebuilt(fd: int, place: str, inside: Sequence[str], *, shown: bool) -> None
             finally:
                 os.close(held)
     _made_read_only(place)
+
+
+def _point(path: str, *, directory: bool) -> None:
+    """Make at ``path`` an empty directory or file for a mount to go on."""
+    if directory:
+        os.mkdir(path)
+    else:
+        os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
 
 
 def _copied(source: str, path: str) -> None:
@@ -486,7 +491,7 @@ def _copied(source: str, path: str) -> None:
         if stat.S_ISLNK(mode):
             os.symlink(os.readlink("", dir_fd=held), path)
         elif stat.S_ISREG(mode):
-            os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))  # a mount point
+            _point(path, directory=False)
             try:
                 _bound_read_only(f"/proc/self/fd/{held}", path, added=_NO_SUID_NO_DEV)
             except FileNotFoundError:  # the host removed it since: not shown
@@ -590,8 +595,8 @@ def _view(
     the host's files read-only through overlays (:func:`_placed`), but ``/proc`` and
     ``writable`` (bound over themselves), which stay as they were, but for ``read_only`` in
     them and :data:`KERNEL_SETTINGS` (read-only); every other mount read-only;
-    :data:`TEMPORARY` its own, with ``links`` (:func:`_temporary`), and a ``/dev`` of the
-    sandbox's own (:func:`_devices`).
+    :data:`TEMPORARY` its own, with ``links`` (:func:`_temporary`), a ``/dev`` of the
+    sandbox's own (:func:`_devices`), and all of it under a ``/`` of its own (:func:`_rooted`).
 
     Raises:
         OSError: a mount could not be made; the view is not the sandbox's.
@@ -605,14 +610,15 @@ def _view(
         _bound_read_only("/dev/null", place)
     for place in hidden:  # over what the binds show
         _mount("sandbox", place, "tmpfs", _SEALED, "mode=0755,size=1m")
-    for mount, point, options, _ in _table():
+    table = _table()
+    for mount, point, options, _ in table:
         if "ro" in options or under(point, (*_KERNEL_TREES, *hidden, *own)):
             continue
         if _on_top(point, mount):  # not one an overlay or a tmpfs covers
             _read_only(point, options)
     _devices()  # first: the host's /dev is writable until then
     _temporary(tmp, shown, links)  # the places as they are now
-    _rooted()
+    _rooted(table)
 
 
 _MOVE = 8192  # MS_MOVE
@@ -635,7 +641,7 @@ def _pivot_root(new: str, old: str) -> None:
         raise OSError(code, f"{os.strerror(code)}: pivot_root into {os.getcwd()}")
 
 
-def _rooted() -> None:
+def _rooted(table: Sequence[tuple[int, str, set[str], str]]) -> None:
     """Make the command's ``/`` a read-only tmpfs of the sandbox's own holding what ``/``
     shows now: each mount on an entry of ``/`` moved into it (every directory of ``/`` is one
     by now: :func:`_placed`, :func:`_devices`, :func:`_temporary`), each other entry but a
@@ -644,14 +650,14 @@ def _rooted() -> None:
     ``/`` that was not there when :func:`_host` looked. The working directory stays where it
     was, by its path.
 
-    An initramfs root (``rootfs``) cannot be pivoted from: there ``/`` stays the host's,
-    read-only, as a line on stderr says.
+    An initramfs root (``rootfs``, as ``table``, :func:`_table`, says) cannot be pivoted
+    from: there ``/`` stays the host's, read-only, as a line on stderr says.
 
     Raises:
         OSError: a mount could not be made.
     """
     cwd, root = os.getcwd(), _mount_id("/")
-    if any(mount == root and kind == "rootfs" for mount, _, _, kind in _table()):
+    if any(mount == root and kind == "rootfs" for mount, _, _, kind in table):
         sys.stderr.write("sandbox: / is the host's (an initramfs root is not pivoted from): "
                          "what the host makes in / later is shown\n")  # fmt: skip
         return
@@ -663,10 +669,7 @@ def _rooted() -> None:
         if entry.path == "/dev":  # the stage is in it: moved after the pivot
             os.mkdir(path)
         elif _mount_id(entry.path) not in (root, None):
-            if entry.is_dir():  # the mount's root
-                os.mkdir(path)
-            else:
-                os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
+            _point(path, directory=entry.is_dir())  # as the mount's root is
             try:
                 _mount(entry.path, path, None, _MOVE, "")
             except OSError:  # the host removed it, which takes the mount on it away: not shown
