@@ -469,7 +469,13 @@ def off_sandbox(entry: SocketLedgerEntry) -> bool:
         return host_socket(entry)
     if entry.family not in _IP or entry.outcome in UNREACHABLE:  # not to a loopback address
         return True
-    return not (is_loopback(entry.address) or _unspecified(entry.address))
+    return not _this_host(entry.address)
+
+
+def _this_host(address: str) -> bool:
+    """Whether an attempt's address is this host's own (in the sandbox, its namespace's):
+    loopback, or unspecified (:func:`_unspecified`)."""
+    return is_loopback(address) or _unspecified(address)
 
 
 def _unspecified(text: str) -> bool:
@@ -491,7 +497,7 @@ def outside_attempt(entry: SocketLedgerEntry) -> str:
         return f"tried an address strace could not read ({entry.address}, {entry.outcome})"
     if entry.family not in _IP:
         return f"tried {entry.family} {{{entry.address}}} ({entry.outcome})"
-    if entry.outcome in UNREACHABLE and (is_loopback(entry.address) or _unspecified(entry.address)):
+    if entry.outcome in UNREACHABLE and _this_host(entry.address):
         return (
             f"tried {entry.address}:{entry.port} as strace read it ({entry.outcome}): no route, "
             "so the kernel sent it elsewhere (the address changed after strace read it, or a "
