@@ -21,6 +21,31 @@ Step = list[Any]
 """A step of :func:`in_a_mount_namespace_of_its_own`: its kind, then its arguments."""
 
 
+REACH = r"""
+import errno
+def connect(path):
+    return errno.errorcode.get(socket.socket(socket.AF_UNIX).connect_ex(path), 'connected')
+def opened(path):
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK | os.O_NOCTTY)
+    except OSError as exc:
+        return errno.errorcode[exc.errno]
+    try:
+        os.write(fd, b'harness')
+    except OSError:
+        pass
+    os.close(fd)
+    return 'opened'
+def reach(given):
+    kind, path = given.split(':', 1)
+    print(kind, connect(path) if kind == 'sock' else opened(path), flush=True)
+"""
+"""A harness's prelude (``errno``, ``os`` and ``socket`` imported): ``reach("sock:PATH")``
+connects to a Unix socket, ``reach("fifo:PATH")`` (any other kind) opens a FIFO or device for
+writing and writes to it; each prints its kind and ``connected``/``opened`` or the error's
+name."""
+
+
 def mounted(where: Path, kind: str = "tmpfs", options: str = "size=256k,mode=0755") -> Step:
     """A step mounting a file system of ``kind`` at ``where`` (in the test's namespace)."""
     return ["sh", "mount", "--no-mtab", "-t", kind, "-o", options, "host", str(where)]

@@ -64,31 +64,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.host_kit import Step, in_a_mount_namespace_of_its_own
+from tests.host_kit import REACH, Step, in_a_mount_namespace_of_its_own
 from tests.host_kit import made as _mkdir
 from tests.host_kit import mounted as _mount
 from tests.sandbox_kit import AFTER_THE_HOST
-
-REACH = r"""
-import errno
-def connect(path):
-    return errno.errorcode.get(socket.socket(socket.AF_UNIX).connect_ex(path), 'connected')
-def opened(path):
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK | os.O_NOCTTY)
-    except OSError as exc:
-        return errno.errorcode[exc.errno]
-    try:
-        os.write(fd, b'harness')
-    except OSError:
-        pass
-    os.close(fd)
-    return 'opened'
-def reach(given):
-    kind, path = given.split(':', 1)
-    print(kind, connect(path) if kind == 'sock' else opened(path), flush=True)
-"""
-
 
 # --- holes -------------------------------------------------------------------------------------
 

@@ -118,9 +118,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.host_kit import NAME, ROOT, in_a_mount_namespace_of_its_own
+from tests.host_kit import NAME, REACH, ROOT, in_a_mount_namespace_of_its_own
 from tests.host_kit import made as _mkdir
 from tests.host_kit import mounted as _mount
+from tests.sandbox_kit import AFTER_THE_HOST
 from tests.sandbox_kit import harness as _harness
 from tests.sandbox_kit import said as _said
 from tests.sandbox_kit import sandboxed as _sandboxed
@@ -152,6 +153,8 @@ def sh(*args):
     subprocess.run(list(args), check=True, capture_output=True)
 sh("mount", "--no-mtab", "-t", "tmpfs", "-o", "size=64m,mode=0755", "fakeroot", new)
 for entry in os.scandir("/"):  # the host's entries, each as it is
+    if spec["others"] in entry.name:  # another test's, made and removed as it runs
+        continue
     path = os.path.join(new, entry.name)
     if entry.is_symlink():
         os.symlink(os.readlink(entry.path), path)
@@ -286,7 +289,7 @@ def _raced(
     work.mkdir(exist_ok=True)
     driver = tmp_path / "fake_root.py"
     driver.write_text(FAKE_ROOT)
-    spec = {"new": str(new), "extra": extra, "root": str(ROOT), "work": str(work),
+    spec = {"new": str(new), "extra": extra, "root": str(ROOT), "work": str(work), "others": NAME,
             "body": body, "args": list(args), "race": list(race), "runs": runs,
             "pause": pause, "until_failure": until_failure}  # fmt: skip
     done = subprocess.run(
@@ -596,30 +599,15 @@ def test_held_a_non_root_runner_s_work_inside_a_rebuilt_directory_is_its_own(
     assert seen["read"] == "new\nline" and seen["inner"] == ["inner"], seen
 
 
-LATER = r"""
-import errno
-open(os.path.join(os.getcwd(), 'ready'), 'w').close()
-for _ in range(200):
-    if os.path.exists(os.path.join(os.getcwd(), 'made')):
-        break
-    time.sleep(0.05)
-def connect(path):
-    return errno.errorcode.get(socket.socket(socket.AF_UNIX).connect_ex(path), 'connected')
-def opened(path):
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK | os.O_NOCTTY)
-    except OSError as exc:
-        return errno.errorcode[exc.errno]
-    try:
-        os.write(fd, b'harness')
-    except OSError:
-        pass
-    os.close(fd)
-    return 'opened'
+LATER = (
+    AFTER_THE_HOST
+    + REACH
+    + """
+after_the_host(os.getcwd())
 for given in sys.argv[1:]:
-    kind, path = given.split(':', 1)
-    print(kind, connect(path) if kind == 'sock' else opened(path), flush=True)
+    reach(given)
 """
+)
 
 
 def test_held_what_the_host_has_and_does_later_in_a_rebuilt_directory_is_out_of_reach(
