@@ -1101,11 +1101,18 @@ def expectations(built: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
 
 def main(argv: list[str]) -> int:
     """``generate.py OUT [--check | --write]``: build the corpus (needs the example bundles)."""
+    import argparse  # noqa: PLC0415
     import tempfile  # noqa: PLC0415
 
     from audit.demo.examples import build_example, example_runs  # noqa: PLC0415
 
-    out = Path(argv[0])
+    parser = argparse.ArgumentParser(prog="python -m tests.data.hostile.generate")
+    parser.add_argument("out", type=Path, help="the directory to write the corpus into")
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--check", action="store_true", help="compare with expected.json")
+    mode.add_argument("--write", action="store_true", help="rewrite expected.json")
+    args = parser.parse_args(argv)
+    out = args.out
     with tempfile.TemporaryDirectory() as scratch:
         work = Path(scratch)
         examples = {}
@@ -1117,10 +1124,10 @@ def main(argv: list[str]) -> int:
         table = expectations(generate(out, context, deterministic) | {
             c.name: {"digest": None} for c in CASES if not c.deterministic
         })  # fmt: skip
-    if "--write" in argv:
+    if args.write:
         EXPECTED.write_text(json.dumps(table, indent=1, sort_keys=True) + "\n")
         return 0
-    if "--check" in argv:
+    if args.check:
         committed = json.loads(EXPECTED.read_text())
         drift = sorted(n for n in table if committed.get(n) != table[n])
         for name in drift:
