@@ -64,8 +64,9 @@ __all__ = [
 
 KiB = 1 << 10
 MiB = 1 << 20
-FIRST_READ = 64 * KiB
-"""The first request asks for this much: a tar's first headers, or all of a small tar."""
+FIRST_READ = 1 * MiB
+"""The first request asks for this much: a tar's first headers, or all of a small tar (one
+request, as a plain GET of it; asking for 64 KiB first, then the rest, made it two)."""
 BLOCK = 8 * MiB
 """The most one request asks for: a read-ahead while headers are dense, a piece of a member."""
 MAX_REDIRECTS = 5
@@ -78,10 +79,10 @@ READ_TIMEOUT_S = 60.0
 CACHE_BYTES = 64 * MiB
 """What a tar at a URL keeps of the ranges it received, the latest first: a tar of up to this
 size is read once (listing, hashing), then its records are read from memory."""
-SMALL_TAR = 1 * MiB
-"""A tar of at most this size is read in two requests: its first :data:`FIRST_READ` bytes, then
-all the rest (listing it by windows, then hashing it, took four: a small member's data that the
-listing stepped over was asked for again with everything around it)."""
+SMALL_TAR = BLOCK
+"""A tar of at most this size is read in at most two requests: its first :data:`FIRST_READ`
+bytes, then all the rest, each byte once (listing it by windows, then hashing it, took more, and
+received the bytes between the windows twice)."""
 GAP = 64 * KiB
 """A read that starts at most this far past the end of a range received asks from that end, so
 that what was received stays one run: a small member's data the listing stepped over is not a
