@@ -50,7 +50,7 @@ from bundle_schema.models import (
     TaskTallies,
     Tier2,
 )
-from verify.replies import last_user_message
+from verify.replies import answer_digest, last_user_message
 from verify.scorers import load_plan, load_shard, score_shards
 from verify.scorers.bfcl import V4_SUBSET_SIZES, LoadedShard
 
@@ -323,6 +323,11 @@ _GATE_WORDS = (
     frozenset({"0", "false", "no", "fail", "failed", "invalid"}),
 )
 _FLAG_WORDS = (frozenset({"1", "true", "yes"}), frozenset({"0", "false", "no"}))
+SPARK_BENCH_FLAGS = (
+    "golden_gate", "run_valid", "self_integrity", "sampling_contamination", "quarantine",
+)  # fmt: skip
+"""The metrics of the gate and quarantine rows the reader honours wherever they are (the seed's
+words; the public Spark Bench writes none of them, docs/upstreams.md)."""
 _N = re.compile(r"(?:^|\s)n=(\d{1,9})(?:\s|$)")
 
 
@@ -520,6 +525,17 @@ def spark_code_scores(data: bytes) -> dict[str, float]:
     """
     _, rows = _spark_rows(data)
     return {row.workload: _csv_number(row, 1) for row in _scenario_rows(rows)}
+
+
+def spark_flag_rows(data: bytes) -> list[tuple[int, str]]:
+    """The gate and quarantine rows of a Spark Bench CSV (:data:`SPARK_BENCH_FLAGS`), as (line,
+    metric), in the file's order.
+
+    Raises:
+        OutputsUnreadable: the file is not one run's CSV.
+    """
+    _, rows = _spark_rows(data)
+    return [(row.line, row.metric) for row in rows if row.metric in SPARK_BENCH_FLAGS]
 
 
 def _scenario_rows(rows: Sequence[_Row], domain: str = SPARK_BENCH_CODE_DOMAIN) -> list[_Row]:
@@ -775,6 +791,70 @@ def _benchlocal_cli(files: Files, _components: Sequence[ComponentName]) -> Outpu
             "packs_in_run": len(packs), "thinking_contaminated_packs": len(contaminated),
         }},
     )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class BenchlocalRun:
+    """One scenario run of a benchlocal-cli RunResult, as the cross-checks hold it to the
+    pinned packs and the transport log (:func:`benchlocal_runs`)."""
+
+    where: str
+    pack: str
+    scenario: str
+    repeat: int
+    """Its ``repeat_index`` (1 to the run's ``repeat``)."""
+    passed: bool
+    answer: bytes | None
+    """Its ``raw_response``'s answer and token counts (:func:`verify.replies.answer_digest`);
+    None when it gives none (no ``raw_response``, or one without a message or token counts)."""
+
+
+@dataclass(frozen=True)
+class BenchlocalRuns:
+    """What a RunResult says it ran: its ``repeat``, each pack that ran (not skipped) by id
+    with its scenario runs, in the file's order."""
+
+    repeat: int
+    packs: dict[str, list[BenchlocalRun]]
+
+
+def benchlocal_runs(data: bytes) -> BenchlocalRuns:
+    """The scenario runs of benchlocal-cli's RunResult (``benchlocal.json``), read as its
+    reader reads the file.
+
+    Raises:
+        OutputsUnreadable: the file is not a RunResult the reader takes.
+    """
+    name = BENCHLOCAL_JSON
+    result = _object(_json({name: data}, name), f"{name}: $")
+    repeat = _count(result.get("repeat", 1), f"{name}: $.repeat")
+    if repeat < 1:
+        raise OutputsUnreadable(f"{name}: $.repeat: 0: no scenario ran")
+    packs: dict[str, list[BenchlocalRun]] = {}
+    for number, value in enumerate(_list(result.get("packs"), f"{name}: $.packs", 1 << 10)):
+        at = f"{name}: $.packs[{number}]"
+        pack = _object(value, at)
+        pack_id = pack.get("pack_id")
+        if not isinstance(pack_id, str) or pack_id in packs:
+            raise OutputsUnreadable(f"{at}.pack_id: {_show(pack_id)}, not a pack's id once")
+        if pack.get("skipped") is True:
+            continue
+        runs = packs[pack_id] = []
+        for index, scenario in enumerate(
+            _list(pack.get("scenarios"), f"{at}.scenarios", BENCHLOCAL_SCENARIOS)
+        ):
+            where = f"{at}.scenarios[{index}]"
+            run = _object(scenario, where)
+            key, turn, passed = run.get("id"), run.get("repeat_index", 1), run.get("passed")
+            if not isinstance(key, str) or type(turn) is not int or type(passed) is not bool:
+                raise OutputsUnreadable(
+                    f"{where}: id {_show(key)}, repeat_index {_show(turn)}, passed "
+                    f"{_show(passed)}: not a scenario's run"
+                )
+            reply = run.get("raw_response")
+            answer = answer_digest(reply) if isinstance(reply, dict) else None
+            runs.append(BenchlocalRun(where, pack_id, key, turn, passed, answer))
+    return BenchlocalRuns(repeat, packs)
 
 
 # Infermark 0.3.0 (PyPI): the JSON report of ``infermark run ... -o FILE``.

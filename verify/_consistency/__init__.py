@@ -11,7 +11,8 @@ of them, in one order). What they establish, a module each:
 - the Hermes task set, each task's limits and its frozen allowed-change patterns are those of the
   pin set and of the task manifest inside the recorded checkout, each task once; a PASS has
   evaluator cases and every one of them passed; changed paths are paths inside the workspace
-  (:mod:`.hermes`);
+  (:mod:`.hermes`); so are Spark Bench's code scenarios and its gate rows (:mod:`.hermes`), and
+  benchlocal-cli's packs and the reply each scenario was graded on (:mod:`.benchlocal`);
 - upstream files hash to their git blob ids, the listing to the recorded tree, the commit object
   to the pinned commit, and the checkout state agrees with the manifest (:mod:`.checkouts`);
 - probe and Infermark figures agree with the exchanges they were measured on (:mod:`.exchanges`);
@@ -34,6 +35,7 @@ from collections.abc import Collection, Sequence
 from bundle_schema.models import ComponentName, Finding, Gx10Evidence
 from pins import PinSetSource
 from verify._consistency._common import BlobIds, Reader, git_blob_id, git_tree_id, normal_path
+from verify._consistency.benchlocal import benchlocal_packs
 from verify._consistency.checkouts import _checkouts
 from verify._consistency.exchanges import (
     _data_listings,
@@ -52,7 +54,7 @@ from verify._consistency.harnesses import (
     needed_upstreams,
     profile_components,
 )
-from verify._consistency.hermes import _hermes, _spark_weights
+from verify._consistency.hermes import _hermes, _spark_flags, _spark_weights
 from verify._consistency.ledger import _ledger
 from verify._consistency.outputs import (
     _derived,
@@ -126,6 +128,8 @@ def consistency_findings(
     findings += checked
     findings += _hermes(evidence, pins, selected, checkouts, read, foreign=foreign)
     findings += _spark_weights(evidence, pins, checkouts, read, foreign)
+    findings += _spark_flags(evidence, pins, checkouts, read, foreign)
+    findings += benchlocal_packs(evidence, pins, checkouts, read, foreign)
     findings += _probes(evidence)
     findings += _probe_contracts(evidence)
     findings += _exchange_ids(evidence)

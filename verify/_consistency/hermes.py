@@ -27,6 +27,7 @@ from verify.harness_outputs import (
     OutputsUnreadable,
     raw_name,
     spark_code_scores,
+    spark_flag_rows,
 )
 
 SPARK_SUITE = "eval_suite.py"
@@ -35,18 +36,21 @@ difficulty=...)``: the weights of a domain's quality."""
 MAX_SPARK_SUITE = 16 << 20
 
 
-def _spark_weights(
+def _spark_weights(  # noqa: PLR0911 - one return per reason the check is left out
     evidence: Gx10Evidence,
     pins: PinSetSource,
     checkouts: Mapping[str, _Checkout],
     read: Reader,
     foreign: Collection[str] = (),
 ) -> list[Finding]:
-    """Spark Bench's code domain quality recomputed from its scenarios' scores in the raw CSV
-    and their difficulties in the recorded checkout (``eval_suite.run_suite``: 100 x the
-    difficulty-weighted mean): a quality its scores cannot give is a record that disagrees with
-    them. Checked where both are at hand: a checkout whose suite defines no difficulty for
-    every scored code scenario is not read this way (the reader's own bound still holds)."""
+    """Spark Bench's code domain held to its recorded checkout's suite (``eval_suite.py``): the
+    scenarios scored are the code scenarios the suite defines in the tiers the pinned command
+    selects (``--tier``; all when it names none), each once, and the domain's quality is what
+    their scores give weighted by their difficulties (``eval_suite.run_suite``: 100 x the
+    difficulty-weighted mean). A scenario left out, one the suite does not define, or a quality
+    its scores cannot give, is a record that disagrees with them. A checkout whose suite
+    defines no code scenario (another layout) is not read this way (the reader's own bound
+    still holds); where a scenario's difficulty is not a literal, the mean is not recomputed."""
     upstream = pins.pins.component_upstreams.get("coding")
     harness = pins.pins.harnesses.get(upstream or "")
     quality = evidence.spark_quality
@@ -55,19 +59,37 @@ def _spark_weights(
     checkout = checkouts.get(upstream or "")
     object_id = checkout.files.get(SPARK_SUITE) if checkout is not None else None
     data = read(f"upstreams/{upstream}/files/{object_id}") if object_id is not None else None
-    place, csv_data = "", None
-    for served in (c for c, u in pins.pins.component_upstreams.items() if u == upstream):
-        place = raw_name(served, SPARK_BENCH_CSV)  # kept at any place the harness serves, as
-        if (csv_data := read(place)) is not None:  # its records are re-read from (_raw_files)
-            break
+    place, csv_data = _spark_csv(pins, upstream or "", read)
     if quality is None or data is None or csv_data is None or len(data) > MAX_SPARK_SUITE:
         return []
     try:
         scores = spark_code_scores(csv_data)
     except OutputsUnreadable:  # the raw outputs' own check says so
         return []
-    weights = _suite_difficulties(data)
-    if not scores or not all(weights.get(i, 0) > 0 for i in scores):
+    suite = _suite_code(data)
+    if not suite:
+        return []
+    tiers = _pinned_tiers(harness.command)
+    selected = {i for i, (_, tier) in suite.items() if tiers is None or tier in tiers}
+    unknown = sorted(set(scores) - set(suite))
+    missing = sorted(selected - set(scores)) if tiers is not None else []
+    if unknown or missing:
+        said = "; ".join(
+            f"{what}: {', '.join(repr(i) for i in ids[:3])}"
+            + (f" and {len(ids) - 3} more" if len(ids) > 3 else "")
+            for what, ids in (("not scored", missing), ("no scenario of its suite", unknown))
+            if ids
+        )
+        return [
+            _disagrees(
+                place,
+                f"the code domain scored {len(scores)} scenarios; the {upstream} checkout's "
+                f"{SPARK_SUITE} defines {len(selected)} code scenarios in the pinned tiers "
+                f"({said})",
+            )
+        ]
+    weights = {i: difficulty for i, (difficulty, _) in suite.items()}
+    if not scores or not all(weights[i] > 0 for i in scores):
         return []
     total = math.fsum(weights[i] for i in scores)
     expected = 100 * math.fsum(scores[i] * weights[i] for i in scores) / total
@@ -85,14 +107,119 @@ def _spark_weights(
     ]
 
 
-def _suite_difficulties(data: bytes) -> dict[str, float]:
-    """Each code scenario's difficulty as ``eval_suite.py`` defines it (literal ``dict(id=...,
-    domain="code", difficulty=...)`` calls; parsed, never run); none when it does not parse."""
+def _spark_csv(pins: PinSetSource, upstream: str, read: Reader) -> tuple[str, bytes | None]:
+    """Spark Bench's raw CSV, kept at any raw place of a component the harness serves (as its
+    records are re-read from, ``_raw_files``): the place and its bytes (None: not kept)."""
+    place, data = "", None
+    for served in (c for c, u in pins.pins.component_upstreams.items() if u == upstream):
+        place = raw_name(served, SPARK_BENCH_CSV)
+        if (data := read(place)) is not None:
+            break
+    return place, data
+
+
+_TIERS = {"all": frozenset({"base", "hard"}), "base": frozenset({"base"}),
+          "hard": frozenset({"hard"})}  # fmt: skip
+"""What ``spark_bench.py eval --tier`` selects (its default is ``all``; a scenario with no
+``tier`` is ``base``, ``run_suite``)."""
+
+
+def _pinned_tiers(command: Sequence[str]) -> frozenset[str] | None:
+    """The scenario tiers a pinned Spark Bench command runs; None when it names a tier this
+    check does not know (then the scenarios scored are only held to the suite's)."""
+    for index, word in enumerate(command):
+        if word == "--tier":
+            value = command[index + 1] if index + 1 < len(command) else ""
+            return _TIERS.get(value)
+        if word.startswith("--tier="):
+            return _TIERS.get(word.removeprefix("--tier="))
+    return _TIERS["all"]
+
+
+def _spark_flags(  # noqa: PLR0911 - one return per reason the check is left out
+    evidence: Gx10Evidence,
+    pins: PinSetSource,
+    checkouts: Mapping[str, _Checkout],
+    read: Reader,
+    foreign: Collection[str] = (),
+) -> list[Finding]:
+    """Spark Bench's gate and quarantine rows (:data:`SPARK_BENCH_FLAGS`), which its reader
+    honours wherever they are, are rows the pinned code writes: each one's metric is a string
+    the recorded checkout's Python files hold (parsed, never run), or in the pinned command
+    (code it gives inline). The public Spark Bench writes none of them: a ``golden_gate`` row
+    added to its CSV made a failing gate pass."""
+    upstream = pins.pins.component_upstreams.get("coding")
+    harness = pins.pins.harnesses.get(upstream or "")
+    if harness is None or harness.parser != "spark-bench" or upstream in foreign or not upstream:
+        return []
+    place, data = _spark_csv(pins, upstream, read)
+    if data is None:
+        return []
+    try:
+        rows = spark_flag_rows(data)
+    except OutputsUnreadable:  # the raw outputs' own check says so
+        return []
+    if not rows:
+        return []
+    written = _checkout_strings(checkouts.get(upstream), upstream, read)
+    if isinstance(written, str):
+        why = f"its gate rows cannot be held to the {upstream} checkout's code: {written}"
+        return [_disagrees(place, why)]
+    for line, metric in rows:
+        if metric not in written and not any(metric in word for word in harness.command):
+            return [
+                _disagrees(
+                    place,
+                    f"line {line}: a {metric} row, which the {upstream} checkout's code never "
+                    f"writes (no {metric!r} in its Python files or the pinned command)",
+                )
+            ]
+    return []
+
+
+MAX_CODE = 64 << 20
+"""The most Python source a check of written names reads of one checkout."""
+
+
+def _checkout_strings(checkout: _Checkout | None, upstream: str, read: Reader) -> set[str] | str:
+    """Every string constant of the Python files a recorded checkout keeps, or why they cannot
+    be read (the checkout not recorded whole, a file named and not kept, too much code)."""
+    if checkout is None:
+        return f"the {upstream} checkout is not recorded whole"
+    found: set[str] = set()
+    size = 0
+    kept = [i for p, i in sorted(checkout.files.items()) if p.endswith(".py")]
+    for object_id in kept:
+        data = read(f"upstreams/{upstream}/files/{object_id}")
+        if data is None:
+            continue  # a sparse checkout keeps the harness's code, not every file listed
+        size += len(data)
+        if size > MAX_CODE:
+            return f"over {MAX_CODE} bytes of Python"
+        try:
+            tree = ast.parse(data.decode("utf-8"))
+        except (UnicodeDecodeError, SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        found.update(
+            node.value
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str)
+        )
+    if not found:
+        return "it keeps no Python file that parses"
+    return found
+
+
+def _suite_code(data: bytes) -> dict[str, tuple[float, str]]:
+    """Each code scenario ``eval_suite.py`` defines, with its difficulty (NaN when not a literal
+    number, or the id defined twice) and its tier (``base`` when none is given): its literal
+    ``dict(id=..., domain="code", ...)`` calls, parsed, never run; none when it does not
+    parse."""
     try:
         tree = ast.parse(data.decode("utf-8"))
     except (UnicodeDecodeError, SyntaxError, ValueError, RecursionError, MemoryError):
         return {}
-    found: dict[str, float] = {}
+    found: dict[str, tuple[float, str]] = {}
     for node in ast.walk(tree):
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
             continue
@@ -101,17 +228,18 @@ def _suite_difficulties(data: bytes) -> dict[str, float]:
         given = {
             k.arg: k.value.value
             for k in node.keywords
-            if k.arg in ("id", "domain", "difficulty") and isinstance(k.value, ast.Constant)
+            if k.arg in ("id", "domain", "difficulty", "tier") and isinstance(k.value, ast.Constant)
         }
-        key, difficulty = given.get("id"), given.get("difficulty")
-        if (
-            given.get("domain") == SPARK_BENCH_CODE_DOMAIN
-            and isinstance(key, str)
-            and isinstance(difficulty, int | float)
-            and not isinstance(difficulty, bool)
-        ):
-            found[key] = math.nan if key in found else float(difficulty)  # twice: no weight
-    return {k: v for k, v in found.items() if math.isfinite(v)}
+        key, difficulty, tier = given.get("id"), given.get("difficulty"), given.get("tier", "base")
+        if given.get("domain") != SPARK_BENCH_CODE_DOMAIN or not isinstance(key, str):
+            continue
+        weight = (
+            float(difficulty)
+            if isinstance(difficulty, int | float) and not isinstance(difficulty, bool)
+            else math.nan
+        )
+        found[key] = (math.nan if key in found else weight, str(tier))  # twice: no weight
+    return found
 
 
 def _task_manifest(  # noqa: PLR0911 - one return per reason the task set cannot be read

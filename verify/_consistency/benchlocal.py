@@ -1,0 +1,224 @@
+"""benchlocal-cli's packs held to the run: each pack that ran holds the pinned pack's scenarios
+(its ``benchlocal_cli/packs/<pack>.jsonl`` in the recorded checkout), each once a repeat, and
+each scenario's reply is one the observer saw to that scenario's question.
+
+The pack's counts and score are checked against its listed scenarios by the reader
+(:func:`verify.harness_outputs._benchlocal_pack`); without these checks the scenarios a pack
+lists, and the reply each was graded on, were the publisher's word: a failed scenario left out
+of its pack, or given a reply no exchange holds, raised the score with no finding.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Collection, Mapping, Sequence
+from typing import Literal
+
+from bundle_schema.models import Finding, Gx10Evidence
+from pins import PinSetSource
+from verify._consistency._common import Reader, _disagrees
+from verify._consistency.checkouts import _Checkout, checkout_file
+from verify._facts import asked_digests, reply_facts
+from verify.harness_outputs import (
+    BENCHLOCAL_JSON,
+    BenchlocalRun,
+    BenchlocalRuns,
+    OutputsUnreadable,
+    benchlocal_runs,
+    raw_name,
+)
+from verify.replies import exchange_failed, last_user_message, question_digest
+
+PACKS = "benchlocal_cli/packs"
+"""Where benchlocal-cli 0.9.9 keeps its packs (``runner.load_pack``): ``<pack>.jsonl``, a
+``__meta__`` line first, then one scenario a line."""
+MAX_PACK = 16 << 20
+MAX_NAMED = 3
+"""How many scenarios a finding names (then how many more)."""
+
+
+def benchlocal_packs(
+    evidence: Gx10Evidence,
+    pins: PinSetSource,
+    checkouts: Mapping[str, _Checkout],
+    read: Reader,
+    foreign: Collection[str] = (),
+) -> list[Finding]:
+    """The findings of benchlocal-cli's RunResult against the pinned packs and the transport
+    log, for each component a benchlocal-cli harness of the pin set serves (a harness the
+    bundle holds no checkout of as pinned is ``foreign``: not read). A RunResult its reader
+    refuses is that refusal's finding, not these."""
+    findings: list[Finding] = []
+    for component, upstream in sorted(pins.pins.component_upstreams.items()):
+        harness = pins.pins.harnesses.get(upstream)
+        if harness is None or harness.parser != "benchlocal-cli" or upstream in foreign:
+            continue
+        place = raw_name(component, BENCHLOCAL_JSON)
+        data = read(place)
+        if data is None:
+            continue
+        try:
+            runs = benchlocal_runs(data)
+        except OutputsUnreadable:
+            continue
+        questions: dict[str, dict[str, bytes | None]] = {}
+        selection = _pinned_selection(harness.command)
+        for pack in runs.packs:
+            pinned = _pinned_pack(checkouts, upstream, pack, read)
+            if isinstance(pinned, str):
+                findings.append(_disagrees(place, f"pack {pack!r} cannot be held to the "
+                                                  f"{upstream} checkout: {pinned}"))  # fmt: skip
+                continue
+            questions[pack] = pinned
+            chosen = selection.get(pack, set()) if isinstance(selection, dict) else selection
+            if (problem := _scenarios_problem(runs, pack, pinned, chosen)) is not None:
+                findings.append(_disagrees(place, problem))
+        findings += _replies(evidence, component, place, runs, questions)
+    return findings
+
+
+def _pinned_pack(
+    checkouts: Mapping[str, _Checkout], upstream: str, pack: str, read: Reader
+) -> dict[str, bytes | None] | str:
+    """The pinned pack's scenarios by id, each with its question (the digest of its last user
+    message's content; None when it has none), or why they cannot be read."""
+    path = f"{PACKS}/{pack}.jsonl"
+    data = checkout_file(checkouts, upstream, path, read)
+    if isinstance(data, str):
+        return data
+    if len(data) > MAX_PACK:
+        return f"{path}: over {MAX_PACK} bytes"
+    scenarios: dict[str, bytes | None] = {}
+    try:
+        lines = data.decode("utf-8").splitlines()
+        for number, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            record = json.loads(line)
+            if not isinstance(record, dict):
+                return f"{path}:{number}: not an object"
+            if number == 1 and record.get("__meta__") is True:
+                continue
+            key = record.get("id")
+            if not isinstance(key, str) or key in scenarios:
+                return f"{path}:{number}: id {str(key)[:60]!r}, not a scenario's id once"
+            user = last_user_message(record.get("messages"))
+            scenarios[key] = None if user is None else question_digest(user["content"])
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        return f"{path}: not JSON Lines: {str(exc)[:200]}"
+    return scenarios
+
+
+_SELECTION_UNKNOWN = ("--scenarios-file", "--resume", "--previous-result")
+"""Options of ``benchlocal-cli run`` whose scenarios this check cannot know from the command
+(a file's, or a saved run's): then a pack's runs are only held to be its pinned scenarios."""
+
+
+def _pinned_selection(command: Sequence[str]) -> dict[str, set[str]] | Literal[False] | None:
+    """The scenarios a pinned ``benchlocal-cli run`` selects by pack (``--scenario PACK/ID``,
+    repeatable: only those run); None when it selects none (every scenario of each pack);
+    False when it selects them otherwise (:data:`_SELECTION_UNKNOWN`)."""
+    selected: dict[str, set[str]] = {}
+    chosen = False
+    for index, word in enumerate(command):
+        name, _, value = word.partition("=")
+        if name in _SELECTION_UNKNOWN:
+            return False
+        if name != "--scenario":
+            continue
+        chosen = True
+        if not value and index + 1 < len(command):
+            value = command[index + 1]
+        pack, _, key = value.partition("/")
+        selected.setdefault(pack, set()).add(key)
+    return selected if chosen else None
+
+
+def _scenarios_problem(
+    runs: BenchlocalRuns,
+    pack: str,
+    pinned: Mapping[str, bytes | None],
+    chosen: set[str] | Literal[False] | None,
+) -> str | None:
+    """Why a pack's scenario runs are not the pinned pack's scenarios the pinned command
+    selects (``chosen``: see :func:`_pinned_selection`; False: unknown, so only that each run
+    is of a pinned scenario), each once a repeat (``runner.run_pack``: every scenario selected
+    for each repeat index), or None."""
+    keys = [key for key in pinned if not isinstance(chosen, set) or key in chosen]
+    expected = Counter((key, turn) for key in keys for turn in range(1, runs.repeat + 1))
+    got = Counter((run.scenario, run.repeat) for run in runs.packs[pack])
+    missing = [] if chosen is False else sorted(key for key in expected if key not in got)
+    said = [
+        f"{what}: {_named(found, runs.repeat)}"
+        for what, found in (
+            ("missing", missing),
+            ("not of the pinned scenarios", sorted(key for key in got if key not in expected)),
+            ("more than once", sorted(key for key in expected if got[key] > 1)),
+        )
+        if found
+    ]
+    if not said:
+        return None
+    scope = f" (the pinned command selects {len(keys)})" if isinstance(chosen, set) else ""
+    return (
+        f"pack {pack!r} lists {sum(got.values())} scenario runs; the pinned pack has "
+        f"{len(pinned)} scenarios{scope}, {runs.repeat} time(s) each ({'; '.join(said)})"
+    )
+
+
+def _named(keys: list[tuple[str, int]], repeat: int) -> str:
+    shown = [k if repeat == 1 else f"{k} (repeat {turn})" for k, turn in keys[:MAX_NAMED]]
+    more = f" and {len(keys) - MAX_NAMED} more" if len(keys) > MAX_NAMED else ""
+    return ", ".join(repr(s) for s in shown) + more
+
+
+def _replies(
+    evidence: Gx10Evidence,
+    component: str,
+    place: str,
+    runs: BenchlocalRuns,
+    questions: Mapping[str, Mapping[str, bytes | None]],
+) -> list[Finding]:
+    """Each scenario run's reply (its ``raw_response``) is one the observer saw: among the
+    component's answered requests, one whose answer and token counts are the reply's and whose
+    last user message is the pinned scenario's question, each exchange taken once. A run that
+    passed must have such a reply; a failed run with no reply (a time-out, an error) needs
+    none. Scenarios of a pack not held to the checkout are left to that finding."""
+    if evidence.transport is None:
+        return []
+    left: Counter[tuple[bytes, bytes | None]] = Counter()
+    for exchange in evidence.transport:
+        if exchange.component != component or exchange.method != "POST":
+            continue
+        answer = reply_facts(exchange).answer
+        if answer is not None and not exchange_failed(exchange):
+            left[answer, asked_digests(exchange)[1]] += 1
+    unmatched: list[BenchlocalRun] = []
+    every = [run for pack in runs.packs.values() for run in pack]
+    for run in every:
+        pinned = questions.get(run.pack)
+        if pinned is None or run.scenario not in pinned:
+            continue
+        if run.answer is None:
+            if run.passed:
+                unmatched.append(run)
+            continue
+        key = (run.answer, pinned[run.scenario])
+        if left[key]:
+            left[key] -= 1
+        else:
+            unmatched.append(run)
+    if not unmatched:
+        return []
+    first = unmatched[0]
+    more = f" ({len(unmatched)} of {len(every)} scenario runs)" if len(unmatched) > 1 else ""
+    verdict = "passed" if first.passed else "failed"
+    return [
+        _disagrees(
+            place,
+            f"{first.where}: scenario {first.scenario!r} of pack {first.pack!r} ({verdict}) was "
+            f"graded on a reply that is no reply of {component} to its question in the "
+            f"transport log{more}",
+        )
+    ]
