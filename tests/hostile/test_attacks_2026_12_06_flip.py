@@ -384,8 +384,8 @@ def test_gate_rows_the_pinned_spark_bench_never_writes_are_not_honoured(
     verdict = _verdict(recorded, tmp_path / "forged", edit)
     assert _findings(verdict) == [
         f"record_disagrees {SPARK_CSV}: evidence {SPARK_CSV!r}: line 42: a golden_gate row, "
-        "which the sparkbench checkout's code never writes (no 'golden_gate' in its Python files or "
-        "the pinned command)"
+        "which the sparkbench checkout's code never writes (no 'golden_gate' in its Python "
+        "files or the pinned command)"
     ]
 
 
