@@ -41,7 +41,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult, urlsplit
 
 from audit._faults import point
 from audit._http_server import HarnessConnection, Harnesses, Request
@@ -155,6 +155,23 @@ def _model_named(text: str) -> str | None:
     return None
 
 
+def checked_endpoint(upstream: str) -> SplitResult:
+    """The parts of an endpoint URL the observer may stand in front of: ``http://`` on loopback,
+    with a port that is one (or none).
+
+    Raises:
+        InvalidInput: any other, or a URL that does not parse; the message names it.
+    """
+    try:
+        parts = urlsplit(upstream)
+        _ = parts.port  # a port out of range or not a number raises here
+    except ValueError as exc:
+        raise InvalidInput(f"--endpoint {upstream!r}: not a URL: {exc}") from None
+    if parts.scheme != "http" or not is_loopback(parts.hostname or ""):
+        raise InvalidInput(f"--endpoint {upstream}: not an http:// endpoint on loopback")
+    return parts
+
+
 class Observer:
     """The recording reverse proxy, served on 127.0.0.1 (and on the listening sockets handed to
     :meth:`serving`) from a thread with its own event loop."""
@@ -166,9 +183,7 @@ class Observer:
         policy: ReasoningSerialization | None = None,
         idle_keepalive: float = IDLE_KEEPALIVE_S,
     ) -> None:
-        parts = urlsplit(upstream)
-        if parts.scheme != "http" or not is_loopback(parts.hostname or ""):
-            raise InvalidInput(f"--endpoint {upstream}: not an http:// endpoint on loopback")
+        parts = checked_endpoint(upstream)
         self.upstream = f"http://{parts.netloc}"
         self.policy = policy
         self.idle_keepalive = idle_keepalive

@@ -38,7 +38,7 @@ from audit.environments import (
     unmet_dependencies,
 )
 from audit.identity import resolve_identity
-from audit.observer import REFERENCE_HEADER, Observer, observe
+from audit.observer import REFERENCE_HEADER, Observer, checked_endpoint, observe
 from audit.parsers import Parsed, ParseFailed, collect_outputs, parse_files, shown_output
 from audit.sandbox import SandboxLimits, SandboxResult, SandboxUnavailable, run_sandboxed
 from bundle_schema import KINDS, canonical_bytes
@@ -573,10 +573,11 @@ def run_qualification(
         raise InvalidInput(f"--profile {request.profile}: not a profile of {request.pins.id} "
                            f"({', '.join(pins.profiles)})")  # fmt: skip
     _check_names(request)
+    checked_endpoint(request.endpoint)
     if request.out.exists() and (not request.out.is_dir() or any(request.out.iterdir())):
         raise InvalidInput(f"--out {request.out}: not empty; a bundle needs a new directory")
     _check_store(request.out, request.store)
-    created_out = not request.out.exists()
+    made = [p for p in (request.out, *request.out.parents) if not p.exists()]  # deepest first
     _check_writable(request.out)
     try:
         return _run(request, say, watch, profile.components)
@@ -601,9 +602,11 @@ def run_qualification(
             f"is left in {request.out} (no manifest: not a sealed bundle) and {kept}"
         ) from None
     except BaseException:
-        # Before anything of the bundle was written: an empty directory made for it goes.
-        if created_out and request.out.is_dir() and not any(request.out.iterdir()):
-            request.out.rmdir()
+        # Before anything of the bundle was written: the empty directories made for it go.
+        for directory in made:
+            if not directory.is_dir() or any(directory.iterdir()):
+                break
+            directory.rmdir()
         raise
 
 
@@ -680,6 +683,8 @@ def _check_store(out: Path, store: Path | None) -> None:
     if store is None:
         return
     where, bundle = store.resolve(), out.resolve()
+    if store.exists() and not store.is_dir():
+        raise InvalidInput(f"--store {store}: not a directory; a blob store is a directory")
     if (store / MANIFEST).exists():
         raise InvalidInput(
             f"--store {store}: a sealed bundle (it holds {MANIFEST}), not a blob store"

@@ -31,7 +31,7 @@ import re
 import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import NamedTuple, Protocol
+from typing import IO, Any, NamedTuple, Protocol
 from urllib.parse import unquote, urlsplit
 
 from bundle_schema.errors import DefectiveBundle, InvalidInput
@@ -79,6 +79,25 @@ MAX_DIRECTORY_DEPTH = 4
 than this is refused before it is walked further (a deep tree costs time, and is never a bundle)."""
 
 
+def open_input(path: str | os.PathLike[str], encoding: str | None = None) -> IO[Any]:
+    """Open an input file to read it: binary, or text in ``encoding``. Opened without waiting,
+    so that a FIFO no one writes to reads as empty rather than holding the command forever
+    (``open`` waits for a writer); a pipe that has one reads as ever.
+
+    Raises:
+        OSError: it cannot be opened.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        os.set_blocking(fd, True)
+        if encoding is None:
+            return open(fd, "rb")
+        return open(fd, encoding=encoding)
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 def read_capped(path: str | os.PathLike[str], cap: int, what: str = "") -> bytes:
     """Read a whole input file of at most ``cap`` bytes.
 
@@ -86,8 +105,8 @@ def read_capped(path: str | os.PathLike[str], cap: int, what: str = "") -> bytes
         InvalidInput: it cannot be read, or it is larger (``what`` names what it should be).
     """
     try:
-        with open(path, "rb") as file:
-            data = file.read(cap + 1)
+        with open_input(path) as file:
+            data: bytes = file.read(cap + 1)
     except OSError as exc:
         raise InvalidInput(f"{os.fspath(path)}: cannot read: {exc.strerror}") from None
     if len(data) > cap:
@@ -241,10 +260,7 @@ class BundleSource:
                     f"{self.location}: a folder holding {held} bundle directories or tars, not "
                     f"a bundle; verify each of them with: audit rank {self.location}"
                 )
-            raise InvalidInput(
-                f"{self.location}: no {MANIFEST}; not a sealed bundle (a run that died before "
-                "sealing leaves none)"
-            )
+            raise InvalidInput(f"{self.location}: {_NO_MANIFEST}")
         try:
             data = member.read(limits.max_manifest_size)
         except OSError as exc:
@@ -268,6 +284,7 @@ class BundleSource:
         )
 
 
+_NO_MANIFEST = f"no {MANIFEST}; not a sealed bundle (a run that died before sealing leaves none)"
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
 
 
@@ -307,7 +324,14 @@ def open_source(path: str | os.PathLike[str], limits: Limits = DEFAULT_LIMITS) -
     except OSError as exc:
         raise InvalidInput(f"{location}: cannot open: {exc.strerror}") from None
     if stat.S_ISDIR(mode):
-        return BundleSource(location, "directory", _scan_directory(local, limits, location))
+        try:
+            members = _scan_directory(local, limits, location)
+        except HostileArchive:
+            if os.path.lexists(os.path.join(local, MANIFEST)):
+                raise
+            # no manifest: a directory, not a bundle, whatever else it holds (``/etc``)
+            raise InvalidInput(f"{location}: {_NO_MANIFEST}") from None
+        return BundleSource(location, "directory", members)
     if stat.S_ISREG(mode):
         return BundleSource(location, "tar", _scan_tar(local, limits, location))
     raise InvalidInput(f"{location}: neither a bundle directory nor a tar file")

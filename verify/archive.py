@@ -39,7 +39,7 @@ from verify._hashing import BlobCache
 from verify._remote import filesystem, masked_text, prefix_keys, s3_parts, shown_url
 from verify._shell import check_integrity, verify_bundle
 from verify._signature import MAX_SIGNATURE_SIZE, IdentityPolicy
-from verify._source import BundleSource, file_url_path, is_url, open_source
+from verify._source import BundleSource, file_url_path, is_url, open_input, open_source
 from verify._spool import Spool, Spooled, sortable
 from verify._spool import named as _named
 from verify._spool import text as _text
@@ -240,12 +240,12 @@ def read_list(file: str) -> Iterator[Source]:
     path = Path(file)
     try:
         size = path.stat().st_size
-        handle = path.open(encoding="utf-8-sig")  # a byte order mark (Notepad's) skipped
+        handle = open_input(path, encoding="utf-8-sig")  # a byte order mark (Notepad's) skipped
     except OSError as exc:
         raise InvalidInput(f"{file}: cannot read: {exc.strerror}") from None
     if size > MAX_LIST_FILE:
         handle.close()
-        raise InvalidInput(f"{file}: over {MAX_LIST_FILE >> 20} MiB; not a list of bundles")
+        raise InvalidInput(f"{file}: {_TOO_LONG}")
     named = False
     with handle:
         try:
@@ -269,11 +269,22 @@ def read_list(file: str) -> Iterator[Source]:
         raise InvalidInput(f"{file}: no bundle listed (only blank lines and # comments)")
 
 
+_TOO_LONG = f"over {MAX_LIST_FILE >> 20} MiB; not a list of bundles"
+
+
 def _lines(handle: IO[str], file: str) -> Iterator[str]:
-    """The lines of an open list file; a read that fails names the file (``/proc/self/mem``
-    gives an I/O error with no file name of its own)."""
+    """The lines of an open list file, each read to at most :data:`MAX_LINE` characters and one
+    more (the caller refuses a longer one), and at most :data:`MAX_LIST_FILE` characters in all
+    (a device or a pipe has no size to check first: ``/dev/zero`` is one endless line); a read
+    that fails names the file (``/proc/self/mem`` gives an I/O error with no file name of its
+    own)."""
+    total = 0
     try:
-        yield from handle
+        while line := handle.readline(MAX_LINE + 2):
+            total += len(line)
+            if total > MAX_LIST_FILE:
+                raise InvalidInput(f"{file}: {_TOO_LONG}")
+            yield line
     except OSError as exc:
         raise InvalidInput(f"{file}: cannot read: {exc.strerror or exc}") from None
 

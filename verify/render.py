@@ -448,11 +448,13 @@ def csv_cell(value: str) -> str:
     would (``=HYPERLINK(...)`` as a model's name, ``@SUM(...)``, ``-1+cmd|...``) gets a leading
     ``'``, and so does each piece after a ``;`` or a tab (a cell a spreadsheet that splits there
     would start); a carriage return is a line feed (Python's ``csv`` quotes a field holding a
-    line feed, not one holding a lone CR, which a reader takes as the end of a row); a number
-    as JSON writes one stays a number."""
+    line feed, not one holding a lone CR, which a reader takes as the end of a row); any other
+    control character but a tab is shown as ``\\xNN`` (an ESC in a file's name must not reach a
+    terminal that shows the CSV, as in every other output); a number as JSON writes one stays a
+    number."""
     if _JSON_NUMBER.fullmatch(value):
         return value
-    text = value.replace("\r\n", "\n").replace("\r", "\n")
+    text = value.replace("\r\n", "\n").replace("\r", "\n").translate(_CONTROLS)
     pieces = _PIECES.split(text)
     for index in range(0, len(pieces), 2):
         if pieces[index].startswith(_FORMULA_START):

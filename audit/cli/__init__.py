@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import os
+import signal
 import sys
 from collections.abc import Sequence
 
@@ -67,8 +69,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     for stream in (sys.stdout, sys.stderr):  # a character the terminal cannot show: \u2713
         with contextlib.suppress(AttributeError, ValueError, OSError):
             stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
-    out = Console(highlight=False)
-    err = Console(stderr=True, highlight=False)
+    out = _Console(highlight=False)
+    err = _Console(stderr=True, highlight=False)
     command = f"{PROG} {args.command}" if args.command else PROG
     try:
         handler = handlers.get(args.command)
@@ -79,12 +81,30 @@ def main(argv: Sequence[str] | None = None) -> int:
     except EvidenceAuditError as exc:
         _say(command, exc.message)
         return exc.exit_code
+    except BrokenPipeError:
+        # Whoever read the output stopped reading (``| head``): nothing failed here. Exit as a
+        # process the pipe's SIGPIPE ended (a shell's 141), with nothing more to write.
+        with contextlib.suppress(OSError, ValueError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
     except OSError as exc:
         _say(command, _os_error(exc))
         return EXIT_INVALID_INPUT
     except KeyboardInterrupt:
         sys.stderr.write(f"{command}: interrupted\n")
         return 130
+
+
+EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE
+"""The exit code when the reader of the output went away (a shell's code for SIGPIPE)."""
+
+
+class _Console(Console):
+    """rich's console, whose lost reader is the one the CLI handles once (rich's own exits 1,
+    the code of a failed check)."""
+
+    def on_broken_pipe(self) -> None:
+        raise BrokenPipeError(errno.EPIPE, os.strerror(errno.EPIPE))
 
 
 def _say(command: str, text: str) -> None:

@@ -111,7 +111,18 @@ def pin_set(given: str) -> PinSetSource:
     if given in BUILTIN:
         return load_builtin(given)
     path = Path(given)
-    return parse_pin_set(read(path), given) if path.is_file() else load_builtin(given)
+    if path.is_file():
+        return parse_pin_set(read(path), given)
+    shipped = ", ".join(BUILTIN)
+    if path.exists():
+        raise InvalidInput(
+            f"{given}: not a regular file; a pin set is a TOML file or one of {shipped}"
+        )
+    if "/" in given or given.endswith(".toml"):
+        raise InvalidInput(
+            f"{given}: no such file, and no shipped pin set has that name ({shipped})"
+        )
+    return load_builtin(given)
 
 
 def optional_pins(given: str | None) -> PinSetSource | None:

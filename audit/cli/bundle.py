@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -158,10 +159,19 @@ def register(commands: Subparsers) -> dict[str, Handler]:
 
 def _outputs(bundle: str, *paths: str | None) -> None:
     """Refuse, before any work, an output a command was asked to write that it must not
-    write (:func:`audit._store.output_target`)."""
+    write (:func:`audit._store.output_target`), and two outputs that name one file (the second
+    written would replace the first)."""
+    seen: dict[str, str] = {}
     for path in paths:
-        if path is not None:
-            output_target(path, bundle)
+        if path is None:
+            continue
+        target = output_target(path, bundle)
+        key = os.path.realpath(target)
+        if key in seen:
+            raise InvalidInput(
+                f"{path}: named for two outputs (as {seen[key]} too); give each its own file"
+            )
+        seen[key] = path
 
 
 def _verify(args: argparse.Namespace, out: Console, err: Console) -> int:

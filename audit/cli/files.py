@@ -13,7 +13,7 @@ from audit._archive import pack, unpack
 from audit._store import write_atomically
 from audit.cli._common import PROG, Handler, Subparsers, example
 from bundle_schema import generate_schemas, schema_drift
-from bundle_schema.errors import EXIT_CHECK_FAILED, EXIT_OK, InvalidInput
+from bundle_schema.errors import EXIT_CHECK_FAILED, EXIT_OK, InvalidInput, one_line
 from verify.render import ProgressBar, plain_text
 
 __all__ = ["register"]
@@ -60,18 +60,28 @@ def register(commands: Subparsers) -> dict[str, Handler]:
         metavar="DIR",
         help="compare DIR (default: the installed bundle_schema/json) with the models",
     )
-    mode.add_argument("--out", metavar="DIR", help="write the schema files into DIR")
+    mode.add_argument(
+        "--out",
+        metavar="DIR",
+        help="write the schema files into DIR (and remove a *.schema.json no model makes)",
+    )
     return {"pack": _pack, "unpack": _unpack, "schema": _schema}
 
 
 def _schema(args: argparse.Namespace, out: Console, err: Console) -> int:
-    if args.out:
+    if args.out is not None:
+        if not args.out:
+            raise InvalidInput("--out: an empty path: name the directory to write the schemas in")
         target = Path(args.out)
         target.mkdir(parents=True, exist_ok=True)
         schemas = generate_schemas()
         for name, data in sorted(schemas.items()):
             write_atomically(target / name, [data])
-        out.print(f"wrote {len(schemas)} schema files to {target}")
+        stale = sorted(p for p in target.glob("*.schema.json") if p.name not in schemas)
+        for path in stale:  # a retired kind's file: what --check would name as drift
+            path.unlink()
+        removed = f", removed {len(stale)} no model makes" if stale else ""
+        out.print(plain_text(f"wrote {len(schemas)} schema files to {target}{removed}"))
         return EXIT_OK
     if args.check is not None:
         if args.check:
@@ -86,10 +96,11 @@ def _schema(args: argparse.Namespace, out: Console, err: Console) -> int:
             shown = "bundle_schema/json"
         drift = schema_drift(files)
         if drift:
-            sys.stderr.write(
-                f"{PROG} schema: {shown} differs from the models: {', '.join(drift)}; "
-                f"regenerate with: audit schema --out {shown}\n"
+            line = (
+                f"{shown} differs from the models: {', '.join(drift)}; regenerate with: audit "
+                f"schema --out {shown}"
             )
+            sys.stderr.write(f"{PROG} schema: {one_line(line)}\n")
             return EXIT_CHECK_FAILED
         out.print(f"{shown}: {len(files)} schema files match the models")
         return EXIT_OK

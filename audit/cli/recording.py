@@ -157,6 +157,12 @@ def _run_command(args: argparse.Namespace, out: Console, err: Console) -> int:
 
     pins = pin_set(args.pins)
     mirrors = named_paths("--mirror", args.mirror)
+    unknown = sorted(set(mirrors) - set(pins.pins.upstreams))
+    if unknown:
+        raise InvalidInput(
+            f"--mirror {unknown[0]}: the pin set pins no such upstream "
+            f"({', '.join(sorted(pins.pins.upstreams))})"
+        )
     pythons = named_paths("--harness-python", args.harness_python)
     unknown = sorted(set(pythons) - set(pins.pins.harnesses))
     if unknown:

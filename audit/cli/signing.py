@@ -18,7 +18,7 @@ from typing import Any
 
 from rich.console import Console
 
-from audit._store import write_atomically
+from audit._store import output_target, write_atomically
 from audit.cli._common import PROG, Handler, Subparsers, example, optional_pins
 from audit.signing import DEFAULT_INSTANCE, INSTANCES
 from bundle_schema import canonical_bytes, digest_of
@@ -135,8 +135,7 @@ def add_policy_options(parser: argparse.ArgumentParser, *, attest: bool = False)
     roots.add_argument(
         "--trust",
         choices=SHIPPED_ROOTS,
-        default=DEFAULT_ROOT,
-        help="which shipped, hash-pinned root to trust (default: %(default)s)",
+        help=f"which shipped, hash-pinned root to trust (default: {DEFAULT_ROOT})",
     )
 
 
@@ -166,6 +165,13 @@ def policy_from(args: argparse.Namespace, *, required: bool = False) -> Identity
             root cannot be loaded.
     """
     if args.identity is None and args.issuer is None and not required:
+        root = (
+            "--trusted-root" if args.trusted_root is not None else "--trust" if args.trust else None
+        )
+        if root is not None:  # a root no signature is checked under: a command not as meant
+            raise InvalidInput(
+                f"{root} is the root a signature is checked under: give --identity and --issuer too"
+            )
         return None
     if args.identity is None or args.issuer is None:
         raise InvalidInput("give both --identity and --issuer: a signature is checked against both")
@@ -176,7 +182,9 @@ def policy_from(args: argparse.Namespace, *, required: bool = False) -> Identity
                 "issuer (an empty one would match any)"
             )
     trust = (
-        trust_root_from_file(args.trusted_root) if args.trusted_root else shipped_root(args.trust)
+        trust_root_from_file(args.trusted_root)
+        if args.trusted_root
+        else shipped_root(args.trust or DEFAULT_ROOT)
     )
     return IdentityPolicy(args.identity, args.issuer, trust)
 
@@ -265,6 +273,11 @@ def _sign_command(args: argparse.Namespace, out: Console, err: Console) -> int:
 
     if (args.bundle is None) == (args.statement is None):
         raise InvalidInput("give either a bundle directory or --statement FILE")
+    if args.statement is None and args.output is not None:
+        raise InvalidInput(
+            f"-o {args.output}: a bundle's signature is written into the bundle "
+            "(signature.sigstore.json); -o names where a Statement's goes"
+        )
     if args.statement is None:
         signed = sign_bundle(args.bundle, lambda: signer_from(args), replace=args.replace)
         out.print(
@@ -281,7 +294,9 @@ def _sign_command(args: argparse.Namespace, out: Console, err: Console) -> int:
             "the Statement carries; only a Statement as audit verify wrote it is signed"
         )
     subject = subject_digest(parsed)
-    target = Path(args.output or f"{args.statement}.sigstore.json")
+    target = output_target(args.output or f"{args.statement}.sigstore.json")
+    if target.exists() and os.path.samefile(target, args.statement):
+        raise InvalidInput(f"{target}: the Statement it signs; write the signature beside it")
     if target.exists() and not args.replace:
         raise InvalidInput(f"{target}: exists; pass --replace to overwrite it")
     context, token = signer_from(args)
