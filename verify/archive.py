@@ -19,12 +19,14 @@ Nothing here imports fsspec unless a URL is given.
 
 from __future__ import annotations
 
+import contextvars
 import dataclasses
 import errno
 import io
 import json
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, NamedTuple
@@ -249,14 +251,14 @@ def read_list(file: str) -> Iterator[Source]:
     named = False
     with handle:
         try:
-            for number, line in enumerate(_lines(handle, file), start=1):
+            for number, (line, length) in enumerate(_lines(handle, file), start=1):
                 text = line.strip()
                 if not text or text.startswith("#"):
                     continue
-                if len(text) > MAX_LINE:
+                if length > MAX_LINE + 1 or len(text) > MAX_LINE:
                     raise InvalidInput(
-                        f"{file}:{number}: a line of {len(text)} characters; a path or URL is "
-                        f"at most {MAX_LINE}"
+                        f"{file}:{number}: a line of {max(length - 1, len(text))} characters; a "
+                        f"path or URL is at most {MAX_LINE}"
                     )
                 named = True
                 try:
@@ -272,19 +274,26 @@ def read_list(file: str) -> Iterator[Source]:
 _TOO_LONG = f"over {MAX_LIST_FILE >> 20} MiB; not a list of bundles"
 
 
-def _lines(handle: IO[str], file: str) -> Iterator[str]:
-    """The lines of an open list file, each read to at most :data:`MAX_LINE` characters and one
-    more (the caller refuses a longer one), and at most :data:`MAX_LIST_FILE` characters in all
-    (a device or a pipe has no size to check first: ``/dev/zero`` is one endless line); a read
-    that fails names the file (``/proc/self/mem`` gives an I/O error with no file name of its
-    own)."""
+def _lines(handle: IO[str], file: str) -> Iterator[tuple[str, int]]:
+    """The lines of an open list file, each with its length: a line is kept to at most
+    :data:`MAX_LINE` characters and two more (the caller refuses a longer one), the rest of a
+    longer one only counted, and the file read to at most :data:`MAX_LIST_FILE` characters in
+    all (a device or a pipe has no size to check first: ``/dev/zero`` is one endless line); a
+    read that fails names the file (``/proc/self/mem`` gives an I/O error with no file name of
+    its own)."""
     total = 0
     try:
         while line := handle.readline(MAX_LINE + 2):
-            total += len(line)
+            length = len(line)
+            if length == MAX_LINE + 2 and not line.endswith("\n"):  # cut: count what is left
+                while more := handle.readline(1 << 20):
+                    length += len(more)
+                    if more.endswith("\n") or total + length > MAX_LIST_FILE:
+                        break
+            total += length
             if total > MAX_LIST_FILE:
                 raise InvalidInput(f"{file}: {_TOO_LONG}")
-            yield line
+            yield line, length
     except OSError as exc:
         raise InvalidInput(f"{file}: cannot read: {exc.strerror or exc}") from None
 
@@ -707,9 +716,9 @@ def verify_archive(
     store once (one :class:`BlobCache`), into ``writer``; ``policy``: who must have signed
     each bundle (None: signatures are not checked)."""
     cache = cache if cache is not None else BlobCache()
-    for source in sources:
+    for source, listed in listed_ahead(sources):
         try:
-            bundle = open_source(source)  # listed once: for its digest, then verified
+            bundle = listed.result()  # listed once: for its digest, then verified
             digest = digest_of(bundle.manifest_bytes())
         except (EvidenceAuditError, OSError) as exc:
             writer.add(Judged(shown(source), None, refusal_reason(source, exc).encode()))
@@ -719,6 +728,42 @@ def verify_archive(
         writer.add(judge(source, pins, cache, opened=bundle, policy=policy))
         if progress is not None:
             progress(shown(source))
+
+
+def _listed(source: Source) -> BundleSource:
+    bundle = open_source(source)
+    bundle.manifest_bytes()  # read with the listing: a small tar at a URL is one request
+    return bundle
+
+
+def listed_ahead(sources: Iterable[Source]) -> Iterator[tuple[Source, Future[BundleSource]]]:
+    """Each source with its listing (:func:`verify._source.open_source` and its manifest's
+    bytes), in order: a tar at a URL is listed by a thread of its own while the caller verifies
+    the source before it, so that one process is not idle while each tar is fetched (from S3 a
+    small tar's one request took as long as its verification). At most one listing runs ahead,
+    so at most one more tar's received ranges are held (``CACHE_BYTES``). A local source is
+    listed when the caller asks for it, as before. The listing thread reads the command's URL
+    snapshots (:func:`verify._remote.url_snapshots`); it alone opens URLs meanwhile."""
+    with ThreadPoolExecutor(1, thread_name_prefix="listing") as pool:
+        ahead: tuple[Source, Future[BundleSource]] | None = None
+        for source in sources:
+            if not (is_url(source) and not str(source).lower().startswith("file:")):
+                if ahead is not None:
+                    yield ahead
+                    ahead = None
+                now: Future[BundleSource] = Future()
+                try:
+                    now.set_result(_listed(source))
+                except (EvidenceAuditError, OSError) as exc:
+                    now.set_exception(exc)
+                yield source, now
+                continue
+            listing = pool.submit(contextvars.copy_context().run, _listed, source)
+            if ahead is not None:
+                yield ahead
+            ahead = (source, listing)
+        if ahead is not None:
+            yield ahead
 
 
 MASKED_TWIN = (
