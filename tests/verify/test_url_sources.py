@@ -233,42 +233,39 @@ def test_a_small_tar_is_one_request(published: Path, server: RangeServer) -> Non
     assert len(server.requests) == 1
 
 
-def test_a_tar_of_up_to_a_mebibyte_is_one_request(tmp_path: Path) -> None:
-    """As a plain GET of it (it was its first 64 KiB, then the rest: two): the listing's
-    windows and hashing ask for nothing more, and no byte is received twice."""
+def _verified_by_url(tmp_path: Path, blobs: int, size: int) -> tuple[int, list[Any], int]:
+    """A bundle of ``blobs`` blobs of ``size`` bytes packed, served and verified by its URL (the
+    same verdict as from disk): the tar's size, the requests and the bytes sent."""
     bundle = tmp_path / "bundle"
-    blobs = [(f"raw/{i}.bin", bytes([i]) * (200 << 10)) for i in range(4)]
-    write_small_bundle(bundle, blobs, durable=False)
+    write_small_bundle(bundle, [(f"raw/{i}.bin", bytes([i]) * size) for i in range(blobs)],
+                       durable=False)  # fmt: skip
     root = tmp_path / "site"
     root.mkdir()
     tar = root / "run.tar"
     pack(bundle, tar)
-    assert 512 << 10 < tar.stat().st_size <= FIRST_READ
     with serve(root) as site:
         verdict = verify_bundle(url_of(site, tar)).verdict
         assert verdict_json(verdict) == verdict_json(verify_bundle(tar).verdict)
-        assert len(site.requests) == 1, site.requests
-        assert site.sent == tar.stat().st_size
+        return tar.stat().st_size, site.requests, site.sent
+
+
+def test_a_tar_of_up_to_a_mebibyte_is_one_request(tmp_path: Path) -> None:
+    """As a plain GET of it (it was its first 64 KiB, then the rest: two): the listing's
+    windows and hashing ask for nothing more, and no byte is received twice."""
+    size, requests, sent = _verified_by_url(tmp_path, 4, 200 << 10)
+    assert 512 << 10 < size <= FIRST_READ
+    assert len(requests) == 1, requests
+    assert sent == size
 
 
 def test_a_tar_of_up_to_a_block_is_two_requests(tmp_path: Path) -> None:
     """A tar of a few MiB of small members: its first MiB, then all the rest, and no byte is
     received twice (by the listing's windows, then hashing, it was five requests and 4.9 MB for
     these 3.1 MB: the data between the windows came again)."""
-    bundle = tmp_path / "bundle"
-    blobs = [(f"raw/{i}.bin", bytes([i]) * (100 << 10)) for i in range(30)]
-    write_small_bundle(bundle, blobs, durable=False)
-    root = tmp_path / "site"
-    root.mkdir()
-    tar = root / "run.tar"
-    pack(bundle, tar)
-    size = tar.stat().st_size
+    size, requests, sent = _verified_by_url(tmp_path, 30, 100 << 10)
     assert 2 * FIRST_READ < size <= SMALL_TAR
-    with serve(root) as site:
-        verdict = verify_bundle(url_of(site, tar)).verdict
-        assert verdict_json(verdict) == verdict_json(verify_bundle(tar).verdict)
-        assert site.sent == size
-        assert len(site.requests) == 2, site.requests
+    assert sent == size
+    assert len(requests) == 2, requests
 
 
 def test_one_command_reads_one_object(published: Path, server: RangeServer, tmp_path: Path) -> None:

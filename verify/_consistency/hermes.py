@@ -17,7 +17,7 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from bundle_schema.models import ComponentName, Finding, Gx10Evidence, HermesTask
-from pins import PinSetSource
+from pins import Harness, PinSetSource
 from verify._consistency._common import Reader, _disagrees, normal_path
 from verify._consistency.checkouts import _Checkout, checkout_file
 from verify.harness_outputs import (
@@ -51,15 +51,15 @@ def _spark_weights(  # noqa: PLR0911 - one return per reason the check is left o
     its scores cannot give, is a record that disagrees with them. A checkout whose suite
     defines no code scenario (another layout) is not read this way (the reader's own bound
     still holds); where a scenario's difficulty is not a literal, the mean is not recomputed."""
-    upstream = pins.pins.component_upstreams.get("coding")
-    harness = pins.pins.harnesses.get(upstream or "")
+    spark = _spark_harness(pins, foreign)
     quality = evidence.spark_quality
-    if harness is None or harness.parser != "spark-bench" or upstream in foreign:
+    if spark is None:
         return []
-    checkout = checkouts.get(upstream or "")
+    upstream, harness = spark
+    checkout = checkouts.get(upstream)
     object_id = checkout.files.get(SPARK_SUITE) if checkout is not None else None
     data = read(f"upstreams/{upstream}/files/{object_id}") if object_id is not None else None
-    place, csv_data = _spark_csv(pins, upstream or "", read)
+    place, csv_data = _spark_csv(pins, upstream, read)
     if quality is None or data is None or csv_data is None or len(data) > MAX_SPARK_SUITE:
         return []
     try:
@@ -107,6 +107,16 @@ def _spark_weights(  # noqa: PLR0911 - one return per reason the check is left o
     ]
 
 
+def _spark_harness(pins: PinSetSource, foreign: Collection[str]) -> tuple[str, Harness] | None:
+    """The upstream and harness that score coding, when it is Spark Bench's (read by its
+    reader) and not a foreign harness; None otherwise."""
+    upstream = pins.pins.component_upstreams.get("coding")
+    harness = pins.pins.harnesses.get(upstream or "")
+    if upstream is None or harness is None or harness.parser != "spark-bench":
+        return None
+    return None if upstream in foreign else (upstream, harness)
+
+
 def _spark_csv(pins: PinSetSource, upstream: str, read: Reader) -> tuple[str, bytes | None]:
     """Spark Bench's raw CSV, kept at any raw place of a component the harness serves (as its
     records are re-read from, ``_raw_files``): the place and its bytes (None: not kept)."""
@@ -148,10 +158,10 @@ def _spark_flags(  # noqa: PLR0911 - one return per reason the check is left out
     the recorded checkout's Python files hold (parsed, never run), or in the pinned command
     (code it gives inline). The public Spark Bench writes none of them: a ``golden_gate`` row
     added to its CSV made a failing gate pass."""
-    upstream = pins.pins.component_upstreams.get("coding")
-    harness = pins.pins.harnesses.get(upstream or "")
-    if harness is None or harness.parser != "spark-bench" or upstream in foreign or not upstream:
+    spark = _spark_harness(pins, foreign)
+    if spark is None:
         return []
+    upstream, harness = spark
     place, data = _spark_csv(pins, upstream, read)
     if data is None:
         return []
