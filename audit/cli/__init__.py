@@ -43,7 +43,9 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, Handler]]:
         prog=PROG,
         description="Record LLM deployment qualification runs as evidence bundles; verify them.",
         epilog=example(
-            "audit demo", "Exit codes: 0 done, 1 a check failed, 2 refused input or usage."
+            "audit demo",
+            "Exit codes: 0 done, 1 a check failed, 2 refused input or usage, 141 the output's "
+            "reader went away.",
         ),
     )
     parser.add_argument("--version", action="version", version=f"{PROG} {VERSION}")
@@ -63,7 +65,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI and return its exit code (the console script exits with it)."""
     parser, handlers = _parser()
     try:
-        args = parser.parse_args(argv)
+        args, extra = parser.parse_known_args(argv)
+        if extra:  # said by the command's own parser, which names its --help
+            commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+            named = commands.choices.get(args.command, parser) if args.command else parser
+            named.error(f"unrecognized arguments: {' '.join(extra)}")
     except SystemExit as exc:  # --help, --version and usage errors
         return int(exc.code or 0)
     for stream in (sys.stdout, sys.stderr):  # a character the terminal cannot show: \u2713

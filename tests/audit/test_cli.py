@@ -47,7 +47,9 @@ USAGE = [
     ("bad workers", ["verify", ".", "--workers", "0"], "'0' is not a positive integer"),
     ("pack without output", ["pack", "."], "the following arguments are required: -o/--output"),
     ("check and out", ["schema", "--check", "--out", "x"], "not allowed with argument"),
-    ("unknown option", ["verify", ".", "--fast"], "unrecognized arguments: --fast"),
+    ("unknown option", ["verify", ".", "--fast"],
+     "audit verify: unrecognized arguments: --fast (see audit verify --help)"),
+    ("unknown option, no command", ["--fast"], "audit: unrecognized arguments: --fast"),
     *(
         (f"run --env {given}", [*_RUN, "--env", given], fragment)
         for given, fragment in [
