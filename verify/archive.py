@@ -226,6 +226,8 @@ def expand(text: str, base: Path | None = None) -> Iterator[Source]:
         return iter([path])
     if path.is_dir():
         return _folder(path)
+    if path.exists():  # a FIFO, a device, a socket
+        raise InvalidInput(f"{path}: neither a bundle directory nor a tar file")
     raise InvalidInput(f"{path}: no such bundle, tar or directory")
 
 

@@ -84,9 +84,17 @@ def digest(text: str) -> str:
     return text
 
 
+MAX_WORKERS = 1024
+"""The most of anything a count option asks for (threads, processes): more is a typo."""
+
+
 def positive(text: str) -> int:
-    if not text.isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a positive integer")
+    """A count option's value: ASCII digits (``"٣"`` and ``"²"`` are digits to ``str``), 1 to
+    :data:`MAX_WORKERS`."""
+    if not (text.isascii() and text.isdigit()) or not 1 <= int(text) <= MAX_WORKERS:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a positive integer of at most {MAX_WORKERS}"
+        )
     return int(text)
 
 

@@ -45,6 +45,8 @@ USAGE = [
         "'abc' is not sha256:<64 lowercase hex>",
     ),
     ("bad workers", ["verify", ".", "--workers", "0"], "'0' is not a positive integer"),
+    ("workers not ASCII", ["verify", ".", "--workers", "\u0663"], "'\u0663' is not a positive"),
+    ("workers past the bound", ["verify", ".", "--workers", "100000"], "of at most 1024"),
     ("pack without output", ["pack", "."], "the following arguments are required: -o/--output"),
     ("check and out", ["schema", "--check", "--out", "x"], "not allowed with argument"),
     ("unknown option", ["verify", ".", "--fast"],

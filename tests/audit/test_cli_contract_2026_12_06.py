@@ -144,7 +144,7 @@ def test_a_list_that_never_ends_is_refused(tmp_path: Path, command: list[str]) -
     assert_refused(done)
 
 
-@pytest.mark.parametrize("command", [["rank", "--from"], ["score", "gx10"]])
+@pytest.mark.parametrize("command", [["rank", "--from"], ["score", "gx10"], ["rank"]])
 def test_a_fifo_input_is_refused_not_waited_on(tmp_path: Path, command: list[str]) -> None:
     fifo = tmp_path / "list"
     os.mkfifo(fifo)
