@@ -55,5 +55,5 @@ def test_a_refusal_is_its_sources_and_the_order_holds(site: Path, tmp_path: Path
         got = list(listed_ahead(given))
     assert [s for s, _ in got] == given
     assert got[0][1].result().kind == "tar" and got[2][1].result().kind == "directory"
-    with pytest.raises(InvalidInput, match="nowhere.tar"):
+    with pytest.raises(InvalidInput, match=r"nowhere\.tar"):
         got[1][1].result()
