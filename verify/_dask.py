@@ -43,6 +43,7 @@ import pickle
 import tempfile
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, TypeVar
@@ -74,6 +75,7 @@ from verify.archive import (
     changed,
     check,
     judge,
+    listed_ahead,
     located,
     open_in,
     refusal_reason,
@@ -109,16 +111,17 @@ _Listed = tuple[str | None, str | None, list[tuple[FileKey, str]], Judged | None
 and, for a tar, its verification."""
 
 
-def _list(source: Source, rules: _Rules, cwd: str) -> _Listed:
+def _list(source: Source, listing: Future[BundleSource], rules: _Rules, cwd: str) -> _Listed:
     """Stage 1 for one source, on a worker (within the task's :func:`url_snapshots`; ``cwd``:
-    the command's working directory, see :func:`verify.archive.located`).
+    the command's working directory, see :func:`verify.archive.located`; ``listing``: its
+    listing, :func:`verify.archive.listed_ahead`).
 
     A tar is verified here too (ADR 0031): its members are never shared, so nothing of stage 2
     is needed for it, and the task has just read it (at a URL, the whole of a small tar: its
     verification reads the listing and the bytes received, no request more). If another source
     of its digest comes first, the driver uses the result as the check of its bytes."""
     try:
-        bundle = open_in(source, cwd)
+        bundle = listing.result()
         digest = digest_of(bundle.manifest_bytes())
     except (EvidenceAuditError, OSError) as exc:
         return None, refusal_reason(source, exc, located(source, cwd)), [], None
@@ -247,7 +250,11 @@ def _list_many(chunk: _Chunk[str], rules: _Rules) -> tuple[list[_Folded], _Links
     are distinct; their URLs share one file system, made from the worker's environment). The
     driver links each directory bundle listed (:meth:`_Driver._link`)."""
     with url_snapshots():
-        listed = [_list(_unwired(item), rules, chunk.cwd) for item in chunk.items]
+        sources = (_unwired(item) for item in chunk.items)
+        listed = [
+            _list(source, listing, rules, chunk.cwd)
+            for source, listing in listed_ahead(sources, chunk.cwd)
+        ]
     folded = [(digest, reason, judged) for digest, reason, _, judged in listed]
     # a directory bundle is linked; a refused source and a tar verified as listed are not
     linked = [

@@ -732,15 +732,18 @@ def verify_archive(
             progress(shown(source))
 
 
-def _listed(source: Source) -> BundleSource:
-    bundle = open_source(source)
+def _listed(source: Source, cwd: str | None) -> BundleSource:
+    bundle = open_source(source) if cwd is None else open_in(source, cwd)
     bundle.manifest_bytes()  # read with the listing: a small tar at a URL is one request
     return bundle
 
 
-def listed_ahead(sources: Iterable[Source]) -> Iterator[tuple[Source, Future[BundleSource]]]:
-    """Each source with its listing (:func:`verify._source.open_source` and its manifest's
-    bytes), in order: a tar at a URL is listed by a thread of its own while the caller verifies
+def listed_ahead(
+    sources: Iterable[Source], cwd: str | None = None
+) -> Iterator[tuple[Source, Future[BundleSource]]]:
+    """Each source with its listing (:func:`verify._source.open_source`, or :func:`open_in`
+    ``cwd`` when given, and its manifest's bytes), in order: a tar at a URL is listed by a
+    thread of its own while the caller verifies
     the source before it, so that one process is not idle while each tar is fetched (from S3 a
     small tar's one request took as long as its verification). At most one listing runs ahead,
     so at most one more tar's received ranges are held (``CACHE_BYTES``). A local source is
@@ -755,12 +758,12 @@ def listed_ahead(sources: Iterable[Source]) -> Iterator[tuple[Source, Future[Bun
                     ahead = None
                 now: Future[BundleSource] = Future()
                 try:
-                    now.set_result(_listed(source))
+                    now.set_result(_listed(source, cwd))
                 except (EvidenceAuditError, OSError) as exc:
                     now.set_exception(exc)
                 yield source, now
                 continue
-            listing = pool.submit(contextvars.copy_context().run, _listed, source)
+            listing = pool.submit(contextvars.copy_context().run, _listed, source, cwd)
             if ahead is not None:
                 yield ahead
             ahead = (source, listing)
