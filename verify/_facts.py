@@ -97,6 +97,9 @@ class ReplyFacts:
     answer: bytes | None = None
     """What a client takes from it as the answer and its cost, as a digest
     (:func:`verify.replies.answer_digest`; None for a stream or a reply without them)."""
+    answers: tuple[bytes, ...] = ()
+    """Every digest a harness's copy of it is found by (:func:`verify.replies.answer_keys`;
+    none for a stream)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,6 +135,7 @@ def reply_facts(exchange: TransportExchange) -> ReplyFacts:
         reply.more_fingerprints,
         max((chunk.t for chunk in exchange.chunks), default=0.0),
         reply.answer,
+        reply.answers,
     )
 
 

@@ -25,8 +25,9 @@ import errno
 import io
 import json
 import os
+import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, NamedTuple
@@ -743,32 +744,48 @@ def listed_ahead(
 ) -> Iterator[tuple[Source, Future[BundleSource]]]:
     """Each source with its listing (:func:`verify._source.open_source`, or :func:`open_in`
     ``cwd`` when given, and its manifest's bytes), in order: a tar at a URL is listed by a
-    thread of its own while the caller verifies
-    the source before it, so that one process is not idle while each tar is fetched (from S3 a
-    small tar's one request took as long as its verification). At most one listing runs ahead,
-    so at most one more tar's received ranges are held (``CACHE_BYTES``). A local source is
-    listed when the caller asks for it, as before. The listing thread reads the command's URL
-    snapshots (:func:`verify._remote.url_snapshots`); it alone opens URLs meanwhile."""
-    with ThreadPoolExecutor(1, thread_name_prefix="listing") as pool:
-        ahead: tuple[Source, Future[BundleSource]] | None = None
-        for source in sources:
-            if not (is_url(source) and not str(source).lower().startswith("file:")):
-                if ahead is not None:
-                    yield ahead
-                    ahead = None
-                now: Future[BundleSource] = Future()
-                try:
-                    now.set_result(_listed(source, cwd))
-                except (EvidenceAuditError, OSError) as exc:
-                    now.set_exception(exc)
-                yield source, now
-                continue
-            listing = pool.submit(contextvars.copy_context().run, _listed, source, cwd)
+    thread of its own while the caller verifies the source before it, so that one process is
+    not idle while each tar is fetched (from S3 a small tar's one request took as long as its
+    verification). At most one listing runs ahead, so at most one more tar's received ranges
+    are held (``CACHE_BYTES``). A local source is listed when the caller asks for it, as
+    before. The listing thread reads the command's URL snapshots
+    (:func:`verify._remote.url_snapshots`); it alone opens URLs meanwhile. It is a daemon: a
+    caller that stops early (its reader gone, an interrupt) never waits for a listing it will
+    not use."""
+    ahead: tuple[Source, Future[BundleSource]] | None = None
+    for source in sources:
+        if not (is_url(source) and not str(source).lower().startswith("file:")):
             if ahead is not None:
                 yield ahead
-            ahead = (source, listing)
+                ahead = None
+            now: Future[BundleSource] = Future()
+            try:
+                now.set_result(_listed(source, cwd))
+            except (EvidenceAuditError, OSError) as exc:
+                now.set_exception(exc)
+            yield source, now
+            continue
+        listing = _listing(source, cwd)
         if ahead is not None:
             yield ahead
+        ahead = (source, listing)
+    if ahead is not None:
+        yield ahead
+
+
+def _listing(source: Source, cwd: str | None) -> Future[BundleSource]:
+    """:func:`_listed` on a daemon thread of its own, in the caller's context."""
+    future: Future[BundleSource] = Future()
+    context = contextvars.copy_context()
+
+    def run() -> None:
+        try:
+            future.set_result(context.run(_listed, source, cwd))
+        except BaseException as exc:  # carried to the caller, who reads it
+            future.set_exception(exc)
+
+    threading.Thread(target=run, name="listing", daemon=True).start()
+    return future
 
 
 MASKED_TWIN = (

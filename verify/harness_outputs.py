@@ -50,7 +50,7 @@ from bundle_schema.models import (
     TaskTallies,
     Tier2,
 )
-from verify.replies import answer_digest, last_user_message
+from verify.replies import answer_key, last_user_message
 from verify.scorers import load_plan, load_shard, score_shards
 from verify.scorers.bfcl import V4_SUBSET_SIZES, LoadedShard
 
@@ -701,6 +701,8 @@ BugFind, HermesAgent and CLI), never a scenario of the verifier-backed packs rea
 scenario of those marked so is refused: relabelled, a failure would leave the count."""
 BENCHLOCAL_SCENARIOS = 1 << 16
 """The most scenarios a pack's array may hold here (a behavioural pack has 15 a repeat)."""
+BENCHLOCAL_REPEATS = 1000
+"""The most repeats of a run read here (``--repeat N``; each repeat runs every scenario)."""
 
 
 def _benchlocal_scenarios(value: Any, at: str) -> tuple[int, int]:
@@ -805,8 +807,9 @@ class BenchlocalRun:
     """Its ``repeat_index`` (1 to the run's ``repeat``)."""
     passed: bool
     answer: bytes | None
-    """Its ``raw_response``'s answer and token counts (:func:`verify.replies.answer_digest`);
-    None when it gives none (no ``raw_response``, or one without a message or token counts)."""
+    """Its ``raw_response``'s answer, with its token counts when it has them
+    (:func:`verify.replies.answer_key`); None when it gives none (no ``raw_response``, or one
+    without a message)."""
 
 
 @dataclass(frozen=True)
@@ -828,8 +831,10 @@ def benchlocal_runs(data: bytes) -> BenchlocalRuns:
     name = BENCHLOCAL_JSON
     result = _object(_json({name: data}, name), f"{name}: $")
     repeat = _count(result.get("repeat", 1), f"{name}: $.repeat")
-    if repeat < 1:
-        raise OutputsUnreadable(f"{name}: $.repeat: 0: no scenario ran")
+    if not 1 <= repeat <= BENCHLOCAL_REPEATS:
+        raise OutputsUnreadable(
+            f"{name}: $.repeat: {repeat}, not a number of repeats (1 to {BENCHLOCAL_REPEATS})"
+        )
     packs: dict[str, list[BenchlocalRun]] = {}
     for number, value in enumerate(_list(result.get("packs"), f"{name}: $.packs", 1 << 10)):
         at = f"{name}: $.packs[{number}]"
@@ -852,7 +857,7 @@ def benchlocal_runs(data: bytes) -> BenchlocalRuns:
                     f"{_show(passed)}: not a scenario's run"
                 )
             reply = run.get("raw_response")
-            answer = answer_digest(reply) if isinstance(reply, dict) else None
+            answer = answer_key(reply) if isinstance(reply, dict) else None
             runs.append(BenchlocalRun(where, pack_id, key, turn, passed, answer))
     return BenchlocalRuns(repeat, packs)
 

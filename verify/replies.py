@@ -315,6 +315,8 @@ class Reply:
     more_fingerprints: int = 0
     answer: bytes | None = None
     """:func:`answer_digest` of its body (a reply not streamed)."""
+    answers: tuple[bytes, ...] = ()
+    """:func:`answer_keys` of its body (a reply not streamed)."""
 
     @property
     def contaminated(self) -> bool:
@@ -452,6 +454,7 @@ def read_exchange(exchange: TransportExchange) -> Reply:
         kept[:FINGERPRINTS_KEPT],
         max(0, len(kept) - FINGERPRINTS_KEPT),
         answer_digest(body),
+        answer_keys(body),
     )
 
 
@@ -461,21 +464,75 @@ def answer_digest(reply: Any) -> bytes | None:
     ``[{name: arguments}, ...]`` where its message has a ``tool_calls`` list, else the message's
     content, and ``usage``'s prompt and completion tokens (bfcl-eval's handler records exactly
     these of each answer); None for a reply that holds no message or no integer token counts."""
+    read = _answer(reply)
+    if read is None or read[1] is None:
+        return None
+    return answer_digest_of(read[0], *read[1])
+
+
+_THINK_BLOCK = re.compile(r"<think\b[^>]*>.*?</think\s*>", re.IGNORECASE | re.DOTALL)
+_THINK_TAG = re.compile(r"</?think\b[^>]*>", re.IGNORECASE)
+
+
+def without_think_tags(text: str) -> str:
+    """Text with ``<think>`` blocks and stray ``<think>`` tags taken out, as benchlocal-cli
+    keeps a reply it graded (``scoring.common.sanitize_reasoning_tags`` at 47d1d66: text with
+    none is the same text, other text is stripped of its outer spaces)."""
+    cleaned = _THINK_TAG.sub("", _THINK_BLOCK.sub("", text))
+    return text if cleaned == text else cleaned.strip()
+
+
+def answer_key(reply: Any) -> bytes | None:
+    """The digest a harness's copy of a reply is found by among the transport log's replies
+    (:func:`answer_keys`): its answer and token counts, or its answer alone when it has no
+    integer token counts; None when it holds no message."""
+    read = _answer(reply)
+    if read is None:
+        return None
+    return answer_digest_of(read[0], *read[1]) if read[1] is not None else _alone(read[0])
+
+
+def answer_keys(reply: Any) -> tuple[bytes, ...]:
+    """Every digest a reply of the transport log is found by (:func:`answer_key` of a copy of
+    it): its answer with its token counts and alone, each as it came and with think tags taken
+    out (a harness that keeps its replies so). Empty for a reply that holds no message."""
+    read = _answer(reply)
+    if read is None:
+        return ()
+    answers = [read[0]]
+    if isinstance(read[0], str) and (clean := without_think_tags(read[0])) != read[0]:
+        answers.append(clean)
+    keys = [_alone(a) for a in answers]
+    if read[1] is not None:
+        keys += [answer_digest_of(a, *read[1]) for a in answers]
+    return tuple(keys)
+
+
+def _alone(answer: Any) -> bytes:
+    return _json_digest(["answer", answer])
+
+
+def _answer(reply: Any) -> tuple[Any, tuple[int, int] | None] | None:
+    """A chat-completion reply's answer (its first choice's tool calls as ``[{name:
+    arguments}, ...]``, else its message's content) and its integer prompt and completion token
+    counts (None when it has none); None for a reply that holds no message, or a tool call
+    with no name."""
     _finish, message, completion = read_reply(reply)
+    if not isinstance(message, dict):
+        return None
     usage = reply.get("usage") if isinstance(reply, dict) else None
     prompt = usage.get("prompt_tokens") if isinstance(usage, dict) else None
-    if not isinstance(message, dict) or type(prompt) is not int or type(completion) is not int:
-        return None
+    counts = (prompt, completion) if type(prompt) is int and type(completion) is int else None
     calls = message.get("tool_calls")
     if not isinstance(calls, list):
-        return answer_digest_of(message.get("content"), prompt, completion)
+        return message.get("content"), counts
     answer = []
     for call in calls:
         function = call.get("function") if isinstance(call, dict) else None
         if not isinstance(function, dict) or not isinstance(function.get("name"), str):
             return None
         answer.append({function["name"]: function.get("arguments")})
-    return answer_digest_of(answer, prompt, completion)
+    return answer, counts
 
 
 def last_user_message(messages: Any) -> dict[str, Any] | None:

@@ -154,7 +154,7 @@ def test_benchlocal_scenario_answers_are_replies_of_the_transport_log(
         f"record_disagrees {BENCHLOCAL_JSON}: evidence {BENCHLOCAL_JSON!r}: benchlocal.json: "
         "$.packs[0].scenarios[0]: scenario 'TC-01' of pack 'toolcall-15' (passed) was graded on "
         "a reply that is no reply of tool_instruction to its question in the transport log (43 "
-        "of 75 scenario runs)"
+        "of 60 scenario runs)"
     ]
 
 

@@ -53,7 +53,8 @@ def test_a_refusal_is_its_sources_and_the_order_holds(site: Path, tmp_path: Path
         missing = f"{server.url}/nowhere.tar"
         given = [url_of(server, site / "b.tar"), missing, local, url_of(server, site / "c.tar")]
         got = list(listed_ahead(given))
-    assert [s for s, _ in got] == given
-    assert got[0][1].result().kind == "tar" and got[2][1].result().kind == "directory"
-    with pytest.raises(InvalidInput, match=r"nowhere\.tar"):
-        got[1][1].result()
+        assert [s for s, _ in got] == given  # each listing read while the server is up
+        assert got[0][1].result().kind == "tar" and got[2][1].result().kind == "directory"
+        assert got[3][1].result().kind == "tar"
+        with pytest.raises(InvalidInput, match=r"nowhere\.tar"):
+            got[1][1].result()

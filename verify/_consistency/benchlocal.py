@@ -22,6 +22,7 @@ from verify._consistency.checkouts import _Checkout, checkout_file
 from verify._facts import asked_digests, reply_facts
 from verify.harness_outputs import (
     BENCHLOCAL_JSON,
+    BENCHLOCAL_TOOL_INSTRUCTION_PACKS,
     BenchlocalRun,
     BenchlocalRuns,
     OutputsUnreadable,
@@ -60,7 +61,9 @@ def benchlocal_packs(
             continue
         try:
             runs = benchlocal_runs(data)
-        except OutputsUnreadable:
+        except OutputsUnreadable as exc:  # what the score does not read is held all the same
+            findings.append(_disagrees(place, f"its scenario runs cannot be held to the "
+                                              f"pinned packs: {exc.message}"))  # fmt: skip
             continue
         questions: dict[str, dict[str, bytes | None]] = {}
         selection = _pinned_selection(harness.command)
@@ -173,6 +176,25 @@ def _named(keys: list[tuple[str, int]], repeat: int) -> str:
     return ", ".join(repr(s) for s in shown) + more
 
 
+def _answered(
+    evidence: Gx10Evidence, component: str
+) -> dict[tuple[bytes, bytes | None], list[int]]:
+    """The component's answered requests by each of their replies' answer keys and their last
+    question, each list latest first (the earliest is taken from its end)."""
+    found: dict[tuple[bytes, bytes | None], list[int]] = {}
+    for index, exchange in enumerate(evidence.transport or ()):
+        if exchange.component != component or exchange.method != "POST":
+            continue
+        if exchange_failed(exchange):
+            continue
+        question = asked_digests(exchange)[1]
+        for key in reply_facts(exchange).answers:
+            found.setdefault((key, question), []).append(index)
+    for indexes in found.values():
+        indexes.reverse()
+    return found
+
+
 def _replies(
     evidence: Gx10Evidence,
     component: str,
@@ -180,22 +202,25 @@ def _replies(
     runs: BenchlocalRuns,
     questions: Mapping[str, Mapping[str, bytes | None]],
 ) -> list[Finding]:
-    """Each scenario run's reply (its ``raw_response``) is one the observer saw: among the
-    component's answered requests, one whose answer and token counts are the reply's and whose
-    last user message is the pinned scenario's question, each exchange taken once. A run that
-    passed must have such a reply; a failed run with no reply (a time-out, an error) needs
-    none. Scenarios of a pack not held to the checkout are left to that finding."""
+    """Each scored scenario run's reply (its ``raw_response``) is one the observer saw: among
+    the component's answered requests, one whose answer (with its token counts, where the copy
+    has them; think tags taken out as benchlocal-cli keeps a reply:
+    :func:`verify.replies.answer_keys`) is the reply's and whose last user message is the pinned
+    scenario's question, each exchange taken once, the earliest first. A run that passed must
+    have such a reply; a failed run with no reply (a time-out, an error) needs none. Only the
+    scored packs' (:data:`BENCHLOCAL_TOOL_INSTRUCTION_PACKS`: one reply a scenario); scenarios
+    of a pack not held to the checkout are left to that finding."""
     if evidence.transport is None:
         return []
-    left: Counter[tuple[bytes, bytes | None]] = Counter()
-    for exchange in evidence.transport:
-        if exchange.component != component or exchange.method != "POST":
-            continue
-        answer = reply_facts(exchange).answer
-        if answer is not None and not exchange_failed(exchange):
-            left[answer, asked_digests(exchange)[1]] += 1
+    found = _answered(evidence, component)
+    taken: set[int] = set()
     unmatched: list[BenchlocalRun] = []
-    every = [run for pack in runs.packs.values() for run in pack]
+    every = [
+        run
+        for pack, pack_runs in runs.packs.items()
+        if pack in BENCHLOCAL_TOOL_INSTRUCTION_PACKS
+        for run in pack_runs
+    ]
     for run in every:
         pinned = questions.get(run.pack)
         if pinned is None or run.scenario not in pinned:
@@ -204,9 +229,11 @@ def _replies(
             if run.passed:
                 unmatched.append(run)
             continue
-        key = (run.answer, pinned[run.scenario])
-        if left[key]:
-            left[key] -= 1
+        held = found.get((run.answer, pinned[run.scenario]), [])
+        while held and held[-1] in taken:  # each list is kept latest first: pop the earliest
+            held.pop()
+        if held:
+            taken.add(held.pop())
         else:
             unmatched.append(run)
     if not unmatched:
