@@ -85,12 +85,17 @@ def _report_edit(change: Callable[[dict], None]) -> Callable[[Files], None]:
     def edit(files: Files) -> None:
         report = json.loads(files[BENCHLOCAL_JSON][0])
         change(report)
-        data = json.dumps(report).encode()
-        files[BENCHLOCAL_JSON] = (data, files[BENCHLOCAL_JSON][1])
-        files[STDOUT] = (data + b"\n", files[STDOUT][1])
-        _rederived(files, "benchlocal-cli", ["tool_instruction"])
+        _written(files, report)
 
     return edit
+
+
+def _written(files: Files, report: dict) -> None:
+    """The RunResult written back (its stdout copy alike) and its records re-derived."""
+    data = json.dumps(report).encode()
+    files[BENCHLOCAL_JSON] = (data, files[BENCHLOCAL_JSON][1])
+    files[STDOUT] = (data + b"\n", files[STDOUT][1])
+    _rederived(files, "benchlocal-cli", ["tool_instruction"])
 
 
 def _pack(report: dict, pack_id: str) -> dict:
@@ -321,10 +326,7 @@ def _reply_edit(
         assert changed == 1, changed
         files[EXCHANGES] = (("\n".join(lines) + "\n").encode(), files[EXCHANGES][1])
         saved(scenario["raw_response"])
-        data = json.dumps(report).encode()
-        files[BENCHLOCAL_JSON] = (data, files[BENCHLOCAL_JSON][1])
-        files[STDOUT] = (data + b"\n", files[STDOUT][1])
-        _rederived(files, "benchlocal-cli", ["tool_instruction"])
+        _written(files, report)
 
     return edit
 
