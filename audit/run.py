@@ -578,8 +578,8 @@ def run_qualification(
         raise InvalidInput(f"--out {request.out}: not empty; a bundle needs a new directory")
     _check_store(request.out, request.store)
     made = [p for p in (request.out, *request.out.parents) if not p.exists()]  # deepest first
-    _check_writable(request.out)
     try:
+        _check_writable(request.out)
         return _run(request, say, watch, profile.components)
     except _Unwritten as failed:
         # A run is never deleted: what was written stays (no manifest: not a sealed bundle),

@@ -48,8 +48,9 @@ def benchlocal_packs(
 ) -> list[Finding]:
     """The findings of benchlocal-cli's RunResult against the pinned packs and the transport
     log, for each component a benchlocal-cli harness of the pin set serves (a harness the
-    bundle holds no checkout of as pinned is ``foreign``: not read). A RunResult its reader
-    refuses is that refusal's finding, not these."""
+    bundle holds no checkout of as pinned is ``foreign``: not read). A RunResult whose scenario
+    runs do not read (:func:`verify.harness_outputs.benchlocal_runs`) is a finding, whether or
+    not the scoring reader reads what is wrong in it."""
     findings: list[Finding] = []
     for component, upstream in sorted(pins.pins.component_upstreams.items()):
         harness = pins.pins.harnesses.get(upstream)
