@@ -810,6 +810,8 @@ class BenchlocalRun:
     """Its ``raw_response``'s answer, with its token counts when it has them
     (:func:`verify.replies.answer_key`); None when it gives none (no ``raw_response``, or one
     without a message)."""
+    reply: Any = None
+    """Its ``raw_response`` (None when it has none): what it was graded on."""
 
 
 @dataclass(frozen=True)
@@ -858,7 +860,8 @@ def benchlocal_runs(data: bytes) -> BenchlocalRuns:
                 )
             reply = run.get("raw_response")
             answer = answer_key(reply) if isinstance(reply, dict) else None
-            runs.append(BenchlocalRun(where, pack_id, key, turn, passed, answer))
+            kept = reply if isinstance(reply, dict) else None
+            runs.append(BenchlocalRun(where, pack_id, key, turn, passed, answer, kept))
     return BenchlocalRuns(repeat, packs)
 
 

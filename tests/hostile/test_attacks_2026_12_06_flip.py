@@ -29,9 +29,9 @@ transport log (``verify/_consistency/benchlocal.py``, ``verify/_consistency/herm
    quarantine row is a row the checkout's code writes (its metric a string of its Python
    files), or a finding.
 
-Left (a strict expected failure): benchlocal-cli's grade of a reply is its own word; a failed
-scenario marked passed on its own real reply is not found (the verifier does not grade the
-reply again with the pack's scoring module).
+Then: a failed toolcall-15 scenario marked passed on its own real reply is found (its grader,
+benchlocal-cli's ``tool_call`` module, is replayed). Left (strict expected failures): the other
+packs' graders are not replayed; such a scenario of theirs is not found.
 
 Held (kept as guards): the code quality alone raised over the recorded scenarios is a
 ``_spark_weights`` finding; an Infermark report without its ``ttft`` statistics (read as a
@@ -150,12 +150,15 @@ def test_benchlocal_scenario_answers_are_replies_of_the_transport_log(
     nothing is found. A careful verifier finds each scenario's ``raw_response`` among the
     tool_instruction exchanges (by its body, once each, to the scenario's messages)."""
     verdict = _verdict(recorded, tmp_path / "forged", _benchlocal_edit(_all_passed))
-    assert _findings(verdict) == [
+    found = _findings(verdict)
+    assert len(found) == 2 and found[0] == (
         f"record_disagrees {BENCHLOCAL_JSON}: evidence {BENCHLOCAL_JSON!r}: benchlocal.json: "
         "$.packs[0].scenarios[0]: scenario 'TC-01' of pack 'toolcall-15' (passed) was graded on "
         "a reply that is no reply of tool_instruction to its question in the transport log (43 "
         "of 60 scenario runs)"
-    ]
+    ), found
+    # and toolcall-15's grader, replayed, fails the forged replies it can read
+    assert "tool_call grader fails its reply" in found[1], found
 
 
 def test_benchlocal_packs_hold_every_scenario_of_the_pack(
@@ -216,7 +219,7 @@ def test_a_reply_to_another_scenarios_question_is_found(recorded: Recorded, tmp_
     verdict = _verdict(recorded, tmp_path / "forged", _benchlocal_edit(_another_scenarios_reply))
     found = _findings(verdict)
     said = "was graded on a reply that is no reply of tool_instruction to its question"
-    assert len(found) == 1 and said in found[0], found
+    assert any(said in f for f in found), found
 
 
 def test_a_scenario_run_twice_in_place_of_a_failed_one_is_found(
@@ -229,25 +232,44 @@ def test_a_scenario_run_twice_in_place_of_a_failed_one_is_found(
     assert len(found) == 1 and "(missing: 'TC-01'; more than once: 'TC-" in found[0], found
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="left: benchlocal-cli's grading of a reply (its scoring modules) is not replayed; "
-    "a failed scenario marked passed on its own real reply is not found",
-)
-def test_a_failed_scenario_marked_passed_on_its_own_reply_is_found(
+def _flipped(pack_id: str) -> Callable[[dict], None]:
+    """The first failed scenario of ``pack_id`` marked passed, on its own real reply."""
+
+    def flip(pack: dict) -> None:
+        if pack["pack_id"] == pack_id:
+            _graded(pack, next(s for s in pack["scenarios"] if not s["passed"]), True)
+
+    return flip
+
+
+def test_a_failed_tool_call_scenario_marked_passed_on_its_own_reply_is_found(
     recorded: Recorded, tmp_path: Path
 ) -> None:
     """Every reply is the one the log holds for its question, each pack lists its pinned
-    scenarios once: only the grade is forged. benchlocal-cli grades a reply by its pack's
-    verifier module (``benchlocal_cli/scoring``: tool-call assertions, instruction checks,
-    JSON schemas, extraction matches); the verifier would have to grade it again to find
-    this."""
+    scenarios once: only the grade is forged. toolcall-15's grader (benchlocal-cli's
+    ``tool_call`` module) is replayed on the reply (``verify/_consistency/benchlocal_grades.py``):
+    TC-01's reply calls no tool."""
+    verdict = _verdict(recorded, tmp_path / "forged", _benchlocal_edit(_flipped("toolcall-15")))
+    assert _findings(verdict) == [
+        f"record_disagrees {BENCHLOCAL_JSON}: evidence {BENCHLOCAL_JSON!r}: benchlocal.json: "
+        "$.packs[0].scenarios[0]: scenario 'TC-01' of pack 'toolcall-15' is marked passed; the "
+        "pinned pack's tool_call grader fails its reply: the reply has no tool call"
+    ]
 
-    def flipped(pack: dict) -> None:
-        if pack["pack_id"] == "toolcall-15":
-            _graded(pack, next(s for s in pack["scenarios"] if not s["passed"]), True)
 
-    verdict = _verdict(recorded, tmp_path / "forged", _benchlocal_edit(flipped))
+@pytest.mark.xfail(
+    strict=True,
+    reason="left: benchlocal-cli's graders other than tool_call (instruct_follow, "
+    "struct_output, data_extract) are not replayed; a failed scenario of their packs marked "
+    "passed on its own real reply is not found",
+)
+@pytest.mark.parametrize("pack_id", ["instructfollow-15", "structoutput-15", "dataextract-15"])
+def test_a_failed_scenario_marked_passed_on_its_own_reply_is_found(
+    recorded: Recorded, tmp_path: Path, pack_id: str
+) -> None:
+    """As above, in a pack whose grader (instruction checks, JSON schemas, extraction
+    matches) the verifier does not replay: the grade is the harness's word."""
+    verdict = _verdict(recorded, tmp_path / "forged", _benchlocal_edit(_flipped(pack_id)))
     assert verdict.integrity.status == "failed", verdict.scores
 
 

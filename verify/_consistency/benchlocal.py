@@ -13,11 +13,12 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
-from typing import Literal
+from typing import Any, Literal, NamedTuple
 
 from bundle_schema.models import Finding, Gx10Evidence
 from pins import PinSetSource
 from verify._consistency._common import Reader, _disagrees
+from verify._consistency.benchlocal_grades import GRADED, tool_call_failure
 from verify._consistency.checkouts import _Checkout, checkout_file
 from verify._facts import asked_digests, reply_facts
 from verify.harness_outputs import (
@@ -66,7 +67,7 @@ def benchlocal_packs(
             findings.append(_disagrees(place, f"its scenario runs cannot be held to the "
                                               f"pinned packs: {exc.message}"))  # fmt: skip
             continue
-        questions: dict[str, dict[str, bytes | None]] = {}
+        questions: dict[str, dict[str, Pinned]] = {}
         selection = _pinned_selection(harness.command)
         for pack in runs.packs:
             pinned = _pinned_pack(checkouts, upstream, pack, read)
@@ -79,21 +80,62 @@ def benchlocal_packs(
             if (problem := _scenarios_problem(runs, pack, pinned, chosen)) is not None:
                 findings.append(_disagrees(place, problem))
         findings += _replies(evidence, component, place, runs, questions)
+        findings += _grades(place, runs, questions)
     return findings
+
+
+def _grades(
+    place: str, runs: BenchlocalRuns, questions: Mapping[str, Mapping[str, Pinned]]
+) -> list[Finding]:
+    """Each scenario marked passed is one its pinned grader passes, where this verifier
+    replays that grader (:mod:`verify._consistency.benchlocal_grades`): the first that it
+    fails is named, with how many there are."""
+    failed: list[tuple[BenchlocalRun, str]] = []
+    for pack, pack_runs in runs.packs.items():
+        for run in pack_runs:
+            pinned = questions.get(pack, {}).get(run.scenario)
+            if not run.passed or run.reply is None or pinned is None:
+                continue
+            if pinned.module not in GRADED:
+                continue
+            if (why := tool_call_failure(pinned.asserts, run.reply)) is not None:
+                failed.append((run, why))
+    if not failed:
+        return []
+    (first, why), more = failed[0], len(failed) - 1
+    also = f" ({more} more such scenario runs)" if more else ""
+    return [
+        _disagrees(
+            place,
+            f"{first.where}: scenario {first.scenario!r} of pack {first.pack!r} is marked "
+            f"passed; the pinned pack's {questions[first.pack][first.scenario].module} grader "
+            f"fails its reply: {why}{also}",
+        )
+    ]
+
+
+class Pinned(NamedTuple):
+    """A pinned scenario as the checks read it: its question (the digest of its last user
+    message's content; None when it has none), the scoring module that grades it (its
+    ``verifier.type``, else the pack's ``verifier_module``) and that verifier's assertions."""
+
+    question: bytes | None
+    module: str | None
+    asserts: Any
 
 
 def _pinned_pack(
     checkouts: Mapping[str, _Checkout], upstream: str, pack: str, read: Reader
-) -> dict[str, bytes | None] | str:
-    """The pinned pack's scenarios by id, each with its question (the digest of its last user
-    message's content; None when it has none), or why they cannot be read."""
+) -> dict[str, Pinned] | str:
+    """The pinned pack's scenarios by id (:class:`Pinned`), or why they cannot be read."""
     path = f"{PACKS}/{pack}.jsonl"
     data = checkout_file(checkouts, upstream, path, read)
     if isinstance(data, str):
         return data
     if len(data) > MAX_PACK:
         return f"{path}: over {MAX_PACK} bytes"
-    scenarios: dict[str, bytes | None] = {}
+    scenarios: dict[str, Pinned] = {}
+    module = None
     try:
         lines = data.decode("utf-8").splitlines()
         for number, line in enumerate(lines, start=1):
@@ -103,12 +145,19 @@ def _pinned_pack(
             if not isinstance(record, dict):
                 return f"{path}:{number}: not an object"
             if number == 1 and record.get("__meta__") is True:
+                module = record.get("verifier_module")
                 continue
             key = record.get("id")
             if not isinstance(key, str) or key in scenarios:
                 return f"{path}:{number}: id {str(key)[:60]!r}, not a scenario's id once"
             user = last_user_message(record.get("messages"))
-            scenarios[key] = None if user is None else question_digest(user["content"])
+            verifier = record.get("verifier")
+            verifier = verifier if isinstance(verifier, dict) else {}
+            scenarios[key] = Pinned(
+                None if user is None else question_digest(user["content"]),
+                str(verifier.get("type") or module or "") or None,
+                verifier.get("asserts", []),
+            )
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         return f"{path}: not JSON Lines: {str(exc)[:200]}"
     return scenarios
@@ -142,7 +191,7 @@ def _pinned_selection(command: Sequence[str]) -> dict[str, set[str]] | Literal[F
 def _scenarios_problem(
     runs: BenchlocalRuns,
     pack: str,
-    pinned: Mapping[str, bytes | None],
+    pinned: Collection[str],
     chosen: set[str] | Literal[False] | None,
 ) -> str | None:
     """Why a pack's scenario runs are not the pinned pack's scenarios the pinned command
@@ -201,7 +250,7 @@ def _replies(
     component: str,
     place: str,
     runs: BenchlocalRuns,
-    questions: Mapping[str, Mapping[str, bytes | None]],
+    questions: Mapping[str, Mapping[str, Pinned]],
 ) -> list[Finding]:
     """Each scored scenario run's reply (its ``raw_response``) is one the observer saw: among
     the component's answered requests, one whose answer (with its token counts, where the copy
@@ -230,7 +279,7 @@ def _replies(
             if run.passed:
                 unmatched.append(run)
             continue
-        held = found.get((run.answer, pinned[run.scenario]), [])
+        held = found.get((run.answer, pinned[run.scenario].question), [])
         while held and held[-1] in taken:  # each list is kept latest first: pop the earliest
             held.pop()
         if held:

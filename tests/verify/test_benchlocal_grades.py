@@ -1,0 +1,80 @@
+"""benchlocal-cli's ``tool_call`` grader, replayed (``verify._consistency.benchlocal_grades``):
+the assertions of toolcall-15 on replies that call tools, which the recorded SmolLM2 runs never
+make (their 15 scenarios are graded as benchlocal-cli graded them: tests/hostile/
+test_attacks_2026_12_06_flip.py and the recorded bundles' own verification)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from verify._consistency.benchlocal_grades import tool_call_failure
+
+
+def _reply(*calls: tuple[str, Any], content: str | None = None) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": content}
+    if calls:
+        message["tool_calls"] = [
+            {"type": "function", "function": {"name": name,
+             "arguments": args if isinstance(args, str) else json.dumps(args)}}
+            for name, args in calls
+        ]  # fmt: skip
+    return {"choices": [{"index": 0, "message": message, "finish_reason": "tool_calls"}]}
+
+
+BERLIN = [
+    {"kind": "exact_function_name", "value": "get_weather"},
+    {"kind": "required_args_present", "args": ["location"]},
+    {"kind": "arg_regex", "arg": "location", "pattern": "(?i)berlin"},
+]
+CHAIN = [{"kind": "multi_call_order", "expected_names": ["get_contacts", "send_email"],
+          "dependent": True}]  # fmt: skip
+TWO = [{"kind": "multi_call_order", "expected_names": ["translate_text", "translate_text"]},
+       {"kind": "tool_call_count", "value": 2}]  # fmt: skip
+RANGE = [{"kind": "arg_numeric_range", "arg": "duration_minutes", "min": 30, "max": 30}]
+NONE = [{"kind": "tool_call_count", "value": 0}, {"kind": "content_regex", "pattern": "1945"}]
+
+
+@pytest.mark.parametrize(
+    ("asserts", "reply", "failure"),
+    [
+        (BERLIN, _reply(("get_weather", {"location": "Berlin, DE"})), None),
+        (BERLIN, _reply(("web_search", {"query": "Berlin weather"})), "first tool not get_weather"),
+        (BERLIN, _reply(("get_weather", {"city": "Berlin"})), "missing arguments ['location']"),
+        (BERLIN, _reply(("get_weather", {"location": "Paris"})), "location does not match"),
+        (BERLIN, _reply(("get_weather", "{not json")), "a tool call's arguments are not JSON"),
+        (BERLIN, _reply(content="It is sunny in Berlin."), "the reply has no tool call"),
+        (CHAIN, _reply(("get_contacts", {})), None),  # a correct first step of a chain
+        (CHAIN, _reply(("send_email", {})), "tools not in the expected order"),
+        (TWO, _reply(("translate_text", {}), ("translate_text", {})), None),
+        (TWO, _reply(("translate_text", {})), "tools not in the expected order"),
+        (RANGE, _reply(("create_calendar_event", {"duration_minutes": 30})), None),
+        (RANGE, _reply(("create_calendar_event", {"duration_minutes": 45})),
+         "duration_minutes out of range"),
+        (RANGE, _reply(("create_calendar_event", {"duration_minutes": "30"})),
+         "duration_minutes is not a number"),
+        (NONE, _reply(content="It ended in 1945."), None),
+        (NONE, _reply(content="<think>1945?</think>It ended in 1944."), "the text does not match"),
+        (NONE, _reply(("search", {}), content="1945"), "not 0 tool calls"),
+        ([{"kind": "sideways"}], _reply(("x", {})), "an assertion of an unknown kind 'sideways'"),
+    ],
+)  # fmt: skip
+def test_the_tool_call_grader(
+    asserts: list[Any], reply: dict[str, Any], failure: str | None
+) -> None:
+    assert tool_call_failure(asserts, reply) == failure
+
+
+@pytest.mark.parametrize(
+    ("asserts", "reply"),
+    [
+        (BERLIN, _reply(("get_weather", "null"))),  # arguments no object: benchlocal-cli errs
+        ([{"kind": "exact_function_name"}], _reply(("get_weather", {}))),  # no value
+        ("not a list", _reply(("get_weather", {}))),
+    ],
+)
+def test_what_the_replay_cannot_read_is_not_judged(asserts: Any, reply: dict[str, Any]) -> None:
+    """No verdict, never a false one: only a clear failure is a finding."""
+    assert tool_call_failure(asserts, reply) is None
