@@ -205,6 +205,15 @@ def test_a_huge_repeat_is_a_finding_not_a_memory_exhaustion(
     assert b"benchlocal.json" in done.stdout + done.stderr
 
 
+def _marked_passed(pack_: dict, scenario: dict) -> None:
+    """A failed scenario marked passed (its result alike), its pack's counts made to agree."""
+    scenario.update(passed=True, failure_mode="passed")
+    if isinstance(scenario.get("result"), dict):
+        scenario["result"].update(passed=True, failure_mode="passed")
+    pack_["passed"] += 1
+    pack_["score"] = pack_["passed"] / pack_["total"]
+
+
 def test_a_passed_scenario_with_no_reply_is_found(recorded: Recorded, tmp_path: Path) -> None:
     """Refused: a failed toolcall-15 scenario marked passed with ``raw_response: null`` (a
     failed run needs no reply; a passed one does)."""
@@ -212,11 +221,8 @@ def test_a_passed_scenario_with_no_reply_is_found(recorded: Recorded, tmp_path: 
     def change(report: dict) -> None:
         pack_ = _pack(report, "toolcall-15")
         bad = next(s for s in pack_["scenarios"] if not s["passed"])
-        bad.update(passed=True, failure_mode="passed", raw_response=None)
-        if isinstance(bad.get("result"), dict):
-            bad["result"].update(passed=True, failure_mode="passed")
-        pack_["passed"] += 1
-        pack_["score"] = pack_["passed"] / pack_["total"]
+        bad["raw_response"] = None
+        _marked_passed(pack_, bad)
 
     verdict = _verdict(recorded, tmp_path / "forged", _report_edit(change))
     found = _benchlocal_findings(verdict)
@@ -255,11 +261,7 @@ def test_a_failed_scenario_renamed_with_a_look_alike_digit_is_found(
         pack_ = _pack(report, "toolcall-15")
         bad = next(s for s in pack_["scenarios"] if not s["passed"])
         bad["id"] = bad["id"][:-1] + chr(0xFF10 + int(bad["id"][-1]))
-        bad.update(passed=True, failure_mode="passed")
-        if isinstance(bad.get("result"), dict):
-            bad["result"].update(passed=True, failure_mode="passed")
-        pack_["passed"] += 1
-        pack_["score"] = pack_["passed"] / pack_["total"]
+        _marked_passed(pack_, bad)
 
     verdict = _verdict(recorded, tmp_path / "forged", _report_edit(change))
     found = _benchlocal_findings(verdict)
