@@ -27,16 +27,12 @@ GRADED = frozenset({"tool_call"})
 _TEXT_FIELDS = ("content", "reasoning_content", "reasoning")
 
 
-class _Unreadable(Exception):
-    """A reply or an assertion the replay cannot read as the module does: no verdict."""
-
-
 def tool_call_failure(asserts: Any, reply: dict[str, Any]) -> str | None:
     """Why benchlocal-cli's ``tool_call`` module fails ``reply`` under the pinned assertions
     ``asserts``; None when it passes it, or when this replay cannot tell."""
     try:
         return _tool_call(asserts, reply)
-    except (_Unreadable, TypeError, KeyError, AttributeError, ValueError, re.error):
+    except (TypeError, KeyError, AttributeError, ValueError, re.error):  # no verdict
         return None
 
 
@@ -74,7 +70,7 @@ def _calls(reply: dict[str, Any]) -> list[Any]:
 
 def _function(call: Any) -> dict[str, Any]:
     if not isinstance(call, dict):
-        raise _Unreadable
+        raise TypeError("a tool call that is no object")
     function = call.get("function")
     return function if isinstance(function, dict) else {}
 
@@ -96,7 +92,7 @@ def _call_arguments(call: Any) -> Any:
 
 def _tool_call(asserts: Any, reply: dict[str, Any]) -> str | None:
     if not isinstance(asserts, list) or not all(isinstance(a, dict) for a in asserts):
-        raise _Unreadable
+        raise TypeError("assertions that are no list of objects")
     calls = _calls(reply)
     kinds = [a.get("kind") for a in asserts]
     none_allowed = any(
