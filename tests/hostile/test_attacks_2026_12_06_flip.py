@@ -29,9 +29,10 @@ transport log (``verify/_consistency/benchlocal.py``, ``verify/_consistency/herm
    quarantine row is a row the checkout's code writes (its metric a string of its Python
    files), or a finding.
 
-Then: a failed toolcall-15 scenario marked passed on its own real reply is found (its grader,
-benchlocal-cli's ``tool_call`` module, is replayed). Left (strict expected failures): the other
-packs' graders are not replayed; such a scenario of theirs is not found.
+Then: a failed toolcall-15 or instructfollow-15 scenario marked passed on its own real reply is
+found (their graders, benchlocal-cli's ``tool_call`` and ``instruct_follow`` modules, are
+replayed). Left (strict expected failures): structoutput-15's and dataextract-15's graders are
+not replayed; such a scenario of theirs is not found.
 
 Held (kept as guards): the code quality alone raised over the recorded scenarios is a
 ``_spark_weights`` finding; an Infermark report without its ``ttft`` statistics (read as a
@@ -242,33 +243,43 @@ def _flipped(pack_id: str) -> Callable[[dict], None]:
     return flip
 
 
-def test_a_failed_tool_call_scenario_marked_passed_on_its_own_reply_is_found(
-    recorded: Recorded, tmp_path: Path
+@pytest.mark.parametrize(
+    ("pack_id", "said"),
+    [
+        ("toolcall-15", "$.packs[0].scenarios[0]: scenario 'TC-01' of pack 'toolcall-15' is "
+                        "marked passed; the pinned pack's tool_call grader fails its reply: the "
+                        "reply has no tool call"),
+        ("instructfollow-15", "$.packs[1].scenarios[1]: scenario 'IF-02' of pack "
+                              "'instructfollow-15' is marked passed; the pinned pack's "
+                              "instruct_follow grader fails its reply: "),
+    ],
+)  # fmt: skip
+def test_a_failed_scenario_marked_passed_on_its_own_reply_is_found_where_graded(
+    recorded: Recorded, tmp_path: Path, pack_id: str, said: str
 ) -> None:
     """Every reply is the one the log holds for its question, each pack lists its pinned
-    scenarios once: only the grade is forged. toolcall-15's grader (benchlocal-cli's
-    ``tool_call`` module) is replayed on the reply (``verify/_consistency/benchlocal_grades.py``):
-    TC-01's reply calls no tool."""
-    verdict = _verdict(recorded, tmp_path / "forged", _benchlocal_edit(_flipped("toolcall-15")))
-    assert _findings(verdict) == [
+    scenarios once: only the grade is forged. toolcall-15's and instructfollow-15's graders
+    (benchlocal-cli's ``tool_call`` and ``instruct_follow`` modules) are replayed on the reply
+    (``verify/_consistency/benchlocal_grades.py``)."""
+    verdict = _verdict(recorded, tmp_path / "forged", _benchlocal_edit(_flipped(pack_id)))
+    (found,) = _findings(verdict)
+    assert found.startswith(
         f"record_disagrees {BENCHLOCAL_JSON}: evidence {BENCHLOCAL_JSON!r}: benchlocal.json: "
-        "$.packs[0].scenarios[0]: scenario 'TC-01' of pack 'toolcall-15' is marked passed; the "
-        "pinned pack's tool_call grader fails its reply: the reply has no tool call"
-    ]
+        + said
+    ), found
 
 
 @pytest.mark.xfail(
     strict=True,
-    reason="left: benchlocal-cli's graders other than tool_call (instruct_follow, "
-    "struct_output, data_extract) are not replayed; a failed scenario of their packs marked "
-    "passed on its own real reply is not found",
+    reason="left: benchlocal-cli's struct_output and data_extract graders are not replayed; a "
+    "failed scenario of their packs marked passed on its own real reply is not found",
 )
-@pytest.mark.parametrize("pack_id", ["instructfollow-15", "structoutput-15", "dataextract-15"])
+@pytest.mark.parametrize("pack_id", ["structoutput-15", "dataextract-15"])
 def test_a_failed_scenario_marked_passed_on_its_own_reply_is_found(
     recorded: Recorded, tmp_path: Path, pack_id: str
 ) -> None:
-    """As above, in a pack whose grader (instruction checks, JSON schemas, extraction
-    matches) the verifier does not replay: the grade is the harness's word."""
+    """As above, in a pack whose grader (JSON and grammar schemas, extraction matches) the
+    verifier does not replay: the grade is the harness's word."""
     verdict = _verdict(recorded, tmp_path / "forged", _benchlocal_edit(_flipped(pack_id)))
     assert verdict.integrity.status == "failed", verdict.scores
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from verify._consistency.benchlocal_grades import tool_call_failure
+from verify._consistency.benchlocal_grades import grade_failure, tool_call_failure
 
 
 def _reply(*calls: tuple[str, Any], content: str | None = None) -> dict[str, Any]:
@@ -78,3 +78,36 @@ def test_the_tool_call_grader(
 def test_what_the_replay_cannot_read_is_not_judged(asserts: Any, reply: dict[str, Any]) -> None:
     """No verdict, never a false one: only a clear failure is a finding."""
     assert tool_call_failure(asserts, reply) is None
+
+
+def _said(text: str) -> dict[str, Any]:
+    return _reply(content=text)
+
+
+@pytest.mark.parametrize(
+    ("asserts", "text", "failure"),
+    [
+        ([{"kind": "max_length_words", "value": 3}], "one two three", None),
+        ([{"kind": "max_length_words", "value": 3}], "one two three four", "4 words, over 3"),
+        ([{"kind": "exact_length_words", "value": 2}], "it's here", "3 words, not 2"),
+        ([{"kind": "min_length_words", "value": 2}], "alone", "1 words, under 2"),
+        ([{"kind": "case_only", "value": "uppercase"}], "RAIN, RAIN!", None),
+        ([{"kind": "case_only", "value": "uppercase"}], "RAIN, rain", "the text is not uppercase"),
+        ([{"kind": "format_regex", "pattern": "\\?$"}], "Coffee?  ", None),  # the text stripped
+        ([{"kind": "required_phrase", "value": "Coffee"}], "coffee", "missing phrase 'Coffee'"),
+        ([{"kind": "required_phrase_any", "values": ["30", "thirty"]}], "thirty", None),
+        ([{"kind": "forbidden_phrase", "value": "banana"}], "a banana",
+         "forbidden phrase 'banana'"),
+        ([{"kind": "bullet_count", "value": 2}], "- a\n* b\n+ c", None),
+        ([{"kind": "bullet_count", "value": 2}], "- a", "1 bullets, not 2"),
+        ([{"kind": "required_section_headers", "headers": ["## A"]}], "## A\ntext", None),
+        ([{"kind": "language", "value": "english"}], "caf\u00e9",
+         "non-ASCII text in an English reply"),
+        ([{"kind": "required_url_count", "min": 1}], "see https://x.example/a", None),
+        ([{"kind": "format_regex", "pattern": ".+"}], "<think>plan</think>",
+         "the text does not match the format"),
+        ([{"kind": "sideways"}], "x", "an assertion of an unknown kind 'sideways'"),
+    ],
+)  # fmt: skip
+def test_the_instruct_follow_grader(asserts: list[Any], text: str, failure: str | None) -> None:
+    assert grade_failure("instruct_follow", asserts, _said(text)) == failure

@@ -18,7 +18,7 @@ from typing import Any, Literal, NamedTuple
 from bundle_schema.models import Finding, Gx10Evidence
 from pins import PinSetSource
 from verify._consistency._common import Reader, _disagrees
-from verify._consistency.benchlocal_grades import GRADED, tool_call_failure
+from verify._consistency.benchlocal_grades import GRADED, grade_failure
 from verify._consistency.checkouts import _Checkout, checkout_file
 from verify._facts import asked_digests, reply_facts
 from verify.harness_outputs import (
@@ -98,7 +98,7 @@ def _grades(
                 continue
             if pinned.module not in GRADED:
                 continue
-            if (why := tool_call_failure(pinned.asserts, run.reply)) is not None:
+            if (why := grade_failure(pinned.module, pinned.asserts, run.reply)) is not None:
                 failed.append((run, why))
     if not failed:
         return []

@@ -7,10 +7,11 @@ for reasons of its own (an HTTP error, a time-out, a reply cut at the token limi
 one. So a scenario marked passed must be one the module passes; a failed one may be anything.
 
 Replayed here: the ``tool_call`` module (``scoring/tool_call.py``: the assertions of
-toolcall-15 on the reply's tool calls and text). Another module's grade is the harness's own
-(ADR 0048). A reply or an assertion this replay cannot read as benchlocal-cli does (arguments
-that are no JSON object, an assertion with a missing member) is not judged here: only a clear
-failure is a finding.
+toolcall-15 on the reply's tool calls and text) and the ``instruct_follow`` module
+(``scoring/instruct_follow.py``: instructfollow-15's constraints on the reply's text). Another
+module's grade is the harness's own (ADR 0048). A reply or an assertion this replay cannot read
+as benchlocal-cli does (arguments that are no JSON object, an assertion with a missing member)
+is not judged here: only a clear failure is a finding.
 """
 
 from __future__ import annotations
@@ -21,19 +22,25 @@ from typing import Any
 
 from verify.replies import without_think_tags
 
-GRADED = frozenset({"tool_call"})
-"""The scoring modules whose grade is replayed."""
+GRADED = frozenset({"tool_call", "instruct_follow"})
+"""The scoring modules whose grade is replayed (:func:`grade_failure`)."""
 
 _TEXT_FIELDS = ("content", "reasoning_content", "reasoning")
 
 
-def tool_call_failure(asserts: Any, reply: dict[str, Any]) -> str | None:
-    """Why benchlocal-cli's ``tool_call`` module fails ``reply`` under the pinned assertions
-    ``asserts``; None when it passes it, or when this replay cannot tell."""
+def grade_failure(module: str, asserts: Any, reply: dict[str, Any]) -> str | None:
+    """Why benchlocal-cli's scoring ``module`` (one of :data:`GRADED`) fails ``reply`` under the
+    pinned assertions ``asserts``; None when it passes it, or when this replay cannot tell."""
+    grader = _tool_call if module == "tool_call" else _instruct_follow
     try:
-        return _tool_call(asserts, reply)
+        return grader(asserts, reply)
     except (TypeError, KeyError, AttributeError, ValueError, re.error):  # no verdict
         return None
+
+
+def tool_call_failure(asserts: Any, reply: dict[str, Any]) -> str | None:
+    """:func:`grade_failure` of the ``tool_call`` module."""
+    return grade_failure("tool_call", asserts, reply)
 
 
 def _message(reply: dict[str, Any]) -> dict[str, Any]:
@@ -163,3 +170,61 @@ def _assertion(  # noqa: PLR0911, PLR0912 - one branch per kind of assertion
             ok = names[: len(expected)] == expected
         return None if ok else "tools not in the expected order"
     return f"an assertion of an unknown kind {kind!r}"
+
+
+def _instruct_follow(asserts: Any, reply: dict[str, Any]) -> str | None:  # noqa: PLR0911, PLR0912
+    """The ``instruct_follow`` module: each assertion on the reply's text, stripped."""
+    if not isinstance(asserts, list) or not all(isinstance(a, dict) for a in asserts):
+        raise TypeError("assertions that are no list of objects")
+    text = _text(reply).strip()
+    words = len(re.findall(r"[A-Za-z0-9]+", text))
+    lines = [line.strip() for line in text.replace("\r\n", "\n").split("\n") if line.strip()]
+    for check in asserts:
+        kind = check.get("kind")
+        if kind == "exact_length_words" and words != check["value"]:
+            return f"{words} words, not {check['value']}"
+        if kind == "max_length_words" and words > check["value"]:
+            return f"{words} words, over {check['value']}"
+        if kind == "min_length_words" and words < check["value"]:
+            return f"{words} words, under {check['value']}"
+        if kind == "case_only":
+            letters = "".join(re.findall(r"[A-Za-z]+", text))
+            case = check["value"]
+            if (case == "lowercase" and letters != letters.lower()) or (
+                case == "uppercase" and letters != letters.upper()
+            ):
+                return f"the text is not {case}"
+            if case == "titlecase" and text != text.title():
+                return "the text is not titlecase"
+        if kind == "format_regex" and not re.search(
+            check["pattern"], text, re.MULTILINE | re.DOTALL
+        ):
+            return "the text does not match the format"
+        if kind == "required_phrase" and check["value"] not in text:
+            return f"missing phrase {check['value']!r}"
+        if kind == "required_phrase_any" and not any(v in text for v in check.get("values") or []):
+            return "missing each of the phrases"
+        if kind == "forbidden_phrase" and check["value"] in text:
+            return f"forbidden phrase {check['value']!r}"
+        if kind == "required_url_count" and len(re.findall(r"https?://\S+", text)) < check["min"]:
+            return "too few URLs"
+        if kind == "required_section_headers":
+            missing = [h for h in check["headers"] if h not in lines]
+            if missing:
+                return f"missing headers {missing}"
+        if kind == "bullet_count":
+            bullets = sum(1 for line in lines if re.match(r"^[-*]\s+", line))
+            if bullets != check["value"]:
+                return f"{bullets} bullets, not {check['value']}"
+        if kind == "language" and check["value"] == "english" and re.search(r"[^\x00-\x7F]", text):
+            return "non-ASCII text in an English reply"
+        if kind not in _INSTRUCT_KINDS:
+            return f"an assertion of an unknown kind {kind!r}"
+    return None
+
+
+_INSTRUCT_KINDS = frozenset({
+    "exact_length_words", "max_length_words", "min_length_words", "case_only", "format_regex",
+    "required_phrase", "required_phrase_any", "forbidden_phrase", "required_url_count",
+    "required_section_headers", "bullet_count", "language",
+})  # fmt: skip
