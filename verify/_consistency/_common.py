@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+from collections import Counter, deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -37,6 +38,45 @@ def _finding(code: Any, entry: str | None, message: str, **where: str | None) ->
 
 def _disagrees(entry: str | None, message: str, **where: str | None) -> Finding:
     return _finding("record_disagrees", entry, f"evidence {entry!r}: {message}", **where)
+
+
+class Pool:
+    """Exchanges each taken once, found by any of their lookups: an exchange is added under a
+    key (the same key again: one more exchange of it) with the lookups it is found by, and a
+    take returns the earliest key a lookup finds that has an exchange left. Every exchange is
+    added before the first take or drop."""
+
+    def __init__(self) -> None:
+        self._left: Counter[tuple[Any, ...]] = Counter()
+        self._by: dict[tuple[Any, ...], deque[tuple[Any, ...]]] = {}
+
+    def add(self, key: tuple[Any, ...], lookups: Sequence[tuple[Any, ...]]) -> None:
+        if key not in self._left:  # indexed once, however many it stands for
+            for lookup in lookups:
+                self._by.setdefault(lookup, deque()).append(key)
+        self._left[key] += 1
+
+    def take(self, lookup: tuple[Any, ...] | None) -> tuple[Any, ...] | None:
+        """One exchange ``lookup`` finds, taken; None when none is left. A key with none left
+        is dropped from the lookup's front (it never has one again): linear in all."""
+        keys = self._by.get(lookup) if lookup is not None else None
+        while keys:
+            if self._left[keys[0]]:
+                self._left[keys[0]] -= 1
+                return keys[0]
+            keys.popleft()
+        return None
+
+    def drop(self, key: tuple[Any, ...]) -> None:
+        """One exchange of ``key`` taken otherwise."""
+        if self._left[key]:
+            self._left[key] -= 1
+
+
+def first_few(shown: Sequence[str], limit: int = 3) -> str:
+    """The first ``limit`` of ``shown``, joined, and how many more there are."""
+    more = f" and {len(shown) - limit} more" if len(shown) > limit else ""
+    return ", ".join(shown[:limit]) + more
 
 
 def git_blob_id(data: bytes) -> str:

@@ -17,7 +17,7 @@ from typing import Any, Literal, NamedTuple
 
 from bundle_schema.models import Finding, Gx10Evidence
 from pins import PinSetSource
-from verify._consistency._common import Reader, _disagrees
+from verify._consistency._common import Pool, Reader, _disagrees, first_few
 from verify._consistency.benchlocal_grades import GRADED, grade_failure
 from verify._consistency.checkouts import _Checkout, checkout_file
 from verify._facts import asked_digests, reply_facts
@@ -36,8 +36,6 @@ PACKS = "benchlocal_cli/packs"
 """Where benchlocal-cli 0.9.9 keeps its packs (``runner.load_pack``): ``<pack>.jsonl``, a
 ``__meta__`` line first, then one scenario a line."""
 MAX_PACK = 16 << 20
-MAX_NAMED = 3
-"""How many scenarios a finding names (then how many more)."""
 
 
 def benchlocal_packs(
@@ -221,28 +219,21 @@ def _scenarios_problem(
 
 
 def _named(keys: list[tuple[str, int]], repeat: int) -> str:
-    shown = [k if repeat == 1 else f"{k} (repeat {turn})" for k, turn in keys[:MAX_NAMED]]
-    more = f" and {len(keys) - MAX_NAMED} more" if len(keys) > MAX_NAMED else ""
-    return ", ".join(repr(s) for s in shown) + more
+    return first_few([repr(k if repeat == 1 else f"{k} (repeat {turn})") for k, turn in keys])
 
 
-def _answered(
-    evidence: Gx10Evidence, component: str
-) -> dict[tuple[bytes, bytes | None], list[int]]:
-    """The component's answered requests by each of their replies' answer keys and their last
-    question, each list latest first (the earliest is taken from its end)."""
-    found: dict[tuple[bytes, bytes | None], list[int]] = {}
+def _answered(evidence: Gx10Evidence, component: str) -> Pool:
+    """The component's answered requests, each found by each of its reply's answer keys with
+    its last question, the earliest first."""
+    pool = Pool()
     for index, exchange in enumerate(evidence.transport or ()):
         if exchange.component != component or exchange.method != "POST":
             continue
         if exchange_failed(exchange):
             continue
         question = asked_digests(exchange)[1]
-        for key in reply_facts(exchange).answers:
-            found.setdefault((key, question), []).append(index)
-    for indexes in found.values():
-        indexes.reverse()
-    return found
+        pool.add((index,), [(key, question) for key in reply_facts(exchange).answers])
+    return pool
 
 
 def _replies(
@@ -263,7 +254,6 @@ def _replies(
     if evidence.transport is None:
         return []
     found = _answered(evidence, component)
-    taken: set[int] = set()
     unmatched: list[BenchlocalRun] = []
     every = [
         run
@@ -279,12 +269,7 @@ def _replies(
             if run.passed:
                 unmatched.append(run)
             continue
-        held = found.get((run.answer, pinned[run.scenario].question), [])
-        while held and held[-1] in taken:  # each list is kept latest first: pop the earliest
-            held.pop()
-        if held:
-            taken.add(held.pop())
-        else:
+        if found.take((run.answer, pinned[run.scenario].question)) is None:
             unmatched.append(run)
     if not unmatched:
         return []

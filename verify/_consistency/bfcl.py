@@ -9,14 +9,13 @@ from __future__ import annotations
 import itertools
 import posixpath
 import re
-from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from bundle_schema.models import BfclShard, Finding, Gx10Evidence
 from pins import PinSetSource
-from verify._consistency._common import Reader, _disagrees
+from verify._consistency._common import Pool, Reader, _disagrees
 from verify._consistency.checkouts import _Checkout, checkout_file
 from verify._facts import asked_digests, reply_facts
 from verify.harness_outputs import (
@@ -138,7 +137,7 @@ def _bfcl_replies(
     entry, component, upstream = where
     if evidence.transport is None:
         return []
-    replies, requests = _Pool(), _Pool()
+    replies, requests = Pool(), Pool()
     for exchange in evidence.transport:
         if exchange.component != component or exchange.method != "POST":
             continue
@@ -223,36 +222,9 @@ def _asked(question: BfclQuestion, turn: int | None) -> tuple[int, bytes]:
 
 
 def _lookups(request: bytes | None, last: bytes | None, *more: bytes) -> list[tuple[Any, ...]]:
-    """How an exchange is found: by its whole request (1) and by its last question (2), each
-    with ``more`` (its reply's answer)."""
+    """How an exchange is found (:class:`Pool`): by its whole request (1) and by its last
+    question (2), each with ``more`` (its reply's answer)."""
     return [(i, digest, *more) for i, digest in ((1, request), (2, last)) if digest is not None]
-
-
-class _Pool:
-    """Exchanges each taken once, found by any of their lookups (:func:`_lookups`)."""
-
-    def __init__(self) -> None:
-        self._left: Counter[tuple[Any, ...]] = Counter()
-        self._by: dict[tuple[Any, ...], list[tuple[Any, ...]]] = {}
-
-    def add(self, key: tuple[Any, ...], lookups: Sequence[tuple[Any, ...]]) -> None:
-        if key not in self._left:  # indexed once, however many it stands for
-            for lookup in lookups:
-                self._by.setdefault(lookup, []).append(key)
-        self._left[key] += 1
-
-    def take(self, lookup: tuple[Any, ...] | None) -> tuple[Any, ...] | None:
-        """One exchange ``lookup`` finds, taken; None when none is left."""
-        for key in self._by.get(lookup, ()) if lookup is not None else ():
-            if self._left[key]:
-                self._left[key] -= 1
-                return key
-        return None
-
-    def drop(self, key: tuple[Any, ...]) -> None:
-        """One exchange of ``key`` taken otherwise."""
-        if self._left[key]:
-            self._left[key] -= 1
 
 
 @dataclass(frozen=True)
