@@ -54,7 +54,7 @@ from verify._consistency.harnesses import (
     needed_upstreams,
     profile_components,
 )
-from verify._consistency.hermes import _hermes, _spark_flags, _spark_weights
+from verify._consistency.hermes import _hermes, spark_checks
 from verify._consistency.ledger import _ledger
 from verify._consistency.outputs import (
     _derived,
@@ -127,8 +127,7 @@ def consistency_findings(
     findings += _gate_outputs(evidence, pins, read, names, foreign, checkouts=checkouts)
     findings += checked
     findings += _hermes(evidence, pins, selected, checkouts, read, foreign=foreign)
-    findings += _spark_weights(evidence, pins, checkouts, read, foreign)
-    findings += _spark_flags(evidence, pins, checkouts, read, foreign)
+    findings += spark_checks(evidence, pins, checkouts, read, foreign)
     findings += benchlocal_packs(evidence, pins, checkouts, read, foreign)
     findings += _probes(evidence)
     findings += _probe_contracts(evidence)

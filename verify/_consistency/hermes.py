@@ -14,11 +14,11 @@ import json
 import math
 import tomllib
 from collections.abc import Collection, Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from bundle_schema.models import ComponentName, Finding, Gx10Evidence, HermesTask
 from pins import Harness, PinSetSource
-from verify._consistency._common import Reader, _disagrees, normal_path
+from verify._consistency._common import Reader, _disagrees, first_few, normal_path
 from verify._consistency.checkouts import _Checkout, checkout_file
 from verify.harness_outputs import (
     SPARK_BENCH_CODE_DOMAIN,
@@ -36,12 +36,34 @@ difficulty=...)``: the weights of a domain's quality."""
 MAX_SPARK_SUITE = 16 << 20
 
 
-def _spark_weights(  # noqa: PLR0911 - one return per reason the check is left out
+class _Spark(NamedTuple):
+    """The Spark Bench run the checks read: the upstream and harness that score coding, and
+    its raw CSV with the place it is kept at."""
+
+    upstream: str
+    harness: Harness
+    place: str
+    csv: bytes
+
+
+def spark_checks(
     evidence: Gx10Evidence,
     pins: PinSetSource,
     checkouts: Mapping[str, _Checkout],
     read: Reader,
     foreign: Collection[str] = (),
+) -> list[Finding]:
+    """Spark Bench's raw CSV held to its recorded checkout (:func:`_spark_weights`,
+    :func:`_spark_flags`), where coding is scored by a Spark Bench harness of the pin set that
+    is not foreign and its CSV is kept."""
+    spark = _spark_run(pins, foreign, read)
+    if spark is None:
+        return []
+    return _spark_weights(evidence, spark, checkouts, read) + _spark_flags(spark, checkouts, read)
+
+
+def _spark_weights(  # noqa: PLR0911 - one return per reason the check is left out
+    evidence: Gx10Evidence, spark: _Spark, checkouts: Mapping[str, _Checkout], read: Reader
 ) -> list[Finding]:
     """Spark Bench's code domain held to its recorded checkout's suite (``eval_suite.py``): the
     scenarios scored are the code scenarios the suite defines in the tiers the pinned command
@@ -51,19 +73,15 @@ def _spark_weights(  # noqa: PLR0911 - one return per reason the check is left o
     its scores cannot give, is a record that disagrees with them. A checkout whose suite
     defines no code scenario (another layout) is not read this way (the reader's own bound
     still holds); where a scenario's difficulty is not a literal, the mean is not recomputed."""
-    spark = _spark_harness(pins, foreign)
+    upstream, harness, place, _ = spark
     quality = evidence.spark_quality
-    if spark is None:
-        return []
-    upstream, harness = spark
     checkout = checkouts.get(upstream)
     object_id = checkout.files.get(SPARK_SUITE) if checkout is not None else None
     data = read(f"upstreams/{upstream}/files/{object_id}") if object_id is not None else None
-    place, csv_data = _spark_csv(pins, upstream, read)
-    if quality is None or data is None or csv_data is None or len(data) > MAX_SPARK_SUITE:
+    if quality is None or data is None or len(data) > MAX_SPARK_SUITE:
         return []
     try:
-        scores = spark_code_scores(csv_data)
+        scores = spark_code_scores(spark.csv)
     except OutputsUnreadable:  # the raw outputs' own check says so
         return []
     suite = _suite_code(data)
@@ -75,8 +93,7 @@ def _spark_weights(  # noqa: PLR0911 - one return per reason the check is left o
     missing = sorted(selected - set(scores)) if tiers is not None else []
     if unknown or missing:
         said = "; ".join(
-            f"{what}: {', '.join(repr(i) for i in ids[:3])}"
-            + (f" and {len(ids) - 3} more" if len(ids) > 3 else "")
+            f"{what}: {first_few([repr(i) for i in ids])}"
             for what, ids in (("not scored", missing), ("no scenario of its suite", unknown))
             if ids
         )
@@ -107,25 +124,22 @@ def _spark_weights(  # noqa: PLR0911 - one return per reason the check is left o
     ]
 
 
-def _spark_harness(pins: PinSetSource, foreign: Collection[str]) -> tuple[str, Harness] | None:
-    """The upstream and harness that score coding, when it is Spark Bench's (read by its
-    reader) and not a foreign harness; None otherwise."""
+def _spark_run(pins: PinSetSource, foreign: Collection[str], read: Reader) -> _Spark | None:
+    """The Spark Bench run that scores coding (:class:`_Spark`): None when coding is not scored
+    by a Spark Bench harness (read by its reader), the harness is foreign, or its CSV is not
+    kept at any raw place of a component it serves (as its records are re-read from,
+    ``_raw_files``)."""
     upstream = pins.pins.component_upstreams.get("coding")
     harness = pins.pins.harnesses.get(upstream or "")
     if upstream is None or harness is None or harness.parser != "spark-bench":
         return None
-    return None if upstream in foreign else (upstream, harness)
-
-
-def _spark_csv(pins: PinSetSource, upstream: str, read: Reader) -> tuple[str, bytes | None]:
-    """Spark Bench's raw CSV, kept at any raw place of a component the harness serves (as its
-    records are re-read from, ``_raw_files``): the place and its bytes (None: not kept)."""
-    place, data = "", None
+    if upstream in foreign:
+        return None
     for served in (c for c, u in pins.pins.component_upstreams.items() if u == upstream):
         place = raw_name(served, SPARK_BENCH_CSV)
         if (data := read(place)) is not None:
-            break
-    return place, data
+            return _Spark(upstream, harness, place, data)
+    return None
 
 
 _TIERS = {"all": frozenset({"base", "hard"}), "base": frozenset({"base"}),
@@ -146,25 +160,13 @@ def _pinned_tiers(command: Sequence[str]) -> frozenset[str] | None:
     return _TIERS["all"]
 
 
-def _spark_flags(  # noqa: PLR0911 - one return per reason the check is left out
-    evidence: Gx10Evidence,
-    pins: PinSetSource,
-    checkouts: Mapping[str, _Checkout],
-    read: Reader,
-    foreign: Collection[str] = (),
-) -> list[Finding]:
+def _spark_flags(spark: _Spark, checkouts: Mapping[str, _Checkout], read: Reader) -> list[Finding]:
     """Spark Bench's gate and quarantine rows (:data:`SPARK_BENCH_FLAGS`), which its reader
     honours wherever they are, are rows the pinned code writes: each one's metric is a string
     the recorded checkout's Python files hold (parsed, never run), or in the pinned command
     (code it gives inline). The public Spark Bench writes none of them: a ``golden_gate`` row
     added to its CSV made a failing gate pass."""
-    spark = _spark_harness(pins, foreign)
-    if spark is None:
-        return []
-    upstream, harness = spark
-    place, data = _spark_csv(pins, upstream, read)
-    if data is None:
-        return []
+    upstream, harness, place, data = spark
     try:
         rows = spark_flag_rows(data)
     except OutputsUnreadable:  # the raw outputs' own check says so
@@ -192,8 +194,10 @@ MAX_CODE = 64 << 20
 
 
 def _checkout_strings(checkout: _Checkout | None, upstream: str, read: Reader) -> set[str] | str:
-    """Every string constant of the Python files a recorded checkout keeps, or why they cannot
-    be read (the checkout not recorded whole, a file named and not kept, too much code)."""
+    """Every string constant of the Python files a recorded checkout keeps (a file its listing
+    names and the bundle does not keep is left out: a sparse checkout keeps the harness's code),
+    or why they cannot be read (the checkout not recorded whole, too much code, no Python file
+    that parses)."""
     if checkout is None:
         return f"the {upstream} checkout is not recorded whole"
     found: set[str] = set()
