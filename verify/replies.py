@@ -446,6 +446,7 @@ def read_exchange(exchange: TransportExchange) -> Reply:
         if _read_value(event, content, reasoning, models, fingerprints):
             times.append(t)
     kept = tuple(fingerprints)
+    answer = _answer(body)  # read once for both digests
     return Reply(
         "".join(content),
         "".join(reasoning),
@@ -453,8 +454,8 @@ def read_exchange(exchange: TransportExchange) -> Reply:
         tuple(times),
         kept[:FINGERPRINTS_KEPT],
         max(0, len(kept) - FINGERPRINTS_KEPT),
-        answer_digest(body),
-        answer_keys(body),
+        _with_counts(answer),
+        _keys(answer),
     )
 
 
@@ -464,10 +465,12 @@ def answer_digest(reply: Any) -> bytes | None:
     ``[{name: arguments}, ...]`` where its message has a ``tool_calls`` list, else the message's
     content, and ``usage``'s prompt and completion tokens (bfcl-eval's handler records exactly
     these of each answer); None for a reply that holds no message or no integer token counts."""
-    read = _answer(reply)
-    if read is None or read[1] is None:
-        return None
-    return answer_digest_of(read[0], *read[1])
+    return _with_counts(_answer(reply))
+
+
+def _with_counts(read: tuple[Any, tuple[int, int] | None] | None) -> bytes | None:
+    """:func:`answer_digest` of a reply's :func:`_answer`."""
+    return None if read is None or read[1] is None else answer_digest_of(read[0], *read[1])
 
 
 _THINK_BLOCK = re.compile(r"<think\b[^>]*>.*?</think\s*>", re.IGNORECASE | re.DOTALL)
@@ -496,7 +499,11 @@ def answer_keys(reply: Any) -> tuple[bytes, ...]:
     """Every digest a reply of the transport log is found by (:func:`answer_key` of a copy of
     it): its answer with its token counts and alone, each as it came and with think tags taken
     out (a harness that keeps its replies so). Empty for a reply that holds no message."""
-    read = _answer(reply)
+    return _keys(_answer(reply))
+
+
+def _keys(read: tuple[Any, tuple[int, int] | None] | None) -> tuple[bytes, ...]:
+    """:func:`answer_keys` of a reply's :func:`_answer`."""
     if read is None:
         return ()
     answers = [read[0]]
