@@ -38,7 +38,8 @@ _GROUPS = (bundle, signing, archive, recording, files, score)
 """The command groups, in the order ``audit --help`` lists their commands."""
 
 
-def _parser() -> tuple[argparse.ArgumentParser, dict[str, Handler]]:
+def _parser() -> tuple[argparse.ArgumentParser, dict[str, Handler], dict[str, Parser]]:
+    """The CLI's parser, each command's handler, and each command's own parser."""
     parser = Parser(
         prog=PROG,
         description="Record LLM deployment qualification runs as evidence bundles; verify them.",
@@ -58,17 +59,16 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, Handler]]:
     handlers: dict[str, Handler] = {}
     for group in _GROUPS:
         handlers |= group.register(commands)
-    return parser, handlers
+    return parser, handlers, commands.choices
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI and return its exit code (the console script exits with it)."""
-    parser, handlers = _parser()
+    parser, handlers, commands = _parser()
     try:
         args, extra = parser.parse_known_args(argv)
         if extra:  # said by the command's own parser, which names its --help
-            commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-            named = commands.choices.get(args.command, parser) if args.command else parser
+            named = commands.get(args.command, parser) if args.command else parser
             named.error(f"unrecognized arguments: {' '.join(extra)}")
     except SystemExit as exc:  # --help, --version and usage errors
         return int(exc.code or 0)
