@@ -29,10 +29,10 @@ transport log (``verify/_consistency/benchlocal.py``, ``verify/_consistency/herm
    quarantine row is a row the checkout's code writes (its metric a string of its Python
    files), or a finding.
 
-Then: a failed toolcall-15 or instructfollow-15 scenario marked passed on its own real reply is
-found (their graders, benchlocal-cli's ``tool_call`` and ``instruct_follow`` modules, are
-replayed). Left (strict expected failures): structoutput-15's and dataextract-15's graders are
-not replayed; such a scenario of theirs is not found.
+Then: a failed scenario of any of the four scored packs marked passed on its own real reply is
+found: their graders, benchlocal-cli's ``tool_call``, ``instruct_follow``, ``struct_output``
+and ``data_extract`` modules, are replayed (``verify/_consistency/benchlocal_grades.py``; held
+to the modules themselves by tests/verify/test_benchlocal_grades_differential.py).
 
 Held (kept as guards): the code quality alone raised over the recorded scenarios is a
 ``_spark_weights`` finding; an Infermark report without its ``ttft`` statistics (read as a
@@ -252,36 +252,27 @@ def _flipped(pack_id: str) -> Callable[[dict], None]:
         ("instructfollow-15", "$.packs[1].scenarios[1]: scenario 'IF-02' of pack "
                               "'instructfollow-15' is marked passed; the pinned pack's "
                               "instruct_follow grader fails its reply: "),
+        ("structoutput-15", "$.packs[2].scenarios[0]: scenario 'SO-01' of pack "
+                            "'structoutput-15' is marked passed; the pinned pack's struct_output "
+                            "grader fails its reply: no value at $.year"),
+        ("dataextract-15", "$.packs[3].scenarios[0]: scenario 'DE-01' of pack 'dataextract-15' "
+                           "is marked passed; the pinned pack's data_extract grader fails its "
+                           "reply: the reply is not JSON"),
     ],
 )  # fmt: skip
-def test_a_failed_scenario_marked_passed_on_its_own_reply_is_found_where_graded(
+def test_a_failed_scenario_marked_passed_on_its_own_reply_is_found(
     recorded: Recorded, tmp_path: Path, pack_id: str, said: str
 ) -> None:
     """Every reply is the one the log holds for its question, each pack lists its pinned
-    scenarios once: only the grade is forged. toolcall-15's and instructfollow-15's graders
-    (benchlocal-cli's ``tool_call`` and ``instruct_follow`` modules) are replayed on the reply
-    (``verify/_consistency/benchlocal_grades.py``)."""
+    scenarios once: only the grade is forged. Each scored pack's grader (benchlocal-cli's
+    ``tool_call``, ``instruct_follow``, ``struct_output`` and ``data_extract`` modules) is
+    replayed on the reply (``verify/_consistency/benchlocal_grades.py``)."""
     verdict = _verdict(recorded, tmp_path / "forged", _benchlocal_edit(_flipped(pack_id)))
     (found,) = _findings(verdict)
     assert found.startswith(
         f"record_disagrees {BENCHLOCAL_JSON}: evidence {BENCHLOCAL_JSON!r}: benchlocal.json: "
         + said
     ), found
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason="left: benchlocal-cli's struct_output and data_extract graders are not replayed; a "
-    "failed scenario of their packs marked passed on its own real reply is not found",
-)
-@pytest.mark.parametrize("pack_id", ["structoutput-15", "dataextract-15"])
-def test_a_failed_scenario_marked_passed_on_its_own_reply_is_found(
-    recorded: Recorded, tmp_path: Path, pack_id: str
-) -> None:
-    """As above, in a pack whose grader (JSON and grammar schemas, extraction matches) the
-    verifier does not replay: the grade is the harness's word."""
-    verdict = _verdict(recorded, tmp_path / "forged", _benchlocal_edit(_flipped(pack_id)))
-    assert verdict.integrity.status == "failed", verdict.scores
 
 
 # --- Spark Bench ---------------------------------------------------------------------------------

@@ -1,7 +1,8 @@
-"""benchlocal-cli's ``tool_call`` grader, replayed (``verify._consistency.benchlocal_grades``):
-the assertions of toolcall-15 on replies that call tools, which the recorded SmolLM2 runs never
-make (their 15 scenarios are graded as benchlocal-cli graded them: tests/hostile/
-test_attacks_2026_12_06_flip.py and the recorded bundles' own verification)."""
+"""benchlocal-cli's ``tool_call`` and ``instruct_follow`` graders, replayed
+(``verify._consistency.benchlocal_grades``), on hand-made cases: the assertions of toolcall-15
+on replies that call tools, which the recorded SmolLM2 runs never make, and each constraint of
+instructfollow-15. The replay is held to benchlocal-cli's own modules by
+tests/verify/test_benchlocal_grades_differential.py."""
 
 from __future__ import annotations
 
@@ -10,7 +11,16 @@ from typing import Any
 
 import pytest
 
-from verify._consistency.benchlocal_grades import grade_failure, tool_call_failure
+from verify._consistency.benchlocal_grades import grade_failure
+
+
+def _failure(module: str, asserts: Any, reply: dict[str, Any]) -> str | None:
+    """The replayed grade of ``reply`` to a scenario with these assertions."""
+    return grade_failure(module, {"id": "T", "verifier": {"asserts": asserts}}, reply)
+
+
+def tool_call_failure(asserts: Any, reply: dict[str, Any]) -> str | None:
+    return _failure("tool_call", asserts, reply)
 
 
 def _reply(*calls: tuple[str, Any], content: str | None = None) -> dict[str, Any]:
@@ -110,4 +120,4 @@ def _said(text: str) -> dict[str, Any]:
     ],
 )  # fmt: skip
 def test_the_instruct_follow_grader(asserts: list[Any], text: str, failure: str | None) -> None:
-    assert grade_failure("instruct_follow", asserts, _said(text)) == failure
+    assert _failure("instruct_follow", asserts, _said(text)) == failure

@@ -18,7 +18,7 @@ from typing import Any, Literal, NamedTuple
 from bundle_schema.models import Finding, Gx10Evidence
 from pins import PinSetSource
 from verify._consistency._common import Pool, Reader, _disagrees, first_few
-from verify._consistency.benchlocal_grades import GRADED, grade_failure
+from verify._consistency.benchlocal_grades import grade_failure, replayed_modules
 from verify._consistency.checkouts import _Checkout, checkout_file
 from verify._facts import asked_digests, reply_facts
 from verify.harness_outputs import (
@@ -78,25 +78,31 @@ def benchlocal_packs(
             if (problem := _scenarios_problem(runs, pack, pinned, chosen)) is not None:
                 findings.append(_disagrees(place, problem))
         findings += _replies(evidence, component, place, runs, questions)
-        findings += _grades(place, runs, questions)
+        checkout = checkouts.get(upstream)
+        graded = replayed_modules(checkout.files) if checkout is not None else frozenset()
+        findings += _grades(place, runs, questions, graded)
     return findings
 
 
 def _grades(
-    place: str, runs: BenchlocalRuns, questions: Mapping[str, Mapping[str, Pinned]]
+    place: str,
+    runs: BenchlocalRuns,
+    questions: Mapping[str, Mapping[str, Pinned]],
+    graded: Collection[str],
 ) -> list[Finding]:
     """Each scenario marked passed is one its pinned grader passes, where this verifier
-    replays that grader (:mod:`verify._consistency.benchlocal_grades`): the first that it
-    fails is named, with how many there are."""
+    replays that grader (``graded``: :func:`verify._consistency.benchlocal_grades.
+    replayed_modules` of the checkout): the first that it fails is named, with how many there
+    are."""
     failed: list[tuple[BenchlocalRun, str]] = []
     for pack, pack_runs in runs.packs.items():
         for run in pack_runs:
             pinned = questions.get(pack, {}).get(run.scenario)
             if not run.passed or run.reply is None or pinned is None:
                 continue
-            if pinned.module not in GRADED:
+            if pinned.module is None or pinned.module not in graded:
                 continue
-            if (why := grade_failure(pinned.module, pinned.asserts, run.reply)) is not None:
+            if (why := grade_failure(pinned.module, pinned.scenario, run.reply)) is not None:
                 failed.append((run, why))
     if not failed:
         return []
@@ -115,11 +121,12 @@ def _grades(
 class Pinned(NamedTuple):
     """A pinned scenario as the checks read it: its question (the digest of its last user
     message's content; None when it has none), the scoring module that grades it (its
-    ``verifier.type``, else the pack's ``verifier_module``) and that verifier's assertions."""
+    ``verifier.type``, else the pack's ``verifier_module``) and its record in the pack, which
+    that module reads."""
 
     question: bytes | None
     module: str | None
-    asserts: Any
+    scenario: dict[str, Any]
 
 
 def _pinned_pack(
@@ -154,7 +161,7 @@ def _pinned_pack(
             scenarios[key] = Pinned(
                 None if user is None else question_digest(user["content"]),
                 str(verifier.get("type") or module or "") or None,
-                verifier.get("asserts", []),
+                record,
             )
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         return f"{path}: not JSON Lines: {str(exc)[:200]}"

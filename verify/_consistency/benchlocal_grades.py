@@ -6,41 +6,86 @@ tags already taken out) with the scoring module its pack names (``runner.run_sce
 for reasons of its own (an HTTP error, a time-out, a reply cut at the token limit), never pass
 one. So a scenario marked passed must be one the module passes; a failed one may be anything.
 
-Replayed here: the ``tool_call`` module (``scoring/tool_call.py``: the assertions of
-toolcall-15 on the reply's tool calls and text) and the ``instruct_follow`` module
-(``scoring/instruct_follow.py``: instructfollow-15's constraints on the reply's text). Another
-module's grade is the harness's own (ADR 0048). A reply or an assertion this replay cannot read
-as benchlocal-cli does (arguments that are no JSON object, an assertion with a missing member)
-is not judged here: only a clear failure is a finding.
+Replayed here, each written from the module's behaviour at 47d1d66, the four modules of the
+scored packs (:data:`GRADED`):
+
+- ``tool_call`` (toolcall-15): the assertions on the reply's tool calls and text;
+- ``instruct_follow`` (instructfollow-15): the constraints on the reply's text;
+- ``struct_output`` (structoutput-15): JSON with its schema, paths and values, CSV columns,
+  Markdown tables, minimal YAML and patterns, on the reply's text;
+- ``data_extract`` (dataextract-15): the extracted fields against the scenario's
+  ``expected`` value (85 percent of them, and the top-level shape where the scenario declares
+  it), or its field assertions.
+
+A module is replayed only where the recorded checkout's module and ``scoring/common.py`` are
+the blobs of 47d1d66 (:func:`replayed_modules`); another commit's grade is the harness's own
+(ADR 0048). A reply or a scenario this replay cannot read as benchlocal-cli does (arguments
+that are no JSON object, an assertion with a missing member, a schema that is no schema) is not
+judged here: only a clear failure is a finding.
 """
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import re
+from collections.abc import Mapping
 from typing import Any
+
+import jsonschema
 
 from verify.replies import without_think_tags
 
-GRADED = frozenset({"tool_call", "instruct_follow"})
-"""The scoring modules whose grade is replayed (:func:`grade_failure`)."""
+SCORING = "benchlocal_cli/scoring"
+"""Where benchlocal-cli keeps its scoring modules."""
+
+GRADED: Mapping[str, str] = {
+    "tool_call": "c69568e9b5b304f3c70beb91e8a2c80330a0d433",
+    "instruct_follow": "fb5a78981c2f6cde785b605ca00b5267370e11c2",
+    "struct_output": "eb05afd6f14d8df20ffd77e7033c7509683b5a82",
+    "data_extract": "b07dd24f2aabbf41663fe983ac6ad0ff9249b407",
+}
+"""The scoring modules whose grade is replayed (:func:`grade_failure`), each with the git blob
+id of its ``<module>.py`` at 47d1d66."""
+
+COMMON = "7f103c3066380bb4bc62e13e3ebd58620805fba2"
+"""The git blob id of ``scoring/common.py`` at 47d1d66, which each of them reads the reply
+with."""
 
 _TEXT_FIELDS = ("content", "reasoning_content", "reasoning")
 
 
-def grade_failure(module: str, asserts: Any, reply: dict[str, Any]) -> str | None:
-    """Why benchlocal-cli's scoring ``module`` (one of :data:`GRADED`) fails ``reply`` under the
-    pinned assertions ``asserts``; None when it passes it, or when this replay cannot tell."""
-    grader = _tool_call if module == "tool_call" else _instruct_follow
+def replayed_modules(files: Mapping[str, str]) -> frozenset[str]:
+    """The modules of :data:`GRADED` whose grader is the one replayed here, in a checkout whose
+    listing maps each path to its blob id: the module's file and ``scoring/common.py`` are the
+    blobs of 47d1d66."""
+    if files.get(f"{SCORING}/common.py") != COMMON:
+        return frozenset()
+    return frozenset(m for m, blob in GRADED.items() if files.get(f"{SCORING}/{m}.py") == blob)
+
+
+def grade_failure(module: str, scenario: Mapping[str, Any], reply: dict[str, Any]) -> str | None:
+    """Why benchlocal-cli's scoring ``module`` (one of :data:`GRADED`) fails ``reply`` to the
+    pinned ``scenario`` (its record in the pinned pack); None when it passes it, or when this
+    replay cannot tell."""
+    grader = _GRADERS[module]
     try:
-        return grader(asserts, reply)
-    except (TypeError, KeyError, AttributeError, ValueError, re.error):  # no verdict
+        return grader(scenario, reply)
+    except (  # no verdict
+        TypeError, KeyError, AttributeError, ValueError, OverflowError, RecursionError,
+        re.error, jsonschema.SchemaError,
+    ):  # fmt: skip
         return None
 
 
-def tool_call_failure(asserts: Any, reply: dict[str, Any]) -> str | None:
-    """:func:`grade_failure` of the ``tool_call`` module."""
-    return grade_failure("tool_call", asserts, reply)
+def _asserts(scenario: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The scenario's assertions (its ``verifier.asserts``), each an object."""
+    verifier = scenario.get("verifier", {})
+    asserts = verifier.get("asserts", []) if isinstance(verifier, dict) else None
+    if not isinstance(asserts, list) or not all(isinstance(a, dict) for a in asserts):
+        raise TypeError("assertions that are no list of objects")
+    return asserts
 
 
 def _message(reply: dict[str, Any]) -> dict[str, Any]:
@@ -97,9 +142,10 @@ def _call_arguments(call: Any) -> Any:
     return {}
 
 
-def _tool_call(asserts: Any, reply: dict[str, Any]) -> str | None:
-    if not isinstance(asserts, list) or not all(isinstance(a, dict) for a in asserts):
-        raise TypeError("assertions that are no list of objects")
+def _tool_call(scenario: Mapping[str, Any], reply: dict[str, Any]) -> str | None:
+    """The ``tool_call`` module: each assertion on the reply's tool calls (the first call's
+    arguments) and text."""
+    asserts = _asserts(scenario)
     calls = _calls(reply)
     kinds = [a.get("kind") for a in asserts]
     none_allowed = any(
@@ -172,10 +218,11 @@ def _assertion(  # noqa: PLR0911, PLR0912 - one branch per kind of assertion
     return f"an assertion of an unknown kind {kind!r}"
 
 
-def _instruct_follow(asserts: Any, reply: dict[str, Any]) -> str | None:  # noqa: PLR0911, PLR0912
+def _instruct_follow(  # noqa: PLR0911, PLR0912
+    scenario: Mapping[str, Any], reply: dict[str, Any]
+) -> str | None:
     """The ``instruct_follow`` module: each assertion on the reply's text, stripped."""
-    if not isinstance(asserts, list) or not all(isinstance(a, dict) for a in asserts):
-        raise TypeError("assertions that are no list of objects")
+    asserts = _asserts(scenario)
     text = _text(reply).strip()
     words = len(re.findall(r"[A-Za-z0-9]+", text))
     lines = [line.strip() for line in text.replace("\r\n", "\n").split("\n") if line.strip()]
@@ -228,3 +275,340 @@ _INSTRUCT_KINDS = frozenset({
     "required_phrase", "required_phrase_any", "forbidden_phrase", "required_url_count",
     "required_section_headers", "bullet_count", "language",
 })  # fmt: skip
+
+
+# --- struct_output -------------------------------------------------------------------------------
+
+_JSON_KINDS = frozenset({"json_parse_required", "json_schema", "exact_json", "jsonpath_assertion"})
+
+
+def _unfenced(text: str) -> str:
+    """The text, stripped, out of the one Markdown code fence it is wholly in, if it is
+    (``common.strip_code_fence``)."""
+    text = text.strip()
+    match = re.fullmatch(r"```(?:[A-Za-z0-9_-]+)?\s*(.*?)\s*```", text, re.DOTALL)
+    return match.group(1).strip() if match else text
+
+
+def _json_of(text: str) -> Any:
+    """The text's JSON value, out of its code fence (``common.parse_json_text``); raises
+    :class:`_NotRead` where benchlocal-cli's parse fails, as its grader then fails the reply."""
+    try:
+        return json.loads(_unfenced(text))
+    except (ValueError, RecursionError) as exc:
+        raise _NotRead("the reply is not JSON") from exc
+
+
+class _NotRead(Exception):
+    """The reply does not read as the grader requires: the grader fails it, with this why."""
+
+
+def _at(data: Any, path: str) -> Any:
+    """The value at a dotted path with ``[n]`` indexes (``common.get_path``); raises what the
+    lookup raises where there is none."""
+    current = data
+    for part in path.split("."):
+        if not part:
+            continue
+        if "[" in part:
+            name, rest = part.split("[", 1)
+            if name:
+                current = current[name]
+            for index in re.findall(r"\[(\d+)\]", "[" + rest):
+                current = current[int(index)]
+        else:
+            current = current[part]
+    return current
+
+
+def _struct_output(scenario: Mapping[str, Any], reply: dict[str, Any]) -> str | None:
+    """The ``struct_output`` module: each assertion on the reply's text, the first that fails
+    named."""
+    text = _text(reply)
+    parsed: list[Any] = []  # the reply's JSON value, once read
+    try:
+        for check in _asserts(scenario):
+            kind = check.get("kind")
+            if kind in _JSON_KINDS and (kind == "json_parse_required" or not parsed):
+                parsed[:] = [_json_of(text)]
+            problem = _struct_check(kind, check, text, parsed[0] if parsed else None)
+            if problem is not None:
+                return problem
+    except _NotRead as exc:
+        return str(exc)
+    return None
+
+
+def _struct_check(  # noqa: PLR0911 - one branch per kind of assertion
+    kind: Any, check: dict[str, Any], text: str, parsed: Any
+) -> str | None:
+    if kind == "json_parse_required":
+        return None
+    if kind == "json_schema":
+        schema = check["schema"]
+        _local_references_only(schema)
+        try:
+            jsonschema.validate(parsed, schema)
+        except jsonschema.ValidationError as exc:
+            return f"the JSON breaks its schema: {exc.message[:200]}"
+        return None
+    if kind == "yaml_parse_required":
+        return None if _minimal_yaml(text) else "the reply is not key/value YAML"
+    if kind == "exact_json":
+        return None if parsed == check["value"] else "the JSON is not the expected value"
+    if kind == "jsonpath_assertion":
+        return _jsonpath_check(check, parsed)
+    if kind == "csv_columns":
+        try:
+            columns = next(csv.reader(io.StringIO(_unfenced(text))), None)
+        except csv.Error:
+            return "the reply is not CSV"
+        if columns is None or [c.strip() for c in columns] != check["expected"]:
+            return "the CSV columns are not the expected ones"
+        return None
+    if kind == "markdown_structure":
+        return _markdown_check(check["headers"], text)
+    if kind == "format_regex":
+        found = re.search(check["pattern"], text, re.MULTILINE | re.DOTALL)
+        return None if found else "the text does not match the format"
+    return f"an assertion of an unknown kind {kind!r}"
+
+
+def _local_references_only(schema: Any) -> None:
+    """Raises :class:`TypeError` (no verdict) where the schema refers to a document other than
+    itself: jsonschema would fetch it, and verification never touches the network."""
+    pending = [schema]
+    while pending:
+        value = pending.pop()
+        if isinstance(value, dict):
+            for key, item in value.items():
+                if key in ("$ref", "$dynamicRef") and not str(item).startswith("#"):
+                    raise TypeError(f"a schema that refers to {str(item)[:80]!r}")
+                pending.append(item)
+        elif isinstance(value, list):
+            pending.extend(value)
+
+
+def _jsonpath_check(check: dict[str, Any], parsed: Any) -> str | None:
+    path = check["path"]
+    try:
+        if not path.startswith("$."):
+            return f"the path {path!r} is not a $. path"
+        value = _at(parsed, path[2:])
+    except (KeyError, IndexError, TypeError, ValueError):
+        return f"no value at {path}"
+    if "value" in check and value != check["value"]:
+        return f"the value at {path} differs"
+    if "regex" in check and not re.search(check["regex"], str(value)):
+        return f"the value at {path} does not match"
+    return None
+
+
+def _minimal_yaml(text: str) -> bool:
+    """Whether benchlocal-cli's minimal YAML reader (``struct_output._minimal_yaml_parse``)
+    reads the text: each line that is not blank or a comment holds a ``:``, and one holds a
+    key before it."""
+    keyed = False
+    for line in _unfenced(text).splitlines():
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        if ":" not in line:
+            return False
+        keyed = keyed or bool(line.split(":", 1)[0].strip())
+    return keyed
+
+
+def _table_row(line: str) -> list[str] | None:
+    stripped = line.strip()
+    if not stripped.startswith("|") or not stripped.endswith("|"):
+        return None
+    return [cell.strip().lower() for cell in stripped.strip("|").split("|")]
+
+
+def _markdown_check(headers: list[Any], text: str) -> str | None:
+    """Each header row in the text, a separator row of its width under it, in the order
+    given (``struct_output``'s ``markdown_structure``)."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    rows = [_table_row(line) for line in lines]
+    positions = []
+    for header in headers:
+        expected = _table_row(header)
+        if expected is None:
+            return f"the header {header!r} is no table row"
+        if expected not in rows:
+            return f"no table header {header}"
+        at = rows.index(expected)
+        below = _table_row(lines[at + 1]) if at + 1 < len(lines) else None
+        if (
+            below is None
+            or len(below) != len(expected)
+            or not all(re.fullmatch(r":?-+:?", cell.replace(" ", "")) for cell in below)
+        ):
+            return f"no separator row under {header}"
+        positions.append(at)
+    return None if positions == sorted(positions) else "the table headers are out of order"
+
+
+# --- data_extract --------------------------------------------------------------------------------
+
+ANCHORS = {
+    "DE-02.items": "name",
+    "DE-07.$root": "name",
+    "DE-13.line_items": "description",
+    "DE-13.discounts": "description",
+}
+"""The key an array of objects is matched by, item to item, by scenario and path
+(``data_extract._ARRAY_OBJECT_ANCHORS`` at 47d1d66: part of the grader, not of the pack)."""
+
+TOLERANCE = 0.01
+"""How far an extracted number may be from the expected one."""
+
+PASS_PERCENT = 85
+"""A scenario with an ``expected`` value passes with this share of its fields correct,
+rounded to a whole percent."""
+
+
+def _data_extract(scenario: Mapping[str, Any], reply: dict[str, Any]) -> str | None:
+    """The ``data_extract`` module: the reply's JSON against the scenario's ``expected``
+    value, else its field assertions."""
+    try:
+        data = _json_of(_text(reply))
+    except _NotRead as exc:
+        return str(exc)
+    if "expected" in scenario:
+        return _expected_failure(scenario, data, scenario["expected"])
+    for check in _asserts(scenario):
+        if (problem := _field_failure(check, data)) is not None:
+            return problem
+    return None
+
+
+def _field_failure(check: dict[str, Any], data: Any) -> str | None:
+    """One field assertion of ``data_extract`` on the reply's JSON."""
+    kind, field = check.get("kind"), check.get("field")
+    if kind == "no_extra_fields":
+        if not isinstance(data, dict):
+            return "the JSON is no object"
+        extra = sorted(set(data) - set(check["allowed"]))
+        return f"extra fields {extra}" if extra else None
+    if kind not in ("field_required", "field_exact_value", "field_regex", "field_in_set"):
+        return f"an assertion of an unknown kind {kind!r}"
+    if not isinstance(field, str):
+        raise TypeError("a field assertion with no field")
+    try:
+        value = _at(data, field)
+    except (KeyError, IndexError, TypeError):
+        return f"missing field {field}"
+    if (
+        (kind == "field_exact_value" and value != check["value"])
+        or (kind == "field_regex" and not re.search(check["pattern"], str(value)))
+        or (kind == "field_in_set" and value not in check["values"])
+    ):
+        return f"the field {field} is not as asked"
+    return None
+
+
+def _expected_failure(scenario: Mapping[str, Any], data: Any, expected: Any) -> str | None:
+    """Under :data:`PASS_PERCENT` of the expected fields correct, or a top-level shape that
+    is not the expected one where the scenario declares its shape
+    (``declares_top_level_shape``): a singleton list is read as its object, and an object as
+    a list of one where one is expected, for the count alone."""
+    shape_differs = _shape(expected) != _shape(data)
+    scored = data
+    if isinstance(expected, dict) and isinstance(data, list):
+        if len(data) == 1 and isinstance(data[0], dict):
+            scored = data[0]
+    elif isinstance(expected, list) and isinstance(data, dict) and len(expected) == 1:
+        scored = [data]
+    correct, total = _compared(expected, scored, str(scenario.get("id", "unknown")), "")
+    score = round((correct / total) * 100) if total else 0
+    if score < PASS_PERCENT:
+        return f"{correct} of {total} fields correct ({score}%, under {PASS_PERCENT}%)"
+    if shape_differs and scenario.get("declares_top_level_shape", False):
+        return f"the top level is {_shape(data)}, not the declared {_shape(expected)}"
+    return None
+
+
+def _shape(value: Any) -> str:
+    return "array" if isinstance(value, list) else "object" if isinstance(value, dict) else "other"
+
+
+def _compared(expected: Any, actual: Any, scenario: str, path: str) -> tuple[int, int]:
+    """(correct, total) fields of ``actual`` against ``expected`` (``_compare_value``)."""
+    if isinstance(expected, list):
+        if all(isinstance(item, dict) for item in expected):
+            return _compared_objects(expected, actual, scenario, path)
+        return _compared_scalars(expected, actual)
+    if isinstance(expected, dict):
+        if not isinstance(actual, dict):
+            return 0, len(expected)
+        correct = total = 0
+        for key, value in expected.items():
+            got, of = _compared(value, actual.get(key), scenario, f"{path}.{key}" if path else key)
+            correct, total = correct + got, total + of
+        return correct, total
+    return (1 if _scalar_equal(expected, actual) else 0), 1
+
+
+def _scalar_equal(expected: Any, actual: Any) -> bool:
+    """``_compare_scalar``: null is null, text equal once stripped, a boolean the same, a
+    number within 0.01; any other expected value matches nothing."""
+    if expected is None:
+        return actual is None
+    if isinstance(expected, str):
+        return isinstance(actual, str) and actual.strip() == expected.strip()
+    if isinstance(expected, bool):
+        return actual is expected
+    if isinstance(expected, int | float):
+        if not isinstance(actual, int | float) or isinstance(actual, bool):
+            return False
+        return abs(float(actual) - float(expected)) <= TOLERANCE
+    return False
+
+
+def _compared_scalars(expected: list[Any], actual: Any) -> tuple[int, int]:
+    """One field: the list holds the expected values, as many, each matched once."""
+    if not isinstance(actual, list) or len(expected) != len(actual):
+        return 0, 1
+    remaining = list(actual)
+    for value in expected:
+        match = next((i for i, got in enumerate(remaining) if _scalar_equal(value, got)), None)
+        if match is None:
+            return 0, 1
+        remaining.pop(match)
+    return 1, 1
+
+
+def _compared_objects(
+    expected: list[dict[str, Any]], actual: Any, scenario: str, path: str
+) -> tuple[int, int]:
+    """Each expected object matched to the reply's object of the same anchor (:data:`ANCHORS`)
+    and compared key by key; an array with no anchor known scores none of its fields."""
+    if not isinstance(actual, list):
+        return 0, len(expected) * (len(expected[0]) if expected else 1)
+    anchor = ANCHORS.get(f"{scenario}.{path or '$root'}")
+    if not anchor:
+        return 0, len(expected) or 1
+    by_anchor = {
+        str(item[anchor]): item
+        for item in actual
+        if isinstance(item, dict) and isinstance(item.get(anchor), str)
+    }
+    correct = total = 0
+    for wanted in expected:
+        item = by_anchor.get(str(wanted.get(anchor)))
+        for key, value in wanted.items():
+            if item is None:
+                total += 1
+                continue
+            got, of = _compared(value, item.get(key), scenario, f"{path}.{key}" if path else key)
+            correct, total = correct + got, total + of
+    return correct, total
+
+
+_GRADERS = {
+    "tool_call": _tool_call,
+    "instruct_follow": _instruct_follow,
+    "struct_output": _struct_output,
+    "data_extract": _data_extract,
+}
