@@ -812,6 +812,9 @@ class BenchlocalRun:
     without a message)."""
     reply: Any = None
     """Its ``raw_response`` (None when it has none): what it was graded on."""
+    retries: tuple[bytes | None, ...] = ()
+    """The answers of its later attempts (``retry_attempts``, each as :attr:`answer`), in their
+    order: benchlocal-cli retries a failed run and keeps the first attempt's grade."""
 
 
 @dataclass(frozen=True)
@@ -861,8 +864,18 @@ def benchlocal_runs(data: bytes) -> BenchlocalRuns:
             reply = run.get("raw_response")
             answer = answer_key(reply) if isinstance(reply, dict) else None
             kept = reply if isinstance(reply, dict) else None
-            runs.append(BenchlocalRun(where, pack_id, key, turn, passed, answer, kept))
+            retried = run.get("retry_attempts")
+            retries = tuple(
+                _attempt_answer(attempt)
+                for attempt in (retried if isinstance(retried, list) else ())
+            )
+            runs.append(BenchlocalRun(where, pack_id, key, turn, passed, answer, kept, retries))
     return BenchlocalRuns(repeat, packs)
+
+
+def _attempt_answer(attempt: Any) -> bytes | None:
+    reply = attempt.get("raw_response") if isinstance(attempt, dict) else None
+    return answer_key(reply) if isinstance(reply, dict) else None
 
 
 # Infermark 0.3.0 (PyPI): the JSON report of ``infermark run ... -o FILE``.

@@ -11,6 +11,7 @@ of its pack, or given a reply no exchange holds, raised the score with no findin
 from __future__ import annotations
 
 import json
+from bisect import bisect_left
 from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any, Literal, NamedTuple
@@ -77,7 +78,10 @@ def benchlocal_packs(
             chosen = selection.get(pack, set()) if isinstance(selection, dict) else selection
             if (problem := _scenarios_problem(runs, pack, pinned, chosen)) is not None:
                 findings.append(_disagrees(place, problem))
-        findings += _replies(evidence, component, place, runs, questions)
+        answered = _answered(evidence, component)
+        log = answered.pool if evidence.transport is not None else None
+        findings += _replies(component, place, runs, questions, log)
+        findings += _first_answers(answered, place, runs, questions, harness.command)
         checkout = checkouts.get(upstream)
         graded = replayed_modules(checkout.files) if checkout is not None else frozenset()
         findings += _grades(place, runs, questions, graded)
@@ -229,26 +233,105 @@ def _named(keys: list[tuple[str, int]], repeat: int) -> str:
     return first_few([repr(k if repeat == 1 else f"{k} (repeat {turn})") for k, turn in keys])
 
 
-def _answered(evidence: Gx10Evidence, component: str) -> Pool:
-    """The component's answered requests, each found by each of its reply's answer keys with
-    its last question, the earliest first."""
+class _Answered(NamedTuple):
+    """The component's answered requests (POSTs that are no error), as the checks find them."""
+
+    pool: Pool
+    """Each found by each of its reply's answer keys with its last question, the earliest
+    first."""
+    places: dict[bytes | None, dict[bytes, list[int]]]
+    """By last question, each answer key's places (0, 1, ...) among the requests of that
+    question, in the log's order."""
+
+
+def _answered(evidence: Gx10Evidence, component: str) -> _Answered:
     pool = Pool()
+    places: dict[bytes | None, dict[bytes, list[int]]] = {}
+    asked: Counter[bytes | None] = Counter()
     for index, exchange in enumerate(evidence.transport or ()):
         if exchange.component != component or exchange.method != "POST":
             continue
         if exchange_failed(exchange):
             continue
         question = asked_digests(exchange)[1]
-        pool.add((index,), [(key, question) for key in reply_facts(exchange).answers])
-    return pool
+        answers = reply_facts(exchange).answers
+        pool.add((index,), [(key, question) for key in answers])
+        found = places.setdefault(question, {})
+        for key in dict.fromkeys(answers):
+            found.setdefault(key, []).append(asked[question])
+        asked[question] += 1
+    return _Answered(pool, places)
+
+
+RETRY_ON_TIMEOUT = "--retry-on-timeout"
+"""The option of ``benchlocal-cli run`` that sends a timed-out request again within one
+attempt: the request left behind may still have an answer in the log."""
+
+
+def _first_answers(
+    answered: _Answered,
+    place: str,
+    runs: BenchlocalRuns,
+    questions: Mapping[str, Mapping[str, Pinned]],
+    command: Sequence[str],
+) -> list[Finding]:
+    """Each passed run of a scored pack was graded on the first answer to its question that no
+    earlier attempt took: benchlocal-cli grades a scenario by its first attempt and only then
+    retries a failed one (``_run_scenario_with_inline_retries``), each request in turn, so a
+    run given the reply of one of its retries (a pass at the second or third try shown as a
+    pass at the first), its own first reply left out or listed as a retry, passed over an
+    earlier answer. The runs of a question are walked as benchlocal-cli runs them (pack by
+    pack, repeat by repeat, in the listed order), each attempt with a reply taking its answer's
+    next place; an attempt with none (a time-out) may have left one answer behind. Not held
+    under :data:`RETRY_ON_TIMEOUT`."""
+    if RETRY_ON_TIMEOUT in command:
+        return []
+    at: Counter[bytes | None] = Counter()  # the next place of each question not yet taken
+    excused: Counter[bytes | None] = Counter()  # answers attempts with none may have left
+    passed_over: list[tuple[BenchlocalRun, int]] = []
+    order = {pack: number for number, pack in enumerate(runs.packs)}
+    scored = [
+        (order[run.pack], run.repeat, index, run)
+        for pack in BENCHLOCAL_TOOL_INSTRUCTION_PACKS
+        for index, run in enumerate(runs.packs.get(pack, ()))
+        if run.scenario in questions.get(pack, {})
+    ]
+    for *_, run in sorted(scored, key=lambda item: item[:3]):
+        question = questions[run.pack][run.scenario].question
+        found = answered.places.get(question, {})
+        for attempt, answer in enumerate((run.answer, *run.retries)):
+            if answer is None:
+                excused[question] += 1
+                continue
+            places = found.get(answer, [])
+            next_place = bisect_left(places, at[question])
+            if next_place == len(places):
+                continue  # no such answer left: the reply check's finding, where it is graded
+            skipped = places[next_place] - at[question]
+            if attempt == 0 and run.passed and skipped > excused[question]:
+                passed_over.append((run, skipped))
+            excused[question] = max(0, excused[question] - skipped)
+            at[question] = places[next_place] + 1
+    if not passed_over:
+        return []
+    (first, skipped), more = passed_over[0], len(passed_over) - 1
+    also = f" ({more} more such scenario runs)" if more else ""
+    return [
+        _disagrees(
+            place,
+            f"{first.where}: scenario {first.scenario!r} of pack {first.pack!r} is marked "
+            f"passed on a reply that came after {skipped} earlier answer(s) to its question "
+            f"that no attempt lists: benchlocal-cli grades a run by its first attempt{also}",
+        )
+    ]
 
 
 def _replies(
-    evidence: Gx10Evidence,
     component: str,
     place: str,
     runs: BenchlocalRuns,
     questions: Mapping[str, Mapping[str, Pinned]],
+    found: Pool | None,
 ) -> list[Finding]:
     """Each scored scenario run's reply (its ``raw_response``) is one the observer saw: among
     the component's answered requests, one whose answer (with its token counts, where the copy
@@ -258,9 +341,8 @@ def _replies(
     have such a reply; a failed run with no reply (a time-out, an error) needs none. Only the
     scored packs' (:data:`BENCHLOCAL_TOOL_INSTRUCTION_PACKS`: one reply a scenario); scenarios
     of a pack not held to the checkout are left to that finding."""
-    if evidence.transport is None:
+    if found is None:  # no transport log: its own finding
         return []
-    found = _answered(evidence, component)
     unmatched: list[BenchlocalRun] = []
     every = [
         run
