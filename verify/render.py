@@ -154,7 +154,7 @@ def _plural(count: int, word: str) -> str:
 def _head(verdict: Verdict, console: Console, location: str) -> None:
     """The answer: the verdict, whether the check held (integrity, claims, signature), the
     reasons, and the integrity findings."""
-    _say(console, Text.assemble(("evidence bundle ", "bold"), _t(location)))
+    _say(console, Text.assemble(("evidence bundle ", "bold"), _t(flat(location))))
     style = _AXIS_STYLE[verdict.outcome]
     rank = f"rankable ({verdict.rank_group})" if verdict.rankable else "not rankable"
     _say(

@@ -302,3 +302,25 @@ def test_a_pin_set_that_is_no_file_says_which_it_is(
     so (it said "unknown pin set" for both)."""
     err = assert_refused(audit(["verify", bundle_tar, "--pins", given], tmp_path))
     assert err.startswith(f"audit verify: {said}"), err
+
+
+@pytest.mark.parametrize(
+    ("command", "listed"),
+    [(["verify"], True), (["show"], True), (["verify-archive", "--markdown"], True),
+     (["rank"], False)],
+)  # fmt: skip
+def test_a_line_break_in_a_bundles_path_adds_no_line(
+    bundle_tar: Path, tmp_path: Path, command: list[str], listed: bool
+) -> None:
+    """A bundle's path is the user's, yet a name with a line break (``x\\nQUALIFIED.tar``,
+    in an archive the publisher named) must not print a line of its own in human output (rank
+    lists no bundle that is not rankable: the name must only not print a line there)."""
+    archive = tmp_path / "archive"
+    archive.mkdir()
+    named = archive / "x\nQUALIFIED rankable.tar"
+    named.write_bytes(bundle_tar.read_bytes())
+    done = audit([*command, named if command[0] in ("verify", "show") else archive], tmp_path)
+    assert b"Traceback" not in done.stderr, done.stderr
+    lines = done.stdout.decode().splitlines() + done.stderr.decode().splitlines()
+    assert not [line for line in lines if line.lstrip().startswith("QUALIFIED rankable")], lines
+    assert any("x QUALIFIED rankable" in line for line in lines) is listed, lines
