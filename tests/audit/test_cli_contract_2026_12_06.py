@@ -11,6 +11,7 @@ expected failure left is a decision (its reason says which).
 
 from __future__ import annotations
 
+import json
 import os
 import resource
 import socket
@@ -324,3 +325,24 @@ def test_a_line_break_in_a_bundles_path_adds_no_line(
     lines = done.stdout.decode().splitlines() + done.stderr.decode().splitlines()
     assert not [line for line in lines if line.lstrip().startswith("QUALIFIED rankable")], lines
     assert any("x QUALIFIED rankable" in line for line in lines) is listed, lines
+
+
+def test_outputs_of_a_failed_check_are_written_and_of_a_refusal_are_not(
+    bundle: Path, tmp_path: Path
+) -> None:
+    """``--evidence-out``, ``--attest`` and ``--vsa`` carry the verdict whatever it is: a
+    tampered blob (exit 1) still writes them, the VSA saying FAILED; a path that is no bundle
+    (exit 2) writes none (ADR 0019, kept as decided)."""
+    blob = next(p for p in sorted((bundle / "blobs" / "sha256").iterdir()) if p.stat().st_size)
+    blob.write_bytes(blob.read_bytes() + b" ")
+    outs = [tmp_path / name for name in ("evidence.json", "attest.json", "vsa.json")]
+    flags = ["--evidence-out", outs[0], "--attest", outs[1], "--vsa", outs[2]]
+    done = audit(["verify", bundle, *flags], tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert all(out.is_file() for out in outs)
+    vsa = json.loads(outs[2].read_text())
+    assert vsa["predicate"]["verificationResult"] == "FAILED"
+    for out in outs:
+        out.unlink()
+    assert_refused(audit(["verify", tmp_path / "missing", *flags], tmp_path))
+    assert not any(out.exists() for out in outs)
