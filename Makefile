@@ -62,7 +62,7 @@ test: $(STAMP) sandbox-tools browser-tools bytecode
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	$(BIN)/audit schema --check
-	$(BIN)/python -m pytest -q -p no:cacheprovider -n $(PYTEST_WORKERS) --dist loadfile
+	$(BIN)/python -m pytest -q -p no:cacheprovider -n $(PYTEST_WORKERS) --dist loadfile --durations=30
 
 # The unit tests of the pure layers alone, for a quick loop while editing (tests/ mirrors the
 # packages: bundle_schema, pins, verify, verify/scorers, audit, hostile, e2e); `make test` runs all.
