@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import re
 from collections import Counter, deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -135,14 +136,28 @@ def _unquote(path: str) -> str | None:
         return None
 
 
+_KIND_OF_MODE = {"100644": "blob", "100755": "blob", "120000": "blob", "160000": "commit"}
+"""The modes of the entries ``git ls-tree -r`` lists, each with the kind of object it names."""
+_OBJECT_ID = re.compile(r"[0-9a-f]{40}")
+
+
 def _listing(data: bytes) -> list[_Listed] | str:
-    """The entries of a ``git ls-tree -r`` listing, or why it is not one."""
+    """The entries of a ``git ls-tree -r`` listing, or why it is not one: each line as git
+    writes it, a mode it lists, that mode's kind of object and a lower-case id (the tree id
+    hashes the mode, name and id only, so any other spelling of a line would still hash to
+    the commit's tree while naming its file otherwise)."""
     entries = []
     for number, line in enumerate(data.decode("utf-8", "replace").splitlines(), start=1):
         head, tab, path = line.partition("\t")
         parts = head.split(" ")
         unquoted = _unquote(path)
-        if not tab or len(parts) != 3 or unquoted is None or len(parts[2]) != 40:
+        if (
+            not tab
+            or len(parts) != 3
+            or unquoted is None
+            or _KIND_OF_MODE.get(parts[0]) != parts[1]
+            or not _OBJECT_ID.fullmatch(parts[2])
+        ):
             return f"line {number} is not a git ls-tree entry"
         entries.append(_Listed(parts[0], parts[1], parts[2], unquoted))
     return entries
