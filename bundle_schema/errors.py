@@ -32,6 +32,8 @@
         │   ├── TraceError       verify.socket_trace: a raw connect() trace that does not parse
         │   └── _RecordShapeError  verify._shell: a record blob that is not one or more lines
         ├── OutputsUnreadable    verify.harness_outputs: a harness's outputs that are not evidence
+        ├── _NotRead             verify._consistency.benchlocal_grades: a reply a replayed
+        │                        grader cannot read as it must (the grader fails it)
         ├── ParseFailed          audit.parsers: the same, as the runner meets it
         ├── CheckoutFailed       audit.checkouts: an upstream not checked out at its pinned commit
         ├── SignatureFailed      verify._signature: a signature that does not verify

@@ -100,6 +100,9 @@ class ReplyFacts:
     answers: tuple[bytes, ...] = ()
     """Every digest a harness's copy of it is found by (:func:`verify.replies.answer_keys`;
     none for a stream)."""
+    kept: bytes | None = None
+    """The digest of it as benchlocal-cli keeps a reply (:func:`verify.replies.kept_digest`;
+    None for a stream)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,6 +139,7 @@ def reply_facts(exchange: TransportExchange) -> ReplyFacts:
         max((chunk.t for chunk in exchange.chunks), default=0.0),
         reply.answer,
         reply.answers,
+        reply.kept,
     )
 
 

@@ -50,7 +50,7 @@ from bundle_schema.models import (
     TaskTallies,
     Tier2,
 )
-from verify.replies import answer_key, last_user_message
+from verify.replies import answer_key, copy_digest, last_user_message
 from verify.scorers import load_plan, load_shard, score_shards
 from verify.scorers.bfcl import V4_SUBSET_SIZES, LoadedShard
 
@@ -815,6 +815,9 @@ class BenchlocalRun:
     retries: tuple[bytes | None, ...] = ()
     """The answers of its later attempts (``retry_attempts``, each as :attr:`answer`), in their
     order: benchlocal-cli retries a failed run and keeps the first attempt's grade."""
+    copy: bytes | None = None
+    """:func:`verify.replies.copy_digest` of its ``raw_response`` (None when it has none): held
+    to the transport log's reply as benchlocal-cli keeps it, whole."""
 
 
 @dataclass(frozen=True)
@@ -869,7 +872,10 @@ def benchlocal_runs(data: bytes) -> BenchlocalRuns:
                 _attempt_answer(attempt)
                 for attempt in (retried if isinstance(retried, list) else ())
             )
-            runs.append(BenchlocalRun(where, pack_id, key, turn, passed, answer, kept, retries))
+            copy = copy_digest(kept) if kept is not None else None
+            runs.append(
+                BenchlocalRun(where, pack_id, key, turn, passed, answer, kept, retries, copy)
+            )
     return BenchlocalRuns(repeat, packs)
 
 

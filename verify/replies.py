@@ -317,6 +317,8 @@ class Reply:
     """:func:`answer_digest` of its body (a reply not streamed)."""
     answers: tuple[bytes, ...] = ()
     """:func:`answer_keys` of its body (a reply not streamed)."""
+    kept: bytes | None = None
+    """:func:`kept_digest` of its body (a reply not streamed)."""
 
     @property
     def contaminated(self) -> bool:
@@ -456,6 +458,7 @@ def read_exchange(exchange: TransportExchange) -> Reply:
         max(0, len(kept) - FINGERPRINTS_KEPT),
         _with_counts(answer),
         _keys(answer),
+        kept_digest(body) if answer is not None else None,
     )
 
 
@@ -473,16 +476,115 @@ def _with_counts(read: tuple[Any, tuple[int, int] | None] | None) -> bytes | Non
     return None if read is None or read[1] is None else answer_digest_of(read[0], *read[1])
 
 
-_THINK_BLOCK = re.compile(r"<think\b[^>]*>.*?</think\s*>", re.IGNORECASE | re.DOTALL)
-_THINK_TAG = re.compile(r"</?think\b[^>]*>", re.IGNORECASE)
+_THINK_START = re.compile(r"</?think\b", re.IGNORECASE)
+"""Where a ``<think ...>`` or ``</think ...>`` tag may start (benchlocal-cli's patterns, up to
+their ``[^>]*>`` or ``\\s*>``, which :func:`_think_tags` reads without backtracking)."""
+_SPACES_TO_CLOSE = re.compile(r"\s*>")
 
 
 def without_think_tags(text: str) -> str:
     """Text with ``<think>`` blocks and stray ``<think>`` tags taken out, as benchlocal-cli
     keeps a reply it graded (``scoring.common.sanitize_reasoning_tags`` at 47d1d66: text with
-    none is the same text, other text is stripped of its outer spaces)."""
-    cleaned = _THINK_TAG.sub("", _THINK_BLOCK.sub("", text))
+    none is the same text, other text is stripped of its outer spaces). The same text as its
+    ``re.sub`` of ``<think\\b[^>]*>.*?</think\\s*>`` (any case, ``.`` any character) and
+    then of ``</?think\\b[^>]*>``, in time linear in the text: those take time quadratic in
+    the ``<think`` a text holds with no ``>`` or no closing tag after them."""
+    cleaned = _think_tags(_think_blocks(text))
     return text if cleaned == text else cleaned.strip()
+
+
+def _think_blocks(text: str) -> str:
+    """``text`` with each ``<think ...>...</think>`` block taken out, leftmost first: an
+    opening tag (``<think`` and all to the next ``>``), then the nearest closing tag
+    (``</think``, spaces, ``>``) after it. Where an opening tag has none after it, no later one
+    has either."""
+    starts = list(_THINK_START.finditer(text))
+    closes = [
+        (m.start(), end.end())
+        for m in starts
+        if m.group().startswith("</") and (end := _SPACES_TO_CLOSE.match(text, m.end()))
+    ]
+    kept, at, close, gt = [], 0, 0, _NextGt(text)
+    for start in starts:
+        if start.start() < at or start.group().startswith("</"):
+            continue
+        tag_end = gt.after(start.end())
+        if tag_end < 0:
+            break
+        while close < len(closes) and closes[close][0] <= tag_end:
+            close += 1
+        if close == len(closes):
+            break
+        kept.append(text[at : start.start()])
+        at = closes[close][1]
+    kept.append(text[at:])
+    return "".join(kept)
+
+
+def _think_tags(text: str) -> str:
+    """``text`` with each ``<think ...>`` or ``</think ...>`` tag (to the next ``>``) taken out,
+    leftmost first."""
+    kept, at, gt = [], 0, _NextGt(text)
+    for start in _THINK_START.finditer(text):
+        if start.start() < at:
+            continue
+        tag_end = gt.after(start.end())
+        if tag_end < 0:
+            break
+        kept.append(text[at : start.start()])
+        at = tag_end + 1
+    kept.append(text[at:])
+    return "".join(kept)
+
+
+class _NextGt:
+    """The first ``>`` at or after a position, for positions asked in increasing order: each
+    part of the text is searched once."""
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        self._found = -1  # the last one found; -1: none yet, or none left
+
+    def after(self, position: int) -> int:
+        if self._found < position:
+            self._found = self._text.find(">", position)
+        return self._found
+
+
+_TEXT_FIELDS = ("content", "reasoning_content", "reasoning")
+
+
+def as_benchlocal_keeps(value: Any) -> Any:
+    """A reply as benchlocal-cli keeps it (``raw_response``, ``scoring.common.
+    sanitize_response_text_fields``): each ``content``, ``reasoning_content`` and ``reasoning``
+    text, at any depth, :func:`without_think_tags`. Raises :class:`RecursionError` for a value
+    nested past the stack."""
+    if isinstance(value, dict):
+        return {
+            key: without_think_tags(item)
+            if key in _TEXT_FIELDS and isinstance(item, str)
+            else as_benchlocal_keeps(item)
+            for key, item in value.items()
+        }
+    if isinstance(value, list):
+        return [as_benchlocal_keeps(item) for item in value]
+    return value
+
+
+def copy_digest(value: Any) -> bytes:
+    """The digest of a harness's whole copy of a reply, as it is: compared with
+    :func:`kept_digest` of the transport log's reply."""
+    return _json_digest(["copy", value])
+
+
+def kept_digest(reply: Any) -> bytes | None:
+    """:func:`copy_digest` of a reply of the transport log (one that holds a message) as
+    benchlocal-cli keeps it (:func:`as_benchlocal_keeps`); None for one nested too deep to
+    read."""
+    try:
+        return copy_digest(as_benchlocal_keeps(reply))
+    except RecursionError:
+        return None
 
 
 def answer_key(reply: Any) -> bytes | None:

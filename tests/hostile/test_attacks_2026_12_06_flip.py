@@ -152,14 +152,12 @@ def test_benchlocal_scenario_answers_are_replies_of_the_transport_log(
     tool_instruction exchanges (by its body, once each, to the scenario's messages)."""
     verdict = _verdict(recorded, tmp_path / "forged", _benchlocal_edit(_all_passed))
     found = _findings(verdict)
-    assert len(found) == 2 and found[0] == (
+    assert len(found) == 1 and found[0] == (
         f"record_disagrees {BENCHLOCAL_JSON}: evidence {BENCHLOCAL_JSON!r}: benchlocal.json: "
         "$.packs[0].scenarios[0]: scenario 'TC-01' of pack 'toolcall-15' (passed) was graded on "
         "a reply that is no reply of tool_instruction to its question in the transport log (43 "
         "of 60 scenario runs)"
-    ), found
-    # and toolcall-15's grader, replayed, fails the forged replies it can read
-    assert "tool_call grader fails its reply" in found[1], found
+    ), found  # the forged replies are not graded again: only a copy of the log's reply is
 
 
 def test_benchlocal_packs_hold_every_scenario_of_the_pack(

@@ -85,9 +85,12 @@ def test_the_tool_call_grader(
         ("not a list", _reply(("get_weather", {}))),
     ],
 )
-def test_what_the_replay_cannot_read_is_not_judged(asserts: Any, reply: dict[str, Any]) -> None:
-    """No verdict, never a false one: only a clear failure is a finding."""
-    assert tool_call_failure(asserts, reply) is None
+def test_what_the_grader_raises_on_is_no_pass(asserts: Any, reply: dict[str, Any]) -> None:
+    """benchlocal-cli's runner calls the grader bare: a reply or a scenario it raises on (here
+    ``TypeError``, ``KeyError`` and ``AttributeError``) ends the run, so no run it grades is
+    passed; a scenario marked passed on it is a finding."""
+    failure = tool_call_failure(asserts, reply)
+    assert failure is not None and failure.startswith("the grader raises on it ("), failure
 
 
 def _said(text: str) -> dict[str, Any]:

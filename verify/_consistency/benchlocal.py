@@ -16,7 +16,7 @@ from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any, Literal, NamedTuple
 
-from bundle_schema.models import Finding, Gx10Evidence
+from bundle_schema.models import Finding, Gx10Evidence, TransportExchange
 from pins import PinSetSource
 from verify._consistency._common import Pool, Reader, _disagrees, first_few
 from verify._consistency.benchlocal_grades import grade_failure, replayed_modules
@@ -80,11 +80,13 @@ def benchlocal_packs(
                 findings.append(_disagrees(place, problem))
         answered = _answered(evidence, component)
         log = answered.pool if evidence.transport is not None else None
-        findings += _replies(component, place, runs, questions, log)
+        found, bound = _replies(component, place, runs, questions, found=log,
+                                transport=evidence.transport or ())  # fmt: skip
+        findings += found
         findings += _first_answers(answered, place, runs, questions, harness.command)
         checkout = checkouts.get(upstream)
         graded = replayed_modules(checkout.files) if checkout is not None else frozenset()
-        findings += _grades(place, runs, questions, graded)
+        findings += _grades(place, runs, questions, graded, bound)
     return findings
 
 
@@ -93,31 +95,39 @@ def _grades(
     runs: BenchlocalRuns,
     questions: Mapping[str, Mapping[str, Pinned]],
     graded: Collection[str],
+    bound: Collection[str],
 ) -> list[Finding]:
     """Each scenario marked passed is one its pinned grader passes, where this verifier
     replays that grader (``graded``: :func:`verify._consistency.benchlocal_grades.
     replayed_modules` of the checkout): the first that it fails is named, with how many there
-    are."""
+    are. Only runs whose copy is the log's reply (``bound``) are graded: another copy is a
+    finding already, and its text is the publisher's alone."""
     failed: list[tuple[BenchlocalRun, str]] = []
     for pack, pack_runs in runs.packs.items():
         for run in pack_runs:
             pinned = questions.get(pack, {}).get(run.scenario)
-            if not run.passed or run.reply is None or pinned is None:
+            if not run.passed or run.reply is None or pinned is None or run.where not in bound:
                 continue
             if pinned.module is None or pinned.module not in graded:
                 continue
             if (why := grade_failure(pinned.module, pinned.scenario, run.reply)) is not None:
-                failed.append((run, why))
-    if not failed:
+                failed.append((run, f"; the pinned pack's {pinned.module} grader fails its "
+                                    f"reply: {why}"))  # fmt: skip
+    return _passed_but(place, failed)
+
+
+def _passed_but(place: str, found: Sequence[tuple[BenchlocalRun, str]]) -> list[Finding]:
+    """One finding: the first run of ``found`` is marked passed, but (what follows), and how
+    many more such runs there are."""
+    if not found:
         return []
-    (first, why), more = failed[0], len(failed) - 1
+    (first, but), more = found[0], len(found) - 1
     also = f" ({more} more such scenario runs)" if more else ""
     return [
         _disagrees(
             place,
             f"{first.where}: scenario {first.scenario!r} of pack {first.pack!r} is marked "
-            f"passed; the pinned pack's {questions[first.pack][first.scenario].module} grader "
-            f"fails its reply: {why}{also}",
+            f"passed{but}{also}",
         )
     ]
 
@@ -288,7 +298,7 @@ def _first_answers(
         return []
     at: Counter[bytes | None] = Counter()  # the next place of each question not yet taken
     excused: Counter[bytes | None] = Counter()  # answers attempts with none may have left
-    passed_over: list[tuple[BenchlocalRun, int]] = []
+    passed_over: list[tuple[BenchlocalRun, str]] = []
     order = {pack: number for number, pack in enumerate(runs.packs)}
     scored = [
         (order[run.pack], run.repeat, index, run)
@@ -309,21 +319,14 @@ def _first_answers(
                 continue  # no such answer left: the reply check's finding, where it is graded
             skipped = places[next_place] - at[question]
             if attempt == 0 and run.passed and skipped > excused[question]:
-                passed_over.append((run, skipped))
+                but = (
+                    f" on a reply that came after {skipped} earlier answer(s) to its question "
+                    "that no attempt lists: benchlocal-cli grades a run by its first attempt"
+                )
+                passed_over.append((run, but))
             excused[question] = max(0, excused[question] - skipped)
             at[question] = places[next_place] + 1
-    if not passed_over:
-        return []
-    (first, skipped), more = passed_over[0], len(passed_over) - 1
-    also = f" ({more} more such scenario runs)" if more else ""
-    return [
-        _disagrees(
-            place,
-            f"{first.where}: scenario {first.scenario!r} of pack {first.pack!r} is marked "
-            f"passed on a reply that came after {skipped} earlier answer(s) to its question "
-            f"that no attempt lists: benchlocal-cli grades a run by its first attempt{also}",
-        )
-    ]
+    return _passed_but(place, passed_over)
 
 
 def _replies(
@@ -331,8 +334,10 @@ def _replies(
     place: str,
     runs: BenchlocalRuns,
     questions: Mapping[str, Mapping[str, Pinned]],
+    *,
     found: Pool | None,
-) -> list[Finding]:
+    transport: Sequence[TransportExchange],
+) -> tuple[list[Finding], set[str]]:
     """Each scored scenario run's reply (its ``raw_response``) is one the observer saw: among
     the component's answered requests, one whose answer (with its token counts, where the copy
     has them; think tags taken out as benchlocal-cli keeps a reply:
@@ -340,10 +345,18 @@ def _replies(
     scenario's question, each exchange taken once, the earliest first. A run that passed must
     have such a reply; a failed run with no reply (a time-out, an error) needs none. Only the
     scored packs' (:data:`BENCHLOCAL_TOOL_INSTRUCTION_PACKS`: one reply a scenario); scenarios
-    of a pack not held to the checkout are left to that finding."""
+    of a pack not held to the checkout are left to that finding.
+
+    The copy is then the exchange's reply whole, as benchlocal-cli keeps it (think tags taken
+    out of its texts: :func:`verify.replies.kept_digest`): the graders read members the answer
+    leaves out (a top-level ``content`` or ``tool_calls``, a call's own ``name``), so a copy
+    that holds the logged answer and a member of its own is a finding too. Returns the findings
+    and the runs (by ``where``) whose copy is the log's, which alone are graded again."""
     if found is None:  # no transport log: its own finding
-        return []
+        return [], set()
     unmatched: list[BenchlocalRun] = []
+    altered: list[BenchlocalRun] = []
+    bound: set[str] = set()
     every = [
         run
         for pack, pack_runs in runs.packs.items()
@@ -358,18 +371,31 @@ def _replies(
             if run.passed:
                 unmatched.append(run)
             continue
-        if found.take((run.answer, pinned[run.scenario].question)) is None:
+        taken = found.take((run.answer, pinned[run.scenario].question))
+        if taken is None:
             unmatched.append(run)
-    if not unmatched:
-        return []
-    first = unmatched[0]
-    more = f" ({len(unmatched)} of {len(every)} scenario runs)" if len(unmatched) > 1 else ""
-    verdict = "passed" if first.passed else "failed"
-    return [
-        _disagrees(
+        elif reply_facts(transport[taken[0]]).kept != run.copy:
+            altered.append(run)
+        else:
+            bound.add(run.where)
+    findings = []
+    if unmatched:
+        first = unmatched[0]
+        more = f" ({len(unmatched)} of {len(every)} scenario runs)" if len(unmatched) > 1 else ""
+        verdict = "passed" if first.passed else "failed"
+        findings.append(_disagrees(
             place,
             f"{first.where}: scenario {first.scenario!r} of pack {first.pack!r} ({verdict}) was "
             f"graded on a reply that is no reply of {component} to its question in the "
             f"transport log{more}",
-        )
-    ]
+        ))  # fmt: skip
+    if altered:
+        first = altered[0]
+        more = f" ({len(altered)} of {len(every)} scenario runs)" if len(altered) > 1 else ""
+        findings.append(_disagrees(
+            place,
+            f"{first.where}: scenario {first.scenario!r} of pack {first.pack!r}: its "
+            f"raw_response holds the answer of a reply of {component} in the transport log, "
+            f"but is not that reply as benchlocal-cli keeps it{more}",
+        ))  # fmt: skip
+    return findings, bound

@@ -34,7 +34,9 @@ from collections.abc import Mapping
 from typing import Any
 
 import jsonschema
+from referencing.exceptions import Unresolvable
 
+from bundle_schema.errors import CheckFailed
 from verify.replies import without_think_tags
 
 SCORING = "benchlocal_cli/scoring"
@@ -65,18 +67,27 @@ def replayed_modules(files: Mapping[str, str]) -> frozenset[str]:
     return frozenset(m for m, blob in GRADED.items() if files.get(f"{SCORING}/{m}.py") == blob)
 
 
+_RAISES = (
+    TypeError, KeyError, AttributeError, ValueError, IndexError, OverflowError, re.error,
+    csv.Error, jsonschema.SchemaError, Unresolvable,
+)  # fmt: skip
+"""What benchlocal-cli's graders raise on a reply or a scenario they cannot read: its runner
+does not catch it (``run_scenario`` calls ``score_scenario`` bare), so no run it grades is
+passed."""
+
+
 def grade_failure(module: str, scenario: Mapping[str, Any], reply: dict[str, Any]) -> str | None:
     """Why benchlocal-cli's scoring ``module`` (one of :data:`GRADED`) fails ``reply`` to the
-    pinned ``scenario`` (its record in the pinned pack); None when it passes it, or when this
-    replay cannot tell."""
+    pinned ``scenario`` (its record in the pinned pack), or raises on it; None when it passes
+    it, or when this replay cannot tell (a value nested past the stack; an assertion whose
+    schema refers to another document is passed over)."""
     grader = _GRADERS[module]
     try:
         return grader(scenario, reply)
-    except (  # no verdict
-        TypeError, KeyError, AttributeError, ValueError, OverflowError, RecursionError,
-        re.error, jsonschema.SchemaError,
-    ):  # fmt: skip
+    except RecursionError:
         return None
+    except _RAISES as exc:
+        return f"the grader raises on it ({type(exc).__name__}), so no run it grades passes"
 
 
 def _asserts(scenario: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -282,12 +293,23 @@ _INSTRUCT_KINDS = frozenset({
 _JSON_KINDS = frozenset({"json_parse_required", "json_schema", "exact_json", "jsonpath_assertion"})
 
 
+_TAG_CHARACTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+
+
 def _unfenced(text: str) -> str:
-    """The text, stripped, out of the one Markdown code fence it is wholly in, if it is
-    (``common.strip_code_fence``)."""
+    """The text, stripped, out of the one Markdown code fence it is wholly in, if it is: the
+    same as ``common.strip_code_fence``'s ``re.fullmatch(r"```(?:[A-Za-z0-9_-]+)?\\s*(.*?)
+    \\s*```", ..., re.DOTALL)``, in time linear in the text (that pattern backtracks, cubic in
+    the spaces of a fence that does not close)."""
     text = text.strip()
-    match = re.fullmatch(r"```(?:[A-Za-z0-9_-]+)?\s*(.*?)\s*```", text, re.DOTALL)
-    return match.group(1).strip() if match else text
+    fence = "```"
+    if len(text) < 2 * len(fence) or not (text.startswith(fence) and text.endswith(fence)):
+        return text
+    inner = text[len(fence) : -len(fence)]
+    tag = 0
+    while tag < len(inner) and inner[tag] in _TAG_CHARACTERS:
+        tag += 1
+    return inner[tag:].strip()
 
 
 def _json_of(text: str) -> Any:
@@ -299,7 +321,7 @@ def _json_of(text: str) -> Any:
         raise _NotRead("the reply is not JSON") from exc
 
 
-class _NotRead(Exception):
+class _NotRead(CheckFailed):
     """The reply does not read as the grader requires: the grader fails it, with this why."""
 
 
@@ -346,7 +368,8 @@ def _struct_check(  # noqa: PLR0911 - one branch per kind of assertion
         return None
     if kind == "json_schema":
         schema = check["schema"]
-        _local_references_only(schema)
+        if _refers_elsewhere(schema):
+            return None  # not judged: a later assertion may still fail the reply
         try:
             jsonschema.validate(parsed, schema)
         except jsonschema.ValidationError as exc:
@@ -374,19 +397,20 @@ def _struct_check(  # noqa: PLR0911 - one branch per kind of assertion
     return f"an assertion of an unknown kind {kind!r}"
 
 
-def _local_references_only(schema: Any) -> None:
-    """Raises :class:`TypeError` (no verdict) where the schema refers to a document other than
-    itself: jsonschema would fetch it, and verification never touches the network."""
+def _refers_elsewhere(schema: Any) -> bool:
+    """Whether the schema refers to a document other than itself: jsonschema would fetch it,
+    and verification never touches the network, so that assertion is not judged."""
     pending = [schema]
     while pending:
         value = pending.pop()
         if isinstance(value, dict):
             for key, item in value.items():
                 if key in ("$ref", "$dynamicRef") and not str(item).startswith("#"):
-                    raise TypeError(f"a schema that refers to {str(item)[:80]!r}")
+                    return True
                 pending.append(item)
         elif isinstance(value, list):
             pending.extend(value)
+    return False
 
 
 def _jsonpath_check(check: dict[str, Any], parsed: Any) -> str | None:
@@ -406,16 +430,26 @@ def _jsonpath_check(check: dict[str, Any], parsed: Any) -> str | None:
 
 def _minimal_yaml(text: str) -> bool:
     """Whether benchlocal-cli's minimal YAML reader (``struct_output._minimal_yaml_parse``)
-    reads the text: each line that is not blank or a comment holds a ``:``, and one holds a
-    key before it."""
+    reads the text: each line that is not blank or a comment holds a ``:``, one holds a key
+    before it, and each value of digits is a number Python's ``int`` takes."""
     keyed = False
     for line in _unfenced(text).splitlines():
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         if ":" not in line:
             return False
-        keyed = keyed or bool(line.split(":", 1)[0].strip())
+        key, value = (part.strip() for part in line.split(":", 1))
+        if value.lower() not in _YAML_WORDS and _YAML_INTEGER.fullmatch(value):
+            try:
+                int(value)
+            except ValueError:  # past the interpreter's limit on the digits of an int
+                return False
+        keyed = keyed or bool(key)
     return keyed
+
+
+_YAML_WORDS = frozenset({"true", "false", "null", "~"})
+_YAML_INTEGER = re.compile(r"-?\d+")
 
 
 def _table_row(line: str) -> list[str] | None:

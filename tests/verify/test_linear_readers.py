@@ -1,0 +1,92 @@
+"""Readers of a reply's text that replace benchlocal-cli's regular expressions (47d1d66, kept
+here as the reference) with code linear in the text, giving the same result:
+``verify.replies.without_think_tags`` (``common.sanitize_reasoning_tags``) and the replayed
+graders' ``_unfenced`` (``common.strip_code_fence``)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.paths import ROOT
+from verify._consistency.benchlocal_grades import _unfenced
+from verify.replies import without_think_tags
+
+_BLOCK = re.compile(r"<think\b[^>]*>.*?</think\s*>", re.IGNORECASE | re.DOTALL)
+_TAG = re.compile(r"</?think\b[^>]*>", re.IGNORECASE)
+
+
+def _reference(text: str) -> str:
+    cleaned = _TAG.sub("", _BLOCK.sub("", text))
+    return text if cleaned == text else cleaned.strip()
+
+
+_PIECES = st.sampled_from(
+    ["<think", "</think", "<THINK", "</Think", "<thinking", ">", " ", "\n", "\t", "x", "k",
+     "<", "/", "think", " >", "\u212a", "<thin\u212a"]  # the Kelvin sign folds to k
+)  # fmt: skip
+
+
+@settings(max_examples=3000, derandomize=True, deadline=None, database=None)
+@given(st.lists(_PIECES, max_size=24).map("".join))
+def test_the_same_text_as_benchlocal_clis_substitutions(text: str) -> None:
+    assert without_think_tags(text) == _reference(text)
+
+
+def test_replies_as_models_write_them() -> None:
+    for text in ["<think>plan</think>Answer", "Answer", "<think>open", "a </think> b",
+                 "<think a='1'>x</think >y<think>z</THINK>", "  <think/>  hi  "]:  # fmt: skip
+        assert without_think_tags(text) == _reference(text)
+
+
+def test_many_tags_that_never_close_do_not_hang_the_verifier() -> None:
+    """420 KB of ``<think`` with no ``>``, of opening tags with no closing tag, and of closing
+    tags with no ``>``: the reference takes minutes on each (a publisher's reply must not hang
+    the verifier); a child process given a minute finishes all three."""
+    script = (
+        "from verify.replies import without_think_tags as w\n"
+        "assert w('<think' * 70_000) == '<think' * 70_000\n"
+        "assert w('<think>' * 60_000) == ''\n"
+        "text = '<think ' + '</think' * 60_000\n"
+        "assert w(text) == text\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, timeout=60, check=False,
+                          capture_output=True)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+
+
+_FENCE = re.compile(r"```(?:[A-Za-z0-9_-]+)?\s*(.*?)\s*```", re.DOTALL)
+
+
+def _fence_reference(text: str) -> str:
+    text = text.strip()
+    match = _FENCE.fullmatch(text)
+    return match.group(1).strip() if match else text
+
+
+_FENCE_PIECES = st.sampled_from(
+    ["```", "`", "``", "json", "a", "-", "_", "9", " ", "\n", "\t", "\u00a0", "\u2003", "{}",
+     "x y", "\u00e9"]
+)  # fmt: skip
+
+
+@settings(max_examples=3000, derandomize=True, deadline=None, database=None)
+@given(st.lists(_FENCE_PIECES, max_size=12).map("".join))
+def test_the_same_text_as_benchlocal_clis_fence_pattern(text: str) -> None:
+    assert _unfenced(text) == _fence_reference(text)
+
+
+def test_a_fence_that_does_not_close_does_not_hang_the_verifier() -> None:
+    """An opening fence and 200,000 spaces: the reference backtracks for hours."""
+    script = (
+        "from verify._consistency.benchlocal_grades import _unfenced\n"
+        "text = '```' + ' ' * 200_000 + 'y'\n"
+        "assert _unfenced(text) == text\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, timeout=60, check=False,
+                          capture_output=True)  # fmt: skip
+    assert done.returncode == 0, done.stderr
