@@ -34,10 +34,16 @@ from tests.hostile.test_attacks_2026_12_06_flip import (
     _verdict,
 )
 from verify._consistency._common import Pool
-from verify._consistency.benchlocal import RETRY_ON_TIMEOUT, Pinned, _Answered, _first_answers
+from verify._consistency.benchlocal import (
+    RETRY_ON_TIMEOUT,
+    Pinned,
+    _Answered,
+    _first_answers,
+    _options,
+)
 from verify.harness_outputs import BenchlocalRun, BenchlocalRuns
 
-SAID = "earlier answer(s) to its question that no attempt lists"
+SAID = "to its question that no attempt lists"
 
 
 @pytest.fixture(scope="module")
@@ -118,11 +124,20 @@ def _run(repeat: int, passed: bool, answer: bytes | None, *retries: bytes | None
     return BenchlocalRun(where, "toolcall-15", "TC-01", repeat, passed, answer, None, retries)
 
 
-def _walked(places: dict[bytes, list[int]], *runs: BenchlocalRun, command: Any = ()) -> list[str]:
-    answered = _Answered(Pool(), {Q: places})
+def _walked(
+    places: dict[bytes, list[int]], *runs: BenchlocalRun, command: Any = (), failed: Any = ()
+) -> list[str]:
+    """The walk's findings over a log of the question's answers at ``places`` and of failed
+    requests (status by place) at ``failed``."""
+    size = 1 + max([p for ps in places.values() for p in ps] + [p for p, _ in failed])
+    kinds = ["answer"] * size
+    for at, status in failed:
+        kinds[at] = "transient" if status == 429 or status >= 500 else "failed"
+    answered = _Answered(Pool(), {Q: places}, {Q: kinds})
     questions = {"toolcall-15": {"TC-01": Pinned(Q, "tool_call", {})}}
+    options = _options(list(command), {}, None)
     found = _first_answers(answered, "raw", BenchlocalRuns(len(runs), {"toolcall-15": list(runs)}),
-                           questions, list(command))  # fmt: skip
+                           questions, options)  # fmt: skip
     return [f.message for f in found]
 
 
@@ -158,3 +173,19 @@ def test_an_attempt_that_timed_out_may_leave_an_answer_behind() -> None:
 def test_not_held_where_a_request_may_be_sent_again_within_an_attempt() -> None:
     places = {b"A": [0], b"B": [1]}
     assert _walked(places, _run(1, True, b"B"), command=["benchlocal-cli", RETRY_ON_TIMEOUT]) == []
+
+
+def test_a_first_attempt_may_follow_its_own_transient_failures_only() -> None:
+    """Two 503s the attempt sent again (``_post_chat``: up to three) before its answer hold;
+    four, or a 400 (which no attempt sends again), were an earlier attempt that failed."""
+    assert _walked({b"B": [2]}, _run(1, True, b"B"), failed=[(0, 503), (1, 503)]) == []
+    spent = [(0, 503), (1, 503), (2, 503), (3, 503)]
+    (said,) = _walked({b"B": [4]}, _run(1, True, b"B"), failed=spent)
+    assert "came after 0 earlier answer(s) and 4 failed request(s)" in said
+    (said,) = _walked({b"B": [1]}, _run(1, True, b"B"), failed=[(0, 400)])
+    assert "1 failed request(s)" in said
+    # with --max-transient-retries 4, the four were the attempt's own
+    command = ["benchlocal-cli", "--max-transient-retries", "4"]
+    assert _walked({b"B": [4]}, _run(1, True, b"B"), failed=spent, command=command) == []
+    # an attempt with no reply (its requests all failed) accounts for its own failures
+    assert _walked({b"B": [1]}, _run(1, False, None), _run(2, True, b"B"), failed=[(0, 400)]) == []

@@ -16,7 +16,7 @@ from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any, Literal, NamedTuple
 
-from bundle_schema.models import Finding, Gx10Evidence, TransportExchange
+from bundle_schema.models import Finding, Gx10Evidence
 from pins import PinSetSource
 from verify._consistency._common import Pool, Reader, _disagrees, first_few
 from verify._consistency.benchlocal_grades import grade_failure, replayed_modules
@@ -80,10 +80,12 @@ def benchlocal_packs(
                 findings.append(_disagrees(place, problem))
         answered = _answered(evidence, component)
         log = answered.pool if evidence.transport is not None else None
-        found, bound = _replies(component, place, runs, questions, found=log,
-                                transport=evidence.transport or ())  # fmt: skip
+        found, bound = _replies(component, place, runs, questions, log)
         findings += found
-        findings += _first_answers(answered, place, runs, questions, harness.command)
+        recorded = read(f"upstreams/{upstream}/environment.json")
+        options = _options(harness.command, harness.env, recorded)
+        findings += _first_answers(answered, place, runs, questions, options)
+        findings += _repeats(place, runs, harness.command)
         checkout = checkouts.get(upstream)
         graded = replayed_modules(checkout.files) if checkout is not None else frozenset()
         findings += _grades(place, runs, questions, graded, bound)
@@ -207,6 +209,37 @@ def _pinned_selection(command: Sequence[str]) -> dict[str, set[str]] | Literal[F
     return selected if chosen else None
 
 
+def _repeats(place: str, runs: BenchlocalRuns, command: Sequence[str]) -> list[Finding]:
+    """The RunResult's ``repeat`` is the pinned command's (``--repeat N``, the last given; 0 or
+    none is 1: ``cli.main``'s ``max(1, args.repeat)``), unless the command takes its runs from
+    a saved one (:data:`_SELECTION_UNKNOWN`); and under a repeat over 1 no run lists retries
+    (``run_pack`` retries inline only at repeat 1). Else retries could be listed as repeats the
+    command never ran, a pass at a retry counted as a repeat's first attempt."""
+    if any(word.partition("=")[0] in _SELECTION_UNKNOWN for word in command):
+        return []
+    pinned: int | None = 1
+    for index, word in enumerate(command):
+        name, equals, value = word.partition("=")
+        if name != "--repeat":
+            continue
+        value = value if equals else (command[index + 1] if index + 1 < len(command) else "")
+        pinned = max(1, int(value)) if value.isascii() and value.isdigit() else None
+    findings = []
+    if pinned is not None and runs.repeat != pinned:
+        findings.append(_disagrees(place, f"$.repeat: {runs.repeat}, not the pinned command's "
+                                          f"{pinned}"))  # fmt: skip
+    if runs.repeat > 1:
+        retried = [run for pack in runs.packs.values() for run in pack if run.retries]
+        if retried:
+            more = f" ({len(retried) - 1} more such runs)" if len(retried) > 1 else ""
+            findings.append(_disagrees(
+                place,
+                f"{retried[0].where}: lists retry attempts under repeat {runs.repeat}, where "
+                f"benchlocal-cli retries no run{more}",
+            ))  # fmt: skip
+    return findings
+
+
 def _scenarios_problem(
     runs: BenchlocalRuns,
     pack: str,
@@ -243,6 +276,11 @@ def _named(keys: list[tuple[str, int]], repeat: int) -> str:
     return first_few([repr(k if repeat == 1 else f"{k} (repeat {turn})") for k, turn in keys])
 
 
+_WHOLE = "whole"
+"""A lookup of an exchange by its reply whole, as benchlocal-cli keeps it
+(:func:`verify.replies.kept_digest`), beside its lookups by answer."""
+
+
 class _Answered(NamedTuple):
     """The component's answered requests (POSTs that are no error), as the checks find them."""
 
@@ -252,30 +290,94 @@ class _Answered(NamedTuple):
     places: dict[bytes | None, dict[bytes, list[int]]]
     """By last question, each answer key's places (0, 1, ...) among the requests of that
     question, in the log's order."""
+    kinds: dict[bytes | None, list[str]]
+    """By last question, what each of its requests got, in the log's order: an answer
+    (:data:`_ANSWER`), a failure benchlocal-cli sends again within an attempt
+    (:data:`_TRANSIENT`: a 429 or 5xx, or a request the observer saw break), or another
+    failure (:data:`_FAILED`: a 4xx, which ends the attempt)."""
+
+
+_ANSWER, _TRANSIENT, _FAILED = "answer", "transient", "failed"
 
 
 def _answered(evidence: Gx10Evidence, component: str) -> _Answered:
     pool = Pool()
     places: dict[bytes | None, dict[bytes, list[int]]] = {}
+    kinds: dict[bytes | None, list[str]] = {}
     asked: Counter[bytes | None] = Counter()
     for index, exchange in enumerate(evidence.transport or ()):
         if exchange.component != component or exchange.method != "POST":
             continue
-        if exchange_failed(exchange):
-            continue
         question = asked_digests(exchange)[1]
+        if exchange_failed(exchange):
+            status = exchange.status or 0
+            transient = exchange.error is not None or status in (0, 429) or status >= 500
+            kinds.setdefault(question, []).append(_TRANSIENT if transient else _FAILED)
+            asked[question] += 1
+            continue
+        kinds.setdefault(question, []).append(_ANSWER)
         answers = reply_facts(exchange).answers
-        pool.add((index,), [(key, question) for key in answers])
+        lookups: list[tuple[Any, ...]] = [(key, question) for key in answers]
+        if (kept := reply_facts(exchange).kept) is not None:
+            lookups.append((_WHOLE, kept, question))
+        pool.add((index,), lookups)
         found = places.setdefault(question, {})
         for key in dict.fromkeys(answers):
             found.setdefault(key, []).append(asked[question])
         asked[question] += 1
-    return _Answered(pool, places)
+    return _Answered(pool, places, kinds)
 
 
 RETRY_ON_TIMEOUT = "--retry-on-timeout"
 """The option of ``benchlocal-cli run`` that sends a timed-out request again within one
 attempt: the request left behind may still have an answer in the log."""
+RETRY_ON_TIMEOUT_ENV = "BENCHLOCAL_RETRY_ON_TIMEOUT"
+"""The environment variable that is that option's default (``cli._env_bool``: ``1``, ``true``,
+``yes`` or ``on``, any case, spaces around)."""
+TRANSIENT_RETRIES = "--max-transient-retries"
+"""The option of ``benchlocal-cli run`` that says how many times one attempt sends its request
+again after a 429 or 5xx (default 3, or its variable :data:`TRANSIENT_RETRIES_ENV`)."""
+TRANSIENT_RETRIES_ENV = "BENCHLOCAL_MAX_TRANSIENT_RETRIES"
+
+
+class _Options(NamedTuple):
+    """What the harness ran with, of the options the first-attempt walk reads."""
+
+    retry_on_timeout: bool
+    transient_retries: int | None
+    """None: not a count this reader takes (then the walk holds no failed request)."""
+
+
+def _options(
+    command: Sequence[str], pinned_env: Mapping[str, str], recorded: bytes | None
+) -> _Options:
+    """The pinned command's options, else their variables in the harness's environment: the
+    environment record's (given by ``audit run --env``; a run's record shows what it says) or
+    the pin set's."""
+    try:
+        variables = json.loads(recorded).get("variables") if recorded else None
+    except (ValueError, AttributeError, RecursionError):
+        variables = None
+    env = dict(pinned_env) | (variables if isinstance(variables, dict) else {})
+    timeout_env = env.get(RETRY_ON_TIMEOUT_ENV)
+    on = isinstance(timeout_env, str) and timeout_env.strip().lower() in {"1", "true", "yes", "on"}
+    given = env.get(TRANSIENT_RETRIES_ENV)
+    retries = _count(given) if isinstance(given, str) and given else 3
+    for index, word in enumerate(command):
+        name, equals, value = word.partition("=")
+        if name == RETRY_ON_TIMEOUT:
+            on = True
+        elif name == TRANSIENT_RETRIES:
+            retries = _count(value if equals else "".join(command[index + 1 : index + 2]))
+    return _Options(on, retries)
+
+
+def _count(text: str) -> int | None:
+    """An ``int()`` of a count of at most 1,000, or None."""
+    text = text.strip()
+    if not text.isascii() or not text.isdigit() or len(text) > 4:
+        return None
+    return min(int(text), 1000)
 
 
 def _first_answers(
@@ -283,7 +385,7 @@ def _first_answers(
     place: str,
     runs: BenchlocalRuns,
     questions: Mapping[str, Mapping[str, Pinned]],
-    command: Sequence[str],
+    options: _Options,
 ) -> list[Finding]:
     """Each passed run of a scored pack was graded on the first answer to its question that no
     earlier attempt took: benchlocal-cli grades a scenario by its first attempt and only then
@@ -292,12 +394,19 @@ def _first_answers(
     pass at the first), its own first reply left out or listed as a retry, passed over an
     earlier answer. The runs of a question are walked as benchlocal-cli runs them (pack by
     pack, repeat by repeat, in the listed order), each attempt with a reply taking its answer's
-    next place; an attempt with none (a time-out) may have left one answer behind. Not held
-    under :data:`RETRY_ON_TIMEOUT`."""
-    if RETRY_ON_TIMEOUT in command:
+    next place. The failed requests of a question are placed too: an attempt may follow up to
+    ``transient_retries`` of its own (``_post_chat`` sends a request again on a 429 or 5xx, at
+    most ``--max-transient-retries`` times); an attempt with no reply (a time-out, an error)
+    may have left one answer behind and its own failed requests. Not held where the harness
+    ran with :data:`RETRY_ON_TIMEOUT` (:func:`_options`); failed requests are not held where
+    the count of transient retries is not one this reader takes."""
+    if options.retry_on_timeout:
         return []
+    transient_retries = options.transient_retries
+    if transient_retries is None:
+        transient_retries = 1 << 30  # any failed requests: only answers are held
     at: Counter[bytes | None] = Counter()  # the next place of each question not yet taken
-    excused: Counter[bytes | None] = Counter()  # answers attempts with none may have left
+    excused: Counter[tuple[bytes | None, str]] = Counter()  # what attempts with no reply left
     passed_over: list[tuple[BenchlocalRun, str]] = []
     order = {pack: number for number, pack in enumerate(runs.packs)}
     scored = [
@@ -309,22 +418,30 @@ def _first_answers(
     for *_, run in sorted(scored, key=lambda item: item[:3]):
         question = questions[run.pack][run.scenario].question
         found = answered.places.get(question, {})
+        kinds = answered.kinds.get(question, [])
         for attempt, answer in enumerate((run.answer, *run.retries)):
-            if answer is None:
-                excused[question] += 1
+            if answer is None:  # a time-out's late answer, or its requests' failures
+                excused[question, _ANSWER] += 1
+                excused[question, _FAILED] += 1 + transient_retries
                 continue
             places = found.get(answer, [])
             next_place = bisect_left(places, at[question])
             if next_place == len(places):
                 continue  # no such answer left: the reply check's finding, where it is graded
-            skipped = places[next_place] - at[question]
-            if attempt == 0 and run.passed and skipped > excused[question]:
+            skipped = Counter(kinds[at[question] : places[next_place]])
+            answers = skipped[_ANSWER] - excused[question, _ANSWER]
+            own = min(skipped[_TRANSIENT], transient_retries)  # this attempt's own retries
+            failures = skipped[_TRANSIENT] - own + skipped[_FAILED] - excused[question, _FAILED]
+            if attempt == 0 and run.passed and (answers > 0 or failures > 0):
                 but = (
-                    f" on a reply that came after {skipped} earlier answer(s) to its question "
-                    "that no attempt lists: benchlocal-cli grades a run by its first attempt"
+                    f" on a reply that came after {skipped[_ANSWER]} earlier answer(s) and "
+                    f"{skipped[_TRANSIENT] + skipped[_FAILED]} failed request(s) to its "
+                    "question that no attempt lists: benchlocal-cli grades a run by its first "
+                    "attempt"
                 )
                 passed_over.append((run, but))
-            excused[question] = max(0, excused[question] - skipped)
+            excused[question, _ANSWER] = max(0, -answers)
+            excused[question, _FAILED] = max(0, -failures)
             at[question] = places[next_place] + 1
     return _passed_but(place, passed_over)
 
@@ -334,9 +451,7 @@ def _replies(
     place: str,
     runs: BenchlocalRuns,
     questions: Mapping[str, Mapping[str, Pinned]],
-    *,
     found: Pool | None,
-    transport: Sequence[TransportExchange],
 ) -> tuple[list[Finding], set[str]]:
     """Each scored scenario run's reply (its ``raw_response``) is one the observer saw: among
     the component's answered requests, one whose answer (with its token counts, where the copy
@@ -347,11 +462,14 @@ def _replies(
     scored packs' (:data:`BENCHLOCAL_TOOL_INSTRUCTION_PACKS`: one reply a scenario); scenarios
     of a pack not held to the checkout are left to that finding.
 
-    The copy is then the exchange's reply whole, as benchlocal-cli keeps it (think tags taken
-    out of its texts: :func:`verify.replies.kept_digest`): the graders read members the answer
-    leaves out (a top-level ``content`` or ``tool_calls``, a call's own ``name``), so a copy
-    that holds the logged answer and a member of its own is a finding too. Returns the findings
-    and the runs (by ``where``) whose copy is the log's, which alone are graded again."""
+    The copy must be the exchange's reply whole, as benchlocal-cli keeps it (think tags taken
+    out of its texts: :func:`verify.replies.kept_digest`), and is found by that first: the
+    graders read members the answer leaves out (a top-level ``content`` or ``tool_calls``, a
+    call's own ``name``), so a copy that holds a logged answer with a member of its own is a
+    finding too; and an exchange with the same answer that the harness never received (a
+    time-out's late answer, at temperature 0 the same text) is not taken for it. Returns the
+    findings and the runs (by ``where``) whose copy is the log's, which alone are graded
+    again."""
     if found is None:  # no transport log: its own finding
         return [], set()
     unmatched: list[BenchlocalRun] = []
@@ -371,13 +489,13 @@ def _replies(
             if run.passed:
                 unmatched.append(run)
             continue
-        taken = found.take((run.answer, pinned[run.scenario].question))
-        if taken is None:
-            unmatched.append(run)
-        elif reply_facts(transport[taken[0]]).kept != run.copy:
-            altered.append(run)
+        question = pinned[run.scenario].question
+        if found.take((_WHOLE, run.copy, question)) is not None:
+            bound.add(run.where)  # the reply, whole, as benchlocal-cli keeps it
+        elif found.take((run.answer, question)) is not None:
+            altered.append(run)  # its answer, with members of the publisher's
         else:
-            bound.add(run.where)
+            unmatched.append(run)
     findings = []
     if unmatched:
         first = unmatched[0]
