@@ -13,9 +13,9 @@
 Closed the same day (each test below passes): a scored run's copy of its reply must be the
 logged reply whole, as benchlocal-cli keeps it, and only such a copy is graded again; the
 listing's kind and id are read as git writes them; the fence and think-tag readers are linear;
-the minimal YAML reader's ``int()`` is replayed; a reply the module raises on is no pass. Left
-(a strict expected failure): IF-01's pinned pattern backtracks for seconds to minutes on a
-crafted reply of a few KB, which now must be a reply of the transport log.
+the minimal YAML reader's ``int()`` is replayed; a reply the module raises on is no pass; IF-01's
+pinned pattern, which backtracks for minutes on a crafted reply of a few KB, is decided in
+linear time.
 """
 
 from __future__ import annotations
@@ -264,12 +264,7 @@ SLOW = {
 }  # fmt: skip
 
 
-@pytest.mark.parametrize(
-    "case",
-    [pytest.param(case, marks=pytest.mark.xfail(
-        strict=True, reason="left: IF-01's pinned pattern backtracks (~n^4) on a crafted reply"))
-     if case == "if01-numbered" else case for case in SLOW],
-)  # fmt: skip
+@pytest.mark.parametrize("case", list(SLOW))
 def test_the_replay_finishes_on_a_hostile_reply(scenarios: Scenarios, case: str) -> None:
     """A scenario marked passed is graded whatever ``_replies`` finds of its reply (``_grades``
     does not wait for the binding), so the RunResult's reply text is the publisher's. Each of
@@ -278,7 +273,8 @@ def test_the_replay_finishes_on_a_hostile_reply(scenarios: Scenarios, case: str)
     language tag give ``strip_code_fence``'s exact result), bounds the text it hands a pinned
     pattern, and treats a reply longer than the run could have produced as a finding. Closed:
     the fence and the think tags are read linearly, and only a copy of a logged reply is graded
-    (a crafted reply must be forged into the transport log). Left: IF-01's pattern."""
+    (a crafted reply must be forged into the transport log); a pinned pattern of literal runs
+    joined by ``.+`` (IF-01's) is decided without backtracking (``benchlocal_grades.search``)."""
     module, pack, key, text = SLOW[case]
     assert _finishes(module, scenarios[pack][key], text)
 

@@ -1,7 +1,9 @@
 """Readers of a reply's text that replace benchlocal-cli's regular expressions (47d1d66, kept
 here as the reference) with code linear in the text, giving the same result:
 ``verify.replies.without_think_tags`` (``common.sanitize_reasoning_tags``) and the replayed
-graders' ``_unfenced`` (``common.strip_code_fence``)."""
+graders' ``_unfenced`` (``common.strip_code_fence``); and the graders' ``search``, which decides
+a pinned pattern of literal runs joined by ``.+`` or ``.*`` (IF-01's) without ``re``'s
+backtracking."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.paths import ROOT
-from verify._consistency.benchlocal_grades import _unfenced
+from verify._consistency.benchlocal_grades import _unfenced, search
 from verify.replies import without_think_tags
 
 _BLOCK = re.compile(r"<think\b[^>]*>.*?</think\s*>", re.IGNORECASE | re.DOTALL)
@@ -91,5 +93,41 @@ def test_a_fence_that_does_not_close_does_not_hang_the_verifier() -> None:
         "from verify._consistency.benchlocal_grades import _unfenced\n"
         "text = '```' + ' ' * 200_000 + 'y'\n"
         "assert _unfenced(text) == text\n"
+    )
+    _finishes_in_a_minute(script)
+
+
+_PATTERN_PIECES = st.sampled_from(
+    ["a", "b", "1", "\\.", " ", "\\n", ".+", ".*", "\\-", "ab", "\u00e9", ".", "[a]", "\\d"]
+)  # fmt: skip
+_TEXT_PIECES = st.sampled_from(["a", "b", "1", ".", " ", "\n", "ab", "\u00e9", "1. a\n"])
+
+
+@settings(max_examples=4000, derandomize=True, deadline=None, database=None)
+@given(
+    st.booleans(),
+    st.lists(_PATTERN_PIECES, max_size=7).map("".join),
+    st.lists(_TEXT_PIECES, max_size=12).map("".join),
+    st.sampled_from([re.DOTALL, re.DOTALL | re.MULTILINE, re.MULTILINE, 0]),
+)
+def test_search_finds_what_re_finds(anchored: bool, pattern: str, text: str, flags: int) -> None:
+    pattern = ("^" if anchored else "") + pattern
+    try:
+        expected = re.search(pattern, text, flags) is not None
+    except re.error:
+        return  # not a pattern: the grader raises on it, either way
+    assert search(pattern, text, flags) is expected
+
+
+def test_if_01s_pattern_on_a_crafted_reply_does_not_hang_the_verifier() -> None:
+    """IF-01's pinned pattern on 20 KB of numbered lines that never reach 5: ``re`` takes
+    hours; the graders' search, a child process given a minute."""
+    script = (
+        "import re\n"
+        "from verify._consistency.benchlocal_grades import search\n"
+        "pattern = r'^1\\. .+\\n2\\. .+\\n3\\. .+\\n4\\. .+\\n5\\. '\n"
+        "text = '1. a\\n' + '2. a\\n3. a\\n4. a\\n' * 1700\n"
+        "assert not search(pattern, text, re.MULTILINE | re.DOTALL)\n"
+        "assert search(pattern, text + '5. done', re.MULTILINE | re.DOTALL)\n"
     )
     _finishes_in_a_minute(script)
