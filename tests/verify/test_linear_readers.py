@@ -33,7 +33,7 @@ _PIECES = st.sampled_from(
 )  # fmt: skip
 
 
-@settings(max_examples=3000, derandomize=True, deadline=None, database=None)
+@settings(max_examples=2000, derandomize=True, deadline=None, database=None)
 @given(st.lists(_PIECES, max_size=24).map("".join))
 def test_the_same_text_as_benchlocal_clis_substitutions(text: str) -> None:
     assert without_think_tags(text) == _reference(text)
@@ -81,7 +81,7 @@ _FENCE_PIECES = st.sampled_from(
 )  # fmt: skip
 
 
-@settings(max_examples=3000, derandomize=True, deadline=None, database=None)
+@settings(max_examples=2000, derandomize=True, deadline=None, database=None)
 @given(st.lists(_FENCE_PIECES, max_size=12).map("".join))
 def test_the_same_text_as_benchlocal_clis_fence_pattern(text: str) -> None:
     assert _unfenced(text) == _fence_reference(text)
@@ -103,7 +103,7 @@ _PATTERN_PIECES = st.sampled_from(
 _TEXT_PIECES = st.sampled_from(["a", "b", "1", ".", " ", "\n", "ab", "\u00e9", "1. a\n"])
 
 
-@settings(max_examples=4000, derandomize=True, deadline=None, database=None)
+@settings(max_examples=2000, derandomize=True, deadline=None, database=None)
 @given(
     st.booleans(),
     st.lists(_PATTERN_PIECES, max_size=7).map("".join),
