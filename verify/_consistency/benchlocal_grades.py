@@ -37,7 +37,7 @@ import jsonschema
 from referencing.exceptions import Unresolvable
 
 from bundle_schema.errors import CheckFailed
-from verify.replies import without_think_tags
+from verify.replies import BENCHLOCAL_TEXT_FIELDS, without_think_tags
 
 SCORING = "benchlocal_cli/scoring"
 """Where benchlocal-cli keeps its scoring modules."""
@@ -54,8 +54,6 @@ id of its ``<module>.py`` at 47d1d66."""
 COMMON = "7f103c3066380bb4bc62e13e3ebd58620805fba2"
 """The git blob id of ``scoring/common.py`` at 47d1d66, which each of them reads the reply
 with."""
-
-_TEXT_FIELDS = ("content", "reasoning_content", "reasoning")
 
 
 def replayed_modules(files: Mapping[str, str]) -> frozenset[str]:
@@ -133,7 +131,7 @@ def _chain(pattern: str) -> tuple[bool, list[str], list[int]] | None:
             escaped = pattern[index + 1 : index + 2]
             if escaped in _ESCAPED:
                 run.append(_ESCAPED[escaped])
-            elif escaped in _METACHARACTERS or escaped in " -/:,#'\"":
+            elif escaped and (escaped in _METACHARACTERS or escaped in " -/:,#'\""):
                 run.append(escaped)
             else:
                 return None  # a class, a boundary, a reference: re's
@@ -181,7 +179,7 @@ def _text(reply: dict[str, Any]) -> str:
     """The reply's text as the module reads it: the first non-empty text field, of the reply
     itself, then of its message, think tags taken out."""
     for holder in (reply, _message(reply)):
-        for field in _TEXT_FIELDS:
+        for field in BENCHLOCAL_TEXT_FIELDS:
             value = holder.get(field)
             if isinstance(value, str) and value:
                 return without_think_tags(value)
