@@ -864,8 +864,8 @@ def benchlocal_runs(data: bytes) -> BenchlocalRuns:
                     f"{where}: id {_show(key)}, repeat_index {_show(turn)}, passed "
                     f"{_show(passed)}: not a scenario's run"
                 )
+            answer = _attempt_answer(run)
             reply = run.get("raw_response")
-            answer = answer_key(reply) if isinstance(reply, dict) else None
             kept = reply if isinstance(reply, dict) else None
             retried = run.get("retry_attempts")
             retries = tuple(
@@ -880,6 +880,8 @@ def benchlocal_runs(data: bytes) -> BenchlocalRuns:
 
 
 def _attempt_answer(attempt: Any) -> bytes | None:
+    """The answer (:func:`verify.replies.answer_key`) of a run's or an attempt's
+    ``raw_response``; None when it has none."""
     reply = attempt.get("raw_response") if isinstance(attempt, dict) else None
     return answer_key(reply) if isinstance(reply, dict) else None
 

@@ -551,7 +551,9 @@ class _NextGt:
         return self._found
 
 
-_TEXT_FIELDS = ("content", "reasoning_content", "reasoning")
+BENCHLOCAL_TEXT_FIELDS = ("content", "reasoning_content", "reasoning")
+"""The members of a reply benchlocal-cli reads text from and takes think tags out of
+(``scoring.common._REASONING_TEXT_FIELDS``), in the order it reads them."""
 
 
 def as_benchlocal_keeps(value: Any) -> Any:
@@ -562,7 +564,7 @@ def as_benchlocal_keeps(value: Any) -> Any:
     if isinstance(value, dict):
         return {
             key: without_think_tags(item)
-            if key in _TEXT_FIELDS and isinstance(item, str)
+            if key in BENCHLOCAL_TEXT_FIELDS and isinstance(item, str)
             else as_benchlocal_keeps(item)
             for key, item in value.items()
         }

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from bisect import bisect_left
 from collections import Counter
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any, Literal, NamedTuple
 
 from bundle_schema.models import Finding, Gx10Evidence
@@ -118,6 +118,23 @@ def _grades(
     return _passed_but(place, failed)
 
 
+def _first_of(
+    place: str, found: Sequence[BenchlocalRun], of: int, said: Callable[[BenchlocalRun], str]
+) -> list[Finding]:
+    """One finding: the first run of ``found`` and what is ``said`` of it, and how many of the
+    ``of`` scenario runs there are such."""
+    if not found:
+        return []
+    first = found[0]
+    more = f" ({len(found)} of {of} scenario runs)" if len(found) > 1 else ""
+    return [
+        _disagrees(
+            place,
+            f"{first.where}: scenario {first.scenario!r} of pack {first.pack!r}{said(first)}{more}",
+        )
+    ]
+
+
 def _passed_but(place: str, found: Sequence[tuple[BenchlocalRun, str]]) -> list[Finding]:
     """One finding: the first run of ``found`` is marked passed, but (what follows), and how
     many more such runs there are."""
@@ -218,11 +235,8 @@ def _repeats(place: str, runs: BenchlocalRuns, command: Sequence[str]) -> list[F
     if any(word.partition("=")[0] in _SELECTION_UNKNOWN for word in command):
         return []
     pinned: int | None = 1
-    for index, word in enumerate(command):
-        name, equals, value = word.partition("=")
-        if name != "--repeat":
-            continue
-        value = value if equals else (command[index + 1] if index + 1 < len(command) else "")
+    if given := _option_values(command, "--repeat"):
+        value = given[-1]
         pinned = max(1, int(value)) if value.isascii() and value.isdigit() else None
     findings = []
     if pinned is not None and runs.repeat != pinned:
@@ -282,11 +296,11 @@ _WHOLE = "whole"
 
 
 class _Answered(NamedTuple):
-    """The component's answered requests (POSTs that are no error), as the checks find them."""
+    """The component's requests (POSTs), as the checks find them."""
 
     pool: Pool
-    """Each found by each of its reply's answer keys with its last question, the earliest
-    first."""
+    """The answered ones, each found by each of its reply's answer keys and by its reply whole
+    (:data:`_WHOLE`), with its last question, the earliest first."""
     places: dict[bytes | None, dict[bytes, list[int]]]
     """By last question, each answer key's places (0, 1, ...) among the requests of that
     question, in the log's order."""
@@ -316,10 +330,11 @@ def _answered(evidence: Gx10Evidence, component: str) -> _Answered:
             asked[question] += 1
             continue
         kinds.setdefault(question, []).append(_ANSWER)
-        answers = reply_facts(exchange).answers
+        facts = reply_facts(exchange)
+        answers = facts.answers
         lookups: list[tuple[Any, ...]] = [(key, question) for key in answers]
-        if (kept := reply_facts(exchange).kept) is not None:
-            lookups.append((_WHOLE, kept, question))
+        if facts.kept is not None:
+            lookups.append((_WHOLE, facts.kept, question))
         pool.add((index,), lookups)
         found = places.setdefault(question, {})
         for key in dict.fromkeys(answers):
@@ -363,13 +378,21 @@ def _options(
     on = isinstance(timeout_env, str) and timeout_env.strip().lower() in {"1", "true", "yes", "on"}
     given = env.get(TRANSIENT_RETRIES_ENV)
     retries = _count(given) if isinstance(given, str) and given else 3
-    for index, word in enumerate(command):
-        name, equals, value = word.partition("=")
-        if name == RETRY_ON_TIMEOUT:
-            on = True
-        elif name == TRANSIENT_RETRIES:
-            retries = _count(value if equals else "".join(command[index + 1 : index + 2]))
+    on = on or any(word.partition("=")[0] == RETRY_ON_TIMEOUT for word in command)
+    if values := _option_values(command, TRANSIENT_RETRIES):
+        retries = _count(values[-1])
     return _Options(on, retries)
+
+
+def _option_values(command: Sequence[str], name: str) -> list[str]:
+    """The values the pinned command gives option ``name`` (``--name V`` or ``--name=V``; the
+    last is the one argparse keeps), in order."""
+    values = []
+    for index, word in enumerate(command):
+        given, equals, value = word.partition("=")
+        if given == name:
+            values.append(value if equals else "".join(command[index + 1 : index + 2]))
+    return values
 
 
 def _count(text: str) -> int | None:
@@ -496,24 +519,13 @@ def _replies(
             altered.append(run)  # its answer, with members of the publisher's
         else:
             unmatched.append(run)
-    findings = []
-    if unmatched:
-        first = unmatched[0]
-        more = f" ({len(unmatched)} of {len(every)} scenario runs)" if len(unmatched) > 1 else ""
-        verdict = "passed" if first.passed else "failed"
-        findings.append(_disagrees(
-            place,
-            f"{first.where}: scenario {first.scenario!r} of pack {first.pack!r} ({verdict}) was "
-            f"graded on a reply that is no reply of {component} to its question in the "
-            f"transport log{more}",
-        ))  # fmt: skip
-    if altered:
-        first = altered[0]
-        more = f" ({len(altered)} of {len(every)} scenario runs)" if len(altered) > 1 else ""
-        findings.append(_disagrees(
-            place,
-            f"{first.where}: scenario {first.scenario!r} of pack {first.pack!r}: its "
-            f"raw_response holds the answer of a reply of {component} in the transport log, "
-            f"but is not that reply as benchlocal-cli keeps it{more}",
-        ))  # fmt: skip
+    findings = _first_of(
+        place, unmatched, len(every),
+        lambda run: f" ({'passed' if run.passed else 'failed'}) was graded on a reply that is no "
+        f"reply of {component} to its question in the transport log",
+    ) + _first_of(
+        place, altered, len(every),
+        lambda _: f": its raw_response holds the answer of a reply of {component} in the "
+        "transport log, but is not that reply as benchlocal-cli keeps it",
+    )  # fmt: skip
     return findings, bound
