@@ -500,9 +500,8 @@ class HarnessConnection(asyncio.Protocol):
     # --- writing the answer ---
 
     def _write(self, data: bytes) -> None:
-        transport = self.transport
-        if transport is not None and not transport.is_closing():
-            transport.write(data)
+        if not self.gone:
+            self.transport.write(data)  # type: ignore[union-attr]
 
     def _head(self, status: int, fields: list[tuple[str, str]], framing: bytes) -> bytes:
         parts = [b"HTTP/1.%d %d %s\r\n" % (self._version, status, _REASONS.get(status, b""))]
@@ -568,8 +567,14 @@ class HarnessConnection(asyncio.Protocol):
         if self._chunked_reply:
             self._write(b"0\r\n\r\n")
 
+    @property
+    def gone(self) -> bool:
+        """Whether nothing more written reaches the harness: it closed the connection (or the
+        server is closing it)."""
+        return self.closed or self.transport is None or self.transport.is_closing()
+
     def _ensure_open(self) -> None:
-        if self.closed or self.transport is None or self.transport.is_closing():
+        if self.gone:
             raise ConnectionResetError("the harness closed the connection")
 
     def close(self) -> None:

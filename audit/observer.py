@@ -57,6 +57,7 @@ from verify.gx10 import is_loopback
 from verify.replies import is_completion_path
 
 __all__ = [
+    "GONE_BEFORE_THE_ANSWER",
     "IDLE_KEEPALIVE_S",
     "REDACTED",
     "REFERENCE_HEADER",
@@ -72,6 +73,10 @@ an idle connection after 5 s), so it rarely reuses one the server is closing."""
 RETRY_HEADER = "x-evidence-retry"
 """Sent (and recorded) with the second attempt of a request whose first failed before any
 response arrived: which attempt it is, and the first attempt's error."""
+
+GONE_BEFORE_THE_ANSWER = "the client disconnected before the answer"
+"""The error of an exchange whose whole answer came after its harness had closed the
+connection (a client's time-out): recorded with the answer, which the harness never had."""
 
 REDACTED = "[redacted]"
 _CREDENTIALS = frozenset(
@@ -344,6 +349,10 @@ class Observer:
                 answer = _json_error(400, refusal)
             else:
                 answer = await self._forward(request, harness, payload, begun, record)
+            if answer is not None and harness.gone:
+                # never written: a harness that timed out and went (benchlocal-cli sends the
+                # request again) never had this answer, which the log must say (ADR 0030)
+                record.setdefault("error", GONE_BEFORE_THE_ANSWER)
         except asyncio.CancelledError:
             record.setdefault(
                 "error",

@@ -19,7 +19,9 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-__all__ = ["Engine", "EngineServer", "FailingOver", "idle_closing", "serve_engine"]
+__all__ = [
+    "Engine", "EngineServer", "FailingOver", "answering_after", "idle_closing", "serve_engine",
+]  # fmt: skip
 
 
 class _Server(ThreadingHTTPServer):
@@ -180,6 +182,19 @@ def idle_closing(
         idle_timeout=idle_timeout,
         close_after_reply=close_after_reply,
     ) as server:
+        yield server
+
+
+@contextmanager
+def answering_after(delay: float) -> Iterator[EngineServer]:
+    """A server that answers every request with 200, ``delay`` seconds after it came (a model
+    slower than its client's time-out)."""
+
+    def slow(method: str, path: str, body: Any) -> tuple[int, Any, str]:
+        time.sleep(delay)
+        return _ok(method, path, body)
+
+    with _serve(slow) as server:
         yield server
 
 

@@ -18,10 +18,16 @@ from typing import Any, NamedTuple
 import pytest
 
 from audit.demo.reference_endpoint import MODEL_ID, Behaviour, serve
-from audit.observer import IDLE_KEEPALIVE_S, REDACTED, RETRY_HEADER, observe
+from audit.observer import (
+    GONE_BEFORE_THE_ANSWER,
+    IDLE_KEEPALIVE_S,
+    REDACTED,
+    RETRY_HEADER,
+    observe,
+)
 from bundle_schema.errors import InvalidInput
 from bundle_schema.models import ReasoningSerialization, TransportExchange
-from tests.engines import idle_closing
+from tests.engines import answering_after, idle_closing
 from verify._facts import request_facts
 
 
@@ -135,6 +141,28 @@ def test_a_client_that_disconnects_mid_stream() -> None:
         (exchange,) = observer.wait_for(1)
     assert exchange.error == "the client disconnected mid-stream"
     assert exchange.chunks
+
+
+@pytest.mark.parametrize("waits", [False, True], ids=["times-out", "waits"])
+def test_an_answer_that_comes_after_its_client_went_says_so(waits: bool) -> None:
+    """A client that times out and closes before the model answers (benchlocal-cli's httpx
+    client, which may send the request again) never has the answer: the exchange is recorded
+    whole, with why it never reached the harness. A client that waits has it, with no error."""
+    body = json.dumps(PROBE).encode()
+    with answering_after(0.4) as endpoint, observe(endpoint.url) as observer:
+        with socket.create_connection(("127.0.0.1", observer.port)) as client:
+            client.sendall(
+                b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n"
+                b"Content-Type: application/json\r\n"
+                + f"Content-Length: {len(body)}\r\n\r\n".encode()
+                + body
+            )
+            if waits:
+                assert client.recv(4096).startswith(b"HTTP/1.1 200")
+        (exchange,) = observer.wait_for(1)
+    assert exchange.status == 200
+    assert exchange.response_body is not None and b'"echo"' in exchange.response_body.data.encode()
+    assert exchange.error == (None if waits else GONE_BEFORE_THE_ANSWER)
 
 
 def test_concurrent_requests_get_distinct_ordered_ids() -> None:

@@ -19,7 +19,7 @@ import pytest
 from aiohttp.http_parser import HttpRequestParser
 
 from audit._http_server import MAX_BODY, MAX_FIELDS, MAX_LINE, BadRequest, _parse_head
-from audit.observer import Observer, observe
+from audit.observer import GONE_BEFORE_THE_ANSWER, Observer, observe
 from bundle_schema.models import ReasoningSerialization
 from tests.engines import idle_closing
 
@@ -300,13 +300,14 @@ def test_the_reply_carries_the_endpoint_s_fields_and_its_own_framing_only() -> N
 
 
 def test_a_harness_that_goes_before_its_reply_still_leaves_the_exchange() -> None:
-    # The request is whole: the endpoint answers it and it is recorded; the next harness is
-    # served as before.
+    # The request is whole: the endpoint answers it and it is recorded, with why the harness
+    # never had the answer (ADR 0048, 2026-12-07); the next harness is served as before.
     with _observed() as (_, observer):
         with _connect(observer) as client:
             client.sendall(_request("/gone", b'{"n": 1}'))
         (exchange,) = observer.wait_for(1)
-        assert (exchange.path, exchange.status, exchange.error) == ("/gone", 200, None)
+        assert (exchange.path, exchange.status) == ("/gone", 200)
+        assert exchange.error == GONE_BEFORE_THE_ANSWER
         with _connect(observer) as client:
             client.sendall(_request())
             ((head, _),) = _replies(client)

@@ -11,8 +11,11 @@ first reply is then left out (its retries dropped) or listed as a retry.
 The check (``verify/_consistency/benchlocal.py``, ``_first_answers``): the runs of a question
 are walked as benchlocal-cli runs them, each attempt taking its answer's next place among the
 answers to that question; a passed run whose reply passes over an earlier answer no attempt
-took is a finding. An attempt with no reply (a time-out) may leave one answer behind; under
-``--retry-on-timeout`` (a request sent again within one attempt) the check is not made.
+took is a finding. An attempt with no reply (a time-out) may leave one answer behind. Under
+``--retry-on-timeout`` (a request sent again within one attempt) the request that timed out is
+a failed request of the attempt: the observer records the answer that came after its client
+went with an error (until later on 2026-12-07 the check was not made for such a run, which a
+publisher could say of any run).
 
 The recorded runs never pass on a retry (SmolLM2-135M fails all three attempts where it fails
 the first), so the end-to-end forgeries below also fail the replayed grader; the walk itself is
@@ -35,7 +38,6 @@ from tests.hostile.test_attacks_2026_12_06_flip import (
 )
 from verify._consistency._common import Pool
 from verify._consistency.benchlocal import (
-    RETRY_ON_TIMEOUT,
     Pinned,
     _Answered,
     _first_answers,
@@ -170,9 +172,13 @@ def test_an_attempt_that_timed_out_may_leave_an_answer_behind() -> None:
     assert "came after 2 earlier answer(s)" in said
 
 
-def test_not_held_where_a_request_may_be_sent_again_within_an_attempt() -> None:
-    places = {b"A": [0], b"B": [1]}
-    assert _walked(places, _run(1, True, b"B"), command=["benchlocal-cli", RETRY_ON_TIMEOUT]) == []
+def test_held_where_a_request_may_be_sent_again_within_an_attempt() -> None:
+    """Under ``--retry-on-timeout`` the request that timed out is one of the attempt's failed
+    requests (an error in the log: 503 here stands for it), not an answer it may pass over."""
+    command = ["benchlocal-cli", "--retry-on-timeout"]
+    assert _walked({b"B": [1]}, _run(1, True, b"B"), command=command, failed=[(0, 503)]) == []
+    (said,) = _walked({b"A": [0], b"B": [1]}, _run(1, True, b"B"), command=command)
+    assert "came after 1 earlier answer(s)" in said
 
 
 def test_a_first_attempt_may_follow_its_own_transient_failures_only() -> None:

@@ -26,7 +26,9 @@ Found (each closed the same day: the tests below pass):
    answer: no finding.
 
 Closed: the variable is read from the pin set's environment and the harness's environment
-record (a run it says so of is not walked, and the record shows it); a copy is found by its
+record (a run it said so of was not walked; later the same day no run is taken out of the walk:
+the observer records an answer that came after its harness went with an error, which the walk
+reads as a failed request); a copy is found by its
 reply whole first, by its answer only to tell an altered copy from none; ``repeat`` is held to
 the pinned command and a run under a repeat over one lists no retries; the walk places the
 question's failed requests too, a first attempt allowed only the 429/5xx its own transient
@@ -55,6 +57,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from audit.observer import GONE_BEFORE_THE_ANSWER
 from bundle_schema.canonical import loads_strict
 from bundle_schema.models.records import Body, TransportExchange
 from pins import Harness
@@ -100,19 +103,19 @@ def _run(turn: int, passed: bool, raw: Any, *retries: Any) -> dict[str, Any]:
             "retry_attempts": [{"raw_response": r} for r in retries]}  # fmt: skip
 
 
-def _exchange(n: int, status: int, body: Any) -> TransportExchange:
+def _exchange(n: int, status: int, body: Any, error: str | None = None) -> TransportExchange:
     asked = json.dumps({"model": "m", "messages": [{"role": "user", "content": Q}]})
     text = body if isinstance(body, str) else json.dumps(body)
     return TransportExchange(
         schema_version=1, id=n, component=COMP, started=float(n), ended=n + 0.5, method="POST",
         path="/v1/chat/completions", status=status, request_body=Body(encoding="utf-8", data=asked),
-        response_body=Body(encoding="utf-8", data=text),
+        response_body=Body(encoding="utf-8", data=text), error=error,
     )  # fmt: skip
 
 
 def _found(
     runs: list[dict[str, Any]],
-    log: list[tuple[int, Any]],
+    log: list[tuple[Any, ...]],
     *,
     repeat: int = 1,
     command: tuple[str, ...] = (),
@@ -134,7 +137,7 @@ def _found(
                       wall_s=7200, env=pinned_env or {})  # fmt: skip
     pinned = SimpleNamespace(component_upstreams={COMP: UP}, harnesses={UP: harness})
     checkouts = {UP: _Checkout(UP, [], {f"benchlocal_cli/packs/{PACK}.jsonl": _BLOB})}
-    evidence = SimpleNamespace(transport=[_exchange(n, s, b) for n, (s, b) in enumerate(log)])
+    evidence = SimpleNamespace(transport=[_exchange(n, *entry) for n, entry in enumerate(log)])
     found = benchlocal_packs(evidence, SimpleNamespace(pins=pinned), checkouts, files.get)  # type: ignore[arg-type]
     return [f.message for f in found]
 
@@ -144,13 +147,31 @@ def _found(
 
 @pytest.mark.parametrize("where", ["pinned", "given"])
 def test_retry_on_timeout_from_the_environment_is_no_finding(where: str) -> None:
-    """The first request timed out (its late answer is still logged, first), was sent again
-    within the first attempt (``_post_chat`` with ``retry_on_timeout``) and passed: pass@1."""
+    """The first request timed out (its late answer is still logged, first, with the error the
+    observer records for an answer that came after its client went), was sent again within the
+    first attempt (``_post_chat`` with ``retry_on_timeout``) and passed: pass@1."""
     late, right = _reply("I cannot check the weather.", 0), _reply("It is 23 C in Berlin.", 1)
     env = {"BENCHLOCAL_RETRY_ON_TIMEOUT": "1"}
     pinned, given = (env, None) if where == "pinned" else (None, env)
-    log = [(200, late), (200, right)]
+    log = [(200, late, GONE_BEFORE_THE_ANSWER), (200, right)]
     assert _found([_run(1, True, right)], log, pinned_env=pinned, given_env=given) == []
+
+
+@pytest.mark.parametrize("where", ["pinned", "given", "command"])
+def test_retry_on_timeout_no_longer_takes_a_run_out_of_the_walk(where: str) -> None:
+    """Closed later (2026-12-07, ADR 0048): the walk was off for a run said to retry time-outs,
+    and a publisher could say so of any run (``audit run --env``). An answer the harness had
+    (no error: it came while its client was there) is an earlier answer the pass passes over,
+    whatever the run says of time-outs."""
+    first, right = _reply("I cannot check the weather.", 0), _reply("It is 23 C in Berlin.", 1)
+    env = {"BENCHLOCAL_RETRY_ON_TIMEOUT": "1"}
+    pinned, given = {"pinned": (env, None), "given": (None, env)}.get(where, (None, None))
+    command = ("--retry-on-timeout",) if where == "command" else ()
+    log = [(200, first), (200, right)]
+    (said,) = _found(
+        [_run(1, True, right)], log, command=command, pinned_env=pinned, given_env=given
+    )
+    assert "came after 1 earlier answer(s)" in said
 
 
 @pytest.mark.parametrize("how", ["retry-on-timeout", "repeat"])
@@ -158,8 +179,9 @@ def test_a_request_answered_late_with_the_same_answer_is_no_finding(how: str) ->
     """Temperature 0: the late answer and the answer benchlocal-cli kept say the same, with the
     same token counts, under their own ``id`` and ``created``."""
     late, kept = _reply("It is 23 C in Berlin.", 0), _reply("It is 23 C in Berlin.", 1)
-    log = [(200, late), (200, kept)]
+    log: list[tuple[Any, ...]] = [(200, late), (200, kept)]
     if how == "retry-on-timeout":  # sent again within the first attempt
+        log[0] = (200, late, GONE_BEFORE_THE_ANSWER)
         found = _found([_run(1, True, kept)], log, command=("--retry-on-timeout",))
     else:  # repeat 1 timed out (no reply), repeat 2 asked again
         runs = [_run(1, False, None), _run(2, True, kept)]

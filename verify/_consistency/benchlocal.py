@@ -210,20 +210,14 @@ def _pinned_selection(command: Sequence[str]) -> dict[str, set[str]] | Literal[F
     """The scenarios a pinned ``benchlocal-cli run`` selects by pack (``--scenario PACK/ID``,
     repeatable: only those run); None when it selects none (every scenario of each pack);
     False when it selects them otherwise (:data:`_SELECTION_UNKNOWN`)."""
+    if any(word.partition("=")[0] in _SELECTION_UNKNOWN for word in command):
+        return False
+    values = _option_values(command, "--scenario")
     selected: dict[str, set[str]] = {}
-    chosen = False
-    for index, word in enumerate(command):
-        name, _, value = word.partition("=")
-        if name in _SELECTION_UNKNOWN:
-            return False
-        if name != "--scenario":
-            continue
-        chosen = True
-        if not value and index + 1 < len(command):
-            value = command[index + 1]
+    for value in values:
         pack, _, key = value.partition("/")
         selected.setdefault(pack, set()).add(key)
-    return selected if chosen else None
+    return selected if values else None
 
 
 def _repeats(place: str, runs: BenchlocalRuns, command: Sequence[str]) -> list[Finding]:
@@ -343,12 +337,6 @@ def _answered(evidence: Gx10Evidence, component: str) -> _Answered:
     return _Answered(pool, places, kinds)
 
 
-RETRY_ON_TIMEOUT = "--retry-on-timeout"
-"""The option of ``benchlocal-cli run`` that sends a timed-out request again within one
-attempt: the request left behind may still have an answer in the log."""
-RETRY_ON_TIMEOUT_ENV = "BENCHLOCAL_RETRY_ON_TIMEOUT"
-"""The environment variable that is that option's default (``cli._env_bool``: ``1``, ``true``,
-``yes`` or ``on``, any case, spaces around)."""
 TRANSIENT_RETRIES = "--max-transient-retries"
 """The option of ``benchlocal-cli run`` that says how many times one attempt sends its request
 again after a 429 or 5xx (default 3, or its variable :data:`TRANSIENT_RETRIES_ENV`)."""
@@ -358,7 +346,6 @@ TRANSIENT_RETRIES_ENV = "BENCHLOCAL_MAX_TRANSIENT_RETRIES"
 class _Options(NamedTuple):
     """What the harness ran with, of the options the first-attempt walk reads."""
 
-    retry_on_timeout: bool
     transient_retries: int | None
     """None: not a count this reader takes (then the walk holds no failed request)."""
 
@@ -374,14 +361,11 @@ def _options(
     except (ValueError, AttributeError, RecursionError):
         variables = None
     env = dict(pinned_env) | (variables if isinstance(variables, dict) else {})
-    timeout_env = env.get(RETRY_ON_TIMEOUT_ENV)
-    on = isinstance(timeout_env, str) and timeout_env.strip().lower() in {"1", "true", "yes", "on"}
     given = env.get(TRANSIENT_RETRIES_ENV)
     retries = _count(given) if isinstance(given, str) and given else 3
-    on = on or any(word.partition("=")[0] == RETRY_ON_TIMEOUT for word in command)
     if values := _option_values(command, TRANSIENT_RETRIES):
         retries = _count(values[-1])
-    return _Options(on, retries)
+    return _Options(retries)
 
 
 def _option_values(command: Sequence[str], name: str) -> list[str]:
@@ -420,11 +404,12 @@ def _first_answers(
     next place. The failed requests of a question are placed too: an attempt may follow up to
     ``transient_retries`` of its own (``_post_chat`` sends a request again on a 429 or 5xx, at
     most ``--max-transient-retries`` times); an attempt with no reply (a time-out, an error)
-    may have left one answer behind and its own failed requests. Not held where the harness
-    ran with :data:`RETRY_ON_TIMEOUT` (:func:`_options`); failed requests are not held where
-    the count of transient retries is not one this reader takes."""
-    if options.retry_on_timeout:
-        return []
+    may have left one answer behind and its own failed requests. A request whose client timed
+    out is a failed request, never an answer, whatever came after: the observer records the
+    answer that came after its harness had gone with an error (``audit.observer``), and
+    under ``--retry-on-timeout`` benchlocal-cli sends it again within the attempt, as after a
+    5xx. Failed requests are not held where the count of transient retries is not one this
+    reader takes."""
     transient_retries = options.transient_retries
     if transient_retries is None:
         transient_retries = 1 << 30  # any failed requests: only answers are held
