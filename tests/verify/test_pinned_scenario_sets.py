@@ -120,6 +120,8 @@ def test_a_pack_the_checkout_does_not_hold_says_so() -> None:
          {"toolcall-15": {"TC-01", "TC-02"}}),
         (["run", "--scenario", "toolcall-15/TC-01", "--scenarios-file", "f"], False),
         (["run", "--resume=old.json"], False),
+        # argparse's reading: an empty value after "=" is that value, not the next word
+        (["run", "--scenario=", "toolcall-15/TC-01"], {"": {""}}),
     ],
 )  # fmt: skip
 def test_the_scenarios_a_pinned_benchlocal_command_selects(

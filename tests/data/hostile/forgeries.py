@@ -315,6 +315,22 @@ def _deep_listing(files: Files, _fields: dict[str, Any]) -> None:
     files[listing] = (files[listing][0] + deep, files[listing][1])
 
 
+def _listing_spelled_otherwise(upper: bool) -> Callable[[Files, dict[str, Any]], None]:
+    """A listing line spelled as git never writes it, hashing to the same tree: the tree id
+    takes an entry's mode, name and id bytes, not its kind's word or its id's case."""
+
+    def forge(files: Files, _fields: dict[str, Any]) -> None:
+        listing = "upstreams/hermesbench/tree.txt"
+        lines = files[listing][0].split(b"\n")
+        head, tab, name = lines[0].partition(b"\t")
+        mode, kind, oid = head.split(b" ")
+        lines[0] = b" ".join([mode, kind, oid.upper()] if upper else [mode, b"Blob", oid])
+        lines[0] += tab + name
+        files[listing] = (b"\n".join(lines), files[listing][1])
+
+    return forge
+
+
 def _dirty_state(files: Files, _fields: dict[str, Any]) -> None:
     name = "upstreams/sparkbench/checkout.json"
     state = json.loads(files[name][0])
@@ -538,6 +554,10 @@ FORGERIES: list[Case] = [
     _case("3: a listing path quoted to exhaust a parser", _listing_quoting_bomb,
           "the hermesbench checkout is not recorded whole"),
     _case("3: a listing path 5,000 segments deep", _deep_listing,
+          "the hermesbench checkout is not recorded whole"),
+    _case("3: a listing line whose kind is spelled otherwise", _listing_spelled_otherwise(False),
+          "the hermesbench checkout is not recorded whole"),
+    _case("3: a listing line whose id is in upper case", _listing_spelled_otherwise(True),
           "the hermesbench checkout is not recorded whole"),
     _case("3: a checkout state of another commit", _dirty_state, "checkout.json: commit"),
     _case("3: a checkout state that says its git status twice", _state_said_twice,
