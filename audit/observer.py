@@ -52,6 +52,12 @@ from bundle_schema.models import (
     TransportExchange,
     stream_chunks,
 )
+from bundle_schema.models.records import (
+    GONE_BEFORE_THE_ANSWER,
+    GONE_BEFORE_THE_STREAM,
+    GONE_MID_STREAM,
+    RUN_ENDED_FIRST,
+)
 from bundle_schema.roles import REFERENCE_HEADER
 from verify.gx10 import is_loopback
 from verify.replies import is_completion_path
@@ -73,10 +79,6 @@ an idle connection after 5 s), so it rarely reuses one the server is closing."""
 RETRY_HEADER = "x-evidence-retry"
 """Sent (and recorded) with the second attempt of a request whose first failed before any
 response arrived: which attempt it is, and the first attempt's error."""
-
-GONE_BEFORE_THE_ANSWER = "the client disconnected before the answer"
-"""The error of an exchange whose whole answer came after its harness had closed the
-connection (a client's time-out): recorded with the answer, which the harness never had."""
 
 REDACTED = "[redacted]"
 _CREDENTIALS = frozenset(
@@ -356,8 +358,7 @@ class Observer:
         except asyncio.CancelledError:
             record.setdefault(
                 "error",
-                "the run ended before the exchange did"
-                + (" (the client had disconnected)" if harness.closed else ""),
+                RUN_ENDED_FIRST + (" (the client had disconnected)" if harness.closed else ""),
             )
             raise
         finally:
@@ -498,7 +499,7 @@ class Observer:
         try:
             harness.start(reply.status, _passed(reply))
         except ConnectionResetError:
-            record["error"] = "the client disconnected before the stream began"
+            record["error"] = GONE_BEFORE_THE_STREAM
             return
         chunks: list[tuple[float, bytes]] = []  # as they arrived; read as text when recorded
         record["chunks"] = chunks
@@ -521,7 +522,7 @@ class Observer:
             try:
                 await harness.send(data)
             except ConnectionResetError:
-                record["error"] = "the client disconnected mid-stream"
+                record["error"] = GONE_MID_STREAM
                 return
             finally:  # recorded once on its way to the harness, with the time it arrived
                 chunks.append((arrived, data))

@@ -20,6 +20,12 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from bundle_schema.models import Body, Chunk, TransportExchange
+from bundle_schema.models.records import (
+    GONE_BEFORE_THE_ANSWER,
+    GONE_BEFORE_THE_STREAM,
+    GONE_MID_STREAM,
+    RUN_ENDED_FIRST,
+)
 
 __all__ = [
     "COMPLETION_SUFFIXES",
@@ -31,6 +37,7 @@ __all__ = [
     "body_json",
     "exchange_failed",
     "first_tool_call",
+    "harness_went",
     "is_completion",
     "is_completion_path",
     "read_exchange",
@@ -160,6 +167,16 @@ def is_completion(exchange: TransportExchange) -> bool:
 def exchange_failed(exchange: TransportExchange) -> bool:
     """Whether an exchange is an error: not a 200, or broken off (the observer says why)."""
     return exchange.status != 200 or exchange.error is not None
+
+
+def harness_went(exchange: TransportExchange) -> bool:
+    """Whether the observer records that the harness went before it had the whole answer (its
+    client timed out, or the run stopped it): the answer, if any, never reached it."""
+    error = exchange.error
+    return error is not None and (
+        error in (GONE_BEFORE_THE_ANSWER, GONE_BEFORE_THE_STREAM, GONE_MID_STREAM)
+        or error.startswith(RUN_ENDED_FIRST)
+    )
 
 
 def body_bytes(body: Body | None) -> bytes | None:

@@ -43,8 +43,12 @@ from bundle_schema.models._common import (
 __all__ = [
     "BASE64_PATTERN",
     "ENV_NAME_PATTERN",
+    "GONE_BEFORE_THE_ANSWER",
+    "GONE_BEFORE_THE_STREAM",
+    "GONE_MID_STREAM",
     "HERMES_EVIDENCE_KINDS",
     "MAX_ENV_VALUE",
+    "RUN_ENDED_FIRST",
     "BenchLocalPacks",
     "BfclPlan",
     "BfclShard",
@@ -167,6 +171,16 @@ def stream_chunks(pieces: Sequence[tuple[float, bytes]]) -> tuple[Chunk, ...]:
         else:
             chunks.append(Chunk(t=t, data=text, raw=base64.b64encode(data).decode("ascii")))
     return tuple(chunks)
+
+
+GONE_BEFORE_THE_ANSWER = "the client disconnected before the answer"
+"""An exchange's ``error`` when its whole answer came after its harness had closed the
+connection (a client's time-out): recorded with the answer, which the harness never had."""
+GONE_BEFORE_THE_STREAM = "the client disconnected before the stream began"
+GONE_MID_STREAM = "the client disconnected mid-stream"
+RUN_ENDED_FIRST = "the run ended before the exchange did"
+"""The start of an exchange's ``error`` when the run stopped its harness while the endpoint had
+yet to answer (``... (the client had disconnected)`` when the harness had gone before)."""
 
 
 class TransportExchange(_Model):

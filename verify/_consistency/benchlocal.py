@@ -31,7 +31,7 @@ from verify.harness_outputs import (
     benchlocal_runs,
     raw_name,
 )
-from verify.replies import exchange_failed, last_user_message, question_digest
+from verify.replies import exchange_failed, harness_went, last_user_message, question_digest
 
 PACKS = "benchlocal_cli/packs"
 """Where benchlocal-cli 0.9.9 keeps its packs (``runner.load_pack``): ``<pack>.jsonl``, a
@@ -301,11 +301,12 @@ class _Answered(NamedTuple):
     kinds: dict[bytes | None, list[str]]
     """By last question, what each of its requests got, in the log's order: an answer
     (:data:`_ANSWER`), a failure benchlocal-cli sends again within an attempt
-    (:data:`_TRANSIENT`: a 429 or 5xx, or a request the observer saw break), or another
-    failure (:data:`_FAILED`: a 4xx, which ends the attempt)."""
+    (:data:`_TRANSIENT`: a 429 or 5xx, or a request the observer saw break), a request whose
+    harness went before its answer (:data:`_WENT`: a time-out), or another failure
+    (:data:`_FAILED`: a 4xx, which ends the attempt)."""
 
 
-_ANSWER, _TRANSIENT, _FAILED = "answer", "transient", "failed"
+_ANSWER, _TRANSIENT, _FAILED, _WENT = "answer", "transient", "failed", "went"
 
 
 def _answered(evidence: Gx10Evidence, component: str) -> _Answered:
@@ -319,8 +320,13 @@ def _answered(evidence: Gx10Evidence, component: str) -> _Answered:
         question = asked_digests(exchange)[1]
         if exchange_failed(exchange):
             status = exchange.status or 0
-            transient = exchange.error is not None or status in (0, 429) or status >= 500
-            kinds.setdefault(question, []).append(_TRANSIENT if transient else _FAILED)
+            if harness_went(exchange):
+                kind = _WENT
+            elif exchange.error is not None or status in (0, 429) or status >= 500:
+                kind = _TRANSIENT
+            else:
+                kind = _FAILED
+            kinds.setdefault(question, []).append(kind)
             asked[question] += 1
             continue
         kinds.setdefault(question, []).append(_ANSWER)
@@ -337,6 +343,12 @@ def _answered(evidence: Gx10Evidence, component: str) -> _Answered:
     return _Answered(pool, places, kinds)
 
 
+RETRY_ON_TIMEOUT = "--retry-on-timeout"
+"""The option of ``benchlocal-cli run`` that sends a timed-out request again within one
+attempt, as after a 5xx (without it a time-out ends the attempt)."""
+RETRY_ON_TIMEOUT_ENV = "BENCHLOCAL_RETRY_ON_TIMEOUT"
+"""The environment variable that is that option's default (``cli._env_bool``: ``1``, ``true``,
+``yes`` or ``on``, any case, spaces around)."""
 TRANSIENT_RETRIES = "--max-transient-retries"
 """The option of ``benchlocal-cli run`` that says how many times one attempt sends its request
 again after a 429 or 5xx (default 3, or its variable :data:`TRANSIENT_RETRIES_ENV`)."""
@@ -344,28 +356,45 @@ TRANSIENT_RETRIES_ENV = "BENCHLOCAL_MAX_TRANSIENT_RETRIES"
 
 
 class _Options(NamedTuple):
-    """What the harness ran with, of the options the first-attempt walk reads."""
+    """What the pin set runs the harness with, of the options the first-attempt walk reads."""
 
-    transient_retries: int | None
-    """None: not a count this reader takes (then the walk holds no failed request)."""
+    retry_on_timeout: bool
+    transient_retries: int
+    unpinned: tuple[str, ...]
+    """The variables of the harness's environment record that would allow more than the pin
+    set does (each not taken), to name in a finding."""
 
 
 def _options(
     command: Sequence[str], pinned_env: Mapping[str, str], recorded: bytes | None
 ) -> _Options:
-    """The pinned command's options, else their variables in the harness's environment: the
-    environment record's (given by ``audit run --env``; a run's record shows what it says) or
-    the pin set's."""
+    """The pinned command's options, else their variables in the pin set's environment. Both
+    allow a first attempt more failed requests, so neither is taken from the harness's
+    environment record (``audit run --env``), which the publisher writes: a variable there
+    that the pin set does not set alike is named in a finding it could have excused."""
+    on = any(word.partition("=")[0] == RETRY_ON_TIMEOUT for word in command)
+    on = on or _env_bool(pinned_env.get(RETRY_ON_TIMEOUT_ENV))
+    given = pinned_env.get(TRANSIENT_RETRIES_ENV)
+    retries = _count(given) if given else 3
+    if values := _option_values(command, TRANSIENT_RETRIES):
+        retries = _count(values[-1])
     try:
         variables = json.loads(recorded).get("variables") if recorded else None
     except (ValueError, AttributeError, RecursionError):
         variables = None
-    env = dict(pinned_env) | (variables if isinstance(variables, dict) else {})
-    given = env.get(TRANSIENT_RETRIES_ENV)
-    retries = _count(given) if isinstance(given, str) and given else 3
-    if values := _option_values(command, TRANSIENT_RETRIES):
-        retries = _count(values[-1])
-    return _Options(retries)
+    unpinned = tuple(
+        name
+        for name in (RETRY_ON_TIMEOUT_ENV, TRANSIENT_RETRIES_ENV)
+        if isinstance(variables, dict)
+        and isinstance(variables.get(name), str)
+        and variables[name] != pinned_env.get(name)
+    )
+    return _Options(on, retries, unpinned)
+
+
+def _env_bool(value: str | None) -> bool:
+    """``cli._env_bool`` of benchlocal-cli 0.9.9 (unset or empty: off)."""
+    return bool(value) and value.strip().lower() in {"1", "true", "yes", "on"}  # type: ignore[union-attr]
 
 
 def _option_values(command: Sequence[str], name: str) -> list[str]:
@@ -379,12 +408,15 @@ def _option_values(command: Sequence[str], name: str) -> list[str]:
     return values
 
 
-def _count(text: str) -> int | None:
-    """An ``int()`` of a count of at most 1,000, or None."""
-    text = text.strip()
-    if not text.isascii() or not text.isdigit() or len(text) > 4:
-        return None
-    return min(int(text), 1000)
+def _count(text: str) -> int:
+    """The count benchlocal-cli takes: ``max(0, int(text))`` (``_post_chat``; signs, spaces,
+    underscores and any script's digits as ``int()`` reads them), at most 1,000. Text that
+    ``int()`` refuses is 0: benchlocal-cli would not have run (``cli._env_int`` and argparse's
+    ``type=int`` raise), so no failed request is its own."""
+    try:
+        return min(max(0, int(text)), 1000)
+    except ValueError:
+        return 0
 
 
 def _first_answers(
@@ -404,15 +436,12 @@ def _first_answers(
     next place. The failed requests of a question are placed too: an attempt may follow up to
     ``transient_retries`` of its own (``_post_chat`` sends a request again on a 429 or 5xx, at
     most ``--max-transient-retries`` times); an attempt with no reply (a time-out, an error)
-    may have left one answer behind and its own failed requests. A request whose client timed
-    out is a failed request, never an answer, whatever came after: the observer records the
-    answer that came after its harness had gone with an error (``audit.observer``), and
-    under ``--retry-on-timeout`` benchlocal-cli sends it again within the attempt, as after a
-    5xx. Failed requests are not held where the count of transient retries is not one this
-    reader takes."""
+    may have left one answer behind and its own failed requests. A request whose harness went
+    before its answer (the observer records the answer that came after with an error:
+    :func:`verify.replies.harness_went`) is a failed request, never an answer: one that ends
+    its attempt (``_post_chat`` raises on a time-out), or, under ``--retry-on-timeout``, one the
+    attempt sends again as after a 5xx. The options are the pin set's (:func:`_options`)."""
     transient_retries = options.transient_retries
-    if transient_retries is None:
-        transient_retries = 1 << 30  # any failed requests: only answers are held
     at: Counter[bytes | None] = Counter()  # the next place of each question not yet taken
     excused: Counter[tuple[bytes | None, str]] = Counter()  # what attempts with no reply left
     passed_over: list[tuple[BenchlocalRun, str]] = []
@@ -438,15 +467,22 @@ def _first_answers(
                 continue  # no such answer left: the reply check's finding, where it is graded
             skipped = Counter(kinds[at[question] : places[next_place]])
             answers = skipped[_ANSWER] - excused[question, _ANSWER]
-            own = min(skipped[_TRANSIENT], transient_retries)  # this attempt's own retries
-            failures = skipped[_TRANSIENT] - own + skipped[_FAILED] - excused[question, _FAILED]
+            retried = skipped[_TRANSIENT] + (skipped[_WENT] if options.retry_on_timeout else 0)
+            ended = skipped[_FAILED] + (0 if options.retry_on_timeout else skipped[_WENT])
+            own = min(retried, transient_retries)  # this attempt's own retries
+            failures = retried - own + ended - excused[question, _FAILED]
             if attempt == 0 and run.passed and (answers > 0 or failures > 0):
                 but = (
                     f" on a reply that came after {skipped[_ANSWER]} earlier answer(s) and "
-                    f"{skipped[_TRANSIENT] + skipped[_FAILED]} failed request(s) to its "
-                    "question that no attempt lists: benchlocal-cli grades a run by its first "
-                    "attempt"
+                    f"{retried + ended} failed request(s) to its question that no attempt "
+                    "lists: benchlocal-cli grades a run by its first attempt"
                 )
+                if options.unpinned:
+                    but += (
+                        f" (the harness's environment record sets "
+                        f"{' and '.join(options.unpinned)}, which the pin set does not: "
+                        "not taken)"
+                    )
                 passed_over.append((run, but))
             excused[question, _ANSWER] = max(0, -answers)
             excused[question, _FAILED] = max(0, -failures)
