@@ -63,7 +63,6 @@ from verify.gx10 import is_loopback
 from verify.replies import is_completion_path
 
 __all__ = [
-    "GONE_BEFORE_THE_ANSWER",
     "IDLE_KEEPALIVE_S",
     "REDACTED",
     "REFERENCE_HEADER",

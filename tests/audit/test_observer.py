@@ -18,15 +18,10 @@ from typing import Any, NamedTuple
 import pytest
 
 from audit.demo.reference_endpoint import MODEL_ID, Behaviour, serve
-from audit.observer import (
-    GONE_BEFORE_THE_ANSWER,
-    IDLE_KEEPALIVE_S,
-    REDACTED,
-    RETRY_HEADER,
-    observe,
-)
+from audit.observer import IDLE_KEEPALIVE_S, REDACTED, RETRY_HEADER, observe
 from bundle_schema.errors import InvalidInput
 from bundle_schema.models import ReasoningSerialization, TransportExchange
+from bundle_schema.models.records import GONE_BEFORE_THE_ANSWER, GONE_MID_STREAM
 from tests.engines import answering_after, idle_closing
 from verify._facts import request_facts
 
@@ -125,21 +120,28 @@ def test_a_dead_endpoint_is_an_error_exchange() -> None:
     assert exchange.error.startswith("upstream: ConnectionRefusedError")
 
 
+@contextlib.contextmanager
+def _chat_sent(port: int, body: bytes) -> Iterator[socket.socket]:
+    """A raw connection to the observer on ``port`` that has sent one chat request."""
+    with socket.create_connection(("127.0.0.1", port)) as client:
+        client.sendall(
+            b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n"
+            b"Content-Type: application/json\r\n"
+            + f"Content-Length: {len(body)}\r\n\r\n".encode()
+            + body
+        )
+        yield client
+
+
 def test_a_client_that_disconnects_mid_stream() -> None:
     payload = PROBE | {"stream": True, "messages": [{"role": "user", "content": "Tell me more."}]}
     body = json.dumps(payload).encode()
     slow = Behaviour(chunk_delay=0.02, verbose=True)
     with serve(slow) as endpoint, observe(endpoint.url) as observer:
-        with socket.create_connection(("127.0.0.1", observer.port)) as client:
-            client.sendall(
-                b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n"
-                b"Content-Type: application/json\r\n"
-                + f"Content-Length: {len(body)}\r\n\r\n".encode()
-                + body
-            )
+        with _chat_sent(observer.port, body) as client:
             assert client.recv(4096).startswith(b"HTTP/1.1 200")
         (exchange,) = observer.wait_for(1)
-    assert exchange.error == "the client disconnected mid-stream"
+    assert exchange.error == GONE_MID_STREAM
     assert exchange.chunks
 
 
@@ -150,13 +152,7 @@ def test_an_answer_that_comes_after_its_client_went_says_so(waits: bool) -> None
     whole, with why it never reached the harness. A client that waits has it, with no error."""
     body = json.dumps(PROBE).encode()
     with answering_after(0.4) as endpoint, observe(endpoint.url) as observer:
-        with socket.create_connection(("127.0.0.1", observer.port)) as client:
-            client.sendall(
-                b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n"
-                b"Content-Type: application/json\r\n"
-                + f"Content-Length: {len(body)}\r\n\r\n".encode()
-                + body
-            )
+        with _chat_sent(observer.port, body) as client:
             if waits:
                 assert client.recv(4096).startswith(b"HTTP/1.1 200")
         (exchange,) = observer.wait_for(1)

@@ -19,8 +19,9 @@ import pytest
 from aiohttp.http_parser import HttpRequestParser
 
 from audit._http_server import MAX_BODY, MAX_FIELDS, MAX_LINE, BadRequest, _parse_head
-from audit.observer import GONE_BEFORE_THE_ANSWER, Observer, observe
+from audit.observer import Observer, observe
 from bundle_schema.models import ReasoningSerialization
+from bundle_schema.models.records import GONE_BEFORE_THE_ANSWER
 from tests.engines import idle_closing
 
 # --- what is recorded of a request is what aiohttp's parser made of it --------------------------

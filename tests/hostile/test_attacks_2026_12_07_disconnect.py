@@ -69,8 +69,8 @@ from typing import Any
 import pytest
 
 from audit.demo.reference_endpoint import Behaviour, serve
-from audit.observer import GONE_BEFORE_THE_ANSWER, Observer, observe
-from bundle_schema.models.records import TransportExchange
+from audit.observer import Observer, observe
+from bundle_schema.models.records import GONE_BEFORE_THE_ANSWER, TransportExchange
 from pins import Harness
 from tests.engines import EngineServer, _serve
 from tests.hostile.test_attacks_2026_12_07_review import (

@@ -57,9 +57,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from audit.observer import GONE_BEFORE_THE_ANSWER
 from bundle_schema.canonical import loads_strict
-from bundle_schema.models.records import Body, TransportExchange
+from bundle_schema.models.records import GONE_BEFORE_THE_ANSWER, Body, TransportExchange
 from pins import Harness
 from tests.data.hostile.kit import Files
 from tests.gate_kit import Recorded, unpacked_recorded
