@@ -3,12 +3,14 @@ what its ledger says of the address it tries outside."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -125,26 +127,70 @@ print(json.dumps({
 """
 
 
+_READABLE_VIEW = """
+import os, sys
+view, repo, *command = sys.argv[1:]
+# a tmpfs any uid may enter, holding the checkout's entries, each bound in place (the private
+# mount namespace this runs in keeps it from the host's); then the command, from there
+if os.system(f"mount -t tmpfs -o mode=0755,size=1m evidence-audit-view {view}") != 0:
+    sys.exit("Skipped: the checkout's readable view cannot be mounted")
+for name in os.listdir(repo):
+    source, place = os.path.join(repo, name), os.path.join(view, name)
+    if os.path.islink(source):
+        os.symlink(os.readlink(source), place)
+        continue
+    if os.path.isdir(source):
+        os.mkdir(place)
+    else:
+        open(place, "w").close()
+    if os.system(f"mount --bind {source!r} {place!r}") != 0:
+        sys.exit(f"Skipped: {name} cannot be bound into the checkout's readable view")
+os.chdir(view)
+os.execvp(command[0], command)
+"""
+
+
+def _as_uid_65534(repo: Path, site: list[str], python: Path) -> list[str]:
+    """The command prefix that runs ``python`` as uid 65534 with the checkout and its venv's
+    site packages importable."""
+    return ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "env",
+            f"PYTHONPATH={os.pathsep.join([str(repo), *site])}", str(python)]  # fmt: skip
+
+
 def as_nobody(work: Path, *args: str) -> dict[str, Any]:
     """``work/harness.py ARGS...`` in the sandbox of a runner of uid 65534 (``setpriv``; its
     sandbox is a user namespace of its own, where the host's mounts are locked): what it
     said (``returncode``, ``stdout``, ``stderr``, ``counted``, ``ledger``). Skips where
-    ``setpriv`` or a system Python of this version is missing, or uid 65534 cannot read the
-    checkout (a fresh clone in a ``mktemp -d``: the sandbox runs its inside part from the
-    checkout, in a user namespace where no capability reads another uid's private files, so a
-    runner must own or be able to read its checkout). ``work`` must be uid 65534's to write."""
+    ``setpriv`` or a system Python of this version is missing. Where uid 65534 cannot read the
+    checkout (a fresh clone in a ``mktemp -d``, or under ``/root``: the sandbox runs its inside
+    part from the checkout, in a user namespace where no capability reads another uid's
+    private files), the runner runs from a view of it that it can read: a private mount
+    namespace in which a tmpfs of mode 0755 holds the checkout's entries, bound in place
+    (nothing of it reaches the host's mounts). ``work`` must be uid 65534's to write."""
     system = Path(f"/usr/bin/python{sys.version_info.major}.{sys.version_info.minor}")
     if shutil.which("setpriv") is None or not system.exists():
         pytest.skip("setpriv or a system Python of this version (uid 65534 can run) is missing")
     repo = Path(__file__).resolve().parents[1]
     site = [p for p in sys.path if p.endswith("site-packages") and p.startswith(sys.prefix)]
-    nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "env",
-              f"PYTHONPATH={os.pathsep.join([str(repo), *site])}", str(system)]  # fmt: skip
+    nobody = _as_uid_65534(repo, site, system)
     probe = [*nobody, "-c", "import audit.sandbox, verify._facts"]
-    if subprocess.run(probe, capture_output=True, cwd="/", check=False).returncode != 0:
-        pytest.skip("uid 65534 cannot read this checkout or its venv (a private directory)")
-    done = subprocess.run([*nobody, "-c", NON_ROOT_RUNNER, str(work), *args],
-                          capture_output=True, cwd=repo, check=False, timeout=50)  # fmt: skip
+    with contextlib.ExitStack() as stack:
+        cwd = repo
+        if subprocess.run(probe, capture_output=True, cwd="/", check=False).returncode != 0:
+            view = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="ea-view-")))
+            view.chmod(0o755)
+            inside = [Path(p) for p in site if Path(p).is_relative_to(repo)]
+            if len(inside) != len(site):
+                pytest.skip("uid 65534 cannot read the venv's site packages (outside the checkout)")
+            seen = [str(view / p.relative_to(repo)) for p in inside]
+            nobody = ["unshare", "--mount", "--propagation", "private", "--", sys.executable,
+                      "-c", _READABLE_VIEW, str(view), str(repo),
+                      *_as_uid_65534(view, seen, system)]  # fmt: skip
+            cwd = Path("/")  # the view is entered once it is mounted
+        done = subprocess.run([*nobody, "-c", NON_ROOT_RUNNER, str(work), *args],
+                              capture_output=True, cwd=cwd, check=False, timeout=50)  # fmt: skip
+    if done.returncode != 0 and done.stderr.startswith(b"Skipped: "):
+        pytest.skip(done.stderr.decode(errors="replace").strip().removeprefix("Skipped: "))
     assert done.returncode == 0, done.stderr.decode()[-2000:]
     answer: dict[str, Any] = json.loads(done.stdout.decode().splitlines()[-1])
     return answer
