@@ -41,7 +41,7 @@ from pins import PinSetSource
 from verify._consistency import LIMIT_STOP
 from verify._facts import ledger_facts, outside_attempt, reply_facts
 from verify.gx10 import GATES, Fallback, Gate, fallback, off_sandbox
-from verify.replies import is_completion, same_model
+from verify.replies import harness_went, is_completion, same_model
 
 __all__ = ["show_report"]
 
@@ -318,6 +318,7 @@ def _transport(evidence: Gx10Evidence) -> TransportSummary | None:
         statuses=dict(sorted(Counter(str(e.status or "none") for e in exchanges).items())),
         streamed_chunks=sum(len(e.chunks) for e in exchanges),
         errors=tuple(e.id for e in exchanges if e.error is not None),
+        abandoned=tuple(e.id for e in exchanges if harness_went(e)),
         truncations=tuple(truncated),
         redirects=tuple(e.id for e in exchanges if e.redirect is not None),
         suspected_fallbacks=_suspected(evidence),

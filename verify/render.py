@@ -335,7 +335,8 @@ def _transport(report: ShowReport, console: Console) -> None:
         console,
         _t(
             f"transport: {_plural(transport.requests, 'request')} ({statuses}), "
-            f"{transport.streamed_chunks} streamed chunks; errors: {_ids(transport.errors)}; "
+            f"{transport.streamed_chunks} streamed chunks; errors: {_ids(transport.errors)} "
+            f"(the harness gone before the answer: {_ids(transport.abandoned)}); "
             f"truncations: {_ids(transport.truncations)}; redirects: "
             f"{_ids(transport.redirects)}; suspected fallbacks: "
             f"{_ids(transport.suspected_fallbacks)}"

@@ -152,6 +152,9 @@ class TransportSummary(_Model):
     statuses: dict[Annotated[str, StringConstraints(max_length=16)], Count]
     streamed_chunks: Count
     errors: tuple[Size, ...]
+    abandoned: tuple[Size, ...]
+    """Of the errors, the exchanges whose harness went before it had the whole answer (its
+    client's time-out, a stream it left, the run's end): the model was slower than its client."""
     truncations: tuple[Size, ...]
     redirects: tuple[Size, ...]
     suspected_fallbacks: tuple[Size, ...]

@@ -340,7 +340,11 @@ def _timed_out_task(cut: bool, attributed: bool = True) -> Callable[[Files], Non
     ("cut", "cause"), [(True, "slow model"), (False, "hung agent")], ids=["cut", "idle"]
 )
 def test_a_timed_out_task_lists_its_exchanges_and_when_the_last_ended(
-    built_examples: dict[str, Path], tmp_path: Path, cut: bool, cause: str
+    built_examples: dict[str, Path],
+    tmp_path: Path,
+    cut: bool,
+    cause: str,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     path = resealed(built_examples["gx10-full-qualified"], tmp_path / "b", _timed_out_task(cut))
     verdict, evidence = verify_with_evidence(path)
@@ -378,6 +382,13 @@ def test_a_timed_out_task_lists_its_exchanges_and_when_the_last_ended(
         )
     other = next(t for t in report.timeline if t.name == "fix-date-parser")
     assert other.timed_out is None  # within its limits
+    assert report.transport is not None  # the exchange the harness left is one it never had
+    assert report.transport.abandoned == ((made[-1].id,) if cut else ())
+    assert set(report.transport.abandoned) <= set(report.transport.errors)
+    main(["show", str(path)])
+    shown = " ".join(capsys.readouterr().out.split())  # the report wraps its lines
+    gone = f"1 (id {made[-1].id})" if cut else "none"
+    assert f"(the harness gone before the answer: {gone})" in shown, shown
     out = terminal(lambda c: render_show(report, c, str(path)))
     flat = " ".join(out.split())
     assert f"task add-retry-policy TIMEOUT: {cause}: " in flat
