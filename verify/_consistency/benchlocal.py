@@ -210,7 +210,7 @@ def _pinned_selection(command: Sequence[str]) -> dict[str, set[str]] | Literal[F
     """The scenarios a pinned ``benchlocal-cli run`` selects by pack (``--scenario PACK/ID``,
     repeatable: only those run); None when it selects none (every scenario of each pack);
     False when it selects them otherwise (:data:`_SELECTION_UNKNOWN`)."""
-    if any(word.partition("=")[0] in _SELECTION_UNKNOWN for word in command):
+    if any(option in _SELECTION_UNKNOWN for option, _ in _given(command)):
         return False
     values = _option_values(command, "--scenario")
     selected: dict[str, set[str]] = {}
@@ -226,7 +226,7 @@ def _repeats(place: str, runs: BenchlocalRuns, command: Sequence[str]) -> list[F
     a saved one (:data:`_SELECTION_UNKNOWN`); and under a repeat over 1 no run lists retries
     (``run_pack`` retries inline only at repeat 1). Else retries could be listed as repeats the
     command never ran, a pass at a retry counted as a repeat's first attempt."""
-    if any(word.partition("=")[0] in _SELECTION_UNKNOWN for word in command):
+    if any(option in _SELECTION_UNKNOWN for option, _ in _given(command)):
         return []
     pinned: int | None = 1
     if given := _option_values(command, "--repeat"):
@@ -372,7 +372,7 @@ def _options(
     allow a first attempt more failed requests, so neither is taken from the harness's
     environment record (``audit run --env``), which the publisher writes: a variable there
     that the pin set does not set alike is named in a finding it could have excused."""
-    on = any(word.partition("=")[0] == RETRY_ON_TIMEOUT for word in command)
+    on = any(option == RETRY_ON_TIMEOUT for option, _ in _given(command))
     on = on or _env_bool(pinned_env.get(RETRY_ON_TIMEOUT_ENV))
     given = pinned_env.get(TRANSIENT_RETRIES_ENV)
     retries = _count(given) if given else 3
@@ -397,15 +397,56 @@ def _env_bool(value: str | None) -> bool:
     return bool(value) and value.strip().lower() in {"1", "true", "yes", "on"}  # type: ignore[union-attr]
 
 
-def _option_values(command: Sequence[str], name: str) -> list[str]:
-    """The values the pinned command gives option ``name`` (``--name V`` or ``--name=V``; the
-    last is the one argparse keeps), in order."""
-    values = []
+RUN_OPTIONS = frozenset({
+    "--allow-partial", "--api-key", "--enable-sandboxed-packs", "--enable-thinking",
+    "--endpoint", "--exit-on-regression", "--extra-body", "--full", "--help", "--history-file",
+    "--incremental", "--max-tokens", "--max-total-tokens", "--max-transient-retries",
+    "--measured-tps", "--medium", "--min-p", "--mock-responses-from-json", "--model",
+    "--model-turn-timeout", "--negative-control", "--negative-control-text", "--no-retry",
+    "--no-sandboxed-packs", "--no-thinking", "--output", "--pack", "--preserve-reasoning-history",
+    "--previous-result", "--probe-thinking-control", "--progress", "--quick", "--reasoning",
+    "--reasoning-effort", "--reasoning-packs", "--reference-tps", "--repeat", "--repeat-penalty",
+    "--report", "--report-out", "--request-delay", "--resume", "--retry-failed",
+    "--retry-failures", "--retry-on-timeout", "--retry-runaways", "--sandbox-image-tag",
+    "--sandbox-log-dir", "--sandboxed-only", "--sampling-from-server", "--save-json",
+    "--scenario", "--scenarios-file", "--strict-thinking", "--temperature", "--thinking-max-tokens",
+    "--thinking-sampler", "--timeout-ceiling-s", "--timeout-per-case", "--timeout-scale-down",
+    "--top-k", "--top-p",
+})  # fmt: skip
+"""The long options of ``benchlocal-cli run`` at 47d1d66 (``cli._parser``; held to the recorded
+checkout's ``cli.py`` by a test), by which a pinned command's abbreviations are read."""
+
+
+def _option_name(word: str) -> str | None:
+    """The option of ``benchlocal-cli run`` that ``word`` (before any ``=``) names as argparse
+    reads it: itself, or the one option it is the start of (``allow_abbrev``); None where it
+    names none, or several (argparse refuses those, and the harness never runs)."""
+    if word in RUN_OPTIONS:
+        return word
+    if not word.startswith("--"):
+        return None
+    started = [option for option in RUN_OPTIONS if option.startswith(word)]
+    return started[0] if len(started) == 1 else None
+
+
+def _given(command: Sequence[str]) -> list[tuple[str, str]]:
+    """The options the pinned command gives, in order, each with the word it may take as its
+    value (``--name V`` or ``--name=V``; an abbreviation of a name counts as the name). Words
+    after ``--`` are arguments, never options."""
+    given = []
     for index, word in enumerate(command):
-        given, equals, value = word.partition("=")
-        if given == name:
-            values.append(value if equals else "".join(command[index + 1 : index + 2]))
-    return values
+        if word == "--":
+            break
+        name, equals, value = word.partition("=")
+        if (option := _option_name(name)) is not None:
+            given.append((option, value if equals else "".join(command[index + 1 : index + 2])))
+    return given
+
+
+def _option_values(command: Sequence[str], name: str) -> list[str]:
+    """The values the pinned command gives option ``name``, in order (the last is the one
+    argparse keeps)."""
+    return [value for option, value in _given(command) if option == name]
 
 
 def _count(text: str) -> int:
