@@ -24,6 +24,7 @@ from bundle_schema.models import (
 from verify.exchange import TRANSPORT_LOG
 from verify.gx10 import off_sandbox
 from verify.render import describe_signature, gate_figures
+from verify.replies import harness_went
 
 __all__ = ["report_html"]
 
@@ -320,6 +321,7 @@ def _transport(exchanges: Sequence[TransportExchange], runtime: str) -> str:
         text = (e.response_body.data if e.response_body else "") + "".join(c.data for c in e.chunks)
         flags = {
             "error": e.error is not None or (e.status or 0) >= 400,
+            "abandoned": harness_went(e),
             "stream": bool(e.chunks),
             "redirect": e.redirect is not None,
             "fallback": e.response_model not in (None, runtime),
@@ -344,6 +346,7 @@ def _transport(exchanges: Sequence[TransportExchange], runtime: str) -> str:
             ("", "all exchanges"),
             ("stream", "streamed"),
             ("error", "errors"),
+            ("abandoned", "the harness gone before the answer"),
             ("truncated", "truncated"),
             ("redirect", "redirects"),
             ("fallback", "suspected fallbacks"),

@@ -86,3 +86,22 @@ def test_the_report_in_headless_chromium(
         assert driver.save_screenshot(str(ARTIFACTS / "review-report-filtered.png"))
     finally:
         driver.quit()
+
+
+def test_the_exchanges_the_harness_left_have_a_filter_of_their_own() -> None:
+    """An exchange whose harness went before the whole answer (a client's time-out) is marked,
+    and the transport table's filter shows those alone; an error of another kind is not one."""
+    from bundle_schema.models import TransportExchange  # noqa: PLC0415
+    from bundle_schema.models.records import GONE_BEFORE_THE_ANSWER  # noqa: PLC0415
+    from verify.report_html import _transport  # noqa: PLC0415
+
+    def exchange(n: int, error: str | None) -> TransportExchange:
+        return TransportExchange(schema_version=1, id=n, started=float(n), ended=n + 0.5,
+                                 method="POST", path="/v1/chat/completions", status=200,
+                                 error=error)  # fmt: skip
+
+    html = _transport([exchange(0, None), exchange(1, GONE_BEFORE_THE_ANSWER),
+                       exchange(2, "upstream: ConnectionResetError")], "m")  # fmt: skip
+    flags = re.findall(r'<tr class="exchange" id="exchange-(\d)" [^>]*data-abandoned="(\d)"', html)
+    assert flags == [("0", "0"), ("1", "1"), ("2", "0")]
+    assert '<option value="abandoned">the harness gone before the answer</option>' in html
