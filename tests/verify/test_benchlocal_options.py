@@ -99,3 +99,17 @@ def test_a_pinned_command_s_abbreviations_are_its_options() -> None:
         "toolcall-15": {"TC-01"}
     }
     assert _pinned_selection([*run, "--", "--resume", "x"]) is None  # after --: arguments
+
+
+_REPEATS = [("2", False), ("+2", False), (" 2", False), ("0_2", False), ("3", True), ("2x", False)]
+
+
+@pytest.mark.parametrize(("value", "finds"), _REPEATS)
+def test_a_pinned_repeat_is_read_as_argparse_s_int_reads_it(value: str, finds: bool) -> None:
+    """``--repeat`` is ``type=int``: a count argparse takes is held (RunResult repeat 2 here);
+    one it refuses never ran, so nothing is held to it."""
+    from verify._consistency.benchlocal import _repeats  # noqa: PLC0415
+    from verify.harness_outputs import BenchlocalRuns  # noqa: PLC0415
+
+    found = _repeats("raw", BenchlocalRuns(2, {}), ["run", "--medium", "--repeat", value])
+    assert bool(found) is finds, found

@@ -201,9 +201,11 @@ def _pinned_pack(
     return scenarios
 
 
-_SELECTION_UNKNOWN = ("--scenarios-file", "--resume", "--previous-result")
+_SELECTION_UNKNOWN = ("--scenarios-file", "--resume", "--retry-failed")
 """Options of ``benchlocal-cli run`` whose scenarios this check cannot know from the command
-(a file's, or a saved run's): then a pack's runs are only held to be its pinned scenarios."""
+(a file's, or a saved run's: ``--retry-failed`` selects the failed scenarios of the
+``--previous-result`` it needs, and repeats them; ``--previous-result`` alone only sets the
+report's delta column): then a pack's runs are only held to be its pinned scenarios."""
 
 
 def _pinned_selection(command: Sequence[str]) -> dict[str, set[str]] | Literal[False] | None:
@@ -230,8 +232,10 @@ def _repeats(place: str, runs: BenchlocalRuns, command: Sequence[str]) -> list[F
         return []
     pinned: int | None = 1
     if given := _option_values(command, "--repeat"):
-        value = given[-1]
-        pinned = max(1, int(value)) if value.isascii() and value.isdigit() else None
+        try:  # argparse's type=int: signs, spaces, underscores, any script's digits
+            pinned = max(1, int(given[-1]))
+        except ValueError:  # argparse refuses it: the harness never ran
+            pinned = None
     findings = []
     if pinned is not None and runs.repeat != pinned:
         findings.append(_disagrees(place, f"$.repeat: {runs.repeat}, not the pinned command's "
@@ -304,6 +308,9 @@ class _Answered(NamedTuple):
     (:data:`_TRANSIENT`: a 429 or 5xx, or a request the observer saw break), a request whose
     harness went before its answer (:data:`_WENT`: a time-out), or another failure
     (:data:`_FAILED`: a 4xx, which ends the attempt)."""
+    wholes: Mapping[bytes | None, Mapping[bytes, list[int]]] = {}
+    """By last question, each answered reply's places by the reply whole as benchlocal-cli
+    keeps it (:func:`verify.replies.kept_digest`): where a run's copy is, exactly."""
 
 
 _ANSWER, _TRANSIENT, _FAILED, _WENT = "answer", "transient", "failed", "went"
@@ -312,6 +319,7 @@ _ANSWER, _TRANSIENT, _FAILED, _WENT = "answer", "transient", "failed", "went"
 def _answered(evidence: Gx10Evidence, component: str) -> _Answered:
     pool = Pool()
     places: dict[bytes | None, dict[bytes, list[int]]] = {}
+    wholes: dict[bytes | None, dict[bytes, list[int]]] = {}
     kinds: dict[bytes | None, list[str]] = {}
     asked: Counter[bytes | None] = Counter()
     for index, exchange in enumerate(evidence.transport or ()):
@@ -335,12 +343,13 @@ def _answered(evidence: Gx10Evidence, component: str) -> _Answered:
         lookups: list[tuple[Any, ...]] = [(key, question) for key in answers]
         if facts.kept is not None:
             lookups.append((_WHOLE, facts.kept, question))
+            wholes.setdefault(question, {}).setdefault(facts.kept, []).append(asked[question])
         pool.add((index,), lookups)
         found = places.setdefault(question, {})
         for key in dict.fromkeys(answers):
             found.setdefault(key, []).append(asked[question])
         asked[question] += 1
-    return _Answered(pool, places, kinds)
+    return _Answered(pool, places, kinds, wholes)
 
 
 RETRY_ON_TIMEOUT = "--retry-on-timeout"
@@ -360,9 +369,12 @@ class _Options(NamedTuple):
 
     retry_on_timeout: bool
     transient_retries: int
-    unpinned: tuple[str, ...]
-    """The variables of the harness's environment record that would allow more than the pin
-    set does (each not taken), to name in a finding."""
+    unpinned: tuple[str, ...] = ()
+    """The variables of the harness's environment record that allow more than the pin set does
+    (each not taken), to name in a finding they would have excused."""
+    record_on: bool = False
+    record_retries: int = 0
+    """The two options as the record's variables would have them (for that finding)."""
 
 
 def _options(
@@ -371,25 +383,33 @@ def _options(
     """The pinned command's options, else their variables in the pin set's environment. Both
     allow a first attempt more failed requests, so neither is taken from the harness's
     environment record (``audit run --env``), which the publisher writes: a variable there
-    that the pin set does not set alike is named in a finding it could have excused."""
-    on = any(option == RETRY_ON_TIMEOUT for option, _ in _given(command))
-    on = on or _env_bool(pinned_env.get(RETRY_ON_TIMEOUT_ENV))
-    given = pinned_env.get(TRANSIENT_RETRIES_ENV)
-    retries = _count(given) if given else 3
-    if values := _option_values(command, TRANSIENT_RETRIES):
-        retries = _count(values[-1])
+    that allows more than the pin set is named in a finding it would have excused."""
     try:
         variables = json.loads(recorded).get("variables") if recorded else None
     except (ValueError, AttributeError, RecursionError):
         variables = None
-    unpinned = tuple(
-        name
-        for name in (RETRY_ON_TIMEOUT_ENV, TRANSIENT_RETRIES_ENV)
-        if isinstance(variables, dict)
-        and isinstance(variables.get(name), str)
-        and variables[name] != pinned_env.get(name)
-    )
-    return _Options(on, retries, unpinned)
+    said = {k: v for k, v in variables.items() if isinstance(v, str)} if isinstance(
+        variables, dict) else {}  # fmt: skip
+    on, retries = _read(command, pinned_env)
+    record_on, record_retries = _read(command, {**pinned_env, **said})
+    looser = {
+        RETRY_ON_TIMEOUT_ENV: record_on and not on,
+        TRANSIENT_RETRIES_ENV: record_retries > retries,
+    }
+    unpinned = tuple(name for name, allows in looser.items() if allows)
+    return _Options(on, retries, unpinned, record_on, record_retries)
+
+
+def _read(command: Sequence[str], env: Mapping[str, str]) -> tuple[bool, int]:
+    """Whether benchlocal-cli run by ``command`` in ``env`` sends a timed-out request again,
+    and how many times an attempt sends one again."""
+    on = any(option == RETRY_ON_TIMEOUT for option, _ in _given(command))
+    on = on or _env_bool(env.get(RETRY_ON_TIMEOUT_ENV))
+    given = env.get(TRANSIENT_RETRIES_ENV)
+    retries = _count(given) if given else 3
+    if values := _option_values(command, TRANSIENT_RETRIES):
+        retries = _count(values[-1])
+    return on, retries
 
 
 def _env_bool(value: str | None) -> bool:
@@ -438,6 +458,8 @@ def _given(command: Sequence[str]) -> list[tuple[str, str]]:
         if word == "--":
             break
         name, equals, value = word.partition("=")
+        if equals and value == "--":
+            continue  # argparse takes the "--" out: an empty value, read as none given
         if (option := _option_name(name)) is not None:
             given.append((option, value if equals else "".join(command[index + 1 : index + 2])))
     return given
@@ -496,29 +518,33 @@ def _first_answers(
     for *_, run in sorted(scored, key=lambda item: item[:3]):
         question = questions[run.pack][run.scenario].question
         found = answered.places.get(question, {})
+        whole = answered.wholes.get(question, {})
         kinds = answered.kinds.get(question, [])
-        for attempt, answer in enumerate((run.answer, *run.retries)):
+        attempts = [(run.answer, run.copy), *((answer, None) for answer in run.retries)]
+        for attempt, (answer, copy) in enumerate(attempts):
             if answer is None:  # a time-out's late answer, or its requests' failures
                 excused[question, _ANSWER] += 1
                 excused[question, _FAILED] += 1 + transient_retries
                 continue
-            places = found.get(answer, [])
+            # the run's own reply where it is found whole: two replies may share an answer
+            # and grade apart (a grader reads the reasoning where the content is empty)
+            places = whole[copy] if copy is not None and copy in whole else found.get(answer, [])
             next_place = bisect_left(places, at[question])
             if next_place == len(places):
                 continue  # no such answer left: the reply check's finding, where it is graded
             skipped = Counter(kinds[at[question] : places[next_place]])
             answers = skipped[_ANSWER] - excused[question, _ANSWER]
-            retried = skipped[_TRANSIENT] + (skipped[_WENT] if options.retry_on_timeout else 0)
-            ended = skipped[_FAILED] + (0 if options.retry_on_timeout else skipped[_WENT])
-            own = min(retried, transient_retries)  # this attempt's own retries
-            failures = retried - own + ended - excused[question, _FAILED]
+            failed = sum(skipped[kind] for kind in (_TRANSIENT, _WENT, _FAILED))
+            unexcused = _unexcused(skipped, options.retry_on_timeout, transient_retries)
+            failures = unexcused - excused[question, _FAILED]
             if attempt == 0 and run.passed and (answers > 0 or failures > 0):
                 but = (
                     f" on a reply that came after {skipped[_ANSWER]} earlier answer(s) and "
-                    f"{retried + ended} failed request(s) to its question that no attempt "
-                    "lists: benchlocal-cli grades a run by its first attempt"
+                    f"{failed} failed request(s) to its question that no attempt lists: "
+                    "benchlocal-cli grades a run by its first attempt"
                 )
-                if options.unpinned:
+                recorded = _unexcused(skipped, options.record_on, options.record_retries)
+                if options.unpinned and answers <= 0 and recorded <= excused[question, _FAILED]:
                     but += (
                         f" (the harness's environment record sets "
                         f"{' and '.join(options.unpinned)}, which the pin set does not: "
@@ -529,6 +555,15 @@ def _first_answers(
             excused[question, _FAILED] = max(0, -failures)
             at[question] = places[next_place] + 1
     return _passed_but(place, passed_over)
+
+
+def _unexcused(skipped: Counter[str], retry_on_timeout: bool, transient_retries: int) -> int:
+    """Of the failed requests before an attempt's reply, those its own transient retries do not
+    explain: 429/5xx (and, under ``--retry-on-timeout``, time-outs) past ``transient_retries``,
+    and every failure that ends an attempt."""
+    retried = skipped[_TRANSIENT] + (skipped[_WENT] if retry_on_timeout else 0)
+    ended = skipped[_FAILED] + (0 if retry_on_timeout else skipped[_WENT])
+    return retried - min(retried, transient_retries) + ended
 
 
 def _replies(
