@@ -500,8 +500,9 @@ class HarnessConnection(asyncio.Protocol):
     # --- writing the answer ---
 
     def _write(self, data: bytes) -> None:
-        if not self.gone:
-            self.transport.write(data)  # type: ignore[union-attr]
+        transport = self.transport
+        if transport is not None and not self.gone:
+            transport.write(data)
 
     def _head(self, status: int, fields: list[tuple[str, str]], framing: bytes) -> bytes:
         parts = [b"HTTP/1.%d %d %s\r\n" % (self._version, status, _REASONS.get(status, b""))]

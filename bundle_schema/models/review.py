@@ -154,7 +154,7 @@ class TransportSummary(_Model):
     errors: tuple[Size, ...]
     abandoned: tuple[Size, ...]
     """Of the errors, the exchanges whose harness went before it had the whole answer (its
-    client's time-out, a stream it left, the run's end): the model was slower than its client."""
+    client's time-out, a stream it left, the run's end)."""
     truncations: tuple[Size, ...]
     redirects: tuple[Size, ...]
     suspected_fallbacks: tuple[Size, ...]

@@ -388,8 +388,9 @@ def _options(
         variables = json.loads(recorded).get("variables") if recorded else None
     except (ValueError, AttributeError, RecursionError):
         variables = None
-    said = {k: v for k, v in variables.items() if isinstance(v, str)} if isinstance(
-        variables, dict) else {}  # fmt: skip
+    said = {}
+    if isinstance(variables, dict):
+        said = {k: v for k, v in variables.items() if isinstance(v, str)}
     on, retries = _read(command, pinned_env)
     record_on, record_retries = _read(command, {**pinned_env, **said})
     looser = {
@@ -414,7 +415,7 @@ def _read(command: Sequence[str], env: Mapping[str, str]) -> tuple[bool, int]:
 
 def _env_bool(value: str | None) -> bool:
     """``cli._env_bool`` of benchlocal-cli 0.9.9 (unset or empty: off)."""
-    return bool(value) and value.strip().lower() in {"1", "true", "yes", "on"}  # type: ignore[union-attr]
+    return value is not None and value.strip().lower() in {"1", "true", "yes", "on"}
 
 
 RUN_OPTIONS = frozenset({
