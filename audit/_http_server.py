@@ -25,6 +25,7 @@ import socket
 import time
 from collections.abc import Awaitable, Callable
 from http import HTTPStatus
+from typing import Any
 
 from bundle_schema.errors import InvalidInput
 
@@ -279,15 +280,16 @@ _PEER_CLOSED = frozenset({6, 7, 8, 9, 11})
 TIME_WAIT, CLOSE (after a reset), CLOSE_WAIT, LAST_ACK, CLOSING."""
 
 
-def _peer_closed(connection: object) -> bool:
-    """Whether the kernel holds a TCP connection's peer as having closed it (its FIN or reset
-    received); False where it cannot say (not TCP, no ``TCP_INFO``)."""
+def _peer_closed(connection: Any) -> bool:
+    """Whether the kernel holds a TCP connection's peer (``connection``: a transport's socket,
+    or None) as having closed it (its FIN or reset received); False where it cannot say (not
+    TCP, no ``TCP_INFO``)."""
     option = getattr(socket, "TCP_INFO", None)
     family = getattr(connection, "family", None)
     if option is None or family not in (socket.AF_INET, socket.AF_INET6):
         return False
     try:
-        info = connection.getsockopt(socket.IPPROTO_TCP, option, 1)  # type: ignore[attr-defined]
+        info = connection.getsockopt(socket.IPPROTO_TCP, option, 1)
     except OSError:
         return False
     return bool(info) and info[0] in _PEER_CLOSED
@@ -521,7 +523,7 @@ class HarnessConnection(asyncio.Protocol):
 
     def _write(self, data: bytes) -> None:
         transport = self.transport
-        if transport is not None and not self.gone:
+        if transport is not None and not transport.is_closing():
             transport.write(data)
 
     def _head(self, status: int, fields: list[tuple[str, str]], framing: bytes) -> bytes:
@@ -589,18 +591,24 @@ class HarnessConnection(asyncio.Protocol):
             self._write(b"0\r\n\r\n")
 
     @property
+    def _closing(self) -> bool:
+        """Whether the event loop holds the connection closed, or closing."""
+        return self.closed or self.transport is None or self.transport.is_closing()
+
+    @property
     def gone(self) -> bool:
-        """Whether nothing more written reaches the harness: it closed the connection (or the
-        server is closing it). The kernel's state of the connection is asked too, so that a
-        close the event loop has not read yet counts: one that arrived behind data not yet read
-        (reading paused) or in the same pass of the loop as the answer."""
+        """Whether a whole answer written now would not reach the harness: it closed the
+        connection (or the server is closing it). The kernel's state of the connection is asked
+        too, so that a close the event loop has not read yet counts: one that arrived behind
+        data not yet read (reading paused) or in the same pass of the loop as the answer. Asked
+        once an answer, not on each write of a stream (a system call)."""
         transport = self.transport
-        if self.closed or transport is None or transport.is_closing():
+        if transport is None or self._closing:
             return True
         return _peer_closed(transport.get_extra_info("socket"))
 
     def _ensure_open(self) -> None:
-        if self.gone:
+        if self._closing:
             raise ConnectionResetError("the harness closed the connection")
 
     def close(self) -> None:
