@@ -208,11 +208,17 @@ _SELECTION_UNKNOWN = ("--scenarios-file", "--resume", "--retry-failed")
 report's delta column): then a pack's runs are only held to be its pinned scenarios."""
 
 
+def _from_saved(command: Sequence[str]) -> bool:
+    """Whether the pinned command takes its scenarios from a file or a saved run
+    (:data:`_SELECTION_UNKNOWN`)."""
+    return any(option in _SELECTION_UNKNOWN for option, _ in _given(command))
+
+
 def _pinned_selection(command: Sequence[str]) -> dict[str, set[str]] | Literal[False] | None:
     """The scenarios a pinned ``benchlocal-cli run`` selects by pack (``--scenario PACK/ID``,
     repeatable: only those run); None when it selects none (every scenario of each pack);
     False when it selects them otherwise (:data:`_SELECTION_UNKNOWN`)."""
-    if any(option in _SELECTION_UNKNOWN for option, _ in _given(command)):
+    if _from_saved(command):
         return False
     values = _option_values(command, "--scenario")
     selected: dict[str, set[str]] = {}
@@ -228,7 +234,7 @@ def _repeats(place: str, runs: BenchlocalRuns, command: Sequence[str]) -> list[F
     a saved one (:data:`_SELECTION_UNKNOWN`); and under a repeat over 1 no run lists retries
     (``run_pack`` retries inline only at repeat 1). Else retries could be listed as repeats the
     command never ran, a pass at a retry counted as a repeat's first attempt."""
-    if any(option in _SELECTION_UNKNOWN for option, _ in _given(command)):
+    if _from_saved(command):
         return []
     pinned: int | None = 1
     if given := _option_values(command, "--repeat"):
