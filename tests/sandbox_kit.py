@@ -128,11 +128,13 @@ print(json.dumps({
 
 
 _READABLE_VIEW = """
-import os, sys
+import os, subprocess, sys
 view, repo, *command = sys.argv[1:]
+def mount(*args):  # the paths as words of their own, never through a shell
+    return subprocess.run(["mount", *args], check=False).returncode == 0
 # a tmpfs any uid may enter, holding the checkout's entries, each bound in place (the private
 # mount namespace this runs in keeps it from the host's); then the command, from there
-if os.system(f"mount -t tmpfs -o mode=0755,size=1m evidence-audit-view {view}") != 0:
+if not mount("-t", "tmpfs", "-o", "mode=0755,size=1m", "evidence-audit-view", view):
     sys.exit("Skipped: the checkout's readable view cannot be mounted")
 for name in os.listdir(repo):
     source, place = os.path.join(repo, name), os.path.join(view, name)
@@ -143,7 +145,7 @@ for name in os.listdir(repo):
         os.mkdir(place)
     else:
         open(place, "w").close()
-    if os.system(f"mount --bind {source!r} {place!r}") != 0:
+    if not mount("--bind", source, place):
         sys.exit(f"Skipped: {name} cannot be bound into the checkout's readable view")
 os.chdir(view)
 os.execvp(command[0], command)
