@@ -21,6 +21,7 @@ from pins import PinSetSource
 from verify._consistency._common import Pool, Reader, _disagrees, first_few
 from verify._consistency.benchlocal_grades import grade_failure, replayed_modules
 from verify._consistency.checkouts import _Checkout, checkout_file
+from verify._consistency.env_prefix import under_env
 from verify._facts import asked_digests, reply_facts
 from verify.harness_outputs import (
     BENCHLOCAL_JSON,
@@ -409,7 +410,11 @@ def _options(
 
 def _read(command: Sequence[str], env: Mapping[str, str]) -> tuple[bool, int]:
     """Whether benchlocal-cli run by ``command`` in ``env`` sends a timed-out request again,
-    and how many times an attempt sends one again."""
+    and how many times an attempt sends one again. The variables are those the command's
+    program is given (an ``env`` prefix of the command sets, unsets or clears them); where
+    that prefix is one the reader does not follow (``env -S``), none: the command's own
+    options alone count, the strictest reading."""
+    env = under_env(command, env).variables or {}
     on = any(option == RETRY_ON_TIMEOUT for option, _ in _given(command))
     on = on or _env_bool(env.get(RETRY_ON_TIMEOUT_ENV))
     given = env.get(TRANSIENT_RETRIES_ENV)
@@ -459,8 +464,9 @@ def _option_name(word: str) -> str | None:
 def _given(command: Sequence[str]) -> list[tuple[str, str]]:
     """The options the pinned command gives, in order, each with the word it may take as its
     value (``--name V`` or ``--name=V``; an abbreviation of a name counts as the name). Words
-    after ``--`` are arguments, never options."""
+    after ``--`` are arguments, never options, and so are those of an ``env`` prefix."""
     given = []
+    command = under_env(command, {}).words
     for index, word in enumerate(command):
         if word == "--":
             break
