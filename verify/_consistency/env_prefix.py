@@ -18,13 +18,14 @@ _LONG = {
     "--block-signal": "signal", "--list-signal-handling": "list", "--help": "help",
     "--version": "help",
 }  # fmt: skip
-"""coreutils 9.1 ``env``'s long options, each as the short option it is (``signal``: takes an
-optional ``=SIG``, does nothing to the variables; ``list`` and ``help``: no program runs after
-them as the command says; ``list`` prints and runs it, which changes nothing here)."""
+"""coreutils 9.1 ``env``'s long options, each as the short option it is, or as what it does:
+``signal`` takes an optional ``=SIG`` and changes no variable; ``list`` prints the signals'
+handling and runs the program as given; ``help`` (``--help``, ``--version``) prints, and no
+program runs."""
 _TAKES = frozenset("uCS")
 """Short options that take a value (``-u NAME``, ``-uNAME``)."""
-_BARE = frozenset("iv0 \t")
-"""Short options that take none (space and tab: ignored, for ``#!`` lines)."""
+_BARE = frozenset("iv0")
+"""Short options that take none (any other letter, a space or a tab among them, is refused)."""
 
 
 class Launch(NamedTuple):
