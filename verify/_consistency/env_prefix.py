@@ -65,10 +65,6 @@ def under_env(command: Sequence[str], variables: Mapping[str, str]) -> Launch:
     return Launch(words, env)
 
 
-class _NotFollowed(Exception):
-    """An ``env`` prefix this reader does not follow, or one ``env`` refuses."""
-
-
 def _prefix(words: tuple[str, ...]) -> tuple[bool, list[str], bool, int] | None:
     """The options of the ``env`` at ``words[0]``: whether it clears the variables, those it
     unsets, whether it is given ``-0``, and the index of the first word after its options;
@@ -80,7 +76,7 @@ def _prefix(words: tuple[str, ...]) -> tuple[bool, list[str], bool, int] | None:
             clear = clear or any(option == "i" for option, _ in options)
             null = null or any(option == "0" for option, _ in options)
             unset += [value for option, value in options if option == "u"]
-    except _NotFollowed:
+    except ValueError:  # not followed, or refused
         return None
     if index < len(words) and words[index] == "-":
         clear, index = True, index + 1
@@ -98,7 +94,7 @@ def _word(words: tuple[str, ...], index: int) -> _WordRead | None:
     """The options the word at ``index`` gives; None where options end before it.
 
     Raises:
-        _NotFollowed: an option ``env`` refuses, ``-S``, or ``--help`` (no program runs).
+        ValueError: an option ``env`` refuses, ``-S``, or ``--help`` (no program runs).
     """
     word = words[index]
     if word == "--":
@@ -115,7 +111,7 @@ def _word(words: tuple[str, ...], index: int) -> _WordRead | None:
             options.append((letter, value or _value(words, index + 1)))
             return _checked(options), after, True
         if letter not in _BARE:
-            raise _NotFollowed
+            raise ValueError("not followed")
         options.append((letter, ""))
     return options, index + 1, True
 
@@ -124,18 +120,18 @@ def _long(words: tuple[str, ...], index: int) -> _WordRead:
     """The long option at ``index``, by its name or an unambiguous start of it.
 
     Raises:
-        _NotFollowed: unknown, ambiguous, a value it does not take or lacks, ``--split-string``,
+        ValueError: unknown, ambiguous, a value it does not take or lacks, ``--split-string``,
             ``--help`` or ``--version``.
     """
     name, equals, value = words[index].partition("=")
     started = [o for o in _LONG if o.startswith(name)] if name not in _LONG else [name]
     if len(started) != 1:
-        raise _NotFollowed
+        raise ValueError("not followed")
     option = _LONG[started[0]]
     if option in _TAKES and not equals:
         return _checked([(option, _value(words, index + 1))]), index + 2, True
     if equals and option not in _TAKES and option != "signal":
-        raise _NotFollowed  # "doesn't allow an argument"
+        raise ValueError("not followed")  # "doesn't allow an argument"
     return _checked([(option, value)]), index + 1, True
 
 
@@ -143,10 +139,10 @@ def _checked(options: list[tuple[str, str]]) -> list[tuple[str, str]]:
     """``options``, none of them ``-S`` (not followed) or ``--help``/``--version``.
 
     Raises:
-        _NotFollowed: one is.
+        ValueError: one is.
     """
     if any(option in ("S", "help") for option, _ in options):
-        raise _NotFollowed
+        raise ValueError("not followed")
     return options
 
 
@@ -154,8 +150,8 @@ def _value(words: tuple[str, ...], index: int) -> str:
     """The word at ``index``, an option's value.
 
     Raises:
-        _NotFollowed: there is none.
+        ValueError: there is none.
     """
     if index >= len(words):
-        raise _NotFollowed
+        raise ValueError("not followed")
     return words[index]
