@@ -19,7 +19,8 @@ from urllib.parse import urlsplit
 from audit.observer import Observer
 from bundle_schema.models import DirectProbe, InfermarkStreaming, ReasoningSerialization
 from pins import PROBE_CONTRACTS, DirectProbeContract
-from verify.replies import exchange_failed, first_tool_call, read_reply
+from verify.infermark import infermark_reading
+from verify.replies import first_tool_call, read_reply
 
 __all__ = ["measure_streaming", "run_direct_probes"]
 
@@ -132,8 +133,7 @@ def measure_streaming(
     """
     observer.component = "performance"
     recorded = len(observer.exchanges())
-    visible = 0
-    ttfts: list[float] = []
+    firsts: list[float | None] = []  # each request's first visible line, on this client's clock
     gaps: list[float] = []
     level_start = time.monotonic()
     for prompt in prompts:
@@ -147,6 +147,7 @@ def measure_streaming(
         connection = _connection(observer)
         started = time.monotonic()
         last: float | None = None
+        firsts.append(None)
         try:
             connection.request("POST", "/v1/chat/completions", json.dumps(body),
                                {"Content-Type": "application/json"})  # fmt: skip
@@ -158,11 +159,10 @@ def measure_streaming(
                 if _visible(line.strip()):
                     now = time.monotonic()
                     if last is None:
-                        ttfts.append(now - started)
+                        firsts[-1] = now - started
                     else:
                         gaps.append(now - last)
                     last = now
-                    visible += 1
         except (OSError, http.client.HTTPException):
             pass  # the exchange the observer recorded says what went wrong
         finally:
@@ -172,13 +172,25 @@ def measure_streaming(
     # complete to this client, so the errors are counted as the verifier counts them: from
     # the recorded exchanges (not 200, or broken off)
     exchanges = observer.wait_for(recorded + len(prompts))[recorded:]
-    errors = sum(1 for e in exchanges if exchange_failed(e))
+    # the errors and the chunks are counted as Infermark counts them, and as the verifier does:
+    # from the recorded exchanges (a request not 200, broken off, or whose stream its client
+    # fails on is an error; only the others' tokens count), so a stream the endpoint broke
+    # off, which can look complete to this client, counts for nothing
+    readings = [infermark_reading(e) for e in exchanges]
+    errors = sum(r.failed for r in readings)
+    visible = sum(r.tokens for r in readings)
+    # a TTFT no earlier than the observer saw that first token's line
+    ttfts = [
+        max(mine if mine is not None else reading.first, reading.first)
+        for mine, reading in zip(firsts, readings, strict=True)
+        if reading.first is not None
+    ]
     return InfermarkStreaming(
         concurrency=1,
         visible_chunks=visible,
         wall_seconds=wall,
         tokens_per_second=visible / wall if wall > 0 else 0.0,
-        ttft_p50_seconds=statistics.median(ttfts) if ttfts else 0.0,
+        ttft_p50_seconds=statistics.median(ttfts) if ttfts else None,
         itl_mean_seconds=statistics.fmean(gaps) if gaps else None,
         requests=len(prompts),
         errors=errors,

@@ -35,6 +35,7 @@ from bundle_schema.models import (
 )
 from bundle_schema.roles import REFERENCE_HEADER
 from pins import PROBE_CONTRACTS
+from verify.infermark import InfermarkReading, infermark_reading, payload_asked
 from verify.replies import (
     body_bytes,
     body_json,
@@ -60,6 +61,8 @@ __all__ = [
     "asks_a_probe",
     "closing_problem",
     "host_socket",
+    "infermark_facts",
+    "infermark_payload",
     "is_loopback",
     "ledger_facts",
     "ledger_problem",
@@ -186,6 +189,34 @@ class SlimExchange(TransportExchange):
     _probe: bool = PrivateAttr(default=False)
     _digests: frozenset[tuple[str, str]] = PrivateAttr(default=frozenset())
     _asked: tuple[bytes | None, bytes | None] = PrivateAttr(default=(None, None))
+    _infermark: InfermarkReading | None = PrivateAttr(default=None)
+    _payload: bytes | None = PrivateAttr(default=None)
+
+
+PERFORMANCE = "performance"
+"""The component whose exchanges are Infermark's requests, read as Infermark reads them."""
+
+
+def infermark_facts(exchange: TransportExchange) -> InfermarkReading | None:
+    """A performance exchange as Infermark's client counts it (the stored reading of a slim
+    one; None for a slim exchange of another component)."""
+    if isinstance(exchange, SlimExchange):
+        return exchange._infermark
+    return infermark_reading(exchange)
+
+
+def infermark_payload(exchange: TransportExchange, config: RunConfig | None) -> bytes | None:
+    """A digest of the request as the harness sent it, the reasoning policy the observer
+    wrote in taken out (:func:`verify.infermark.payload_asked`; stored for a slim one)."""
+    if isinstance(exchange, SlimExchange):
+        return exchange._payload
+    request = body_json(exchange.request_body) if exchange.request_body else None
+    return payload_asked(request, _serialization(config))
+
+
+def _serialization(config: RunConfig | None) -> ReasoningSerialization | None:
+    policy = config.reasoning_policy if config is not None else None
+    return policy.serialization if policy is not None else None
 
 
 _HEX_DIGEST = re.compile(r"(?<![0-9a-f])[0-9a-f]{64}(?![0-9a-f])")
@@ -370,6 +401,9 @@ def slim_exchange(exchange: TransportExchange, config: RunConfig | None) -> Slim
     request = body_json(exchange.request_body) if exchange.request_body else None  # parsed once
     slim._probe = asks_a_probe(exchange, request)
     slim._asked = asked_digests(exchange, request)
+    slim._payload = payload_asked(request, _serialization(config))
+    if exchange.component == PERFORMANCE:
+        slim._infermark = infermark_reading(exchange)
     policy = config.reasoning_policy if config is not None else None
     if policy is not None and policy.serialization is not None:
         slim._request = request_facts(

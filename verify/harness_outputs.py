@@ -964,7 +964,7 @@ def _infermark(files: Files, _components: Sequence[ComponentName]) -> Outputs:
     itl = _stats(level.get("itl"), f"{at}.itl", required=False)
     record = _build(
         InfermarkStreaming, name, concurrency=1, visible_chunks=chunks, wall_seconds=wall,
-        tokens_per_second=rate, ttft_p50_seconds=ttft["p50"] if ttft else 0.0,
+        tokens_per_second=rate, ttft_p50_seconds=ttft["p50"] if ttft else None,
         itl_mean_seconds=itl["mean"] if itl else None, requests=requests, errors=errors,
     )  # fmt: skip
     return Outputs(

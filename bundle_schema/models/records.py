@@ -377,7 +377,9 @@ class InfermarkStreaming(_Model):
     visible_chunks: Count
     wall_seconds: Seconds
     tokens_per_second: Annotated[float, Field(strict=True, ge=0)] | Count
-    ttft_p50_seconds: Seconds
+    ttft_p50_seconds: Seconds | None
+    """The median time to the first visible content chunk of the requests that streamed one;
+    None when none did (no TTFT was measured)."""
     itl_mean_seconds: Seconds | None
     requests: Count
     errors: Count

@@ -478,7 +478,10 @@ def test_held_an_infermark_ttft_of_null_is_bounded_by_the_exchanges(
         _derive(files, "infermark", INFERMARK, ["performance"])
 
     verdict = verify_bundle(_forge(recorded, tmp_path / "b", edit)).verdict
-    assert any("TTFT p50 of 0.0" in f for f in _disagreeing(verdict)), verdict.integrity.findings
+    # no TTFT is measured only where no request read a token (ADR 0049): these did
+    assert any("no TTFT, and 20 requests read a token" in f for f in _disagreeing(verdict)), (
+        verdict.integrity.findings
+    )
 
 
 def test_held_a_duplicate_key_in_a_report_is_unreadable() -> None:

@@ -20,7 +20,7 @@ day: 1 (pid, port and time bounded in ``verify/socket_trace.py``), 2 (a probe's 
 ``pins.ProbeContract.request``, the policy aside: ``_consistency._without_policy``), 3 (a reply
 past the ceiling is infra), 5 (``_consistency._span`` takes the last chunk too), 10
 (``THINK_TAGS``, ignoring case) and 13 (``verify.exchange.is_json``; indentation capped); then
-4 (Infermark's request count held to the pinned ``-n``: ``_consistency._pinned_requests``), 6
+4 (Infermark's request count held to the pinned ``-n``: ``_consistency._pinned_infermark``), 6
 to 9 (``verify/replies.py``: a body that is no one JSON value read as a stream, server-sent
 events framed per their specification, responses API events read where they nest, the
 messages API and llama.cpp's ``/completion`` and ``/infill`` among the completion endpoints).
@@ -116,7 +116,7 @@ from tests.data.hostile.kit import (
 from tests.gate_kit import RECORDED_TAR, Recorded, forged, unpacked_recorded
 from tests.paths import ROOT
 from verify import verify_bundle
-from verify._consistency.exchanges import _pinned_requests
+from verify._consistency.exchanges import _pinned_infermark
 from verify._facts import reply_facts
 from verify.harness_outputs import read_outputs
 from verify.socket_trace import trace_entries
@@ -810,17 +810,18 @@ def _peak_rss_kib(argv: list[str]) -> int:
         (["--requests", "7"], 7),
         (["--requests=9"], 9),
         (["-n12"], 12),
-        ([], None),
+        ([], 50),
     ],
     ids=["-n N", "--requests N", "--requests=N", "-nN", "none"],
 )
 def test_the_pinned_request_count_is_read_in_each_form_click_takes(
-    flags: list[str], pinned: int | None
+    flags: list[str], pinned: int
 ) -> None:
     """Infermark's request count (hole 4's fix) is read from the pinned command however click
-    takes it; a command that pins none is held to nothing."""
+    takes it; a command that pins none makes click's default, 50."""
     data = copy.deepcopy(dict(load_builtin("gx10-qualification-v5").data))
     command = list(data["harnesses"]["infermark"]["command"])
     at = command.index("-n")
     data["harnesses"]["infermark"]["command"] = [*command[:at], *flags, *command[at + 2 :]]
-    assert _pinned_requests(pin_set_source(data, "pins.toml")) == pinned
+    run = _pinned_infermark(pin_set_source(data, "pins.toml"))
+    assert run is not None and run.requests == pinned

@@ -567,12 +567,14 @@ def test_infermark_malformed_is_refused(data: bytes, message: str) -> None:
 
 
 def test_infermark_without_visible_content() -> None:
-    """No request streamed visible content: no TTFT measured (0, as the runner's own
-    measurement has it) and no chunks, so no throughput."""
+    """No request streamed visible content: no TTFT measured (None, as the runner's own
+    measurement has it; it scores no TTFT points, ADR 0049) and no chunks, so no throughput."""
     data = _im(_level(tokens_per_second=0.0, ttft=None, itl=None))
     streaming = record(infermark(data), "components/performance/infermark-c1.json")
-    assert (streaming.visible_chunks, streaming.ttft_p50_seconds) == (0, 0.0)
+    assert (streaming.visible_chunks, streaming.ttft_p50_seconds) == (0, None)
     assert streaming.itl_mean_seconds is None
+    assert performance_score(0.0, None, 0) == 0.0
+    assert performance_score(5.0, None, 0) == 25.0  # the throughput half alone
 
 
 # --- every reader -------------------------------------------------------------------------------

@@ -133,7 +133,7 @@ def consistency_findings(
     findings += _probe_contracts(evidence)
     findings += _exchange_ids(evidence)
     findings += _unknown_upstreams(evidence, names)
-    findings += _infermark(evidence, pins)
+    findings += _infermark(evidence, pins, read, foreign)
     findings += _times(evidence, pins, foreign)
     findings += _environments(evidence, pins, read, foreign)
     findings += _data_listings(evidence, pins, read, foreign)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import copy
 import hashlib
-import itertools
 import json
 import math
 import statistics
@@ -28,9 +27,10 @@ from bundle_schema.models import (
 )
 from pins import PROBE_CONTRACTS, PinSetSource, missing_requirements, other_files
 from verify._consistency._common import SPAN_SLACK_S, TTFT_SLACK_S, Reader, _disagrees, _finding
-from verify._facts import ReplyFacts, reply_facts
-from verify.harness_outputs import READS
-from verify.replies import body_json, exchange_failed, read_reply
+from verify._facts import ReplyFacts, infermark_facts, infermark_payload, reply_facts
+from verify.harness_outputs import INFERMARK_JSON, READS, raw_name
+from verify.infermark import DEFAULT_PROMPT, InfermarkRun, infermark_run, payload_digest
+from verify.replies import body_json, read_reply
 
 PROBE_PLACES = {"response": "probes/direct-response.json", "tool_call": "probes/tool-call.json"}
 """The logical name of each probe's record (bundle_schema/roles.py)."""
@@ -62,51 +62,56 @@ def _probes(evidence: Gx10Evidence) -> list[Finding]:
     return findings
 
 
-def _pinned_requests(pins: PinSetSource) -> int | None:
-    """How many requests the pinned Infermark command makes (its ``-n``), where the pin set
-    runs Infermark for performance and its command says."""
+def _pinned_infermark(pins: PinSetSource) -> InfermarkRun | None:
+    """The pinned Infermark command as ``infermark run`` reads it, where the pin set runs
+    Infermark's CLI for performance with options this reader knows."""
     upstream = pins.pins.component_upstreams.get("performance")
     harness = pins.pins.harnesses.get(upstream) if upstream is not None else None
     if harness is None or harness.parser != "infermark":
         return None
-    command = list(harness.command)
-    for flag, value in itertools.pairwise(command):
-        if flag in ("-n", "--requests") and value.isascii() and value.isdigit():
-            return int(value)
-    for part in command:  # click's joined forms: --requests=20, -n20
-        for prefix in ("--requests=", "-n"):
-            value = part.removeprefix(prefix)
-            if value != part and value.isascii() and value.isdigit():
-                return int(value)
-    return None
+    return infermark_run(harness.command)
 
 
-def _infermark(evidence: Gx10Evidence, pins: PinSetSource) -> list[Finding]:
+def _infermark(
+    evidence: Gx10Evidence, pins: PinSetSource, read: Reader, foreign: Collection[str] = ()
+) -> list[Finding]:
+    """Infermark's report held to the performance exchanges, each read as Infermark's client
+    reads it (:mod:`verify.infermark`): its requests, errors, tokens (visible chunks) and
+    wall, and a TTFT median no lower than the observer's; and, where the pin set runs
+    Infermark's CLI, each performance exchange the request the pinned command sends, no other
+    exchange that request, and the report's configuration the pinned one (not where the
+    performance harness is ``foreign``: its requests are another harness's, ADR 0036)."""
     record = evidence.infermark
     name = "components/performance/infermark-c1.json"
     if record is None or evidence.transport is None:
         return []
     measured = [e for e in evidence.transport or () if e.component == "performance"]
     problems = []
-    pinned = _pinned_requests(pins)
-    if pinned is not None and record.requests != pinned:
-        problems.append(f"{record.requests} requests; the pinned command makes {pinned} (-n)")
-    errors = sum(1 for e in measured if exchange_failed(e))
-    replies = [(e, reply_facts(e)) for e in measured]
-    visible = sum(r.visible for _, r in replies)
+    upstream = pins.pins.component_upstreams.get("performance")
+    run = _pinned_infermark(pins) if upstream not in foreign else None
+    if run is not None and record.requests != run.requests:
+        problems.append(f"{record.requests} requests; the pinned command makes {run.requests} (-n)")
+    readings = [r for e in measured if (r := infermark_facts(e)) is not None]
+    errors = sum(r.failed for r in readings)
+    tokens = sum(r.tokens for r in readings)
     if record.requests != len(measured):
         problems.append(f"{record.requests} requests, the log holds {len(measured)}")
     if record.errors != errors:
-        problems.append(f"{record.errors} errors, the exchanges show {errors}")
-    if record.visible_chunks != visible:
-        problems.append(f"{record.visible_chunks} visible chunks, the streams hold {visible}")
+        problems.append(
+            f"{record.errors} errors, Infermark's reading of the exchanges fails {errors}"
+        )
+    if record.visible_chunks != tokens:
+        problems.append(
+            f"{record.visible_chunks} visible chunks, Infermark's reading of the streams counts "
+            f"{tokens}"
+        )
     rate = record.visible_chunks / record.wall_seconds if record.wall_seconds > 0 else 0.0
     if not math.isclose(float(record.tokens_per_second), rate, rel_tol=1e-6, abs_tol=1e-9):
         problems.append(
             f"{record.tokens_per_second} chunk/s is not {record.visible_chunks} chunks over "
             f"{record.wall_seconds} s"
         )
-    ends = [_end(e, r) for e, r in replies]
+    ends = [_end(e, reply_facts(e)) for e in measured]
     span = max(ends) - min(e.started for e in measured) if measured else None
     busy = sum(end - e.started for e, end in zip(measured, ends, strict=True))  # one after another
     if span is not None and record.wall_seconds + SPAN_SLACK_S < span:
@@ -116,15 +121,79 @@ def _infermark(evidence: Gx10Evidence, pins: PinSetSource) -> list[Finding]:
             f"a wall of {record.wall_seconds} s at concurrency 1; its {len(measured)} "
             f"exchanges took {busy:.3f} s one after another"
         )
-    firsts = [
-        r.first_visible for _, r in replies if r.first_visible is not None and r.first_visible >= 0
-    ]
-    if firsts and record.ttft_p50_seconds + TTFT_SLACK_S < statistics.median(firsts):
-        problems.append(
-            f"a TTFT p50 of {record.ttft_p50_seconds} s, the observer saw the first visible "
-            f"chunks at a median {statistics.median(firsts):.3f} s"
-        )
-    return [_disagrees(name, f"the record says {p}", path=name) for p in problems]
+    problems += _ttft(record.ttft_p50_seconds, [r.first for r in readings if r.first is not None])
+    findings = [_disagrees(name, f"the record says {p}", path=name) for p in problems]
+    if run is not None:
+        findings += _infermark_requests(evidence, run, read)
+    return findings
+
+
+def _ttft(p50: float | None, firsts: list[float]) -> list[str]:
+    """Infermark's TTFT median (None: it measured none) against the first tokens' lines as
+    the observer timed them: it has one exactly when a request read a token, and it is no
+    lower than theirs (its clock starts before the request is sent)."""
+    if p50 is None:
+        return [f"no TTFT, and {len(firsts)} requests read a token"] if firsts else []
+    if not firsts:
+        return [f"a TTFT p50 of {p50} s, and no request read a token"]
+    if p50 + TTFT_SLACK_S < (median := statistics.median(firsts)):
+        return [
+            f"a TTFT p50 of {p50} s, the observer saw the first tokens' lines at a median "
+            f"{median:.3f} s"
+        ]
+    return []
+
+
+def _infermark_requests(evidence: Gx10Evidence, run: InfermarkRun, read: Reader) -> list[Finding]:
+    """Each performance exchange asked what the pinned command sends (to its path, the
+    reasoning policy the observer wrote in aside), no exchange of another component asked it,
+    and the report's ``config`` is the pinned command's."""
+    entry = "transport/exchanges.jsonl"
+    model = evidence.model.runtime_model_id
+    payload = run.payload(model)
+    wanted, path = payload_digest(payload), run.path()
+    findings = []
+    for exchange in evidence.transport or ():
+        asks = infermark_payload(exchange, evidence.config) == wanted and exchange.method == "POST"
+        if exchange.component == "performance" and not (
+            asks and (path is None or exchange.path == path)
+        ):
+            findings.append(_disagrees(entry, f"performance exchange {exchange.id} "
+                                              f"({exchange.method} {exchange.path}) is not the "
+                                              f"request the pinned Infermark command sends "
+                                              f"({_shown(payload)})"))  # fmt: skip
+        elif exchange.component != "performance" and asks:
+            findings.append(_disagrees(entry, f"exchange {exchange.id} of "
+                                              f"{exchange.component or 'no component'} asked "
+                                              "what the pinned Infermark command sends: a "
+                                              "performance request is performance's"))  # fmt: skip
+        if len(findings) >= _MAX_SAID:
+            break
+    raw = raw_name("performance", INFERMARK_JSON)
+    data = read(raw)
+    try:
+        config = json.loads(data).get("config") if data is not None else None
+    except (ValueError, AttributeError, RecursionError):
+        config = None  # the reader says what does not read
+    if isinstance(config, dict):
+        pinned = {"prompt_length": len(run.prompt or DEFAULT_PROMPT),
+                  "max_tokens": run.max_tokens, "n_requests": run.requests}  # fmt: skip
+        differ = [
+            f"{key} {_shown(config.get(key))} (pinned: {value})"
+            for key, value in pinned.items()
+            if payload_digest({"v": config.get(key)}) != payload_digest({"v": value})
+        ]
+        if differ:
+            findings.append(_disagrees(raw, f"the report's config says {'; '.join(differ)}"))
+    return findings
+
+
+_MAX_SAID = 20
+"""The most exchanges named of one performance log (the rest are the same finding)."""
+
+
+def _shown(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str)[:160]
 
 
 def _end(exchange: TransportExchange, facts: ReplyFacts) -> float:

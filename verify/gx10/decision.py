@@ -161,7 +161,7 @@ def _performance_zero(run: Run, scores: Mapping[ComponentName, float | None]) ->
     if not record.errors:
         return [
             f"performance 0: {record.tokens_per_second:g} visible chunks/s scores 0 for throughput "
-            f"(10 a chunk/s, at most 100) and a TTFT p50 of {record.ttft_p50_seconds:g} s scores 0 "
+            f"(10 a chunk/s, at most 100) and {_ttft(record.ttft_p50_seconds)} scores 0 "
             "(100 less 10 a second over 1 s)"
         ]
     failed = [
@@ -181,6 +181,14 @@ def _performance_zero(run: Run, scores: Mapping[ComponentName, float | None]) ->
         f"any error scores zero: "
         f"{', '.join(listed) or 'the transport log shows no failed exchange'}"
     ]
+
+
+def _ttft(p50: float | None) -> str:
+    return (
+        "no TTFT (no request streamed a visible chunk)"
+        if p50 is None
+        else (f"a TTFT p50 of {p50:g} s")
+    )
 
 
 def _axes(

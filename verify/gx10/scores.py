@@ -88,11 +88,17 @@ def unscored(
 # --- scores -----------------------------------------------------------------------------------
 
 
-def performance_score(tokens_per_second: float, ttft_p50_seconds: float, errors: int) -> float:
-    """The seed's normalization: errors score zero; otherwise the mean of throughput and TTFT."""
+def performance_score(
+    tokens_per_second: float, ttft_p50_seconds: float | None, errors: int
+) -> float:
+    """The seed's normalization: errors score zero; otherwise the mean of throughput and TTFT.
+    A TTFT never measured (no request streamed a visible content chunk: the first never came)
+    scores 0, as a TTFT past 11 s does (ADR 0049)."""
     if errors:
         return 0.0
     throughput = min(100.0, tokens_per_second * 10)
+    if ttft_p50_seconds is None:
+        return throughput / 2
     ttft = max(0.0, 100 - max(0.0, ttft_p50_seconds - 1) * 10)
     return (throughput + ttft) / 2
 
