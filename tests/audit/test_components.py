@@ -140,6 +140,11 @@ def test_a_performance_score_the_formula_makes_zero_names_its_measurements(
         "performance 0: 0 visible chunks/s scores 0 for throughput (10 a chunk/s, at most 100) "
         "and a TTFT p50 of 12.5 s scores 0 (100 less 10 a second over 1 s)"
     )
+    unmeasured = slow.model_copy(update={"ttft_p50_seconds": None})
+    verdict = replay(example.model_copy(update={"infermark": unmeasured}), V5)
+    assert verdict.scores.performance == 0.0  # no TTFT measured: no TTFT points (ADR 0049)
+    (reason,) = [r for r in verdict.reasons if r.startswith("performance 0: ")]
+    assert "and no TTFT (no request streamed a visible chunk) scores 0" in reason
 
 
 def test_a_performance_score_that_is_not_zero_needs_no_explanation(example: Gx10Evidence) -> None:

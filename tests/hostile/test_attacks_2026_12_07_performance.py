@@ -472,6 +472,17 @@ def test_the_honest_report_of_a_request_infermarks_client_failed_holds(
     verdict = _forge(recorded, tmp_path / "bundle", edit)
     _honest(verdict)
     assert verdict.scores.performance == 0.0
+    # the zero is explained by the exchange that failed, a 200 among them (issue 17 point 4)
+    (reason,) = [r for r in verdict.reasons if r.startswith("performance 0: ")]
+    last = _performance(lines(forged_files(recorded, failure), LOG))[-1]["id"]
+    how = "a stream Infermark's client fails on" if failure is _null_delta else "broke off"
+    assert f"exchange {last} (200: " in reason and how in reason, reason
+
+
+def forged_files(recorded: Recorded, edit: Callable[[Files], None]) -> Files:
+    files = dict(recorded[1])
+    edit(files)
+    return files
 
 
 # --- held: another concurrency standing in for 1 -------------------------------------------------

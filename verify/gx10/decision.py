@@ -23,6 +23,7 @@ from pins import COMPONENTS, PinSetSource
 from verify._consistency import foreign_harnesses, profile_components
 from verify._facts import (
     LedgerFacts,
+    infermark_facts,
 )
 from verify.gx10._context import Gate, Run, clip_text, shown
 from verify.gx10.gates import GATES
@@ -153,8 +154,9 @@ def _gate_list_problem(gates: Sequence[Gate]) -> str | None:
 
 def _performance_zero(run: Run, scores: Mapping[ComponentName, float | None]) -> list[str]:
     """Why the performance score is zero: when errors made it so, which streaming exchanges
-    failed and how (their status and the observer's error; bodies are not read, so the bounded
-    path says the same); otherwise the two measurements the seed's formula made zero."""
+    failed and how (their status and the observer's error, or a stream Infermark's client
+    fails on: the reading the bounded path keeps, so it says the same); otherwise the two
+    measurements the seed's formula made zero."""
     record = run.evidence.infermark
     if record is None or scores.get("performance") != 0.0:
         return []
@@ -167,11 +169,13 @@ def _performance_zero(run: Run, scores: Mapping[ComponentName, float | None]) ->
     failed = [
         e
         for e in run.evidence.transport or ()
-        if e.component == "performance" and exchange_failed(e)
+        if e.component == "performance"
+        and (exchange_failed(e) or ((r := infermark_facts(e)) is not None and r.failed))
     ]
     listed = [
         f"exchange {e.id} ({e.status if e.status is not None else 'no response'}"
-        f"{': ' + clip_text(e.error, 300) if e.error else ''})"
+        f"{': ' + clip_text(e.error, 300) if e.error else ''}"
+        f"{'' if exchange_failed(e) else _FAILS_ON})"
         for e in failed[:5]
     ]
     if len(failed) > 5:
@@ -181,6 +185,10 @@ def _performance_zero(run: Run, scores: Mapping[ComponentName, float | None]) ->
         f"any error scores zero: "
         f"{', '.join(listed) or 'the transport log shows no failed exchange'}"
     ]
+
+
+_FAILS_ON = ": a stream Infermark's client fails on"
+"""How a 200 whose stream ended Infermark's request as an error is named (ADR 0049)."""
 
 
 def _ttft(p50: float | None) -> str:
