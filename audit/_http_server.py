@@ -46,7 +46,9 @@ read no more until the answer is done."""
 
 _TOKEN = rb"[!#$%&'*+.^_`|~0-9A-Za-z-]+"
 _REQUEST_LINE = re.compile(rb"(" + _TOKEN + rb") ([\x21-\x7e]+) HTTP/([0-9])\.([0-9])")
-_FIELD = re.compile(rb"(" + _TOKEN + rb"):[ \t]*([\t\x20-\x7e\x80-\xff]*)")
+FIELD_LINE = re.compile(rb"(" + _TOKEN + rb"):[ \t]*([\t\x20-\x7e\x80-\xff]*)")
+"""A header field line as HTTP/1.1 (and h11, httpx's parser) takes it: a token, a colon, and a
+value of visible bytes, spaces and tabs (no control byte: no NUL, no bare CR or LF)."""
 _CHUNK_SIZE = re.compile(rb"([0-9A-Fa-f]{1,16})(?:;[\t\x20-\x7e\x80-\xff]*)?")
 _ABSOLUTE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/?#]*")
 _SINGLETONS = frozenset(
@@ -231,7 +233,7 @@ def _fields(
     for line in lines:
         if len(line) > MAX_LINE:
             raise BadRequest(431, f"a header field line over {MAX_LINE} bytes")
-        field = _FIELD.fullmatch(line)
+        field = FIELD_LINE.fullmatch(line)
         if field is None:
             raise BadRequest(400, f"a malformed header field line: {line[:200]!r}")
         name, value = field.groups()
@@ -489,7 +491,7 @@ class HarnessConnection(asyncio.Protocol):
             return True
         else:
             self._trailers += 1
-            if self._trailers > MAX_FIELDS or _FIELD.fullmatch(line) is None:
+            if self._trailers > MAX_FIELDS or FIELD_LINE.fullmatch(line) is None:
                 raise BadRequest(400, f"a bad trailer field: {line[:200]!r}")
         return False
 

@@ -35,6 +35,7 @@ import base64
 import contextlib
 import itertools
 import json
+import re
 import socket
 import threading
 import time
@@ -44,7 +45,7 @@ from typing import Any
 from urllib.parse import SplitResult, urlsplit
 
 from audit._faults import point
-from audit._http_server import HarnessConnection, Harnesses, Request
+from audit._http_server import FIELD_LINE, HarnessConnection, Harnesses, Request
 from bundle_schema.errors import InvalidInput
 from bundle_schema.models import (
     Body,
@@ -144,6 +145,14 @@ def _field_text(value: str) -> str:
     return value
 
 
+_REASON = re.compile(rb"[\t\x20-\x7e\x80-\xff]*")
+"""A status line's reason phrase (after the code and its space, or nothing)."""
+
+
+def _shown_bytes(data: bytes) -> str:
+    return repr(data[:200].decode("utf-8", "backslashreplace"))
+
+
 def _model_named(text: str) -> str | None:
     """The ``model`` a JSON reply or the first SSE event that has one names."""
     candidates = (
@@ -154,7 +163,7 @@ def _model_named(text: str) -> str | None:
     for candidate in candidates:
         try:
             value = json.loads(candidate)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested past the parser's stack
             continue
         if isinstance(value, dict) and isinstance(value.get("model"), str):
             return str(value["model"])[:256]
@@ -769,13 +778,25 @@ class _Reply:
 
     def __init__(self, connection: _Connection, head: bytes, head_request: bool) -> None:
         self._connection = connection
-        status_line, *lines = head.decode("utf-8", "surrogateescape").split("\r\n")
+        status_bytes, *field_lines = head.split(b"\r\n")
+        status_line = status_bytes.decode("utf-8", "surrogateescape")
         version, _, rest = status_line.partition(" ")
         code = rest.partition(" ")[0]
-        if version not in ("HTTP/1.1", "HTTP/1.0") or len(code) != 3 or not code.isdecimal():
+        if (
+            version not in ("HTTP/1.1", "HTTP/1.0")
+            or len(code) != 3
+            or not code.isdecimal()
+            or _REASON.fullmatch(status_bytes.partition(b" ")[2][4:]) is None
+        ):
             raise ConnectionError(
                 f"the endpoint sent no HTTP/1.x status line: {status_line[:200]!r}"
             )
+        for field in field_lines:  # what the harness's own parser refuses is not passed on
+            if FIELD_LINE.fullmatch(field) is None:
+                raise ConnectionError(
+                    f"the endpoint sent a malformed header line: {_shown_bytes(field)}"
+                )
+        lines = [field.decode("utf-8", "surrogateescape") for field in field_lines]
         self.status = int(code)
         self.headers: list[tuple[str, str]] = []
         """Every field, in order."""
@@ -794,6 +815,12 @@ class _Reply:
             value = value.strip(" \t")
             self.headers.append((name, value))
             key = name.lower()
+            if key == "content-type" and not value.isascii():
+                # a harness reads the charset in whichever encoding its client decodes the
+                # whole head in (httpx: ASCII, else UTF-8, else Latin-1): ASCII is read alike
+                raise ConnectionError(
+                    f"the endpoint sent a Content-Type that is not ASCII: {value[:200]!r}"
+                )
             self.first.setdefault(key, value)
             if key not in _HOP_BY_HOP:
                 self.passed[key] = (name, value)

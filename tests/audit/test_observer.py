@@ -771,6 +771,28 @@ PARTIAL: dict[str, tuple[list[Any], int | None, str]] = {
     "a bad chunk size": (
         [_OK + b"Transfer-Encoding: chunked\r\n\r\n", b"zz\r\n{}\r\n0\r\n\r\n", CLOSE], 200,
         "upstream: ConnectionError: the endpoint sent a bad chunk size: b'zz'"),
+    # a head the harness's own parser refuses (h11, httpx's) is not passed on as a reply
+    "a NUL in a header value": (
+        [_OK + b"X-Request-Id: a\x00b\r\nContent-Length: 2\r\n\r\n{}", CLOSE], None,
+        "upstream: ConnectionError: the endpoint sent a malformed header line: "
+        "'X-Request-Id: a\\x00b'"),
+    "a header hidden behind a bare LF": (
+        [_OK + b"X-Junk: a\nContent-Type: text/plain; charset=utf-16\r\nContent-Length: 2"
+               b"\r\n\r\n{}", CLOSE], None,
+        "upstream: ConnectionError: the endpoint sent a malformed header line: "
+        "'X-Junk: a\\nContent-Type: text/plain; charset=utf-16'"),
+    "a space in a header name": (
+        [_OK + b"X Id: 1\r\nContent-Length: 2\r\n\r\n{}", CLOSE], None,
+        "upstream: ConnectionError: the endpoint sent a malformed header line: 'X Id: 1'"),
+    "a control byte in the reason phrase": (
+        [b"HTTP/1.1 200 O\x0bK\r\nContent-Length: 2\r\n\r\n{}", CLOSE], None,
+        "upstream: ConnectionError: the endpoint sent no HTTP/1.x status line: "
+        "'HTTP/1.1 200 O\\x0bK'"),
+    "a Content-Type that is not ASCII": (
+        [_OK + b"Content-Type: text/event-stream; charset=\xc2\xa0utf-16\r\n"
+               b"Content-Length: 2\r\n\r\n{}", CLOSE], None,
+        "upstream: ConnectionError: the endpoint sent a Content-Type that is not ASCII: "
+        "'text/event-stream; charset=\\xa0utf-16'"),
 }  # fmt: skip
 
 
