@@ -35,7 +35,7 @@ from bundle_schema.models import (
 )
 from bundle_schema.roles import REFERENCE_HEADER
 from pins import PROBE_CONTRACTS
-from verify.infermark import InfermarkReading, infermark_reading, payload_asked
+from verify.infermark import InfermarkReading, body_digest, infermark_reading
 from verify.replies import (
     body_bytes,
     body_json,
@@ -205,18 +205,12 @@ def infermark_facts(exchange: TransportExchange) -> InfermarkReading | None:
     return infermark_reading(exchange)
 
 
-def infermark_payload(exchange: TransportExchange, config: RunConfig | None) -> bytes | None:
-    """A digest of the request as the harness sent it, the reasoning policy the observer
-    wrote in taken out (:func:`verify.infermark.payload_asked`; stored for a slim one)."""
+def infermark_payload(exchange: TransportExchange) -> bytes | None:
+    """A digest of the request's body bytes as recorded (:func:`verify.infermark.body_digest`;
+    stored for a slim one), to hold a performance exchange to the pinned command's request."""
     if isinstance(exchange, SlimExchange):
         return exchange._payload
-    request = body_json(exchange.request_body) if exchange.request_body else None
-    return payload_asked(request, _serialization(config))
-
-
-def _serialization(config: RunConfig | None) -> ReasoningSerialization | None:
-    policy = config.reasoning_policy if config is not None else None
-    return policy.serialization if policy is not None else None
+    return body_digest(body_bytes(exchange.request_body))
 
 
 _HEX_DIGEST = re.compile(r"(?<![0-9a-f])[0-9a-f]{64}(?![0-9a-f])")
@@ -401,7 +395,7 @@ def slim_exchange(exchange: TransportExchange, config: RunConfig | None) -> Slim
     request = body_json(exchange.request_body) if exchange.request_body else None  # parsed once
     slim._probe = asks_a_probe(exchange, request)
     slim._asked = asked_digests(exchange, request)
-    slim._payload = payload_asked(request, _serialization(config))
+    slim._payload = body_digest(body_bytes(exchange.request_body))
     if exchange.component == PERFORMANCE:
         slim._infermark = infermark_reading(exchange)
     policy = config.reasoning_policy if config is not None else None

@@ -25,7 +25,13 @@ from __future__ import annotations
 import codecs
 import email.message
 import hashlib
+import itertools
 import json
+import re
+import string
+import sys
+import threading
+from _multibytecodec import MultibyteIncrementalDecoder
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -35,12 +41,12 @@ from verify.replies import body_bytes, exchange_failed
 
 __all__ = [
     "DEFAULT_PROMPT",
+    "DEFAULT_TIMEOUT",
     "InfermarkReading",
     "InfermarkRun",
+    "body_digest",
     "infermark_reading",
     "infermark_run",
-    "payload_asked",
-    "payload_digest",
 ]
 
 DEFAULT_PROMPT = "Explain the theory of relativity in simple terms."
@@ -48,6 +54,69 @@ DEFAULT_PROMPT = "Explain the theory of relativity in simple terms."
 (or is empty: ``prompt or DEFAULT_PROMPT``)."""
 DEFAULT_MAX_TOKENS = 256
 DEFAULT_REQUESTS = 50
+DEFAULT_TIMEOUT = 120.0
+
+
+INFERMARK_JSON_DEPTH = 966
+"""The shallowest nesting of arrays and objects Infermark's pinned CLI cannot parse (its
+``json.loads`` runs out of Python's 1,000 frames at that depth below its own call stack:
+measured with the real CLI, ``tests/hostile/test_attacks_2026_12_07_infermark.py``)."""
+_DEEP = 64
+"""Events with more brackets than this are measured for their nesting, and parsed on a stack
+of their own: the reading never depends on how deep the verifier's own stack is."""
+
+
+def _loads(data: str) -> object:
+    """``json.loads(data)`` as Infermark's client runs it: JSON nested
+    :data:`INFERMARK_JSON_DEPTH` deep or more raises (``RecursionError``), as it does there;
+    anything shallower is parsed whatever the caller's stack.
+
+    Raises:
+        json.JSONDecodeError: not JSON.
+        RecursionError: nested past Infermark's stack.
+        ValueError: a number past ``int()``'s digits.
+    """
+    if data.count("[") + data.count("{") <= _DEEP:
+        return json.loads(data)
+    if _nesting(data) >= INFERMARK_JSON_DEPTH:
+        raise RecursionError("nested past Infermark's stack")
+    return _on_a_stack_of_its_own(data)
+
+
+def _nesting(data: str) -> int:
+    """The deepest nesting of arrays and objects in ``data``, brackets in strings aside."""
+    depth = deepest = 0
+    for token in _BRACKETS.finditer(data):
+        text = token.group()
+        if text in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif text in "]}":
+            depth -= 1
+    return deepest
+
+
+_BRACKETS = re.compile(r'"(?:[^"\\]|\\.)*"?|[\[\]{}]')
+"""A JSON string (its brackets no nesting), or a bracket."""
+
+
+def _on_a_stack_of_its_own(data: str) -> object:
+    """``json.loads(data)`` in a thread of its own (a fresh, shallow stack)."""
+    done: list[object] = []
+    failed: list[BaseException] = []
+
+    def parse() -> None:
+        try:
+            done.append(json.loads(data))
+        except BaseException as exc:
+            failed.append(exc)
+
+    thread = threading.Thread(target=parse, name="infermark-json")
+    thread.start()
+    thread.join()
+    if failed:
+        raise failed[0]
+    return done[0]
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,15 +130,22 @@ class InfermarkReading:
     first: float | None
     """When the line of its first token was read at the earliest, seconds after the request
     started (None: no token)."""
+    longest_gap: float = 0.0
+    """The longest wait between two of its streamed chunks, in seconds: one longer than the
+    client's read time-out (``--timeout``) ended it as an error."""
+
+    def under(self, timeout: float) -> InfermarkReading:
+        """The reading under a client time-out of ``timeout`` seconds (httpx's read time-out:
+        a wait longer than that between two pieces of the body ends the request)."""
+        return _FAILED if self.longest_gap > timeout and not self.failed else self
 
 
-_NO_TOKEN = InfermarkReading(failed=False, tokens=0, first=None)
 _FAILED = InfermarkReading(failed=True, tokens=0, first=None)
 
 
 def infermark_reading(exchange: TransportExchange) -> InfermarkReading:
     """``exchange`` read as Infermark's streaming client reads it."""
-    if exchange_failed(exchange):
+    if exchange_failed(exchange) or not _head_read(exchange):
         return _FAILED
     if exchange.chunks:
         pieces: Sequence[tuple[float, bytes]] = [(c.t, _received(c)) for c in exchange.chunks]
@@ -78,11 +154,32 @@ def infermark_reading(exchange: TransportExchange) -> InfermarkReading:
         end = exchange.ended - exchange.started if exchange.ended is not None else 0.0
         pieces = [(max(end, 0.0), data)] if data else []
     try:
-        lines = list(_lines(_texts(pieces, _charset(exchange))))
+        charset = _charset(exchange)
+        if charset is None:
+            return _FAILED
+        lines = list(_lines(_texts(pieces, charset)))
         tokens = [t for t, line in lines if _token(line)]
     except Exception:  # Infermark's client ends the request on any exception
         return _FAILED
-    return InfermarkReading(failed=False, tokens=len(tokens), first=tokens[0] if tokens else None)
+    times = [t for t, _ in pieces]
+    gap = max((b - a for a, b in itertools.pairwise(times)), default=0.0)
+    first = tokens[0] if tokens else None
+    return InfermarkReading(failed=False, tokens=len(tokens), first=first, longest_gap=gap)
+
+
+_FIELD_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+_FIELD_VALUE = re.compile(r"[\t\x20-\x7e\x80-\U0010ffff]*")
+"""A header field as HTTP/1.1 (h11, httpx's parser) takes it: no control character but a tab
+(the observer passes on no other: ``audit.observer``)."""
+
+
+def _head_read(exchange: TransportExchange) -> bool:
+    """Whether the reply's recorded header fields are ones the client's parser takes (a field
+    with a NUL, a CR or an LF in it is a head httpx refuses: the request an error)."""
+    return all(
+        _FIELD_NAME.fullmatch(name) and _FIELD_VALUE.fullmatch(value)
+        for name, value in exchange.response_headers.items()
+    )
 
 
 def _received(chunk: Any) -> bytes:
@@ -92,9 +189,12 @@ def _received(chunk: Any) -> bytes:
         return str(chunk.data).encode("utf-8", "surrogatepass")
 
 
-def _charset(exchange: TransportExchange) -> str:
+def _charset(exchange: TransportExchange) -> str | None:
     """The codec httpx decodes the reply with: its ``Content-Type``'s charset where Python
-    knows it, else UTF-8.
+    knows it, else UTF-8. None where the reading cannot be known from the record: a
+    ``Content-Type`` that is not ASCII (httpx reads it in the encoding of the whole head,
+    which the record does not keep; the observer refuses such a reply), or a codec whose
+    reading depends on how the bytes were cut into reads (:func:`_cut_free`).
 
     Raises:
         Exception: where httpx's own reading of the header raises.
@@ -104,16 +204,41 @@ def _charset(exchange: TransportExchange) -> str:
     )
     if content_type is None:
         return "utf-8"
+    if not content_type.isascii():
+        return None
     message = email.message.Message()
     message["content-type"] = content_type
     charset = message.get_content_charset(failobj=None)
     if charset is None:
         return "utf-8"
     try:
-        codecs.lookup(charset)
+        info = codecs.lookup(charset)
     except LookupError:
         return "utf-8"
-    return charset
+    return charset if _cut_free(info) else None
+
+
+_UNICODE = frozenset({
+    "utf-8", "utf-8-sig", "utf-16", "utf-16-le", "utf-16-be", "utf-32", "utf-32-le",
+    "utf-32-be", "ascii", "iso8859-1",
+})  # fmt: skip
+
+
+def _cut_free(info: codecs.CodecInfo) -> bool:
+    """Whether a codec's incremental decoder gives the same text however the bytes are cut
+    into pieces: the Unicode encodings, ASCII and Latin-1, the single-byte tables
+    (``encodings`` modules with a ``decoding_table``) and the multi-byte CJK codecs (whose
+    decoders keep a partial character); not one that decodes each piece on its own
+    (``punycode``, ``unicode_escape``, ...) or turns bytes into bytes."""
+    if info.name in _UNICODE:
+        return True
+    decoder = info.incrementaldecoder
+    if decoder is None:
+        return False
+    module = sys.modules.get(decoder.__module__)
+    return hasattr(module, "decoding_table") or (
+        isinstance(decoder, type) and issubclass(decoder, MultibyteIncrementalDecoder)
+    )
 
 
 def _texts(pieces: Iterable[tuple[float, bytes]], charset: str) -> Iterator[tuple[float, str]]:
@@ -166,7 +291,7 @@ def _token(line: str) -> bool:
     if data == "[DONE]":
         return False
     try:
-        chunk = json.loads(data)
+        chunk = _loads(data)
     except json.JSONDecodeError:
         return False
     if chunk is None:
@@ -205,14 +330,18 @@ def _item(value: object) -> object:
 
 @dataclass(frozen=True, slots=True)
 class InfermarkRun:
-    """What a pinned ``infermark run`` command says of its requests."""
+    """What a pinned ``infermark run`` command says of its requests (its words as the runner
+    fills them: ``{model}`` the run's runtime model id, ``{{``/``}}`` single braces; the URL's
+    ``{endpoint}`` kept)."""
 
     url: str
-    """The URL argument as pinned (``{endpoint}/v1``)."""
+    """The URL argument (``{endpoint}/v1``)."""
     model: str
     prompt: str
     max_tokens: int
     requests: int
+    timeout: float
+    """The client's time-out in seconds (``--timeout``, 120 by default): httpx's read time-out."""
 
     def path(self) -> str | None:
         """The path its requests go to (``<url's path>/chat/completions``), where the URL is
@@ -222,14 +351,25 @@ class InfermarkRun:
         rest = self.url.removeprefix("{endpoint}").rstrip("/")
         return f"{rest}/chat/completions" if "{" not in rest else None
 
-    def payload(self, model: str) -> dict[str, Any]:
-        """The body of each request, the run's runtime model id for ``{model}``."""
+    def payload(self) -> dict[str, Any]:
+        """The body of each request (``client._build_payload``)."""
         return {
-            "model": model if self.model == "{model}" else self.model,
+            "model": self.model,
             "messages": [{"role": "user", "content": self.prompt or DEFAULT_PROMPT}],
             "max_tokens": self.max_tokens,
             "stream": True,
         }
+
+    def body(self, serialization: ReasoningSerialization | None) -> bytes:
+        """The bytes of each request's body as the observer forwards and records them: httpx's
+        ``json=`` encoding (compact, not ASCII-escaped), or, under a reasoning policy, the
+        observer's re-encoding with the policy written in (``audit.observer._with_policy``)."""
+        payload = self.payload()
+        if serialization is None:
+            return json.dumps(
+                payload, ensure_ascii=False, separators=(",", ":"), allow_nan=False
+            ).encode("utf-8")
+        return json.dumps(serialization.write_into(payload), separators=(",", ":")).encode()
 
 
 _VALUED = {
@@ -242,23 +382,46 @@ _VALUED = {
 a value."""
 
 
-def infermark_run(command: Sequence[str]) -> InfermarkRun | None:
+def infermark_run(command: Sequence[str], model: str) -> InfermarkRun | None:
     """The pinned command as ``infermark run`` reads it (click: an option's value in the next
     word, after ``=`` for a long one, joined to a short one; the last given counts; ``--``
-    ends the options), where it runs Infermark's CLI (``-m infermark.cli run`` or an
-    ``infermark run`` program) with options this reader knows; else None."""
-    words = list(command)
+    ends the options), its words filled as the runner fills them (``model``: the run's
+    runtime model id), where it runs Infermark's CLI (``-m infermark.cli run`` or an
+    ``infermark run`` program) with options this reader knows and values its configuration
+    takes; else None."""
+    words = [w for w in (_filled(word, model) for word in command) if w is not None]
+    if len(words) != len(command):
+        return None
     start = next(
         (i + 1 for i in range(1, len(words))
          if words[i] == "run" and (words[i - 1] == "infermark.cli"
                                    or words[i - 1].rpartition("/")[2] == "infermark")),
         None,
     )  # fmt: skip
-    if start is None:
+    given = _given(words[start:]) if start is not None else None
+    if given is None or len(given[1]) != 1:
         return None
+    options, arguments = given
+    try:
+        max_tokens = int(options.get("max_tokens", DEFAULT_MAX_TOKENS))
+        requests = int(options.get("requests", DEFAULT_REQUESTS))
+        timeout = float(options.get("timeout", DEFAULT_TIMEOUT))
+    except ValueError:
+        return None
+    if requests < 1 or not timeout > 0:  # BenchmarkConfig refuses them
+        return None
+    return InfermarkRun(
+        arguments[0], options.get("model", ""), options.get("prompt", ""), max_tokens, requests,
+        timeout,
+    )  # fmt: skip
+
+
+def _given(words: Sequence[str]) -> tuple[dict[str, str], list[str]] | None:
+    """The options ``run``'s words give (the last of each) and its arguments; None where click
+    refuses them."""
     given: dict[str, str] = {}
     arguments: list[str] = []
-    index = start
+    index = 0
     while index < len(words):
         word = words[index]
         index += 1
@@ -278,39 +441,29 @@ def infermark_run(command: Sequence[str]) -> InfermarkRun | None:
                 return None
             value, index = words[index], index + 1
         given[_VALUED[name]] = value
-    if len(arguments) != 1:
-        return None
+    return given, arguments
+
+
+def _filled(word: str, model: str) -> str | None:
+    """``word`` as the runner's ``str.format`` fills it, ``{model}`` alone known here (the
+    other fields kept as written); None where it is no format string."""
     try:
-        max_tokens = int(given.get("max_tokens", DEFAULT_MAX_TOKENS))
-        requests = int(given.get("requests", DEFAULT_REQUESTS))
+        parts = list(string.Formatter().parse(word))
     except ValueError:
         return None
-    return InfermarkRun(
-        arguments[0], given.get("model", ""), given.get("prompt", ""), max_tokens, requests
-    )
+    filled = []
+    for literal, field, spec, conversion in parts:
+        filled.append(literal)
+        if field is None:
+            continue
+        if field == "model" and not spec and not conversion:
+            filled.append(model)
+        else:
+            kept = field + (f"!{conversion}" if conversion else "") + (f":{spec}" if spec else "")
+            filled.append("{" + kept + "}")
+    return "".join(filled)
 
 
-def payload_asked(request: object, serialization: ReasoningSerialization | None) -> bytes | None:
-    """A digest of a request body's JSON as its harness sent it (the reasoning policy the
-    observer wrote in taken out), to compare with :func:`payload_digest`; None for a body
-    that is not a JSON object, or cannot be one of Infermark's payloads."""
-    if not isinstance(request, dict) or not _could_be_a_payload(request):
-        return None
-    plain = serialization.removed_from(request) if serialization is not None else request
-    return payload_digest(plain)
-
-
-def _could_be_a_payload(request: dict[str, Any]) -> bool:
-    """Whether ``request`` may be one of Infermark's payloads once the policy is out: four
-    members, one more where the policy wrote its own, and ``stream`` true (the other requests
-    of a run are not copied and digested)."""
-    return len(request) in (4, 5) and request.get("stream") is True
-
-
-def payload_digest(payload: dict[str, Any]) -> bytes | None:
-    """A digest of a JSON object that tells ``true`` from ``1`` and ``256`` from ``256.0``."""
-    try:
-        text = json.dumps(payload, sort_keys=True, separators=(",", ":"), allow_nan=True)
-    except (ValueError, RecursionError, TypeError):
-        return None
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
+def body_digest(body: bytes | None) -> bytes | None:
+    """The digest a request's body bytes are compared by (None: no body)."""
+    return hashlib.sha256(body).digest() if body is not None else None

@@ -823,5 +823,5 @@ def test_the_pinned_request_count_is_read_in_each_form_click_takes(
     command = list(data["harnesses"]["infermark"]["command"])
     at = command.index("-n")
     data["harnesses"]["infermark"]["command"] = [*command[:at], *flags, *command[at + 2 :]]
-    run = _pinned_infermark(pin_set_source(data, "pins.toml"))
+    run = _pinned_infermark(pin_set_source(data, "pins.toml"), "m")
     assert run is not None and run.requests == pinned

@@ -180,27 +180,59 @@ V5 = ["{python}", "-m", "infermark.cli", "run", "{endpoint}/v1", "-m", "{model}"
 
 
 def test_the_pinned_command_is_read_as_click_reads_it() -> None:
-    run = infermark_run(V5)
+    run = infermark_run(V5, "m")
     assert run is not None
-    assert (run.requests, run.max_tokens, run.path()) == (20, 256, "/v1/chat/completions")
-    assert run.payload("m") == {
+    assert (run.requests, run.max_tokens, run.timeout, run.path()) == (
+        20,
+        256,
+        120.0,
+        "/v1/chat/completions",
+    )
+    assert run.payload() == {
         "model": "m", "messages": [{"role": "user", "content": DEFAULT_PROMPT}],
         "max_tokens": 256, "stream": True,
     }  # fmt: skip
-    joined = infermark_run(["infermark", "run", "{endpoint}", "-n7", "--max-tokens=9",
-                            "--prompt", "Hi", "-mx"])  # fmt: skip
+    words = ["infermark", "run", "{endpoint}", "-n7", "--max-tokens=9", "--prompt",
+             "Hi {model} {{x}}", "-m{model}-q", "--timeout=5"]  # fmt: skip
+    joined = infermark_run(words, "m")
     assert joined is not None
-    assert (joined.requests, joined.max_tokens, joined.model, joined.path()) == (
+    assert (joined.requests, joined.max_tokens, joined.model, joined.timeout, joined.path()) == (
         7,
         9,
-        "x",
+        "m-q",
+        5.0,
         "/chat/completions",
     )
-    assert joined.payload("m")["messages"] == [{"role": "user", "content": "Hi"}]
-    defaults = infermark_run(["/venv/bin/infermark", "run", "http://h/v1"])
+    # the words as the runner fills them: {model} the runtime id, {{ }} single braces
+    assert joined.payload()["messages"] == [{"role": "user", "content": "Hi m {x}"}]
+    defaults = infermark_run(["/venv/bin/infermark", "run", "http://h/v1"], "m")
     assert defaults is not None and (defaults.requests, defaults.max_tokens) == (50, 256)
     assert defaults.path() is None  # not the run's endpoint
-    assert infermark_run(["{python}", "bench.py", "run", "{endpoint}"]) is None
-    assert infermark_run([*V5, "--bogus"]) is None  # click refuses it
-    assert infermark_run([*V5, "--max-tokens", "many"]) is None
-    assert infermark_run([*V5, "extra"]) is None  # one URL argument
+    assert infermark_run(["{python}", "bench.py", "run", "{endpoint}"], "m") is None
+    assert infermark_run([*V5, "--bogus"], "m") is None  # click refuses it
+    assert infermark_run([*V5, "--max-tokens", "many"], "m") is None
+    assert infermark_run([*V5, "extra"], "m") is None  # one URL argument
+    assert infermark_run([*V5, "-n", "0"], "m") is None  # BenchmarkConfig refuses it
+    assert infermark_run([*V5, "--timeout", "0"], "m") is None
+    assert infermark_run([*V5, "--prompt", "a { b"], "m") is None  # no format string
+
+
+def test_the_request_body_is_the_bytes_the_observer_forwards() -> None:
+    """httpx's encoding (compact, UTF-8 as is) without a policy; the observer's re-encoding
+    (ASCII escapes, the policy appended) with one."""
+    from bundle_schema.models import ReasoningSerialization  # noqa: PLC0415
+
+    run = infermark_run([*V5, "--prompt", "café"], "m")
+    assert run is not None
+    assert (
+        run.body(None)
+        == (
+            '{"model":"m","messages":[{"role":"user","content":"café"}],"max_tokens":256,'
+            '"stream":true}'
+        ).encode()
+    )
+    policy = ReasoningSerialization(path="chat_template_kwargs.enable_thinking", value=False)
+    assert run.body(policy) == (
+        b'{"model":"m","messages":[{"role":"user","content":"caf\\u00e9"}],"max_tokens":256,'
+        b'"stream":true,"chat_template_kwargs":{"enable_thinking":false}}'
+    )

@@ -29,7 +29,13 @@ from pins import PROBE_CONTRACTS, PinSetSource, missing_requirements, other_file
 from verify._consistency._common import SPAN_SLACK_S, TTFT_SLACK_S, Reader, _disagrees, _finding
 from verify._facts import ReplyFacts, infermark_facts, infermark_payload, reply_facts
 from verify.harness_outputs import INFERMARK_JSON, READS, raw_name
-from verify.infermark import DEFAULT_PROMPT, InfermarkRun, infermark_run, payload_digest
+from verify.infermark import (
+    DEFAULT_PROMPT,
+    DEFAULT_TIMEOUT,
+    InfermarkRun,
+    body_digest,
+    infermark_run,
+)
 from verify.replies import body_json, read_reply
 
 PROBE_PLACES = {"response": "probes/direct-response.json", "tool_call": "probes/tool-call.json"}
@@ -62,14 +68,15 @@ def _probes(evidence: Gx10Evidence) -> list[Finding]:
     return findings
 
 
-def _pinned_infermark(pins: PinSetSource) -> InfermarkRun | None:
-    """The pinned Infermark command as ``infermark run`` reads it, where the pin set runs
-    Infermark's CLI for performance with options this reader knows."""
+def _pinned_infermark(pins: PinSetSource, model: str) -> InfermarkRun | None:
+    """The pinned Infermark command as ``infermark run`` reads it (``model``: the run's runtime
+    model id, for ``{model}``), where the pin set runs Infermark's CLI for performance with
+    options this reader knows."""
     upstream = pins.pins.component_upstreams.get("performance")
     harness = pins.pins.harnesses.get(upstream) if upstream is not None else None
     if harness is None or harness.parser != "infermark":
         return None
-    return infermark_run(harness.command)
+    return infermark_run(harness.command, model)
 
 
 def _infermark(
@@ -88,10 +95,12 @@ def _infermark(
     measured = [e for e in evidence.transport or () if e.component == "performance"]
     problems = []
     upstream = pins.pins.component_upstreams.get("performance")
-    run = _pinned_infermark(pins) if upstream not in foreign else None
+    model = evidence.model.runtime_model_id
+    run = _pinned_infermark(pins, model) if upstream not in foreign else None
     if run is not None and record.requests != run.requests:
         problems.append(f"{record.requests} requests; the pinned command makes {run.requests} (-n)")
-    readings = [r for e in measured if (r := infermark_facts(e)) is not None]
+    timeout = run.timeout if run is not None else DEFAULT_TIMEOUT
+    readings = [r.under(timeout) for e in measured if (r := infermark_facts(e)) is not None]
     errors = sum(r.failed for r in readings)
     tokens = sum(r.tokens for r in readings)
     if record.requests != len(measured):
@@ -145,23 +154,23 @@ def _ttft(p50: float | None, firsts: list[float]) -> list[str]:
 
 
 def _infermark_requests(evidence: Gx10Evidence, run: InfermarkRun, read: Reader) -> list[Finding]:
-    """Each performance exchange asked what the pinned command sends (to its path, the
-    reasoning policy the observer wrote in aside), no exchange of another component asked it,
-    and the report's ``config`` is the pinned command's."""
+    """Each performance exchange asked what the pinned command sends, to its path, its body
+    the very bytes the observer forwards of it (:meth:`InfermarkRun.body`); no exchange of
+    another component asked it; and the report's ``config`` is the pinned command's."""
     entry = "transport/exchanges.jsonl"
-    model = evidence.model.runtime_model_id
-    payload = run.payload(model)
-    wanted, path = payload_digest(payload), run.path()
+    policy = evidence.config.reasoning_policy if evidence.config is not None else None
+    body = run.body(policy.serialization if policy is not None else None)
+    wanted, path = body_digest(body), run.path()
     findings = []
     for exchange in evidence.transport or ():
-        asks = infermark_payload(exchange, evidence.config) == wanted and exchange.method == "POST"
+        asks = infermark_payload(exchange) == wanted and exchange.method == "POST"
         if exchange.component == "performance" and not (
             asks and (path is None or exchange.path == path)
         ):
             findings.append(_disagrees(entry, f"performance exchange {exchange.id} "
                                               f"({exchange.method} {exchange.path}) is not the "
                                               f"request the pinned Infermark command sends "
-                                              f"({_shown(payload)})"))  # fmt: skip
+                                              f"({_shown(body.decode())})"))  # fmt: skip
         elif exchange.component != "performance" and asks:
             findings.append(_disagrees(entry, f"exchange {exchange.id} of "
                                               f"{exchange.component or 'no component'} asked "
@@ -181,7 +190,7 @@ def _infermark_requests(evidence: Gx10Evidence, run: InfermarkRun, read: Reader)
         differ = [
             f"{key} {_shown(config.get(key))} (pinned: {value})"
             for key, value in pinned.items()
-            if payload_digest({"v": config.get(key)}) != payload_digest({"v": value})
+            if not (type(config.get(key)) is int and config.get(key) == value)
         ]
         if differ:
             findings.append(_disagrees(raw, f"the report's config says {'; '.join(differ)}"))
