@@ -62,8 +62,9 @@ INFERMARK_JSON_DEPTH = 966
 ``json.loads`` runs out of Python's 1,000 frames at that depth below its own call stack:
 measured with the real CLI, ``tests/hostile/test_attacks_2026_12_07_infermark.py``)."""
 _DEEP = 64
-"""Events with more brackets than this are measured for their nesting, and parsed on a stack
-of their own: the reading never depends on how deep the verifier's own stack is."""
+"""Events with more brackets than this are measured for their nesting, and those nested deeper
+are parsed on a stack of their own: the reading never depends on how deep the verifier's own
+stack is (a flat event of many brackets is parsed where it is)."""
 
 
 def _loads(data: str) -> object:
@@ -78,9 +79,10 @@ def _loads(data: str) -> object:
     """
     if data.count("[") + data.count("{") <= _DEEP:
         return json.loads(data)
-    if _nesting(data) >= INFERMARK_JSON_DEPTH:
+    nesting = _nesting(data)
+    if nesting >= INFERMARK_JSON_DEPTH:
         raise RecursionError("nested past Infermark's stack")
-    return _on_a_stack_of_its_own(data)
+    return json.loads(data) if nesting <= _DEEP else _on_a_stack_of_its_own(data)
 
 
 def _nesting(data: str) -> int:

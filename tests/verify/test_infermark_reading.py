@@ -236,3 +236,22 @@ def test_the_request_body_is_the_bytes_the_observer_forwards() -> None:
         b'{"model":"m","messages":[{"role":"user","content":"caf\\u00e9"}],"max_tokens":256,'
         b'"stream":true,"chat_template_kwargs":{"enable_thinking":false}}'
     )
+
+
+def test_deep_json_is_read_alike_from_any_stack(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An event nested as deep as Infermark's pinned CLI cannot parse is an error whatever the
+    caller's stack; one nested less, parsed on a stack of its own; a flat one of many brackets,
+    where it is (no thread for it)."""
+    from verify import infermark  # noqa: PLC0415
+
+    deep = "[" * infermark.INFERMARK_JSON_DEPTH + "]" * infermark.INFERMARK_JSON_DEPTH
+    with pytest.raises(RecursionError):
+        infermark._loads(deep)
+    less = deep[1:-1]
+
+    def nested(frames: int) -> str:
+        return type(infermark._loads(less)).__name__ if frames == 0 else nested(frames - 1)
+
+    assert nested(0) == nested(300) == "list"  # read alike from a shallow and a deep caller
+    monkeypatch.setattr(infermark.threading, "Thread", None)  # no thread for a flat event
+    assert infermark._loads("[" + "[]," * 99 + "[]]") == [[]] * 100
