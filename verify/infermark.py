@@ -17,7 +17,12 @@ error. The time to the first token is taken when its line is read.
 The verifier reads the transport log's record of the same bytes the same way, so that the
 report's counts are held to what Infermark itself would have counted, not to another reader's
 idea of a visible chunk (a legacy ``text``, a second choice, ``data:`` lines joined, which
-Infermark never reads, are no token; a ``delta`` of ``null`` is an error).
+Infermark never reads, are no token; a ``delta`` of ``null`` is an error). Where the record
+cannot say what the client read, it claims no count (an error): a recorded header field the
+client's parser refuses, a ``Content-Type`` that is not ASCII, a charset whose decoding depends
+on how the bytes were cut into reads. JSON nested :data:`INFERMARK_JSON_DEPTH` deep is an error
+whatever the verifier's own stack, and a wait between two chunks longer than the pinned
+``--timeout`` ends a request (:meth:`InfermarkReading.under`). ADR 0049.
 """
 
 from __future__ import annotations
