@@ -46,10 +46,13 @@ read no more until the answer is done."""
 
 _TOKEN = rb"[!#$%&'*+.^_`|~0-9A-Za-z-]+"
 _REQUEST_LINE = re.compile(rb"(" + _TOKEN + rb") ([\x21-\x7e]+) HTTP/([0-9])\.([0-9])")
-FIELD_LINE = re.compile(rb"(" + _TOKEN + rb"):[ \t]*([\t\x20-\x7e\x80-\xff]*)")
-"""A header field line as HTTP/1.1 (and h11, httpx's parser) takes it: a token, a colon, and a
-value of visible bytes, spaces and tabs (no control byte: no NUL, no bare CR or LF)."""
-_CHUNK_SIZE = re.compile(rb"([0-9A-Fa-f]{1,16})(?:;[\t\x20-\x7e\x80-\xff]*)?")
+FIELD_TEXT = rb"[\t\x20-\x7e\x80-\xff]*"
+"""Text of a header field's value, a reason phrase or a chunk extension as HTTP/1.1 (and h11,
+httpx's parser) takes it: visible bytes, spaces and tabs (no control byte: no NUL, no bare CR
+or LF)."""
+FIELD_LINE = re.compile(rb"(" + _TOKEN + rb"):[ \t]*(" + FIELD_TEXT + rb")")
+"""A header field line: a token, a colon, and its value (:data:`FIELD_TEXT`)."""
+_CHUNK_SIZE = re.compile(rb"([0-9A-Fa-f]{1,16})(?:;" + FIELD_TEXT + rb")?")
 _ABSOLUTE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/?#]*")
 _SINGLETONS = frozenset(
     {

@@ -45,7 +45,7 @@ from typing import Any
 from urllib.parse import SplitResult, urlsplit
 
 from audit._faults import point
-from audit._http_server import FIELD_LINE, HarnessConnection, Harnesses, Request
+from audit._http_server import FIELD_LINE, FIELD_TEXT, HarnessConnection, Harnesses, Request
 from bundle_schema.errors import InvalidInput
 from bundle_schema.models import (
     Body,
@@ -145,7 +145,7 @@ def _field_text(value: str) -> str:
     return value
 
 
-_REASON = re.compile(rb"[\t\x20-\x7e\x80-\xff]*")
+_REASON = re.compile(FIELD_TEXT)
 """A status line's reason phrase (after the code and its space, or nothing)."""
 
 
@@ -791,12 +791,6 @@ class _Reply:
             raise ConnectionError(
                 f"the endpoint sent no HTTP/1.x status line: {status_line[:200]!r}"
             )
-        for field in field_lines:  # what the harness's own parser refuses is not passed on
-            if FIELD_LINE.fullmatch(field) is None:
-                raise ConnectionError(
-                    f"the endpoint sent a malformed header line: {_shown_bytes(field)}"
-                )
-        lines = [field.decode("utf-8", "surrogateescape") for field in field_lines]
         self.status = int(code)
         self.headers: list[tuple[str, str]] = []
         """Every field, in order."""
@@ -808,11 +802,14 @@ class _Reply:
         keep_alive = version == "HTTP/1.1"
         length: int | None = None
         coding: str | None = None
-        for line in lines:
-            name, colon, value = line.partition(":")
-            if not colon or not name or name.strip() != name:
-                raise ConnectionError(f"the endpoint sent a malformed header line: {line[:200]!r}")
-            value = value.strip(" \t")
+        for field in field_lines:
+            match = FIELD_LINE.fullmatch(field)
+            if match is None:  # what the harness's own parser refuses is not passed on
+                raise ConnectionError(
+                    f"the endpoint sent a malformed header line: {_shown_bytes(field)}"
+                )
+            name = match.group(1).decode("ascii")
+            value = match.group(2).decode("utf-8", "surrogateescape").strip(" \t")
             self.headers.append((name, value))
             key = name.lower()
             if key == "content-type" and not value.isascii():
