@@ -458,7 +458,7 @@ _WRITES_CSV = (
 )
 """A stand-in for Spark Bench: writes the CSV it is given (hex, in ``SPARK_CSV``). Its code names
 the gate rows it writes, as a Spark Bench that writes them does (the verifier honours a gate
-row only where the pinned code names its metric, ``verify._consistency.hermes._spark_flags``)."""
+row only where the pinned code names its metric, ``verify._consistency.spark._spark_flags``)."""
 
 
 def _spark_csv(*, reliability: bool) -> bytes:

@@ -10,7 +10,7 @@ claims equal to its replay (``tests.gate_kit.forged``): integrity holds and the 
 so only the verifier's cross-checks can stop it. No model reply in the transport log is edited.
 
 Holes found, each closed by a check of the raw outputs against the recorded checkout or the
-transport log (``verify/_consistency/benchlocal.py``, ``verify/_consistency/hermes.py``):
+transport log (``verify/_consistency/benchlocal.py``, ``verify/_consistency/spark.py``):
 
 1. benchlocal-cli's per-scenario answers were not held to the transport log: every failed
    scenario of the four scored packs rewritten as passed, its ``raw_response`` a reply no

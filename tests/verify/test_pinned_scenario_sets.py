@@ -1,6 +1,6 @@
 """The pinned scenario sets the cross-checks hold a run's outputs to, read from a recorded
 checkout: Spark Bench's code scenarios and the tiers its pinned command selects
-(``verify._consistency.hermes``), and a benchlocal-cli pack's scenarios
+(``verify._consistency.spark``), and a benchlocal-cli pack's scenarios
 (``verify._consistency.benchlocal``)."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from verify._consistency.benchlocal import (
     _scenarios_problem,
 )
 from verify._consistency.checkouts import _Checkout
-from verify._consistency.hermes import _pinned_tiers, _suite_code
+from verify._consistency.spark import _pinned_tiers, _suite_code
 from verify.harness_outputs import BenchlocalRun, BenchlocalRuns
 from verify.replies import question_digest
 

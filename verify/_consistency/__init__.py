@@ -11,7 +11,7 @@ of them, in one order). What they establish, a module each:
 - the Hermes task set, each task's limits and its frozen allowed-change patterns are those of the
   pin set and of the task manifest inside the recorded checkout, each task once; a PASS has
   evaluator cases and every one of them passed; changed paths are paths inside the workspace
-  (:mod:`.hermes`); so are Spark Bench's code scenarios and its gate rows (:mod:`.hermes`), and
+  (:mod:`.hermes`); so are Spark Bench's code scenarios and its gate rows (:mod:`.spark`), and
   benchlocal-cli's packs and the reply each scenario was graded on (:mod:`.benchlocal`);
 - upstream files hash to their git blob ids, the listing to the recorded tree, the commit object
   to the pinned commit, and the checkout state agrees with the manifest (:mod:`.checkouts`);
@@ -54,7 +54,7 @@ from verify._consistency.harnesses import (
     needed_upstreams,
     profile_components,
 )
-from verify._consistency.hermes import _hermes, spark_checks
+from verify._consistency.hermes import _hermes
 from verify._consistency.ledger import _ledger
 from verify._consistency.outputs import (
     _derived,
@@ -65,6 +65,7 @@ from verify._consistency.outputs import (
 )
 from verify._consistency.outputs import pinned_environments as pinned_environments
 from verify._consistency.outputs import read_gate_records as read_gate_records
+from verify._consistency.spark import spark_checks
 from verify._consistency.times import LIMIT_STOP as LIMIT_STOP
 from verify._consistency.times import _times
 from verify._facts import LedgerFacts
