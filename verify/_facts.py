@@ -49,6 +49,7 @@ from verify.replies import (
     runtime_name,
 )
 from verify.socket_trace import UNREACHABLE, UNREADABLE
+from verify.sparkbench import SparkReply, spark_reply
 
 __all__ = [
     "PROBE_PROMPTS",
@@ -71,6 +72,7 @@ __all__ = [
     "reply_facts",
     "request_facts",
     "slim_exchange",
+    "spark_facts",
 ]
 
 _MISSING = object()
@@ -191,6 +193,7 @@ class SlimExchange(TransportExchange):
     _asked: tuple[bytes | None, bytes | None] = PrivateAttr(default=(None, None))
     _infermark: InfermarkReading | None = PrivateAttr(default=None)
     _payload: bytes | None = PrivateAttr(default=None)
+    _spark: SparkReply | None = PrivateAttr(default=None)
 
 
 PERFORMANCE = "performance"
@@ -203,6 +206,19 @@ def infermark_facts(exchange: TransportExchange) -> InfermarkReading | None:
     if isinstance(exchange, SlimExchange):
         return exchange._infermark
     return infermark_reading(exchange)
+
+
+SPARK_COMPONENTS = frozenset({"coding", "reliability"})
+"""The components whose exchanges may be Spark Bench's code scenarios, read as it grades them."""
+
+
+def spark_facts(exchange: TransportExchange) -> SparkReply | None:
+    """An exchange of :data:`SPARK_COMPONENTS` as Spark Bench reads and grades a code
+    scenario's answer (:func:`verify.sparkbench.spark_reply`; stored for a slim one, None for a
+    slim one of another component)."""
+    if isinstance(exchange, SlimExchange):
+        return exchange._spark
+    return spark_reply(exchange)
 
 
 def infermark_payload(exchange: TransportExchange) -> bytes | None:
@@ -398,6 +414,8 @@ def slim_exchange(exchange: TransportExchange, config: RunConfig | None) -> Slim
     slim._payload = body_digest(body_bytes(exchange.request_body))
     if exchange.component == PERFORMANCE:
         slim._infermark = infermark_reading(exchange)
+    if exchange.component in SPARK_COMPONENTS:
+        slim._spark = spark_reply(exchange)
     policy = config.reasoning_policy if config is not None else None
     if policy is not None and policy.serialization is not None:
         slim._request = request_facts(

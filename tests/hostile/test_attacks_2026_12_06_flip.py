@@ -304,9 +304,11 @@ def _set(workload: str, metric: str, value: str, notes: str | None = None) -> Ca
 
 
 def _one_passed(files: Files) -> None:
-    """The baseline: a run whose CODE-01 passed (score 1.0) and whose code quality is the
-    difficulty-weighted mean Spark writes for it, rounded to 0.1 (7.2)."""
-    passed, quality = _set("CODE-01", "score", "1.0"), _set("code", "domain_quality", "7.2")
+    """The baseline: a run whose CODE-05 passed (score 1.0) and whose code quality is the
+    difficulty-weighted mean Spark writes for it, rounded to 0.1 (9.5). Both of CODE-05's
+    recorded answers compile, so the transport log allows it (CODE-01's do not: a pass there is
+    a finding of its own, ``tests/hostile/test_spark_answers.py``)."""
+    passed, quality = _set("CODE-05", "score", "1.0"), _set("code", "domain_quality", "9.5")
     _spark_rows(lambda f: quality(passed(f)))(files)
 
 
@@ -317,7 +319,7 @@ def _renamed(fields: list[str]) -> list[str]:
 
 
 def _nine_dropped(fields: list[str]) -> list[str] | None:
-    if fields[11].startswith("CODE-") and fields[11] != "CODE-01":
+    if fields[11].startswith("CODE-") and fields[11] != "CODE-05":
         return None
     return _set("code", "domain_quality", fields[13], "capability n=1")(fields)
 
@@ -325,15 +327,15 @@ def _nine_dropped(fields: list[str]) -> list[str] | None:
 def test_a_run_whose_first_code_scenario_passed_verifies_clean(
     recorded: Recorded, tmp_path: Path
 ) -> None:
-    """Held (the baseline of hole 3): CODE-01 scored 1.0 and the quality 7.2, as Spark writes
-    them, is what ``_spark_weights`` recomputes: no finding, coding 7.2."""
+    """Held (the baseline of hole 3): CODE-05 scored 1.0 and the quality 9.5, as Spark writes
+    them, is what ``_spark_weights`` recomputes: no finding, coding 9.5."""
     verdict = _verdict(recorded, tmp_path / "baseline", _one_passed)
     assert verdict.integrity.status == "ok", _findings(verdict)
-    assert verdict.scores.coding == 7.2
+    assert verdict.scores.coding == 9.5
 
 
 def test_the_code_quality_alone_raised_is_found(recorded: Recorded, tmp_path: Path) -> None:
-    """Held: over the baseline, the quality alone set to 100 (CODE-01 the only scenario that
+    """Held: over the baseline, the quality alone set to 100 (CODE-05 the only scenario that
     passed) is a ``_spark_weights`` finding on the raw CSV."""
 
     def edit(files: Files) -> None:
@@ -354,7 +356,7 @@ def test_the_code_quality_alone_raised_is_found(recorded: Recorded, tmp_path: Pa
                    "scenario of its suite: 'CODE-O2')"),
         (_nine_dropped, "the code domain scored 1 scenarios; the sparkbench checkout's "
                         "eval_suite.py defines 10 code scenarios in the pinned tiers (not "
-                        "scored: 'CODE-02', 'CODE-03', 'CODE-04' and 6 more)"),
+                        "scored: 'CODE-01', 'CODE-02', 'CODE-03' and 6 more)"),
     ],
     ids=["renamed", "nine-dropped"],
 )  # fmt: skip
@@ -364,12 +366,12 @@ def test_the_code_quality_is_held_to_every_pinned_code_scenario(
     trick: Callable[[list[str]], list[str] | None],
     said: str,
 ) -> None:
-    """Over the baseline (CODE-01 passed, quality 7.2), one of two edits of the scenario rows
+    """Over the baseline (CODE-05 passed, quality 9.5), one of two edits of the scenario rows
     and the quality set to 100: ``renamed``, CODE-02 written ``CODE-O2`` (no difficulty in the
     pinned eval_suite.py, so the recomputation is skipped as "another layout" and only the
     min/max bound, 0..100, holds); ``nine-dropped``, the nine failed scenarios' rows left out
-    and the domain's ``n=1`` (the recomputation over CODE-01 alone gives 100). No scenario
-    score is forged, yet coding goes from 7.2 to 100 with no finding. The pinned suite defines
+    and the domain's ``n=1`` (the recomputation over CODE-05 alone gives 100). No scenario
+    score is forged, yet coding goes from 9.5 to 100 with no finding. The pinned suite defines
     the ten code scenarios Spark runs: a careful verifier requires each of them scored once
     and no other, and recomputes over all of them."""
 

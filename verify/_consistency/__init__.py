@@ -11,7 +11,8 @@ of them, in one order). What they establish, a module each:
 - the Hermes task set, each task's limits and its frozen allowed-change patterns are those of the
   pin set and of the task manifest inside the recorded checkout, each task once; a PASS has
   evaluator cases and every one of them passed; changed paths are paths inside the workspace
-  (:mod:`.hermes`); so are Spark Bench's code scenarios and its gate rows (:mod:`.spark`), and
+  (:mod:`.hermes`); so are Spark Bench's code scenarios and its gate rows, each code scenario
+  scored no higher than its answers in the transport log can earn (:mod:`.spark`), and
   benchlocal-cli's packs and the reply each scenario was graded on (:mod:`.benchlocal`);
 - upstream files hash to their git blob ids, the listing to the recorded tree, the commit object
   to the pinned commit, and the checkout state agrees with the manifest (:mod:`.checkouts`);

@@ -9,7 +9,11 @@ quarantine row is one whose metric the recorded checkout's code (or the pinned c
 from __future__ import annotations
 
 import ast
+import functools
+import hashlib
+import json
 import math
+import sys
 from collections.abc import Collection, Mapping, Sequence
 from typing import NamedTuple
 
@@ -17,6 +21,7 @@ from bundle_schema.models import Finding, Gx10Evidence
 from pins import Harness, PinSetSource
 from verify._consistency._common import Reader, _disagrees, first_few
 from verify._consistency.checkouts import _Checkout
+from verify._facts import spark_facts
 from verify.harness_outputs import (
     SPARK_BENCH_CODE_DOMAIN,
     SPARK_BENCH_CSV,
@@ -26,6 +31,7 @@ from verify.harness_outputs import (
     spark_code_scores,
     spark_flag_rows,
 )
+from verify.sparkbench import NO_COMPILE, scenario_ask
 
 SPARK_SUITE = "eval_suite.py"
 """Where Spark Bench's checkout defines its scenarios, each a ``dict(id=..., domain=...,
@@ -56,7 +62,11 @@ def spark_checks(
     spark = _spark_run(pins, foreign, read)
     if spark is None:
         return []
-    return _spark_weights(evidence, spark, checkouts, read) + _spark_flags(spark, checkouts, read)
+    return (
+        _spark_weights(evidence, spark, checkouts, read)
+        + _spark_flags(spark, checkouts, read)
+        + _spark_answers(evidence, spark, checkouts, read)
+    )
 
 
 def _spark_weights(  # noqa: PLR0911 - one return per reason the check is left out
@@ -226,28 +236,266 @@ def _suite_code(data: bytes) -> dict[str, tuple[float, str]]:
     number, or the id defined twice) and its tier (``base`` when none is given): its literal
     ``dict(id=..., domain="code", ...)`` calls, parsed, never run; none when it does not
     parse."""
+    return {i: (s.difficulty, s.tier) for i, s in _suite_asks(data).items()}
+
+
+SPARK_HARNESS = "spark_bench.py"
+"""Where Spark Bench's checkout has its streaming client (``chat_stream``) and ``run_eval``."""
+
+READ_AS_OF = {
+    SPARK_SUITE: {
+        "_msg": "59d169951e338166",
+        "_strip_fences": "11018629c20e6e20",
+        "_extract_python_code": "dd59e40265b08ed3",
+        "_run_python_safely": "fe78ce87f7619e39",
+        "expect_executable_code": "ba471bcb153da542",
+        "expect_sql_code": "d2a7271bc9a3f7b7",
+        "run_suite": "7498a460807db406",
+    },
+    SPARK_HARNESS: {
+        "chat_stream": "3fb1f95585a552ce",
+        "run_eval": "10c1070f1ccb8f17",
+    },
+}
+"""The code :mod:`verify.sparkbench` reads replies as, at Spark Bench 196e60d: each function's
+source (:func:`_digests`). A checkout whose functions differ is not read this way."""
+
+_GRADERS = {"expect_executable_code": "python", "expect_sql_code": "sql"}
+_OWN_PARTS = ("setup", "extract_fn")
+"""A Python grader given setup code or an extractor of its own reads the answer otherwise."""
+
+
+class _Scenario(NamedTuple):
+    """A code scenario as the suite defines it: its difficulty (its weight in the domain's
+    quality) and tier, the request's messages and ``max_tokens`` it is asked with
+    (:func:`verify.sparkbench.scenario_ask`), its grader (``python``, ``sql``, None for another),
+    and its own repeat count (None: the run's)."""
+
+    difficulty: float
+    tier: str
+    ask: bytes | None
+    grader: str | None
+    repeats: int | None
+
+
+def _spark_answers(
+    evidence: Gx10Evidence, spark: _Spark, checkouts: Mapping[str, _Checkout], read: Reader
+) -> list[Finding]:
+    """Spark Bench's code scenario scores held to the transport log: each scenario scored was
+    asked as often as the run repeats it (the pinned ``--repeats``, 2 by default), each time
+    with its messages and ``max_tokens``, and its score is no more than its repeats' answers can
+    earn: an answer that earns 0 whatever its code does (:mod:`verify.sparkbench`) lowers the
+    most its mean can be. Read only where the recorded checkout's client and graders are the
+    code that reading follows (:data:`READ_AS_OF`) and the transport log is at hand; the
+    verdict that code does not compile is taken only where the harness's recorded Python is of
+    the verifier's own version."""
+    upstream, harness, place, _ = spark
+    suite = _read_as_of(checkouts.get(upstream), upstream, read)
+    if evidence.transport is None or suite is None:
+        return []
     try:
-        tree = ast.parse(data.decode("utf-8"))
-    except (UnicodeDecodeError, SyntaxError, ValueError, RecursionError, MemoryError):
+        scores = spark_code_scores(spark.csv)
+    except OutputsUnreadable:  # the raw outputs' own check says so
+        return []
+    run_repeats = _pinned_repeats(harness.command)
+    scenarios = _suite_asks(suite)
+    compiled = _same_python(read(f"upstreams/{upstream}/environment.json"))
+    answers: dict[bytes, list[tuple[int, str | None]]] = {}
+    for exchange in evidence.transport:
+        if (reply := spark_facts(exchange)) is not None:
+            for grader, why in (("python", reply.python), ("sql", reply.sql)):
+                taken = why if why != NO_COMPILE or compiled else None
+                answers.setdefault(reply.ask + grader.encode(), []).append((exchange.id, taken))
+    problems = []
+    for scenario_id, score in sorted(scores.items()):
+        scenario = scenarios.get(scenario_id)
+        if scenario is None or scenario.ask is None:
+            continue
+        repeats = scenario.repeats or run_repeats
+        asked = answers.get(scenario.ask + (scenario.grader or "python").encode(), [])
+        if repeats is not None:
+            problems += _answers_problem(scenario_id, score, scenario.grader, repeats, asked)
+    if not problems:
+        return []
+    return [_disagrees(place, f"code scenarios against the transport log: {first_few(problems)}")]
+
+
+def _answers_problem(
+    scenario_id: str,
+    score: float,
+    grader: str | None,
+    repeats: int,
+    asked: Sequence[tuple[int, str | None]],
+) -> list[str]:
+    """Why a code scenario's ``score`` is not one of the answers ``asked`` (each its exchange id
+    and why it earns 0 from the scenario's ``grader``, None where it may score) over
+    ``repeats``."""
+    if len(asked) != repeats:
+        return [
+            f"{scenario_id} is scored over {repeats} repeats; the transport log holds "
+            f"{len(asked)} requests of its messages and max_tokens"
+        ]
+    zeros = [f"exchange {i}: {why}" for i, why in asked if why is not None and grader is not None]
+    most = (repeats - len(zeros)) / repeats
+    if score <= most + SPARK_SCORE_SLACK:
+        return []
+    return [f"{scenario_id} scores {score:g}; its answers earn at most {most:g} "
+            f"({first_few(zeros)})"]  # fmt: skip
+
+
+def _read_as_of(checkout: _Checkout | None, upstream: str, read: Reader) -> bytes | None:
+    """The recorded checkout's suite, where its client and graders are the code
+    :mod:`verify.sparkbench` follows (:data:`READ_AS_OF`); None otherwise."""
+    if checkout is None:
+        return None
+    suite = None
+    for path, functions in READ_AS_OF.items():
+        object_id = checkout.files.get(path)
+        data = read(f"upstreams/{upstream}/files/{object_id}") if object_id else None
+        if data is None or len(data) > MAX_SPARK_SUITE or _digests(data, functions) != functions:
+            return None
+        suite = data if path == SPARK_SUITE else suite
+    return suite
+
+
+SPARK_SCORE_SLACK = 0.0005
+"""Spark writes each scenario's score rounded to 0.001."""
+
+
+def _digests(data: bytes, functions: Mapping[str, str]) -> dict[str, str]:
+    """The source digests (:data:`READ_AS_OF`: of the lines from its ``def`` to its end, joined
+    by LF) of the top-level functions of ``data`` named in ``functions`` (none when it does not
+    parse)."""
+    parsed = _parsed(data)
+    if parsed is None:
         return {}
-    found: dict[str, tuple[float, str]] = {}
-    for node in ast.walk(tree):
+    lines = parsed[0].split("\n")
+    found: dict[str, str] = {}
+    for node in parsed[1].body:
+        if isinstance(node, ast.FunctionDef) and node.name in functions:
+            source = "\n".join(lines[node.lineno - 1 : node.end_lineno])
+            digest = hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+            found[node.name] = "" if node.name in found else digest  # twice: not the code read
+    return found
+
+
+@functools.lru_cache(maxsize=2)
+def _parsed(data: bytes) -> tuple[str, ast.Module] | None:
+    """A checkout's Python file, its text and its syntax tree (parsed, never run; kept for the
+    checks that read it again), or None when it does not parse."""
+    try:
+        text = data.decode("utf-8")
+        return text, ast.parse(text)
+    except (UnicodeDecodeError, SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def _pinned_repeats(command: Sequence[str]) -> int | None:
+    """How many times the pinned command asks each scenario (``--repeats``, 2 when not given,
+    read as argparse's ``int`` reads it); None when it names a count this check does not take."""
+    for index, word in enumerate(command):
+        if word == "--repeats" or word.startswith("--repeats="):
+            value = command[index + 1] if word == "--repeats" and index + 1 < len(command) else ""
+            value = word.removeprefix("--repeats=") if word != "--repeats" else value
+            try:
+                count = int(value)
+            except ValueError:
+                return None
+            return count if 1 <= count <= MAX_REPEATS else None
+    return 2
+
+
+MAX_REPEATS = 1000
+
+
+def _same_python(recorded: bytes | None) -> bool:
+    """Whether the harness's recorded interpreter (its environment record's ``python_version``)
+    is of the verifier's own Python version (major and minor): where code compiles is the same."""
+    try:
+        version = json.loads(recorded or b"").get("python_version")
+    except (ValueError, AttributeError, RecursionError):
+        return False
+    ours = f"{sys.version_info.major}.{sys.version_info.minor}."
+    return isinstance(version, str) and version.startswith(ours)
+
+
+@functools.lru_cache(maxsize=2)
+def _suite_asks(data: bytes) -> dict[str, _Scenario]:
+    """Each code scenario the suite defines (:class:`_Scenario`), from its literal
+    ``dict(id=..., domain="code", difficulty=..., max_tokens=..., messages=_msg(...),
+    grade=...)`` calls (parsed, never run); a scenario defined twice has no weight and no ask,
+    nor does one asked with values that are not literals; none when the suite does not
+    parse."""
+    parsed = _parsed(data)
+    if parsed is None:
+        return {}
+    found: dict[str, _Scenario] = {}
+    for node in ast.walk(parsed[1]):
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
             continue
-        if node.func.id != "dict":
+        given = {k.arg: k.value for k in node.keywords if k.arg is not None}
+        key, domain = _constant(given.get("id")), _constant(given.get("domain"))
+        if node.func.id != "dict" or domain != SPARK_BENCH_CODE_DOMAIN or not isinstance(key, str):
             continue
-        given = {
-            k.arg: k.value.value
-            for k in node.keywords
-            if k.arg in ("id", "domain", "difficulty", "tier") and isinstance(k.value, ast.Constant)
-        }
-        key, difficulty, tier = given.get("id"), given.get("difficulty"), given.get("tier", "base")
-        if given.get("domain") != SPARK_BENCH_CODE_DOMAIN or not isinstance(key, str):
-            continue
+        difficulty, tier = _constant(given.get("difficulty")), given.get("tier")
         weight = (
             float(difficulty)
             if isinstance(difficulty, int | float) and not isinstance(difficulty, bool)
             else math.nan
         )
-        found[key] = (math.nan if key in found else weight, str(tier))  # twice: no weight
+        prompt = _prompt(given.get("messages"))
+        tokens = _constant(given.get("max_tokens"))
+        ask = (
+            scenario_ask([{"role": "user", "content": prompt}], int(tokens * 1.0))
+            if prompt is not None and isinstance(tokens, int) and not isinstance(tokens, bool)
+            else None
+        )
+        count = _constant(given.get("repeats"))
+        own = count if isinstance(count, int) and 1 <= count <= MAX_REPEATS else None
+        if "repeats" in given and own is None:
+            ask = None
+        twice = key in found  # no weight, no ask
+        found[key] = _Scenario(
+            math.nan if twice else weight,
+            str(tier.value) if isinstance(tier, ast.Constant) else "base",
+            None if twice else ask,
+            _grader(given.get("grade")),
+            own,
+        )
     return found
+
+
+def _constant(node: ast.expr | None) -> object:
+    return node.value if isinstance(node, ast.Constant) else None
+
+
+def _prompt(node: ast.expr | None) -> str | None:
+    """The prompt of ``messages=_msg(<prompt>)``, a string literal (or literals joined by
+    ``+``); None for any other messages."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
+        return None
+    if node.func.id != "_msg" or len(node.args) != 1 or node.keywords:
+        return None
+    return _text(node.args[0])
+
+
+def _text(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Constant):
+        return node.value if isinstance(node.value, str) else None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = _text(node.left), _text(node.right)
+        return left + right if left is not None and right is not None else None
+    return None
+
+
+def _grader(node: ast.expr | None) -> str | None:
+    """``python`` or ``sql`` for a scenario graded by ``expect_executable_code`` (with no setup
+    or extractor of its own) or ``expect_sql_code``; None for any other grader."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
+        return None
+    kind: str | None = _GRADERS.get(node.func.id)
+    if kind is None or node.args:
+        return None
+    if any(k.arg in _OWN_PARTS or k.arg is None for k in node.keywords):
+        return None
+    return kind

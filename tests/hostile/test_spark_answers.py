@@ -1,0 +1,233 @@
+"""Spark Bench's code scenario scores held to the transport log (``verify/sparkbench.py``,
+``verify/_consistency/spark.py`` ``_spark_answers``; ADR 0050).
+
+Every attack starts from the recorded real bundle (examples/recorded/llamacpp-smollm2-135m.tar:
+Spark Bench 196e60d, ten code scenarios asked twice each, every score 0), edits Spark's CSV as a
+publisher who controls every byte (scores, the domain's quality as Spark would write it for
+them, the records re-derived), and reseals it with claims equal to its replay: integrity and
+the claims hold, so only the cross-check with the transport log can tell.
+
+The recorded answers, as the verifier reads them: CODE-01's and CODE-04's two answers do not
+compile; one of CODE-03's, CODE-06's and CODE-09's does not; CODE-02's and CODE-08's (SQL)
+each hold a query; the rest compile. An answer that earns 0 whatever its code does bounds the
+scenario's mean score; the verifier runs no code, so an answer that compiles may score anything.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.data.hostile.kit import Files, lines, put_json, put_lines
+from tests.gate_kit import Recorded, unpacked_recorded
+from tests.hostile.test_attacks_2026_12_06_flip import (
+    SPARK_CSV,
+    _findings,
+    _set,
+    _spark_rows,
+    _verdict,
+)
+from verify._consistency.spark import (
+    READ_AS_OF,
+    SPARK_SUITE,
+    _digests,
+    _pinned_repeats,
+    _same_python,
+    _suite_asks,
+    _suite_code,
+)
+
+LOG = "transport/exchanges.jsonl"
+ENVIRONMENT = "upstreams/sparkbench/environment.json"
+PREFIX = (
+    f"record_disagrees {SPARK_CSV}: evidence {SPARK_CSV!r}: "
+    "code scenarios against the transport log: "
+)
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> Recorded:
+    return unpacked_recorded(tmp_path_factory.mktemp("recorded"))
+
+
+def _suite(recorded: Recorded) -> bytes:
+    return _suite_of(recorded[1])
+
+
+def _passed(*passed: tuple[str, str]) -> Callable[[Files], None]:
+    """Spark's CSV with the given scenarios' scores set, and the code domain's quality what Spark
+    writes for them (100 x the difficulty-weighted mean, rounded to 0.1), the records
+    re-derived: what a careful forger writes."""
+
+    def edit(files: Files) -> None:
+        weights = {i: d for i, (d, _) in _suite_code(_suite_of(files)).items()}
+        scores = dict.fromkeys(weights, 0.0) | {i: float(s) for i, s in passed}
+        quality = round(
+            100 * math.fsum(scores[i] * weights[i] for i in weights) / math.fsum(weights.values()),
+            1,
+        )
+        change = [_set(i, "score", s) for i, s in passed] + [
+            _set("code", "domain_quality", str(quality))
+        ]
+
+        def each(fields: list[str]) -> list[str]:
+            for step in change:
+                fields = step(fields)
+            return fields
+
+        _spark_rows(each)(files)
+
+    return edit
+
+
+def _suite_of(files: Files) -> bytes:
+    listing = files["upstreams/sparkbench/tree.txt"][0].decode()
+    (blob,) = [line.split()[2] for line in listing.splitlines() if line.endswith("\teval_suite.py")]
+    return files[f"upstreams/sparkbench/files/{blob}"][0]
+
+
+def test_the_recorded_answers_bound_the_scores_and_the_recorded_run_holds(
+    recorded: Recorded,
+) -> None:
+    """The recorded checkout is the code the reading follows, and each scenario was asked
+    twice: the honest recorded scores (all 0) hold."""
+    suite = _suite(recorded)
+    assert _digests(suite, READ_AS_OF[SPARK_SUITE]) == READ_AS_OF[SPARK_SUITE]
+    asks = _suite_asks(suite)
+    assert sorted(asks) == [f"CODE-{n:02}" for n in range(1, 11)]
+    assert all(a.ask is not None and a.repeats is None for a in asks.values())
+    assert {i: a.grader for i, a in asks.items() if a.grader != "python"} == {
+        "CODE-02": "sql",
+        "CODE-08": "sql",
+    }
+
+
+def test_a_pass_whose_answers_do_not_compile_is_a_finding(
+    recorded: Recorded, tmp_path: Path
+) -> None:
+    """CODE-01 scored 1.0 (and the quality Spark would write for it): both its recorded answers
+    fail to compile, so Spark gave each 0."""
+    verdict = _verdict(recorded, tmp_path / "forged", _passed(("CODE-01", "1.0")))
+    assert _findings(verdict) == [
+        PREFIX + "CODE-01 scores 1; its answers earn at most 0 (exchange 213: the answer's code "
+        "does not compile, exchange 214: the answer's code does not compile)"
+    ]
+    assert verdict.integrity.status != "ok"
+
+
+def test_a_mean_past_what_one_failed_answer_allows_is_a_finding(
+    recorded: Recorded, tmp_path: Path
+) -> None:
+    """CODE-03: one answer compiles, the other does not. 0.5 is a mean its answers may give
+    (held); 0.625 is not."""
+    held = _verdict(recorded, tmp_path / "held", _passed(("CODE-03", "0.5")))
+    assert held.integrity.status == "ok", _findings(held)
+    verdict = _verdict(recorded, tmp_path / "forged", _passed(("CODE-03", "0.625")))
+    assert _findings(verdict) == [
+        PREFIX + "CODE-03 scores 0.625; its answers earn at most 0.5 (exchange 217: the answer's "
+        "code does not compile)"
+    ]
+
+
+def test_a_pass_whose_answers_compile_holds(recorded: Recorded, tmp_path: Path) -> None:
+    """CODE-05's two answers compile: whatever their code did is not re-run, so a pass holds
+    (the limit ADR 0050 names)."""
+    verdict = _verdict(
+        recorded, tmp_path / "held", _passed(("CODE-05", "1.0"), ("CODE-02", "0.75"))
+    )
+    assert verdict.integrity.status == "ok", _findings(verdict)
+
+
+def test_a_scenario_asked_once_is_a_finding(recorded: Recorded, tmp_path: Path) -> None:
+    """One of CODE-05's two requests recorded with another ``max_tokens`` (or left out): the
+    scenario scored over two repeats was asked once."""
+
+    def edit(files: Files) -> None:
+        exchanges = lines(files, LOG)
+        (exchange,) = [e for e in exchanges if e["id"] == 222]
+        request = json.loads(exchange["request_body"]["data"])
+        request["max_tokens"] = 4096
+        exchange["request_body"]["data"] = json.dumps(request)
+        put_lines(files, LOG, exchanges)
+
+    verdict = _verdict(recorded, tmp_path / "forged", edit)
+    assert PREFIX + (
+        "CODE-05 is scored over 2 repeats; the transport log holds 1 requests of its messages "
+        "and max_tokens"
+    ) in _findings(verdict)
+
+
+def test_code_that_does_not_compile_is_not_judged_under_another_python(
+    recorded: Recorded, tmp_path: Path
+) -> None:
+    """Whether code compiles depends on the Python that compiles it: a harness recorded under
+    another Python than the verifier's has its compile verdicts left out (CODE-01's answers
+    hold code, so its pass is not bounded), and its answers with no code still bound."""
+
+    def other_python(files: Files) -> None:
+        environment = json.loads(files[ENVIRONMENT][0])
+        environment["python_version"] = "3.99.0 (main) [GCC 12.2.0]"
+        put_json(files, ENVIRONMENT, environment)
+
+    def edit(files: Files) -> None:
+        other_python(files)
+        _passed(("CODE-01", "1.0"))(files)
+
+    verdict = _verdict(recorded, tmp_path / "other", edit)
+    assert not [f for f in _findings(verdict) if f.startswith(PREFIX)], _findings(verdict)
+
+
+@pytest.mark.parametrize(
+    ("command", "repeats"),
+    [
+        ([], 2),
+        (["--repeats", "3"], 3),
+        (["--repeats=1"], 1),
+        (["--repeats", " 4"], 4),  # argparse's int() takes it
+        (["--repeats", "0"], None),
+        (["--repeats", "two"], None),
+        (["--repeats"], None),
+    ],
+)
+def test_the_pinned_repeats(command: list[str], repeats: int | None) -> None:
+    assert _pinned_repeats(["{python}", "spark_bench.py", "eval", *command]) == repeats
+
+
+def test_only_the_code_the_reading_follows_is_read(recorded: Recorded) -> None:
+    """A suite whose grader reads answers otherwise (one character of ``_strip_fences``
+    changed) is not the code :mod:`verify.sparkbench` follows; nor is one that defines it
+    twice."""
+    suite = _suite(recorded)
+    wanted = READ_AS_OF[SPARK_SUITE]
+    changed = suite.replace(
+        b'r"```[A-Za-z0-9_+-]*[ \\t]*\\n?(.*?)```"', b'r"```[A-Za-z0-9_+-]*[ \\t]*\\n?(.*)```"', 1
+    )
+    assert changed != suite
+    assert _digests(changed, wanted) != wanted
+    twice = suite + b"\n\ndef _msg(prompt):\n    return [{'role': 'user', 'content': prompt}]\n"
+    assert _digests(twice, wanted) != wanted
+
+
+@pytest.mark.parametrize(
+    ("recorded_version", "same"),
+    [
+        (b'{"python_version": "%d.%d.7 (main) [GCC]"}', True),
+        (b'{"python_version": "%d.%d0.1"}', False),
+        (b'{"python_version": 3.11}', False),
+        (b"[]", False),
+        (b"not json", False),
+        (None, False),
+    ],
+)
+def test_the_recorded_python(recorded_version: bytes | None, same: bool) -> None:
+    data = (
+        recorded_version % sys.version_info[:2]
+        if recorded_version and b"%d" in recorded_version
+        else recorded_version
+    )
+    assert _same_python(data) is same
