@@ -36,6 +36,8 @@ from verify._consistency.spark import (
     READ_AS_OF,
     SPARK_SUITE,
     _digests,
+    _most_consistent,
+    _pinned_domains,
     _pinned_repeats,
     _same_python,
     _suite_asks,
@@ -59,10 +61,10 @@ def _suite(recorded: Recorded) -> bytes:
     return _suite_of(recorded[1])
 
 
-def _passed(*passed: tuple[str, str]) -> Callable[[Files], None]:
+def _passed(*passed: tuple[str, str], reliability: str | None = None) -> Callable[[Files], None]:
     """Spark's CSV with the given scenarios' scores set, and the code domain's quality what Spark
-    writes for them (100 x the difficulty-weighted mean, rounded to 0.1), the records
-    re-derived: what a careful forger writes."""
+    writes for them (100 x the difficulty-weighted mean, rounded to 0.1), and the repeat
+    reliability where given, the records re-derived: what a careful forger writes."""
 
     def edit(files: Files) -> None:
         weights = {i: d for i, (d, _) in _suite_code(_suite_of(files)).items()}
@@ -74,6 +76,9 @@ def _passed(*passed: tuple[str, str]) -> Callable[[Files], None]:
         change = [_set(i, "score", s) for i, s in passed] + [
             _set("code", "domain_quality", str(quality))
         ]
+        if reliability is not None:
+            change += [_set("overall", "reliability", reliability),
+                       _set("code", "domain_reliability", reliability)]  # fmt: skip
 
         def each(fields: list[str]) -> list[str]:
             for step in change:
@@ -123,14 +128,29 @@ def test_a_pass_whose_answers_do_not_compile_is_a_finding(
 def test_a_mean_past_what_one_failed_answer_allows_is_a_finding(
     recorded: Recorded, tmp_path: Path
 ) -> None:
-    """CODE-03: one answer compiles, the other does not. 0.5 is a mean its answers may give
-    (held); 0.625 is not."""
-    held = _verdict(recorded, tmp_path / "held", _passed(("CODE-03", "0.5")))
+    """CODE-03: one answer compiles, the other does not. 0.5 is a mean its answers may give,
+    its repeats then as inconsistent as can be (scores 0 and 1: the repeat reliability 90, as
+    Spark writes it; held); 0.625 is not."""
+    held = _verdict(recorded, tmp_path / "held", _passed(("CODE-03", "0.5"), reliability="90.0"))
     assert held.integrity.status == "ok", _findings(held)
-    verdict = _verdict(recorded, tmp_path / "forged", _passed(("CODE-03", "0.625")))
+    forged = _passed(("CODE-03", "0.625"), reliability="90.0")
+    verdict = _verdict(recorded, tmp_path / "forged", forged)
     assert _findings(verdict) == [
         PREFIX + "CODE-03 scores 0.625; its answers earn at most 0.5 (exchange 217: the answer's "
         "code does not compile)"
+    ]
+
+
+def test_a_reliability_the_answers_do_not_allow_is_a_finding(
+    recorded: Recorded, tmp_path: Path
+) -> None:
+    """CODE-03 at 0.5 with the repeat reliability left at 100: its answer that does not compile
+    scored 0, so the other scored 1, and the two repeats are as far apart as can be (Spark's
+    consistency 0): the ten scenarios allow at most 90."""
+    verdict = _verdict(recorded, tmp_path / "forged", _passed(("CODE-03", "0.5")))
+    assert _findings(verdict) == [
+        PREFIX + "the repeat reliability is 100; the scores and answers of its 10 scenarios allow "
+        "at most 90.01"
     ]
 
 
@@ -231,3 +251,33 @@ def test_the_recorded_python(recorded_version: bytes | None, same: bool) -> None
         else recorded_version
     )
     assert _same_python(data) is same
+
+
+@pytest.mark.parametrize(
+    ("score", "repeats", "zeros", "most"),
+    [
+        (0.0, 2, 2, 1.0),  # all 0: alike
+        (0.5, 2, 0, 1.0),  # no answer known: all may be alike
+        (0.5, 2, 1, 0.001),  # 0 and 1 (the score's rounding allowed for)
+        (0.25, 2, 1, 0.501),
+        (1 / 3, 3, 1, 1 - 2 * (1 / 3 - 0.0005) * math.sqrt(0.5)),
+        (0.9, 2, 1, 0.0),  # past what the answers allow: no consistency either
+        (0.7, 1, 0, 1.0),  # one repeat: Spark's consistency is 1
+    ],
+)
+def test_the_most_consistent_repeats(score: float, repeats: int, zeros: int, most: float) -> None:
+    assert _most_consistent(score, repeats, zeros) == pytest.approx(most)
+
+
+@pytest.mark.parametrize(
+    ("command", "domains"),
+    [
+        ([], None),
+        (["--domains", "code"], {"code"}),
+        (["--domains=code,tool_use"], {"code", "tool_use"}),
+        (["--domains", ""], None),
+        (["--domains"], None),
+    ],
+)
+def test_the_pinned_domains(command: list[str], domains: set[str] | None) -> None:
+    assert _pinned_domains(["{python}", "spark_bench.py", "eval", *command]) == domains

@@ -307,40 +307,87 @@ def _spark_answers(
                 taken = why if why != NO_COMPILE or compiled else None
                 answers.setdefault(reply.ask + grader.encode(), []).append((exchange.id, taken))
     problems = []
+    consistent = []
     for scenario_id, score in sorted(scores.items()):
         scenario = scenarios.get(scenario_id)
-        if scenario is None or scenario.ask is None:
+        repeats = run_repeats if scenario is None else scenario.repeats or run_repeats
+        if scenario is None or scenario.ask is None or repeats is None:
+            consistent.append(1.0)
             continue
-        repeats = scenario.repeats or run_repeats
         asked = answers.get(scenario.ask + (scenario.grader or "python").encode(), [])
-        if repeats is not None:
-            problems += _answers_problem(scenario_id, score, scenario.grader, repeats, asked)
+        zeros = [(i, why) for i, why in asked if why is not None and scenario.grader is not None]
+        problems += _answers_problem(scenario_id, score, repeats, asked, zeros)
+        taken = len(zeros) if len(asked) == repeats else 0
+        consistent.append(_most_consistent(score, repeats, taken))
+    problems += _reliability_problem(evidence, harness.command, consistent)
     if not problems:
         return []
     return [_disagrees(place, f"code scenarios against the transport log: {first_few(problems)}")]
 
 
+def _most_consistent(score: float, repeats: int, zeros: int) -> float:
+    """The most consistent a scenario's repeats can be (Spark's ``1 - 2 x pstdev`` of their
+    scores, at least 0; 1 for a single repeat), given its mean ``score`` (to Spark's rounding)
+    and ``zeros`` of its ``repeats`` answers that earn 0: the others all alike."""
+    scoring = repeats - zeros
+    if repeats < 2 or zeros == 0 or scoring <= 0:
+        return 1.0
+    lowest = max(0.0, score - SPARK_SCORE_SLACK)
+    return max(0.0, 1 - 2 * lowest * math.sqrt(zeros / scoring))
+
+
+def _reliability_problem(
+    evidence: Gx10Evidence, command: Sequence[str], consistent: Sequence[float]
+) -> list[str]:
+    """Why Spark's repeat reliability (100 x the mean consistency of the run's scenarios) is
+    more than the code scenarios' answers allow (:func:`_most_consistent`), where the pinned
+    command runs the code domain alone (``--domains code``: its scenarios are the run's)."""
+    repeat = evidence.spark_repeat
+    if repeat is None or not consistent or _pinned_domains(command) != {SPARK_BENCH_CODE_DOMAIN}:
+        return []
+    most = 100 * math.fsum(consistent) / len(consistent)
+    if repeat.repeat_reliability <= most + SPARK_RELIABILITY_SLACK:
+        return []
+    return [
+        f"the repeat reliability is {repeat.repeat_reliability:g}; the scores and answers of "
+        f"its {len(consistent)} scenarios allow at most {most:.2f}"
+    ]
+
+
+SPARK_RELIABILITY_SLACK = 0.05 + 1e-9
+"""Spark writes the repeat reliability rounded to 0.1."""
+
+
+def _pinned_domains(command: Sequence[str]) -> set[str] | None:
+    """The domains the pinned command runs (``--domains``, comma-separated), None for all."""
+    for index, word in enumerate(command):
+        if word == "--domains" or word.startswith("--domains="):
+            value = command[index + 1] if word == "--domains" and index + 1 < len(command) else ""
+            value = word.removeprefix("--domains=") if word != "--domains" else value
+            return set(value.split(",")) if value else None
+    return None
+
+
 def _answers_problem(
     scenario_id: str,
     score: float,
-    grader: str | None,
     repeats: int,
     asked: Sequence[tuple[int, str | None]],
+    zeros: Sequence[tuple[int, str | None]],
 ) -> list[str]:
-    """Why a code scenario's ``score`` is not one of the answers ``asked`` (each its exchange id
-    and why it earns 0 from the scenario's ``grader``, None where it may score) over
-    ``repeats``."""
+    """Why a code scenario's ``score`` is not one of the answers ``asked`` (their exchange ids)
+    over ``repeats``, of which ``zeros`` earn 0 (each its exchange id and why)."""
     if len(asked) != repeats:
         return [
             f"{scenario_id} is scored over {repeats} repeats; the transport log holds "
             f"{len(asked)} requests of its messages and max_tokens"
         ]
-    zeros = [f"exchange {i}: {why}" for i, why in asked if why is not None and grader is not None]
     most = (repeats - len(zeros)) / repeats
     if score <= most + SPARK_SCORE_SLACK:
         return []
+    shown = [f"exchange {i}: {why}" for i, why in zeros]
     return [f"{scenario_id} scores {score:g}; its answers earn at most {most:g} "
-            f"({first_few(zeros)})"]  # fmt: skip
+            f"({first_few(shown)})"]  # fmt: skip
 
 
 def _read_as_of(checkout: _Checkout | None, upstream: str, read: Reader) -> bytes | None:
