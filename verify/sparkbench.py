@@ -8,7 +8,8 @@ scenario's tests (``eval_suite.expect_executable_code``), or SQL against an in-m
 (``expect_sql_code``). The verifier runs nothing from a bundle, so it cannot give the score an
 answer earns. It can tell an answer that earns 0 whatever its code would do:
 
-- a reply whose status is 400 or more (``urllib`` raises; the repeat scores 0);
+- a reply whose status is 300 or more (``urllib`` raises; the repeat scores 0), but for a
+  redirect it follows (301, 302 or 303 with a ``Location``: the answer is another request's);
 - an answer in which the grader finds no code: no Python by ``_extract_python_code`` (its
   fences and its keywords), no ``SELECT`` or ``WITH`` query by ``expect_sql_code``;
 - Python code that does not compile (``_run_python_safely`` compiles it after a blank line, as
@@ -30,6 +31,7 @@ import json
 import re
 import threading
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -86,14 +88,25 @@ def spark_reply(exchange: TransportExchange) -> SparkReply | None:
     if ask is None:
         return None
     status = exchange.status
-    if isinstance(status, int) and status >= 400:
+    if status is not None and status >= 300 and not _followed(status, exchange.response_headers):
         return SparkReply(ask, REPLY_ERROR, REPLY_ERROR)
-    if status is None or not 200 <= status < 300:
-        return SparkReply(ask, None, None)
-    text = _answer(exchange)
+    # no status, or a redirect urllib follows (the answer is another request's): not known
+    text = _answer(exchange) if status is not None and 200 <= status < 300 else None
     if text is None:
         return SparkReply(ask, None, None)
     return SparkReply(ask, _python(text), _sql(text))
+
+
+_FOLLOWED = frozenset({301, 302, 303})
+"""The redirects ``urllib`` follows for a POST (as a GET); any other status of 300 or more
+raises ``HTTPError``."""
+
+
+def _followed(status: int, headers: Mapping[str, str]) -> bool:
+    """Whether ``urllib`` follows a POST's reply of ``status``: one of :data:`_FOLLOWED` that
+    names where to (``Location`` or ``URI``)."""
+    named = {name.lower() for name in headers}
+    return status in _FOLLOWED and bool(named & {"location", "uri"})
 
 
 def _body(exchange: TransportExchange) -> bytes | None:

@@ -118,10 +118,23 @@ def test_a_stream_the_client_raises_on_may_score_nothing_yet_is_left_unknown(eve
     assert _verdicts(_exchange(body)) == (None, None)
 
 
-@pytest.mark.parametrize(("status", "verdict"), [(500, REPLY_ERROR), (404, REPLY_ERROR),
-                                                  (302, None), (204, NO_CODE)])  # fmt: skip
-def test_a_reply_status(status: int, verdict: str | None) -> None:
-    exchange = _exchange("" if status == 204 else _stream("x"), status=status)
+@pytest.mark.parametrize(
+    ("status", "headers", "verdict"),
+    [
+        (500, {}, REPLY_ERROR),
+        (404, {}, REPLY_ERROR),
+        (204, {}, NO_CODE),
+        (302, {}, REPLY_ERROR),  # no Location: urllib raises
+        (307, {"location": "/v1/x"}, REPLY_ERROR),  # a POST's 307: urllib raises
+        (304, {"location": "/v1/x"}, REPLY_ERROR),
+        (302, {"Location": "/v1/x"}, None),  # followed as a GET: another request's answer
+        (303, {"uri": "/v1/x"}, None),
+    ],
+)
+def test_a_reply_status(status: int, headers: dict[str, str], verdict: str | None) -> None:
+    exchange = _exchange(
+        "" if status == 204 else _stream("x"), status=status, response_headers=headers
+    )
     assert _verdicts(exchange) == (verdict, verdict)
 
 

@@ -317,8 +317,8 @@ def _spark_answers(
         asked = answers.get(scenario.ask + (scenario.grader or "python").encode(), [])
         zeros = [(i, why) for i, why in asked if why is not None and scenario.grader is not None]
         problems += _answers_problem(scenario_id, score, repeats, asked, zeros)
-        taken = len(zeros) if len(asked) == repeats else 0
-        consistent.append(_most_consistent(score, repeats, taken))
+        counted = len(zeros) if len(asked) == repeats else 0
+        consistent.append(_most_consistent(score, repeats, counted))
     problems += _reliability_problem(evidence, harness.command, consistent)
     if not problems:
         return []
