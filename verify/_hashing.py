@@ -290,11 +290,23 @@ def _batches(jobs: Sequence[_Job], workers: int) -> list[Sequence[_Job]]:
     return [jobs[i : i + size] for i in range(0, len(jobs), size)]
 
 
+_PRELOADED = ["verify._parallel", "verify._hashing"]
+"""What a fork server imports once, before it forks the first helper: each helper then starts
+with the verifier's modules loaded instead of importing them itself (about 0.2 s a helper)."""
+
+
 def _process_context() -> multiprocessing.context.BaseContext:
+    """How helper processes start: forked where the process has one thread (nothing held by
+    another thread is copied half-way), else from a fork server that has the verifier's modules
+    loaded (:data:`_PRELOADED`), else spawned."""
     methods = multiprocessing.get_all_start_methods()
     if "fork" in methods and threading.active_count() == 1:
         return multiprocessing.get_context("fork")
-    return multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
+    if "forkserver" not in methods:
+        return multiprocessing.get_context("spawn")
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(_PRELOADED)  # heeded when the server starts, once a process
+    return context
 
 
 def _hash_part(jobs: Sequence[_Job], bounds: Any, connection: Connection) -> None:
