@@ -35,14 +35,13 @@ import json
 import re
 import string
 import sys
-import threading
 from _multibytecodec import MultibyteIncrementalDecoder
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from bundle_schema.models import ReasoningSerialization, TransportExchange
-from verify.replies import body_bytes, exchange_failed
+from verify.replies import body_bytes, exchange_failed, loads_on_a_fresh_stack
 
 __all__ = [
     "DEFAULT_PROMPT",
@@ -87,7 +86,7 @@ def _loads(data: str) -> object:
     nesting = _nesting(data)
     if nesting >= INFERMARK_JSON_DEPTH:
         raise RecursionError("nested past Infermark's stack")
-    return json.loads(data) if nesting <= _DEEP else _on_a_stack_of_its_own(data)
+    return json.loads(data) if nesting <= _DEEP else loads_on_a_fresh_stack(data)
 
 
 def _nesting(data: str) -> int:
@@ -105,25 +104,6 @@ def _nesting(data: str) -> int:
 
 _BRACKETS = re.compile(r'"(?:[^"\\]|\\.)*"?|[\[\]{}]')
 """A JSON string (its brackets no nesting), or a bracket."""
-
-
-def _on_a_stack_of_its_own(data: str) -> object:
-    """``json.loads(data)`` in a thread of its own (a fresh, shallow stack)."""
-    done: list[object] = []
-    failed: list[BaseException] = []
-
-    def parse() -> None:
-        try:
-            done.append(json.loads(data))
-        except BaseException as exc:
-            failed.append(exc)
-
-    thread = threading.Thread(target=parse, name="infermark-json")
-    thread.start()
-    thread.join()
-    if failed:
-        raise failed[0]
-    return done[0]
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,6 +14,7 @@ import contextlib
 import hashlib
 import json
 import re
+import threading
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -40,6 +41,7 @@ __all__ = [
     "harness_went",
     "is_completion",
     "is_completion_path",
+    "loads_on_a_fresh_stack",
     "read_exchange",
     "read_reply",
     "reasoning_level",
@@ -196,6 +198,32 @@ def _loads(data: bytes | str) -> Any:
         return json.loads(data)
     except (ValueError, RecursionError):  # not JSON, or nested past the parser's stack
         return None
+
+
+def loads_on_a_fresh_stack(data: str) -> object:
+    """``json.loads(data)`` in a thread of its own: a fresh, shallow stack, so that how deep a
+    value may nest does not depend on how deep the caller's own stack is.
+
+    Raises:
+        json.JSONDecodeError: not JSON.
+        RecursionError: nested past what a fresh stack parses.
+        ValueError: a number past ``int()``'s digits.
+    """
+    done: list[object] = []
+    failed: list[BaseException] = []
+
+    def parse() -> None:
+        try:
+            done.append(json.loads(data))
+        except BaseException as exc:
+            failed.append(exc)
+
+    thread = threading.Thread(target=parse, name="json-on-a-fresh-stack")
+    thread.start()
+    thread.join()
+    if failed:
+        raise failed[0]
+    return done[0]
 
 
 def body_json(body: Body | None) -> Any:

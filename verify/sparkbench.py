@@ -8,17 +8,22 @@ scenario's tests (``eval_suite.expect_executable_code``), or SQL against an in-m
 (``expect_sql_code``). The verifier runs nothing from a bundle, so it cannot give the score an
 answer earns. It can tell an answer that earns 0 whatever its code would do:
 
-- a reply whose status is 300 or more (``urllib`` raises; the repeat scores 0), but for a
-  redirect it follows (301, 302 or 303 with a ``Location``: the answer is another request's);
+- a reply whose status is 300 or more, or none with the observer's error (``urllib`` raises:
+  the observer follows no redirect, and answers the harness 502 where the endpoint failed);
+- a stream ``chat_stream`` surely raises on (an event that is not an object, choices or a
+  delta it cannot read, text that is not a string, a ``usage`` or ``completion_tokens`` its
+  arithmetic refuses);
 - an answer in which the grader finds no code: no Python by ``_extract_python_code`` (its
   fences and its keywords), no ``SELECT`` or ``WITH`` query by ``expect_sql_code``;
 - Python code that does not compile (``_run_python_safely`` compiles it after a blank line, as
   read back from a text file: line ends translated, ``compile`` raising ``SyntaxError``, or
-  ``ValueError`` for a NUL), or that holds a lone surrogate (its file cannot be written).
+  ``ValueError`` for a NUL), or that holds a lone surrogate (its file cannot be written); a
+  query SQLite cannot be given (a NUL, a lone surrogate).
 
-Anything else the answer may score: a stream this reading is not sure of (a status it does not
-take, a chunk whose bytes are unknown, an event whose shape Spark's client would raise on or
-nested past :data:`_DEEP`) is left unknown, never counted as 0.
+Anything else the answer may score: what this reading is not sure of (a chunk whose bytes the
+record does not know, a number past ``int()``'s digits, code nested past the compiler's stack)
+is never counted as 0. An event nested past :data:`_DEEP` is parsed on a fresh stack: the
+client either parsed it too or raised (0), so a verdict of 0 from what it parsed holds.
 
 Whether code compiles depends on the Python that compiles it: the caller takes that verdict
 only where the harness's recorded interpreter is of the verifier's own version.
@@ -31,29 +36,32 @@ import json
 import re
 import threading
 import warnings
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from bundle_schema.models import TransportExchange
-from verify.replies import body_bytes, body_json
+from verify.replies import body_bytes, body_json, loads_on_a_fresh_stack
 
 __all__ = [
+    "CLIENT_RAISES",
     "NO_CODE",
     "NO_COMPILE",
     "REPLY_ERROR",
+    "UNSENDABLE",
     "SparkReply",
     "scenario_ask",
     "spark_reply",
 ]
 
 REPLY_ERROR = "the reply is an error"
+CLIENT_RAISES = "Spark Bench's client raises on the reply"
 NO_CODE = "the grader finds no code in the answer"
 NO_COMPILE = "the answer's code does not compile"
+UNSENDABLE = "the answer's query cannot be given to SQLite"
 
 _DEEP = 64
-"""Events nested deeper than this are not parsed (Spark's ``json.loads`` raises past its own
-stack, which the verifier does not know): the reply is left unknown."""
+"""Events with more brackets than this are parsed on a fresh stack (:func:`_event`): the
+verdict never depends on how deep the verifier's own stack is."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,26 +95,22 @@ def spark_reply(exchange: TransportExchange) -> SparkReply | None:
     ask = scenario_ask(request.get("messages"), request.get("max_tokens"))
     if ask is None:
         return None
+    read = _read(exchange)
+    if isinstance(read, str):
+        return SparkReply(ask, _python(read), _sql(read))
+    why = REPLY_ERROR if read is _FAILED else CLIENT_RAISES if read is _RAISES else None
+    return SparkReply(ask, why, why)
+
+
+def _read(exchange: TransportExchange) -> object:
+    """The answer text (:func:`_answer`), or why there is none: :data:`_FAILED` (an error
+    reply), :data:`_RAISES`, :data:`_UNSURE`."""
     status = exchange.status
-    if status is not None and status >= 300 and not _followed(status, exchange.response_headers):
-        return SparkReply(ask, REPLY_ERROR, REPLY_ERROR)
-    # no status, or a redirect urllib follows (the answer is another request's): not known
-    text = _answer(exchange) if status is not None and 200 <= status < 300 else None
-    if text is None:
-        return SparkReply(ask, None, None)
-    return SparkReply(ask, _python(text), _sql(text))
-
-
-_FOLLOWED = frozenset({301, 302, 303})
-"""The redirects ``urllib`` follows for a POST (as a GET); any other status of 300 or more
-raises ``HTTPError``."""
-
-
-def _followed(status: int, headers: Mapping[str, str]) -> bool:
-    """Whether ``urllib`` follows a POST's reply of ``status``: one of :data:`_FOLLOWED` that
-    names where to (``Location`` or ``URI``)."""
-    named = {name.lower() for name in headers}
-    return status in _FOLLOWED and bool(named & {"location", "uri"})
+    if status is None:  # no reply came: the harness got the observer's 502, or went first
+        return _FAILED if exchange.error is not None else _UNSURE
+    if status >= 300:  # the observer follows no redirect: the harness got its 502
+        return _FAILED
+    return _answer(exchange) if status >= 200 else _UNSURE
 
 
 def _body(exchange: TransportExchange) -> bytes | None:
@@ -121,14 +125,23 @@ def _body(exchange: TransportExchange) -> bytes | None:
     return b"".join(pieces)
 
 
-def _answer(exchange: TransportExchange) -> str | None:  # noqa: PLR0911 - one per way it raises
+_FAILED = object()
+"""An error reply: ``urllib`` raises (the repeat scores 0)."""
+_RAISES = object()
+"""Spark's client surely raises on the stream (the repeat scores 0)."""
+_UNSURE = object()
+"""This reading cannot tell what the client makes of the stream."""
+
+
+def _answer(exchange: TransportExchange) -> object:
     """The answer text ``chat_stream`` returns: each line of the body (split at LF, as
     ``urllib`` iterates it) decoded as UTF-8 with U+FFFD, stripped; ``data:`` lines up to
     ``[DONE]`` parsed, those that are not JSON skipped; the ``content`` of each choice's
-    ``delta`` joined. None where the client would raise or this reading is not sure."""
+    ``delta`` joined. :data:`_RAISES` where the client surely raises, :data:`_UNSURE` where
+    this reading cannot tell."""
     body = _body(exchange)
     if body is None:
-        return None
+        return _UNSURE
     parts: list[str] = []
     usage: object = {}
     for raw in body.split(b"\n"):
@@ -138,58 +151,81 @@ def _answer(exchange: TransportExchange) -> str | None:  # noqa: PLR0911 - one p
         data = line[5:].strip()
         if data == "[DONE]":
             break
-        if data.count("[") + data.count("{") > _DEEP:
-            return None
-        try:
-            event = json.loads(data)
-        except json.JSONDecodeError:
+        event = _event(data)
+        if event is _SKIPPED:
             continue
-        except (ValueError, RecursionError):  # raised in the client: not a skipped line
-            return None
-        if not isinstance(event, dict):
-            return None
+        if not isinstance(event, dict):  # an event's .get: AttributeError
+            return _RAISES if event is not _UNSURE else _UNSURE
         if event.get("usage"):
             usage = event["usage"]
-        if not _read_choices(event.get("choices", []), parts):
-            return None
-    if not isinstance(usage, dict) or not _number(usage.get("completion_tokens")):
-        return None
-    return "".join(parts)
+        if _choices_raise(event.get("choices", []), parts):
+            return _RAISES
+    return _RAISES if _usage_raises(usage) else _UNSURE if _usage_unsure(usage) else "".join(parts)
 
 
-def _read_choices(choices: object, parts: list[str]) -> bool:
-    """Each choice's ``delta`` read into ``parts`` as ``chat_stream`` reads it; False where it
-    would raise (or joins what is not text)."""
-    if not isinstance(choices, list):
-        return False
+_SKIPPED = object()
+
+
+def _event(data: str) -> object:
+    """A ``data:`` line's JSON value as the client parses it; :data:`_SKIPPED` for a line that
+    is not JSON (skipped); :data:`_UNSURE` where the client may raise or not. Nested past
+    :data:`_DEEP`, the line is parsed on a fresh stack: where the client's stack gave out
+    before it, it raised, and the repeat scored 0 whatever the stream says; so the answer the
+    line leaves is taken, and the verdict of 0 only holds where both readings give it."""
+    try:
+        deep = data.count("[") + data.count("{") > _DEEP
+        return loads_on_a_fresh_stack(data) if deep else json.loads(data)
+    except json.JSONDecodeError:
+        return _SKIPPED
+    except (ValueError, RecursionError):  # past int()'s digits (a limit of the process) or deep
+        return _UNSURE
+
+
+def _choices_raise(choices: object, parts: list[str]) -> bool:
+    """Whether ``chat_stream`` raises on an event's ``choices`` (or on the text it collects
+    from them, when it joins it); each choice's ``delta.content`` read into ``parts``."""
+    if isinstance(choices, dict | str):  # iterated: its keys or characters have no .get
+        return bool(choices)
+    if not isinstance(choices, list):  # not iterable: TypeError
+        return True
     for choice in choices:
         delta = choice.get("delta", {}) if isinstance(choice, dict) else None
-        if not isinstance(delta, dict):
-            return False
+        if not isinstance(delta, dict):  # .get of what is not an object: AttributeError
+            return True
         reasoning = delta.get("reasoning") or delta.get("reasoning_content")
         content = delta.get("content")
         tools = delta.get("tool_calls")
-        if reasoning and not isinstance(reasoning, str):
-            return False
-        if tools and not isinstance(tools, list):
-            return False
+        if (reasoning and not isinstance(reasoning, str)) or (
+            content and not isinstance(content, str)
+        ):
+            return True  # joined with the text: TypeError
+        if tools and not isinstance(tools, list | str | dict):  # extended with it: TypeError
+            return True
         if content:
-            if not isinstance(content, str):
-                return False
             parts.append(content)
-    return True
+    return False
 
 
-_LARGEST = 10**300
-"""Past this, an integer count overflows the client's division by a float."""
+_FLOAT_MAX = 2**1024
+"""An integer count this large or larger overflows the client's division by a float."""
+_FLOAT_SAFE = 2**1023
 
 
-def _number(value: object) -> bool:
-    """A ``completion_tokens`` the client's arithmetic takes (absent, or a JSON number it can
-    divide by a float)."""
-    if isinstance(value, int):
-        return abs(value) < _LARGEST
-    return value is None or isinstance(value, float)
+def _usage_raises(usage: object) -> bool:
+    """Whether the client raises on the last ``usage`` it kept: not an object, or a
+    ``completion_tokens`` its arithmetic refuses (not a number; an integer past a float)."""
+    if not isinstance(usage, dict):
+        return True
+    count = usage.get("completion_tokens")
+    if count is None or isinstance(count, float):
+        return False
+    return not isinstance(count, int) or abs(count) >= _FLOAT_MAX
+
+
+def _usage_unsure(usage: object) -> bool:
+    """Whether the client's division overflows on an integer count close to a float's limit."""
+    count = usage.get("completion_tokens") if isinstance(usage, dict) else None
+    return isinstance(count, int) and abs(count) >= _FLOAT_SAFE
 
 
 _QUIET = threading.Lock()
@@ -218,9 +254,7 @@ def _python(text: str) -> str | None:
             return NO_CODE
         code = text
     source = "\n" + code + "\n"  # setup "" + "\n" + code + "\n" + tests ""
-    try:
-        source.encode("utf-8")
-    except UnicodeEncodeError:  # a lone surrogate: no codec writes its file
+    if not _encodes(source):  # a lone surrogate: no codec writes its file
         return NO_COMPILE
     source = source.replace("\r\n", "\n").replace("\r", "\n")  # read back in text mode
     try:
@@ -236,9 +270,22 @@ def _python(text: str) -> str | None:
 
 
 def _sql(text: str) -> str | None:
-    """Why ``expect_sql_code`` gives ``text`` 0 whatever its query does (no query found), or
-    None."""
-    query = _strip_fences(text).upper().strip()
-    if query.startswith(("SELECT", "WITH")) or _SELECT.search(text):
-        return None
-    return NO_CODE
+    """Why ``expect_sql_code`` gives ``text`` 0 whatever its query does (no query found, or one
+    SQLite cannot be given: a NUL, a lone surrogate), or None."""
+    query = _strip_fences(text)
+    if not query.upper().strip().startswith(("SELECT", "WITH")):
+        found = _SELECT.search(text)
+        if found is None:
+            return NO_CODE
+        query = found.group(1).strip()
+    if "\x00" in query or not _encodes(query):
+        return UNSENDABLE
+    return None
+
+
+def _encodes(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True

@@ -253,5 +253,5 @@ def test_deep_json_is_read_alike_from_any_stack(monkeypatch: pytest.MonkeyPatch)
         return type(infermark._loads(less)).__name__ if frames == 0 else nested(frames - 1)
 
     assert nested(0) == nested(300) == "list"  # read alike from a shallow and a deep caller
-    monkeypatch.setattr(infermark.threading, "Thread", None)  # no thread for a flat event
+    monkeypatch.setattr(infermark, "loads_on_a_fresh_stack", None)  # no thread for a flat event
     assert infermark._loads("[" + "[]," * 99 + "[]]") == [[]] * 100

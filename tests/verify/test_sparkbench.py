@@ -11,7 +11,15 @@ from typing import Any
 import pytest
 
 from bundle_schema.models import TransportExchange
-from verify.sparkbench import NO_CODE, NO_COMPILE, REPLY_ERROR, scenario_ask, spark_reply
+from verify.sparkbench import (
+    CLIENT_RAISES,
+    NO_CODE,
+    NO_COMPILE,
+    REPLY_ERROR,
+    UNSENDABLE,
+    scenario_ask,
+    spark_reply,
+)
 
 MESSAGES = [{"role": "user", "content": "Write a Python function `f`."}]
 REQUEST = {"model": "m", "messages": MESSAGES, "temperature": 0.3, "max_tokens": 800,
@@ -53,6 +61,8 @@ def _verdicts(exchange: TransportExchange) -> tuple[str | None, str | None]:
         (["I cannot write that."], NO_CODE, NO_CODE),
         (["```sql\nSELECT name FROM customers;\n```"], NO_CODE, None),
         (["Here it is: select 1; and more"], NO_CODE, None),
+        (["```sql\nSELECT name FROM customers -- \x00\n```"], NO_CODE, UNSENDABLE),
+        (["SELECT name FROM customers -- \ud800"], NO_CODE, UNSENDABLE),
         (["```\nWITH t AS (SELECT 1) SELECT * FROM t\n```"], NO_CODE, None),
         # the keywords are looked for in the fenced code first, then in the whole text, which
         # is then the code (fences and prose too)
@@ -97,24 +107,59 @@ def test_the_stream_is_read_as_chat_stream_reads_it() -> None:
 @pytest.mark.parametrize(
     "event",
     [
-        "[1, 2]",  # not an object: the client raises
-        '{"choices": {"0": {}}}',
+        "[1, 2]",  # not an object: .get raises
+        "null",
+        '{"choices": {"0": {}}}',  # iterated: its keys have no .get
+        '{"choices": "ab"}',
+        '{"choices": 3}',  # not iterable
         '{"choices": [null]}',
         '{"choices": [{"delta": null}]}',
-        '{"choices": [{"delta": {"content": 5}}]}',
+        '{"choices": [{"delta": "text"}]}',
+        '{"choices": [{"delta": {"content": 5}}]}',  # joined with the text
         '{"choices": [{"delta": {"reasoning": ["x"]}}]}',
-        '{"choices": [{"delta": {"tool_calls": 3}}]}',
+        '{"choices": [{"delta": {"tool_calls": 3}}]}',  # extended with it
         '{"choices": [], "usage": {"completion_tokens": "12"}}',
-        '{"choices": [], "usage": {"completion_tokens": 1' + "0" * 400 + "}}",
+        '{"choices": [], "usage": {"completion_tokens": ""}}',  # "" > 1
+        '{"choices": [], "usage": {"completion_tokens": 2' + "0" * 400 + "}}",  # past a float
         '{"choices": [], "usage": [1]}',
-        "[" * 70 + "]" * 70,  # nested past what is parsed here
-        '{"n": 1' + "0" * 5000 + "}",  # past int()'s digits: raised in the client
+        "[" * 70 + "1" + "]" * 70,  # nested: parsed on a fresh stack, or raised in the client
     ],
 )
-def test_a_stream_the_client_raises_on_may_score_nothing_yet_is_left_unknown(event: str) -> None:
-    """Where Spark's client would raise the repeat scores 0, yet an answer this reading is not
-    sure of is never counted as 0 (no finding can rest on it)."""
-    body = f"data: {event}\n\n" + _stream("no code at all")
+def test_a_stream_the_client_surely_raises_on_scores_0(event: str) -> None:
+    body = f"data: {event}\n\n" + _stream("```python\ndef f(x):\n    return x\n```")
+    assert _verdicts(_exchange(body)) == (CLIENT_RAISES, CLIENT_RAISES)
+
+
+@pytest.mark.parametrize(
+    "event",
+    [
+        '{"choices": {}}',  # an empty object or string iterates to nothing
+        '{"choices": ""}',
+        '{"choices": [{"delta": {"tool_calls": "ab"}}]}',  # extended with its characters
+        '{"choices": [], "usage": {"completion_tokens": 1.5e300}}',
+        '{"choices": [], "usage": {"completion_tokens": true}}',
+        "not json",  # skipped
+        "[" * 70 + " not json",
+        '{"note": ' + "[" * 70 + "]" * 70 + "}",  # deep, parsed and read
+    ],
+)
+def test_a_stream_the_client_reads(event: str) -> None:
+    body = f"data: {event}\n\n" + _stream("```python\ndef f(x):\n    return x\n```")
+    assert _verdicts(_exchange(body)) == (None, NO_CODE)
+    no_code = f"data: {event}\n\n" + _stream("I will not write code.")
+    assert _verdicts(_exchange(no_code)) == (NO_CODE, NO_CODE)
+
+
+@pytest.mark.parametrize(
+    "event",
+    [
+        '{"n": 1' + "0" * 5000 + "}",  # past int()'s digits: a limit of the client's process
+        '{"choices": [], "usage": {"completion_tokens": ' + str(2**1023 + 1) + "}}",
+        "[" * 5000 + "]" * 5000,  # past even a fresh stack
+    ],
+)
+def test_a_stream_this_reading_is_not_sure_of_is_never_0(event: str) -> None:
+    body = f"data: {event}\n\n" + _stream("I will not write code.")
     assert _verdicts(_exchange(body)) == (None, None)
 
 
@@ -124,11 +169,10 @@ def test_a_stream_the_client_raises_on_may_score_nothing_yet_is_left_unknown(eve
         (500, {}, REPLY_ERROR),
         (404, {}, REPLY_ERROR),
         (204, {}, NO_CODE),
-        (302, {}, REPLY_ERROR),  # no Location: urllib raises
-        (307, {"location": "/v1/x"}, REPLY_ERROR),  # a POST's 307: urllib raises
-        (304, {"location": "/v1/x"}, REPLY_ERROR),
-        (302, {"Location": "/v1/x"}, None),  # followed as a GET: another request's answer
-        (303, {"uri": "/v1/x"}, None),
+        # the observer follows no redirect: the harness got its 502
+        (302, {}, REPLY_ERROR),
+        (302, {"location": "/v1/x"}, REPLY_ERROR),
+        (307, {"location": "/v1/x"}, REPLY_ERROR),
     ],
 )
 def test_a_reply_status(status: int, headers: dict[str, str], verdict: str | None) -> None:
@@ -150,3 +194,9 @@ def test_what_is_no_scenario_request() -> None:
     assert spark_reply(unwritable) is not None
     assert scenario_ask(MESSAGES, 800) != scenario_ask(MESSAGES, 801)
     assert scenario_ask(float("nan"), 1) is not None  # written as JSON's NaN, as Python does
+
+
+def test_no_reply_is_an_error_where_the_observer_says_why() -> None:
+    failed = _exchange([], status=None, error="ConnectionRefusedError: the endpoint")
+    assert _verdicts(failed) == (REPLY_ERROR, REPLY_ERROR)
+    assert _verdicts(_exchange([], status=None)) == (None, None)
