@@ -5,6 +5,8 @@ a bundle's evidence by name, and a forged copy resealed with honest-looking clai
 from __future__ import annotations
 
 import copy
+import json
+import tarfile
 import tomllib
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
@@ -98,6 +100,23 @@ RECORDED_TAR = EXAMPLES / "recorded" / "llamacpp-smollm2-135m.tar"
 """The recorded real bundle (llama.cpp, SmolLM2, the real upstreams)."""
 Recorded = tuple[Manifest, Files]
 """A bundle's manifest and evidence, as :func:`tests.data.hostile.kit.read_bundle` gives them."""
+
+
+def tar_evidence(tar: Path) -> dict[str, bytes]:
+    """The evidence of a bundle tar by logical name, read straight from its members."""
+    with tarfile.open(tar) as archive:
+        blobs: dict[str, bytes] = {}
+        manifest = None
+        for member in archive.getmembers():
+            handle = archive.extractfile(member)
+            if handle is None:
+                continue
+            if member.name.endswith("manifest.json"):
+                manifest = json.loads(handle.read())
+            elif "/blobs/sha256/" in f"/{member.name}":
+                blobs[f"sha256:{member.name.rsplit('/', 1)[1]}"] = handle.read()
+    assert manifest is not None
+    return {name: blobs[entry["digest"]] for name, entry in manifest["evidence"].items()}
 
 
 def unpacked_recorded(folder: Path) -> Recorded:

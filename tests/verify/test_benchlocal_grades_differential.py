@@ -21,10 +21,8 @@ import importlib
 import itertools
 import json
 import sys
-import tarfile
 from collections import Counter
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -32,6 +30,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.gate_kit import tar_evidence
 from tests.paths import EXAMPLES
 from verify._consistency.benchlocal_grades import GRADED, grade_failure, replayed_modules
 
@@ -45,27 +44,10 @@ PACKS = {
 SCORING = ("__init__", "common", *GRADED)
 
 
-def _bundle_files(tar: Path) -> dict[str, bytes]:
-    """The evidence of a bundle tar by logical name."""
-    with tarfile.open(tar) as archive:
-        blobs = {}
-        manifest = None
-        for member in archive.getmembers():
-            handle = archive.extractfile(member)
-            if handle is None:
-                continue
-            if member.name.endswith("manifest.json"):
-                manifest = json.loads(handle.read())
-            elif "/blobs/sha256/" in f"/{member.name}":
-                blobs[f"sha256:{member.name.rsplit('/', 1)[1]}"] = handle.read()
-    assert manifest is not None
-    return {name: blobs[entry["digest"]] for name, entry in manifest["evidence"].items()}
-
-
 @pytest.fixture(scope="module")
 def recorded() -> list[dict[str, bytes]]:
     assert len(RECORDED) == 3, RECORDED
-    return [_bundle_files(tar) for tar in RECORDED]
+    return [tar_evidence(tar) for tar in RECORDED]
 
 
 def _checkout(files: dict[str, bytes]) -> tuple[dict[str, str], Callable[[str], bytes]]:
