@@ -158,13 +158,19 @@ _TIERS = {"all": frozenset({"base", "hard"}), "base": frozenset({"base"}),
 def _pinned_tiers(command: Sequence[str]) -> frozenset[str] | None:
     """The scenario tiers a pinned Spark Bench command runs; None when it names a tier this
     check does not know (then the scenarios scored are only held to the suite's)."""
+    value = _option(command, "--tier")
+    return _TIERS["all"] if value is None else _TIERS.get(value)
+
+
+def _option(command: Sequence[str], name: str) -> str | None:
+    """The value the pinned command gives option ``name`` (``name VALUE`` or ``name=VALUE``, the
+    first; "" when none follows), None when it gives none (the option's default)."""
     for index, word in enumerate(command):
-        if word == "--tier":
-            value = command[index + 1] if index + 1 < len(command) else ""
-            return _TIERS.get(value)
-        if word.startswith("--tier="):
-            return _TIERS.get(word.removeprefix("--tier="))
-    return _TIERS["all"]
+        if word == name:
+            return command[index + 1] if index + 1 < len(command) else ""
+        if word.startswith(f"{name}="):
+            return word.removeprefix(f"{name}=")
+    return None
 
 
 def _spark_flags(spark: _Spark, checkouts: Mapping[str, _Checkout], read: Reader) -> list[Finding]:
@@ -360,12 +366,8 @@ SPARK_RELIABILITY_SLACK = 0.05 + 1e-9
 
 def _pinned_domains(command: Sequence[str]) -> set[str] | None:
     """The domains the pinned command runs (``--domains``, comma-separated), None for all."""
-    for index, word in enumerate(command):
-        if word == "--domains" or word.startswith("--domains="):
-            value = command[index + 1] if word == "--domains" and index + 1 < len(command) else ""
-            value = word.removeprefix("--domains=") if word != "--domains" else value
-            return set(value.split(",")) if value else None
-    return None
+    value = _option(command, "--domains")
+    return set(value.split(",")) if value else None
 
 
 def _answers_problem(
@@ -440,16 +442,14 @@ def _parsed(data: bytes) -> tuple[str, ast.Module] | None:
 def _pinned_repeats(command: Sequence[str]) -> int | None:
     """How many times the pinned command asks each scenario (``--repeats``, 2 when not given,
     read as argparse's ``int`` reads it); None when it names a count this check does not take."""
-    for index, word in enumerate(command):
-        if word == "--repeats" or word.startswith("--repeats="):
-            value = command[index + 1] if word == "--repeats" and index + 1 < len(command) else ""
-            value = word.removeprefix("--repeats=") if word != "--repeats" else value
-            try:
-                count = int(value)
-            except ValueError:
-                return None
-            return count if 1 <= count <= MAX_REPEATS else None
-    return 2
+    value = _option(command, "--repeats")
+    if value is None:
+        return 2
+    try:
+        count = int(value)
+    except ValueError:
+        return None
+    return count if 1 <= count <= MAX_REPEATS else None
 
 
 MAX_REPEATS = 1000
