@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from audit.cli import main
+from bundle_schema.models import TransportExchange
 from pins import CURRENT, PinSetSource, load_builtin
 from pins._loader import parse_pin_set
 from tests.paths import EXAMPLES
@@ -33,6 +34,8 @@ from tests.real_runs import (
     reply,
 )
 from verify import verify_bundle
+from verify._consistency.spark import _suite_asks
+from verify.sparkbench import NO_CODE, NO_COMPILE, SparkReply, spark_reply
 
 RECORDED = EXAMPLES / "recorded"
 TAR = RECORDED / "llamacpp-smollm2-135m.tar"
@@ -271,3 +274,45 @@ def test_the_html_report_shows_the_gate_s_figures(
     assert (
         '<p class="gate-figures">bfcl (tool_instruction\'s gate, not scored): 39 samples' in scores
     )
+
+
+COMPILE_ERRORS = ("SyntaxError", "IndentationError", "TabError")
+
+
+def test_each_spark_code_score_is_one_its_logged_answers_can_earn(unpacked: Bundle) -> None:
+    """Each code scenario Spark Bench scored was asked twice (its pinned ``--repeats``) in the
+    transport log, with its messages and ``max_tokens``. Where Spark's own note on a scenario
+    (the reason of its last repeat) says that answer's code did not compile, the verifier's
+    reading of that logged answer says so too (ADR 0050); and no score is more than its two
+    answers can earn."""
+    listing = unpacked.blob("upstreams/sparkbench/tree.txt").decode()
+    (suite_blob,) = [r.split()[2] for r in listing.splitlines() if r.endswith("\teval_suite.py")]
+    asks = _suite_asks(unpacked.blob(f"upstreams/sparkbench/files/{suite_blob}"))
+    answers: dict[bytes, list[tuple[int, SparkReply]]] = {}
+    for line in unpacked.lines("transport/exchanges.jsonl"):
+        if (read := spark_reply(TransportExchange.model_validate(line))) is not None:
+            answers.setdefault(read.ask, []).append((line["id"], read))
+    rows = csv.DictReader(
+        io.StringIO(unpacked.blob("components/coding/raw/spark_bench.csv").decode())
+    )
+    scored = [r for r in rows if r["metric"] == "score" and r["notes"].startswith("code:")]
+    assert len(scored) == 10
+    did_not_compile = 0
+    for row in scored:
+        scenario = asks[row["workload"]]
+        assert scenario.ask is not None and scenario.grader in ("python", "sql")
+        asked = sorted(answers[scenario.ask], key=lambda a: a[0])
+        assert len(asked) == 2, row["workload"]
+        why = [getattr(read, scenario.grader) for _, read in asked]
+        if row["notes"].startswith(
+            ("code:execution failed: SyntaxError", "code:execution failed: IndentationError")
+        ):
+            assert why[-1] == NO_COMPILE, row
+            did_not_compile += 1
+        if row["notes"] == "code:no python code found":
+            assert why[-1] == NO_CODE, row
+        if row["notes"].startswith("code:SQL error"):
+            assert why[-1] is None, row  # a query was found: SQLite refused it when run
+        most = sum(w is None for w in why) / 2
+        assert float(row["value"]) <= most, (row, why)
+    assert did_not_compile >= 2
