@@ -200,9 +200,9 @@ def _loads(data: bytes | str) -> Any:
         return None
 
 
-def loads_on_a_fresh_stack(data: str) -> object:
-    """``json.loads(data)`` in a thread of its own: a fresh, shallow stack, so that how deep a
-    value may nest does not depend on how deep the caller's own stack is.
+def loads_on_a_fresh_stack(data: str, **options: Any) -> object:
+    """``json.loads(data, **options)`` in a thread of its own: a fresh, shallow stack, so that
+    how deep a value may nest does not depend on how deep the caller's own stack is.
 
     Raises:
         json.JSONDecodeError: not JSON.
@@ -214,7 +214,7 @@ def loads_on_a_fresh_stack(data: str) -> object:
 
     def parse() -> None:
         try:
-            done.append(json.loads(data))
+            done.append(json.loads(data, **options))
         except BaseException as exc:
             failed.append(exc)
 

@@ -8,8 +8,8 @@ scenario's tests (``eval_suite.expect_executable_code``), or SQL against an in-m
 (``expect_sql_code``). The verifier runs nothing from a bundle, so it cannot give the score an
 answer earns. It can tell an answer that earns 0 whatever its code would do:
 
-- a reply whose status is 300 or more, or none with the observer's error (``urllib`` raises:
-  the observer follows no redirect, and answers the harness 502 where the endpoint failed);
+- no reply, or one whose status is not 2xx (``urllib`` raises: the observer follows no
+  redirect, and answers the harness 502 where the endpoint failed);
 - a stream ``chat_stream`` surely raises on (an event that is not an object, choices or a
   delta it cannot read, text that is not a string, a ``usage`` or ``completion_tokens`` its
   arithmetic refuses);
@@ -20,10 +20,11 @@ answer earns. It can tell an answer that earns 0 whatever its code would do:
   ``ValueError`` for a NUL), or that holds a lone surrogate (its file cannot be written); a
   query SQLite cannot be given (a NUL, a lone surrogate).
 
-Anything else the answer may score: what this reading is not sure of (a chunk whose bytes the
-record does not know, a number past ``int()``'s digits, code nested past the compiler's stack)
-is never counted as 0. An event nested past :data:`_DEEP` is parsed on a fresh stack: the
-client either parsed it too or raised (0), so a verdict of 0 from what it parsed holds.
+Anything else the answer may score: what this reading cannot know (a chunk whose bytes the
+record does not know, code nested past the compiler's stack) is never counted as 0. Where the
+client's own reading depends on its process (how deep its stack goes, how many digits its
+``int()`` takes), the stream is read each way the client may have read it, and a 0 is taken only
+where every way gives one (:func:`_event`).
 
 Whether code compiles depends on the Python that compiles it: the caller takes that verdict
 only where the harness's recorded interpreter is of the verifier's own version.
@@ -34,6 +35,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import sys
 import threading
 import warnings
 from dataclasses import dataclass
@@ -106,11 +108,11 @@ def _read(exchange: TransportExchange) -> object:
     """The answer text (:func:`_answer`), or why there is none: :data:`_FAILED` (an error
     reply), :data:`_RAISES`, :data:`_UNSURE`."""
     status = exchange.status
-    if status is None:  # no reply came: the harness got the observer's 502, or went first
-        return _FAILED if exchange.error is not None else _UNSURE
-    if status >= 300:  # the observer follows no redirect: the harness got its 502
+    # No status: no reply came (the harness got the observer's 502, or went first). Another
+    # status than 2xx: ``urllib`` raises (the observer follows no redirect, answering it 502).
+    if status is None or not 200 <= status < 300:
         return _FAILED
-    return _answer(exchange) if status >= 200 else _UNSURE
+    return _answer(exchange)
 
 
 def _body(exchange: TransportExchange) -> bytes | None:
@@ -154,31 +156,58 @@ def _answer(exchange: TransportExchange) -> object:
         event = _event(data)
         if event is _SKIPPED:
             continue
+        if event is _UNSURE:
+            return _UNSURE
         if not isinstance(event, dict):  # an event's .get: AttributeError
-            return _RAISES if event is not _UNSURE else _UNSURE
+            return _RAISES
         if event.get("usage"):
             usage = event["usage"]
         if _choices_raise(event.get("choices", []), parts):
             return _RAISES
-    return _RAISES if _usage_raises(usage) else _UNSURE if _usage_unsure(usage) else "".join(parts)
+    return _RAISES if _usage_raises(usage) else "".join(parts)
 
 
 _SKIPPED = object()
+_RAISED = object()
+"""A ``data:`` line the client surely raises on."""
+
+SPARK_RECURSION_LIMIT = 1000
+"""Python's own limit, which Spark Bench's process keeps: a verifier whose limit is at least
+this parses on a fresh stack whatever the client's ``json.loads`` parsed below its own calls."""
 
 
 def _event(data: str) -> object:
-    """A ``data:`` line's JSON value as the client parses it; :data:`_SKIPPED` for a line that
-    is not JSON (skipped); :data:`_UNSURE` where the client may raise or not. Nested past
-    :data:`_DEEP`, the line is parsed on a fresh stack: where the client's stack gave out
-    before it, it raised, and the repeat scored 0 whatever the stream says; so the answer the
-    line leaves is taken, and the verdict of 0 only holds where both readings give it."""
+    """A ``data:`` line's JSON value as the client parses it: :data:`_SKIPPED` for a line that
+    is not JSON (skipped), :data:`_RAISED` where it surely raises, :data:`_UNSURE` where it may
+    raise or not.
+
+    Where the client's reading depends on its process, both of its readings are allowed for,
+    and a 0 is taken only where both give it: a line nested past :data:`_DEEP` is parsed on a
+    fresh stack (the client parsed it too, or ran out of stack and raised: 0); an integer past
+    ``int()``'s digits (a limit of the process, which raises ``ValueError``: 0) is read as one
+    past any float (:data:`_HUGE`)."""
+    deep = data.count("[") + data.count("{") > _DEEP
     try:
-        deep = data.count("[") + data.count("{") > _DEEP
         return loads_on_a_fresh_stack(data) if deep else json.loads(data)
     except json.JSONDecodeError:
         return _SKIPPED
-    except (ValueError, RecursionError):  # past int()'s digits (a limit of the process) or deep
+    except RecursionError:  # past even a fresh stack of the verifier's, so past the client's
+        return _RAISED if sys.getrecursionlimit() >= SPARK_RECURSION_LIMIT else _UNSURE
+    except ValueError:  # past int()'s digits
+        pass
+    try:
+        return loads_on_a_fresh_stack(data, parse_int=_lifted)
+    except (ValueError, RecursionError):
         return _UNSURE
+
+
+_HUGE = object()
+"""An integer past ``int()``'s digits: past any float, so the client's arithmetic and its
+joining of text both raise on it."""
+
+
+def _lifted(digits: str) -> object:
+    return _HUGE if len(digits.lstrip("-")) > sys.get_int_max_str_digits() else int(digits)
 
 
 def _choices_raise(choices: object, parts: list[str]) -> bool:
@@ -206,26 +235,21 @@ def _choices_raise(choices: object, parts: list[str]) -> bool:
     return False
 
 
-_FLOAT_MAX = 2**1024
-"""An integer count this large or larger overflows the client's division by a float."""
-_FLOAT_SAFE = 2**1023
-
-
 def _usage_raises(usage: object) -> bool:
     """Whether the client raises on the last ``usage`` it kept: not an object, or a
-    ``completion_tokens`` its arithmetic refuses (not a number; an integer past a float)."""
+    ``completion_tokens`` its arithmetic refuses (not a number; an integer no float holds)."""
     if not isinstance(usage, dict):
         return True
     count = usage.get("completion_tokens")
     if count is None or isinstance(count, float):
         return False
-    return not isinstance(count, int) or abs(count) >= _FLOAT_MAX
-
-
-def _usage_unsure(usage: object) -> bool:
-    """Whether the client's division overflows on an integer count close to a float's limit."""
-    count = usage.get("completion_tokens") if isinstance(usage, dict) else None
-    return isinstance(count, int) and abs(count) >= _FLOAT_SAFE
+    if not isinstance(count, int):
+        return True
+    try:
+        float(count)  # as the client's division by a float converts it
+    except OverflowError:
+        return True
+    return False
 
 
 _QUIET = threading.Lock()

@@ -239,12 +239,12 @@ def test_only_the_code_the_reading_follows_is_read(recorded: Recorded) -> None:
         (b'{"python_version": "%d.%d.7 (main) [GCC]"}', True),
         (b'{"python_version": "%d.%d0.1"}', False),
         (b'{"python_version": 3.11}', False),
-        (b"[]", False),
-        (b"not json", False),
-        (None, False),
+        (b"[]", None),  # no readable record: a finding of its own
+        (b"not json", None),
+        (None, None),
     ],
 )
-def test_the_recorded_python(recorded_version: bytes | None, same: bool) -> None:
+def test_the_recorded_python(recorded_version: bytes | None, same: bool | None) -> None:
     data = (
         recorded_version % sys.version_info[:2]
         if recorded_version and b"%d" in recorded_version
@@ -281,3 +281,22 @@ def test_the_most_consistent_repeats(score: float, repeats: int, zeros: int, mos
 )
 def test_the_pinned_domains(command: list[str], domains: set[str] | None) -> None:
     assert _pinned_domains(["{python}", "spark_bench.py", "eval", *command]) == domains
+
+
+def test_the_harness_environment_record_left_out_is_a_finding(
+    recorded: Recorded, tmp_path: Path
+) -> None:
+    """Whether the answers compile depends on the harness's Python, which only its environment
+    record names: left out, the scores cannot be held to their answers, and that is a finding
+    (the runner records one for every harness), not a check left out."""
+
+    def edit(files: Files) -> None:
+        del files[ENVIRONMENT]
+        _passed(("CODE-01", "1.0"))(files)
+
+    verdict = _verdict(recorded, tmp_path / "forged", edit)
+    assert (
+        f"record_disagrees {SPARK_CSV}: evidence {SPARK_CSV!r}: its code scenarios cannot be "
+        "held to their answers: the sparkbench harness's interpreter has no readable "
+        "environment record (whether their code compiles depends on its Python)"
+    ) in _findings(verdict)

@@ -151,16 +151,24 @@ def test_a_stream_the_client_reads(event: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "event",
+    ("event", "verdict"),
     [
-        '{"n": 1' + "0" * 5000 + "}",  # past int()'s digits: a limit of the client's process
-        '{"choices": [], "usage": {"completion_tokens": ' + str(2**1023 + 1) + "}}",
-        "[" * 5000 + "]" * 5000,  # past even a fresh stack
+        # past int()'s digits: the client raises (a limit of its process), or, the limit
+        # lifted, reads an integer past any float: either way what the answer says decides
+        ('{"n": 1' + "0" * 5000 + "}", NO_CODE),
+        ('{"choices": [], "usage": {"completion_tokens": 1' + "0" * 5000 + "}}", CLIENT_RAISES),
+        ('{"choices": [{"delta": {"content": 1' + "0" * 5000 + "}}]}", CLIENT_RAISES),
+        # a count a float holds, however large; one it does not
+        ('{"choices": [], "usage": {"completion_tokens": ' + str(2**1023 + 1) + "}}", NO_CODE),
+        ('{"choices": [], "usage": {"completion_tokens": ' + str(2**1024) + "}}", CLIENT_RAISES),
+        # past even a fresh stack, so past the client's: it raised
+        ("[" * 5000 + "]" * 5000, CLIENT_RAISES),
+        ('{"a": ' + "[" * 5000 + "]" * 5000 + "}", CLIENT_RAISES),
     ],
 )
-def test_a_stream_this_reading_is_not_sure_of_is_never_0(event: str) -> None:
+def test_a_stream_read_either_way_the_client_may_read_it(event: str, verdict: str) -> None:
     body = f"data: {event}\n\n" + _stream("I will not write code.")
-    assert _verdicts(_exchange(body)) == (None, None)
+    assert _verdicts(_exchange(body)) == (verdict, verdict)
 
 
 @pytest.mark.parametrize(
@@ -196,7 +204,10 @@ def test_what_is_no_scenario_request() -> None:
     assert scenario_ask(float("nan"), 1) is not None  # written as JSON's NaN, as Python does
 
 
-def test_no_reply_is_an_error_where_the_observer_says_why() -> None:
-    failed = _exchange([], status=None, error="ConnectionRefusedError: the endpoint")
-    assert _verdicts(failed) == (REPLY_ERROR, REPLY_ERROR)
-    assert _verdicts(_exchange([], status=None)) == (None, None)
+@pytest.mark.parametrize("error", ["ConnectionRefusedError: the endpoint", None])
+@pytest.mark.parametrize("status", [None, 101, 199])
+def test_no_2xx_reply_is_an_error(status: int | None, error: str | None) -> None:
+    """No reply (the observer answered the harness 502, or it went first), or a status urllib
+    does not take as a reply: ``urllib`` raises."""
+    exchange = _exchange(_stream("def f(x):\n    return x"), status=status, error=error)
+    assert _verdicts(exchange) == (REPLY_ERROR, REPLY_ERROR)

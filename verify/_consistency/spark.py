@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import functools
 import hashlib
+import itertools
 import json
 import math
 import sys
@@ -297,6 +298,9 @@ def _spark_answers(
     the verifier's own version."""
     upstream, harness, place, _ = spark
     suite = _read_as_of(checkouts.get(upstream), upstream, read)
+    if isinstance(suite, str):
+        why = f"its code scenarios cannot be held to the {upstream} checkout: {suite}"
+        return [_disagrees(place, why)]
     if evidence.transport is None or suite is None:
         return []
     try:
@@ -306,11 +310,18 @@ def _spark_answers(
     run_repeats = _pinned_repeats(harness.command)
     scenarios = _suite_asks(suite)
     compiled = _same_python(read(f"upstreams/{upstream}/environment.json"))
+    if compiled is None:
+        why = (
+            f"its code scenarios cannot be held to their answers: the {upstream} harness's "
+            "interpreter has no readable environment record (whether their code compiles "
+            "depends on its Python)"
+        )
+        return [_disagrees(place, why)]
     answers: dict[bytes, list[tuple[int, str | None]]] = {}
     for exchange in evidence.transport:
         if (reply := spark_facts(exchange)) is not None:
-            for grader, why in (("python", reply.python), ("sql", reply.sql)):
-                taken = why if why != NO_COMPILE or compiled else None
+            for grader, zero in (("python", reply.python), ("sql", reply.sql)):
+                taken = zero if zero != NO_COMPILE or compiled else None
                 answers.setdefault(reply.ask + grader.encode(), []).append((exchange.id, taken))
     problems = []
     consistent = []
@@ -326,6 +337,7 @@ def _spark_answers(
         counted = len(zeros) if len(asked) == repeats else 0
         consistent.append(_most_consistent(score, repeats, counted))
     problems += _reliability_problem(evidence, harness.command, consistent)
+    problems += _order_problem(_pool_order(suite), scenarios, answers)
     if not problems:
         return []
     return [_disagrees(place, f"code scenarios against the transport log: {first_few(problems)}")]
@@ -392,16 +404,22 @@ def _answers_problem(
             f"({first_few(shown)})"]  # fmt: skip
 
 
-def _read_as_of(checkout: _Checkout | None, upstream: str, read: Reader) -> bytes | None:
+def _read_as_of(checkout: _Checkout | None, upstream: str, read: Reader) -> bytes | str | None:
     """The recorded checkout's suite, where its client and graders are the code
-    :mod:`verify.sparkbench` follows (:data:`READ_AS_OF`); None otherwise."""
+    :mod:`verify.sparkbench` follows (:data:`READ_AS_OF`); None where they are another's (a
+    file not in its listing, or other code); why they cannot be read where its listing names a
+    file the bundle does not keep (a file a check reads is never optional)."""
     if checkout is None:
         return None
     suite = None
     for path, functions in READ_AS_OF.items():
         object_id = checkout.files.get(path)
-        data = read(f"upstreams/{upstream}/files/{object_id}") if object_id else None
-        if data is None or len(data) > MAX_SPARK_SUITE or _digests(data, functions) != functions:
+        if object_id is None:
+            return None
+        data = read(f"upstreams/{upstream}/files/{object_id}")
+        if data is None:
+            return f"{path} ({object_id}) is not kept in the bundle"
+        if len(data) > MAX_SPARK_SUITE or _digests(data, functions) != functions:
             return None
         suite = data if path == SPARK_SUITE else suite
     return suite
@@ -455,15 +473,103 @@ def _pinned_repeats(command: Sequence[str]) -> int | None:
 MAX_REPEATS = 1000
 
 
-def _same_python(recorded: bytes | None) -> bool:
+def _same_python(recorded: bytes | None) -> bool | None:
     """Whether the harness's recorded interpreter (its environment record's ``python_version``)
-    is of the verifier's own Python version (major and minor): where code compiles is the same."""
+    is of the verifier's own Python version (major and minor): where code compiles is the same.
+    None when there is no readable record (the runner writes one for every harness)."""
     try:
-        version = json.loads(recorded or b"").get("python_version")
+        version = json.loads(recorded if recorded is not None else b"").get("python_version")
     except (ValueError, AttributeError, RecursionError):
-        return False
+        return None
     ours = f"{sys.version_info.major}.{sys.version_info.minor}."
     return isinstance(version, str) and version.startswith(ours)
+
+
+def _order_problem(
+    order: Sequence[str] | None,
+    scenarios: Mapping[str, _Scenario],
+    answers: Mapping[bytes, Sequence[tuple[int, str | None]]],
+) -> list[str]:
+    """Why the code scenarios' requests are not in the order Spark asks them (``run_suite``:
+    the suite's scenarios in ``order``, each one's repeats together), or nothing: a scenario's
+    requests moved onto another's answers are out of it."""
+    if order is None:
+        return []
+    asked = []
+    for place, scenario_id in enumerate(order):
+        scenario = scenarios.get(scenario_id)
+        if scenario is not None and scenario.ask is not None:
+            key = scenario.ask + (scenario.grader or "python").encode()
+            asked += [(exchange, place, scenario_id) for exchange, _ in answers.get(key, ())]
+    asked.sort()
+    for (first, before, one), (then, after, other) in itertools.pairwise(asked):
+        if after < before:
+            return [
+                f"{other}'s request (exchange {then}) comes after {one}'s (exchange {first}), "
+                f"though Spark asks {other} first, each scenario's repeats together"
+            ]
+    return []
+
+
+def _pool_order(data: bytes) -> list[str] | None:
+    """The code scenarios in the order ``run_suite`` asks them: as the suite's ``SCENARIOS``
+    lists them, read from its top-level assignments (lists of literal scenarios, and sums of
+    lists named before); None where another statement changes a list it reads."""
+    parsed = _parsed(data)
+    if parsed is None:
+        return None
+    lists: dict[str, list[str] | None] = {}
+    for statement in parsed[1].body:
+        if isinstance(statement, _DEFINED) or _main_only(statement):
+            continue  # run when called, or as a script: not on import
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+            target = statement.targets[0]
+            if isinstance(target, ast.Name):
+                lists[target.id] = _listed(statement.value, lists)
+                continue
+        for node in ast.walk(statement):  # any other use that may change a list read
+            if isinstance(node, ast.Name) and node.id in lists:
+                lists[node.id] = None
+    order = lists.get("SCENARIOS")
+    return order if order is not None and len(set(order)) == len(order) else None
+
+
+_DEFINED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)
+
+
+def _main_only(statement: ast.stmt) -> bool:
+    """An ``if __name__ == "__main__":`` block."""
+    test = statement.test if isinstance(statement, ast.If) else None
+    return (
+        isinstance(test, ast.Compare)
+        and isinstance(test.left, ast.Name)
+        and test.left.id == "__name__"
+        and len(test.comparators) == 1
+        and _constant(test.comparators[0]) == "__main__"
+    )
+
+
+def _listed(value: ast.expr, lists: Mapping[str, list[str] | None]) -> list[str] | None:
+    """The code scenario ids a list expression holds, in order: a list of scenarios, or a sum
+    of lists named before."""
+    if isinstance(value, ast.List):
+        ids = []
+        for item in value.elts:
+            if not (isinstance(item, ast.Call) and isinstance(item.func, ast.Name)):
+                return None
+            given = {k.arg: k.value for k in item.keywords if k.arg is not None}
+            key, domain = _constant(given.get("id")), _constant(given.get("domain"))
+            if item.func.id != "dict" or not isinstance(key, str):
+                return None
+            if domain == SPARK_BENCH_CODE_DOMAIN:
+                ids.append(key)
+        return ids
+    if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add):
+        left, right = _listed(value.left, lists), _listed(value.right, lists)
+        return left + right if left is not None and right is not None else None
+    if isinstance(value, ast.Name):
+        return lists.get(value.id)
+    return None
 
 
 @functools.lru_cache(maxsize=2)
