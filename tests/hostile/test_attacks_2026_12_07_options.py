@@ -88,6 +88,7 @@ from hypothesis import strategies as st
 
 from bundle_schema.models.records import GONE_BEFORE_THE_ANSWER, Body, TransportExchange
 from pins import Harness
+from tests.gate_kit import tar_evidence
 from tests.hostile.test_attacks_2026_12_07_retries import _run as _walk_run
 from tests.hostile.test_attacks_2026_12_07_retries import _walked
 from tests.hostile.test_attacks_2026_12_07_review import (
@@ -101,7 +102,7 @@ from tests.hostile.test_attacks_2026_12_07_review import (
     _run,
     _saved,
 )
-from tests.verify.test_benchlocal_grades_differential import RECORDED, _bundle_files, _checkout
+from tests.verify.test_benchlocal_grades_differential import RECORDED, _checkout
 from verify._consistency.benchlocal import (
     RUN_OPTIONS,
     _option_values,
@@ -129,7 +130,7 @@ def _benchlocal() -> Callable[[], argparse.ArgumentParser]:
     47d1d66) and the helpers it calls, under this interpreter's argparse; the ``inspect``,
     ``history`` and ``rescore`` subcommands (imported from modules of their own) stubbed by a
     bare subparser of their name."""
-    listing, read = _checkout(_bundle_files(RECORDED[0]))
+    listing, read = _checkout(tar_evidence(RECORDED[0]))
     assert listing["benchlocal_cli/cli.py"] == "e84c7e6c9298f7c4194d2243b87390c24e52921a"
     tree = ast.parse(read("benchlocal_cli/cli.py").decode())
     functions = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name in _FUNCTIONS]

@@ -12,7 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.verify.test_benchlocal_grades_differential import RECORDED, _bundle_files, _checkout
+from tests.gate_kit import tar_evidence
+from tests.verify.test_benchlocal_grades_differential import RECORDED, _checkout
 from verify._consistency.benchlocal import (
     RUN_OPTIONS,
     _option_name,
@@ -43,7 +44,7 @@ def _run_options(source: str) -> set[str]:
 
 
 def test_the_options_are_those_of_the_recorded_checkouts_cli() -> None:
-    listing, read = _checkout(_bundle_files(RECORDED[0]))
+    listing, read = _checkout(tar_evidence(RECORDED[0]))
     assert _run_options(read("benchlocal_cli/cli.py").decode()) == set(RUN_OPTIONS)
     assert listing["benchlocal_cli/cli.py"] == "e84c7e6c9298f7c4194d2243b87390c24e52921a"
 
