@@ -364,11 +364,18 @@ def read_gate_records(
 
 def pinned_environments(pins: PinSetSource, foreign: Collection[str] = ()) -> set[str]:
     """The environment records the verifier reads: of the harnesses the pin set gives
-    requirements or variables, but a ``foreign`` one's (ADR 0036; any other is unread)."""
+    requirements or variables, and of a Spark Bench harness that scores coding (its Python,
+    ADR 0050), but a ``foreign`` one's (ADR 0036; any other is unread)."""
+    coding = pins.pins.component_upstreams.get("coding")
     return {
         f"upstreams/{upstream}/environment.json"
         for upstream, harness in pins.pins.harnesses.items()
-        if (harness.requirements or harness.env) and upstream not in foreign
+        if (
+            harness.requirements
+            or harness.env
+            or (upstream == coding and harness.parser == "spark-bench")
+        )
+        and upstream not in foreign
     }
 
 

@@ -297,6 +297,14 @@ def _spark_answers(
     verdict that code does not compile is taken only where the harness's recorded Python is of
     the verifier's own version."""
     upstream, harness, place, _ = spark
+    compiled = _same_python(read(f"upstreams/{upstream}/environment.json"))
+    if compiled is None:
+        why = (
+            f"its code scenarios cannot be held to their answers: the {upstream} harness's "
+            "interpreter has no readable environment record (whether their code compiles "
+            "depends on its Python)"
+        )
+        return [_disagrees(place, why)]
     suite = _read_as_of(checkouts.get(upstream), upstream, read)
     if isinstance(suite, str):
         why = f"its code scenarios cannot be held to the {upstream} checkout: {suite}"
@@ -309,14 +317,6 @@ def _spark_answers(
         return []
     run_repeats = _pinned_repeats(harness.command)
     scenarios = _suite_asks(suite)
-    compiled = _same_python(read(f"upstreams/{upstream}/environment.json"))
-    if compiled is None:
-        why = (
-            f"its code scenarios cannot be held to their answers: the {upstream} harness's "
-            "interpreter has no readable environment record (whether their code compiles "
-            "depends on its Python)"
-        )
-        return [_disagrees(place, why)]
     answers: dict[bytes, list[tuple[int, str | None]]] = {}
     for exchange in evidence.transport:
         if (reply := spark_facts(exchange)) is not None:
