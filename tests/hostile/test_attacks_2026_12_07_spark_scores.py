@@ -108,6 +108,16 @@ def _every(step: int) -> Callable[[bytes], list[int]]:
 # --- what holds --------------------------------------------------------------------------------
 
 
+def _holds_with_code_05_passed(
+    recorded: Recorded, tmp_path: Path, change: Callable[[dict[str, Any]], None]
+) -> None:
+    """CODE-05's two exchanges changed by ``change`` and its pass written as Spark would: an
+    honest variant, no finding."""
+    edit = _both(_exchanges(CODE_05, change), _passed(("CODE-05", "1.0")))
+    honest = _verdict(recorded, tmp_path / "honest", edit)
+    assert honest.integrity.status == "ok", _findings(honest)
+
+
 def test_a_lone_surrogate_after_done_is_no_record(recorded: Recorded, tmp_path: Path) -> None:
     """A chunk whose text holds a lone surrogate no raw bytes explain would leave the answer
     unknown (``Chunk.received`` raises); one added after ``[DONE]`` (which Spark never reads)
@@ -150,12 +160,7 @@ def test_crlf_framing_cut_between_cr_and_lf_is_read(recorded: Recorded, tmp_path
         _both(_exchanges(CODE_01, reframed), _passed(("CODE-01", "1.0"))),
     )
     assert _spark_findings(forged) == [FORGED_PASS]
-    honest = _verdict(
-        recorded,
-        tmp_path / "honest",
-        _both(_exchanges(CODE_05, reframed), _passed(("CODE-05", "1.0"))),
-    )
-    assert honest.integrity.status == "ok", _findings(honest)
+    _holds_with_code_05_passed(recorded, tmp_path, reframed)
 
 
 _FENCE_NEWLINE = b'{"content": "\\n"}'
@@ -187,12 +192,7 @@ def test_a_chunk_cut_inside_a_utf8_character_is_read(recorded: Recorded, tmp_pat
         reply = spark_reply(TransportExchange.model_validate(exchange))
         assert reply is not None
         assert reply.python == why
-    honest = _verdict(
-        recorded,
-        tmp_path / "honest",
-        _both(_exchanges(CODE_05, reframed), _passed(("CODE-05", "1.0"))),
-    )
-    assert honest.integrity.status == "ok", _findings(honest)
+    _holds_with_code_05_passed(recorded, tmp_path, reframed)
 
 
 def _sse_variants(body: bytes) -> bytes:
@@ -206,12 +206,7 @@ def test_stream_framing_variants_are_read(recorded: Recorded, tmp_path: Path) ->
     """Honest server-sent-event variants (CODE-05 passed) are no finding; the same framing of
     CODE-01's answers does not hide that they do not compile."""
     reframed = _reframed(_sse_variants, _every(41))
-    honest = _verdict(
-        recorded,
-        tmp_path / "honest",
-        _both(_exchanges(CODE_05, reframed), _passed(("CODE-05", "1.0"))),
-    )
-    assert honest.integrity.status == "ok", _findings(honest)
+    _holds_with_code_05_passed(recorded, tmp_path, reframed)
     forged = _verdict(
         recorded,
         tmp_path / "forged",
@@ -229,12 +224,7 @@ def test_an_observer_retry_note_is_no_finding(recorded: Recorded, tmp_path: Path
             "2; the first attempt failed before any response: ConnectionResetError: reset"
         )
 
-    honest = _verdict(
-        recorded,
-        tmp_path / "honest",
-        _both(_exchanges(CODE_05, retried), _passed(("CODE-05", "1.0"))),
-    )
-    assert honest.integrity.status == "ok", _findings(honest)
+    _holds_with_code_05_passed(recorded, tmp_path, retried)
 
 
 def _escaped(value: Any) -> str:
