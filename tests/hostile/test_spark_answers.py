@@ -23,8 +23,10 @@ from pathlib import Path
 
 import pytest
 
+import verify._parallel
+import verify._shell
 from tests.data.hostile.kit import Files, lines, put_json, put_lines
-from tests.gate_kit import Recorded, unpacked_recorded
+from tests.gate_kit import Recorded, forged, unpacked_recorded
 from tests.hostile.test_attacks_2026_12_06_flip import (
     SPARK_CSV,
     _findings,
@@ -32,6 +34,7 @@ from tests.hostile.test_attacks_2026_12_06_flip import (
     _spark_rows,
     _verdict,
 )
+from verify import verdict_json, verify_bundle, verify_with_evidence
 from verify._consistency.spark import (
     READ_AS_OF,
     SPARK_SUITE,
@@ -300,3 +303,19 @@ def test_the_harness_environment_record_left_out_is_a_finding(
         "held to their answers: the sparkbench harness's interpreter has no readable "
         "environment record (whether their code compiles depends on its Python)"
     ) in _findings(verdict)
+
+
+def test_the_bound_is_the_same_read_whole_by_helpers_or_in_full(
+    recorded: Recorded, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The answers are read into each exchange's facts where a huge log is reduced in helper
+    processes (ADR 0012) and from the whole exchanges otherwise: the forged pass gives the same
+    verdict bytes both ways, and through helpers that get every line alone."""
+    bundle = forged(recorded, tmp_path / "forged", _passed(("CODE-01", "1.0")))
+    bounded = verdict_json(verify_bundle(bundle).verdict)
+    full = verdict_json(verify_with_evidence(bundle)[0])
+    monkeypatch.setattr(verify._shell, "PARALLEL_FROM", 0)
+    monkeypatch.setattr(verify._parallel, "BATCH_LINES", 1)
+    helped = verdict_json(verify_bundle(bundle, workers=2).verdict)
+    assert bounded == full == helped
+    assert b"CODE-01 scores 1; its answers earn at most 0" in bounded
