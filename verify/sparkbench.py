@@ -116,8 +116,10 @@ def _read(exchange: TransportExchange) -> object:
 
 
 def _body(exchange: TransportExchange) -> bytes | None:
+    """The reply's bytes as the harness read them; None where the record does not know them
+    (a body that is not base64, a chunk's lone surrogate)."""
     if not exchange.chunks:
-        return body_bytes(exchange.response_body) or b""
+        return b"" if exchange.response_body is None else body_bytes(exchange.response_body)
     pieces = []
     for chunk in exchange.chunks:
         try:
