@@ -340,7 +340,9 @@ def _spark_answers(
     problems += _order_problem(_pool_order(suite), scenarios, answers)
     if not problems:
         return []
-    return [_disagrees(place, f"code scenarios against the transport log: {first_few(problems)}")]
+    more = f"; and {len(problems) - 3} more" if len(problems) > 3 else ""
+    said = "; ".join(problems[:3]) + more
+    return [_disagrees(place, f"code scenarios against the transport log: {said}")]
 
 
 def _most_consistent(score: float, repeats: int, zeros: int) -> float:
