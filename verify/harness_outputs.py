@@ -527,6 +527,32 @@ def spark_code_scores(data: bytes) -> dict[str, float]:
     return {row.workload: _csv_number(row, 1) for row in _scenario_rows(rows)}
 
 
+SPARK_SINGLE_STREAM = ("ttft_ms", "decode_tps", "prefill_tps", "output_tokens")
+"""The tier2 single-stream figures of a context that are held to its exchange."""
+
+
+def spark_single_stream(data: bytes) -> dict[str, dict[str, float]]:
+    """The tier2 single-stream figures of a Spark Bench CSV (:data:`SPARK_SINGLE_STREAM`), by
+    the context its rows name, each a number as the reader reads it (one that is not is left
+    out: a figure that failed is no figure).
+
+    Raises:
+        OutputsUnreadable: the file is not one run's CSV, or a figure is given twice.
+    """
+    _, rows = _spark_rows(data)
+    run = _SparkRun(rows)
+    contexts = sorted(
+        {r.context for r in rows if r.tier == "tier2" and r.workload == "single_stream"}
+    )
+    figures: dict[str, dict[str, float]] = {}
+    for context in contexts:
+        for metric in SPARK_SINGLE_STREAM:
+            row = run.value("tier2", "single_stream", metric, context)
+            if row is not None and _CSV_NUMBER.fullmatch(row.value):
+                figures.setdefault(context, {})[metric] = float(row.value)
+    return figures
+
+
 def spark_flag_rows(data: bytes) -> list[tuple[int, str]]:
     """The gate and quarantine rows of a Spark Bench CSV (:data:`SPARK_BENCH_FLAGS`), as (line,
     metric), in the file's order.

@@ -49,8 +49,10 @@ __all__ = [
     "NO_CODE",
     "NO_COMPILE",
     "REPLY_ERROR",
+    "SINGLE_STREAM_ASK",
     "UNSENDABLE",
     "SparkReply",
+    "SparkTiming",
     "scenario_ask",
     "spark_reply",
 ]
@@ -60,6 +62,12 @@ CLIENT_RAISES = "Spark Bench's client raises on the reply"
 NO_CODE = "the grader finds no code in the answer"
 NO_COMPILE = "the answer's code does not compile"
 UNSENDABLE = "the answer's query cannot be given to SQLite"
+
+SINGLE_STREAM_ASK = (
+    "\n\nNow write a detailed ~400 word essay on how speculative decoding accelerates LLM "
+    "inference."
+)
+"""How ``run_tier2`` ends the prompt of each single-stream request (one a pinned context)."""
 
 _DEEP = 64
 """Events with more brackets than this are parsed on a fresh stack (:func:`_event`): the
@@ -76,6 +84,28 @@ class SparkReply:
     """The request's messages and ``max_tokens`` (:func:`scenario_ask`): the scenario asked."""
     python: str | None
     sql: str | None
+    timing: SparkTiming | None = None
+    """What ``chat_stream`` measures of the reply, as far as the observer's clock bounds it
+    (None where the client raised on it or this reading cannot tell)."""
+    single_stream: bool = False
+    """Whether the request is one of ``run_tier2``'s single-stream requests (its prompt ends
+    with :data:`SINGLE_STREAM_ASK`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SparkTiming:
+    """A streamed reply as ``chat_stream`` times and counts it: ``first`` and ``done`` are the
+    observer's times (from the exchange's start) of the chunks that completed the first line
+    with a token (reasoning, content or a tool call; None: no such line) and the ``[DONE]``
+    line (or the stream's end); the client's own times are no earlier, its clock having
+    started before it sent the request. ``completion`` is its token count (the reply's
+    ``usage.completion_tokens``, else a quarter of the text's length, at least 1), ``prompt``
+    the reply's ``usage.prompt_tokens`` (None when absent or not a count)."""
+
+    first: float | None
+    done: float
+    completion: float
+    prompt: int | None
 
 
 def scenario_ask(messages: Any, max_tokens: Any) -> bytes | None:
@@ -97,11 +127,25 @@ def spark_reply(exchange: TransportExchange) -> SparkReply | None:
     ask = scenario_ask(request.get("messages"), request.get("max_tokens"))
     if ask is None:
         return None
+    messages = request.get("messages")
+    single = (
+        isinstance(messages, list)
+        and len(messages) == 1
+        and isinstance(messages[0], dict)
+        and isinstance(content := messages[0].get("content"), str)
+        and content.endswith(SINGLE_STREAM_ASK)
+    )
     read = _read(exchange)
-    if isinstance(read, str):
-        return SparkReply(ask, _python(read), _sql(read))
+    if isinstance(read, _Answer):
+        return SparkReply(ask, _python(read.text), _sql(read.text), read.timing, single)
     why = REPLY_ERROR if read is _FAILED else CLIENT_RAISES if read is _RAISES else None
-    return SparkReply(ask, why, why)
+    return SparkReply(ask, why, why, None, single)
+
+
+@dataclass(frozen=True, slots=True)
+class _Answer:
+    text: str
+    timing: SparkTiming
 
 
 def _read(exchange: TransportExchange) -> object:
@@ -115,18 +159,36 @@ def _read(exchange: TransportExchange) -> object:
     return _answer(exchange)
 
 
-def _body(exchange: TransportExchange) -> bytes | None:
-    """The reply's bytes as the harness read them; None where the record does not know them
+def _pieces(exchange: TransportExchange) -> list[tuple[float, bytes]] | None:
+    """The reply's bytes as the harness read them, each piece with the observer's time of it
+    (a reply not streamed comes whole at its end); None where the record does not know them
     (a body that is not base64, a chunk's lone surrogate)."""
     if not exchange.chunks:
-        return b"" if exchange.response_body is None else body_bytes(exchange.response_body)
+        if exchange.response_body is None:
+            return []
+        data = body_bytes(exchange.response_body)
+        end = exchange.ended - exchange.started if exchange.ended is not None else 0.0
+        return None if data is None else [(max(end, 0.0), data)]
     pieces = []
     for chunk in exchange.chunks:
         try:
-            pieces.append(chunk.received())
+            pieces.append((chunk.t, chunk.received()))
         except ValueError:  # a lone surrogate no raw bytes explain: not known what came
             return None
-    return b"".join(pieces)
+    return pieces
+
+
+def _lines(pieces: list[tuple[float, bytes]]) -> list[tuple[float, bytes]]:
+    """The body's lines as ``urllib`` iterates them (split at LF), each with the time of the
+    piece that completed it; the last, unended one at the last piece's time."""
+    lines: list[tuple[float, bytes]] = []
+    pending = b""
+    for t, data in pieces:
+        *done, pending = (pending + data).split(b"\n")
+        lines += [(t, line) for line in done]
+    if pieces:
+        lines.append((pieces[-1][0], pending))
+    return lines
 
 
 _FAILED = object()
@@ -138,22 +200,26 @@ _UNSURE = object()
 
 
 def _answer(exchange: TransportExchange) -> object:
-    """The answer text ``chat_stream`` returns: each line of the body (split at LF, as
-    ``urllib`` iterates it) decoded as UTF-8 with U+FFFD, stripped; ``data:`` lines up to
-    ``[DONE]`` parsed, those that are not JSON skipped; the ``content`` of each choice's
-    ``delta`` joined. :data:`_RAISES` where the client surely raises, :data:`_UNSURE` where
-    this reading cannot tell."""
-    body = _body(exchange)
-    if body is None:
+    """The answer ``chat_stream`` returns (:class:`_Answer`: its text and timing): each line of
+    the body (split at LF, as ``urllib`` iterates it) decoded as UTF-8 with U+FFFD, stripped;
+    ``data:`` lines up to ``[DONE]`` parsed, those that are not JSON skipped; the ``content``
+    of each choice's ``delta`` joined. :data:`_RAISES` where the client surely raises,
+    :data:`_UNSURE` where this reading cannot tell."""
+    pieces = _pieces(exchange)
+    if pieces is None:
         return _UNSURE
     parts: list[str] = []
     usage: object = {}
-    for raw in body.split(b"\n"):
+    first = None
+    lines = _lines(pieces)
+    done = lines[-1][0] if lines else 0.0
+    for t, raw in lines:
         line = raw.decode("utf-8", "replace").strip()
         if not line.startswith("data:"):
             continue
         data = line[5:].strip()
         if data == "[DONE]":
+            done = t
             break
         event = _event(data)
         if event is _SKIPPED:
@@ -164,9 +230,43 @@ def _answer(exchange: TransportExchange) -> object:
             return _RAISES
         if event.get("usage"):
             usage = event["usage"]
-        if _choices_raise(event.get("choices", []), parts):
+        choices = event.get("choices", [])
+        if _choices_raise(choices, parts):
             return _RAISES
-    return _RAISES if _usage_raises(usage) else "".join(parts)
+        if first is None and _token(choices):
+            first = t
+    if _usage_raises(usage):
+        return _RAISES
+    text = "".join(parts)
+    return _Answer(text, _timing(usage, text, first, done))
+
+
+def _token(choices: object) -> bool:
+    """Whether ``chat_stream`` takes its TTFT at these choices: a delta with reasoning,
+    content or tool calls (choices it read without raising)."""
+    deltas = (
+        [c.get("delta", {}) for c in choices if isinstance(c, dict)]
+        if isinstance(choices, list)
+        else []
+    )
+    return any(
+        d.get("reasoning") or d.get("reasoning_content") or d.get("content") or d.get("tool_calls")
+        for d in deltas
+        if isinstance(d, dict)
+    )
+
+
+def _timing(usage: object, text: str, first: float | None, done: float) -> SparkTiming:
+    """What ``chat_stream`` counts of a reply it read (its ``usage`` the last it kept)."""
+    counts = usage if isinstance(usage, dict) else {}
+    completion = counts.get("completion_tokens")
+    prompt = counts.get("prompt_tokens")
+    return SparkTiming(
+        first=first,
+        done=done,
+        completion=max(1, len(text) // 4) if completion is None else float(completion),
+        prompt=prompt if isinstance(prompt, int) and not isinstance(prompt, bool) else None,
+    )
 
 
 _SKIPPED = object()

@@ -40,6 +40,7 @@ from verify._consistency.spark import (
     SPARK_SUITE,
     _digests,
     _most_consistent,
+    _pinned_contexts,
     _pinned_domains,
     _pinned_repeats,
     _same_python,
@@ -319,3 +320,72 @@ def test_the_bound_is_the_same_read_whole_by_helpers_or_in_full(
     helped = verdict_json(verify_bundle(bundle, workers=2).verdict)
     assert bounded == full == helped
     assert b"CODE-01 scores 1; its answers earn at most 0" in bounded
+
+
+# --- tier2 single-stream figures (shown, never scored) ------------------------------------------
+
+SINGLE_STREAM = (
+    f"record_disagrees {SPARK_CSV}: evidence {SPARK_CSV!r}: tier2 single-stream figures against "
+    "the transport log: context 1024 (exchange 233): "
+)
+
+
+@pytest.mark.parametrize(
+    ("changes", "said"),
+    [
+        # faster than the observer saw: each is a finding
+        ([("ttft_ms", "2000.0"), ("prefill_tps", "512.0")],
+         "a TTFT of 2000 ms, the observer saw its first token at 5549.2 ms"),
+        ([("prefill_tps", "400.0")],
+         "a prefill of 400 tok/s, its 1024 prompt tokens by the first token the observer saw "
+         "allow 184.5"),
+        ([("decode_tps", "240.0")],
+         "a decode of 240 tok/s, 758 tokens from its TTFT to the end the observer saw at "
+         "11881.0 ms allow 119.76"),
+        ([("output_tokens", "1516")], "1516 output tokens, its reply's count is 758"),
+    ],
+    ids=["ttft", "prefill", "decode", "output-tokens"],
+)  # fmt: skip
+def test_tier2_figures_faster_than_the_observer_saw_are_found(
+    recorded: Recorded, tmp_path: Path, changes: list[tuple[str, str]], said: str
+) -> None:
+    """The recorded run's tier2 single-stream figures at context 1024 (TTFT 5550.5 ms, decode
+    119.71 tok/s, prefill 184.5 tok/s, 758 output tokens) are shown in the verdict, never
+    scored; a publisher who makes them faster than the observer's clock allows is found."""
+
+    def each(fields: list[str]) -> list[str]:
+        for metric, value in changes:
+            fields = _set("single_stream", metric, value)(fields)
+        return fields
+
+    verdict = _verdict(recorded, tmp_path / "forged", _spark_rows(each))
+    (finding,) = _findings(verdict)  # a TTFT moved earlier leaves the other two short too
+    assert finding.startswith(SINGLE_STREAM + said), finding
+
+
+def test_tier2_figures_made_slower_hold(recorded: Recorded, tmp_path: Path) -> None:
+    """Slower than the observer saw is no finding (a slower client is possible): a TTFT of
+    6 s with its prefill, and a lower decode rate."""
+    changes = [("ttft_ms", "6000.0"), ("prefill_tps", "170.7"), ("decode_tps", "100.0")]
+
+    def each(fields: list[str]) -> list[str]:
+        for metric, value in changes:
+            fields = _set("single_stream", metric, value)(fields)
+        return fields
+
+    verdict = _verdict(recorded, tmp_path / "held", _spark_rows(each))
+    assert verdict.integrity.status == "ok", _findings(verdict)
+
+
+@pytest.mark.parametrize(
+    ("command", "contexts"),
+    [
+        ([], [1024, 8192, 32768]),
+        (["--throughput-contexts", "1024"], [1024]),
+        (["--throughput-contexts=512, 2048,"], [512, 2048]),
+        (["--throughput-contexts", "1024", "--skip-throughput"], []),
+        (["--throughput-contexts", "1k"], None),
+    ],
+)
+def test_the_pinned_contexts(command: list[str], contexts: list[int] | None) -> None:
+    assert _pinned_contexts(["{python}", "spark_bench.py", "eval", *command]) == contexts

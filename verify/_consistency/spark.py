@@ -20,7 +20,7 @@ from typing import NamedTuple
 
 from bundle_schema.models import Finding, Gx10Evidence
 from pins import Harness, PinSetSource
-from verify._consistency._common import Reader, _disagrees, first_few
+from verify._consistency._common import TTFT_SLACK_S, Reader, _disagrees, first_few
 from verify._consistency.checkouts import _Checkout
 from verify._facts import spark_facts
 from verify.harness_outputs import (
@@ -31,8 +31,9 @@ from verify.harness_outputs import (
     raw_name,
     spark_code_scores,
     spark_flag_rows,
+    spark_single_stream,
 )
-from verify.sparkbench import NO_COMPILE, scenario_ask
+from verify.sparkbench import NO_COMPILE, SparkTiming, scenario_ask
 
 SPARK_SUITE = "eval_suite.py"
 """Where Spark Bench's checkout defines its scenarios, each a ``dict(id=..., domain=...,
@@ -67,6 +68,7 @@ def spark_checks(
         _spark_weights(evidence, spark, checkouts, read)
         + _spark_flags(spark, checkouts, read)
         + _spark_answers(evidence, spark, checkouts, read)
+        + _spark_single_stream(evidence, spark, checkouts, read)
     )
 
 
@@ -262,6 +264,7 @@ READ_AS_OF = {
     SPARK_HARNESS: {
         "chat_stream": "3fb1f95585a552ce",
         "run_eval": "10c1070f1ccb8f17",
+        "run_tier2": "7d2e634cffdd1dea",
     },
 }
 """The code :mod:`verify.sparkbench` reads replies as, at Spark Bench 196e60d: each function's
@@ -343,6 +346,110 @@ def _spark_answers(
     more = f"; and {len(problems) - 3} more" if len(problems) > 3 else ""
     said = "; ".join(problems[:3]) + more
     return [_disagrees(place, f"code scenarios against the transport log: {said}")]
+
+
+THROUGHPUT_CONTEXTS = "1024,8192,32768"
+"""``spark_bench.py eval --throughput-contexts``'s default."""
+
+
+def _spark_single_stream(
+    evidence: Gx10Evidence, spark: _Spark, checkouts: Mapping[str, _Checkout], read: Reader
+) -> list[Finding]:
+    """Spark's tier2 single-stream figures (shown, never scored) held to their requests: one
+    request a pinned context, in order (``--throughput-contexts``), and each context's TTFT no
+    earlier than the observer saw its first token, its prefill rate (prompt tokens over TTFT)
+    no higher than that allows, its decode rate no higher than its tokens over the time from
+    that TTFT to the end the observer saw, and its output tokens the count the client reads.
+    The client's clock starts before it sends the request and reads each line after the
+    observer forwards it, so a forger can make these figures slower, never faster. Read where
+    the code is the one :mod:`verify.sparkbench` follows, and the pinned command runs the
+    sweep."""
+    upstream, harness, place, _ = spark
+    suite = _read_as_of(checkouts.get(upstream), upstream, read)
+    if not isinstance(suite, bytes) or evidence.transport is None:
+        return []  # a checkout that cannot be read is _spark_answers' finding
+    contexts = _pinned_contexts(harness.command)
+    try:
+        figures = spark_single_stream(spark.csv)
+    except OutputsUnreadable:  # the raw outputs' own check says so
+        return []
+    if contexts is None or not figures:
+        return []
+    asked = [(e.id, r) for e in evidence.transport if (r := spark_facts(e)) and r.single_stream]
+    if len(asked) != len(contexts):
+        return [_disagrees(place, f"tier2 single-stream figures of {len(figures)} contexts; the "
+                                  f"pinned command asks {len(contexts)} single-stream requests, "
+                                  f"the transport log holds {len(asked)}")]  # fmt: skip
+    problems = []
+    for context, (exchange, reply) in zip(contexts, asked, strict=True):
+        timing = reply.timing
+        tokens = timing.prompt if timing is not None and timing.prompt else context
+        row = figures.get(str(tokens))
+        if row is None:
+            continue  # a context that failed: no figures
+        if timing is None:
+            problems.append(f"context {tokens}: figures of exchange {exchange}, a reply Spark's "
+                            "client fails on")  # fmt: skip
+            continue
+        problems += _single_stream_problems(tokens, exchange, row, timing)
+    if not problems:
+        return []
+    return [_disagrees(place, f"tier2 single-stream figures against the transport log: "
+                              f"{'; '.join(problems[:3])}")]  # fmt: skip
+
+
+def _single_stream_problems(
+    tokens: int, exchange: int, row: Mapping[str, float], timing: SparkTiming
+) -> list[str]:
+    """Why one context's figures (``row``) are not what its exchange's reply (``timing``)
+    allows, give or take Spark's rounding and :data:`TTFT_SLACK_S`."""
+    problems = []
+    first = timing.first if timing.first is not None else timing.done  # no token: TTFT = total
+    said = f"context {tokens} (exchange {exchange})"
+    ttft = row.get("ttft_ms")
+    latest = None if ttft is None else ttft / 1000 + 0.00005 + TTFT_SLACK_S
+    if latest is not None and latest < first:
+        problems.append(f"{said}: a TTFT of {ttft:g} ms, the observer saw its first token at "
+                        f"{first * 1000:.1f} ms")  # fmt: skip
+    prefill = row.get("prefill_tps")
+    if (
+        prefill is not None
+        and first > TTFT_SLACK_S
+        and prefill - 0.05 > tokens / (first - TTFT_SLACK_S)
+    ):
+        most = tokens / first
+        problems.append(f"{said}: a prefill of {prefill:g} tok/s, its {tokens} prompt tokens "
+                        f"by the first token the observer saw allow {most:.1f}")  # fmt: skip
+    decode = row.get("decode_tps")
+    if decode is not None and latest is not None and decode > 0.005 and timing.completion > 0:
+        total = latest + timing.completion / (decode - 0.005)
+        if total < timing.done:
+            most = timing.completion / max(timing.done - latest, 1e-6)
+            problems.append(f"{said}: a decode of {decode:g} tok/s, {timing.completion:g} tokens "
+                            f"from its TTFT to the end the observer saw at "
+                            f"{timing.done * 1000:.1f} ms allow {most:.2f}")  # fmt: skip
+    output = row.get("output_tokens")
+    if output is not None and output != timing.completion:
+        problems.append(f"{said}: {output:g} output tokens, its reply's count is "
+                        f"{timing.completion:g}")  # fmt: skip
+    return problems
+
+
+def _pinned_contexts(command: Sequence[str]) -> list[int] | None:
+    """The single-stream contexts the pinned command sweeps (``--throughput-contexts``, comma
+    separated, as ``run_tier2`` reads them); none under ``--skip-throughput``; None when a
+    context is not an integer ``int`` takes."""
+    if "--skip-throughput" in command:
+        return []
+    value = _option(command, "--throughput-contexts")
+    try:
+        return [
+            int(c)
+            for c in (THROUGHPUT_CONTEXTS if value is None else value).split(",")
+            if c.strip()
+        ]
+    except ValueError:
+        return None
 
 
 def _most_consistent(score: float, repeats: int, zeros: int) -> float:
