@@ -265,6 +265,7 @@ READ_AS_OF = {
         "chat_stream": "3fb1f95585a552ce",
         "run_eval": "10c1070f1ccb8f17",
         "run_tier2": "7d2e634cffdd1dea",
+        "main": "7ed2cfa8ef4a4101",  # the options' defaults: --repeats, --throughput-contexts
     },
 }
 """The code :mod:`verify.sparkbench` reads replies as, at Spark Bench 196e60d: each function's
