@@ -96,10 +96,10 @@ from tests.paths import EXAMPLES
 TAR = EXAMPLES / "recorded" / "llamacpp-smollm2-135m.tar"
 LOG = "transport/exchanges.jsonl"
 CODING = "components/coding/result.json"
-STREAMED = 233
-"""A streamed chat completion of Spark Bench (coding) in the recorded run: one of its
-throughput requests after the code scenarios, whose answers the verifier holds the scenario
-scores to (ADR 0050; an edit of one of those is a finding of its own)."""
+STREAMED = 234
+"""A streamed chat completion of Spark Bench (coding) in the recorded run: its request under
+concurrency, after the code scenarios and the single-stream request, whose answers the verifier
+holds Spark's figures to (ADR 0050; an edit of one of those is a finding of its own)."""
 HUGE = 1.7e308
 """A finite number of seconds (the schema bounds none) whose double overflows to inf."""
 ESCAPES = "\x1b]0;PWNED\x07\x1b[2J\x1b[31m\r\x7f\x9b"
@@ -151,7 +151,7 @@ def _streamed(records: list[dict[str, Any]]) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def overflowing(recorded: Recorded, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Exchange 233 began at 1.7e308 s and never ended, its last chunk 1.7e308 s in; coding
+    """Exchange 234 began at 1.7e308 s and never ended, its last chunk 1.7e308 s in; coding
     (its component) stopped by the sandbox at its wall limit. Both numbers are finite."""
 
     def edit(records: list[dict[str, Any]]) -> None:
@@ -170,7 +170,7 @@ def overflowing(recorded: Recorded, tmp_path_factory: pytest.TempPathFactory) ->
 
 @pytest.fixture(scope="module")
 def publisher_text(recorded: Recorded, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Exchange 233 carrying terminal escapes and HTML in every free-text field the review
+    """Exchange 234 carrying terminal escapes and HTML in every free-text field the review
     commands print: header names and values, bodies, chunks, error, redirect, model, path."""
 
     def edit(records: list[dict[str, Any]]) -> None:
