@@ -224,36 +224,21 @@ def _answer(exchange: TransportExchange) -> object:
         event = _event(data)
         if event is _SKIPPED:
             continue
-        if event is _UNSURE:
-            return _UNSURE
+        if event is _UNSURE or event is _RAISES:
+            return event
         if not isinstance(event, dict):  # an event's .get: AttributeError
             return _RAISES
         if event.get("usage"):
             usage = event["usage"]
-        choices = event.get("choices", [])
-        if _choices_raise(choices, parts):
+        choices = _read_choices(event.get("choices", []), parts)
+        if choices is _RAISES:
             return _RAISES
-        if first is None and _token(choices):
+        if first is None and choices is _TOKEN:
             first = t
     if _usage_raises(usage):
         return _RAISES
     text = "".join(parts)
     return _Answer(text, _timing(usage, text, first, done))
-
-
-def _token(choices: object) -> bool:
-    """Whether ``chat_stream`` takes its TTFT at these choices: a delta with reasoning,
-    content or tool calls (choices it read without raising)."""
-    deltas = (
-        [c.get("delta", {}) for c in choices if isinstance(c, dict)]
-        if isinstance(choices, list)
-        else []
-    )
-    return any(
-        d.get("reasoning") or d.get("reasoning_content") or d.get("content") or d.get("tool_calls")
-        for d in deltas
-        if isinstance(d, dict)
-    )
 
 
 def _timing(usage: object, text: str, first: float | None, done: float) -> SparkTiming:
@@ -270,8 +255,6 @@ def _timing(usage: object, text: str, first: float | None, done: float) -> Spark
 
 
 _SKIPPED = object()
-_RAISED = object()
-"""A ``data:`` line the client surely raises on."""
 
 SPARK_RECURSION_LIMIT = 1000
 """Python's own limit, which Spark Bench's process keeps: a verifier whose limit is at least
@@ -280,7 +263,7 @@ this parses on a fresh stack whatever the client's ``json.loads`` parsed below i
 
 def _event(data: str) -> object:
     """A ``data:`` line's JSON value as the client parses it: :data:`_SKIPPED` for a line that
-    is not JSON (skipped), :data:`_RAISED` where it surely raises, :data:`_UNSURE` where it may
+    is not JSON (skipped), :data:`_RAISES` where it surely raises, :data:`_UNSURE` where it may
     raise or not.
 
     Where the client's reading depends on its process, both of its readings are allowed for,
@@ -294,7 +277,7 @@ def _event(data: str) -> object:
     except json.JSONDecodeError:
         return _SKIPPED
     except RecursionError:  # past even a fresh stack of the verifier's, so past the client's
-        return _RAISED if sys.getrecursionlimit() >= SPARK_RECURSION_LIMIT else _UNSURE
+        return _RAISES if sys.getrecursionlimit() >= SPARK_RECURSION_LIMIT else _UNSURE
     except ValueError:  # past int()'s digits
         pass
     try:
@@ -312,29 +295,37 @@ def _lifted(digits: str) -> object:
     return _HUGE if len(digits.lstrip("-")) > sys.get_int_max_str_digits() else int(digits)
 
 
-def _choices_raise(choices: object, parts: list[str]) -> bool:
-    """Whether ``chat_stream`` raises on an event's ``choices`` (or on the text it collects
-    from them, when it joins it); each choice's ``delta.content`` read into ``parts``."""
+_TOKEN = object()
+"""Choices of which a delta holds a token: reasoning, content or a tool call (where
+``chat_stream`` takes its TTFT)."""
+
+
+def _read_choices(choices: object, parts: list[str]) -> object:
+    """An event's ``choices`` read as ``chat_stream`` reads them, each delta's ``content`` into
+    ``parts``: :data:`_RAISES` where it raises on them (or on the text it collects from them,
+    when it joins it), :data:`_TOKEN` where a delta holds a token, None otherwise."""
     if isinstance(choices, dict | str):  # iterated: its keys or characters have no .get
-        return bool(choices)
+        return _RAISES if choices else None
     if not isinstance(choices, list):  # not iterable: TypeError
-        return True
+        return _RAISES
+    token = False
     for choice in choices:
         delta = choice.get("delta", {}) if isinstance(choice, dict) else None
         if not isinstance(delta, dict):  # .get of what is not an object: AttributeError
-            return True
+            return _RAISES
         reasoning = delta.get("reasoning") or delta.get("reasoning_content")
         content = delta.get("content")
         tools = delta.get("tool_calls")
         if (reasoning and not isinstance(reasoning, str)) or (
             content and not isinstance(content, str)
         ):
-            return True  # joined with the text: TypeError
+            return _RAISES  # joined with the text: TypeError
         if tools and not isinstance(tools, list | str | dict):  # extended with it: TypeError
-            return True
+            return _RAISES
         if content:
             parts.append(content)
-    return False
+        token = token or bool(reasoning or content or tools)
+    return _TOKEN if token else None
 
 
 def _usage_raises(usage: object) -> bool:
