@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bundle_schema.models import ReasoningSerialization, TransportExchange
-from verify.replies import body_bytes, exchange_failed, loads_on_a_fresh_stack
+from verify.replies import exchange_failed, loads_on_a_fresh_stack, reply_pieces
 
 __all__ = [
     "DEFAULT_PROMPT",
@@ -134,12 +134,7 @@ def infermark_reading(exchange: TransportExchange) -> InfermarkReading:
     """``exchange`` read as Infermark's streaming client reads it."""
     if exchange_failed(exchange) or not _head_read(exchange):
         return _FAILED
-    if exchange.chunks:
-        pieces: Sequence[tuple[float, bytes]] = [(c.t, _received(c)) for c in exchange.chunks]
-    else:  # a reply not streamed: read when it came whole
-        data = body_bytes(exchange.response_body) or b""
-        end = exchange.ended - exchange.started if exchange.ended is not None else 0.0
-        pieces = [(max(end, 0.0), data)] if data else []
+    pieces = reply_pieces(exchange, _received) or []  # a reply not streamed: read whole
     try:
         charset = _charset(exchange)
         if charset is None:

@@ -15,7 +15,7 @@ import hashlib
 import json
 import re
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -45,6 +45,7 @@ __all__ = [
     "read_exchange",
     "read_reply",
     "reasoning_level",
+    "reply_pieces",
     "request_reasoning",
     "runtime_name",
     "same_model",
@@ -198,6 +199,25 @@ def _loads(data: bytes | str) -> Any:
         return json.loads(data)
     except (ValueError, RecursionError):  # not JSON, or nested past the parser's stack
         return None
+
+
+def reply_pieces(
+    exchange: TransportExchange, received: Callable[[Chunk], bytes] = Chunk.received
+) -> list[tuple[float, bytes]] | None:
+    """A reply's bytes as its reader got them, each piece with the observer's time of it (from
+    the exchange's start): each chunk's bytes (``received``), or a reply not streamed whole at
+    its end; none without a body; None where its body is not the base64 it says.
+
+    Raises:
+        ValueError: ``received`` does not know a chunk's bytes.
+    """
+    if exchange.chunks:
+        return [(chunk.t, received(chunk)) for chunk in exchange.chunks]
+    if exchange.response_body is None:
+        return []
+    data = body_bytes(exchange.response_body)
+    end = exchange.ended - exchange.started if exchange.ended is not None else 0.0
+    return None if data is None else [(max(end, 0.0), data)]
 
 
 def loads_on_a_fresh_stack(data: str, **options: Any) -> object:

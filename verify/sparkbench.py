@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bundle_schema.models import TransportExchange
-from verify.replies import body_bytes, body_json, loads_on_a_fresh_stack
+from verify.replies import body_json, loads_on_a_fresh_stack, reply_pieces
 
 __all__ = [
     "CLIENT_RAISES",
@@ -156,26 +156,11 @@ def _read(exchange: TransportExchange) -> object:
     # status than 2xx: ``urllib`` raises (the observer follows no redirect, answering it 502).
     if status is None or not 200 <= status < 300:
         return _FAILED
-    return _answer(exchange)
-
-
-def _pieces(exchange: TransportExchange) -> list[tuple[float, bytes]] | None:
-    """The reply's bytes as the harness read them, each piece with the observer's time of it
-    (a reply not streamed comes whole at its end); None where the record does not know them
-    (a body that is not base64, a chunk's lone surrogate)."""
-    if not exchange.chunks:
-        if exchange.response_body is None:
-            return []
-        data = body_bytes(exchange.response_body)
-        end = exchange.ended - exchange.started if exchange.ended is not None else 0.0
-        return None if data is None else [(max(end, 0.0), data)]
-    pieces = []
-    for chunk in exchange.chunks:
-        try:
-            pieces.append((chunk.t, chunk.received()))
-        except ValueError:  # a lone surrogate no raw bytes explain: not known what came
-            return None
-    return pieces
+    try:
+        pieces = reply_pieces(exchange)
+    except ValueError:  # a chunk's lone surrogate no raw bytes explain: not known what came
+        return _UNSURE
+    return _UNSURE if pieces is None else _answer(pieces)  # None: a body not base64
 
 
 def _lines(pieces: list[tuple[float, bytes]]) -> list[tuple[float, bytes]]:
@@ -199,15 +184,12 @@ _UNSURE = object()
 """This reading cannot tell what the client makes of the stream."""
 
 
-def _answer(exchange: TransportExchange) -> object:
-    """The answer ``chat_stream`` returns (:class:`_Answer`: its text and timing): each line of
-    the body (split at LF, as ``urllib`` iterates it) decoded as UTF-8 with U+FFFD, stripped;
-    ``data:`` lines up to ``[DONE]`` parsed, those that are not JSON skipped; the ``content``
-    of each choice's ``delta`` joined. :data:`_RAISES` where the client surely raises,
-    :data:`_UNSURE` where this reading cannot tell."""
-    pieces = _pieces(exchange)
-    if pieces is None:
-        return _UNSURE
+def _answer(pieces: list[tuple[float, bytes]]) -> object:
+    """The answer ``chat_stream`` returns (:class:`_Answer`: its text and timing) from the
+    reply's timed ``pieces``: each line of the body (split at LF, as ``urllib`` iterates it)
+    decoded as UTF-8 with U+FFFD, stripped; ``data:`` lines up to ``[DONE]`` parsed, those that
+    are not JSON skipped; the ``content`` of each choice's ``delta`` joined. :data:`_RAISES`
+    where the client surely raises, :data:`_UNSURE` where this reading cannot tell."""
     parts: list[str] = []
     usage: object = {}
     first = None
