@@ -240,21 +240,14 @@ def test_only_the_code_the_reading_follows_is_read(recorded: Recorded) -> None:
 @pytest.mark.parametrize(
     ("recorded_version", "same"),
     [
-        (b'{"python_version": "%d.%d.7 (main) [GCC]"}', True),
-        (b'{"python_version": "%d.%d0.1"}', False),
-        (b'{"python_version": 3.11}', False),
-        (b"[]", None),  # no readable record: a finding of its own
-        (b"not json", None),
-        (None, None),
+        ("%d.%d.7 (main) [GCC]", True),
+        ("%d.%d0.1", False),
+        ("3.99.0", False),
     ],
 )
-def test_the_recorded_python(recorded_version: bytes | None, same: bool | None) -> None:
-    data = (
-        recorded_version % sys.version_info[:2]
-        if recorded_version and b"%d" in recorded_version
-        else recorded_version
-    )
-    assert _same_python(data) is same
+def test_the_recorded_python(recorded_version: str, same: bool) -> None:
+    version = recorded_version.replace("%d.%d", "{}.{}".format(*sys.version_info[:2]))
+    assert _same_python(version) is same
 
 
 @pytest.mark.parametrize(
@@ -287,23 +280,36 @@ def test_the_pinned_domains(command: list[str], domains: set[str] | None) -> Non
     assert _pinned_domains(["{python}", "spark_bench.py", "eval", *command]) == domains
 
 
+@pytest.mark.parametrize(
+    ("record", "why"),
+    [
+        (None, f"{ENVIRONMENT} is not in the bundle)"),
+        (b'{"python_version": "3.11.7"}', f"{ENVIRONMENT}"),  # not a record its model reads
+    ],
+    ids=["left-out", "not-a-record"],
+)
 def test_the_harness_environment_record_left_out_is_a_finding(
-    recorded: Recorded, tmp_path: Path
+    recorded: Recorded, tmp_path: Path, record: bytes | None, why: str
 ) -> None:
     """Whether the answers compile depends on the harness's Python, which only its environment
-    record names: left out, the scores cannot be held to their answers, and that is a finding
-    (the runner records one for every harness), not a check left out."""
+    record names, read strictly by its model: left out or unreadable, the scores cannot be held
+    to their answers, and that is a finding (the runner records one for every harness), not a
+    check left out."""
 
     def edit(files: Files) -> None:
-        del files[ENVIRONMENT]
+        if record is None:
+            del files[ENVIRONMENT]
+        else:
+            files[ENVIRONMENT] = (record, files[ENVIRONMENT][1])
         _passed(("CODE-01", "1.0"))(files)
 
     verdict = _verdict(recorded, tmp_path / "forged", edit)
-    assert (
+    said = (
         f"record_disagrees {SPARK_CSV}: evidence {SPARK_CSV!r}: its code scenarios cannot be "
         "held to their answers: the sparkbench harness's interpreter has no readable "
-        "environment record (whether their code compiles depends on its Python)"
-    ) in _findings(verdict)
+        f"environment record (whether their code compiles depends on its Python; {why}"
+    )
+    assert [f for f in _findings(verdict) if f.startswith(said)], _findings(verdict)
 
 
 def test_the_bound_is_the_same_read_whole_by_helpers_or_in_full(

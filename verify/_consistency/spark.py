@@ -12,7 +12,6 @@ import ast
 import functools
 import hashlib
 import itertools
-import json
 import math
 import sys
 from collections.abc import Collection, Mapping, Sequence
@@ -22,6 +21,7 @@ from bundle_schema.models import Finding, Gx10Evidence
 from pins import Harness, PinSetSource
 from verify._consistency._common import TTFT_SLACK_S, Reader, _disagrees, first_few
 from verify._consistency.checkouts import _Checkout
+from verify._consistency.exchanges import _environment_record
 from verify._facts import spark_facts
 from verify.harness_outputs import (
     SPARK_BENCH_CODE_DOMAIN,
@@ -64,11 +64,12 @@ def spark_checks(
     spark = _spark_run(pins, foreign, read)
     if spark is None:
         return []
+    suite = _read_as_of(checkouts.get(spark.upstream), spark.upstream, read)
     return (
         _spark_weights(evidence, spark, checkouts, read)
         + _spark_flags(spark, checkouts, read)
-        + _spark_answers(evidence, spark, checkouts, read)
-        + _spark_single_stream(evidence, spark, checkouts, read)
+        + _spark_answers(evidence, spark, suite, read)
+        + _spark_single_stream(evidence, spark, suite)
     )
 
 
@@ -290,7 +291,7 @@ class _Scenario(NamedTuple):
 
 
 def _spark_answers(
-    evidence: Gx10Evidence, spark: _Spark, checkouts: Mapping[str, _Checkout], read: Reader
+    evidence: Gx10Evidence, spark: _Spark, suite: bytes | str | None, read: Reader
 ) -> list[Finding]:
     """Spark Bench's code scenario scores held to the transport log: each scenario scored was
     asked as often as the run repeats it (the pinned ``--repeats``, 2 by default), each time
@@ -299,17 +300,19 @@ def _spark_answers(
     most its mean can be. Read only where the recorded checkout's client and graders are the
     code that reading follows (:data:`READ_AS_OF`) and the transport log is at hand; the
     verdict that code does not compile is taken only where the harness's recorded Python is of
-    the verifier's own version."""
+    the verifier's own version. ``suite``: the checkout's suite as :func:`_read_as_of` reads
+    it."""
     upstream, harness, place, _ = spark
-    compiled = _same_python(read(f"upstreams/{upstream}/environment.json"))
-    if compiled is None:
+    entry = f"upstreams/{upstream}/environment.json"
+    environment, problem = _environment_record(read(entry), entry, upstream)
+    if environment is None:
         why = (
             f"its code scenarios cannot be held to their answers: the {upstream} harness's "
             "interpreter has no readable environment record (whether their code compiles "
-            "depends on its Python)"
+            f"depends on its Python; {problem})"
         )
         return [_disagrees(place, why)]
-    suite = _read_as_of(checkouts.get(upstream), upstream, read)
+    compiled = _same_python(environment.python_version)
     if isinstance(suite, str):
         why = f"its code scenarios cannot be held to the {upstream} checkout: {suite}"
         return [_disagrees(place, why)]
@@ -321,12 +324,12 @@ def _spark_answers(
         return []
     run_repeats = _pinned_repeats(harness.command)
     scenarios = _suite_asks(suite)
-    answers: dict[bytes, list[tuple[int, str | None]]] = {}
+    answers: dict[tuple[bytes, str], list[tuple[int, str | None]]] = {}
     for exchange in evidence.transport:
         if (reply := spark_facts(exchange)) is not None:
             for grader, zero in (("python", reply.python), ("sql", reply.sql)):
                 taken = zero if zero != NO_COMPILE or compiled else None
-                answers.setdefault(reply.ask + grader.encode(), []).append((exchange.id, taken))
+                answers.setdefault((reply.ask, grader), []).append((exchange.id, taken))
     problems = []
     consistent = []
     for scenario_id, score in sorted(scores.items()):
@@ -335,7 +338,7 @@ def _spark_answers(
         if scenario is None or scenario.ask is None or repeats is None:
             consistent.append(1.0)
             continue
-        asked = answers.get(scenario.ask + (scenario.grader or "python").encode(), [])
+        asked = answers.get((scenario.ask, scenario.grader or "python"), [])
         zeros = [(i, why) for i, why in asked if why is not None and scenario.grader is not None]
         problems += _answers_problem(scenario_id, score, repeats, asked, zeros)
         counted = len(zeros) if len(asked) == repeats else 0
@@ -354,7 +357,7 @@ THROUGHPUT_CONTEXTS = "1024,8192,32768"
 
 
 def _spark_single_stream(
-    evidence: Gx10Evidence, spark: _Spark, checkouts: Mapping[str, _Checkout], read: Reader
+    evidence: Gx10Evidence, spark: _Spark, suite: bytes | str | None
 ) -> list[Finding]:
     """Spark's tier2 single-stream figures (shown, never scored) held to their requests: one
     request a pinned context, in order (``--throughput-contexts``), and each context's TTFT no
@@ -365,8 +368,7 @@ def _spark_single_stream(
     observer forwards it, so a forger can make these figures slower, never faster. Read where
     the code is the one :mod:`verify.sparkbench` follows, and the pinned command runs the
     sweep."""
-    upstream, harness, place, _ = spark
-    suite = _read_as_of(checkouts.get(upstream), upstream, read)
+    _, harness, place, _ = spark
     if not isinstance(suite, bytes) or evidence.transport is None:
         return []  # a checkout that cannot be read is _spark_answers' finding
     contexts = _pinned_contexts(harness.command)
@@ -583,22 +585,16 @@ def _pinned_repeats(command: Sequence[str]) -> int | None:
 MAX_REPEATS = 1000
 
 
-def _same_python(recorded: bytes | None) -> bool | None:
+def _same_python(version: str) -> bool:
     """Whether the harness's recorded interpreter (its environment record's ``python_version``)
-    is of the verifier's own Python version (major and minor): where code compiles is the same.
-    None when there is no readable record (the runner writes one for every harness)."""
-    try:
-        version = json.loads(recorded if recorded is not None else b"").get("python_version")
-    except (ValueError, AttributeError, RecursionError):
-        return None
-    ours = f"{sys.version_info.major}.{sys.version_info.minor}."
-    return isinstance(version, str) and version.startswith(ours)
+    is of the verifier's own Python version (major and minor): where code compiles is the same."""
+    return version.startswith(f"{sys.version_info.major}.{sys.version_info.minor}.")
 
 
 def _order_problem(
     order: Sequence[str] | None,
     scenarios: Mapping[str, _Scenario],
-    answers: Mapping[bytes, Sequence[tuple[int, str | None]]],
+    answers: Mapping[tuple[bytes, str], Sequence[tuple[int, str | None]]],
 ) -> list[str]:
     """Why the code scenarios' requests are not in the order Spark asks them (``run_suite``:
     the suite's scenarios in ``order``, each one's repeats together), or nothing: a scenario's
@@ -609,7 +605,7 @@ def _order_problem(
     for place, scenario_id in enumerate(order):
         scenario = scenarios.get(scenario_id)
         if scenario is not None and scenario.ask is not None:
-            key = scenario.ask + (scenario.grader or "python").encode()
+            key = (scenario.ask, scenario.grader or "python")
             asked += [(exchange, place, scenario_id) for exchange, _ in answers.get(key, ())]
     asked.sort()
     for (first, before, one), (then, after, other) in itertools.pairwise(asked):
