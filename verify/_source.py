@@ -425,6 +425,7 @@ _OCTAL = re.compile(rb"\x00*| *[0-7]+[ \x00]*")
 optional spaces and before only spaces and NULs (tarfile also takes ``1_0``, ``+1`` and stops at
 a leading NUL where GNU tar skips it)."""
 _HIGH_BYTES = bytes(range(128, 256))
+_CONTROL = re.compile("[\x00-\x1f\x7f]")
 _NUMERIC_FIELDS = (
     ("mode", 100, 108),
     ("uid", 108, 116),
@@ -560,8 +561,50 @@ def _checksum_ok(block: bytes) -> bool:
     return recorded == unsigned - 256 * high  # a signed sum: both readers accept it
 
 
-def _parse_header(block: bytes, offset: int, location: str) -> _Header:
-    """Check one header's fields; raise what is wrong with them (at offset 0: not a tar)."""
+_SHAPES = 16
+"""How many header shapes one listing remembers (see :func:`_parse_header`)."""
+
+
+def _shape(block: bytes) -> bytes:
+    """A header's fields but its name, size and checksum: the members of a bundle's tar mostly
+    share them all (a bundle's tar is written with one mtime)."""
+    return block[100:124] + block[136:148] + block[156:]
+
+
+def _known_shape(
+    block: bytes, offset: int, shapes: dict[bytes, tuple[bytes, bytes, bool]]
+) -> _Header | None:
+    """The header, when ``block`` is of a shape already accepted and its own name, size and
+    checksum are good; None otherwise (the whole check then names any defect)."""
+    known = shapes.get(_shape(block))
+    if known is None:
+        return None
+    size = _number(block[124:136])
+    if size is None or _text(block[:100]) is None or not _checksum_ok(block):
+        return None
+    kind, prefix, ustar = known
+    return _Header(offset, kind, _raw_name(block), prefix, size, ustar)
+
+
+def _parse_header(
+    block: bytes, offset: int, location: str, shapes: dict[bytes, tuple[bytes, bytes, bool]]
+) -> _Header:
+    """Check one header's fields; raise what is wrong with them (at offset 0: not a tar).
+
+    ``shapes`` holds what the fields of headers already accepted in this listing gave, by
+    :func:`_shape`: a header of a known shape has only its name, size and checksum checked
+    again (:func:`_known_shape`).
+    """
+    header = _known_shape(block, offset, shapes)
+    if header is None:
+        header = _check_header(block, offset, location)
+        if len(shapes) < _SHAPES:
+            shapes[_shape(block)] = (header.type, header.prefix, header.ustar)
+    return header
+
+
+def _check_header(block: bytes, offset: int, location: str) -> _Header:
+    """Check each of a header's fields; raise what is wrong with them (at offset 0: not a tar)."""
     raw_name = _raw_name(block)
     where = f"{location}: header at offset {offset}: member {_shown(raw_name)!r}"
     if not _checksum_ok(block):
@@ -664,7 +707,7 @@ def _check_name(name: str, where: str) -> None:
         raise HostileArchive(f"{where}: member {name!r} has an absolute path")
     if "\\" in name or "\x00" in name:
         raise HostileArchive(f"{where}: member {name!r} has a backslash or NUL in its name")
-    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in name):
+    if _CONTROL.search(name):
         raise HostileArchive(f"{where}: member {name!r} has a control character in its name")
     segments = name.split("/")
     if ".." in segments:
@@ -821,6 +864,7 @@ def scan_tar(
     seen: set[str] = set()
     total = offset = 0
     extended: _Extended | None = None
+    shapes: dict[bytes, tuple[bytes, bytes, bool]] = {}
     while True:
         block = _next_block(reader, offset, location)
         if block == ZERO_BLOCK:
@@ -831,7 +875,7 @@ def scan_tar(
                 )
             _check_end(reader, offset, location)
             return members
-        header = _parse_header(block, offset, location)
+        header = _parse_header(block, offset, location, shapes)
         if header.type in _EXTENSION_TYPES:
             raise HostileArchive(
                 f"{location}: header at offset {offset}: member {_shown(header.name)!r} is "
