@@ -10,6 +10,8 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
@@ -53,6 +55,7 @@ from verify._core import (
     record_findings,
     role_entry,
     unread_entries,
+    validate_documents,
 )
 from verify._facts import LedgerFacts, LedgerTally, slim_exchange
 from verify._gc import collector_paused
@@ -111,17 +114,47 @@ def _documents(member: Member, lines: bool, cap: int) -> Iterator[bytes]:
     yield data
 
 
-class _Slimmer(list[BaseModel]):
-    """Keeps each transport exchange reduced to its facts (a probe's exchange whole)."""
+Reading = Callable[[Iterator[bytes], str], Iterator[BaseModel | str]]
+"""Reads a record's documents (the lines of a transport log) at a place, into its valid models
+(each reduced to what the gates read) up to the first refused one, given as why."""
 
-    def __init__(self, config: RunConfig | None, whole: set[int]) -> None:
-        super().__init__()
-        self._config, self._whole = config, whole
+_READ_LOGS: OrderedDict[tuple[object, ...], tuple[BaseModel | str, ...]] = OrderedDict()
+_READ_LOGS_KEPT = 2
+_READ_LOGS_LOCK = threading.Lock()
+"""The transport logs this process read last (two), reduced to their facts, by all the reading
+depends on: the log's bytes (its digest: a record is read only once its blob's bytes are proven
+to be its digest's), its place in the bundle (messages name it), the line cap, and what is kept
+of it (the run config, the probes' exchanges kept whole). Bundles that share a transport log
+(an archive's copies of a run, a bundle judged again under another pin set or with its claims
+changed) have it read once while they are verified one after another."""
 
-    def append(self, model: BaseModel, /) -> None:
-        if isinstance(model, TransportExchange) and model.id not in self._whole:
-            model = slim_exchange(model, self._config)
-        super().append(model)
+
+def _slim_reading(config: RunConfig | None, whole: set[int], digest: str, limit: int) -> Reading:
+    """Reads a transport log's lines into exchanges reduced to their facts (a probe's exchange
+    whole), or gives what it gave last time it read the same log so (:data:`_READ_LOGS`)."""
+    kind = KINDS["transport-exchange"]
+    held = (digest, limit, None if config is None else config.model_dump_json(), frozenset(whole))
+
+    def read(documents: Iterator[bytes], where: str) -> Iterator[BaseModel | str]:
+        key = (*held, where)
+        with _READ_LOGS_LOCK:
+            kept = _READ_LOGS.get(key)
+            if kept is not None:
+                _READ_LOGS.move_to_end(key)
+        if kept is None:
+            kept = tuple(
+                slim_exchange(model, config)
+                if isinstance(model, TransportExchange) and model.id not in whole
+                else model
+                for model in validate_documents(kind, documents, where)
+            )
+            with _READ_LOGS_LOCK:
+                _READ_LOGS[key] = kept
+                while len(_READ_LOGS) > _READ_LOGS_KEPT:
+                    _READ_LOGS.popitem(last=False)
+        return iter(kept)
+
+    return read
 
 
 class _Tally(list[BaseModel]):
@@ -153,7 +186,7 @@ def _record_findings(
     records: dict[str, list[BaseModel]],
     *,
     sink: Callable[[], list[BaseModel]] = list,
-    helpers: Callable[[Iterator[bytes], str], Iterator[BaseModel | str]] | None = None,
+    helpers: Reading | None = None,
 ) -> list[Finding]:
     findings: list[Finding] = []
     for name in names:
@@ -192,9 +225,7 @@ def _record_findings(
     return findings
 
 
-def _helpers(
-    workers: int | None, config: RunConfig | None, whole: set[int]
-) -> Callable[[Iterator[bytes], str], Iterator[BaseModel | str]] | None:
+def _helpers(workers: int | None, config: RunConfig | None, whole: set[int]) -> Reading | None:
     """Validate and reduce a huge transport log in helper processes (ADR 0012), or None."""
     count = default_workers() if workers is None else workers
     if count < 2:
@@ -213,18 +244,20 @@ def _big_record(  # noqa: PLR0917 - the state of one reading
     name: str,
     limits: Limits,
     records: dict[str, list[BaseModel]],
-    slimmer: Callable[[], list[BaseModel]],
-    helpers: Callable[[Iterator[bytes], str], Iterator[BaseModel | str]] | None,
+    config: RunConfig | None,
+    whole: set[int],
+    helpers: Reading | None,
 ) -> list[Finding]:
     """Read a socket ledger into its facts, a transport log into reduced exchanges (by helper
-    processes when it is large)."""
+    processes when it is large; one read lately is not read again, :data:`_READ_LOGS`)."""
     if _kind_of(manifest, name) is SocketLedgerEntry:
         return _record_findings(manifest, source, [name], limits, records, sink=_Tally)
-    many = manifest.model.evidence[name].size >= PARALLEL_FROM and helpers is not None
-    return _record_findings(
-        manifest, source, [name], limits, records,
-        sink=list if many else slimmer, helpers=helpers if many else None,
-    )  # fmt: skip
+    entry = manifest.model.evidence[name]
+    if entry.size >= PARALLEL_FROM and helpers is not None:
+        reading = helpers
+    else:
+        reading = _slim_reading(config, whole, entry.digest, limits.max_record_line)
+    return _record_findings(manifest, source, [name], limits, records, helpers=reading)
 
 
 def _trace_findings(
@@ -478,13 +511,11 @@ def _verify(
         )
         first = assemble_evidence(manifest, records, placements)
         whole = {p.exchange for p in first.probes}
-
-        def slimmer() -> list[BaseModel]:
-            return _Slimmer(first.config, whole)
-
         helpers = _helpers(workers, first.config, whole)
         for name in sorted(big):
-            findings += _big_record(manifest, source, name, limits, records, slimmer, helpers)
+            findings += _big_record(
+                manifest, source, name, limits, records, first.config, whole, helpers
+            )
         ledger_name = role_entry(records, placements, "socket ledger")
         ledger_record = records.get(ledger_name) if ledger_name is not None else None
         if isinstance(ledger_record, _Tally):
