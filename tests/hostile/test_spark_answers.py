@@ -186,24 +186,47 @@ def test_a_scenario_asked_once_is_a_finding(recorded: Recorded, tmp_path: Path) 
     ) in _findings(verdict)
 
 
-def test_code_that_does_not_compile_is_not_judged_under_another_python(
+def _other_python(files: Files) -> None:
+    environment = json.loads(files[ENVIRONMENT][0])
+    environment["python_version"] = "3.99.0 (main) [GCC 12.2.0]"
+    put_json(files, ENVIRONMENT, environment)
+
+
+HINGED = (
+    f"record_disagrees {SPARK_CSV}: evidence {SPARK_CSV!r}: code scenarios against the "
+    f"transport log hold only if code that does not compile on Python "
+    f"{sys.version_info.major}.{sys.version_info.minor} (this verifier's) compiles on the "
+    "harness's Python 3.99.0, which only its environment record says: "
+)
+
+
+def test_a_score_only_another_python_explains_is_found_naming_both(
     recorded: Recorded, tmp_path: Path
 ) -> None:
-    """Whether code compiles depends on the Python that compiles it: a harness recorded under
-    another Python than the verifier's has its compile verdicts left out (CODE-01's answers
-    hold code, so its pass is not bounded), and its answers with no code still bound."""
-
-    def other_python(files: Files) -> None:
-        environment = json.loads(files[ENVIRONMENT][0])
-        environment["python_version"] = "3.99.0 (main) [GCC 12.2.0]"
-        put_json(files, ENVIRONMENT, environment)
+    """Whether code compiles depends on the Python that compiles it, and the harness's is its
+    environment record's word. A harness recorded under another Python than the verifier's has
+    its scores held without the compile verdicts, and then with them: CODE-01 passed, which
+    its answers (code that does not compile here) earn only if that code compiles there, is a
+    finding that names both versions and how to hold it."""
 
     def edit(files: Files) -> None:
-        other_python(files)
+        _other_python(files)
         _passed(("CODE-01", "1.0"))(files)
 
     verdict = _verdict(recorded, tmp_path / "other", edit)
+    found = [f for f in _findings(verdict) if f.startswith(HINGED)]
+    assert len(found) == 1, _findings(verdict)
+    assert "CODE-01 scores 1" in found[0] and "verify with Python 3.99.0" in found[0], found
     assert not [f for f in _findings(verdict) if f.startswith(PREFIX)], _findings(verdict)
+
+
+def test_honest_scores_under_another_python_are_no_finding(
+    recorded: Recorded, tmp_path: Path
+) -> None:
+    """The recorded run's own scores, its harness's Python said to be another: they hold with
+    the compile verdicts as without them, so which Python compiled the code does not matter."""
+    verdict = _verdict(recorded, tmp_path / "honest-other", _other_python)
+    assert not [f for f in _findings(verdict) if "code scenarios" in f], _findings(verdict)
 
 
 @pytest.mark.parametrize(

@@ -300,8 +300,9 @@ def _spark_answers(
     most its mean can be. Read only where the recorded checkout's client and graders are the
     code that reading follows (:data:`READ_AS_OF`) and the transport log is at hand; the
     verdict that code does not compile is taken only where the harness's recorded Python is of
-    the verifier's own version. ``suite``: the checkout's suite as :func:`_read_as_of` reads
-    it."""
+    the verifier's own version; where it is not, a score that holds only without those
+    verdicts is a finding (the record's word alone would lift it). ``suite``: the checkout's
+    suite as :func:`_read_as_of` reads it."""
     upstream, harness, place, _ = spark
     entry = f"upstreams/{upstream}/environment.json"
     environment, problem = _environment_record(read(entry), entry, upstream)
@@ -324,32 +325,54 @@ def _spark_answers(
         return []
     run_repeats = _pinned_repeats(harness.command)
     scenarios = _suite_asks(suite)
-    answers: dict[tuple[bytes, str], list[tuple[int, str | None]]] = {}
-    for exchange in evidence.transport:
-        if (reply := spark_facts(exchange)) is not None:
+    replies = [(e.id, r) for e in evidence.transport if (r := spark_facts(e)) is not None]
+
+    def held(compile_verdicts: bool) -> list[str]:
+        """Why the scores are not what the answers allow, with or without the verdicts that an
+        answer's code does not compile."""
+        answers: dict[tuple[bytes, str], list[tuple[int, str | None]]] = {}
+        for exchange, reply in replies:
             for grader, zero in (("python", reply.python), ("sql", reply.sql)):
-                taken = zero if zero != NO_COMPILE or compiled else None
-                answers.setdefault((reply.ask, grader), []).append((exchange.id, taken))
-    problems = []
-    consistent = []
-    for scenario_id, score in sorted(scores.items()):
-        scenario = scenarios.get(scenario_id)
-        repeats = run_repeats if scenario is None else scenario.repeats or run_repeats
-        if scenario is None or scenario.ask is None or repeats is None:
-            consistent.append(1.0)
-            continue
-        asked = answers.get((scenario.ask, scenario.grader or "python"), [])
-        zeros = [(i, why) for i, why in asked if why is not None and scenario.grader is not None]
-        problems += _answers_problem(scenario_id, score, repeats, asked, zeros)
-        counted = len(zeros) if len(asked) == repeats else 0
-        consistent.append(_most_consistent(score, repeats, counted))
-    problems += _reliability_problem(evidence, harness.command, consistent)
-    problems += _order_problem(_pool_order(suite), scenarios, answers)
-    if not problems:
+                taken = zero if zero != NO_COMPILE or compile_verdicts else None
+                answers.setdefault((reply.ask, grader), []).append((exchange, taken))
+        problems = []
+        consistent = []
+        for scenario_id, score in sorted(scores.items()):
+            scenario = scenarios.get(scenario_id)
+            repeats = run_repeats if scenario is None else scenario.repeats or run_repeats
+            if scenario is None or scenario.ask is None or repeats is None:
+                consistent.append(1.0)
+                continue
+            asked = answers.get((scenario.ask, scenario.grader or "python"), [])
+            zeros = [(i, why) for i, why in asked if why is not None and scenario.grader]
+            problems += _answers_problem(scenario_id, score, repeats, asked, zeros)
+            counted = len(zeros) if len(asked) == repeats else 0
+            consistent.append(_most_consistent(score, repeats, counted))
+        problems += _reliability_problem(evidence, harness.command, consistent)
+        problems += _order_problem(_pool_order(suite), scenarios, answers)
+        return problems
+
+    problems = held(compiled)
+    hinged = [] if problems or compiled else held(compile_verdicts=True)
+    if not (problems or hinged):
         return []
+    why = f"code scenarios against the transport log: {_said(problems)}"
+    if hinged:
+        ours = f"{sys.version_info.major}.{sys.version_info.minor}"
+        theirs = environment.python_version.split(" ", 1)[0][:40]
+        why = (
+            f"code scenarios against the transport log hold only if code that does not compile "
+            f"on Python {ours} (this verifier's) compiles on the harness's Python {theirs}, "
+            f"which only its environment record says: {_said(hinged)} (verify with Python "
+            f"{theirs} to hold them to their answers)"
+        )
+    return [_disagrees(place, why)]
+
+
+def _said(problems: Sequence[str]) -> str:
+    """The first three problems, and how many more."""
     more = f"; and {len(problems) - 3} more" if len(problems) > 3 else ""
-    said = "; ".join(problems[:3]) + more
-    return [_disagrees(place, f"code scenarios against the transport log: {said}")]
+    return "; ".join(problems[:3]) + more
 
 
 THROUGHPUT_CONTEXTS = "1024,8192,32768"
