@@ -119,14 +119,15 @@ Reading = Callable[[Iterator[bytes], str], Iterator[BaseModel | str]]
 (each reduced to what the gates read) up to the first refused one, given as why."""
 
 _READ_LOGS: OrderedDict[tuple[object, ...], tuple[BaseModel | str, ...]] = OrderedDict()
+"""The transport logs this process read last (:data:`_READ_LOGS_KEPT`), reduced to their
+facts, by all the reading depends on: the log's bytes (its digest: a record is read only once
+its blob's bytes are proven to be its digest's), its place in the bundle (messages name it), the
+line cap, and what is kept of it (the run config, the probes' exchanges kept whole). Bundles
+that share a transport log (an archive's copies of a run, a bundle judged again under another
+pin set or with its claims changed) have it read once while they are verified one after
+another."""
 _READ_LOGS_KEPT = 2
 _READ_LOGS_LOCK = threading.Lock()
-"""The transport logs this process read last (two), reduced to their facts, by all the reading
-depends on: the log's bytes (its digest: a record is read only once its blob's bytes are proven
-to be its digest's), its place in the bundle (messages name it), the line cap, and what is kept
-of it (the run config, the probes' exchanges kept whole). Bundles that share a transport log
-(an archive's copies of a run, a bundle judged again under another pin set or with its claims
-changed) have it read once while they are verified one after another."""
 
 
 def _slim_reading(config: RunConfig | None, whole: set[int], digest: str, limit: int) -> Reading:
