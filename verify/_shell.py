@@ -92,14 +92,18 @@ class _RecordShapeError(DefectiveBundle):
 
 
 def _lines(member: Member, cap: int) -> Iterator[bytes]:
+    """A record's lines, each checked against the cap as it comes: what is refused, and where,
+    is the same however the blob's bytes are cut into pieces (a URL's are larger)."""
     pending = b""
     for data in member.chunks():
         pending += data
         *complete, pending = pending.split(b"\n")
-        for line in (*complete, pending):
+        for line in complete:
             if len(line) > cap:
                 raise _RecordShapeError(f"a line is over the cap of {cap} bytes")
-        yield from complete
+            yield line
+        if len(pending) > cap:
+            raise _RecordShapeError(f"a line is over the cap of {cap} bytes")
     if pending:
         raise _RecordShapeError("the last line does not end with a newline")
 
@@ -130,25 +134,32 @@ _READ_LOGS_KEPT = 2
 _READ_LOGS_LOCK = threading.Lock()
 
 
-def _slim_reading(config: RunConfig | None, whole: set[int], digest: str, limit: int) -> Reading:
+def _slim_reading(
+    config: RunConfig | None, whole: set[int], digest: str, limit: int, *, keep: bool
+) -> Reading:
     """Reads a transport log's lines into exchanges reduced to their facts (a probe's exchange
-    whole), or gives what it gave last time it read the same log so (:data:`_READ_LOGS`)."""
+    whole), or gives what it gave last time it read the same log so (:data:`_READ_LOGS`);
+    ``keep``: keep what it reads for next time (a log too large to keep is read as it comes)."""
     kind = KINDS["transport-exchange"]
     held = (digest, limit, None if config is None else config.model_dump_json(), frozenset(whole))
 
+    def reduced(documents: Iterator[bytes], where: str) -> Iterator[BaseModel | str]:
+        for model in validate_documents(kind, documents, where):
+            if isinstance(model, TransportExchange) and model.id not in whole:
+                yield slim_exchange(model, config)
+            else:
+                yield model
+
     def read(documents: Iterator[bytes], where: str) -> Iterator[BaseModel | str]:
+        if not keep:
+            return reduced(documents, where)
         key = (*held, where)
         with _READ_LOGS_LOCK:
             kept = _READ_LOGS.get(key)
             if kept is not None:
                 _READ_LOGS.move_to_end(key)
         if kept is None:
-            kept = tuple(
-                slim_exchange(model, config)
-                if isinstance(model, TransportExchange) and model.id not in whole
-                else model
-                for model in validate_documents(kind, documents, where)
-            )
+            kept = tuple(reduced(documents, where))
             with _READ_LOGS_LOCK:
                 _READ_LOGS[key] = kept
                 while len(_READ_LOGS) > _READ_LOGS_KEPT:
@@ -254,10 +265,11 @@ def _big_record(  # noqa: PLR0917 - the state of one reading
     if _kind_of(manifest, name) is SocketLedgerEntry:
         return _record_findings(manifest, source, [name], limits, records, sink=_Tally)
     entry = manifest.model.evidence[name]
-    if entry.size >= PARALLEL_FROM and helpers is not None:
+    large = entry.size >= PARALLEL_FROM
+    if large and helpers is not None:
         reading = helpers
     else:
-        reading = _slim_reading(config, whole, entry.digest, limits.max_record_line)
+        reading = _slim_reading(config, whole, entry.digest, limits.max_record_line, keep=not large)
     return _record_findings(manifest, source, [name], limits, records, helpers=reading)
 
 
