@@ -26,6 +26,9 @@ from tests.private_sigstore import PrivateSigstore, Services
 MEMORY_CAP = 512 << 20
 BY_NAME = {case.name: case for case in CASES}
 SUFFIXES = (" (unpack)", " (http)", " (http unpack)")
+BULKY = {"a million tiny members", "manifest over its cap"}
+"""The cases whose tars are large (512 MB and 65 MB): refused at the listing, left out of the
+Dask comparison."""
 
 
 def _tree(root: Path) -> dict[str, tuple[int, int]]:
@@ -177,10 +180,17 @@ def test_the_corpus_as_one_archive_on_dask_is_judged_as_in_one_process(
     same exit as in one process. None passes but those whose failure needs the options their
     case gives `audit verify` (an identity policy, a trust root), not given here (see the next
     test). A directory without a manifest is left out: verify-archive reads it as a folder of
-    bundles, and one that holds none is a usage error."""
+    bundles, and one that holds none is a usage error. So are the two bulky cases (a tar of a
+    million members, 512 MB, and a manifest over its cap, 65 MB), which the test above refuses
+    four times each: they are refused when their tar is listed, as the other screened cases
+    given here are, and listing them twice more took a quarter of this file's time."""
     pytest.importorskip("distributed")
     _, built = corpus
-    paths = [built[case.name]["path"] for case in CASES if case.command == "verify"]
+    paths = [
+        built[case.name]["path"]
+        for case in CASES
+        if case.command == "verify" and case.name not in BULKY
+    ]
     paths = [p for p in paths if not Path(p).is_dir() or (Path(p) / "manifest.json").exists()]
     local = main(["verify-archive", *paths])
     report = capsysbinary.readouterr().out
