@@ -198,7 +198,7 @@ def _record_findings(
     records: dict[str, list[BaseModel]],
     *,
     sink: Callable[[], list[BaseModel]] = list,
-    helpers: Reading | None = None,
+    reading: Reading | None = None,
 ) -> list[Finding]:
     findings: list[Finding] = []
     for name in names:
@@ -211,7 +211,7 @@ def _record_findings(
         try:
             documents = _documents(member, kind.lines, limits.max_record_line)
             valid = sink()
-            checked = helpers(documents, path) if helpers is not None else None
+            checked = reading(documents, path) if reading is not None else None
             found = record_findings(manifest, name, documents, path, valid, validated=checked)
             findings += found
             if not found:
@@ -270,7 +270,7 @@ def _big_record(  # noqa: PLR0917 - the state of one reading
         reading = helpers
     else:
         reading = _slim_reading(config, whole, entry.digest, limits.max_record_line, keep=not large)
-    return _record_findings(manifest, source, [name], limits, records, helpers=reading)
+    return _record_findings(manifest, source, [name], limits, records, reading=reading)
 
 
 def _trace_findings(
