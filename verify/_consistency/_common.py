@@ -74,10 +74,14 @@ class Pool:
             self._left[key] -= 1
 
 
-def first_few(shown: Sequence[str], limit: int = 3) -> str:
-    """The first ``limit`` of ``shown``, joined, and how many more there are."""
-    more = f" and {len(shown) - limit} more" if len(shown) > limit else ""
-    return ", ".join(shown[:limit]) + more
+def first_few(shown: Sequence[str], limit: int = 3, *, separator: str = ", ") -> str:
+    """The first ``limit`` of ``shown``, joined by ``separator``, and how many more there are
+    (" and N more" after a comma's list; after another's, that separator and "and N more")."""
+    rest = len(shown) - limit
+    if rest <= 0:
+        return separator.join(shown)
+    more = f" and {rest} more" if separator == ", " else f"{separator}and {rest} more"
+    return separator.join(shown[:limit]) + more
 
 
 def git_blob_id(data: bytes) -> str:

@@ -356,23 +356,18 @@ def _spark_answers(
     hinged = [] if problems or compiled else held(compile_verdicts=True)
     if not (problems or hinged):
         return []
-    why = f"code scenarios against the transport log: {_said(problems)}"
+    said = first_few(problems or hinged, separator="; ")
+    why = f"code scenarios against the transport log: {said}"
     if hinged:
         ours = f"{sys.version_info.major}.{sys.version_info.minor}"
         theirs = environment.python_version.split(" ", 1)[0][:40]
         why = (
             f"code scenarios against the transport log hold only if code that does not compile "
             f"on Python {ours} (this verifier's) compiles on the harness's Python {theirs}, "
-            f"which only its environment record says: {_said(hinged)} (verify with Python "
-            f"{theirs} to hold them to their answers)"
+            f"which only its environment record says: {said} (verify with Python {theirs} to "
+            "hold them to their answers)"
         )
     return [_disagrees(place, why)]
-
-
-def _said(problems: Sequence[str]) -> str:
-    """The first three problems, and how many more."""
-    more = f"; and {len(problems) - 3} more" if len(problems) > 3 else ""
-    return "; ".join(problems[:3]) + more
 
 
 THROUGHPUT_CONTEXTS = "1024,8192,32768"
