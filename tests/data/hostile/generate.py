@@ -717,6 +717,15 @@ RECORD: list[Case] = [
          "does not end with a newline"),
     Case("record lines with a blank line", "record", _record(b"\n", TRANSPORT), 1,
          "transport/exchanges.jsonl"),
+    Case("record line over its cap", "record",
+         _record(b'"' + b"a" * (16 << 20) + b'"\n', TRANSPORT), 1,
+         "a line is over the cap of 16777216 bytes", deterministic=False),
+    # the first defect in line order is the one found: the blank line, not the line over the
+    # cap after it (each line is checked as it comes, so the pieces a source reads in do not
+    # decide; ADR 0051)
+    Case("record refused before a line over its cap", "record",
+         _record(b"\n" + b'"' + b"a" * (16 << 20) + b'"\n', TRANSPORT), 1,
+         ":1: Expecting value", deterministic=False),
 ]  # fmt: skip
 
 
