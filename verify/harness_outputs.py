@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import csv
 import io
+import itertools
 import math
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence
@@ -918,11 +919,33 @@ INFERMARK_JSON = "infermark.json"
 _STATS = ("p50", "p75", "p90", "p95", "p99", "mean", "min", "max", "std")
 
 
+_ORDER = ("min", "p50", "p75", "p90", "p95", "p99", "max")
+
+
 def _stats(value: Any, at: str, *, required: bool) -> dict[str, float] | None:
+    """A distribution's figures as Infermark's ``compute_stats`` gives them: in order (the
+    least, the percentiles, the most, to a float's rounding), the mean between the least and
+    the most, and a deviation no more than half their distance (no values read further apart)."""
     if value is None and not required:
         return None
     stats = _object(value, at)
-    return {key: _number(stats.get(key), f"{at}.{key}") for key in _STATS}
+    figures = {key: _number(stats.get(key), f"{at}.{key}") for key in _STATS}
+    ordered = [*itertools.pairwise(_ORDER), ("min", "mean"), ("mean", "max")]
+    for low, high in ordered:
+        if not _at_most(figures[low], figures[high]):
+            raise OutputsUnreadable(
+                f"{at}: {low} {figures[low]!r} is more than {high} {figures[high]!r}"
+            )
+    if not _at_most(figures["std"], (figures["max"] - figures["min"]) / 2):
+        raise OutputsUnreadable(
+            f"{at}.std: {figures['std']!r} is more than half the distance from min to max"
+        )
+    return figures
+
+
+def _at_most(low: float, high: float) -> bool:
+    """``low <= high`` but for a float's rounding (Infermark interpolates its percentiles)."""
+    return low <= high or math.isclose(low, high, rel_tol=1e-9, abs_tol=1e-12)
 
 
 def _infermark(files: Files, _components: Sequence[ComponentName]) -> Outputs:
@@ -985,9 +1008,13 @@ def _infermark(files: Files, _components: Sequence[ComponentName]) -> Outputs:
         raise OutputsUnreadable(
             f"{at}.tokens_per_second: {rate} over {wall} s is no whole number of visible chunks"
         )
-    _stats(level.get("latency"), f"{at}.latency", required=True)
+    latency = _stats(level.get("latency"), f"{at}.latency", required=True) or {}
     ttft = _stats(level.get("ttft"), f"{at}.ttft", required=False)
     itl = _stats(level.get("itl"), f"{at}.itl", required=False)
+    if success == 0 and (any(latency.values()) or ttft or itl):
+        raise OutputsUnreadable(
+            f"{at}: figures of no successful request: the latency's are 0, TTFT and ITL null"
+        )
     record = _build(
         InfermarkStreaming, name, concurrency=1, visible_chunks=chunks, wall_seconds=wall,
         tokens_per_second=rate, ttft_p50_seconds=ttft["p50"] if ttft else None,

@@ -117,6 +117,8 @@ class InfermarkReading:
     first: float | None
     """When the line of its first token was read at the earliest, seconds after the request
     started (None: no token)."""
+    last: float | None = None
+    """When the line of its last token was read at the earliest, as :attr:`first`."""
     longest_gap: float = 0.0
     """The longest wait between two of its streamed chunks, in seconds: one longer than the
     client's read time-out (``--timeout``) ended it as an error."""
@@ -145,8 +147,10 @@ def infermark_reading(exchange: TransportExchange) -> InfermarkReading:
         return _FAILED
     times = [t for t, _ in pieces]
     gap = max((b - a for a, b in itertools.pairwise(times)), default=0.0)
-    first = tokens[0] if tokens else None
-    return InfermarkReading(failed=False, tokens=len(tokens), first=first, longest_gap=gap)
+    first, last = (tokens[0], tokens[-1]) if tokens else (None, None)
+    return InfermarkReading(
+        failed=False, tokens=len(tokens), first=first, last=last, longest_gap=gap
+    )
 
 
 _FIELD_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")

@@ -98,6 +98,7 @@ from tests.hostile.test_attacks_2026_12_05_transport import (
     LOG,
     MODEL,
     RECORDED_WALL,
+    TTFT_HOP,
     _edit_exchanges,
     _findings,
     _forge,
@@ -107,6 +108,7 @@ from tests.hostile.test_attacks_2026_12_05_transport import (
     _performance,
     _utf8,
     _visible,
+    observed_figures,
     put_report,
 )
 from verify._facts import reply_facts
@@ -143,6 +145,7 @@ def _report(
     level["total_duration"] = wall
     counted = _visible(lines(files, LOG)) if chunks is None else chunks
     level["tokens_per_second"] = counted / wall
+    level |= observed_figures(files)
     if ttft is not None:
         level["ttft"] = dict.fromkeys(level["ttft"], ttft) | {"std": 0.0}
     put_report(files, report)
@@ -308,11 +311,12 @@ FILLERS = {
 
 
 def _slow_run(files: Files, honest: list[float] | None = None) -> None:
-    """The slowed run with its honest report (TTFT p50 the observer's median, plus the hop);
-    that TTFT appended to ``honest``."""
+    """The slowed run with its honest report (each TTFT the observer's, plus the hop: its
+    median the observer's plus the hop); that TTFT median appended to ``honest``."""
     _edit_exchanges(files, _slowed)
-    ttft = statistics.median(t for t in _first_chunks(files) if t is not None) + 0.002
-    _report(files, ttft=ttft)
+    ttft = statistics.median(t for t in _first_chunks(files) if t is not None) + TTFT_HOP
+    _report(files)
+    assert _json_of(files, INFERMARK_RAW)["results"][0]["ttft"]["p50"] == pytest.approx(ttft)
     if honest is not None:
         honest.append(ttft)
 

@@ -16,7 +16,8 @@ of them, in one order). What they establish, a module each:
   benchlocal-cli's packs and the reply each scenario was graded on (:mod:`.benchlocal`);
 - upstream files hash to their git blob ids, the listing to the recorded tree, the commit object
   to the pinned commit, and the checkout state agrees with the manifest (:mod:`.checkouts`);
-- probe and Infermark figures agree with the exchanges they were measured on (:mod:`.exchanges`);
+- probe and Infermark figures agree with the exchanges they were measured on (:mod:`.exchanges`;
+  Infermark's latency, TTFT and ITL distributions, :mod:`.latencies`);
 - the run's times agree with each other and with the pinned harness limits (:mod:`.times`).
 
 What a check holds against a harness's outputs (its reader, environment, data, wall, task set)

@@ -27,6 +27,7 @@ from bundle_schema.models import (
 )
 from pins import PROBE_CONTRACTS, PinSetSource, missing_requirements, other_files
 from verify._consistency._common import SPAN_SLACK_S, TTFT_SLACK_S, Reader, _disagrees, _finding
+from verify._consistency.latencies import FIGURES, latency_problems
 from verify._facts import ReplyFacts, infermark_facts, infermark_payload, reply_facts
 from verify.harness_outputs import INFERMARK_JSON, READS, raw_name
 from verify.infermark import (
@@ -84,7 +85,8 @@ def _infermark(
 ) -> list[Finding]:
     """Infermark's report held to the performance exchanges, each read as Infermark's client
     reads it (:mod:`verify.infermark`): its requests, errors, tokens (visible chunks) and
-    wall, and a TTFT median no lower than the observer's; and, where the pin set runs
+    wall, and a TTFT median no lower than the observer's; its report's latency, TTFT and ITL
+    figures within what the observer saw (:mod:`.latencies`); and, where the pin set runs
     Infermark's CLI, each performance exchange the request the pinned command sends, no other
     exchange that request, and the report's configuration the pinned one (not where the
     performance harness is ``foreign``: its requests are another harness's, ADR 0036)."""
@@ -100,7 +102,12 @@ def _infermark(
     if run is not None and record.requests != run.requests:
         problems.append(f"{record.requests} requests; the pinned command makes {run.requests} (-n)")
     timeout = run.timeout if run is not None else DEFAULT_TIMEOUT
-    readings = [r.under(timeout) for e in measured if (r := infermark_facts(e)) is not None]
+    counted = [
+        (i, r.under(timeout))
+        for i, e in enumerate(measured)
+        if (r := infermark_facts(e)) is not None
+    ]
+    readings = [r for _, r in counted]
     errors = sum(r.failed for r in readings)
     tokens = sum(r.tokens for r in readings)
     if record.requests != len(measured):
@@ -132,9 +139,44 @@ def _infermark(
         )
     problems += _ttft(record.ttft_p50_seconds, [r.first for r in readings if r.first is not None])
     findings = [_disagrees(name, f"the record says {p}", path=name) for p in problems]
+    raw = raw_name("performance", INFERMARK_JSON)
+    stats = _reported_stats(read(raw))
+    if stats is not None:
+        read_ok = [(r, ends[i] - measured[i].started) for i, r in counted if not r.failed]
+        told = [r for r, _ in read_ok if r.first is not None and r.last is not None]
+        problems = latency_problems(
+            stats,
+            record.wall_seconds,
+            spans=[span for _, span in read_ok],
+            firsts=[r.first for r in told if r.first is not None],
+            lasts=[r.last for r in told if r.last is not None],
+            gaps=sum(r.tokens - 1 for r in told),
+        )
+        findings += [_disagrees(raw, f"the report says {p}") for p in problems]
     if run is not None:
         findings += _infermark_requests(evidence, run, read)
     return findings
+
+
+def _reported_stats(data: bytes | None) -> dict[str, dict[str, float] | None] | None:
+    """The ``latency``, ``ttft`` and ``itl`` figures of Infermark's report (its one level's),
+    each a mapping of :data:`verify._consistency.latencies.FIGURES` or None; None where the
+    report does not read so (its reader says what does not read)."""
+    if data is None:
+        return None
+    try:
+        level = json.loads(data)["results"][0]
+        stats: dict[str, dict[str, float] | None] = {}
+        for key in ("latency", "ttft", "itl"):
+            value = level[key]
+            if value is not None and not all(type(value[f]) in (int, float) for f in FIGURES):
+                return None
+            stats[key] = {f: float(value[f]) for f in FIGURES} if value is not None else None
+    except (ValueError, LookupError, TypeError, RecursionError, OverflowError):
+        return None
+    if any(not math.isfinite(f) for value in stats.values() for f in (value or {}).values()):
+        return None
+    return stats
 
 
 def _ttft(p50: float | None, firsts: list[float]) -> list[str]:
