@@ -392,6 +392,23 @@ def test_tier2_figures_faster_than_the_observer_saw_are_found(
     assert finding.startswith(SINGLE_STREAM + said), finding
 
 
+def test_tier2_problems_past_three_are_counted(recorded: Recorded, tmp_path: Path) -> None:
+    """All four figures made faster: the finding says the first three and how many more."""
+    changes = [("ttft_ms", "2000.0"), ("prefill_tps", "400.0"), ("decode_tps", "240.0"),
+               ("output_tokens", "1516")]  # fmt: skip
+
+    def each(fields: list[str]) -> list[str]:
+        for metric, value in changes:
+            fields = _set("single_stream", metric, value)(fields)
+        return fields
+
+    verdict = _verdict(recorded, tmp_path / "forged", _spark_rows(each))
+    (finding,) = _findings(verdict)
+    assert finding.startswith(SINGLE_STREAM + "a TTFT of 2000 ms"), finding
+    assert finding.endswith("; and 1 more"), finding
+    assert "1516 output tokens" not in finding
+
+
 def test_tier2_figures_made_slower_hold(recorded: Recorded, tmp_path: Path) -> None:
     """Slower than the observer saw is no finding (a slower client is possible): a TTFT of
     6 s with its prefill, and a lower decode rate."""

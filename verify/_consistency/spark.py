@@ -416,7 +416,7 @@ def _spark_single_stream(
     if not problems:
         return []
     return [_disagrees(place, f"tier2 single-stream figures against the transport log: "
-                              f"{'; '.join(problems[:3])}")]  # fmt: skip
+                              f"{first_few(problems, separator='; ')}")]  # fmt: skip
 
 
 def _single_stream_problems(
