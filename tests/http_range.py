@@ -6,7 +6,9 @@ It counts every request and the bytes of every body it sends, and can be told to
 (:attr:`RangeServer.lie`, one of :data:`LIES`): a wrong total size or start, a short body, a
 Content-Length longer than its body, a changed ETag from the second request on (with ``If-Match``
 honoured or ignored), no range support, a redirect elsewhere or on the same origin, a
-``Content-Encoding``. Threaded (one thread per connection), stopped by its context manager.
+``Content-Encoding``, or, answering every check as for the same object, other bytes for a range
+it sent before (a byte flipped when it is sent again, or only from its third sending on).
+Threaded (one thread per connection), stopped by its context manager.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ LIES = (
     "redirect-here",
     "wrong-start",
     "gzip-encoded",
+    "other-bytes-again",
 )
 
 
@@ -61,9 +64,21 @@ class RangeServer:
     requests: list[Request] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
+    served: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
+    """The byte ranges sent of each path since the last :meth:`reset`."""
+    resent: int = 0
+    """Requests since the last :meth:`reset` answered with bytes sent before."""
+    flip_at: int | None = None
+    """The offset whose byte ``other-bytes-again`` flips when it is sent again (None: the
+    first byte sent again)."""
+    flip_after: int = 1
+    """How many times ``other-bytes-again`` sends that byte as it is before it flips it."""
+
     def reset(self) -> None:
         with self.lock:
             self.requests.clear()
+            self.served.clear()
+            self.resent = 0
 
     @property
     def sent(self) -> int:
@@ -156,6 +171,16 @@ def _handler(server: RangeServer) -> type[BaseHTTPRequestHandler]:
             with target.open("rb") as file:
                 file.seek(start)
                 body = file.read(end - start)
+            with server.lock:
+                before = server.served.setdefault(relative, [])
+                again = [(max(a, start), min(b, end)) for a, b in before if a < end and start < b]
+                before.append((start, end))
+                server.resent += bool(again)
+            flip = server.flip_at if server.flip_at is not None else min(again, default=(0, 0))[0]
+            sent = sum(a <= flip < b for a, b in before[:-1])
+            if lie == "other-bytes-again" and start <= flip < end and sent >= server.flip_after:
+                at = flip - start
+                body = body[:at] + bytes([body[at] ^ 0xFF]) + body[at + 1 :]
             total = size + 4096 if lie == "bigger-total" else size
             low = start + 1 if lie == "wrong-start" and start > 0 else start
             headers["Content-Range"] = f"bytes {low}-{end - 1}/{total}"

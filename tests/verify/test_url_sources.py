@@ -10,6 +10,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tarfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -318,7 +319,8 @@ LIES = {
 
 
 def test_every_lie_of_the_server_is_tested() -> None:
-    assert set(LIES) | {"none", "redirect-here"} == set(SERVER_LIES)
+    again = {"other-bytes-again"}  # below: it needs ranges read twice
+    assert set(LIES) | {"none", "redirect-here"} | again == set(SERVER_LIES)
 
 
 @pytest.mark.parametrize("lie", sorted(LIES))
@@ -414,3 +416,61 @@ def test_help_and_local_verification_import_no_url_reader(published: Path) -> No
         timeout=120,
     )
     assert result.returncode == 0, result.stderr
+
+
+# --- a range read again ---------------------------------------------------------------------------
+
+
+RESULT = "components/coding/result.json"
+
+
+def _record_byte(tar: Path, name: str) -> int:
+    """The offset in ``tar`` of the middle byte of evidence entry ``name``'s blob."""
+    with tarfile.open(tar) as archive:
+        manifest = json.loads(archive.extractfile("manifest.json").read())  # type: ignore[union-attr]
+        digest = manifest["evidence"][name]["digest"].removeprefix("sha256:")
+        member = archive.getmember(f"blobs/sha256/{digest}")
+        return member.offset_data + member.size // 2
+
+
+def test_ranges_let_go_and_read_again_give_the_verdict_bytes_of_the_disk(
+    published: Path,
+    server: RangeServer,
+    capsysbinary: pytest.CaptureFixture[bytes],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With little kept of what was received (a tar larger than ``CACHE_BYTES``), the records
+    are read again after the blobs were hashed: each range asked for again whole, proven to be
+    the bytes first received, and the verdict is the disk's."""
+    monkeypatch.setattr("verify._remote.CACHE_BYTES", 4 << 10)
+    tar = published / "big.tar"
+    code, disk, _ = _cli(["verify", str(tar), "--json"], capsysbinary)
+    assert code == 0
+    code, out, err = _cli(["verify", url_of(server, tar), "--json"], capsysbinary)
+    assert (code, out) == (0, disk), err
+    assert server.resent > 0  # the proof was needed
+
+
+def test_a_server_that_serves_other_bytes_on_a_second_read_fails_closed(
+    published: Path,
+    server: RangeServer,
+    capsysbinary: pytest.CaptureFixture[bytes],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A server that answers every check as for the same object (size, ETag, Last-Modified,
+    If-Match) but sends other bytes for a range it sent before: the bytes hashed would not be
+    the bytes read, so nothing is judged. Its record's bytes are honest when the tar is listed
+    and when they are hashed, and changed only when the record is read to be judged (each
+    range first read is let go at once: the record is read again, not taken from memory)."""
+    monkeypatch.setattr("verify._remote.CACHE_BYTES", 4 << 10)
+    tar = published / "big.tar"
+    server.lie, server.flip_at = "other-bytes-again", _record_byte(tar, RESULT)
+    server.flip_after = 2  # listed, hashed, then read
+    url = url_of(server, tar)
+    try:
+        code, out, err = _cli(["verify", url, "--json"], capsysbinary)
+    finally:
+        server.flip_at, server.flip_after = None, 1
+    assert (code, out) == (2, b""), err
+    assert err.startswith(f"audit verify: {url}: bytes "), err
+    assert "other bytes than when first read" in err and err.count("\n") == 1, err
