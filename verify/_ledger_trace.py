@@ -30,7 +30,7 @@ def _disagrees(entry: str, message: str) -> Finding:
 
 def _lines(member: Member) -> Iterator[bytes]:
     pending = b""
-    for data in member.chunks():
+    for data in member.proven():
         pending += data
         *complete, pending = pending.split(b"\n")
         yield from complete
@@ -68,7 +68,7 @@ def trace_findings(
     headers: list[tuple[TraceHeader, str]] = []
     for name in traces:
         try:
-            headers.append((read_header(members[name].chunks()), name))
+            headers.append((read_header(members[name].proven()), name))
         except (TraceError, OSError) as exc:
             return [_disagrees(name, f"not a sandbox trace: {exc}")]
     # in the order the harnesses ran: a harness that traced nothing shares its first sequence
@@ -86,7 +86,7 @@ def trace_findings(
                 )
             ]
         try:
-            for entry in trace_entries(members[name].chunks()):
+            for entry in trace_entries(members[name].proven()):
                 digest.update(canonical_bytes(entry.model_dump(mode="json")) + b"\n")
                 count += 1
         except (TraceError, OSError) as exc:
@@ -107,7 +107,7 @@ def _difference(
     parsed = (
         canonical_bytes(entry.model_dump(mode="json"))
         for _header, name in headers
-        for entry in trace_entries(members[name].chunks())
+        for entry in trace_entries(members[name].proven())
     )
     number = 0
     for number, line in enumerate(_lines(ledger), start=1):

@@ -95,7 +95,7 @@ def _lines(member: Member, cap: int) -> Iterator[bytes]:
     """A record's lines, each checked against the cap as it comes: what is refused, and where,
     is the same however the blob's bytes are cut into pieces (a URL's are larger)."""
     pending = b""
-    for data in member.chunks():
+    for data in member.proven():
         pending += data
         *complete, pending = pending.split(b"\n")
         for line in complete:
@@ -112,7 +112,7 @@ def _documents(member: Member, lines: bool, cap: int) -> Iterator[bytes]:
     if lines:
         yield from _lines(member, cap)
         return
-    data = member.read(cap)
+    data = member.read(cap, proven=True)
     if data is None:
         raise _RecordShapeError(f"the document is over the cap of {cap} bytes")
     yield data
@@ -589,7 +589,9 @@ def _reader(
         if name not in readable:
             return None
         try:
-            data = source.members[manifest.blob_paths[name]].read(limits.max_record_line)
+            data = source.members[manifest.blob_paths[name]].read(
+                limits.max_record_line, proven=True
+            )
         except OSError:
             return None
         if data is None:
@@ -610,7 +612,7 @@ def _blob_ids(manifest: ParsedManifest, source: BundleSource, intact: list[str])
         size = manifest.model.evidence[name].size  # intact: the blob has this many bytes
         digest = hashlib.sha1(b"blob %d\0" % size, usedforsecurity=False)
         try:
-            for data in member.chunks():
+            for data in member.proven():
                 digest.update(data)
         except OSError:
             return None

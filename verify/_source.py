@@ -26,6 +26,7 @@ ranges. Both are screened by the one parser, with the same caps and the same mes
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import stat
@@ -40,6 +41,7 @@ from bundle_schema.layout import BLOB_DIR, MANIFEST, SIGNATURES_DIR, classify_pa
 __all__ = [
     "DEFAULT_LIMITS",
     "BundleSource",
+    "ChangedWhileRead",
     "HostileArchive",
     "Limits",
     "Member",
@@ -59,6 +61,11 @@ ALLOWED_DIRS = frozenset({"blobs", BLOB_DIR, SIGNATURES_DIR})
 class HostileArchive(DefectiveBundle):
     """The bundle (a tar or a directory) holds something a bundle never holds: a defect of the
     bundle (exit 1), not a refused request."""
+
+
+class ChangedWhileRead(InvalidInput):
+    """A blob read to be judged is not the bytes that were hashed: the bundle changed while it
+    was verified (ADR 0053); nothing was judged."""
 
 
 @dataclass(frozen=True)
@@ -219,21 +226,52 @@ class Member(NamedTuple):
         finally:
             os.close(fd)
 
-    def read(self, cap: int) -> bytes | None:
-        """Return the member's bytes, or None when there are more than ``cap`` of them.
+    def read(self, cap: int, *, proven: bool = False) -> bytes | None:
+        """Return the member's bytes, or None when there are more than ``cap`` of them; with
+        ``proven``, as :meth:`proven` reads them.
 
         Raises:
             OSError: the file cannot be opened or read.
+            ChangedWhileRead: ``proven``, and they are not the bytes its name says.
         """
         if self.size is not None and self.size > cap:
             return None
         parts, total = [], 0
-        for data in self.chunks(min(READ_CHUNK, cap + 1)):
+        chunk = min(READ_CHUNK, cap + 1)
+        for data in self.proven(chunk) if proven else self.chunks(chunk):
             parts.append(data)
             total += len(data)
             if total > cap:
                 return None
         return b"".join(parts)
+
+    def proven(self, chunk: int = READ_CHUNK) -> Iterator[bytes]:
+        """The member's bytes as :meth:`chunks` yields them, to be judged: a blob's
+        (``blobs/sha256/<digest>``) are hashed as they come, and once all are read they must be
+        the digest its name says. It was hashed before (the integrity check), but a file or a
+        server can give other bytes on a second read; a reader that stops early has read bytes
+        that prove nothing, and may only refuse them.
+
+        Raises:
+            OSError: the file cannot be opened or read.
+            InvalidInput: a tar at a URL cannot be read consistently (ADR 0024).
+            ChangedWhileRead: the bytes are not the digest its name says.
+        """
+        name = self.path.removeprefix(BLOB_DIR + "/")
+        if name == self.path:
+            yield from self.chunks(chunk)
+            return
+        digest = hashlib.sha256()
+        for data in self.chunks(chunk):
+            digest.update(data)
+            yield data
+        if digest.hexdigest() != name:
+            file = self.file.rstrip("/")
+            where = file if file.endswith("/" + self.path) else f"{file}: {self.path}"
+            raise ChangedWhileRead(
+                f"{where}: other bytes than when it was hashed: the bundle changed while it was "
+                "verified; nothing was judged"
+            )
 
 
 @dataclass(frozen=True)
