@@ -1008,6 +1008,9 @@ def _infermark(files: Files, _components: Sequence[ComponentName]) -> Outputs:
         raise OutputsUnreadable(
             f"{at}.tokens_per_second: {rate} over {wall} s is no whole number of visible chunks"
         )
+    for key in ("latency", "ttft", "itl"):
+        if key not in level:
+            raise OutputsUnreadable(f"{at}: no {key} (Infermark writes it, null where none)")
     latency = _stats(level.get("latency"), f"{at}.latency", required=True) or {}
     ttft = _stats(level.get("ttft"), f"{at}.ttft", required=False)
     itl = _stats(level.get("itl"), f"{at}.itl", required=False)

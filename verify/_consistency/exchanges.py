@@ -168,7 +168,7 @@ def _reported_stats(data: bytes | None) -> dict[str, dict[str, float] | None] | 
         level = json.loads(data)["results"][0]
         stats: dict[str, dict[str, float] | None] = {}
         for key in ("latency", "ttft", "itl"):
-            value = level[key]
+            value = level.get(key)  # the reader requires each key; None: no figures
             if value is not None and not all(type(value[f]) in (int, float) for f in FIGURES):
                 return None
             stats[key] = {f: float(value[f]) for f in FIGURES} if value is not None else None

@@ -15,15 +15,19 @@ successes, TTFTs of those that read a token, every gap between two tokens of a r
   between two neighbouring order statistics with weights that add up to one; the mean, the
   least and the most): each is no lower than the same figure of the observer's times;
 - one request after another at concurrency 1, the latencies add up to no more than the level's
-  wall;
+  wall: the least they can add up to (each order statistic at least the observer's, and at
+  least what the reported percentiles and most force) is held to it;
+- each TTFT is no more than its request's latency: the most TTFT no more than the most
+  latency, and, where every success read a token, each TTFT figure no more than the latency's;
 - its TTFT and its gaps add up to when it read its last token, which is no earlier than the
   observer saw that line, and no later than its end: summed over the requests, the TTFTs and
   the gaps lie between the observer's last tokens and the latencies. With the number of TTFTs
   and of gaps the exchanges fix, a mean ITL the report lowers must be paid for by a TTFT mean
   it raises;
-- a mean is no more than its percentiles allow: each is at least the order statistic at the
-  lower of the two ranks it interpolates between, so every value up to that rank is no more
-  than it, and every value no more than the most.
+- a mean is within what its percentiles allow: each is at least the order statistic at the
+  lower of the two ranks it interpolates between and at most the one at the higher, so every
+  value up to the lower rank is no more than it, every value from the higher rank on no less,
+  the first is the least and the last the most (:func:`most_total`, :func:`least_total`).
 
 The figures are not bound from the other side: nothing the observer sees stops a client from
 reading a whole stream at once at its end (a TTFT as long as its latency, gaps of nought), so a
@@ -32,6 +36,7 @@ report can still trade a slower TTFT tail for a faster ITL within these sums. AD
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Mapping, Sequence
 
@@ -96,12 +101,58 @@ def _below(name: str, reported: Mapping[str, float], seen: Mapping[str, float], 
     return ""
 
 
-def _mean_past(name: str, stats: Mapping[str, float], count: int) -> str:
-    most = most_total(stats, count)
-    if stats["mean"] * count > most * (1 + 1e-9) + 1e-12:  # one report's figures: no clocks
+def _past_latency(ttft: Mapping[str, float], latency: Mapping[str, float], *, every: bool) -> str:
+    """A TTFT figure past the latency's same figure: each TTFT is no more than its request's
+    latency, so the most is no more than the latencies' most, and where every successful
+    request has a TTFT (``every``) each figure is no more than the latencies' same one."""
+    for key in FIGURES if every else ("max",):
+        if ttft[key] > latency[key] + TTFT_SLACK_S:
+            return f"a TTFT {key} of {ttft[key]:g} s, past the latency {key} of {latency[key]:g} s"
+    return ""
+
+
+def least_total(stats: Mapping[str, float], count: int, floors: Sequence[float] = ()) -> float:
+    """The least ``count`` values can add up to with these percentiles, least and most: each
+    value at or past the higher rank a percentile interpolates to is at least that percentile
+    (and any earlier one), the last is the most; with ``floors`` (``count`` of them, in
+    ascending order: bounds on the values), each order statistic is also at least its floor."""
+    events = sorted(
+        [(0, stats["min"]), (count - 1, stats["max"])]
+        + [(math.ceil(p / 100.0 * (count - 1)), stats[f"p{p}"]) for p in PERCENTILES]
+    )
+    if floors:
+        total, bound, at = 0.0, -math.inf, 0
+        for rank, floor in enumerate(floors):
+            while at < len(events) and events[at][0] <= rank:
+                bound = max(bound, events[at][1])
+                at += 1
+            total += max(bound, floor)
+        return total
+    total, bound = 0.0, -math.inf
+    for (rank, value), (following, _) in itertools.pairwise([*events, (count, 0.0)]):
+        bound = max(bound, value)
+        total += (following - rank) * bound
+    return total
+
+
+def _mean_outside(
+    name: str, stats: Mapping[str, float], count: int, floors: Sequence[float] = ()
+) -> str:
+    """Why a distribution's mean is not one its own figures (and ``floors``, the observer's
+    bounds on its values, with their slack) allow; "" when it is."""
+    most, least = most_total(stats, count), least_total(stats, count, floors)
+    total = stats["mean"] * count
+    slack = count * TTFT_SLACK_S if floors else 0.0  # one report's own figures: no clocks
+    if total > most * (1 + 1e-9) + 1e-12:
         return (
             f"{_a(name)} mean of {stats['mean']:g} s over {count} values; its percentiles, least "
             f"and most allow at most {most / count:.4f} s"
+        )
+    if total < least * (1 - 1e-9) - 1e-12 - slack:
+        what = " and the observer's times" if floors else ""
+        return (
+            f"{_a(name)} mean of {stats['mean']:g} s over {count} values; its percentiles, least "
+            f"and most{what} need at least {least / count:.4f} s"
         )
     return ""
 
@@ -122,10 +173,18 @@ def latency_problems(
     how many gaps between two tokens of one request those read; ``wall``: the level's."""
     latency, ttft, itl = stats.get("latency"), stats.get("ttft"), stats.get("itl")
     problems: list[str] = []
+    spanned = sorted(span - TTFT_SLACK_S for span in spans)
     if latency is not None and spans:
         problems.append(_below("latency", latency, figures(spans), "the requests end"))
-        problems.append(_mean_past("latency", latency, len(spans)))
-        if latency["mean"] * len(spans) > wall + len(spans) * TTFT_SLACK_S:
+        problems.append(_mean_outside("latency", latency, len(spans), spanned))
+        least = least_total(latency, len(spans), spanned)
+        if least > wall + TTFT_SLACK_S:
+            problems.append(
+                f"{len(spans)} latencies, one after another at concurrency 1, that add up to at "
+                f"least {least:.4f} s (each no shorter than its request's span, and its "
+                f"percentiles and max as reported) in a wall of {wall:g} s"
+            )
+        elif latency["mean"] * len(spans) > wall + len(spans) * TTFT_SLACK_S:
             problems.append(
                 f"{len(spans)} latencies of {latency['mean']:g} s on average, one after "
                 f"another at concurrency 1, in a wall of {wall:g} s"
@@ -134,9 +193,10 @@ def latency_problems(
         # the median is held with the record (exchanges._ttft), for a harness with no report too
         seen = {**figures(firsts), "p50": 0.0}
         problems.append(_below("TTFT", ttft, seen, "the first tokens' lines"))
-        problems.append(_mean_past("TTFT", ttft, len(firsts)))
-        if latency is not None and spans and ttft["max"] > latency["max"] + TTFT_SLACK_S:
-            problems.append(f"a TTFT max of {ttft['max']:g} s, past the latency max")
+        floors = sorted(first - TTFT_SLACK_S for first in firsts)
+        problems.append(_mean_outside("TTFT", ttft, len(firsts), floors))
+        if latency is not None and spans:
+            problems.append(_past_latency(ttft, latency, every=len(firsts) == len(spans)))
     if (itl is not None) != (gaps > 0):
         problems.append(
             "ITL figures, and no request read two tokens"
@@ -144,7 +204,7 @@ def latency_problems(
             else f"no ITL, and the requests read {gaps} gaps between two tokens"
         )
     if itl is not None and ttft is not None and gaps > 0 and firsts:
-        problems.append(_mean_past("ITL", itl, gaps))
+        problems.append(_mean_outside("ITL", itl, gaps))
         if latency is not None and spans and itl["max"] > latency["max"] + TTFT_SLACK_S:
             problems.append(f"an ITL max of {itl['max']:g} s, past the latency max")
         reach = ttft["mean"] * len(firsts) + itl["mean"] * gaps

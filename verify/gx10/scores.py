@@ -190,7 +190,7 @@ def diagnostics(evidence: Gx10Evidence, executed_weight: float, evaluator: str) 
     return Gx10Diagnostics(
         comparable=executed_weight >= 100,
         e2e_visible_chunks_per_second=float(infermark.tokens_per_second) if infermark else None,
-        estimated_visible_generation_chunks_per_second=1 / itl if itl else None,
+        estimated_visible_generation_chunks_per_second=_per_second(itl),
         ttft_p50_seconds=infermark.ttft_p50_seconds if infermark else None,
         itl_mean_seconds=itl,
         requests=infermark.requests if infermark else None,
@@ -200,6 +200,15 @@ def diagnostics(evidence: Gx10Evidence, executed_weight: float, evaluator: str) 
         quarantine=quarantine,
         supplementary=tuple(_supplementary(evidence)),
     )
+
+
+def _per_second(itl: float | None) -> float | None:
+    """1 / mean ITL, the estimated visible generation chunk/s; None where there is no ITL or
+    its inverse is past any float (a subnormal ITL mean)."""
+    if not itl:
+        return None
+    rate = 1 / itl
+    return rate if math.isfinite(rate) else None
 
 
 def _supplementary(evidence: Gx10Evidence) -> Iterable[SupplementaryMetrics]:
