@@ -17,13 +17,11 @@ and the bytes asked for (:class:`InvalidInput`, exit 2: nothing was judged):
 - the object is the one first read: the size, ``ETag`` and ``Last-Modified`` of every response
   equal the first one's, and a strong ETag is sent back as ``If-Match`` (S3: ``IfMatch``, and
   the ``VersionId`` first read), so that a server that honours it refuses a changed object;
-- a range received before is the same bytes when it is received again: what is kept
-  (:data:`CACHE_BYTES`) is read from memory, a range let go keeps its SHA-256 and is asked for
-  again whole, and no request asks for a byte received before otherwise (ADR 0053: a server
-  that answers every check alike could otherwise serve the bytes that are hashed, then others
-  to be read and judged);
 - a server that does not serve ranges is refused, unless the whole object came in the first
   response (a tar of at most :data:`FIRST_READ` bytes);
+- what a range received again holds is not compared here: a blob read to be judged is hashed
+  again as it is read (:meth:`verify._source.Member.proven`, ADR 0053), so a server that
+  answers every check alike and serves other bytes the second time is refused there;
 - redirects are followed (at most :data:`MAX_REDIRECTS`) only to the same scheme, host and port.
 
 Connection errors, time-outs and server errors (5xx) are retried :data:`ATTEMPTS` times in all;
@@ -37,7 +35,6 @@ from __future__ import annotations
 
 import asyncio
 import bisect
-import hashlib
 import re
 import threading
 import time
@@ -591,88 +588,21 @@ class RemoteTar:
         self._starts: list[int] = []
         self._kept: dict[int, bytes] = {}
         self._kept_bytes = 0
-        self._gone_starts: list[int] = []
-        self._gone: dict[int, tuple[int, bytes]] = {}
-        """Ranges received and let go: start -> (end, SHA-256 of their bytes)."""
-        self._fetching = threading.Lock()
         self._keep(0, data)
 
     def pread(self, offset: int, size: int) -> bytes:
-        """``size`` bytes from ``offset`` (fewer at the end): what was received and is kept,
-        a range received before and let go asked for again whole and proven the same bytes,
-        and bytes never received before; one request at a time, so that no byte is received
-        twice unproven (a server that answers every check alike can still serve other bytes
-        on a second read: the bytes hashed would not be the bytes read).
-
-        Raises:
-            InvalidInput: the URL cannot be read consistently, or served other bytes again.
-        """
         end = min(offset + size, self.size)
         if offset >= end:
             return b""
-        parts: list[bytes] = []
-        position = offset
-        with self._fetching:
-            while position < end:
-                with self._lock:
-                    got, position = self._received(position, end)
-                parts += got
-                if position >= end:
-                    break
-                gone = self._gone_at(position)
-                if gone is not None:
-                    start, stop = gone, self._gone[gone][0]
-                    data = self._fetch(start, stop)[0]
-                    self._prove(start, stop, data)
-                else:
-                    start, stop = self._fresh(position, end)
-                    data = self._fetch(start, stop)[0]
-                self._keep(start, data)
-                reach = min(end, start + len(data))
-                parts.append(data[position - start : reach - start])
-                position = reach
+        with self._lock:
+            parts, position = self._received(offset, end)
+            if position < end:
+                start, stop = self._span(position, end)
+        if position < end:
+            data = self._fetch(start, stop)[0]
+            self._keep(start, data)
+            parts.append(data[position - start : end - start])
         return parts[0] if len(parts) == 1 else b"".join(parts)
-
-    def _gone_at(self, position: int) -> int | None:
-        """The start of the range received before and let go that holds ``position``."""
-        index = bisect.bisect_right(self._gone_starts, position) - 1
-        if index >= 0:
-            start = self._gone_starts[index]
-            if position < self._gone[start][0]:
-                return start
-        return None
-
-    def _fresh(self, position: int, end: int) -> tuple[int, int]:
-        """:meth:`_span`, cut so that it asks for no byte received before: from ``position``
-        where a range let go lies between where the span starts and it, and up to the next
-        range received (kept or let go) after it."""
-        with self._lock:
-            start, stop = self._span(position, end)
-            after = [
-                starts[i]
-                for starts in (self._starts, self._gone_starts)
-                if (i := bisect.bisect_right(starts, position)) < len(starts)
-            ]
-            last = bisect.bisect_left(self._gone_starts, position) - 1  # let go before it
-            if last >= 0 and self._gone[self._gone_starts[last]][0] > start:
-                start = position
-        return start, min([stop, *after])
-
-    def _prove(self, start: int, stop: int, data: bytes) -> None:
-        """A range asked for again is the bytes first received (their digest is kept)."""
-        if len(data) != stop - start or hashlib.sha256(data).digest() != self._gone[start][1]:
-            raise InvalidInput(
-                f"{self.location}: {_range_text(start, stop)}: other bytes than when first "
-                "read, though the server answered as for the same object; nothing was judged"
-            )
-        with self._lock:
-            del self._gone[start]
-            self._gone_starts.remove(start)
-
-    def _let_go(self, start: int, data: bytes) -> None:
-        """Keep only the digest of a range received (the lock held)."""
-        bisect.insort(self._gone_starts, start)
-        self._gone[start] = (start + len(data), hashlib.sha256(data).digest())
 
     def _received(self, offset: int, end: int) -> tuple[list[bytes], int]:
         """What was received of ``[offset, end)`` from ``offset`` on, in the ranges kept: the
@@ -704,23 +634,19 @@ class RemoteTar:
         return position, stop
 
     def _keep(self, offset: int, data: bytes) -> None:
-        """Keep a range received; past :data:`CACHE_BYTES` the oldest are let go, their
-        digests kept (:meth:`_prove`)."""
-        if not data:
+        """Keep a range received (the oldest go first past :data:`CACHE_BYTES`)."""
+        if not data or len(data) > CACHE_BYTES:
             return
         with self._lock:
-            if len(data) > CACHE_BYTES:
-                self._let_go(offset, data)
+            if offset in self._kept:
                 return
             bisect.insort(self._starts, offset)
             self._kept[offset] = data
             self._kept_bytes += len(data)
             while self._kept_bytes > CACHE_BYTES:
                 oldest = next(iter(self._kept))
-                let_go = self._kept.pop(oldest)
-                self._kept_bytes -= len(let_go)
+                self._kept_bytes -= len(self._kept.pop(oldest))
                 self._starts.remove(oldest)
-                self._let_go(oldest, let_go)
 
     def _fetch(self, start: int, end: int) -> tuple[bytes, _Version]:
         from fsspec.asyn import sync  # noqa: PLC0415 - only for URLs

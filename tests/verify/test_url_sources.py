@@ -424,12 +424,17 @@ def test_help_and_local_verification_import_no_url_reader(published: Path) -> No
 RESULT = "components/coding/result.json"
 
 
+def _blob_name(tar: Path, name: str) -> str:
+    """The digest that names evidence entry ``name``'s blob in ``tar``."""
+    with tarfile.open(tar) as archive:
+        manifest = json.loads(archive.extractfile("manifest.json").read())  # type: ignore[union-attr]
+    return str(manifest["evidence"][name]["digest"]).removeprefix("sha256:")
+
+
 def _record_byte(tar: Path, name: str) -> int:
     """The offset in ``tar`` of the middle byte of evidence entry ``name``'s blob."""
     with tarfile.open(tar) as archive:
-        manifest = json.loads(archive.extractfile("manifest.json").read())  # type: ignore[union-attr]
-        digest = manifest["evidence"][name]["digest"].removeprefix("sha256:")
-        member = archive.getmember(f"blobs/sha256/{digest}")
+        member = archive.getmember(f"blobs/sha256/{_blob_name(tar, name)}")
         return member.offset_data + member.size // 2
 
 
@@ -440,8 +445,8 @@ def test_ranges_let_go_and_read_again_give_the_verdict_bytes_of_the_disk(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """With little kept of what was received (a tar larger than ``CACHE_BYTES``), the records
-    are read again after the blobs were hashed: each range asked for again whole, proven to be
-    the bytes first received, and the verdict is the disk's."""
+    are received again after the blobs were hashed, each hashed again as it is read (ADR
+    0053): the verdict is the disk's."""
     monkeypatch.setattr("verify._remote.CACHE_BYTES", 4 << 10)
     tar = published / "big.tar"
     code, disk, _ = _cli(["verify", str(tar), "--json"], capsysbinary)
@@ -460,8 +465,8 @@ def test_a_server_that_serves_other_bytes_on_a_second_read_fails_closed(
     """A server that answers every check as for the same object (size, ETag, Last-Modified,
     If-Match) but sends other bytes for a range it sent before: the bytes hashed would not be
     the bytes read, so nothing is judged. Its record's bytes are honest when the tar is listed
-    and when they are hashed, and changed only when the record is read to be judged (each
-    range first read is let go at once: the record is read again, not taken from memory)."""
+    and when they are hashed, and changed only when the record is read to be judged (little is
+    kept of what was received: the record is received again, not taken from memory)."""
     monkeypatch.setattr("verify._remote.CACHE_BYTES", 4 << 10)
     tar = published / "big.tar"
     server.lie, server.flip_at = "other-bytes-again", _record_byte(tar, RESULT)
@@ -472,5 +477,6 @@ def test_a_server_that_serves_other_bytes_on_a_second_read_fails_closed(
     finally:
         server.flip_at, server.flip_after = None, 1
     assert (code, out) == (2, b""), err
-    assert err.startswith(f"audit verify: {url}: bytes "), err
-    assert "other bytes than when first read" in err and err.count("\n") == 1, err
+    digest = _blob_name(tar, RESULT)
+    assert err.startswith(f"audit verify: {url}: blobs/sha256/{digest}: other bytes "), err
+    assert "than when it was hashed" in err and err.count("\n") == 1, err
