@@ -1008,16 +1008,7 @@ def _infermark(files: Files, _components: Sequence[ComponentName]) -> Outputs:
         raise OutputsUnreadable(
             f"{at}.tokens_per_second: {rate} over {wall} s is no whole number of visible chunks"
         )
-    for key in ("latency", "ttft", "itl"):
-        if key not in level:
-            raise OutputsUnreadable(f"{at}: no {key} (Infermark writes it, null where none)")
-    latency = _stats(level.get("latency"), f"{at}.latency", required=True) or {}
-    ttft = _stats(level.get("ttft"), f"{at}.ttft", required=False)
-    itl = _stats(level.get("itl"), f"{at}.itl", required=False)
-    if success == 0 and (any(latency.values()) or ttft or itl):
-        raise OutputsUnreadable(
-            f"{at}: figures of no successful request: the latency's are 0, TTFT and ITL null"
-        )
+    ttft, itl = _distributions(level, at, success, wall)
     record = _build(
         InfermarkStreaming, name, concurrency=1, visible_chunks=chunks, wall_seconds=wall,
         tokens_per_second=rate, ttft_p50_seconds=ttft["p50"] if ttft else None,
@@ -1030,6 +1021,33 @@ def _infermark(files: Files, _components: Sequence[ComponentName]) -> Outputs:
             "ttft_p50_seconds": record.ttft_p50_seconds, "errors": errors,
         }},
     )  # fmt: skip
+
+
+def _distributions(
+    level: Mapping[str, Any], at: str, success: int, wall: float
+) -> tuple[dict[str, float] | None, dict[str, float] | None]:
+    """A level's request rate and its latency, TTFT and ITL distributions (:func:`_stats`) as
+    Infermark's ``_aggregate_results`` makes them: the successes over the wall, each key
+    written, and no figures but a latency of 0 where no request succeeded; its TTFT and ITL."""
+    per_second = _number(level.get("requests_per_second"), f"{at}.requests_per_second")
+    if not math.isclose(
+        per_second, success / wall if wall > 0 else 0.0, rel_tol=1e-9, abs_tol=1e-12
+    ):
+        raise OutputsUnreadable(
+            f"{at}.requests_per_second: {per_second!r} is not its {success} successful requests "
+            f"over {wall} s"
+        )
+    for key in ("latency", "ttft", "itl"):
+        if key not in level:
+            raise OutputsUnreadable(f"{at}: no {key} (Infermark writes it, null where none)")
+    latency = _stats(level.get("latency"), f"{at}.latency", required=True) or {}
+    ttft = _stats(level.get("ttft"), f"{at}.ttft", required=False)
+    itl = _stats(level.get("itl"), f"{at}.itl", required=False)
+    if success == 0 and (any(latency.values()) or ttft or itl):
+        raise OutputsUnreadable(
+            f"{at}: figures of no successful request: the latency's are 0, TTFT and ITL null"
+        )
+    return ttft, itl
 
 
 # bfcl-eval 2026.3.23 (PyPI; github ShishirPatil/gorilla, berkeley-function-call-leaderboard):

@@ -448,8 +448,14 @@ def _distribution(values: list[float]) -> dict[str, float]:
 
 
 def put_report(files: Files, report: dict[str, Any]) -> None:
-    """Infermark's raw report ``report`` written back, with the record and the performance
-    metrics its reader derives from it (what a careful forger's runner writes)."""
+    """Infermark's raw report ``report`` written back, its request rate the successes over
+    the wall as Infermark computes it, with the record and the performance metrics its reader
+    derives from it (what a careful forger's runner writes)."""
+    for level in report.get("results") or ():
+        if isinstance(level, dict) and isinstance(level.get("n_success"), int):
+            wall = level.get("total_duration")
+            if isinstance(wall, int | float) and not isinstance(wall, bool) and wall > 0:
+                level["requests_per_second"] = level["n_success"] / wall
     files[INFERMARK_RAW] = (json.dumps(report, indent=2).encode(), files[INFERMARK_RAW][1])
     parsed = read_outputs("infermark", {"infermark.json": files[INFERMARK_RAW][0]}, ["performance"])
     ((_, record),) = parsed.records.values()

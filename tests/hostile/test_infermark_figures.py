@@ -145,8 +145,18 @@ def test_a_distribution_out_of_order_is_refused(change: dict[str, float], said: 
 def test_figures_of_no_successful_request_are_refused() -> None:
     level = json.loads(_report_of(latency=_ONE, ttft=None, itl=None))
     level["results"][0] |= {"n_success": 0, "n_error": 1, "errors": {"timeout": 1},
-                            "tokens_per_second": 0.0}  # fmt: skip
+                            "tokens_per_second": 0.0, "requests_per_second": 0.0}  # fmt: skip
     with pytest.raises(OutputsUnreadable, match="figures of no successful request"):
+        read_outputs("infermark", {"infermark.json": json.dumps(level).encode()}, ["performance"])
+
+
+def test_a_request_rate_that_is_not_the_successes_over_the_wall_is_refused() -> None:
+    """Seed 000 shows requests/second too: Infermark's is the successes over the level's wall."""
+    level = json.loads(_report_of(latency=_ONE, ttft=_ONE, itl=None))
+    level["results"][0]["requests_per_second"] = 2.0
+    with pytest.raises(
+        OutputsUnreadable, match=r"requests_per_second: 2\.0 is not its 1 successful"
+    ):
         read_outputs("infermark", {"infermark.json": json.dumps(level).encode()}, ["performance"])
 
 
