@@ -24,6 +24,17 @@ from verify.socket_trace import TraceError, TraceHeader, read_header, trace_entr
 __all__ = ["trace_findings"]
 
 
+def _proven_header(member: Member) -> TraceHeader:
+    """A trace's header, the rest of the trace read too so that the header is proven to be the
+    bytes hashed (:meth:`Member.proven`, ADR 0053: it decides the traces' order)."""
+    chunks = member.proven()
+    try:
+        return read_header(chunks)
+    finally:
+        for _ in chunks:  # a header refused is proven too: other bytes are the whole's refusal
+            pass
+
+
 def _disagrees(entry: str, message: str) -> Finding:
     return Finding(code="record_disagrees", entry=entry, message=f"evidence {entry!r}: {message}")
 
@@ -68,7 +79,7 @@ def trace_findings(
     headers: list[tuple[TraceHeader, str]] = []
     for name in traces:
         try:
-            headers.append((read_header(members[name].proven()), name))
+            headers.append((_proven_header(members[name]), name))
         except (TraceError, OSError) as exc:
             return [_disagrees(name, f"not a sandbox trace: {exc}")]
     # in the order the harnesses ran: a harness that traced nothing shares its first sequence

@@ -7,6 +7,7 @@ by byte ranges, ADR 0024).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import os
@@ -160,6 +161,8 @@ def _slim_reading(
                 _READ_LOGS.move_to_end(key)
         if kept is None:
             kept = tuple(reduced(documents, where))
+            if any(isinstance(model, str) for model in kept):
+                return iter(kept)  # refused before its end: bytes not proven, not kept (ADR 0053)
             with _READ_LOGS_LOCK:
                 _READ_LOGS[key] = kept
                 while len(_READ_LOGS) > _READ_LOGS_KEPT:
@@ -216,7 +219,10 @@ def _record_findings(
             findings += found
             if not found:
                 records[name] = valid
+            else:
+                _prove(member)
         except _RecordShapeError as exc:
+            _prove(member)
             findings.append(
                 Finding(
                     code="record_invalid",
@@ -235,6 +241,19 @@ def _record_findings(
                 )
             )
     return findings
+
+
+def _prove(member: Member) -> None:
+    """A record refused before its end read to its end, so that what was refused is proven to
+    be the bytes hashed (:meth:`Member.proven`): other bytes are a refusal of the whole
+    bundle, not a finding of its record (ADR 0053).
+
+    Raises:
+        ChangedWhileRead: the blob's bytes are not those its name says.
+    """
+    with contextlib.suppress(OSError):  # the finding already says it cannot be read
+        for _ in member.proven():
+            pass
 
 
 def _helpers(workers: int | None, config: RunConfig | None, whole: set[int]) -> Reading | None:
