@@ -131,16 +131,16 @@ from tests.hostile.test_attacks_2026_12_05_transport import (
     put_report,
     recorded,
 )
+from tests.hostile.test_infermark_figures import observed
 from verify._consistency._common import TTFT_SLACK_S
-from verify._consistency.exchanges import _end, _reported_stats
+from verify._consistency.exchanges import _reported_stats
 from verify._consistency.latencies import FIGURES, PERCENTILES, latency_problems, most_total
-from verify._facts import reply_facts
 from verify.gx10.scores import performance_score
 from verify.harness_outputs import OutputsUnreadable, read_outputs
 from verify.infermark import infermark_reading
 from verify.render import verdict_json
 
-__all__ = ["recorded"]  # the fixture, shared
+__all__ = ["observed", "recorded"]  # the fixtures, shared
 
 TIMEOUT = 120.0
 """The pinned command's client time-out (Infermark's default ``--timeout``)."""
@@ -284,24 +284,6 @@ def _put_honest(
 
 
 # --- the recorded run's observer times -----------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def observed() -> dict[str, Any]:
-    """The recorded report's figures, and what the observer saw of its 20 requests."""
-    files = _evidence()
-    exchanges = [TransportExchange.model_validate_json(line) for line in files[LOG].splitlines()]
-    performance = [e for e in exchanges if e.component == "performance"]
-    readings = [infermark_reading(e) for e in performance]
-    level = json.loads(files[INFERMARK_RAW])["results"][0]
-    return {
-        "stats": {key: level[key] for key in ("latency", "ttft", "itl")},
-        "wall": level["total_duration"],
-        "spans": [_end(e, reply_facts(e)) - e.started for e in performance],
-        "firsts": [r.first for r in readings],
-        "lasts": [r.last for r in readings],
-        "gaps": sum(r.tokens - 1 for r in readings),
-    }
 
 
 def _problems(observed: dict[str, Any], stats: dict[str, Any]) -> list[str]:
