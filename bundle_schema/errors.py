@@ -17,6 +17,8 @@
     │   ├── _Unwritten           audit.run: the bundle could not be written (evidence kept)
     │   ├── _Changed             verify._remote: a response to a range request that is not the
     │   │                        range, or not of the object first read (a tar at a URL)
+    │   ├── ChangedWhileRead     verify._source: a blob read to be judged that is not the bytes
+    │   │                        hashed (ADR 0053: the bundle changed while it was verified)
     │   ├── _Retry               verify._remote: a request that failed in a way worth another
     │   │                        try (a connection, a time-out, a server error)
     │   ├── BadRequest           audit._http_server: a harness's request the observer does not

@@ -59,7 +59,7 @@ from tests.data.hostile.kit import Files, rederive_metrics
 from tests.decision_kit import json_edit
 from tests.gate_kit import Recorded, forged, unpacked_recorded
 from verify import verify_bundle
-from verify.harness_outputs import read_outputs
+from verify.harness_outputs import OutputsUnreadable, read_outputs
 
 SPARK_CSV = "components/coding/raw/spark_bench.csv"
 BENCHLOCAL_JSON = "components/tool_instruction/raw/benchlocal.json"
@@ -436,24 +436,26 @@ def test_a_quarantine_row_the_pinned_spark_bench_never_writes_is_found(
 # --- held: Infermark, raw outputs ---------------------------------------------------------------
 
 
-def test_an_infermark_report_without_its_ttft_is_bounded_by_the_observer(
+def test_an_infermark_report_without_its_ttft_is_refused(
     recorded: Recorded, tmp_path: Path
 ) -> None:
-    """Held: the ``ttft`` statistics left out of Infermark's report (its reader then records a
-    TTFT p50 of 0 s, the best the formula gives) is found: the observer saw the first visible
-    chunks at a median of 0.016 s."""
+    """Held: the ``ttft`` statistics left out of Infermark's report (its reader once recorded
+    a TTFT p50 of 0 s then, the best the formula gives, which the observer's median of 0.016 s
+    found) is refused by the reader since ADR 0052 (Infermark writes the key, null where it
+    measured none): no record can be derived from it, and the report kept beside the recorded
+    record is a finding."""
+    report = json.loads(recorded[1][INFERMARK_JSON][0])
+    del report["results"][0]["ttft"]
+    data = json.dumps(report, indent=2).encode()
+    with pytest.raises(OutputsUnreadable, match=r"no ttft \(Infermark writes it"):
+        read_outputs("infermark", {"infermark.json": data}, ["performance"])
 
     def edit(files: Files) -> None:
-        report = json.loads(files[INFERMARK_JSON][0])
-        del report["results"][0]["ttft"]
-        files[INFERMARK_JSON] = (json.dumps(report, indent=2).encode(), files[INFERMARK_JSON][1])
-        _rederived(files, "infermark", ["performance"])
+        files[INFERMARK_JSON] = (data, files[INFERMARK_JSON][1])
 
     verdict = _verdict(recorded, tmp_path / "forged", edit)
-    entry = "components/performance/infermark-c1.json"
-    assert any(f.entry == entry and "TTFT" in f.message for f in verdict.integrity.findings), (
-        _findings(verdict)
-    )
+    said = "the infermark raw outputs do not read: infermark.json: $.results[0]: no ttft"
+    assert any(said in f.message for f in verdict.integrity.findings), _findings(verdict)
 
 
 def test_a_listed_raw_output_that_is_absent_does_not_stop_the_reread(
