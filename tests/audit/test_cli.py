@@ -156,3 +156,23 @@ def test_through_a_subprocess(full_bundle: Path) -> None:
     script = Path(sys.executable).parent / "audit"
     version = subprocess.run([str(script), "--version"], capture_output=True, check=False)
     assert version.stdout.decode().strip() == f"audit {VERSION}"
+
+
+def test_diff_names_the_side_a_refusal_is_of(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Of two bundles, the one whose manifest does not read is named (the refusal itself says
+    only ``manifest.json``); a refusal that names its source already is not named twice."""
+    from tests.factories import write_small_bundle  # noqa: PLC0415 - as the other CLI tests
+
+    good, bad = tmp_path / "good", tmp_path / "bad"
+    write_small_bundle(good, durable=False)
+    write_small_bundle(bad, durable=False)
+    manifest = bad / "manifest.json"
+    manifest.write_bytes(b"\xff" + manifest.read_bytes()[1:])
+    assert main(["diff", str(good), str(bad)]) == 1
+    assert capsys.readouterr().err == f"audit diff: {bad}: manifest.json: invalid UTF-8 at byte 0\n"
+    missing = tmp_path / "missing"
+    assert main(["diff", str(missing), str(good)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"audit diff: {missing}: ") and err.count(str(missing)) == 1, err

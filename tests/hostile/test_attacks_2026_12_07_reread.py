@@ -64,8 +64,9 @@ It could only fail a bundle, never pass one. Now a reading refused before its en
 kept, and a record refused before its end is read to its end and proven (other bytes: the
 whole bundle refused, exit 2).
 
-Seen on the way, not holes: a refusal of an invalid manifest names no source (``audit diff:
-manifest.json: invalid UTF-8 at byte 0``, for a command given one URL twice); a lie that
+Seen on the way, not holes: a refusal of an invalid manifest named no source (``audit diff:
+manifest.json: invalid UTF-8 at byte 0``, for a command given one URL twice; ``diff`` names
+which of its two since, ``show`` and ``verify`` are given one); a lie that
 reaches only bytes nothing reads (a header, the rest of a response larger than what is kept)
 changes nothing, and the verdict is the disk's.
 
@@ -913,6 +914,7 @@ def test_one_url_twice_in_one_command(
                 {"reason": first, "source": url}
             ]
         elif mode == "flip-again":
-            assert (code, out, err) == (1, b"", f"audit {argv[0]}: {invalid}\n")
+            named = f"{url}: " if argv[0] == "diff" else ""  # diff names which of its two
+            assert (code, out, err) == (1, b"", f"audit {argv[0]}: {named}{invalid}\n")
         else:
             assert (code, out, err) == (2, b"", f"audit {argv[0]}: {url}: {changed}\n")
