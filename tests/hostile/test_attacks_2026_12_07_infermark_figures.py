@@ -424,7 +424,7 @@ def test_a_report_without_its_itl_key_is_held_all_the_same(observed: dict[str, A
     data = json.dumps(report).encode()
     with pytest.raises(OutputsUnreadable, match=r"no itl \(Infermark writes it"):
         read_outputs("infermark", {"infermark.json": data}, ["performance"])
-    stats = _reported_stats(data)
+    stats = _reported_stats(json.loads(data))
     assert stats is not None and stats["itl"] is None
     inputs = {k: v for k, v in observed.items() if k != "stats"}
     assert any(p.startswith("a latency p50 of 0.05 s") for p in latency_problems(stats, **inputs))
@@ -536,7 +536,7 @@ def test_an_honest_report_is_read_and_within_every_bound(
     parsed = read_outputs("infermark", {"infermark.json": _report_bytes(level)}, ["performance"])
     ((_, record),) = parsed.records.values()
     assert record.itl_mean_seconds == (level["itl"] or {}).get("mean")  # type: ignore[union-attr]
-    stats = _reported_stats(_report_bytes(level))
+    stats = _reported_stats(json.loads(_report_bytes(level)))
     assert stats is not None
     problems = latency_problems(stats, wall, spans=spans, firsts=firsts, lasts=lasts, gaps=gaps)
     assert problems == []

@@ -140,32 +140,45 @@ def _infermark(
     problems += _ttft(record.ttft_p50_seconds, [r.first for r in readings if r.first is not None])
     findings = [_disagrees(name, f"the record says {p}", path=name) for p in problems]
     raw = raw_name("performance", INFERMARK_JSON)
-    stats = _reported_stats(read(raw))
+    report = _report(read(raw))
+    stats = _reported_stats(report)
     if stats is not None:
         read_ok = [(r, ends[i] - measured[i].started) for i, r in counted if not r.failed]
-        told = [r for r, _ in read_ok if r.first is not None and r.last is not None]
+        told = [
+            (r.first, r.last, r.tokens)
+            for r, _ in read_ok
+            if r.first is not None and r.last is not None
+        ]
         problems = latency_problems(
             stats,
             record.wall_seconds,
             spans=[span for _, span in read_ok],
-            firsts=[r.first for r in told if r.first is not None],
-            lasts=[r.last for r in told if r.last is not None],
-            gaps=sum(r.tokens - 1 for r in told),
+            firsts=[first for first, _, _ in told],
+            lasts=[last for _, last, _ in told],
+            gaps=sum(tokens - 1 for _, _, tokens in told),
         )
         findings += [_disagrees(raw, f"the report says {p}") for p in problems]
     if run is not None:
-        findings += _infermark_requests(evidence, run, read)
+        findings += _infermark_requests(evidence, run, report)
     return findings
 
 
-def _reported_stats(data: bytes | None) -> dict[str, dict[str, float] | None] | None:
+def _report(data: bytes | None) -> Any:
+    """Infermark's raw report parsed (None: absent, or not JSON: its reader says so)."""
+    try:
+        return json.loads(data) if data is not None else None
+    except (ValueError, RecursionError):
+        return None
+
+
+def _reported_stats(report: Any) -> dict[str, dict[str, float] | None] | None:
     """The ``latency``, ``ttft`` and ``itl`` figures of Infermark's report (its one level's),
     each a mapping of :data:`verify._consistency.latencies.FIGURES` or None; None where the
     report does not read so (its reader says what does not read)."""
-    if data is None:
+    if report is None:
         return None
     try:
-        level = json.loads(data)["results"][0]
+        level = report["results"][0]
         stats: dict[str, dict[str, float] | None] = {}
         for key in ("latency", "ttft", "itl"):
             value = level.get(key)  # the reader requires each key; None: no figures
@@ -195,7 +208,7 @@ def _ttft(p50: float | None, firsts: list[float]) -> list[str]:
     return []
 
 
-def _infermark_requests(evidence: Gx10Evidence, run: InfermarkRun, read: Reader) -> list[Finding]:
+def _infermark_requests(evidence: Gx10Evidence, run: InfermarkRun, report: Any) -> list[Finding]:
     """Each performance exchange asked what the pinned command sends, to its path, its body
     the very bytes the observer forwards of it (:meth:`InfermarkRun.body`); no exchange of
     another component asked it; and the report's ``config`` is the pinned command's."""
@@ -221,11 +234,7 @@ def _infermark_requests(evidence: Gx10Evidence, run: InfermarkRun, read: Reader)
         if len(findings) >= _MAX_SAID:
             break
     raw = raw_name("performance", INFERMARK_JSON)
-    data = read(raw)
-    try:
-        config = json.loads(data).get("config") if data is not None else None
-    except (ValueError, AttributeError, RecursionError):
-        config = None  # the reader says what does not read
+    config = report.get("config") if isinstance(report, dict) else None  # else: its reader's
     if isinstance(config, dict):
         pinned = {"prompt_length": len(run.prompt or DEFAULT_PROMPT),
                   "max_tokens": run.max_tokens, "n_requests": run.requests}  # fmt: skip
