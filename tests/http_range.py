@@ -205,19 +205,26 @@ class _Server(ThreadingHTTPServer):
 
 
 @contextmanager
-def serve(root: Path) -> Iterator[RangeServer]:
-    """Serve ``root`` on a free port of 127.0.0.1 until the block ends."""
-    state = RangeServer(root)
-    httpd = _Server(("127.0.0.1", 0), _handler(state))
-    state.url = f"http://127.0.0.1:{httpd.server_address[1]}"
-    thread = threading.Thread(target=httpd.serve_forever, name="range-server", daemon=True)
+def listening(handler: type[BaseHTTPRequestHandler], name: str) -> Iterator[str]:
+    """``handler`` serving on a free port of 127.0.0.1, one thread a connection, until the
+    block ends; yields the server's root URL."""
+    httpd = _Server(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, name=name, daemon=True)
     thread.start()
     try:
-        yield state
+        yield f"http://127.0.0.1:{httpd.server_address[1]}"
     finally:
         httpd.shutdown()
         httpd.server_close()
         thread.join()
+
+
+@contextmanager
+def serve(root: Path) -> Iterator[RangeServer]:
+    """Serve ``root`` on a free port of 127.0.0.1 until the block ends."""
+    state = RangeServer(root)
+    with listening(_handler(state), "range-server") as state.url:
+        yield state
 
 
 def url_of(server: RangeServer, path: Path) -> str:

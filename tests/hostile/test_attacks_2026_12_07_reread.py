@@ -90,13 +90,14 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 import verify._remote as remote
+from tests.http_range import listening
 from verify._remote import RemoteTar
 from verify._shell import _READ_LOGS
 from verify._source import ChangedWhileRead
@@ -263,27 +264,14 @@ def _handler(site: Site) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """A client that stops reading a response it refuses is not the server's error."""
-
-
 @pytest.fixture(scope="module")
 def running() -> Iterator[Site]:
     site = Site({})
-    httpd = _Server(("127.0.0.1", 0), _handler(site))
-    site.url = f"http://127.0.0.1:{httpd.server_address[1]}"
-    thread = threading.Thread(target=httpd.serve_forever, name="publisher-site", daemon=True)
-    thread.start()
-    try:
-        yield site
-    finally:
-        site.release.set()
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join()
+    with listening(_handler(site), "publisher-site") as site.url:
+        try:
+            yield site
+        finally:
+            site.release.set()  # a request held until released ends before the server stops
 
 
 @pytest.fixture
