@@ -73,6 +73,8 @@ class RangeServer:
     first byte sent again)."""
     flip_after: int = 1
     """How many times ``other-bytes-again`` sends that byte as it is before it flips it."""
+    flip_to: int = 0xFF
+    """What the flipped byte is XORed with (0x01 keeps a digit a digit)."""
 
     def reset(self) -> None:
         with self.lock:
@@ -180,7 +182,7 @@ def _handler(server: RangeServer) -> type[BaseHTTPRequestHandler]:
             sent = sum(a <= flip < b for a, b in before[:-1])
             if lie == "other-bytes-again" and start <= flip < end and sent >= server.flip_after:
                 at = flip - start
-                body = body[:at] + bytes([body[at] ^ 0xFF]) + body[at + 1 :]
+                body = body[:at] + bytes([body[at] ^ server.flip_to]) + body[at + 1 :]
             total = size + 4096 if lie == "bigger-total" else size
             low = start + 1 if lie == "wrong-start" and start > 0 else start
             headers["Content-Range"] = f"bytes {low}-{end - 1}/{total}"

@@ -72,7 +72,7 @@ from verify.archive import (
     ArchiveWriter,
     Judged,
     Source,
-    changed,
+    as_listed,
     check,
     judge,
     listed_ahead,
@@ -176,11 +176,9 @@ def _verify(  # noqa: PLR0917 - one source, and where it is
     cache = _seeded(seed)
     if not whole:
         return check(source, digest, cache, opened=opened, cwd=cwd)
-    judged = judge(source, rules.pins, cache, opened=opened, cwd=cwd, policy=rules.policy)
-    if judged.digest is not None and judged.digest != digest:
-        reason = changed(digest, judged.digest).encode()
-        return Judged(judged.source, None, reason, judged.hashed, judged.reused)
-    return judged
+    return as_listed(
+        digest, judge(source, rules.pins, cache, opened=opened, cwd=cwd, policy=rules.policy)
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -796,7 +794,7 @@ _Done = Judged | Judgement | str
 def _walk_steps_many(chunk: _Chunk[_ToVerify], job: Job) -> list[_Done]:
     """Sources of a chunk verified as ``job`` keeps them (``whole``), or only their bytes checked,
     on a worker: one :class:`~verify.BlobCache` for the chunk, seeded with the shared files'
-    digests. A source whose manifest changed since it was listed is refused."""
+    digests (the walk refuses a source whose manifest changed since it was listed)."""
     cache = _seeded(chunk.known)
     done: list[_Done] = []
     with url_snapshots():
@@ -806,12 +804,9 @@ def _walk_steps_many(chunk: _Chunk[_ToVerify], job: Job) -> list[_Done]:
                 done.append(check(source, digest, cache, opened=None, cwd=chunk.cwd))
                 continue
             try:
-                judgement = job.judge(open_in(source, chunk.cwd), shown(source), cache, 1)
+                done.append(job.judge(open_in(source, chunk.cwd), shown(source), cache, 1))
             except (EvidenceAuditError, OSError) as exc:
                 done.append(refusal_reason(source, exc, located(source, chunk.cwd)))
-                continue
-            got = judgement.found.facts.bundle_digest
-            done.append(judgement if got == digest else changed(digest, got))
     return done
 
 

@@ -383,6 +383,17 @@ def changed(listed: str, got: str) -> str:
     return f"changed while the archive was verified: listed as {listed}, then {got}"
 
 
+def as_listed(digest: str, judged: Judged) -> Judged:
+    """``judged``, a source listed as bundle ``digest``: as it is when it verified as that
+    bundle (or was refused); refused as :func:`changed` when its manifest was another by the
+    time it was verified (a source that answers two reads with two manifests is judged as
+    neither)."""
+    if judged.digest is None or judged.digest == digest:
+        return judged
+    reason = changed(digest, judged.digest).encode()
+    return Judged(judged.source, None, reason, judged.hashed, judged.reused)
+
+
 @dataclass(frozen=True)
 class Judged:
     """One source's result: a bundle's digest and its entry, or a refusal's reason, or (a
@@ -728,7 +739,7 @@ def verify_archive(
             continue
         if writer.seen(digest) and not writer.add(check(source, digest, cache, opened=bundle)):
             continue
-        writer.add(judge(source, pins, cache, opened=bundle, policy=policy))
+        writer.add(as_listed(digest, judge(source, pins, cache, opened=bundle, policy=policy)))
         if progress is not None:
             progress(shown(source))
 

@@ -41,6 +41,7 @@ from verify.archive import (
     Judged,
     Source,
     SourceList,
+    changed,
     check,
     defect_of,
     refusal_reason,
@@ -495,6 +496,16 @@ def _walk(sources: Sequence[Source], steps: Steps, archive: JudgedArchive) -> No
             _step(index, source, twin, steps, archive)
 
 
+def _as_listed(digest: str, judgement: Judgement) -> Judgement:
+    """A source listed as bundle ``digest``, verified: refused as changed when its manifest was
+    another by then (a source that answers two reads with two manifests is judged as neither;
+    an honest copy of either, judged after it, is judged for its own bytes)."""
+    got = judgement.found.facts.bundle_digest
+    if got != digest:
+        raise Refused(changed(digest, got))
+    return judgement
+
+
 def _step(index: int, source: Source, twin: bool, steps: Steps, archive: JudgedArchive) -> None:
     """One source of the walk: refused, or listed, checked or verified as it needs, and
     kept."""
@@ -510,7 +521,7 @@ def _step(index: int, source: Source, twin: bool, steps: Steps, archive: JudgedA
             if held.digest == digest:  # else verified in full below, which says why
                 ref = archive._verified(digest, bytes_of(held))
         if ref is None:
-            ref = archive._keep(digest, steps.judged(index))
+            ref = archive._keep(digest, _as_listed(digest, steps.judged(index)))
     except Refused as exc:
         archive._refuse(name, exc.reason)
         return

@@ -5,6 +5,7 @@ reads headers, never a large member; a server that lies fails closed with one lo
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -480,3 +481,65 @@ def test_a_server_that_serves_other_bytes_on_a_second_read_fails_closed(
     digest = _blob_name(tar, RESULT)
     assert err.startswith(f"audit verify: {url}: blobs/sha256/{digest}: other bytes "), err
     assert "than when it was hashed" in err and err.count("\n") == 1, err
+
+
+def _manifest(tar: Path) -> tuple[int, str]:
+    """The offset in ``tar`` of the last digit of its manifest's ``created_at`` (XOR 0x01
+    keeps it a digit: another valid manifest, another bundle digest), and the bundle digest."""
+    with tarfile.open(tar) as archive:
+        member = archive.getmember("manifest.json")
+        data = archive.extractfile(member).read()  # type: ignore[union-attr]
+    start = data.index(b'"created_at":"') + len(b'"created_at":"')
+    last = max(i for i in range(start, data.index(b'"', start)) if data[i : i + 1].isdigit())
+    return member.offset_data + last, f"sha256:{hashlib.sha256(data).hexdigest()}"
+
+
+def _digests(document: Any) -> set[str]:
+    """Every ``bundle_digest`` anywhere in a report."""
+    if isinstance(document, dict):
+        found = {document["bundle_digest"]} if "bundle_digest" in document else set()
+        return found.union(*(_digests(v) for v in document.values()))
+    if isinstance(document, list):
+        return set().union(*(_digests(v) for v in document))
+    return set()
+
+
+@pytest.mark.parametrize("case", [("rank", 2), ("verify-archive", 3)], ids=["rank", "archive"])
+def test_a_source_whose_manifest_changes_after_its_listing_is_refused(
+    case: tuple[str, int],
+    server: RangeServer,
+    tmp_path: Path,
+    capsysbinary: pytest.CaptureFixture[bytes],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An archive lists each source by its manifest's digest, then verifies it. A server that
+    answers the manifest's read by the verification with another valid manifest is refused as
+    changed. Less is kept of what was received than the manifest, so each read is a request;
+    ``reads`` are the ones before the verification's (the order's listing and the engine's, and
+    verify-archive's digest), which give the honest manifest. The honest copy of the bundle it
+    was listed as, at another URL and judged next, is judged for its own bytes, as when alone."""
+    command, reads = case
+    monkeypatch.setattr("verify._remote.CACHE_BYTES", 256)
+    tar = server.root / "big.tar"
+    (tmp_path / "copy").mkdir()
+    os.link(tar, tmp_path / "copy" / "big.tar")
+    offset, listed = _manifest(tar)
+    with serve(tmp_path / "copy") as honest:
+        copy = url_of(honest, tmp_path / "copy" / "big.tar")
+        code, alone, err = _cli([command, copy, "--json"], capsysbinary)
+        assert code == 0, err
+        server.lie, server.flip_at, server.flip_to = "other-bytes-again", offset, 0x01
+        server.flip_after = reads
+        url = url_of(server, tar)
+        try:
+            code, out, err = _cli([command, url, copy, "--json"], capsysbinary)
+        finally:
+            server.flip_at, server.flip_to, server.flip_after = None, 0xFF, 1
+    assert code == 1, err
+    said = out.decode() + err
+    assert f"changed while the archive was verified: listed as {listed}, then sha256:" in said
+    assert said.count(url) == 1, said  # the refused source, named once
+    report, before = json.loads(out), json.loads(alone)
+    assert _digests(report) == {listed}, report
+    kept = {k: v for k, v in report.items() if k not in ("refused", "counts")}
+    assert kept == {k: v for k, v in before.items() if k not in ("refused", "counts")}
