@@ -19,7 +19,12 @@ from dataclasses import dataclass
 from pydantic import BaseModel
 
 from bundle_schema import KINDS, RECORD_MEDIA_TYPES, digest_of
-from bundle_schema.errors import CheckFailed, DefectiveBundle, InvalidInput
+from bundle_schema.errors import (
+    CheckFailed,
+    DefectiveBundle,
+    EvidenceAuditError,
+    UnknownSchemaVersion,
+)
 from bundle_schema.layout import BLOB_DIR, MANIFEST_SIGNATURE
 from bundle_schema.models import (
     Finding,
@@ -434,9 +439,10 @@ def verify_with_evidence(
     return done.verdict, done.evidence
 
 
-def _published_manifest(data: bytes, expect_digest: str | None) -> ParsedManifest:
-    """The manifest; with a published digest, a manifest that does not parse and is not the
-    published one is that, not the runner's fault: "not the published bundle".
+def _published_manifest(data: bytes, expect_digest: str | None, location: str) -> ParsedManifest:
+    """The manifest of the bundle at ``location`` (which its refusal names first, as every
+    refusal of a source does); with a published digest, a manifest that does not parse and is
+    not the published one is that, not the runner's fault: "not the published bundle".
 
     Raises:
         CheckFailed: not the published bundle, and its manifest does not parse.
@@ -445,14 +451,18 @@ def _published_manifest(data: bytes, expect_digest: str | None) -> ParsedManifes
     """
     try:
         return parse_manifest(data)
-    except (DefectiveBundle, InvalidInput) as exc:
-        got = digest_of(data)
-        if expect_digest is None or got == expect_digest:
-            raise
-        raise CheckFailed(
-            f"not the published bundle: its manifest digests to {got}, expected {expect_digest} "
-            f"(and it is not a manifest: {exc})"
-        ) from None
+    except UnknownSchemaVersion as exc:
+        if expect_digest is None or digest_of(data) == expect_digest:
+            raise UnknownSchemaVersion(f"{location}: {exc.where}", exc.detail) from None
+        unparsed: EvidenceAuditError = exc
+    except DefectiveBundle as exc:
+        if expect_digest is None or digest_of(data) == expect_digest:
+            raise DefectiveBundle(f"{location}: {exc.message}") from None
+        unparsed = exc
+    raise CheckFailed(
+        f"{location}: not the published bundle: its manifest digests to {digest_of(data)}, "
+        f"expected {expect_digest} (and it is not a manifest: {unparsed})"
+    )
 
 
 def _integrity(  # noqa: PLR0917 - the state of one reading
@@ -470,7 +480,7 @@ def _integrity(  # noqa: PLR0917 - the state of one reading
     files = _blob_files(source)
     known, todo, keys = cache.split(files) if cache is not None else ({}, files, {})
     with HashJob(todo, workers) as job:
-        manifest = _published_manifest(data, expect_digest)
+        manifest = _published_manifest(data, expect_digest, source.location)
         present = {p for p in manifest.blob_paths.values() if p in source.members}
         advance = None
         if progress is not None:

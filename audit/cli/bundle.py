@@ -28,12 +28,9 @@ from bundle_schema import canonical_bytes
 from bundle_schema.errors import (
     EXIT_CHECK_FAILED,
     EXIT_OK,
-    EvidenceAuditError,
     InvalidInput,
-    one_line,
 )
 from bundle_schema.models import Gx10Evidence, ShowReport, Verdict
-from pins import PinSetSource
 from verify import (
     open_source,
     render_verdict,
@@ -286,22 +283,9 @@ def _exchange(
     return EXIT_OK
 
 
-def _side(source: str, pins: PinSetSource | None) -> tuple[Verdict, Gx10Evidence]:
-    """One side of ``audit diff``, verified; a refusal that does not name its source (a
-    manifest that does not read says only ``manifest.json``) names it: of two, which one."""
-    try:
-        return verify_with_evidence(source, pins=pins)
-    except EvidenceAuditError as exc:
-        where = shown_url(source)
-        if where not in exc.message:
-            exc.message = f"{where}: {exc.message}"
-            exc.args = (one_line(exc.message),)
-        raise
-
-
 def _diff(args: argparse.Namespace, out: Console, err: Console) -> int:
     pins = optional_pins(args.pins)
-    runs = _side(args.a, pins), _side(args.b, pins)
+    runs = verify_with_evidence(args.a, pins=pins), verify_with_evidence(args.b, pins=pins)
     result = diff_runs(*runs)
     if args.json:
         print_json(result)

@@ -161,8 +161,8 @@ def test_through_a_subprocess(full_bundle: Path) -> None:
 def test_diff_names_the_side_a_refusal_is_of(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Of two bundles, the one whose manifest does not read is named (the refusal itself says
-    only ``manifest.json``); a refusal that names its source already is not named twice."""
+    """Of two bundles, the one whose manifest does not read is named (every refusal of a source
+    names it first), and only once."""
     from tests.factories import write_small_bundle  # noqa: PLC0415 - as the other CLI tests
 
     good, bad = tmp_path / "good", tmp_path / "bad"

@@ -803,7 +803,7 @@ def test_a_small_tar_more_or_less_of_it_kept(  # noqa: PLR0917 - its fixtures
         assert failed == _blobs_sent_again(tar, site.ranges())
         assert len(failed) == (3 if kept == "all" else 7)  # of 8 blobs
     elif mode == "flip-again" and kept == "manifest-let-go":
-        assert got == (1, b"", "audit verify: manifest.json: invalid UTF-8 at byte 0\n")
+        assert got == (1, b"", f"audit verify: {url}: manifest.json: invalid UTF-8 at byte 0\n")
     elif mode == "flip-again":
         code, out, err = got
         assert (code, out) == (1, b""), err
@@ -872,7 +872,7 @@ def test_one_url_twice_in_one_command(
     given it once reads it for the verdict and for the report), 4 KiB kept; never a verdict.
     ``flip-again``: the manifest's second read is flipped (as in the archive above): ``rank``
     refuses it as each source, ``verify-archive`` takes it as one source and refuses it,
-    ``diff`` and ``show`` refuse it, exit 1, one line (which names no source). ``flip-third``:
+    ``diff`` and ``show`` refuse it, exit 1, one line naming it. ``flip-third``:
     the record read to be judged is refused, naming its blob (exit 2 for ``diff`` and
     ``show``); ``rank``'s second source reads the manifest a third time, flipped, and is
     refused for it."""
@@ -902,7 +902,6 @@ def test_one_url_twice_in_one_command(
                 {"reason": first, "source": url}
             ]
         elif mode == "flip-again":
-            named = f"{url}: " if argv[0] == "diff" else ""  # diff names which of its two
-            assert (code, out, err) == (1, b"", f"audit {argv[0]}: {named}{invalid}\n")
+            assert (code, out, err) == (1, b"", f"audit {argv[0]}: {url}: {invalid}\n")
         else:
             assert (code, out, err) == (2, b"", f"audit {argv[0]}: {url}: {changed}\n")

@@ -49,7 +49,7 @@ def test_one_changed_manifest_byte_is_exit_1_like_one_changed_blob_byte(
     code, out, err = _run(["verify", str(full_bundle), "--json"], capsys)
     assert code == 1
     assert out == ""  # no verdict can be formed without a manifest
-    assert err.startswith("audit verify: manifest.json: ") and fragment in err
+    assert err.startswith(f"audit verify: {full_bundle}: manifest.json: ") and fragment in err
     assert err.count("\n") == 1
 
 

@@ -162,7 +162,9 @@ def test_manifest_byte_that_breaks_canonical_form(full_bundle: Path, verdict: Ve
     (full_bundle / "manifest.json").write_bytes(data.replace(b'{"claims"', b'{ "claims"', 1))
     code, _, err = verdict(full_bundle)
     assert code == 1  # a defect of the bundle's bytes: a failed check (ADR 0019)
-    assert err.startswith("audit verify: manifest.json: bytes are not RFC 8785 canonical JSON")
+    assert err.startswith(
+        f"audit verify: {full_bundle}: manifest.json: bytes are not RFC 8785 canonical JSON"
+    )
 
 
 def test_expected_bundle_digest(full_bundle: Path, verdict: Verify) -> None:
@@ -184,13 +186,14 @@ def test_a_broken_manifest_is_not_the_published_bundle(full_bundle: Path, verdic
     code, _, err = verdict(full_bundle, "--expect-digest", published)
     assert code == 1
     assert err.startswith(
-        f"audit verify: not the published bundle: its manifest digests to "
+        f"audit verify: {full_bundle}: not the published bundle: its manifest digests to "
         f"{digest_of(data + b'x')}, expected {published} (and it is not a manifest: "
     )
     assert err.count("\n") == 1
     code, _, err = verdict(full_bundle)  # without a published digest: a defect of the bundle
     assert code == 1
-    assert err.startswith("audit verify: manifest.json: ") and "not the published" not in err
+    assert err.startswith(f"audit verify: {full_bundle}: manifest.json: ")
+    assert "not the published" not in err
 
 
 def test_invalid_record(full_bundle: Path, verdict: Verify) -> None:
