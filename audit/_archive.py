@@ -133,7 +133,7 @@ def pack(
     for path in sorted(source.members):
         if classify_path(path) == "other":
             raise InvalidInput(f"{bundle}: {path!r} is outside the bundle layout; refusing to pack")
-    manifest = parse_manifest(source.manifest_bytes())
+    manifest = parse_manifest(source.manifest_bytes(), source.location)
     target = output_target(str(out), str(bundle), doing="packs")
     hashed: dict[str, Hashed] = {}
     written = 0
@@ -182,7 +182,7 @@ def unpack(archive: str | os.PathLike[str], out: str | os.PathLike[str]) -> Pack
     source = open_source(archive)
     if source.kind != "tar":
         raise InvalidInput(f"{archive}: unpack takes a tar file")
-    manifest = parse_manifest(source.manifest_bytes())
+    manifest = parse_manifest(source.manifest_bytes(), source.location)
     target = Path(out)
     if target.is_symlink() or (target.exists() and not target.is_dir()):
         raise InvalidInput(f"{target}: exists and is not a directory")

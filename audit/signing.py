@@ -166,7 +166,7 @@ def sign_bundle(
         raise InvalidInput(f"{path}: sign a bundle directory (then pack it)")
     if MANIFEST_SIGNATURE in source.members and not replace:
         raise InvalidInput(f"{path}: already signed ({MANIFEST_SIGNATURE}); pass --replace")
-    manifest = parse_manifest(source.manifest_bytes())
+    manifest = parse_manifest(source.manifest_bytes(), source.location)
     named = set(manifest.blob_paths.values())
     blobs = [m for p, m in source.members.items() if p in named]
     findings = integrity_findings(manifest, source.members.keys(), hash_members(blobs))

@@ -81,21 +81,23 @@ class ParsedManifest:
     """The bundle-relative blob path of every evidence entry, by logical name."""
 
 
-def parse_manifest(data: bytes) -> ParsedManifest:
-    """Parse manifest.json's bytes strictly: canonical JSON, known version, schema, model.
+def parse_manifest(data: bytes, location: str | None = None) -> ParsedManifest:
+    """Parse manifest.json's bytes strictly: canonical JSON, known version, schema, model;
+    ``location``: the bundle's, which a refusal names first (as every refusal of a source does).
 
     Raises:
         DefectiveBundle: the manifest is not strict canonical JSON or not a valid version-1
             manifest (a defect of the bundle, exit 1); the message says where.
         UnknownSchemaVersion: a manifest version this verifier does not read (a refusal).
     """
+    at = "" if location is None else f"{location}: "
     try:
         value, unsealed = loads_canonical_without(data, MANIFEST, SEAL_FIELD)
         model = validate_document(kind_of(Manifest), value, MANIFEST)
-    except UnknownSchemaVersion:
-        raise
+    except UnknownSchemaVersion as exc:
+        raise UnknownSchemaVersion(f"{at}{exc.where}", exc.detail) from None
     except DocumentError as exc:
-        raise DefectiveBundle(str(exc)) from None
+        raise DefectiveBundle(f"{at}{exc}") from None
     assert unsealed is not None  # noqa: S101 - a valid manifest is an object
     prefix = BLOB_DIR + "/"  # the model has checked every digest against DIGEST_PATTERN
     paths = {name: prefix + entry.digest[7:] for name, entry in model.evidence.items()}

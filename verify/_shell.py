@@ -22,7 +22,6 @@ from bundle_schema import KINDS, RECORD_MEDIA_TYPES, digest_of
 from bundle_schema.errors import (
     CheckFailed,
     DefectiveBundle,
-    EvidenceAuditError,
     UnknownSchemaVersion,
 )
 from bundle_schema.layout import BLOB_DIR, MANIFEST_SIGNATURE
@@ -450,15 +449,11 @@ def _published_manifest(data: bytes, expect_digest: str | None, location: str) -
         UnknownSchemaVersion: the published manifest has a version this verifier does not read.
     """
     try:
-        return parse_manifest(data)
-    except UnknownSchemaVersion as exc:
+        return parse_manifest(data, location)
+    except (DefectiveBundle, UnknownSchemaVersion) as exc:
         if expect_digest is None or digest_of(data) == expect_digest:
-            raise UnknownSchemaVersion(f"{location}: {exc.where}", exc.detail) from None
-        unparsed: EvidenceAuditError = exc
-    except DefectiveBundle as exc:
-        if expect_digest is None or digest_of(data) == expect_digest:
-            raise DefectiveBundle(f"{location}: {exc.message}") from None
-        unparsed = exc
+            raise
+        unparsed = str(exc).removeprefix(f"{location}: ")
     raise CheckFailed(
         f"{location}: not the published bundle: its manifest digests to {digest_of(data)}, "
         f"expected {expect_digest} (and it is not a manifest: {unparsed})"

@@ -176,3 +176,33 @@ def test_diff_names_the_side_a_refusal_is_of(
     assert main(["diff", str(missing), str(good)]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"audit diff: {missing}: ") and err.count(str(missing)) == 1, err
+
+
+def test_every_command_names_the_bundle_whose_manifest_does_not_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A manifest that does not read is refused by every command that reads one, naming the
+    bundle first, once: verify, show, pack, sign (before any signing), and unpack of its tar."""
+    from audit._archive import pack  # noqa: PLC0415 - as the other CLI tests
+    from tests.factories import write_small_bundle  # noqa: PLC0415 - as the other CLI tests
+
+    bad = tmp_path / "bad"
+    write_small_bundle(bad, durable=False)
+    pack(bad, tmp_path / "bad.tar")  # packed whole, then its manifest broken in both
+    manifest = bad / "manifest.json"
+    manifest.write_bytes(b"\xff" + manifest.read_bytes()[1:])
+    tar = tmp_path / "bad.tar"
+    data = tar.read_bytes()
+    at = data.index(b'{"claims"')  # the manifest member's first byte
+    tar.write_bytes(data[:at] + b"\xff" + data[at + 1 :])
+    invalid = "manifest.json: invalid UTF-8 at byte 0"
+    for argv, named in (
+        (["verify", str(bad)], bad),
+        (["show", str(bad)], bad),
+        (["pack", str(bad), "-o", str(tmp_path / "out.tar")], bad),
+        (["sign", str(bad), "--identity-token", "x"], bad),
+        (["unpack", str(tar), "-o", str(tmp_path / "out")], tar),
+    ):
+        assert main(argv) == 1, argv
+        assert capsys.readouterr().err == f"audit {argv[0]}: {named}: {invalid}\n", argv
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad", "bad.tar"]
