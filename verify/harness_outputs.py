@@ -337,6 +337,7 @@ class _Row:
     line: int
     tier: str
     context: str
+    batch: str
     workload: str
     metric: str
     value: str
@@ -360,7 +361,7 @@ def _spark_header(header: list[str] | None) -> dict[str, int]:
     return index
 
 
-_ROW_COLUMNS = ("tier", "context", "workload", "metric", "value", "notes")
+_ROW_COLUMNS = ("tier", "context", "batch", "workload", "metric", "value", "notes")
 
 
 def _spark_rows(data: bytes) -> tuple[str, list[_Row]]:
@@ -551,6 +552,36 @@ def spark_single_stream(data: bytes) -> dict[str, dict[str, float]]:
             row = run.value("tier2", "single_stream", metric, context)
             if row is not None and _CSV_NUMBER.fullmatch(row.value):
                 figures.setdefault(context, {})[metric] = float(row.value)
+    return figures
+
+
+SPARK_CONCURRENCY = ("agg_decode_tps", "per_stream_tps", "ttft_p50_ms", "ttft_p99_ms")
+"""The tier2 figures of a concurrency level (a batch of requests sent at once) that are held
+to its exchanges."""
+
+
+def spark_concurrency(data: bytes) -> dict[str, dict[str, float]]:
+    """The tier2 concurrency figures of a Spark Bench CSV (:data:`SPARK_CONCURRENCY`), by the
+    batch its rows name, each a number as the reader reads it (one that is not is left out); a
+    level that failed (its ``error`` row) has none.
+
+    Raises:
+        OutputsUnreadable: the file is not one run's CSV, or a figure is given twice.
+    """
+    _, rows = _spark_rows(data)
+    figures: dict[str, dict[str, float]] = {}
+    seen: dict[tuple[str, str], int] = {}
+    for row in rows:
+        if (row.tier, row.workload) != ("tier2", "concurrency"):
+            continue
+        first = seen.setdefault((row.batch, row.metric), row.line)
+        if first != row.line:
+            raise OutputsUnreadable(
+                f"{SPARK_BENCH_CSV}:{row.line}: a second row of tier2 concurrency {row.metric} "
+                f"of batch {_show(row.batch)} (the first at line {first})"
+            )
+        if row.metric in SPARK_CONCURRENCY and _CSV_NUMBER.fullmatch(row.value):
+            figures.setdefault(row.batch, {})[row.metric] = float(row.value)
     return figures
 
 

@@ -46,6 +46,7 @@ from verify.replies import body_json, loads_on_a_fresh_stack, reply_pieces
 
 __all__ = [
     "CLIENT_RAISES",
+    "CONCURRENCY_ASK",
     "NO_CODE",
     "NO_COMPILE",
     "REPLY_ERROR",
@@ -68,6 +69,9 @@ SINGLE_STREAM_ASK = (
     "inference."
 )
 """How ``run_tier2`` ends the prompt of each single-stream request (one a pinned context)."""
+CONCURRENCY_ASK = "\n\nExplain in ~300 words how tensor parallelism shards a transformer."
+"""How ``run_tier2`` ends the prompt of each request of its concurrency levels (a level of N
+sends N at once)."""
 
 _DEEP = 64
 """Events with more brackets than this are parsed on a fresh stack (:func:`_event`): the
@@ -90,6 +94,9 @@ class SparkReply:
     single_stream: bool = False
     """Whether the request is one of ``run_tier2``'s single-stream requests (its prompt ends
     with :data:`SINGLE_STREAM_ASK`)."""
+    concurrency: bool = False
+    """Whether the request is one of ``run_tier2``'s concurrency requests (its prompt ends with
+    :data:`CONCURRENCY_ASK`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,18 +135,18 @@ def spark_reply(exchange: TransportExchange) -> SparkReply | None:
     if ask is None:
         return None
     messages = request.get("messages")
-    single = (
-        isinstance(messages, list)
-        and len(messages) == 1
-        and isinstance(messages[0], dict)
-        and isinstance(content := messages[0].get("content"), str)
-        and content.endswith(SINGLE_STREAM_ASK)
+    content = (
+        messages[0].get("content")
+        if isinstance(messages, list) and len(messages) == 1 and isinstance(messages[0], dict)
+        else None
     )
+    single = isinstance(content, str) and content.endswith(SINGLE_STREAM_ASK)
+    batch = isinstance(content, str) and content.endswith(CONCURRENCY_ASK)
     read = _read(exchange)
     if isinstance(read, _Answer):
-        return SparkReply(ask, _python(read.text), _sql(read.text), read.timing, single)
+        return SparkReply(ask, _python(read.text), _sql(read.text), read.timing, single, batch)
     why = REPLY_ERROR if read is _FAILED else CLIENT_RAISES if read is _RAISES else None
-    return SparkReply(ask, why, why, None, single)
+    return SparkReply(ask, why, why, None, single, batch)
 
 
 @dataclass(frozen=True, slots=True)

@@ -91,6 +91,7 @@ from tests.data.hostile.kit import (
 )
 from tests.factories import write_small_bundle
 from tests.gate_kit import resealed_as_replayed
+from tests.hostile.test_attacks_2026_12_06_flip import _spark_rows
 from tests.paths import EXAMPLES
 
 TAR = EXAMPLES / "recorded" / "llamacpp-smollm2-135m.tar"
@@ -98,8 +99,9 @@ LOG = "transport/exchanges.jsonl"
 CODING = "components/coding/result.json"
 STREAMED = 234
 """A streamed chat completion of Spark Bench (coding) in the recorded run: its request under
-concurrency, after the code scenarios and the single-stream request, whose answers the verifier
-holds Spark's figures to (ADR 0050; an edit of one of those is a finding of its own)."""
+concurrency, after the code scenarios and the single-stream request. The verifier holds
+Spark's figures to each of them (ADR 0050; an edit of one of those is a finding of its own):
+where an edit makes 234 another request, the concurrency figures go from the CSV with it."""
 HUGE = 1.7e308
 """A finite number of seconds (the schema bounds none) whose double overflows to inf."""
 ESCAPES = "\x1b]0;PWNED\x07\x1b[2J\x1b[31m\r\x7f\x9b"
@@ -188,7 +190,8 @@ def publisher_text(recorded: Recorded, tmp_path_factory: pytest.TempPathFactory)
         exchange["redirect"] = "javascript:alert(document.domain)//" + ESCAPES
         exchange["response_model"] = f"{ESCAPES}{XSS}"[:256]
 
-    return _forged(recorded, tmp_path_factory.mktemp("text") / "bundle", edit)
+    no_concurrency = _spark_rows(lambda fields: None if fields[11] == "concurrency" else fields)
+    return _forged(recorded, tmp_path_factory.mktemp("text") / "bundle", edit, no_concurrency)
 
 
 def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

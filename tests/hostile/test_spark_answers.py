@@ -38,15 +38,17 @@ from verify import verdict_json, verify_bundle, verify_with_evidence
 from verify._consistency.spark import (
     READ_AS_OF,
     SPARK_SUITE,
+    _concurrency_problems,
     _digests,
     _most_consistent,
-    _pinned_contexts,
+    _pinned_counts,
     _pinned_domains,
     _pinned_repeats,
     _same_python,
     _suite_asks,
     _suite_code,
 )
+from verify.sparkbench import SparkReply, SparkTiming
 
 LOG = "transport/exchanges.jsonl"
 ENVIRONMENT = "upstreams/sparkbench/environment.json"
@@ -434,4 +436,124 @@ def test_tier2_figures_made_slower_hold(recorded: Recorded, tmp_path: Path) -> N
     ],
 )
 def test_the_pinned_contexts(command: list[str], contexts: list[int] | None) -> None:
-    assert _pinned_contexts(["{python}", "spark_bench.py", "eval", *command]) == contexts
+    option = ("--throughput-contexts", "1024,8192,32768")
+    assert _pinned_counts(["{python}", "spark_bench.py", "eval", *command], *option) == contexts
+
+
+@pytest.mark.parametrize(
+    ("command", "levels"),
+    [
+        ([], [1, 2, 4, 8]),
+        (["--throughput-concurrency", "1"], [1]),
+        (["--throughput-concurrency", "1", "--skip-throughput"], []),
+        (["--throughput-concurrency", "x"], None),
+    ],
+)
+def test_the_pinned_concurrency_levels(command: list[str], levels: list[int] | None) -> None:
+    option = ("--throughput-concurrency", "1,2,4,8")
+    assert _pinned_counts(["{python}", "spark_bench.py", "eval", *command], *option) == levels
+
+
+# --- tier2 concurrency figures (shown, never scored) ----------------------------------------------
+
+CONCURRENCY = (
+    f"record_disagrees {SPARK_CSV}: evidence {SPARK_CSV!r}: tier2 concurrency figures against "
+    "the transport log: batch 1 (exchanges 234): "
+)
+
+
+@pytest.mark.parametrize(
+    ("changes", "said"),
+    [
+        ([("ttft_p50_ms", "200.0")],
+         "a TTFT p50 of 200 ms, the observer's p50 of its replies' first tokens is 297.8 ms"),
+        ([("ttft_p99_ms", "250.0")],
+         "a TTFT p99 of 250 ms, the observer's p99 of its replies' first tokens is 297.8 ms"),
+        ([("ttft_p99_ms", "298.0")], "a TTFT p50 of 299.3 ms above its p99 of 298 ms"),
+        ([("agg_decode_tps", "120.0")],
+         "an aggregate decode of 120 tok/s, 143 tokens in the 1505.9 ms the observer saw them "
+         "in allow 95.0"),
+        ([("per_stream_tps", "150.0")],
+         "a per-stream decode of 150 tok/s, its replies' tokens from the latest TTFT to the "
+         "ends the observer saw allow 118.61"),
+    ],
+    ids=["p50", "p99", "order", "aggregate", "per-stream"],
+)  # fmt: skip
+def test_tier2_concurrency_figures_faster_than_the_observer_saw_are_found(
+    recorded: Recorded, tmp_path: Path, changes: list[tuple[str, str]], said: str
+) -> None:
+    """The recorded run's one concurrency level (batch 1, exchange 234: first token at 297.8
+    ms, 143 tokens by 1505.9 ms) shows an aggregate of 94.7 tok/s, a per-stream rate of 118.33
+    and a TTFT p50 and p99 of 299.3 ms, shown, never scored; made faster than the observer's
+    clock allows, each is found."""
+
+    def each(fields: list[str]) -> list[str]:
+        for metric, value in changes:
+            fields = _set("concurrency", metric, value)(fields)
+        return fields
+
+    verdict = _verdict(recorded, tmp_path / "forged", _spark_rows(each))
+    (finding,) = _findings(verdict)
+    assert finding.startswith(CONCURRENCY + said), finding
+
+
+def test_tier2_concurrency_figures_made_slower_hold(recorded: Recorded, tmp_path: Path) -> None:
+    """Slower than the observer saw is no finding: a later TTFT p50 and p99, lower rates."""
+    changes = [("ttft_p50_ms", "400.0"), ("ttft_p99_ms", "900.0"), ("agg_decode_tps", "50.0"),
+               ("per_stream_tps", "60.0")]  # fmt: skip
+
+    def each(fields: list[str]) -> list[str]:
+        for metric, value in changes:
+            fields = _set("concurrency", metric, value)(fields)
+        return fields
+
+    verdict = _verdict(recorded, tmp_path / "held", _spark_rows(each))
+    assert verdict.integrity.status == "ok", _findings(verdict)
+
+
+def _replies(*timings: tuple[float, float, float] | None) -> list[tuple[float, SparkReply]]:
+    """A level's exchanges, all started at 10 s: each (first, done, completion) as the
+    observer saw it, or None for a reply Spark's client raises on."""
+    return [
+        (10.0, SparkReply(b"", None, None, SparkTiming(*t, None), concurrency=True))
+        if t is not None
+        else (10.0, SparkReply(b"", "raises", "raises", None, concurrency=True))
+        for t in timings
+    ]
+
+
+def test_a_level_s_percentiles_are_spark_s_order_statistics() -> None:
+    """Four replies read, first tokens at 0.1, 0.2, 0.3 and 0.4 s: Spark's ``_pct`` takes the
+    p50 at index round(1.5) = 2 (0.3 s) and the p99 at index 3 (0.4 s); a reply the client
+    raises on is not among them."""
+    batch = _replies((0.1, 1, 10), (0.4, 1, 10), (0.2, 1, 10), None, (0.3, 1, 10))
+    row = {"ttft_p50_ms": 299.0, "ttft_p99_ms": 399.0}
+    assert _concurrency_problems("b", batch, row) == []
+    row = {"ttft_p50_ms": 297.0, "ttft_p99_ms": 397.0}
+    assert _concurrency_problems("b", batch, row) == [
+        "b: a TTFT p50 of 297 ms, the observer's p50 of its replies' first tokens is 300.0 ms",
+        "b: a TTFT p99 of 397 ms, the observer's p99 of its replies' first tokens is 400.0 ms",
+    ]
+
+
+def test_a_level_whose_replies_the_client_reads_none_of_has_no_figures() -> None:
+    batch = _replies(None, None)
+    assert _concurrency_problems("b", batch, {"agg_decode_tps": 1.0}) == [
+        "b: figures, but Spark's client reads none of its replies (no figures: an error row)"
+    ]
+
+
+def test_a_level_with_a_reply_this_reading_cannot_tell_is_left_alone() -> None:
+    unsure = (10.0, SparkReply(b"", None, None, None, concurrency=True))
+    batch = [*_replies((0.3, 1, 10)), unsure]
+    assert _concurrency_problems("b", batch, {"ttft_p50_ms": 1.0, "agg_decode_tps": 1e6}) == []
+
+
+def test_the_per_stream_rate_is_bounded_only_while_the_p99_is_the_latest_ttft() -> None:
+    """With up to 51 replies read, Spark's p99 is the latest TTFT (index round(0.99 x 50) = 50,
+    Python rounding half to even), so each reply's decode time is at least its end less the
+    p99; with 52 or more it need not be, and no bound is drawn."""
+    for count, found in ((50, True), (51, True), (52, False)):
+        batch = _replies(*[(0.1, 1.1, 100)] * count)
+        row = {"ttft_p99_ms": 100.0, "per_stream_tps": 500.0}
+        assert bool(_concurrency_problems("b", batch, row)) is found, count

@@ -19,7 +19,13 @@ from typing import NamedTuple
 
 from bundle_schema.models import Finding, Gx10Evidence
 from pins import Harness, PinSetSource
-from verify._consistency._common import TTFT_SLACK_S, Reader, _disagrees, first_few
+from verify._consistency._common import (
+    SPAN_SLACK_S,
+    TTFT_SLACK_S,
+    Reader,
+    _disagrees,
+    first_few,
+)
 from verify._consistency.checkouts import _Checkout
 from verify._consistency.exchanges import _environment_record
 from verify._facts import spark_facts
@@ -30,10 +36,11 @@ from verify.harness_outputs import (
     OutputsUnreadable,
     raw_name,
     spark_code_scores,
+    spark_concurrency,
     spark_flag_rows,
     spark_single_stream,
 )
-from verify.sparkbench import NO_COMPILE, SparkTiming, scenario_ask
+from verify.sparkbench import NO_COMPILE, SparkReply, SparkTiming, scenario_ask
 
 SPARK_SUITE = "eval_suite.py"
 """Where Spark Bench's checkout defines its scenarios, each a ``dict(id=..., domain=...,
@@ -70,6 +77,7 @@ def spark_checks(
         + _spark_flags(spark, checkouts, read)
         + _spark_answers(evidence, spark, suite, read)
         + _spark_single_stream(evidence, spark, suite)
+        + _spark_concurrency(evidence, spark, suite)
     )
 
 
@@ -372,6 +380,8 @@ def _spark_answers(
 
 THROUGHPUT_CONTEXTS = "1024,8192,32768"
 """``spark_bench.py eval --throughput-contexts``'s default."""
+THROUGHPUT_CONCURRENCY = "1,2,4,8"
+"""``spark_bench.py eval --throughput-concurrency``'s default."""
 
 
 def _spark_single_stream(
@@ -389,7 +399,7 @@ def _spark_single_stream(
     _, harness, place, _ = spark
     if not isinstance(suite, bytes) or evidence.transport is None:
         return []  # a checkout that cannot be read is _spark_answers' finding
-    contexts = _pinned_contexts(harness.command)
+    contexts = _pinned_counts(harness.command, "--throughput-contexts", THROUGHPUT_CONTEXTS)
     try:
         figures = spark_single_stream(spark.csv)
     except OutputsUnreadable:  # the raw outputs' own check says so
@@ -456,21 +466,113 @@ def _single_stream_problems(
     return problems
 
 
-def _pinned_contexts(command: Sequence[str]) -> list[int] | None:
-    """The single-stream contexts the pinned command sweeps (``--throughput-contexts``, comma
-    separated, as ``run_tier2`` reads them); none under ``--skip-throughput``; None when a
-    context is not an integer ``int`` takes."""
+def _pinned_counts(command: Sequence[str], option: str, default: str) -> list[int] | None:
+    """The counts the pinned command gives ``option`` (comma separated, as ``run_tier2`` reads
+    ``--throughput-contexts`` and ``--throughput-concurrency``; ``default`` when it gives none);
+    none under ``--skip-throughput``; None when one is not an integer ``int`` takes."""
     if "--skip-throughput" in command:
         return []
-    value = _option(command, "--throughput-contexts")
+    value = _option(command, option)
     try:
-        return [
-            int(c)
-            for c in (THROUGHPUT_CONTEXTS if value is None else value).split(",")
-            if c.strip()
-        ]
+        return [int(c) for c in (default if value is None else value).split(",") if c.strip()]
     except ValueError:
         return None
+
+
+def _spark_concurrency(
+    evidence: Gx10Evidence, spark: _Spark, suite: bytes | str | None
+) -> list[Finding]:
+    """Spark's tier2 concurrency figures (shown, never scored) held to their requests: each
+    pinned level (``--throughput-concurrency``) N requests sent at once, the levels one after
+    another. Of the replies the client reads at a level: its aggregate decode rate no higher
+    than their tokens over the span the observer saw them in; its TTFT p50 and p99 no earlier
+    than the same order statistic (Spark's ``_pct``) of the first tokens the observer saw, and
+    the p50 no later than the p99; and, while the p99 is the latest TTFT (51 replies or
+    fewer), its per-stream rate no higher than the mean of what each reply allows from that
+    TTFT to the end the observer saw. As for the single-stream figures, a forger can make
+    these slower, never faster (:func:`_spark_single_stream`)."""
+    _, harness, place, _ = spark
+    if not isinstance(suite, bytes) or evidence.transport is None:
+        return []
+    levels = _pinned_counts(harness.command, "--throughput-concurrency", THROUGHPUT_CONCURRENCY)
+    try:
+        figures = spark_concurrency(spark.csv)
+    except OutputsUnreadable:  # the raw outputs' own check says so
+        return []
+    if levels is None or not figures:
+        return []
+    asked = [(e, r) for e in evidence.transport if (r := spark_facts(e)) and r.concurrency]
+    if len(asked) != sum(levels):
+        return [_disagrees(place, f"tier2 concurrency figures of {len(figures)} levels; the "
+                                  f"pinned command asks {sum(levels)} concurrency requests "
+                                  f"(levels {','.join(map(str, levels))}), the transport log "
+                                  f"holds {len(asked)}")]  # fmt: skip
+    problems = []
+    for start, n in zip(itertools.accumulate([0, *levels]), levels, strict=False):
+        row = figures.get(str(n))
+        if row is not None:
+            batch = [(e.started, r) for e, r in asked[start : start + n]]
+            ids = [e.id for e, _ in asked[start : start + n]]
+            problems += _concurrency_problems(f"batch {n} (exchanges {_ids(ids)})", batch, row)
+    if not problems:
+        return []
+    return [_disagrees(place, f"tier2 concurrency figures against the transport log: "
+                              f"{first_few(problems, separator='; ')}")]  # fmt: skip
+
+
+def _ids(ids: Sequence[int]) -> str:
+    """Exchange ids, as a range when they run on."""
+    if len(ids) > 2 and list(ids) == list(range(ids[0], ids[0] + len(ids))):
+        return f"{ids[0]}-{ids[-1]}"
+    return ", ".join(map(str, ids))
+
+
+def _pct(ordered: Sequence[float], p: int) -> float:
+    """Spark Bench's ``_pct``: the value at the rounded index (Python's ``round``)."""
+    return ordered[max(0, min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1))))]
+
+
+def _concurrency_problems(
+    said: str, batch: Sequence[tuple[float, SparkReply]], row: Mapping[str, float]
+) -> list[str]:
+    """Why one level's figures (``row``) are not what its exchanges (each its start on the log
+    clock and its reply as Spark reads it) allow, give or take Spark's rounding and the slack
+    of :data:`TTFT_SLACK_S` and :data:`SPAN_SLACK_S`. Left out where a reply is one this
+    reading cannot tell the client's fate of (which replies the figures are of is not known)."""
+    read = [(started, r.timing) for started, r in batch if r.timing is not None]
+    if any(r.timing is None and r.python is None for _, r in batch):
+        return []  # a reply this reading cannot tell: the set the client read is not known
+    if not read:
+        return [f"{said}: figures, but Spark's client reads none of its replies (no figures: "
+                f"an error row)"]  # fmt: skip
+    firsts = sorted(t.first if t.first is not None else t.done for _, t in read)
+    problems = []
+    p50, p99 = row.get("ttft_p50_ms"), row.get("ttft_p99_ms")
+    for p, shown in ((50, p50), (99, p99)):
+        seen = _pct(firsts, p)
+        if shown is not None and shown / 1000 + 0.00005 + TTFT_SLACK_S < seen:
+            problems.append(f"{said}: a TTFT p{p} of {shown:g} ms, the observer's p{p} of "
+                            f"its replies' first tokens is {seen * 1000:.1f} ms")  # fmt: skip
+    if p50 is not None and p99 is not None and p50 > p99:
+        problems.append(f"{said}: a TTFT p50 of {p50:g} ms above its p99 of {p99:g} ms")
+    tokens = sum(t.completion for _, t in read)
+    span = max(started + t.done for started, t in read) - min(started for started, _ in read)
+    agg = row.get("agg_decode_tps")
+    if agg is not None and span > SPAN_SLACK_S and agg - 0.05 > tokens / (span - SPAN_SLACK_S):
+        problems.append(f"{said}: an aggregate decode of {agg:g} tok/s, {tokens:g} tokens in "
+                        f"the {span * 1000:.1f} ms the observer saw them in allow "
+                        f"{tokens / span:.1f}")  # fmt: skip
+    per = row.get("per_stream_tps")
+    last = len(read) - 1
+    if per is not None and p99 is not None and round(0.99 * last) == last:  # 51 or fewer
+        latest = p99 / 1000 + 0.00005 + TTFT_SLACK_S  # the p99 is the latest TTFT
+        rates = [t.completion / (t.done - latest) if t.completion else 0.0 for _, t in read
+                 if t.done > latest or not t.completion]  # fmt: skip
+        if len(rates) == len(read) and per - 0.005 > sum(rates) / len(rates):
+            problems.append(f"{said}: a per-stream decode of {per:g} tok/s, its replies' "
+                            f"tokens from the latest TTFT to the ends the observer saw allow "
+                            f"{sum(rates) / len(rates):.2f}")  # fmt: skip
+    return problems
 
 
 def _most_consistent(score: float, repeats: int, zeros: int) -> float:
