@@ -447,6 +447,7 @@ def test_the_pinned_contexts(command: list[str], contexts: list[int] | None) -> 
         (["--throughput-concurrency", "1"], [1]),
         (["--throughput-concurrency", "1", "--skip-throughput"], []),
         (["--throughput-concurrency", "x"], None),
+        (["--throughput-concurrency", "8", "--throughput-concurrency=1,2"], [1, 2]),  # the last
     ],
 )
 def test_the_pinned_concurrency_levels(command: list[str], levels: list[int] | None) -> None:

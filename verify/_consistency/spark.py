@@ -175,14 +175,16 @@ def _pinned_tiers(command: Sequence[str]) -> frozenset[str] | None:
 
 
 def _option(command: Sequence[str], name: str) -> str | None:
-    """The value the pinned command gives option ``name`` (``name VALUE`` or ``name=VALUE``, the
-    first; "" when none follows), None when it gives none (the option's default)."""
+    """The value the pinned command gives option ``name`` (``name VALUE`` or ``name=VALUE``; the
+    last, the one argparse keeps; "" when none follows), None when it gives none (the option's
+    default)."""
+    given = None
     for index, word in enumerate(command):
         if word == name:
-            return command[index + 1] if index + 1 < len(command) else ""
-        if word.startswith(f"{name}="):
-            return word.removeprefix(f"{name}=")
-    return None
+            given = command[index + 1] if index + 1 < len(command) else ""
+        elif word.startswith(f"{name}="):
+            given = word.removeprefix(f"{name}=")
+    return given
 
 
 def _spark_flags(spark: _Spark, checkouts: Mapping[str, _Checkout], read: Reader) -> list[Finding]:
