@@ -8,7 +8,7 @@ import copy
 import json
 import tarfile
 import tomllib
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -16,15 +16,20 @@ from audit.cli import main
 from audit.demo.examples import build_upstream
 from audit.demo.reference_endpoint import serve
 from audit.run import RunRequest, run_qualification
+from bundle_schema import canonical_bytes
 from bundle_schema.models import Claims, Manifest, Verdict
 from pins import DEMO, PinSetSource, load_builtin, pin_set_source
-from tests.data.hostile.kit import Files, read_bundle, resealer
+from tests.data.hostile.kit import Files, read_bundle, rederive_metrics, resealer
 from tests.paths import EXAMPLES
 from verify import parse_manifest, verify_bundle
 from verify._source import open_source
+from verify.harness_outputs import read_outputs
 
 __all__ = [
+    "BENCHLOCAL_JSON",
     "HOSTILE_VALUES",
+    "INFERMARK_JSON",
+    "SPARK_CSV",
     "asks_a_sample",
     "assert_forgery_caught",
     "assert_held_without_tallies",
@@ -34,9 +39,12 @@ __all__ = [
     "gate_mirror",
     "gated_run",
     "merged_pins",
+    "rederived",
     "resealed",
     "resealed_as_replayed",
     "run_gated",
+    "spark_rows",
+    "spark_set",
 ]
 
 
@@ -97,6 +105,9 @@ def resealed(source: Path, target: Path, edit: Callable[[Files], None], pins: Pi
 
 
 RECORDED_TAR = EXAMPLES / "recorded" / "llamacpp-smollm2-135m.tar"
+SPARK_CSV = "components/coding/raw/spark_bench.csv"
+BENCHLOCAL_JSON = "components/tool_instruction/raw/benchlocal.json"
+INFERMARK_JSON = "components/performance/raw/infermark.json"
 """The recorded real bundle (llama.cpp, SmolLM2, the real upstreams)."""
 Recorded = tuple[Manifest, Files]
 """A bundle's manifest and evidence, as :func:`tests.data.hostile.kit.read_bundle` gives them."""
@@ -264,3 +275,50 @@ def every_field_replaced(
 
 
 _REMOVED = object()
+
+
+def rederived(files: Files, parser: str, components: Sequence[str]) -> None:
+    """The records and result metrics of ``components`` as the verifier's own reader makes
+    them of the (edited) raw outputs: what a careful forger's runner writes."""
+    raw = {
+        name.split("/raw/", 1)[1]: data
+        for name, (data, _) in files.items()
+        if any(name.startswith(f"components/{c}/raw/") for c in components)
+    }
+    parsed = read_outputs(parser, raw, list(components))  # type: ignore[arg-type]
+    for name, (_, record) in parsed.records.items():
+        if name in files:
+            files[name] = (canonical_bytes(record.model_dump(mode="json")), files[name][1])
+    rederive_metrics(files, parser, components)
+
+
+def spark_rows(change: Callable[[list[str]], list[str] | None]) -> Callable[[Files], None]:
+    """An edit of spark_bench.csv row by row (a row returned None is dropped), re-derived."""
+
+    def edit(files: Files) -> None:
+        header, *rows = files[SPARK_CSV][0].decode("utf-8").splitlines()
+        kept = [header]
+        for row in rows:
+            fields = change(row.split(","))
+            if fields is not None:
+                kept.append(",".join(fields))
+        files[SPARK_CSV] = (("\n".join(kept) + "\n").encode(), files[SPARK_CSV][1])
+        rederived(files, "spark-bench", ["coding", "reliability"])
+
+    return edit
+
+
+def spark_set(
+    workload: str, metric: str, value: str, notes: str | None = None
+) -> Callable[[list[str]], list[str]]:
+    """A change of spark_bench.csv's rows (for :func:`spark_rows`): the value (and notes) of
+    every row of ``workload`` and ``metric``."""
+
+    def change(fields: list[str]) -> list[str]:
+        if fields[11] == workload and fields[12] == metric:
+            fields[13] = value
+            if notes is not None:
+                fields[15] = notes
+        return fields
+
+    return change

@@ -48,22 +48,28 @@ harness output, the limit the threat model names).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from bundle_schema import canonical_bytes
 from bundle_schema.models import Verdict
-from tests.data.hostile.kit import Files, rederive_metrics
+from tests.data.hostile.kit import Files
 from tests.decision_kit import json_edit
-from tests.gate_kit import Recorded, forged, unpacked_recorded
+from tests.gate_kit import (
+    BENCHLOCAL_JSON,
+    INFERMARK_JSON,
+    SPARK_CSV,
+    Recorded,
+    forged,
+    unpacked_recorded,
+)
+from tests.gate_kit import rederived as _rederived
+from tests.gate_kit import spark_rows as _spark_rows
+from tests.gate_kit import spark_set as _set
 from verify import verify_bundle
 from verify.harness_outputs import OutputsUnreadable, read_outputs
 
-SPARK_CSV = "components/coding/raw/spark_bench.csv"
-BENCHLOCAL_JSON = "components/tool_instruction/raw/benchlocal.json"
-INFERMARK_JSON = "components/performance/raw/infermark.json"
 SCORED_PACKS = ("toolcall-15", "instructfollow-15", "structoutput-15", "dataextract-15")
 HONEST_TOOL_INSTRUCTION = 28.333333333333332
 
@@ -71,21 +77,6 @@ HONEST_TOOL_INSTRUCTION = 28.333333333333332
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory: pytest.TempPathFactory) -> Recorded:
     return unpacked_recorded(tmp_path_factory.mktemp("recorded"))
-
-
-def _rederived(files: Files, parser: str, components: Sequence[str]) -> None:
-    """The records and result metrics of ``components`` as the verifier's own reader makes
-    them of the (edited) raw outputs: what a careful forger's runner writes."""
-    raw = {
-        name.split("/raw/", 1)[1]: data
-        for name, (data, _) in files.items()
-        if any(name.startswith(f"components/{c}/raw/") for c in components)
-    }
-    parsed = read_outputs(parser, raw, list(components))  # type: ignore[arg-type]
-    for name, (_, record) in parsed.records.items():
-        if name in files:
-            files[name] = (canonical_bytes(record.model_dump(mode="json")), files[name][1])
-    rederive_metrics(files, parser, components)
 
 
 def _verdict(recorded: Recorded, target: Path, edit: Callable[[Files], None]) -> Verdict:
@@ -274,33 +265,6 @@ def test_a_failed_scenario_marked_passed_on_its_own_reply_is_found(
 
 
 # --- Spark Bench ---------------------------------------------------------------------------------
-
-
-def _spark_rows(change: Callable[[list[str]], list[str] | None]) -> Callable[[Files], None]:
-    """An edit of spark_bench.csv row by row (a row returned None is dropped), re-derived."""
-
-    def edit(files: Files) -> None:
-        header, *rows = files[SPARK_CSV][0].decode("utf-8").splitlines()
-        kept = [header]
-        for row in rows:
-            fields = change(row.split(","))
-            if fields is not None:
-                kept.append(",".join(fields))
-        files[SPARK_CSV] = (("\n".join(kept) + "\n").encode(), files[SPARK_CSV][1])
-        _rederived(files, "spark-bench", ["coding", "reliability"])
-
-    return edit
-
-
-def _set(workload: str, metric: str, value: str, notes: str | None = None) -> Callable:
-    def change(fields: list[str]) -> list[str]:
-        if fields[11] == workload and fields[12] == metric:
-            fields[13] = value
-            if notes is not None:
-                fields[15] = notes
-        return fields
-
-    return change
 
 
 def _one_passed(files: Files) -> None:

@@ -459,7 +459,7 @@ def test_the_pinned_concurrency_levels(command: list[str], levels: list[int] | N
 
 CONCURRENCY = (
     f"record_disagrees {SPARK_CSV}: evidence {SPARK_CSV!r}: tier2 concurrency figures against "
-    "the transport log: batch 1 (exchanges 234): "
+    "the transport log: batch 1 (exchange 234): "
 )
 
 

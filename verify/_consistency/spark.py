@@ -515,7 +515,8 @@ def _spark_concurrency(
         if row is not None:
             batch = [(e.started, r) for e, r in asked[start : start + n]]
             ids = [e.id for e, _ in asked[start : start + n]]
-            problems += _concurrency_problems(f"batch {n} (exchanges {_ids(ids)})", batch, row)
+            said = f"batch {n} (exchange{'s' if len(ids) > 1 else ''} {_ids(ids)})"
+            problems += _concurrency_problems(said, batch, row)
     if not problems:
         return []
     return [_disagrees(place, f"tier2 concurrency figures against the transport log: "

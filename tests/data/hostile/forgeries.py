@@ -8,6 +8,12 @@ honest control is the recording itself, untouched: exit 0.
 
 Classes (the issue's numbering): 1 one entry per fact, 2 what the pins or the upstream decide,
 3 every derived record against its source, 4 the socket ledger, 5 reasoning wherever it hides.
+And 6, the real upstreams' own outputs: forgeries of the recorded real bundle
+(examples/recorded/llamacpp-smollm2-135m.tar: llama.cpp serving SmolLM2-135M through Spark
+Bench, benchlocal-cli and Infermark; honest verdict INFRA_ERROR, exit 0), Spark Bench's CSV
+edited, its records re-derived and the bundle resealed with claims equal to its replay
+(``tests.gate_kit.forged``): integrity and the claims hold, so only the cross-check with the
+transport log can stop them.
 
 No forgery here edits or adds a harness's environment record: the recording's pin set (the
 demo's) gives no harness requirements or variables, so the verifier reads none of them (each is
@@ -26,7 +32,9 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from audit._archive import unpack
 from bundle_schema import canonical_bytes
+from bundle_schema.models import Manifest
 from tests.data.hostile.kit import (
     Builder,
     Case,
@@ -511,6 +519,45 @@ def _case(name: str, forgery: Forgery, fragment: str) -> Case:
     return Case(name, "forgery", _forged(forgery), 1, fragment, deterministic=False)
 
 
+# --- 6: the real upstreams' own outputs ----------------------------------------------------------
+
+
+def _real(context: Context) -> tuple[Manifest, Files]:
+    """The recorded real bundle, unpacked once into the corpus's work folder, read."""
+    from tests.gate_kit import RECORDED_TAR  # noqa: PLC0415 - the kit imports this package's
+
+    root = context.work / "real" / "bundle"
+    if not (root / "manifest.json").is_file():
+        root.parent.mkdir(parents=True, exist_ok=True)
+        unpack(RECORDED_TAR, root)
+    return read_bundle(root)
+
+
+def _real_case(name: str, change: Callable[[list[str]], list[str]], fragment: str) -> Case:
+    """A forgery of the recorded real bundle: Spark Bench's CSV rows changed by ``change``."""
+
+    def build(context: Context, path: Path) -> None:
+        from tests.gate_kit import forged, spark_rows  # noqa: PLC0415 - as _real
+
+        forged(_real(context), path, spark_rows(change))
+
+    return Case(name, "forgery", build, 1, fragment, deterministic=False)
+
+
+def _changes(*changes: tuple[str, str, str]) -> Callable[[list[str]], list[str]]:
+    """Spark CSV rows changed: each (workload, metric, value)."""
+    from tests.gate_kit import spark_set  # noqa: PLC0415 - as _real
+
+    steps = [spark_set(*change) for change in changes]
+
+    def each(fields: list[str]) -> list[str]:
+        for step in steps:
+            fields = step(fields)
+        return fields
+
+    return each
+
+
 FORGERIES: list[Case] = [
     _case("1: a second transport log under another name", _second_transport_log,
           "transport/exchanges-clean.jsonl"),
@@ -617,6 +664,18 @@ FORGERIES: list[Case] = [
     _case("5: reasoning in a base64 body", _reasoning_in_base64, "replayed NOT_QUALIFIED"),
     _case("5: a think tag behind a query string", _reasoning_behind_a_query,
           "replayed NOT_QUALIFIED"),
+    _real_case("6: Spark Bench's code scenario passed on answers that do not compile",
+               _changes(("CODE-01", "score", "1.0"), ("code", "domain_quality", "10.0")),
+               "CODE-01 scores 1; its answers earn at most 0"),
+    _real_case("6: Spark Bench's single-stream TTFT earlier than its first token",
+               _changes(("single_stream", "ttft_ms", "2000.0")),
+               "tier2 single-stream figures against the transport log"),
+    _real_case("6: Spark Bench's concurrency aggregate faster than its tokens came",
+               _changes(("concurrency", "agg_decode_tps", "500.0")),
+               "tier2 concurrency figures against the transport log: batch 1"),
+    _real_case("6: Spark Bench's concurrency TTFT median earlier than its first token",
+               _changes(("concurrency", "ttft_p50_ms", "100.0")),
+               "a TTFT p50 of 100 ms"),
 ]  # fmt: skip
 """Every forgery: each must end exit 1 with its fragment, and never QUALIFIED."""
 
