@@ -43,6 +43,7 @@ __all__ = [
     "resealed",
     "resealed_as_replayed",
     "run_gated",
+    "spark_changes",
     "spark_rows",
     "spark_set",
 ]
@@ -322,3 +323,16 @@ def spark_set(
         return fields
 
     return change
+
+
+def spark_changes(workload: str, *changes: tuple[str, str]) -> Callable[[Files], None]:
+    """An edit of spark_bench.csv (:func:`spark_rows`): each (metric, value) of ``workload``'s
+    rows set, the records re-derived."""
+    steps = [spark_set(workload, metric, value) for metric, value in changes]
+
+    def each(fields: list[str]) -> list[str]:
+        for step in steps:
+            fields = step(fields)
+        return fields
+
+    return spark_rows(each)

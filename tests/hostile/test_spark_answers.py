@@ -26,7 +26,7 @@ import pytest
 import verify._parallel
 import verify._shell
 from tests.data.hostile.kit import Files, lines, put_json, put_lines
-from tests.gate_kit import Recorded, forged, unpacked_recorded
+from tests.gate_kit import Recorded, forged, spark_changes, unpacked_recorded
 from tests.hostile.test_attacks_2026_12_06_flip import (
     SPARK_CSV,
     _findings,
@@ -384,12 +384,7 @@ def test_tier2_figures_faster_than_the_observer_saw_are_found(
     119.71 tok/s, prefill 184.5 tok/s, 758 output tokens) are shown in the verdict, never
     scored; a publisher who makes them faster than the observer's clock allows is found."""
 
-    def each(fields: list[str]) -> list[str]:
-        for metric, value in changes:
-            fields = _set("single_stream", metric, value)(fields)
-        return fields
-
-    verdict = _verdict(recorded, tmp_path / "forged", _spark_rows(each))
+    verdict = _verdict(recorded, tmp_path / "forged", spark_changes("single_stream", *changes))
     (finding,) = _findings(verdict)  # a TTFT moved earlier leaves the other two short too
     assert finding.startswith(SINGLE_STREAM + said), finding
 
@@ -399,12 +394,7 @@ def test_tier2_problems_past_three_are_counted(recorded: Recorded, tmp_path: Pat
     changes = [("ttft_ms", "2000.0"), ("prefill_tps", "400.0"), ("decode_tps", "240.0"),
                ("output_tokens", "1516")]  # fmt: skip
 
-    def each(fields: list[str]) -> list[str]:
-        for metric, value in changes:
-            fields = _set("single_stream", metric, value)(fields)
-        return fields
-
-    verdict = _verdict(recorded, tmp_path / "forged", _spark_rows(each))
+    verdict = _verdict(recorded, tmp_path / "forged", spark_changes("single_stream", *changes))
     (finding,) = _findings(verdict)
     assert finding.startswith(SINGLE_STREAM + "a TTFT of 2000 ms"), finding
     assert finding.endswith("; and 1 more"), finding
@@ -416,12 +406,7 @@ def test_tier2_figures_made_slower_hold(recorded: Recorded, tmp_path: Path) -> N
     6 s with its prefill, and a lower decode rate."""
     changes = [("ttft_ms", "6000.0"), ("prefill_tps", "170.7"), ("decode_tps", "100.0")]
 
-    def each(fields: list[str]) -> list[str]:
-        for metric, value in changes:
-            fields = _set("single_stream", metric, value)(fields)
-        return fields
-
-    verdict = _verdict(recorded, tmp_path / "held", _spark_rows(each))
+    verdict = _verdict(recorded, tmp_path / "held", spark_changes("single_stream", *changes))
     assert verdict.integrity.status == "ok", _findings(verdict)
 
 
@@ -488,12 +473,7 @@ def test_tier2_concurrency_figures_faster_than_the_observer_saw_are_found(
     and a TTFT p50 and p99 of 299.3 ms, shown, never scored; made faster than the observer's
     clock allows, each is found."""
 
-    def each(fields: list[str]) -> list[str]:
-        for metric, value in changes:
-            fields = _set("concurrency", metric, value)(fields)
-        return fields
-
-    verdict = _verdict(recorded, tmp_path / "forged", _spark_rows(each))
+    verdict = _verdict(recorded, tmp_path / "forged", spark_changes("concurrency", *changes))
     (finding,) = _findings(verdict)
     assert finding.startswith(CONCURRENCY + said), finding
 
@@ -503,12 +483,7 @@ def test_tier2_concurrency_figures_made_slower_hold(recorded: Recorded, tmp_path
     changes = [("ttft_p50_ms", "400.0"), ("ttft_p99_ms", "900.0"), ("agg_decode_tps", "50.0"),
                ("per_stream_tps", "60.0")]  # fmt: skip
 
-    def each(fields: list[str]) -> list[str]:
-        for metric, value in changes:
-            fields = _set("concurrency", metric, value)(fields)
-        return fields
-
-    verdict = _verdict(recorded, tmp_path / "held", _spark_rows(each))
+    verdict = _verdict(recorded, tmp_path / "held", spark_changes("concurrency", *changes))
     assert verdict.integrity.status == "ok", _findings(verdict)
 
 

@@ -14,10 +14,10 @@ import hashlib
 import itertools
 import math
 import sys
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import NamedTuple
 
-from bundle_schema.models import Finding, Gx10Evidence
+from bundle_schema.models import Finding, Gx10Evidence, TransportExchange
 from pins import Harness, PinSetSource
 from verify._consistency._common import (
     SPAN_SLACK_S,
@@ -380,10 +380,43 @@ def _spark_answers(
     return [_disagrees(place, why)]
 
 
-THROUGHPUT_CONTEXTS = "1024,8192,32768"
-"""``spark_bench.py eval --throughput-contexts``'s default."""
-THROUGHPUT_CONCURRENCY = "1,2,4,8"
-"""``spark_bench.py eval --throughput-concurrency``'s default."""
+THROUGHPUT_DEFAULTS = {"--throughput-contexts": "1024,8192,32768",
+                       "--throughput-concurrency": "1,2,4,8"}  # fmt: skip
+"""``spark_bench.py eval``'s defaults of the tier2 sweep's options."""
+
+
+class _Tier2(NamedTuple):
+    place: str
+    counts: list[int]
+    """The pinned contexts, or concurrency levels."""
+    figures: dict[str, dict[str, float]]
+    exchanges: list[tuple[TransportExchange, SparkReply]]
+    """Every exchange of the transport log Spark's reading takes, with its reply."""
+
+
+def _tier2(
+    evidence: Gx10Evidence,
+    spark: _Spark,
+    suite: bytes | str | None,
+    option: str,
+    figures_of: Callable[[bytes], dict[str, dict[str, float]]],
+) -> _Tier2 | None:
+    """What a check of Spark's tier2 figures reads: the counts the pinned command gives
+    ``option``, the CSV's figures (``figures_of``), the exchanges; None where it is left out: a
+    checkout that cannot be read (``_spark_answers``' finding), a CSV that does not read (the
+    raw outputs' own check's), no figures, or a count that is no integer."""
+    _, harness, place, _ = spark
+    if not isinstance(suite, bytes) or evidence.transport is None:
+        return None
+    counts = _pinned_counts(harness.command, option, THROUGHPUT_DEFAULTS[option])
+    try:
+        figures = figures_of(spark.csv)
+    except OutputsUnreadable:
+        return None
+    if counts is None or not figures:
+        return None
+    exchanges = [(e, r) for e in evidence.transport if (r := spark_facts(e)) is not None]
+    return _Tier2(place, counts, figures, exchanges)
 
 
 def _spark_single_stream(
@@ -398,17 +431,11 @@ def _spark_single_stream(
     observer forwards it, so a forger can make these figures slower, never faster. Read where
     the code is the one :mod:`verify.sparkbench` follows, and the pinned command runs the
     sweep."""
-    _, harness, place, _ = spark
-    if not isinstance(suite, bytes) or evidence.transport is None:
-        return []  # a checkout that cannot be read is _spark_answers' finding
-    contexts = _pinned_counts(harness.command, "--throughput-contexts", THROUGHPUT_CONTEXTS)
-    try:
-        figures = spark_single_stream(spark.csv)
-    except OutputsUnreadable:  # the raw outputs' own check says so
+    read = _tier2(evidence, spark, suite, "--throughput-contexts", spark_single_stream)
+    if read is None:
         return []
-    if contexts is None or not figures:
-        return []
-    asked = [(e.id, r) for e in evidence.transport if (r := spark_facts(e)) and r.single_stream]
+    place, contexts, figures, exchanges = read
+    asked = [(e.id, r) for e, r in exchanges if r.single_stream]
     if len(asked) != len(contexts):
         return [_disagrees(place, f"tier2 single-stream figures of {len(figures)} contexts; the "
                                   f"pinned command asks {len(contexts)} single-stream requests, "
@@ -493,17 +520,11 @@ def _spark_concurrency(
     fewer), its per-stream rate no higher than the mean of what each reply allows from that
     TTFT to the end the observer saw. As for the single-stream figures, a forger can make
     these slower, never faster (:func:`_spark_single_stream`)."""
-    _, harness, place, _ = spark
-    if not isinstance(suite, bytes) or evidence.transport is None:
+    read = _tier2(evidence, spark, suite, "--throughput-concurrency", spark_concurrency)
+    if read is None:
         return []
-    levels = _pinned_counts(harness.command, "--throughput-concurrency", THROUGHPUT_CONCURRENCY)
-    try:
-        figures = spark_concurrency(spark.csv)
-    except OutputsUnreadable:  # the raw outputs' own check says so
-        return []
-    if levels is None or not figures:
-        return []
-    asked = [(e, r) for e in evidence.transport if (r := spark_facts(e)) and r.concurrency]
+    place, levels, figures, exchanges = read
+    asked = [(e, r) for e, r in exchanges if r.concurrency]
     if len(asked) != sum(levels):
         return [_disagrees(place, f"tier2 concurrency figures of {len(figures)} levels; the "
                                   f"pinned command asks {sum(levels)} concurrency requests "

@@ -533,29 +533,15 @@ def _real(context: Context) -> tuple[Manifest, Files]:
     return read_bundle(root)
 
 
-def _real_case(name: str, change: Callable[[list[str]], list[str]], fragment: str) -> Case:
-    """A forgery of the recorded real bundle: Spark Bench's CSV rows changed by ``change``."""
+def _real_case(name: str, workload: str, change: tuple[str, str], fragment: str) -> Case:
+    """A forgery of the recorded real bundle: a figure of Spark Bench's CSV changed."""
 
     def build(context: Context, path: Path) -> None:
-        from tests.gate_kit import forged, spark_rows  # noqa: PLC0415 - as _real
+        from tests.gate_kit import forged, spark_changes  # noqa: PLC0415 - as _real
 
-        forged(_real(context), path, spark_rows(change))
+        forged(_real(context), path, spark_changes(workload, change))
 
     return Case(name, "forgery", build, 1, fragment, deterministic=False)
-
-
-def _changes(*changes: tuple[str, str, str]) -> Callable[[list[str]], list[str]]:
-    """Spark CSV rows changed: each (workload, metric, value)."""
-    from tests.gate_kit import spark_set  # noqa: PLC0415 - as _real
-
-    steps = [spark_set(*change) for change in changes]
-
-    def each(fields: list[str]) -> list[str]:
-        for step in steps:
-            fields = step(fields)
-        return fields
-
-    return each
 
 
 FORGERIES: list[Case] = [
@@ -664,18 +650,16 @@ FORGERIES: list[Case] = [
     _case("5: reasoning in a base64 body", _reasoning_in_base64, "replayed NOT_QUALIFIED"),
     _case("5: a think tag behind a query string", _reasoning_behind_a_query,
           "replayed NOT_QUALIFIED"),
-    _real_case("6: Spark Bench's code scenario passed on answers that do not compile",
-               _changes(("CODE-01", "score", "1.0"), ("code", "domain_quality", "10.0")),
-               "CODE-01 scores 1; its answers earn at most 0"),
+    _real_case("6: Spark Bench's code scenario passed on answers that do not compile", "CODE-01",
+               ("score", "1.0"), "CODE-01 scores 1; its answers earn at most 0"),
     _real_case("6: Spark Bench's single-stream TTFT earlier than its first token",
-               _changes(("single_stream", "ttft_ms", "2000.0")),
+               "single_stream", ("ttft_ms", "2000.0"),
                "tier2 single-stream figures against the transport log"),
     _real_case("6: Spark Bench's concurrency aggregate faster than its tokens came",
-               _changes(("concurrency", "agg_decode_tps", "500.0")),
+               "concurrency", ("agg_decode_tps", "500.0"),
                "tier2 concurrency figures against the transport log: batch 1"),
     _real_case("6: Spark Bench's concurrency TTFT median earlier than its first token",
-               _changes(("concurrency", "ttft_p50_ms", "100.0")),
-               "a TTFT p50 of 100 ms"),
+               "concurrency", ("ttft_p50_ms", "100.0"), "a TTFT p50 of 100 ms"),
 ]  # fmt: skip
 """Every forgery: each must end exit 1 with its fragment, and never QUALIFIED."""
 
