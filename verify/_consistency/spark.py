@@ -386,6 +386,8 @@ THROUGHPUT_DEFAULTS = {"--throughput-contexts": "1024,8192,32768",
 
 
 class _Tier2(NamedTuple):
+    """What a check of Spark's tier2 figures reads (:func:`_tier2`)."""
+
     place: str
     counts: list[int]
     """The pinned contexts, or concurrency levels."""
