@@ -556,33 +556,55 @@ def spark_single_stream(data: bytes) -> dict[str, dict[str, float]]:
 
 
 SPARK_CONCURRENCY = ("agg_decode_tps", "per_stream_tps", "ttft_p50_ms", "ttft_p99_ms")
-"""The tier2 figures of a concurrency level (a batch of requests sent at once) that are held
-to its exchanges."""
+"""The tier2 figures of a concurrency level (a batch of requests sent at once), in the order
+``run_tier2`` writes them; held to its exchanges."""
 
 
-def spark_concurrency(data: bytes) -> dict[str, dict[str, float]]:
-    """The tier2 concurrency figures of a Spark Bench CSV (:data:`SPARK_CONCURRENCY`), by the
-    batch its rows name, each a number as the reader reads it (one that is not is left out); a
-    level that failed (its ``error`` row) has none.
+@dataclass(frozen=True)
+class SparkLevel:
+    """One concurrency level's rows as ``run_tier2`` writes them: an ``error`` row, or its
+    figures (:data:`SPARK_CONCURRENCY`, each once)."""
+
+    line: int
+    batch: str
+    """The ``batch`` column as written."""
+    error: bool
+    given: tuple[str, ...] = ()
+    """The metrics of its rows, in the file's order (figures not a number included)."""
+    figures: dict[str, float] = field(default_factory=dict)
+    """Those that are numbers, as the reader reads them."""
+
+
+def spark_concurrency(data: bytes) -> list[SparkLevel]:
+    """The tier2 concurrency levels of a Spark Bench CSV, in the file's order: a row of
+    ``error`` is a level; figure rows run on as one level until a row of another batch, or of a
+    metric the level has already (``run_tier2`` writes each level's four figures together, the
+    levels one after another, so the k-th level here is the k-th it ran). What the pinned
+    levels make of them is the verifier's (:mod:`verify._consistency.spark`).
 
     Raises:
-        OutputsUnreadable: the file is not one run's CSV, or a figure is given twice.
+        OutputsUnreadable: the file is not one run's CSV.
     """
     _, rows = _spark_rows(data)
-    figures: dict[str, dict[str, float]] = {}
-    seen: dict[tuple[str, str], int] = {}
+    levels: list[SparkLevel] = []
+    current: SparkLevel | None = None
     for row in rows:
         if (row.tier, row.workload) != ("tier2", "concurrency"):
             continue
-        first = seen.setdefault((row.batch, row.metric), row.line)
-        if first != row.line:
-            raise OutputsUnreadable(
-                f"{SPARK_BENCH_CSV}:{row.line}: a second row of tier2 concurrency {row.metric} "
-                f"of batch {_show(row.batch)} (the first at line {first})"
-            )
-        if row.metric in SPARK_CONCURRENCY and _CSV_NUMBER.fullmatch(row.value):
-            figures.setdefault(row.batch, {})[row.metric] = float(row.value)
-    return figures
+        if row.metric == "error":
+            levels.append(SparkLevel(row.line, row.batch, error=True, given=("error",)))
+            current = None
+            continue
+        if current is None or current.batch != row.batch or row.metric in current.given:
+            current = SparkLevel(row.line, row.batch, error=False)
+            levels.append(current)
+        number = _CSV_NUMBER.fullmatch(row.value) is not None
+        current = SparkLevel(
+            current.line, current.batch, False, (*current.given, row.metric),
+            current.figures | ({row.metric: float(row.value)} if number else {}),
+        )  # fmt: skip
+        levels[-1] = current
+    return levels
 
 
 def spark_flag_rows(data: bytes) -> list[tuple[int, str]]:

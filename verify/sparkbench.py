@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bundle_schema.models import TransportExchange
-from verify.replies import body_json, loads_on_a_fresh_stack, reply_pieces
+from verify.replies import body_json, harness_went, loads_on_a_fresh_stack, reply_pieces
 
 __all__ = [
     "CLIENT_RAISES",
@@ -153,6 +153,8 @@ def spark_reply(exchange: TransportExchange) -> SparkReply | None:
 class _Answer:
     text: str
     timing: SparkTiming
+    ended: bool
+    """Whether its ``[DONE]`` line came (else the stream's end ended it)."""
 
 
 def _read(exchange: TransportExchange) -> object:
@@ -167,7 +169,15 @@ def _read(exchange: TransportExchange) -> object:
         pieces = reply_pieces(exchange)
     except ValueError:  # a chunk's lone surrogate no raw bytes explain: not known what came
         return _UNSURE
-    return _UNSURE if pieces is None else _answer(pieces)  # None: a body not base64
+    if pieces is None:  # a body not base64
+        return _UNSURE
+    end = None if exchange.ended is None else max(exchange.ended - exchange.started, 0.0)
+    answer = _answer(pieces, end)
+    if harness_went(exchange):
+        # The harness went before the whole answer: ``chat_stream`` raised (its time-out), unless
+        # it had read the [DONE] line (a server that sends on after it), which is not known.
+        return _UNSURE if isinstance(answer, _Answer) and answer.ended else _RAISES
+    return answer
 
 
 def _lines(pieces: list[tuple[float, bytes]]) -> list[tuple[float, bytes]]:
@@ -191,24 +201,30 @@ _UNSURE = object()
 """This reading cannot tell what the client makes of the stream."""
 
 
-def _answer(pieces: list[tuple[float, bytes]]) -> object:
+def _answer(pieces: list[tuple[float, bytes]], end: float | None) -> object:
     """The answer ``chat_stream`` returns (:class:`_Answer`: its text and timing) from the
     reply's timed ``pieces``: each line of the body (split at LF, as ``urllib`` iterates it)
     decoded as UTF-8 with U+FFFD, stripped; ``data:`` lines up to ``[DONE]`` parsed, those that
     are not JSON skipped; the ``content`` of each choice's ``delta`` joined. :data:`_RAISES`
-    where the client surely raises, :data:`_UNSURE` where this reading cannot tell."""
+    where the client surely raises, :data:`_UNSURE` where this reading cannot tell. ``end``:
+    when the exchange ended (from its start; None: it did not), the time of a reply of no
+    line, which the client read no earlier."""
     parts: list[str] = []
     usage: object = {}
     first = None
+    ended = False
     lines = _lines(pieces)
-    done = lines[-1][0] if lines else 0.0
+    if not lines and end is None:
+        return _UNSURE
+    done = lines[-1][0] if lines else end
+    assert done is not None  # noqa: S101 - a line, or the end
     for t, raw in lines:
         line = raw.decode("utf-8", "replace").strip()
         if not line.startswith("data:"):
             continue
         data = line[5:].strip()
         if data == "[DONE]":
-            done = t
+            done, ended = t, True
             break
         event = _event(data)
         if event is _SKIPPED:
@@ -227,7 +243,7 @@ def _answer(pieces: list[tuple[float, bytes]]) -> object:
     if _usage_raises(usage):
         return _RAISES
     text = "".join(parts)
-    return _Answer(text, _timing(usage, text, first, done))
+    return _Answer(text, _timing(usage, text, first, done), ended)
 
 
 def _timing(usage: object, text: str, first: float | None, done: float) -> SparkTiming:

@@ -12,12 +12,15 @@ honest or a hostile server would have them recorded.
 
 A hole is a strict xfail asserting the right behaviour; an attack that is stopped passes.
 
-Holes:
+Holes found, 1 to 6 closed the same day (the CSV's concurrency rows read as levels in order,
+each held to its pinned level: its batch, an error row or Spark's four figures, each a number;
+a reply of no line timed at the exchange's end; a reply the harness went from before its
+``[DONE]`` read as one the client raised on); 7 is a decision:
 
-1. A second row of a figure makes ``spark_concurrency`` refuse the CSV, and
-   ``_spark_concurrency`` swallows the refusal ("the raw outputs' own check says so"), but the
-   raw outputs' own reader (``_spark_bench``) never reads the concurrency rows: one extra row
-   turns the whole check off, and any figure stands.
+1. A second row of a figure makes ``spark_concurrency`` refuse the CSV, and ``_tier2`` (for
+   ``_spark_concurrency``) swallows the refusal ("the raw outputs' own check says so"), but
+   the raw outputs' own reader (``_spark_bench``) never reads the concurrency rows: one extra
+   row turns the whole check off, and any figure stands.
 2. Figures are looked up only under ``str(n)`` of each pinned level: rows under a batch no
    pinned level names (``01``, or a level the command never asked, ``8``) are never held.
 3. The per-stream rate is bounded only when a numeric ``ttft_p99_ms`` stands beside it: drop
@@ -28,7 +31,7 @@ Holes:
    honest run is a finding ("reads none of its replies").
 5. A streamed 200 with no chunks is timed at 0.0 s (``_answer`` takes ``done`` 0.0 when no
    line came), though the client read it no earlier than the exchange's end: a level's
-   TTFT p50 may then be claimed at 1 ms, and the per-stream bound is dropped.
+   TTFT p50 may then be claimed at 1 ms.
 6. A reply the harness went from before ``[DONE]`` (``GONE_MID_STREAM``, the client timed out
    and raised: ``_concurrency_run`` drops it) is counted as read: an honest run whose client
    timed out on one reply of a level is a finding.
@@ -59,7 +62,7 @@ from tests.hostile.test_attacks_2026_12_06_flip import (
     _verdict,
 )
 from verify._consistency.spark import _concurrency_problems, _Spark, _spark_concurrency
-from verify.harness_outputs import OutputsUnreadable, spark_concurrency
+from verify.harness_outputs import spark_concurrency
 from verify.sparkbench import SparkReply, SparkTiming, spark_reply
 
 LOG = "transport/exchanges.jsonl"
@@ -102,7 +105,9 @@ def _csv_edit(change: Callable[[list[str]], list[list[str]]]) -> Callable[[Files
     return edit
 
 
-def _concurrency_findings(recorded: Recorded, target: Path, edit: Callable[[Files], None]) -> list[str]:
+def _concurrency_findings(
+    recorded: Recorded, target: Path, edit: Callable[[Files], None]
+) -> list[str]:
     verdict = _verdict(recorded, target, edit)
     return [f for f in _findings(verdict) if SPARK_CSV in f]
 
@@ -118,8 +123,8 @@ def _check(levels: str, exchanges: Sequence[TransportExchange], rows: str) -> li
     """``_spark_concurrency`` of a run pinned to ``--throughput-concurrency levels`` whose log
     holds ``exchanges`` and whose CSV holds ``rows``: its findings' messages."""
     command = ["{python}", "spark_bench.py", "eval", "--throughput-concurrency", levels]
-    spark = _Spark("sparkbench", SimpleNamespace(command=command), SPARK_CSV,  # type: ignore[arg-type]
-                   (HEADER + rows).encode())  # fmt: skip
+    harness: Any = SimpleNamespace(command=command)
+    spark = _Spark("sparkbench", harness, SPARK_CSV, (HEADER + rows).encode())
     evidence: Any = SimpleNamespace(transport=list(exchanges))
     return [f.message for f in _spark_concurrency(evidence, spark, b"suite")]
 
@@ -133,19 +138,18 @@ def _later(exchange: TransportExchange, seconds: float, **update: Any) -> Transp
 # --- 1. a second row of a figure turns the check off ---------------------------------------------
 
 
-def test_the_reader_refuses_two_rows_of_one_figure() -> None:
-    """``spark_concurrency`` itself refuses a figure given twice (held)."""
+def test_the_reader_takes_a_second_row_of_a_figure_as_another_level() -> None:
+    """``spark_concurrency`` reads a figure given twice as the start of the next level (as
+    ``run_tier2`` writes a level repeated in the pinned option), never choosing one: the
+    check then holds the levels to the pinned ones (closed: hole 1)."""
     rows = _rows("1", HONEST) + _rows("1", {"agg_decode_tps": "94.7"})
-    with pytest.raises(OutputsUnreadable, match="a second row of tier2 concurrency"):
-        spark_concurrency((HEADER + rows).encode())
+    levels = spark_concurrency((HEADER + rows).encode())
+    assert [(level.batch, level.given) for level in levels] == [
+        ("1", tuple(HONEST)),
+        ("1", ("agg_decode_tps",)),
+    ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="hole: spark_concurrency's refusal of a second row is swallowed by "
-    "_spark_concurrency ('the raw outputs' own check says so'), but _spark_bench never reads "
-    "concurrency rows: one duplicate row turns the whole check off",
-)
 def test_a_second_row_of_a_figure_does_not_turn_the_check_off(
     recorded: Recorded, tmp_path: Path
 ) -> None:
@@ -163,11 +167,6 @@ def test_a_second_row_of_a_figure_does_not_turn_the_check_off(
 # --- 2. figures under a batch no pinned level names ----------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="hole: _spark_concurrency looks figures up only under str(n) of each pinned level; "
-    "rows under another batch ('01', or '8' the command never asked) are never held",
-)
 @pytest.mark.parametrize("how", ["renamed-01", "added-8"])
 def test_figures_under_a_batch_no_pinned_level_names_are_found(
     recorded: Recorded, tmp_path: Path, how: str
@@ -193,12 +192,6 @@ def test_figures_under_a_batch_no_pinned_level_names_are_found(
 # --- 3. the per-stream rate unbounded without its p99 --------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="hole: _concurrency_problems bounds per_stream_tps only when a numeric ttft_p99_ms "
-    "stands beside it; Spark writes a level's four figures together, yet one left out (or not "
-    "a number, which spark_concurrency drops) lets any per-stream rate stand",
-)
 @pytest.mark.parametrize("p99", [None, "n/a"], ids=["dropped", "not-a-number"])
 def test_a_per_stream_rate_without_its_p99_is_found(
     recorded: Recorded, tmp_path: Path, p99: str | None
@@ -237,9 +230,12 @@ def test_the_figures_read_as_the_reader_reads_them() -> None:
     rows = _rows("1", {"agg_decode_tps": "nan", "per_stream_tps": "inf", "ttft_p50_ms": " 1",
                        "ttft_p99_ms": "1e309"})  # fmt: skip
     rows += _rows("01", {"agg_decode_tps": "5"}) + _rows("", {"agg_decode_tps": "6"})
-    figures = spark_concurrency((HEADER + rows).encode())
-    assert figures == {"1": {"ttft_p99_ms": float("inf")}, "01": {"agg_decode_tps": 5.0},
-                       "": {"agg_decode_tps": 6.0}}  # fmt: skip
+    levels = spark_concurrency((HEADER + rows).encode())
+    assert [(level.batch, level.figures) for level in levels] == [
+        ("1", {"ttft_p99_ms": float("inf")}), ("01", {"agg_decode_tps": 5.0}),
+        ("", {"agg_decode_tps": 6.0}),
+    ]  # fmt: skip
+    assert levels[0].given == tuple(HONEST)  # each metric given, numbers or not
 
 
 def test_a_reordered_log_is_found(recorded: Recorded, tmp_path: Path) -> None:
@@ -263,11 +259,13 @@ def _spark_pct(ordered: Sequence[float], p: int) -> float:
     """``spark_bench._pct`` as the pinned commit writes it."""
     if not ordered:
         return 0.0
-    k = max(0, min(len(ordered) - 1, int(round((p / 100) * (len(ordered) - 1)))))
+    k = max(0, min(len(ordered) - 1, int(round((p / 100) * (len(ordered) - 1)))))  # noqa: RUF046
     return ordered[k]
 
 
-def _honest_level(rng: random.Random, n: int, tight: bool) -> tuple[list, dict[str, float]]:
+def _honest_level(
+    rng: random.Random, n: int, tight: bool
+) -> tuple[list[tuple[float, SparkReply]], dict[str, float]]:
     """A level of ``n`` replies as the observer saw them, and the figures Spark's client writes
     of them (``_concurrency_run`` and ``chat_stream``'s arithmetic, ``run_tier2``'s rounding),
     its clock never ahead of the observer's: each send before the observer's start, each line
@@ -277,7 +275,11 @@ def _honest_level(rng: random.Random, n: int, tight: bool) -> tuple[list, dict[s
         return 0.0 if tight else rng.choice([0.0, rng.uniform(0, 0.002), rng.uniform(0, 0.5)])
 
     wall_t0 = 100.0
-    batch, ttfts, rates, total_out, ends = [], [], [], 0.0, []
+    batch: list[tuple[float, SparkReply]] = []
+    ttfts: list[float] = []
+    rates: list[float] = []
+    ends: list[float] = []
+    total_out = 0.0
     for _ in range(n):
         t0 = wall_t0 + lag()
         started = t0 + lag()
@@ -311,7 +313,7 @@ def test_honest_levels_are_never_a_finding() -> None:
     as tight as the observer's, or lagging), each with the figures Spark writes of them:
     Python's half-to-even rounding of the index and of the figures, and the float error of
     the client's own subtraction, are within the check's slack (held)."""
-    rng = random.Random(20261207)
+    rng = random.Random(20261207)  # noqa: S311 (a reproducible sample, not a secret)
     for trial in range(1500):
         n = rng.choice([1, 2, 3, 4, 5, 6, 8, 16, 50, 51, 52, 60])
         batch, row = _honest_level(rng, n, tight=trial % 2 == 0)
@@ -332,25 +334,20 @@ def test_a_level_of_no_requests_is_no_traceback(e234: TransportExchange, levels:
 
 
 def test_replies_of_no_time_at_all_are_no_division_by_zero() -> None:
-    """Replies whose observer's span is 0 and whose ends are at their start: no bound is
-    drawn where the span or a decode time is 0 (held)."""
+    """Replies with no token whose observer's span is 0 (their ends at their start): no bound
+    is drawn where the span or a decode time is 0, and an empty level is a finding, never a
+    division by zero (held)."""
     timing = SparkTiming(None, 0.0, 5.0, None)
     batch = [(10.0, SparkReply(b"", None, None, timing, concurrency=True))] * 3
-    assert _concurrency_problems("b", batch, {k: float(v) for k, v in FASTER.items()}) == [
-        "b: a TTFT p50 of 1 ms above its p99 of 1 ms"
-    ] or True  # only that it returns
-    assert isinstance(_concurrency_problems("b", [], {"agg_decode_tps": 1.0}), list)
+    assert _concurrency_problems("b", batch, {k: float(v) for k, v in FASTER.items()}) == []
+    assert _concurrency_problems("b", [], {"agg_decode_tps": 1.0}) == [
+        "b: figures, but Spark's client reads none of its replies (no figures: an error row)"
+    ]
 
 
 # --- 4. a repeated level of which one failed -----------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="hole: with a level repeated in --throughput-concurrency (1,1), _spark_concurrency "
-    "holds figures.get('1') to every level of that size; a failed repetition (its error row) "
-    "is then held to the other's figures: 'reads none of its replies'",
-)
 def test_a_repeated_level_of_which_one_failed_holds(e234: TransportExchange) -> None:
     """Pinned ``1,1``: the first run of level 1 is exchange 234 (honest figures); the second's
     reply is a 500, Spark's client drops it and writes ``error`` for batch 1. The honest CSV
@@ -362,9 +359,8 @@ def test_a_repeated_level_of_which_one_failed_holds(e234: TransportExchange) -> 
 
 
 def test_a_repeated_level_run_twice_is_no_finding(e234: TransportExchange) -> None:
-    """Pinned ``1,1`` both run: Spark writes two rows of each figure for batch 1; today the
-    reader refuses them and the check is skipped (held for an honest run: no false finding;
-    a fix of hole 1 must pair the k-th rows of a batch with its k-th level)."""
+    """Pinned ``1,1`` both run: Spark writes two rows of each figure for batch 1, read as two
+    levels, each held to its own exchange: an honest run is no finding (held)."""
     second = _later(e234, 0.0, id=235, started=e234.started + 2)
     assert _check("1,1", [e234, second], _rows("1", HONEST) + _rows("1", HONEST)) == []
 
@@ -372,23 +368,17 @@ def test_a_repeated_level_run_twice_is_no_finding(e234: TransportExchange) -> No
 # --- 5. a streamed 200 with no chunks timed at 0.0 -----------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="hole: verify/sparkbench.py _answer takes done = 0.0 when a reply has no line (a "
-    "streamed 200 with no chunks, reply_pieces gives []), though the client read it no "
-    "earlier than the exchange's end: the level's p50 may be claimed at 1 ms and the "
-    "per-stream bound is dropped",
-)
 def test_an_empty_stream_is_timed_at_its_end(e234: TransportExchange) -> None:
     """A level of 2: reply A is exchange 234 five seconds later (first token at 5297.8 ms);
     reply B a streamed 200 that ends, empty, at 5 s. Spark's client reads both, B's TTFT its
-    total (at least 5 s), so its p50 is at least 5000 ms: a p50 of 1 ms and a per-stream rate
-    of 10,000 tok/s are faster than the log allows."""
+    total (at least 5 s: the observer records its end before the end goes out), so its p50
+    is at least 5000 ms: a p50 of 1 ms is faster than the log allows."""
     slow = _later(e234, 5.0)
     empty = e234.model_copy(update={"id": 235, "chunks": (), "ended": e234.started + 5.0})
-    assert spark_reply(empty).timing == SparkTiming(None, 0.0, 1, None)  # as read today
+    reply = spark_reply(empty)
+    assert reply is not None and reply.timing == SparkTiming(None, 5.0, 1, None)  # its end
     figures = dict(HONEST, ttft_p50_ms="1.0", ttft_p99_ms="5299.3", agg_decode_tps="20.0",
-                   per_stream_tps="10000.0")  # fmt: skip
+                   per_stream_tps="118.33")  # fmt: skip
     found = _check("2", [slow, empty], _rows("2", figures))
     assert found and "a TTFT p50 of 1 ms" in found[0], found
 
@@ -406,13 +396,6 @@ def _gone(exchange: TransportExchange, at: float) -> TransportExchange:
                                        "ended": exchange.started + at})  # fmt: skip
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="hole: verify/sparkbench.py _read ignores the exchange's error: a reply the harness "
-    "went from before [DONE] (GONE_MID_STREAM: chat_stream raised, _concurrency_run dropped "
-    "it) is counted among the replies read, and its late first token and short decode are "
-    "held against the honest figures of the replies the client did read",
-)
 def test_an_honest_level_whose_client_timed_out_on_a_reply_holds(
     e234: TransportExchange,
 ) -> None:
@@ -430,8 +413,9 @@ def test_an_honest_level_whose_client_timed_out_on_a_reply_holds(
 
 @pytest.mark.xfail(
     strict=True,
-    reason="hole: Spark's report (runs/<run>.md, its 'Throughput under concurrency' table), "
-    "raw evidence a reader sees as ADR 0050 says, is held neither to the CSV nor to the log",
+    reason="DECISION (ADR 0050, the concurrency figures): Spark's markdown and HTML reports are "
+    "renderings the verifier does not read; the verdict lists them as unread (the threat "
+    "model's defence for an entry no check reads), and shows the CSV's figures, which it holds",
 )
 def test_a_report_showing_faster_concurrency_figures_is_found(
     recorded: Recorded, tmp_path: Path

@@ -15,7 +15,7 @@ import itertools
 import math
 import sys
 from collections.abc import Callable, Collection, Mapping, Sequence
-from typing import NamedTuple
+from typing import Generic, NamedTuple, TypeVar
 
 from bundle_schema.models import Finding, Gx10Evidence, TransportExchange
 from pins import Harness, PinSetSource
@@ -33,7 +33,9 @@ from verify.harness_outputs import (
     SPARK_BENCH_CODE_DOMAIN,
     SPARK_BENCH_CSV,
     SPARK_BENCH_SLACK,
+    SPARK_CONCURRENCY,
     OutputsUnreadable,
+    SparkLevel,
     raw_name,
     spark_code_scores,
     spark_concurrency,
@@ -380,18 +382,20 @@ def _spark_answers(
     return [_disagrees(place, why)]
 
 
+_F = TypeVar("_F", dict[str, dict[str, float]], list[SparkLevel])
+
 THROUGHPUT_DEFAULTS = {"--throughput-contexts": "1024,8192,32768",
                        "--throughput-concurrency": "1,2,4,8"}  # fmt: skip
 """``spark_bench.py eval``'s defaults of the tier2 sweep's options."""
 
 
-class _Tier2(NamedTuple):
+class _Tier2(NamedTuple, Generic[_F]):
     """What a check of Spark's tier2 figures reads (:func:`_tier2`)."""
 
     place: str
     counts: list[int]
     """The pinned contexts, or concurrency levels."""
-    figures: dict[str, dict[str, float]]
+    figures: _F
     exchanges: list[tuple[TransportExchange, SparkReply]]
     """Every exchange of the transport log Spark's reading takes, with its reply."""
 
@@ -401,8 +405,8 @@ def _tier2(
     spark: _Spark,
     suite: bytes | str | None,
     option: str,
-    figures_of: Callable[[bytes], dict[str, dict[str, float]]],
-) -> _Tier2 | None:
+    figures_of: Callable[[bytes], _F],
+) -> _Tier2[_F] | None:
     """What a check of Spark's tier2 figures reads: the counts the pinned command gives
     ``option``, the CSV's figures (``figures_of``), the exchanges; None where it is left out: a
     checkout that cannot be read (``_spark_answers``' finding), a CSV that does not read (the
@@ -515,7 +519,9 @@ def _spark_concurrency(
 ) -> list[Finding]:
     """Spark's tier2 concurrency figures (shown, never scored) held to their requests: each
     pinned level (``--throughput-concurrency``) N requests sent at once, the levels one after
-    another. Of the replies the client reads at a level: its aggregate decode rate no higher
+    another, each written as an ``error`` row or its four figures (:func:`spark_concurrency`
+    reads the rows as levels, in order: the k-th is the k-th pinned level, its batch that
+    level's N). Of the replies the client reads at a level: its aggregate decode rate no higher
     than their tokens over the span the observer saw them in; its TTFT p50 and p99 no earlier
     than the same order statistic (Spark's ``_pct``) of the first tokens the observer saw, and
     the p50 no later than the p99; and, while the p99 is the latest TTFT (51 replies or
@@ -525,21 +531,28 @@ def _spark_concurrency(
     read = _tier2(evidence, spark, suite, "--throughput-concurrency", spark_concurrency)
     if read is None:
         return []
-    place, levels, figures, exchanges = read
+    place, pinned, levels, exchanges = read
     asked = [(e, r) for e, r in exchanges if r.concurrency]
-    if len(asked) != sum(levels):
-        return [_disagrees(place, f"tier2 concurrency figures of {len(figures)} levels; the "
-                                  f"pinned command asks {sum(levels)} concurrency requests "
-                                  f"(levels {','.join(map(str, levels))}), the transport log "
-                                  f"holds {len(asked)}")]  # fmt: skip
+    if len(asked) != sum(pinned) or len(levels) != len(pinned):
+        return [_disagrees(place, f"tier2 concurrency rows of {len(levels)} levels; the pinned "
+                                  f"command asks {len(pinned)} (levels "
+                                  f"{','.join(map(str, pinned))}: {sum(pinned)} requests), the "
+                                  f"transport log holds {len(asked)} requests")]  # fmt: skip
     problems = []
-    for start, n in zip(itertools.accumulate([0, *levels]), levels, strict=False):
-        row = figures.get(str(n))
-        if row is not None:
+    for start, n, level in zip(itertools.accumulate([0, *pinned]), pinned, levels, strict=False):
+        ids = [e.id for e, _ in asked[start : start + n]]
+        said = f"batch {n} (exchange{'s' if len(ids) > 1 else ''} {_ids(ids)})"
+        if level.batch != str(n):
+            problems.append(f"{said}: rows of batch {level.batch!r} at line {level.line}")
+        elif level.error:
+            continue  # no figures: a level made to fail is a slower one
+        elif level.given != SPARK_CONCURRENCY or len(level.figures) != len(SPARK_CONCURRENCY):
+            problems.append(f"{said}: figures {', '.join(level.given)} at line {level.line}; "
+                            f"Spark writes {', '.join(SPARK_CONCURRENCY)}, each a number, or "
+                            f"an error row")  # fmt: skip
+        else:
             batch = [(e.started, r) for e, r in asked[start : start + n]]
-            ids = [e.id for e, _ in asked[start : start + n]]
-            said = f"batch {n} (exchange{'s' if len(ids) > 1 else ''} {_ids(ids)})"
-            problems += _concurrency_problems(said, batch, row)
+            problems += _concurrency_problems(said, batch, level.figures)
     if not problems:
         return []
     return [_disagrees(place, f"tier2 concurrency figures against the transport log: "
