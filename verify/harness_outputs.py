@@ -587,23 +587,33 @@ def spark_concurrency(data: bytes) -> list[SparkLevel]:
     """
     _, rows = _spark_rows(data)
     levels: list[SparkLevel] = []
-    current: SparkLevel | None = None
+    first: _Row | None = None  # the first row of the level of figures being read
+    given: dict[str, None] = {}  # its metrics, in order (a dict: linear in the rows)
+    figures: dict[str, float] = {}
+
+    def close() -> None:
+        if first is not None:
+            levels.append(SparkLevel(first.line, first.batch, False, tuple(given), figures))
+
     for row in rows:
         if (row.tier, row.workload) != ("tier2", "concurrency"):
             continue
-        if row.metric == "error":
-            levels.append(SparkLevel(row.line, row.batch, error=True, given=("error",)))
-            current = None
-            continue
-        if current is None or current.batch != row.batch or row.metric in current.given:
-            current = SparkLevel(row.line, row.batch, error=False)
-            levels.append(current)
-        number = _CSV_NUMBER.fullmatch(row.value) is not None
-        current = SparkLevel(
-            current.line, current.batch, False, (*current.given, row.metric),
-            current.figures | ({row.metric: float(row.value)} if number else {}),
-        )  # fmt: skip
-        levels[-1] = current
+        if (
+            row.metric == "error"
+            or first is None
+            or first.batch != row.batch
+            or row.metric in given
+        ):
+            close()
+            first, given, figures = row, {}, {}
+            if row.metric == "error":
+                levels.append(SparkLevel(row.line, row.batch, error=True, given=("error",)))
+                first = None
+                continue
+        given[row.metric] = None
+        if _CSV_NUMBER.fullmatch(row.value):
+            figures[row.metric] = float(row.value)
+    close()
     return levels
 
 

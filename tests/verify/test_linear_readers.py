@@ -3,7 +3,7 @@ here as the reference) with code linear in the text, giving the same result:
 ``verify.replies.without_think_tags`` (``common.sanitize_reasoning_tags``) and the replayed
 graders' ``_unfenced`` (``common.strip_code_fence``); and the graders' ``search``, which decides
 a pinned pattern of literal runs joined by ``.+`` or ``.*`` (IF-01's) without ``re``'s
-backtracking."""
+backtracking. And Spark's concurrency rows read as levels in time linear in the file."""
 
 from __future__ import annotations
 
@@ -133,5 +133,22 @@ def test_if_01s_pattern_on_a_crafted_reply_does_not_hang_the_verifier() -> None:
         "text = '1. a\\n' + '2. a\\n3. a\\n4. a\\n' * 1700\n"
         "assert not search(pattern, text, re.MULTILINE | re.DOTALL)\n"
         "assert search(pattern, text + '5. done', re.MULTILINE | re.DOTALL)\n"
+    )
+    _finishes_in_a_minute(script)
+
+
+def test_spark_s_concurrency_rows_read_in_time_linear_in_the_file() -> None:
+    """Spark's concurrency rows (``verify.harness_outputs.spark_concurrency``): 200,000 rows of
+    distinct metrics under one batch (one level), and 200,000 of one metric (as many levels),
+    each read in a child process given a minute (a level copied row by row would take hours)."""
+    script = (
+        "from verify.harness_outputs import spark_concurrency as read\n"
+        "head = 'run_id,timestamp,tier,model,label,endpoint,topology,parallelism,context,batch,'"
+        " 'spec_decode,workload,metric,value,unit,notes\\n'\n"
+        "row = 'r,t,tier2,m,l,e,u,1,,1,na,concurrency,{},1,u,\\n'\n"
+        "one = read((head + ''.join(row.format(f'm{i}') for i in range(200_000))).encode())\n"
+        "assert len(one) == 1 and len(one[0].given) == 200_000\n"
+        "many = read((head + row.format('agg_decode_tps') * 200_000).encode())\n"
+        "assert len(many) == 200_000\n"
     )
     _finishes_in_a_minute(script)
