@@ -22,6 +22,7 @@ from verify._consistency._common import Pool, Reader, _disagrees, first_few
 from verify._consistency.benchlocal_grades import grade_failure, replayed_modules
 from verify._consistency.checkouts import _Checkout, checkout_file
 from verify._consistency.env_prefix import under_env
+from verify._consistency.options import given_options, option_named
 from verify._facts import asked_digests, reply_facts
 from verify.harness_outputs import (
     BENCHLOCAL_JSON,
@@ -451,31 +452,14 @@ checkout's ``cli.py`` by a test), by which a pinned command's abbreviations are 
 
 def _option_name(word: str) -> str | None:
     """The option of ``benchlocal-cli run`` that ``word`` (before any ``=``) names as argparse
-    reads it: itself, or the one option it is the start of (``allow_abbrev``); None where it
-    names none, or several (argparse refuses those, and the harness never runs)."""
-    if word in RUN_OPTIONS:
-        return word
-    if not word.startswith("--"):
-        return None
-    started = [option for option in RUN_OPTIONS if option.startswith(word)]
-    return started[0] if len(started) == 1 else None
+    reads it (:func:`verify._consistency.options.option_named`)."""
+    return option_named(word, RUN_OPTIONS)
 
 
 def _given(command: Sequence[str]) -> list[tuple[str, str]]:
-    """The options the pinned command gives, in order, each with the word it may take as its
-    value (``--name V`` or ``--name=V``; an abbreviation of a name counts as the name). Words
-    after ``--`` are arguments, never options, and so are those of an ``env`` prefix."""
-    given = []
-    command = under_env(command, {}).words
-    for index, word in enumerate(command):
-        if word == "--":
-            break
-        name, equals, value = word.partition("=")
-        if equals and value == "--":
-            continue  # argparse takes the "--" out: an empty value, read as none given
-        if (option := _option_name(name)) is not None:
-            given.append((option, value if equals else "".join(command[index + 1 : index + 2])))
-    return given
+    """The options of ``benchlocal-cli run`` the pinned command gives, in order, each with the
+    word it may take as its value (:func:`verify._consistency.options.given_options`)."""
+    return given_options(command, RUN_OPTIONS)
 
 
 def _option_values(command: Sequence[str], name: str) -> list[str]:

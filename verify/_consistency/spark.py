@@ -28,6 +28,7 @@ from verify._consistency._common import (
 )
 from verify._consistency.checkouts import _Checkout
 from verify._consistency.exchanges import _environment_record
+from verify._consistency.options import given_options
 from verify._facts import spark_facts
 from verify.harness_outputs import (
     SPARK_BENCH_CODE_DOMAIN,
@@ -176,17 +177,30 @@ def _pinned_tiers(command: Sequence[str]) -> frozenset[str] | None:
     return _TIERS["all"] if value is None else _TIERS.get(value)
 
 
+EVAL_OPTIONS = frozenset({
+    "--domains", "--endpoint", "--gen-tokens", "--help", "--label", "--model", "--notes",
+    "--out-dir", "--parallelism", "--repeats", "--run-kind", "--skip-throughput",
+    "--spec-decode", "--temperature", "--thinking", "--throughput-conc-context",
+    "--throughput-concurrency", "--throughput-contexts", "--throughput-gen-tokens", "--tier",
+    "--timeout", "--topology", "--weights",
+})  # fmt: skip
+"""The long options of ``spark_bench.py eval`` at 196e60d (``main``: ``common`` and the
+``eval`` subparser, with argparse's ``--help``; held to the recorded checkout by a test), by
+which a pinned command's abbreviations are read."""
+
+
 def _option(command: Sequence[str], name: str) -> str | None:
-    """The value the pinned command gives option ``name`` (``name VALUE`` or ``name=VALUE``; the
-    last, the one argparse keeps; "" when none follows), None when it gives none (the option's
-    default)."""
-    given = None
-    for index, word in enumerate(command):
-        if word == name:
-            given = command[index + 1] if index + 1 < len(command) else ""
-        elif word.startswith(f"{name}="):
-            given = word.removeprefix(f"{name}=")
-    return given
+    """The value the pinned command gives option ``name`` (``name VALUE`` or ``name=VALUE``, or
+    an abbreviation of ``name`` as argparse takes it; the last, the one argparse keeps; "" when
+    none follows), None when it gives none (the option's default)."""
+    values = [value for option, value in given_options(command, EVAL_OPTIONS) if option == name]
+    return values[-1] if values else None
+
+
+def _flag(command: Sequence[str], name: str) -> bool:
+    """Whether the pinned command gives the ``store_true`` option ``name`` (or its abbreviation
+    as argparse takes it)."""
+    return any(option == name for option, _ in given_options(command, EVAL_OPTIONS))
 
 
 def _spark_flags(spark: _Spark, checkouts: Mapping[str, _Checkout], read: Reader) -> list[Finding]:
@@ -505,7 +519,7 @@ def _pinned_counts(command: Sequence[str], option: str, default: str) -> list[in
     """The counts the pinned command gives ``option`` (comma separated, as ``run_tier2`` reads
     ``--throughput-contexts`` and ``--throughput-concurrency``; ``default`` when it gives none);
     none under ``--skip-throughput``; None when one is not an integer ``int`` takes."""
-    if "--skip-throughput" in command:
+    if _flag(command, "--skip-throughput"):
         return []
     value = _option(command, option)
     try:
