@@ -453,7 +453,7 @@ def _published_manifest(data: bytes, expect_digest: str | None, location: str) -
     except (DefectiveBundle, UnknownSchemaVersion) as exc:
         if expect_digest is None or digest_of(data) == expect_digest:
             raise
-        unparsed = str(exc).removeprefix(f"{location}: ")
+        unparsed = exc.message.removeprefix(f"{location}: ")
     raise CheckFailed(
         f"{location}: not the published bundle: its manifest digests to {digest_of(data)}, "
         f"expected {expect_digest} (and it is not a manifest: {unparsed})"

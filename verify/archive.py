@@ -136,7 +136,8 @@ def refusal_reason(
         text = f"{where}{exc.strerror or exc}"
     else:
         text = _as_given(exc.message, at, name)
-    return one_line(masked_text(text.removeprefix(f"{name}: ")))
+    text = text.removeprefix(f"{os.fspath(source)}: ")  # named as given: a raw path, a URL
+    return one_line(masked_text(text)).removeprefix(f"{one_line(name)}: ")
 
 
 def _folder(path: Path) -> Iterator[Source]:

@@ -22,7 +22,8 @@ from __future__ import annotations
 import functools
 import itertools
 import json
-from collections.abc import Iterator, Sequence
+import os
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import NamedTuple, Protocol
@@ -143,14 +144,21 @@ class Refused(InvalidInput):
 
 def files_of(bundle: BundleSource) -> str | None:
     """The digest of the local files a bundle is read from, each by the identity and state a
-    :class:`BlobCache` keys it by (device, inode, size, mtime, ctime): two sources that are the
-    same files (hard links to one tar) hold the same bytes. None when a file is not local (a URL).
-    A digest, not the identities: a directory bundle has a file a blob."""
-    if any(member.reader is not None for member in bundle.members.values()):
+    :class:`BlobCache` keys it by (device, inode, size, mtime, ctime), and for a directory each
+    under the name it is read as: two sources that are the same files under the same names
+    (hard links to one tar, or to a directory's every file) hold the same bytes. None when a
+    file is not local (a URL). A digest, not the identities: a directory bundle has a file a
+    blob."""
+    members = bundle.members
+    if any(member.reader is not None for member in members.values()):
         return None
-    files = sorted({member.file for member in bundle.members.values()})
-    keys = [BlobCache.key_of(file) for file in files]
-    return None if None in keys else digest_of(repr(keys).encode())
+    keys = {file: BlobCache.key_of(file) for file in {member.file for member in members.values()}}
+    if None in keys.values():
+        return None
+    if bundle.kind == "tar":  # one file: its members' names are its own bytes
+        return digest_of(repr(list(keys.values())).encode())
+    named = [(name, keys[member.file]) for name, member in sorted(members.items())]
+    return digest_of(repr(named).encode())
 
 
 class Steps(Protocol):
@@ -491,28 +499,38 @@ def judge_archive(sources: Sequence[Source], steps: Steps) -> JudgedArchive:
 
 
 def _walk(sources: Sequence[Source], steps: Steps, archive: JudgedArchive) -> None:
+    """Each source judged in the walk's order; a source given again (the walk puts the two
+    together) is given the first one's result, read once: one snapshot of it, as
+    ``verify-archive`` takes it."""
+    last: tuple[tuple[str, bool], Callable[[str], None]] | None = None
     with walked(sources) as walk:
         for index, source, twin in walk:
-            _step(index, source, twin, steps, archive)
+            given = (os.fspath(source), twin)
+            if last is None or last[0] != given:
+                last = (given, _step(index, source, twin, steps, archive))
+            last[1](shown(source))
 
 
 def _as_listed(digest: str, judgement: Judgement) -> Judgement:
     """A source listed as bundle ``digest``, verified: refused as changed when its manifest was
     another by then (a source that answers two reads with two manifests is judged as neither;
-    an honest copy of either, judged after it, is judged for its own bytes)."""
+    an honest copy of either, judged after it, is judged for its own bytes); for ``rejudge``,
+    both its verifications."""
     got = judgement.found.facts.bundle_digest
     if got != digest:
         raise Refused(changed(digest, got))
+    if judgement.diff is not None and judgement.diff.a.bundle_digest != digest:
+        raise Refused(changed(digest, judgement.diff.a.bundle_digest))
     return judgement
 
 
-def _step(index: int, source: Source, twin: bool, steps: Steps, archive: JudgedArchive) -> None:
-    """One source of the walk: refused, or listed, checked or verified as it needs, and
-    kept."""
-    name = shown(source)
+def _step(
+    index: int, source: Source, twin: bool, steps: Steps, archive: JudgedArchive
+) -> Callable[[str], None]:
+    """One source of the walk: refused, or listed, checked or verified as it needs; what keeps
+    its result under a name (the source's, or a repeat's)."""
     if twin:
-        archive._refuse(name, MASKED_TWIN)
-        return
+        return functools.partial(archive._refuse, reason=MASKED_TWIN)
     try:
         digest, files = steps.listed(index)
         ref = None if files is None else archive._at_files(digest, files)
@@ -523,9 +541,7 @@ def _step(index: int, source: Source, twin: bool, steps: Steps, archive: JudgedA
         if ref is None:
             ref = archive._keep(digest, _as_listed(digest, steps.judged(index)))
     except Refused as exc:
-        archive._refuse(name, exc.reason)
-        return
+        return functools.partial(archive._refuse, reason=exc.reason)
     except (EvidenceAuditError, OSError) as exc:
-        archive._refuse(name, refusal_reason(source, exc))
-        return
-    archive._found(name, ref, digest, files)
+        return functools.partial(archive._refuse, reason=refusal_reason(source, exc))
+    return functools.partial(archive._found, ref=ref, digest=digest, files=files)
