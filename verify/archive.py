@@ -35,7 +35,7 @@ from typing import IO, Any, NamedTuple
 from bundle_schema import canonical_bytes, digest_of
 from bundle_schema.canonical import write_array
 from bundle_schema.errors import EvidenceAuditError, InvalidInput, one_line, printable
-from bundle_schema.layout import classify_path
+from bundle_schema.layout import MANIFEST_SIGNATURE, classify_path
 from bundle_schema.models import Finding, PinSetRef, Signer, Verdict
 from verify._core import ordered_findings
 from verify._hashing import BlobCache
@@ -347,12 +347,15 @@ def defect_of(digest: str, findings: Sequence[Finding]) -> Defect | None:
     return Defect(fingerprint, one_line(reason))
 
 
-def signatures_of(bundle: BundleSource) -> str | None:
+def signatures_of(bundle: BundleSource, read: str | None = None) -> str | None:
     """The fingerprint of a source's signature files (``signatures/``: outside the manifest's
     digest, so two sources of one bundle digest may differ there, one signed and one not, or
     signed by another): the digest of each one's name and bytes, in name order; None when it
     has none. A file over :data:`~verify.MAX_SIGNATURE_SIZE` or that cannot be read counts by
-    its size alone, as the verification refuses it whatever its bytes.
+    its size alone, as the verification refuses it whatever its bytes. ``read``: the digest of
+    the manifest's signature as its verification read it (:attr:`Verification.signature_digest`),
+    which it counts by, not read again (a source that answers a second read with other bytes
+    is fingerprinted by the bytes whose signature was checked).
 
     Raises:
         Nothing: a file that cannot be read is fingerprinted as unreadable.
@@ -362,6 +365,9 @@ def signatures_of(bundle: BundleSource) -> str | None:
         return None
     parts: list[list[object]] = []
     for name in names:
+        if name == MANIFEST_SIGNATURE and read is not None:
+            parts.append([name, read])
+            continue
         member = bundle.members[name]
         try:
             data = member.read(MAX_SIGNATURE_SIZE)
@@ -444,7 +450,7 @@ def judge(  # noqa: PLR0917 - one source, and where it is
         cache.hashed - hashed,
         cache.reused - reused,
         defect_of(verdict.bundle_digest, done.byte_findings),
-        signatures_of(bundle),
+        signatures_of(bundle, done.signature_digest),
     )
 
 

@@ -30,6 +30,7 @@ from typing import NamedTuple, Protocol
 
 from bundle_schema import digest_of
 from bundle_schema.errors import EvidenceAuditError, InvalidInput, one_line
+from bundle_schema.layout import MANIFEST_SIGNATURE
 from bundle_schema.models import RunDiff
 from pins import PinSetSource
 from verify._hashing import BlobCache
@@ -119,9 +120,12 @@ class Job:
         done = verify(pins=self.pins)
         diff = None
         if named is not None:
+            if named.signature_digest != done.signature_digest:
+                raise Refused(f"{MANIFEST_SIGNATURE}: other bytes at its second reading: "
+                              "changed while the archive was verified")  # fmt: skip
             diff = diff_runs((named.verdict, named.evidence), (done.verdict, done.evidence))
         found, defect = _found(name, done)
-        return Judgement(found, defect, diff, signatures_of(bundle))
+        return Judgement(found, defect, diff, signatures_of(bundle, done.signature_digest))
 
 
 def _found(name: str, done: Verification) -> tuple[Found, str | None]:

@@ -121,3 +121,24 @@ def test_rank_verifies_a_copy_signed_otherwise_itself(
     notes = [n for n in here.notes if "verified differently" in n]
     assert [n.split(":", 1)[0] for n in notes] == [str(tmp_path / "b"), str(tmp_path / "c")]
     assert all(f"the same bundle as {tmp_path / 'a'}, verified differently" in n for n in notes)
+
+
+def test_the_signature_checked_is_the_one_fingerprinted(tmp_path: Path) -> None:
+    """A source's fingerprint counts its manifest signature by the bytes its verification read
+    (``Verification.signature_digest``), not by a second read: a source (a server, a mount
+    the publisher runs) that answers the second read with other bytes is fingerprinted by the
+    signature that was checked. Other files under ``signatures/`` are read as they are."""
+    from bundle_schema import digest_of  # noqa: PLC0415 - this test's alone
+
+    checked, other = b'{"checked": true}', b'{"served": "later"}'
+    bundles = []
+    for name, data in (("checked", checked), ("served", other)):
+        root = tmp_path / name
+        write_small_bundle(root, durable=False)
+        (root / MANIFEST_SIGNATURE).parent.mkdir(exist_ok=True)
+        (root / MANIFEST_SIGNATURE).write_bytes(data)
+        bundles.append(open_source(root))
+    as_checked, as_served = (signatures_of(bundle) for bundle in bundles)
+    assert as_checked != as_served
+    assert signatures_of(bundles[1], digest_of(checked)) == as_checked
+    assert signatures_of(bundles[1], None) == as_served  # none checked: read
