@@ -59,7 +59,6 @@ What the review found (each hole closed the same day; its test now passes):
 from __future__ import annotations
 
 import email.utils
-import hashlib
 import io
 import json
 import os
@@ -78,6 +77,8 @@ from audit._archive import pack
 from audit.cli import main
 from tests.factories import write_small_bundle
 from tests.http_range import listening, serve, url_of
+from tests.verify.test_url_sources import _manifest
+from tests.verify.test_verify_archive import dask_client  # noqa: F401 - the fixture
 from verify.judging import Here, Job, judge_archive
 
 _RANGE = re.compile(r"bytes=(\d+)-(\d*)")
@@ -145,17 +146,6 @@ def _lying(tar: Path, flips: set[int]) -> Iterator[tuple[str, _Lying]]:
     state = _Lying(tar, offset, flips)
     with listening(_handler(state), "lying") as root:
         yield f"{root}/{tar.name}", state
-
-
-def _manifest(tar: Path) -> tuple[int, str]:
-    """The offset of the last digit of the manifest's ``created_at`` in ``tar``, and the
-    bundle digest."""
-    with tarfile.open(tar) as archive:
-        member = archive.getmember("manifest.json")
-        data = archive.extractfile(member).read()  # type: ignore[union-attr]
-    start = data.index(b'"created_at":"') + len(b'"created_at":"')
-    last = max(i for i in range(start, data.index(b'"', start)) if data[i : i + 1].isdigit())
-    return member.offset_data + last, f"sha256:{hashlib.sha256(data).hexdigest()}"
 
 
 def _tar_of(tmp_path: Path, name: str = "b") -> tuple[Path, str]:
@@ -341,26 +331,9 @@ def test_an_honest_copy_is_not_given_a_renamed_link_copys_verdict(
     assert any("verified differently" in note for note in notes), notes
 
 
-@pytest.fixture(scope="module")
-def dask_client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    """A LocalCluster of threads of this process (as tests/verify/test_verify_archive.py)."""
-    distributed = pytest.importorskip("distributed")
-    import dask  # noqa: PLC0415 - with distributed only
-
-    with dask.config.set({"temporary-directory": str(tmp_path_factory.mktemp("dask"))}):
-        cluster = distributed.LocalCluster(
-            n_workers=1, threads_per_worker=1, processes=False, dashboard_address=":0"
-        )
-    client = distributed.Client(cluster)
-    try:
-        yield client
-    finally:
-        client.close()
-        cluster.close()
-
-
 def test_the_engines_agree_on_a_renamed_link_copy(
-    linked_copies: tuple[Path, Path], dask_client: Any
+    linked_copies: tuple[Path, Path],
+    dask_client: Any,  # noqa: F811 - the fixture
 ) -> None:
     from verify._dask import _OnDask  # noqa: PLC0415 - Dask only here
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+from collections.abc import Collection
 
 import pytest
 from hypothesis import given, settings
@@ -26,10 +27,11 @@ _GROUPS = {"run", "mode", "inline_retry", "thinking"}
 """The names ``cli._parser`` gives the ``run`` subparser and its option groups."""
 
 
-def _run_options(source: str) -> set[str]:
-    """The option strings ``cli._parser`` gives ``run`` and its groups, read from the source."""
+def _added_options(source: str, function: str, receivers: Collection[str]) -> set[str]:
+    """The option strings ``function`` of ``source`` gives its parsers (``receivers``: the
+    names it calls ``add_argument`` on), and argparse's own ``--help``."""
     (parser,) = (n for n in ast.parse(source).body
-                 if isinstance(n, ast.FunctionDef) and n.name == "_parser")  # fmt: skip
+                 if isinstance(n, ast.FunctionDef) and n.name == function)  # fmt: skip
     found = {"--help"}  # argparse's own
     for node in ast.walk(parser):
         if (
@@ -37,7 +39,7 @@ def _run_options(source: str) -> set[str]:
             and isinstance(node.func, ast.Attribute)
             and node.func.attr == "add_argument"
             and isinstance(node.func.value, ast.Name)
-            and node.func.value.id in _GROUPS
+            and node.func.value.id in receivers
         ):
             found |= {a.value for a in node.args if isinstance(a, ast.Constant)}
     return found
@@ -45,7 +47,9 @@ def _run_options(source: str) -> set[str]:
 
 def test_the_options_are_those_of_the_recorded_checkouts_cli() -> None:
     listing, read = _checkout(tar_evidence(RECORDED[0]))
-    assert _run_options(read("benchlocal_cli/cli.py").decode()) == set(RUN_OPTIONS)
+    assert _added_options(read("benchlocal_cli/cli.py").decode(), "_parser", _GROUPS) == set(
+        RUN_OPTIONS
+    )
     assert listing["benchlocal_cli/cli.py"] == "e84c7e6c9298f7c4194d2243b87390c24e52921a"
 
 
@@ -58,10 +62,10 @@ class _Parser(argparse.ArgumentParser):
         raise _Refused(message)
 
 
-def _argparse_name(word: str) -> str | None:
-    """What argparse itself takes ``word`` for, among :data:`RUN_OPTIONS`."""
+def _argparse_name(word: str, options: Collection[str] = RUN_OPTIONS) -> str | None:
+    """What argparse itself takes ``word`` for, among ``options`` (:data:`RUN_OPTIONS`)."""
     parser = _Parser(add_help=False)
-    for option in sorted(RUN_OPTIONS):
+    for option in sorted(options):
         parser.add_argument(option, dest=option, nargs="?", default=None, const="")
     try:
         parsed, rest = parser.parse_known_args([word, "value"])
