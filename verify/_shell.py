@@ -22,6 +22,7 @@ from bundle_schema import KINDS, RECORD_MEDIA_TYPES, digest_of
 from bundle_schema.errors import (
     CheckFailed,
     DefectiveBundle,
+    InvalidInput,
     UnknownSchemaVersion,
 )
 from bundle_schema.layout import BLOB_DIR, MANIFEST_SIGNATURE
@@ -315,6 +316,18 @@ def _shipped(pin_id: str) -> PinSetSource:
     return load_builtin(pin_id)
 
 
+def _named_pins(manifest: ParsedManifest, source: BundleSource) -> PinSetSource:
+    """The shipped pin set the bundle names.
+
+    Raises:
+        InvalidInput: none is shipped by that id; the refusal names the bundle first.
+    """
+    try:
+        return _shipped(manifest.model.pin_set.id)
+    except InvalidInput as exc:
+        raise InvalidInput(f"{source.location}: {exc.message}") from None
+
+
 def _blob_files(source: BundleSource) -> list[Member]:
     """Every file under blobs/sha256/: hashing starts on them before the manifest is parsed."""
     return [m for p, m in source.members.items() if p.startswith(_BLOB_PREFIX)]
@@ -561,7 +574,7 @@ def _verify(
         findings += _record_findings(manifest, source, intact, limits, records)
     findings += placed_record_findings(placements, records)
     findings += _trace_findings(manifest, source, placements, intact)
-    judge = pins if pins is not None else _shipped(manifest.model.pin_set.id)
+    judge = pins if pins is not None else _named_pins(manifest, source)
     evidence = assemble_evidence(manifest, read_gate_records(judge, records), placements)
     oversize: list[str] = []
     read = _reader(manifest, source, intact, limits, oversize)

@@ -976,10 +976,16 @@ def test_a_bundle_naming_an_unknown_pin_set_is_refused(
     ref = PinSetRef(id="gx10-qualification-v9", digest="sha256:" + "cd" * 32)
     write_small_bundle(tmp_path / "b", pin_set=ref)
     assert main(["verify", str(tmp_path / "b")]) == 2
-    assert capsys.readouterr().err == (
-        "audit verify: unknown pin set 'gx10-qualification-v9'; shipped: "
+    unknown = (
+        "unknown pin set 'gx10-qualification-v9'; shipped: "
         "gx10-qualification-v4, gx10-qualification-v5, gx10-reference-v5\n"
     )
+    assert capsys.readouterr().err == f"audit verify: {tmp_path / 'b'}: {unknown}"
+    write_small_bundle(tmp_path / "known")  # diff names which of its two names it; rank lists it
+    assert main(["diff", str(tmp_path / "known"), str(tmp_path / "b")]) == 2
+    assert capsys.readouterr().err == f"audit diff: {tmp_path / 'b'}: {unknown}"
+    assert main(["rank", str(tmp_path / "b")]) == 1
+    assert capsys.readouterr().err == f"audit rank: refused {tmp_path / 'b'}: {unknown}"
 
 
 def test_the_small_bundles_claims_match_its_replay(
