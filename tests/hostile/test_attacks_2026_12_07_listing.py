@@ -42,6 +42,9 @@ What the review found (each hole closed the same day; its test now passes):
      it twice: ``refusal_reason`` strips the shown (masked) name from the unmasked message,
      then masks it.
 
+  A lead the review left (``signatures_of`` read the signature again after its check) was
+  closed too, and is tested last.
+
   Closed: ``_as_listed`` holds ``rejudge``'s verification before to the listed digest too;
   ``files_of`` keys a directory by each file under its name (a tar by its one file); the walk
   gives a source given again the first one's result, read once; ``refusal_reason`` strips the
@@ -75,6 +78,7 @@ import pytest
 
 from audit._archive import pack
 from audit.cli import main
+from bundle_schema.layout import MANIFEST_SIGNATURE
 from tests.factories import write_small_bundle
 from tests.http_range import listening, serve, url_of
 from tests.verify.test_url_sources import _manifest
@@ -472,3 +476,62 @@ def test_every_command_names_a_bundle_whose_manifest_does_not_read_once(
                 line = next(li for li in err.splitlines() if "manifest.json" in li) if err else ""
                 if name not in ("verify-archive",):
                     assert f"{shown}: manifest.json: " in line, (where, said)
+
+
+# --- the signature checked is the one fingerprinted ----------------------------------------------
+
+
+def _signature_byte(tar: Path) -> int:
+    """The offset in ``tar`` of the middle byte of its manifest's signature."""
+    with tarfile.open(tar) as archive:
+        member = archive.getmember(MANIFEST_SIGNATURE)
+        return member.offset_data + member.size // 2
+
+
+@pytest.mark.usefixtures("small_cache", "private_home")
+def test_a_signature_shown_otherwise_to_its_fingerprint_never_refuses_an_honest_copy(
+    tmp_path: Path,
+    instance: Any,
+    trust: dict[str, str],
+    capsysbinary: pytest.CaptureFixture[bytes],
+) -> None:
+    """A signed tar at a lying URL, and its honest copy at another, under ``verify-archive
+    --identity``: whichever one read of the signature the server flips, the honest copy is
+    never refused as signed otherwise (the lying source may be, as its bytes were read), and
+    where both are kept they are one bundle's sources. The fingerprint once read the signature
+    again after its check: a flip there refused the honest copy as signed otherwise, though
+    the signature checked was the honest one."""
+    from tests.audit.test_signing import WHO, sign  # noqa: PLC0415 - as the signing tests
+    from tests.private_sigstore import ISSUER  # noqa: PLC0415
+
+    bundle = tmp_path / "b"
+    write_small_bundle(bundle)
+    assert sign(bundle, instance, trust) == 0
+    tar = tmp_path / "b.tar"
+    pack(bundle, tar)
+    (tmp_path / "copy").mkdir()
+    os.link(tar, tmp_path / "copy" / "b.tar")
+    policy = ["--identity", WHO, "--issuer", ISSUER, "--trusted-root", trust["root"]]
+    offset = _signature_byte(tar)
+    with serve(tmp_path / "copy") as honest:
+        copy = url_of(honest, tmp_path / "copy" / "b.tar")
+        probe = _Lying(tar, offset, set())
+        with listening(_handler(probe), "lying") as root:
+            code, _, err = _cli(["verify-archive", f"{root}/b.tar", copy, *policy], capsysbinary)
+        assert code == 0 and probe.count >= 1, (err, probe.count)
+        for flip in range(1, probe.count + 2):
+            state = _Lying(tar, offset, {flip})
+            with listening(_handler(state), "lying") as root:
+                url = f"{root}/b.tar"
+                code, out, err = _cli(
+                    ["verify-archive", url, copy, *policy, "--json"], capsysbinary
+                )
+            if not out:  # the flipped read was one a blob's proof took: nothing judged
+                assert code == 2 and err.count("\n") == 1 and url in err, (flip, err)
+                continue
+            report = json.loads(out)
+            otherwise = {r["source"] for r in report["refused"] if "signature files" in r["reason"]}
+            assert copy not in otherwise, (flip, report)  # the liar may be: as it was read
+            verified = [b for b in report["bundles"] if b["signature"] == "verified"]
+            if verified and not otherwise:
+                assert sorted(verified[0]["sources"]) == sorted([url, copy]), (flip, report)
