@@ -61,7 +61,12 @@ from tests.hostile.test_attacks_2026_12_06_flip import (
     _spark_rows,
     _verdict,
 )
-from verify._consistency.spark import _concurrency_problems, _Spark, _spark_concurrency
+from verify._consistency.spark import (
+    _concurrency_problems,
+    _Spark,
+    _spark_concurrency,
+    spark_replies,
+)
 from verify.harness_outputs import spark_concurrency
 from verify.sparkbench import SparkReply, SparkTiming, spark_reply
 
@@ -126,7 +131,7 @@ def _check(levels: str, exchanges: Sequence[TransportExchange], rows: str) -> li
     harness: Any = SimpleNamespace(command=command)
     spark = _Spark("sparkbench", harness, SPARK_CSV, (HEADER + rows).encode())
     evidence: Any = SimpleNamespace(transport=list(exchanges))
-    return [f.message for f in _spark_concurrency(evidence, spark, b"suite")]
+    return [f.message for f in _spark_concurrency(spark_replies(evidence), spark, b"suite")]
 
 
 def _later(exchange: TransportExchange, seconds: float, **update: Any) -> TransportExchange:

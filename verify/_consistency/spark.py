@@ -75,13 +75,27 @@ def spark_checks(
     if spark is None:
         return []
     suite = _read_as_of(checkouts.get(spark.upstream), spark.upstream, read)
+    replies = spark_replies(evidence)
     return (
         _spark_weights(evidence, spark, checkouts, read)
         + _spark_flags(spark, checkouts, read)
-        + _spark_answers(evidence, spark, suite, read)
-        + _spark_single_stream(evidence, spark, suite)
-        + _spark_concurrency(evidence, spark, suite)
+        + _spark_answers(evidence, replies, spark, suite, read)
+        + _spark_single_stream(replies, spark, suite)
+        + _spark_concurrency(replies, spark, suite)
     )
+
+
+SparkReplies = list[tuple[TransportExchange, SparkReply]]
+"""The exchanges of the transport log Spark's reading takes, each with its reply."""
+
+
+def spark_replies(evidence: Gx10Evidence) -> SparkReplies | None:
+    """The exchanges of the transport log that Spark's reading takes, each with its reply
+    (:func:`verify._facts.spark_facts`: a full exchange's stream is parsed, so this is read once
+    for every check of the run); None without a transport log."""
+    if evidence.transport is None:
+        return None
+    return [(e, r) for e in evidence.transport if (r := spark_facts(e)) is not None]
 
 
 def _spark_weights(  # noqa: PLR0911 - one return per reason the check is left out
@@ -317,7 +331,11 @@ class _Scenario(NamedTuple):
 
 
 def _spark_answers(
-    evidence: Gx10Evidence, spark: _Spark, suite: bytes | str | None, read: Reader
+    evidence: Gx10Evidence,
+    replies: SparkReplies | None,
+    spark: _Spark,
+    suite: bytes | str | None,
+    read: Reader,
 ) -> list[Finding]:
     """Spark Bench's code scenario scores held to the transport log: each scenario scored was
     asked as often as the run repeats it (the pinned ``--repeats``, 2 by default), each time
@@ -343,7 +361,7 @@ def _spark_answers(
     if isinstance(suite, str):
         why = f"its code scenarios cannot be held to the {upstream} checkout: {suite}"
         return [_disagrees(place, why)]
-    if evidence.transport is None or suite is None:
+    if replies is None or suite is None:
         return []
     try:
         scores = spark_code_scores(spark.csv)
@@ -351,16 +369,16 @@ def _spark_answers(
         return []
     run_repeats = _pinned_repeats(harness.command)
     scenarios = _suite_asks(suite)
-    replies = [(e.id, r) for e in evidence.transport if (r := spark_facts(e)) is not None]
+    log = replies  # not None here (for the closure below)
 
     def held(compile_verdicts: bool) -> list[str]:
         """Why the scores are not what the answers allow, with or without the verdicts that an
         answer's code does not compile."""
         answers: dict[tuple[bytes, str], list[tuple[int, str | None]]] = {}
-        for exchange, reply in replies:
+        for exchange, reply in log:
             for grader, zero in (("python", reply.python), ("sql", reply.sql)):
                 taken = zero if zero != NO_COMPILE or compile_verdicts else None
-                answers.setdefault((reply.ask, grader), []).append((exchange, taken))
+                answers.setdefault((reply.ask, grader), []).append((exchange.id, taken))
         problems = []
         consistent = []
         for scenario_id, score in sorted(scores.items()):
@@ -410,23 +428,23 @@ class _Tier2(NamedTuple, Generic[_F]):
     counts: list[int]
     """The pinned contexts, or concurrency levels."""
     figures: _F
-    exchanges: list[tuple[TransportExchange, SparkReply]]
-    """Every exchange of the transport log Spark's reading takes, with its reply."""
+    exchanges: SparkReplies
 
 
 def _tier2(
-    evidence: Gx10Evidence,
+    replies: SparkReplies | None,
     spark: _Spark,
     suite: bytes | str | None,
     option: str,
     figures_of: Callable[[bytes], _F],
 ) -> _Tier2[_F] | None:
     """What a check of Spark's tier2 figures reads: the counts the pinned command gives
-    ``option``, the CSV's figures (``figures_of``), the exchanges; None where it is left out: a
-    checkout that cannot be read (``_spark_answers``' finding), a CSV that does not read (the
-    raw outputs' own check's), no figures, or a count that is no integer."""
+    ``option``, the CSV's figures (``figures_of``), the exchanges (``replies``); None where it
+    is left out: no transport log, a checkout that cannot be read (``_spark_answers``' finding),
+    a CSV that does not read (the raw outputs' own check's), no figures, or a count that is no
+    integer."""
     _, harness, place, _ = spark
-    if not isinstance(suite, bytes) or evidence.transport is None:
+    if not isinstance(suite, bytes) or replies is None:
         return None
     counts = _pinned_counts(harness.command, option, THROUGHPUT_DEFAULTS[option])
     try:
@@ -435,12 +453,11 @@ def _tier2(
         return None
     if counts is None or not figures:
         return None
-    exchanges = [(e, r) for e in evidence.transport if (r := spark_facts(e)) is not None]
-    return _Tier2(place, counts, figures, exchanges)
+    return _Tier2(place, counts, figures, replies)
 
 
 def _spark_single_stream(
-    evidence: Gx10Evidence, spark: _Spark, suite: bytes | str | None
+    replies: SparkReplies | None, spark: _Spark, suite: bytes | str | None
 ) -> list[Finding]:
     """Spark's tier2 single-stream figures (shown, never scored) held to their requests: one
     request a pinned context, in order (``--throughput-contexts``), and each context's TTFT no
@@ -451,7 +468,7 @@ def _spark_single_stream(
     observer forwards it, so a forger can make these figures slower, never faster. Read where
     the code is the one :mod:`verify.sparkbench` follows, and the pinned command runs the
     sweep."""
-    read = _tier2(evidence, spark, suite, "--throughput-contexts", spark_single_stream)
+    read = _tier2(replies, spark, suite, "--throughput-contexts", spark_single_stream)
     if read is None:
         return []
     place, contexts, figures, exchanges = read
@@ -529,7 +546,7 @@ def _pinned_counts(command: Sequence[str], option: str, default: str) -> list[in
 
 
 def _spark_concurrency(
-    evidence: Gx10Evidence, spark: _Spark, suite: bytes | str | None
+    replies: SparkReplies | None, spark: _Spark, suite: bytes | str | None
 ) -> list[Finding]:
     """Spark's tier2 concurrency figures (shown, never scored) held to their requests: each
     pinned level (``--throughput-concurrency``) N requests sent at once, the levels one after
@@ -542,7 +559,7 @@ def _spark_concurrency(
     fewer), its per-stream rate no higher than the mean of what each reply allows from that
     TTFT to the end the observer saw. As for the single-stream figures, a forger can make
     these slower, never faster (:func:`_spark_single_stream`)."""
-    read = _tier2(evidence, spark, suite, "--throughput-concurrency", spark_concurrency)
+    read = _tier2(replies, spark, suite, "--throughput-concurrency", spark_concurrency)
     if read is None:
         return []
     place, pinned, levels, exchanges = read
