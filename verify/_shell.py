@@ -19,12 +19,7 @@ from dataclasses import dataclass
 from pydantic import BaseModel
 
 from bundle_schema import KINDS, RECORD_MEDIA_TYPES, digest_of
-from bundle_schema.errors import (
-    CheckFailed,
-    DefectiveBundle,
-    InvalidInput,
-    UnknownSchemaVersion,
-)
+from bundle_schema.errors import CheckFailed, DefectiveBundle, InvalidInput, UnknownSchemaVersion
 from bundle_schema.layout import BLOB_DIR, MANIFEST_SIGNATURE
 from bundle_schema.models import (
     Finding,

@@ -25,11 +25,7 @@ from audit.cli._common import (
     print_json,
 )
 from bundle_schema import canonical_bytes
-from bundle_schema.errors import (
-    EXIT_CHECK_FAILED,
-    EXIT_OK,
-    InvalidInput,
-)
+from bundle_schema.errors import EXIT_CHECK_FAILED, EXIT_OK, InvalidInput
 from bundle_schema.models import Gx10Evidence, ShowReport, Verdict
 from verify import (
     open_source,
