@@ -23,7 +23,9 @@ from tests.data.hostile.kit import Files, read_bundle, rederive_metrics, reseale
 from tests.paths import EXAMPLES
 from verify import parse_manifest, verify_bundle
 from verify._source import open_source
-from verify.harness_outputs import read_outputs
+from verify.harness_outputs import BENCHLOCAL_JSON as BENCHLOCAL_FILE
+from verify.harness_outputs import INFERMARK_JSON as INFERMARK_FILE
+from verify.harness_outputs import SPARK_BENCH_CSV, raw_name, read_outputs
 
 __all__ = [
     "BENCHLOCAL_JSON",
@@ -106,10 +108,11 @@ def resealed(source: Path, target: Path, edit: Callable[[Files], None], pins: Pi
 
 
 RECORDED_TAR = EXAMPLES / "recorded" / "llamacpp-smollm2-135m.tar"
-SPARK_CSV = "components/coding/raw/spark_bench.csv"
-BENCHLOCAL_JSON = "components/tool_instruction/raw/benchlocal.json"
-INFERMARK_JSON = "components/performance/raw/infermark.json"
 """The recorded real bundle (llama.cpp, SmolLM2, the real upstreams)."""
+SPARK_CSV = raw_name("coding", SPARK_BENCH_CSV)
+BENCHLOCAL_JSON = raw_name("tool_instruction", BENCHLOCAL_FILE)
+INFERMARK_JSON = raw_name("performance", INFERMARK_FILE)
+"""Where the recorded real bundle keeps each real upstream's raw output."""
 Recorded = tuple[Manifest, Files]
 """A bundle's manifest and evidence, as :func:`tests.data.hostile.kit.read_bundle` gives them."""
 
