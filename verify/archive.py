@@ -46,7 +46,7 @@ from verify._source import BundleSource, file_url_path, is_url, open_input, open
 from verify._spool import Spool, Spooled, sortable
 from verify._spool import named as _named
 from verify._spool import text as _text
-from verify.policy import failed_check
+from verify.policy import failed_check, signature_failure
 from verify.render import cell, signer_line, write_csv
 
 __all__ = [
@@ -384,6 +384,19 @@ SIGNED_OTHERWISE = (
 )
 """Why a further source is refused that holds a bundle's bytes with other signatures."""
 
+MAX_REASON = 4096
+"""A refusal's reason is at most this long (the archive-report and ranking schemas' bound)."""
+
+
+def unsigned_copy(digest: str, kept: str, failure: str) -> str:
+    """Why a source of bundle ``digest`` is refused whose signature failed under the command's
+    ``--identity`` where ``kept``'s verified (``failure``: why its signature failed)."""
+    return one_line(
+        f"holds the bytes of bundle {digest} but not the signature of {kept} that the command's "
+        f"--identity verified: signature failed: {failure}",
+        MAX_REASON,
+    )
+
 
 def changed(listed: str, got: str) -> str:
     """The reason a source is refused whose manifest changed since it was listed."""
@@ -417,6 +430,9 @@ class Judged:
     """What the source's bytes lack (:func:`defect_of`); None: it holds them all."""
     signed: str | None = None
     """The source's :func:`signatures_of`."""
+    unsigned: str | None = None
+    """Why its signature failed under the command's identity policy (:func:`signature_failure`);
+    None for a check of its bytes alone."""
 
 
 def judge(  # noqa: PLR0917 - one source, and where it is
@@ -451,6 +467,7 @@ def judge(  # noqa: PLR0917 - one source, and where it is
         cache.reused - reused,
         defect_of(verdict.bundle_digest, done.byte_findings),
         signatures_of(bundle, done.signature_digest),
+        signature_failure(verdict),
     )
 
 
@@ -504,11 +521,13 @@ class _Kept(NamedTuple):
     failed: bool
     defect: Defect | None
     signed: str | None
+    unsigned: str | None
 
 
 _SCHEMA = """
 CREATE TABLE bundles (digest TEXT PRIMARY KEY, offset INTEGER, length INTEGER, first BLOB,
-                      failed INTEGER, fingerprint TEXT, reason TEXT, signed TEXT) WITHOUT ROWID;
+                      failed INTEGER, fingerprint TEXT, reason TEXT, signed TEXT,
+                      unsigned TEXT) WITHOUT ROWID;
 CREATE TABLE sources (digest TEXT, source BLOB);
 CREATE INDEX sources_of ON sources (digest, source);
 CREATE TABLE refused (source BLOB, offset INTEGER, length INTEGER);
@@ -549,15 +568,15 @@ class ArchiveWriter:
 
     def _kept(self, digest: str) -> _Kept | None:
         row = self._db.execute(
-            "SELECT offset, length, first, failed, fingerprint, reason, signed FROM bundles "
-            "WHERE digest = ?",
+            "SELECT offset, length, first, failed, fingerprint, reason, signed, unsigned "
+            "FROM bundles WHERE digest = ?",
             (digest,),
         ).fetchone()
         if row is None:
             return None
-        offset, length, first, failed, fingerprint, reason, signed = row
+        offset, length, first, failed, fingerprint, reason, signed, unsigned = row
         defect = None if fingerprint is None else Defect(fingerprint, reason)
-        return _Kept(offset, length, _named(first), bool(failed), defect, signed)
+        return _Kept(offset, length, _named(first), bool(failed), defect, signed, unsigned)
 
     def seen(self, digest: str) -> bool:
         """Whether a bundle of this digest has been judged."""
@@ -578,6 +597,14 @@ class ArchiveWriter:
         the signature files do). A further source that holds every byte where the bundle's
         sources so far do not takes their place (they are refused with their defect's reason):
         if it was only checked, this returns True, and the caller adds its verification next.
+
+        Under an identity policy (the writer's ``signer``) a further source with other
+        signature files is verified too (True, as above): it is listed when its entry is the
+        bundle's (its signature verified, or failed, as theirs did), takes the sources' place
+        when its signature verified where theirs failed (they are refused as
+        :func:`unsigned_copy`), and is refused as that when its failed where theirs verified:
+        whichever source of a signed bundle comes first, a copy without its signature neither
+        sets it apart nor passes for it (ADR 0043).
         """
         self.stats.hashed += judged.hashed
         self.stats.reused += judged.reused
@@ -588,41 +615,74 @@ class ArchiveWriter:
         digest = judged.digest
         kept = self._kept(digest)
         if kept is not None and judged.defect == kept.defect:
-            self._sources += 1
-            if judged.signed != kept.signed:
-                reason = SIGNED_OTHERWISE.format(digest=digest, first=kept.first)
-                self._refuse(judged.source, reason.encode())
-                return False
-            self._db.execute("INSERT INTO sources VALUES (?, ?)", (digest, _text(judged.source)))
-            return False
-        if kept is not None and judged.defect is not None:
+            added = self._add_copy(digest, judged, kept)
+            if added is not None:
+                return added
+            self._displace(digest, kept, unsigned_copy(digest, judged.source, kept.unsigned or ""))
+        elif kept is not None and judged.defect is not None:
             self._sources += 1
             self._refuse(judged.source, judged.defect.reason.encode())
             return False
-        if not judged.data:  # only checked: its verification comes next
+        elif not judged.data:  # only checked: its verification comes next
             return True
-        if kept is not None:  # the sources so far lack bytes this one holds
+        elif kept is not None:  # the sources so far lack bytes this one holds
             assert kept.defect is not None  # noqa: S101 - they differ, and this one has none
-            listed = self._db.execute(
-                "SELECT source FROM sources WHERE digest = ? ORDER BY rowid", (digest,)
-            ).fetchall()
-            for (source,) in listed:
-                self._refuse(_named(source), kept.defect.reason.encode())
-            self._db.execute("DELETE FROM sources WHERE digest = ?", (digest,))
-            self._bundles -= 1
-            self._failed -= kept.failed
+            self._displace(digest, kept, kept.defect.reason)
         self._sources += 1
         failed = json.loads(judged.data)["failed_check"] is not None
         defect = judged.defect
         self._db.execute(
-            "INSERT OR REPLACE INTO bundles VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT OR REPLACE INTO bundles VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (digest, *self._put(judged.data), _text(judged.source), failed,
-             defect and defect.fingerprint, defect and defect.reason, judged.signed),
+             defect and defect.fingerprint, defect and defect.reason, judged.signed,
+             judged.unsigned),
         )  # fmt: skip
         self._db.execute("INSERT INTO sources VALUES (?, ?)", (digest, _text(judged.source)))
         self._bundles += 1
         self._failed += failed
         return False
+
+    def _add_copy(self, digest: str, judged: Judged, kept: _Kept) -> bool | None:
+        """:meth:`add` of a further source with the bytes of bundle ``digest``'s sources; None
+        when it takes their place (its signature verified under the policy where theirs
+        failed)."""
+        held = self._signer is None or judged.signed == kept.signed
+        if not held and not judged.data:  # only checked: its signature is checked next
+            return True
+        if not held and kept.unsigned is not None and judged.unsigned is None:
+            return None
+        self._sources += 1
+        reason = self._signed_otherwise(judged, kept)
+        if reason is not None:
+            self._refuse(judged.source, reason.encode())
+            return False
+        self._db.execute("INSERT INTO sources VALUES (?, ?)", (digest, _text(judged.source)))
+        return False
+
+    def _signed_otherwise(self, judged: Judged, kept: _Kept) -> str | None:
+        """Why a further source with a bundle's bytes is refused for its signature files, or
+        None: the same files as the bundle's first source, or (under an identity policy) other
+        files that verified as the first source's did (the same entry)."""
+        if judged.signed == kept.signed:
+            return None
+        if self._signer is not None:
+            if judged.data == self._get(kept.offset, kept.length):
+                return None
+            if judged.unsigned is not None and kept.unsigned is None:
+                return unsigned_copy(judged.digest or "", kept.first, judged.unsigned)
+        return one_line(SIGNED_OTHERWISE.format(digest=judged.digest, first=kept.first), MAX_REASON)
+
+    def _displace(self, digest: str, kept: _Kept, reason: str) -> None:
+        """Refuse the sources so far of bundle ``digest`` with ``reason``: the source being
+        added takes their place."""
+        listed = self._db.execute(
+            "SELECT source FROM sources WHERE digest = ? ORDER BY rowid", (digest,)
+        ).fetchall()
+        for (source,) in listed:
+            self._refuse(_named(source), reason.encode())
+        self._db.execute("DELETE FROM sources WHERE digest = ?", (digest,))
+        self._bundles -= 1
+        self._failed -= kept.failed
 
     @property
     def failed(self) -> bool:

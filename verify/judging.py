@@ -49,6 +49,7 @@ from verify.archive import (
     refusal_reason,
     shown,
     signatures_of,
+    unsigned_copy,
 )
 from verify.diffing import diff_runs
 from verify.ranking import (
@@ -215,15 +216,6 @@ def bytes_of(checked: Judged) -> tuple[str | None, str | None]:
     return checked.defect and checked.defect.fingerprint, checked.signed
 
 
-def _unsigned_copy(digest: str, kept: str, failure: str) -> str:
-    """Why a source of a bundle is refused whose signature failed where ``kept``'s verified."""
-    return one_line(
-        f"holds the bytes of bundle {digest} but not the signature of {kept} that the command's "
-        f"--identity verified: signature failed: {failure}",
-        MAX_SOURCE,
-    )
-
-
 def _standing(facts: Facts) -> int:
     """Which of a bundle's copies is placed first: one passing its checks (integrity,
     signature, claims) before one that does not, and among those that pass, by the table the
@@ -387,7 +379,7 @@ class JudgedArchive(Spooled):
                 if signed is None:
                     signed = self._spooled(ref)[0].facts.unsigned is None
                 if signed and facts.unsigned is not None:
-                    self._refuse(other, _unsigned_copy(digest, kept, facts.unsigned))
+                    self._refuse(other, unsigned_copy(digest, kept, facts.unsigned))
                     continue
                 counted.append(other)
                 differently.append(

@@ -67,13 +67,19 @@ def unmet_requirement(verdict: Verdict, require: Iterable[str]) -> str | None:
     return None
 
 
+def signature_failure(verdict: Verdict) -> str | None:
+    """Why a bundle's signature failed under the identity policy it was verified with, or None
+    (verified, or not checked)."""
+    return verdict.signature.reason if verdict.signature.status == "failed" else None
+
+
 def failed_check(verdict: Verdict, require: Iterable[str] = ()) -> str | None:
     """Why verifying the bundle behind ``verdict`` failed (one line), or None when it passed."""
     findings = verdict.integrity.findings
     if findings:
         return f"integrity failed: {len(findings)} finding(s); first: {findings[0].message}"
-    if verdict.signature.status == "failed":
-        return f"signature failed: {verdict.signature.reason}"
+    if (unsigned := signature_failure(verdict)) is not None:
+        return f"signature failed: {unsigned}"
     if not verdict.claims.match:
         return f"the runner's claims differ from the replay: {verdict.claims.differences[0]}"
     unmet = unmet_requirement(verdict, require)

@@ -33,7 +33,7 @@ from bundle_schema.models import (
     Verdict,
 )
 from verify._spool import Spool, Spooled, named, sortable, text
-from verify.policy import failed_check
+from verify.policy import failed_check, signature_failure
 
 __all__ = [
     "TABLES",
@@ -111,7 +111,7 @@ class Facts:
             intact=verdict.integrity.status == "ok",
             claims_match=verdict.claims.match,
             passed=failed_check(verdict) is None,
-            unsigned=verdict.signature.reason if verdict.signature.status == "failed" else None,
+            unsigned=signature_failure(verdict),
             comparable=verdict.diagnostics.comparable,
             why=_why(verdict),
             verdict_digest=digest_of(verdict.model_dump_json().encode()),
@@ -203,8 +203,8 @@ def _why(verdict: Verdict) -> str:
     findings = verdict.integrity.findings
     if findings:
         return f"integrity failed: {findings[0].message}"
-    if verdict.signature.status == "failed":
-        return f"signature failed: {verdict.signature.reason}"
+    if (unsigned := signature_failure(verdict)) is not None:
+        return f"signature failed: {unsigned}"
     return verdict.reasons[0] if verdict.reasons else "another verdict"
 
 

@@ -124,9 +124,11 @@ def test_verify_archive_passes_no_bundle_on_a_source_the_identity_did_not_sign( 
     kind: str,
     signed_first: bool,
 ) -> None:
-    """Held: a further source of a signed bundle's digest that holds other signature files
-    (none, another identity's; a directory or a tar) is refused (exit 1), never listed as a
-    source of the passing entry; with it first, the entry fails its check."""
+    """Held: a source of a signed bundle's digest that holds other signature files (none,
+    another identity's; a directory or a tar) is refused (exit 1), never listed as a source of
+    the passing entry, whether it comes before the signed source or after. (With it first, the
+    entry once failed its check and the signed source was refused: the copy sank the run. Since
+    2026-12-07 a source whose signature verifies takes its place, ADR 0043.)"""
     root = tmp_path / "archive"
     root.mkdir()
     signed = _signed(tmp_path / "keep", instance, trust, run_id="run-1")
@@ -142,14 +144,11 @@ def test_verify_archive_passes_no_bundle_on_a_source_the_identity_did_not_sign( 
     code, report = _run(["verify-archive", str(root), "--json", *_policy(trust)], capsysbinary)
     assert code == 1
     (entry,) = report["bundles"]
-    kept, refused = (root / first, other) if signed_first else (other, root / first)
-    assert entry["sources"] == [str(kept)]
-    assert [r["source"] for r in report["refused"]] == [str(refused)]
-    if signed_first:
-        assert (entry["signature"], entry["failed_check"]) == ("verified", None)
-    else:
-        assert entry["signature"] == "failed"
-        assert entry["failed_check"].startswith("signature failed: ")
+    assert entry["sources"] == [str(root / first)]
+    (refusal,) = report["refused"]
+    assert refusal["source"] == str(other)
+    assert f"but not the signature of {root / first} that the command's" in refusal["reason"]
+    assert (entry["signature"], entry["failed_check"]) == ("verified", None)
 
 
 @pytest.mark.parametrize("broken_signed", [True, False])
@@ -341,14 +340,20 @@ def test_dask_verifies_an_archive_of_mixed_signatures_as_one_process_does(
     dask_client: Any,  # noqa: F811 - the fixture
 ) -> None:
     """Held: verify-archive on Dask gives the same report bytes as in one process for tars and
-    directories of one digest with other signature files; only bundles whose first source the
-    identity signed pass."""
+    directories of one digest with other signature files; every bundle a source of which the
+    identity signed passes on that source (before 2026-12-07: only those whose first source it
+    signed), each other source refused."""
     local, dasked = reports_on_both_engines(mixed, _identity_policy(trust), dask_client)
     assert local == dasked
     report = json.loads(local)
-    passed = {e["run_id"] for e in report["bundles"] if e["failed_check"] is None}
-    assert passed == {"one"}
-    assert len(report["refused"]) == 4
+    passed = {e["run_id"]: e["sources"] for e in report["bundles"] if e["failed_check"] is None}
+    assert {run: [Path(s).name for s in sources] for run, sources in passed.items()} == {
+        "one": ["a-one.tar"],
+        "two": ["b-two.tar"],
+        "three": ["b-three-who"],
+    }
+    refused = sorted(Path(r["source"]).name for r in report["refused"])
+    assert refused == ["a-three-mallory", "a-two-stripped", "b-one-stripped", "c-three-lifted"]
 
 
 def test_dask_ranks_an_archive_of_mixed_signatures_as_one_process_does(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ import pytest
 
 from audit.cli import main
 from bundle_schema import digest_of
+from bundle_schema.layout import MANIFEST_SIGNATURE
 from bundle_schema.models import PinSetRef, Signer
 from tests.audit.test_signing import WHO, sign
 from tests.factories import write_small_bundle
@@ -211,3 +213,85 @@ def test_half_a_policy_is_refused(
     assert main([command, str(archive), *argv]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"audit {command}: ") and says in err and err.count("\n") == 1
+
+
+# --- copies of one signed bundle, signed otherwise (ADR 0043 point 2) ---------------------------
+
+
+def _signed_twice(root: Path, instance: PrivateSigstore, trust: dict[str, str], copy: str,
+                  signer: str | None) -> tuple[Path, Path]:  # fmt: skip
+    """A bundle signed by WHO (``b-signed``) and a copy of its bytes (named ``copy``) that is
+    signed by ``signer`` (None: unsigned; ``flipped``: WHO's signature with a byte changed)."""
+    honest = root / "b-signed"
+    write_small_bundle(honest, durable=False, run_id="run")
+    shutil.copytree(honest, root / copy)
+    assert sign(honest, instance, trust) == 0
+    if signer == "flipped":
+        shutil.copytree(honest / "signatures", root / copy / "signatures")
+        signature = root / copy / MANIFEST_SIGNATURE
+        data = bytearray(signature.read_bytes())
+        data[len(data) // 2] ^= 0x01
+        signature.write_bytes(bytes(data))
+    elif signer is not None:
+        assert sign(root / copy, instance, trust, who=signer) == 0
+    return honest, root / copy
+
+
+@pytest.mark.parametrize("signer", [None, MALLORY, "flipped"])
+@pytest.mark.parametrize("copy", ["a-copy", "c-copy"])  # walked before or after the signed one
+def test_the_copy_signed_by_the_identity_counts_whichever_comes_first(  # noqa: PLR0917
+    tmp_path: Path,
+    instance: PrivateSigstore,
+    trust: dict[str, str],
+    dask_client: Any,  # noqa: F811 - the fixture
+    copy: str,
+    signer: str | None,
+) -> None:
+    """A bundle signed by the identity and a copy of its bytes without that signature: the
+    entry is the signed one's, verified, and the copy is refused as not holding the signature
+    the identity verified, on either engine, whichever is walked first. (A copy walked first
+    made the entry "signature failed" and refused the signed one as signed otherwise: a copy
+    dropped into an archive under a name that sorts first sank an honest run.)"""
+    honest, other = _signed_twice(tmp_path / "archive", instance, trust, copy, signer)
+    local, dasked = reports_on_both_engines(
+        sorted(honest.parent.iterdir()), _identity_policy(trust), dask_client
+    )
+    assert local == dasked
+    report = json.loads(local)
+    (entry,) = report["bundles"]
+    assert (entry["signature"], entry["failed_check"]) == ("verified", None)
+    assert entry["sources"] == [str(honest)]
+    (refused,) = report["refused"]
+    assert refused["source"] == str(other)
+    digest = entry["bundle_digest"]
+    said = f"holds the bytes of bundle {digest} but not the signature of {honest} that the "
+    assert refused["reason"].startswith(said + "command's --identity verified: signature failed: ")
+    assert report["counts"] == {"bundles": 1, "failed": 0, "passed": 1, "refused": 1,
+                                "sources": 2}  # fmt: skip
+
+
+def test_copies_both_signed_by_the_identity_are_both_its_sources(
+    tmp_path: Path,
+    instance: PrivateSigstore,
+    trust: dict[str, str],
+    dask_client: Any,  # noqa: F811 - the fixture
+    capsysbinary: pytest.CaptureFixture[bytes],
+) -> None:
+    """Signed twice by the identity (two signature files, both verified): under the policy the
+    copy verifies as the bundle does and is one of its sources; without a policy neither
+    signature is checked, and the copy is refused as signed otherwise, as before."""
+    honest, other = _signed_twice(tmp_path / "archive", instance, trust, "a-copy", WHO)
+    assert (honest / MANIFEST_SIGNATURE).read_bytes() != (other / MANIFEST_SIGNATURE).read_bytes()
+    local, dasked = reports_on_both_engines(
+        sorted(honest.parent.iterdir()), _identity_policy(trust), dask_client
+    )
+    assert local == dasked
+    report = json.loads(local)
+    assert report["refused"] == []
+    (entry,) = report["bundles"]
+    assert entry["signature"] == "verified" and entry["sources"] == [str(other), str(honest)]
+    capsysbinary.readouterr()  # what signing said
+    assert main(["verify-archive", str(honest.parent), "--json"]) == 1
+    unchecked = json.loads(capsysbinary.readouterr().out)
+    (refused,) = unchecked["refused"]
+    assert "but other signature files than" in refused["reason"]
