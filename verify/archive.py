@@ -618,7 +618,6 @@ class ArchiveWriter:
             added = self._add_copy(digest, judged, kept)
             if added is not None:
                 return added
-            self._displace(digest, kept, unsigned_copy(digest, judged.source, kept.unsigned or ""))
         elif kept is not None and judged.defect is not None:
             self._sources += 1
             self._refuse(judged.source, judged.defect.reason.encode())
@@ -645,11 +644,12 @@ class ArchiveWriter:
     def _add_copy(self, digest: str, judged: Judged, kept: _Kept) -> bool | None:
         """:meth:`add` of a further source with the bytes of bundle ``digest``'s sources; None
         when it takes their place (its signature verified under the policy where theirs
-        failed)."""
+        failed: they are refused, and it is to be added as the bundle's first source)."""
         held = self._signer is None or judged.signed == kept.signed
         if not held and not judged.data:  # only checked: its signature is checked next
             return True
         if not held and kept.unsigned is not None and judged.unsigned is None:
+            self._displace(digest, kept, unsigned_copy(digest, judged.source, kept.unsigned))
             return None
         self._sources += 1
         reason = self._signed_otherwise(judged, kept)
