@@ -388,13 +388,29 @@ MAX_REASON = 4096
 """A refusal's reason is at most this long (the archive-report and ranking schemas' bound)."""
 
 
-def unsigned_copy(digest: str, kept: str, failure: str) -> str:
+def _bounded(reason: str) -> str:
+    """``reason`` cut to :data:`MAX_REASON` (the names in it as they are shown, not folded)."""
+    return reason if len(reason) <= MAX_REASON else reason[: MAX_REASON - 3] + "..."
+
+
+def signed_otherwise(digest: str, first: str) -> str:
+    """:data:`SIGNED_OTHERWISE`, naming the bundle's first source."""
+    return _bounded(SIGNED_OTHERWISE.format(digest=digest, first=first))
+
+
+def unsigned_copy(digest: str, kept: str, failure: str, lacking: str | None = None) -> str:
     """Why a source of bundle ``digest`` is refused whose signature failed under the command's
-    ``--identity`` where ``kept``'s verified (``failure``: why its signature failed)."""
-    return one_line(
-        f"holds the bytes of bundle {digest} but not the signature of {kept} that the command's "
-        f"--identity verified: signature failed: {failure}",
-        MAX_REASON,
+    ``--identity`` where ``kept``'s verified (``failure``: why its signature failed;
+    ``lacking``: what the source lacks of the bundle's bytes, when it lacks any)."""
+    held = (
+        f"holds the bytes of bundle {digest} but not"
+        if lacking is None
+        else f"does not hold the bytes of bundle {digest}, whose manifest it holds "
+        f"({one_line(lacking)}), nor"
+    )
+    return _bounded(
+        f"{held} the signature of {kept} that the command's --identity verified: "
+        f"signature failed: {one_line(failure)}"
     )
 
 
@@ -531,6 +547,7 @@ CREATE TABLE bundles (digest TEXT PRIMARY KEY, offset INTEGER, length INTEGER, f
 CREATE TABLE sources (digest TEXT, source BLOB);
 CREATE INDEX sources_of ON sources (digest, source);
 CREATE TABLE refused (source BLOB, offset INTEGER, length INTEGER);
+CREATE TABLE pending (digest TEXT, source BLOB, unsigned TEXT);
 """
 """The writer's index (a :class:`verify._spool.Spool`'s)."""
 
@@ -626,7 +643,7 @@ class ArchiveWriter:
             return True
         elif kept is not None:  # the sources so far lack bytes this one holds
             assert kept.defect is not None  # noqa: S101 - they differ, and this one has none
-            self._displace(digest, kept, kept.defect.reason)
+            self._displace(digest, kept)
         self._sources += 1
         failed = json.loads(judged.data)["failed_check"] is not None
         defect = judged.defect
@@ -642,51 +659,76 @@ class ArchiveWriter:
         return False
 
     def _add_copy(self, digest: str, judged: Judged, kept: _Kept) -> bool | None:
-        """:meth:`add` of a further source with the bytes of bundle ``digest``'s sources; None
-        when it takes their place (its signature verified under the policy where theirs
-        failed: they are refused, and it is to be added as the bundle's first source)."""
-        held = self._signer is None or judged.signed == kept.signed
-        if not held and not judged.data:  # only checked: its signature is checked next
-            return True
-        if not held and kept.unsigned is not None and judged.unsigned is None:
-            self._displace(digest, kept, unsigned_copy(digest, judged.source, kept.unsigned))
-            return None
+        """:meth:`add` of a further source with the bytes of bundle ``digest``'s sources (or
+        their defect); None when it takes their place (its signature verified under the policy
+        where theirs failed: they are refused, and it is to be added as the bundle's first
+        source)."""
+        held = judged.signed == kept.signed
+        if not held and self._signer is not None:
+            if not judged.data:  # only checked: its signature is checked next
+                return True
+            entry = self._get(kept.offset, kept.length)
+            held = judged.data == entry and judged.unsigned == kept.unsigned  # verified alike
+            if not held and kept.unsigned is not None and judged.unsigned is None:
+                self._displace(digest, kept, judged.source)
+                return None
         self._sources += 1
-        reason = self._signed_otherwise(judged, kept)
-        if reason is not None:
-            self._refuse(judged.source, reason.encode())
+        if held:
+            self._db.execute("INSERT INTO sources VALUES (?, ?)", (digest, _text(judged.source)))
             return False
-        self._db.execute("INSERT INTO sources VALUES (?, ?)", (digest, _text(judged.source)))
+        if kept.defect is not None:  # none of them holds the bundle's bytes
+            reason = kept.defect.reason
+        elif self._signer is None:
+            reason = signed_otherwise(digest, kept.first)
+        elif judged.unsigned is not None and kept.unsigned is None:
+            reason = unsigned_copy(digest, kept.first, judged.unsigned)
+        else:  # both failed, otherwise: named when the bundle's first source is settled
+            self._db.execute(
+                "INSERT INTO pending VALUES (?, ?, ?)",
+                (digest, _text(judged.source), judged.unsigned),
+            )
+            return False
+        self._refuse(judged.source, reason.encode())
         return False
 
-    def _signed_otherwise(self, judged: Judged, kept: _Kept) -> str | None:
-        """Why a further source with a bundle's bytes is refused for its signature files, or
-        None: the same files as the bundle's first source, or (under an identity policy) other
-        files that verified as the first source's did (the same entry)."""
-        if judged.signed == kept.signed:
-            return None
-        if self._signer is not None:
-            if judged.data == self._get(kept.offset, kept.length):
-                return None
-            if judged.unsigned is not None and kept.unsigned is None:
-                return unsigned_copy(judged.digest or "", kept.first, judged.unsigned)
-        return one_line(SIGNED_OTHERWISE.format(digest=judged.digest, first=kept.first), MAX_REASON)
-
-    def _displace(self, digest: str, kept: _Kept, reason: str) -> None:
-        """Refuse the sources so far of bundle ``digest`` with ``reason``: the source being
-        added takes their place."""
+    def _displace(self, digest: str, kept: _Kept, by: str | None = None) -> None:
+        """Refuse the sources so far of bundle ``digest``: the source being added (``by``, when
+        it is for its signature) takes their place. Refused with their defect's reason when
+        they lack bytes, else as :func:`unsigned_copy` of ``by``, each with its own failure."""
         listed = self._db.execute(
-            "SELECT source FROM sources WHERE digest = ? ORDER BY rowid", (digest,)
+            "SELECT source, ? FROM sources WHERE digest = ? "
+            "UNION ALL SELECT source, unsigned FROM pending WHERE digest = ?",
+            (kept.unsigned, digest, digest),
         ).fetchall()
-        for (source,) in listed:
+        for source, unsigned in listed:
+            if kept.defect is not None:
+                reason = kept.defect.reason
+            else:  # a place taken for its signature: theirs failed
+                assert by is not None and unsigned is not None  # noqa: S101
+                reason = unsigned_copy(digest, by, unsigned)
             self._refuse(_named(source), reason.encode())
         self._db.execute("DELETE FROM sources WHERE digest = ?", (digest,))
+        self._db.execute("DELETE FROM pending WHERE digest = ?", (digest,))
         self._bundles -= 1
         self._failed -= kept.failed
 
+    def _settle(self) -> None:
+        """Refuse the sources left pending (signed otherwise, each failing under the policy as
+        the bundle's first source did, but for another reason) as :func:`signed_otherwise`,
+        naming the bundle's first source: the one the report gives, whatever took which
+        place before."""
+        rows = self._db.execute(
+            "SELECT p.digest, p.source, b.first FROM pending AS p JOIN bundles AS b "
+            "ON b.digest = p.digest ORDER BY p.rowid"
+        ).fetchall()
+        for digest, source, first in rows:
+            self._refuse(_named(source), signed_otherwise(digest, _named(first)).encode())
+        self._db.execute("DELETE FROM pending")
+
     @property
     def failed(self) -> bool:
-        """Any bundle failed a check, or any source was refused: exit 1."""
+        """Any bundle failed a check, or any source was refused: exit 1. (A source pending, see
+        :meth:`_settle`, is of a bundle that failed its signature check.)"""
         return bool(self._refused or self._failed)
 
     def _entries(self) -> Iterator[dict[str, Any]]:
@@ -700,11 +742,13 @@ class ArchiveWriter:
             yield value
 
     def _refusals(self) -> Iterator[dict[str, str]]:
+        self._settle()
         rows = self._db.execute("SELECT source, offset, length FROM refused ORDER BY 1, 2, 3")
         for source, offset, length in rows:
             yield {"source": _named(source), "reason": self._get(offset, length).decode()}
 
     def _counts(self) -> dict[str, int]:
+        self._settle()
         return {
             "sources": self._sources,
             "bundles": self._bundles,

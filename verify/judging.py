@@ -371,7 +371,7 @@ class JudgedArchive(Spooled):
             (kept, ref, _, _, verdict, contents) = items[0]
             counted, differently = [kept], []
             signed = None
-            for other, other_ref, _, _, other_verdict, _ in items[1:]:
+            for other, other_ref, other_intact, _, other_verdict, _ in items[1:]:
                 if other_verdict == verdict:
                     counted.append(other)
                     continue
@@ -379,7 +379,8 @@ class JudgedArchive(Spooled):
                 if signed is None:
                     signed = self._spooled(ref)[0].facts.unsigned is None
                 if signed and facts.unsigned is not None:
-                    self._refuse(other, unsigned_copy(digest, kept, facts.unsigned))
+                    lacking = None if other_intact else facts.why
+                    self._refuse(other, unsigned_copy(digest, kept, facts.unsigned, lacking))
                     continue
                 counted.append(other)
                 differently.append(
