@@ -80,6 +80,7 @@ from verify.archive import (
     open_in,
     refusal_reason,
     shown,
+    signatures_of,
 )
 from verify.judging import (
     Job,
@@ -106,9 +107,10 @@ class _Rules:
     policy: IdentityPolicy | None = None
 
 
-_Listed = tuple[str | None, str | None, list[tuple[FileKey, str]], Judged | None]
+_Listed = tuple[str | None, str | None, list[tuple[FileKey, str]], Judged | None, str | None]
 """A source's digest (None: refused), the refusal's reason, its blob files' keys and paths,
-and, for a tar, its verification."""
+for a tar, its verification, and, for a directory under an identity policy, the fingerprint of
+its signature files as listed (:func:`verify.archive.signatures_of`)."""
 
 
 def _list(source: Source, listing: Future[BundleSource], rules: _Rules, cwd: str) -> _Listed:
@@ -119,15 +121,19 @@ def _list(source: Source, listing: Future[BundleSource], rules: _Rules, cwd: str
     A tar is verified here too (ADR 0031): its members are never shared, so nothing of stage 2
     is needed for it, and the task has just read it (at a URL, the whole of a small tar: its
     verification reads the listing and the bytes received, no request more). If another source
-    of its digest comes first, the driver uses the result as the check of its bytes."""
+    of its digest comes first, the driver uses the result as the check of its bytes. Under an
+    identity policy a directory's signature files are fingerprinted here, so that a further
+    source signed otherwise than its bundle's first is verified in stage 3, not checked there
+    and verified after it (ADR 0043, amended)."""
     try:
         bundle = listing.result()
         digest = digest_of(bundle.manifest_bytes())
     except (EvidenceAuditError, OSError) as exc:
-        return None, refusal_reason(source, exc, located(source, cwd)), [], None
+        return None, refusal_reason(source, exc, located(source, cwd)), [], None, None
     if bundle.kind != "directory":
-        return digest, None, [], _verify(source, digest, [], rules, cwd, bundle)
-    return digest, None, _blob_keys(bundle), None
+        return digest, None, [], _verify(source, digest, [], rules, cwd, bundle), None
+    signed = None if rules.policy is None else signatures_of(bundle)
+    return digest, None, _blob_keys(bundle), None, signed
 
 
 def _blob_keys(bundle: BundleSource) -> list[tuple[FileKey, str]]:
@@ -238,7 +244,7 @@ def _links(files: Iterable[Sequence[tuple[FileKey, str]] | None]) -> _Links:
     return _Links(keys, [(key, *seen) for key, seen in counted.items()])
 
 
-_Folded = tuple[str | None, str | None, Judged | None]
+_Folded = tuple[str | None, str | None, Judged | None, str | None]
 """A source's listing as the driver folds it: :data:`_Listed` without its files (they are in
 the chunk's :class:`_Links`)."""
 
@@ -253,11 +259,11 @@ def _list_many(chunk: _Chunk[str], rules: _Rules) -> tuple[list[_Folded], _Links
             _list(source, listing, rules, chunk.cwd)
             for source, listing in listed_ahead(sources, chunk.cwd)
         ]
-    folded = [(digest, reason, judged) for digest, reason, _, judged in listed]
+    folded = [(digest, reason, judged, signed) for digest, reason, _, judged, signed in listed]
     # a directory bundle is linked; a refused source and a tar verified as listed are not
     linked = [
         files if digest is not None and judged is None else None
-        for digest, _, files, judged in listed
+        for digest, _, files, judged, _ in listed
     ]
     return folded, _links(linked)
 
@@ -458,8 +464,9 @@ CREATE TABLE source (idx INTEGER PRIMARY KEY, wired BLOB, local INTEGER, shown B
 CREATE TABLE listed (idx INTEGER PRIMARY KEY, keys BLOB);
 CREATE TABLE link (key BLOB PRIMARY KEY, count INTEGER, path BLOB) WITHOUT ROWID;
 CREATE TABLE hashed (key BLOB PRIMARY KEY, result BLOB) WITHOUT ROWID;
-CREATE TABLE chosen (digest TEXT PRIMARY KEY, idx INTEGER) WITHOUT ROWID;
-CREATE TABLE other (digest TEXT, idx INTEGER, PRIMARY KEY (digest, idx)) WITHOUT ROWID;
+CREATE TABLE chosen (digest TEXT PRIMARY KEY, idx INTEGER, signed TEXT) WITHOUT ROWID;
+CREATE TABLE other (digest TEXT, idx INTEGER, signed TEXT, PRIMARY KEY (digest, idx))
+    WITHOUT ROWID;
 CREATE TABLE walked (idx INTEGER PRIMARY KEY, seq INTEGER, digest TEXT, reason BLOB);
 CREATE INDEX walked_by_digest ON walked (digest, seq);
 CREATE TABLE todo (seq INTEGER PRIMARY KEY, idx INTEGER, digest TEXT, whole INTEGER,
@@ -641,6 +648,7 @@ class _Verifying(_Driver):
 
     def __init__(self, client: Any, rules: _Rules) -> None:
         super().__init__(client)
+        self.policy = rules.policy is not None
         given = rules.pins is not None or rules.policy is not None
         self.rules = client.scatter(rules, broadcast=True) if given else rules
 
@@ -687,18 +695,18 @@ class _Verifying(_Driver):
         """A source listed: refused, a further source of its bundle, or its first; a tar's
         verification kept or added. A directory bundle is linked with its chunk
         (:func:`_list_many`)."""
-        digest, reason, judged = listed
+        digest, reason, judged, signed = listed
         if digest is None:
             self.writer.add(Judged(shown_as, None, (reason or "").encode()))
             return
         chosen = self.db.execute("SELECT 1 FROM chosen WHERE digest = ?", (digest,)).fetchone()
         if chosen is not None:
-            self.db.execute("INSERT INTO other VALUES (?, ?)", (digest, index))
+            self.db.execute("INSERT INTO other VALUES (?, ?, ?)", (digest, index, signed))
             if judged is not None:  # a later tar's result: its check, or its entry
                 self._keep(index, False, judged, None, None)
                 return
         else:
-            self.db.execute("INSERT INTO chosen VALUES (?, ?)", (digest, index))
+            self.db.execute("INSERT INTO chosen VALUES (?, ?, ?)", (digest, index, signed))
             if judged is not None:  # a tar, verified as it was listed
                 self.writer.add(judged)
 
@@ -711,13 +719,16 @@ class _Verifying(_Driver):
             "ORDER BY c.idx"
         )
         further = self.db.execute(
-            "SELECT o.idx, o.digest FROM other AS o JOIN listed AS l ON l.idx = o.idx "
+            "SELECT o.idx, o.digest, o.signed FROM other AS o JOIN listed AS l ON l.idx = o.idx "
             "ORDER BY o.idx"
         )
         self._plan(  # read as planned, a row at a time
             itertools.chain(
                 ((index, digest, True, True) for index, digest in first),
-                ((index, digest, self._verified(digest), False) for index, digest in further),
+                (
+                    (index, digest, self._verified(digest, signed), False)
+                    for index, digest, signed in further
+                ),
             )
         )
 
@@ -732,17 +743,26 @@ class _Verifying(_Driver):
                 else:
                     self._keep(index, False, judged, None, None)
 
-    def _verified(self, digest: str) -> bool:
-        """Whether a further directory source of a bundle is verified in stage 3 rather than
-        only checked: when the bundle's first source is a tar, verified as it was listed, that
-        was refused or lacks bytes (then this source's verification may take its place, as in
-        the default engine; a bundle whose first source is a directory is verified in the same
-        stage, and its further sources are checked)."""
-        chosen = self.db.execute(
-            "SELECT 1 FROM chosen AS c JOIN listed AS l ON l.idx = c.idx WHERE c.digest = ?",
+    def _verified(self, digest: str, signed: str | None) -> bool:
+        """Whether a further directory source of a bundle (``signed``: its signature files'
+        fingerprint as listed) is verified in stage 3 rather than only checked: when the
+        bundle's first source is a tar, verified as it was listed, that was refused or lacks
+        bytes (then this source's verification may take its place, as in the default engine; a
+        bundle whose first source is a directory is verified in the same stage, and its further
+        sources are checked); and, under an identity policy, when its signature files are not
+        the first source's (the writer verifies such a source, ADR 0043 amended: here in the
+        parallel stage, not after it, a task at a time)."""
+        row = self.db.execute(
+            "SELECT l.idx, c.signed FROM chosen AS c LEFT JOIN listed AS l ON l.idx = c.idx "
+            "WHERE c.digest = ?",
             (digest,),
         ).fetchone()
-        return chosen is None and not self.writer.intact(digest)
+        otherwise = self.policy and row is not None and signed != row[1]
+        if row is not None and row[0] is not None:  # a directory, verified in this stage
+            return bool(otherwise)
+        if not self.writer.intact(digest):
+            return True
+        return self.policy and signed != self.writer.signed(digest)
 
     def _add_further(self) -> None:
         """The further sources of each bundle, in source order, as the default engine adds

@@ -599,6 +599,12 @@ class ArchiveWriter:
         """Whether a bundle of this digest has been judged."""
         return self._kept(digest) is not None
 
+    def signed(self, digest: str) -> str | None:
+        """The :func:`signatures_of` of the first source of bundle ``digest`` judged (None:
+        none judged, or it has no signature files)."""
+        kept = self._kept(digest)
+        return None if kept is None else kept.signed
+
     def intact(self, digest: str) -> bool:
         """Whether a bundle of this digest has been judged, and its sources hold every byte
         its manifest names."""

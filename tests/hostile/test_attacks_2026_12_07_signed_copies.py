@@ -61,11 +61,12 @@ two copies lacking the same blob, one signed by another identity and one unsigne
 sources of the (failed) entry (``failed_check`` names the integrity failure first, and the
 entry holds no signature reason); they are now compared by entry and signature failure.
 
-A decision left (``xfail(strict=True)``, ``DECISION:``):
-
-- Cost on Dask: a further directory source signed otherwise is only byte-checked in stage 3,
-  then verified one task at a time in ``_add_further`` (``client.submit(...).result()``): an
-  archive whose every bundle has a mirror without its signature is verified serially.
+A cost found (was a strict DECISION xfail), changed the same day: on Dask a further directory
+source signed otherwise was only byte-checked in stage 3, then verified one task at a time in
+``_add_further`` (``client.submit(...).result()``), so an archive whose every bundle had a mirror
+without its signature was verified at one task's pace on the driver's round trip. Its signature
+files are now fingerprinted as it is listed, and such a source is verified in stage 3
+(``verify/_dask.py`` ``_Verifying._verified``).
 
 Held (the tests that pass): in every order and on both engines (the same bytes), with tars and
 URLs, the bundle passes on the identity's sources alone (signed twice: both listed), every
@@ -485,15 +486,6 @@ def test_copies_that_lack_bytes_and_fail_their_signatures_otherwise_are_not_one_
     assert [r["source"] for r in report["refused"]] == [str(sources[1])]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="DECISION (cost, ADR 0043's amendment counts a verification a copy signed otherwise, "
-    "not how): on Dask such a further directory source is only checked in stage 3 "
-    "(verify/_dask.py _Verifying._verified plans a verification only after a tar that lacks "
-    "bytes), then verified one task at a time in _add_further (client.submit(...).result()), "
-    "so an archive whose every bundle has a mirror without its signature is verified at one "
-    "task's pace on the driver's round trip",
-)
 def test_dask_verifies_copies_signed_otherwise_in_the_parallel_stage(
     tmp_path: Path,
     instance: PrivateSigstore,
