@@ -118,11 +118,11 @@ def output_target(out: str, bundle: str | None = None, *, doing: str = "reads") 
     written by a rename over the target, which replaces whatever is there).
 
     Raises:
-        InvalidInput: ``out`` is empty (an unset variable), a directory, or something other
-            than a regular file (a FIFO, a socket or, for root, a device node such as
-            ``/dev/null``, which the rename would replace), or it is the local ``bundle`` the
-            command ``doing`` (its tar, or a file inside its directory: the bundle would be
-            lost or gain a file outside its layout).
+        InvalidInput: ``out`` is empty (an unset variable), a directory, in a directory that
+            does not exist, or something other than a regular file (a FIFO, a socket or, for
+            root, a device node such as ``/dev/null``, which the rename would replace), or it
+            is the local ``bundle`` the command ``doing`` (its tar, or a file inside its
+            directory: the bundle would be lost or gain a file outside its layout).
     """
     if not out:
         raise InvalidInput("an empty output path: name the file to write")
@@ -136,6 +136,8 @@ def output_target(out: str, bundle: str | None = None, *, doing: str = "reads") 
             raise InvalidInput(f"{target}: cannot be written inside the bundle it {doing}")
     if target.is_dir():
         raise InvalidInput(f"{target}: Is a directory")  # as the system says it
+    if not target.parent.is_dir():  # refused now, not after other outputs are written
+        raise InvalidInput(f"{target}: No such file or directory")  # as the system says it
     if target.exists() and not target.is_file():
         raise InvalidInput(f"{target}: not a regular file; the output is written as a file")
     return target

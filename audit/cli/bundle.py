@@ -157,11 +157,17 @@ def register(commands: Subparsers) -> dict[str, Handler]:
     return {"verify": _verify, "show": _show, "diff": _diff}
 
 
-def _outputs(bundle: str, *paths: str | None) -> None:
+def _outputs(bundle: str, args: argparse.Namespace, *paths: str | None) -> None:
     """Refuse, before any work, an output a command was asked to write that it must not
-    write (:func:`audit._store.output_target`), and two outputs that name one file (the second
-    written would replace the first)."""
+    write (:func:`audit._store.output_target`), two outputs that name one file (the second
+    written would replace the first), and an output that is a file the command reads (its
+    ``--pins`` file or ``--trusted-root``, which it would replace)."""
     seen: dict[str, str] = {}
+    read = {
+        option: given
+        for option, given in (("--pins", args.pins), ("--trusted-root", args.trusted_root))
+        if given is not None and os.path.isfile(given)
+    }
     for path in paths:
         if path is None:
             continue
@@ -172,17 +178,23 @@ def _outputs(bundle: str, *paths: str | None) -> None:
                 f"{path}: named for two outputs (as {seen[key]} too); give each its own file"
             )
         seen[key] = path
+        for option, given in read.items():
+            if target.exists() and os.path.samefile(target, given):
+                raise InvalidInput(f"{path}: is the {option} file the command reads")
 
 
 def _verify(args: argparse.Namespace, out: Console, err: Console) -> int:
-    _outputs(args.path, args.evidence_out, args.attest, args.vsa)
+    _outputs(args.path, args, args.evidence_out, args.attest, args.vsa)
     if args.resource_uri is not None and args.vsa is None:
         raise InvalidInput("--resource-uri is recorded in a Verification Summary: give --vsa FILE")
     moment = signing.summary_time() if args.vsa is not None else None  # refused before any work
+    read, uri = args.path, None
+    if args.vsa is not None:  # what the summary names is what is read
+        read, uri = signing.summarized(args.path, args.resource_uri)
     policy = signing.policy_from(args)
     with ProgressBar(err) as bar:
         done = verify_bundle(
-            args.path,
+            read,
             expect_digest=args.expect_digest,
             workers=args.workers,
             progress=bar.factory,
@@ -202,7 +214,7 @@ def _verify(args: argparse.Namespace, out: Console, err: Console) -> int:
             verdict,
             args.vsa,
             args.path,
-            args.resource_uri,
+            uri,
             signature_digest=done.signature_digest,
             moment=moment,
         )
@@ -219,7 +231,7 @@ def _verify(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 
 def _show(args: argparse.Namespace, out: Console, err: Console) -> int:
-    _outputs(args.path, args.html)
+    _outputs(args.path, args, args.html)
     policy = signing.policy_from(args)
     done = verify_bundle(
         args.path, pins=optional_pins(args.pins), signature_policy=policy, keep_evidence=True

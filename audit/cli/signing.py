@@ -43,7 +43,13 @@ from bundle_schema.errors import (
     one_line,
 )
 from bundle_schema.layout import MANIFEST_SIGNATURE
-from bundle_schema.models import AttestationReport, Verdict, VerificationStatement, VsaStatement
+from bundle_schema.models import (
+    MAX_RESOURCE_URI,
+    AttestationReport,
+    Verdict,
+    VerificationStatement,
+    VsaStatement,
+)
 from pins import load_builtin
 from verify import (
     DEFAULT_ROOT,
@@ -147,6 +153,11 @@ def _published_uri(text: str) -> str:
         bare = bare_uri(text)
     except ValueError:  # an unclosed IPv6 bracket, a port that is no number
         bare = None
+    if len(text) > MAX_RESOURCE_URI:
+        raise argparse.ArgumentTypeError(
+            f"a URI of {len(text):,} characters: a Verification Summary's resourceUri holds at "
+            f"most {MAX_RESOURCE_URI:,}"
+        )
     if is_bare_uri(text) and bare == text and text.isprintable() and " " not in text:
         return text
     # nothing of what was given is echoed: it may hold the very credential refused
@@ -409,17 +420,32 @@ def summarize(
     moment = moment or dt.datetime.now(dt.UTC)
     target = Path(path)
     time_verified = moment.strftime("%Y-%m-%dT%H:%M:%SZ")
-    uri = resource_uri or _resource_uri(bundle)
+    uri = resource_uri or summarized(bundle, None)[1]
     write_atomically(target, [_summary(verdict, time_verified, uri, signature_digest)])
     return target
 
 
-def _resource_uri(bundle: str) -> str:
-    """Where the bundle was read: its URL without userinfo, query or fragment (ADR 0023), or a
-    file: URI of its path."""
+def summarized(bundle: str, resource_uri: str | None) -> tuple[str, str]:
+    """What ``audit verify --vsa`` reads, and the ``resourceUri`` its summary records, both
+    taken before the verification: the bundle's URL and that URL without userinfo, query or
+    fragment (ADR 0023), or its path resolved and that path's ``file:`` URI (the resolved path
+    is what is read, so that the summary never names a file another than the one verified: a
+    symbolic link on the path repointed during the verification changes neither);
+    ``resource_uri`` instead, when given.
+
+    Raises:
+        InvalidInput: the ``file:`` URI is longer than a summary holds.
+    """
     if is_url(bundle):
-        return bare_uri(bundle)
-    return Path(bundle).resolve().as_uri()
+        return bundle, resource_uri or bare_uri(bundle)
+    resolved = Path(bundle).resolve()
+    uri = resource_uri or resolved.as_uri()
+    if len(uri) > MAX_RESOURCE_URI:
+        raise InvalidInput(
+            f"{bundle}: its file: URI is {len(uri):,} characters, more than a Verification "
+            f"Summary's resourceUri holds ({MAX_RESOURCE_URI:,}): give --resource-uri"
+        )
+    return str(resolved), uri
 
 
 # --- audit verify-attestation ------------------------------------------------------------------
@@ -473,6 +499,8 @@ def _verify_attestation_parser(commands: Subparsers) -> None:
 
 
 def _verify_attestation_command(args: argparse.Namespace, out: Console, err: Console) -> int:
+    if args.pins is not None and args.bundle is None:
+        raise InvalidInput("--pins is the pin set --bundle is verified under: give --bundle too")
     policy = policy_from(args, required=True)
     assert policy is not None  # noqa: S101 - required=True never returns None
     data = read_capped(args.attestation, MAX_SIGNATURE_SIZE, "a Sigstore bundle")
@@ -527,10 +555,11 @@ def _verify_again(
     pins = optional_pins(args.pins) or load_builtin(statement.predicate.pin_set.id)
     check = statement.predicate.verdict.signature
     bundle_policy = None
-    if check.status == "verified" and check.identity is not None and check.issuer is not None:
-        bundle_policy = IdentityPolicy(
-            check.identity, check.issuer, _root_for(check.trusted_root, policy.trust)
-        )
+    identity, issuer = check.identity or "", check.issuer or ""
+    # an empty one matches any (policy_from refuses it): the verdict is then not reached again
+    if check.status == "verified" and identity.strip() and issuer.strip():
+        root = _root_for(check.trusted_root, policy.trust)
+        bundle_policy = IdentityPolicy(identity, issuer, root)
     fresh = verify_bundle(args.bundle, pins=pins, signature_policy=bundle_policy).verdict
     if check.status == "failed" and fresh.signature.status == "unchecked":
         # A failed check records no identity to check it under again: the bundle must still

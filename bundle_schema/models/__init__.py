@@ -174,6 +174,7 @@ from bundle_schema.models.scorers import (
 )
 from bundle_schema.models.statements import (
     BUNDLE_PREDICATE_TYPE,
+    MAX_RESOURCE_URI,
     STATEMENT_TYPE,
     VERIFICATION_PREDICATE_TYPE,
     VERIFIER_ID,
@@ -219,6 +220,7 @@ __all__ = [
     "IDENTIFIER_PATTERN",
     "LOGICAL_NAME_PATTERN",
     "MAX_ENV_VALUE",
+    "MAX_RESOURCE_URI",
     "MAX_SAFE_INTEGER",
     "SCHEMA_VERSION",
     "STATEMENT_TYPE",

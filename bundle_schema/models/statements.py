@@ -122,6 +122,10 @@ class VsaResource(_Model):
     digest: SubjectDigest
 
 
+MAX_RESOURCE_URI = 4096
+"""The longest ``resourceUri`` a summary records (the commands refuse a longer one first)."""
+
+
 class VsaPredicate(_Model):
     """A SLSA Verification Summary (v1) of one verification by ``audit verify``: PASSED only for a
     rankable result whose checks all passed; the whole verdict in the documented extension field
@@ -130,7 +134,8 @@ class VsaPredicate(_Model):
     verifier: VsaVerifier
     time_verified: Timestamp = Field(alias="timeVerified")
     resource_uri: Annotated[
-        str, StringConstraints(min_length=1, max_length=4096, pattern=BARE_URI_PATTERN)
+        str,
+        StringConstraints(min_length=1, max_length=MAX_RESOURCE_URI, pattern=BARE_URI_PATTERN),
     ] = Field(alias="resourceUri")
     """Where the bundle is, with no userinfo, query or fragment (:data:`BARE_URI_PATTERN`)."""
     policy: VsaResource
