@@ -120,12 +120,18 @@ class Job:
         named = verify(pins=self.before) if self.rejudge else None
         done = verify(pins=self.pins)
         diff = None
+        found, defect = _found(name, done)
         if named is not None:
             if named.signature_digest != done.signature_digest:
                 raise Refused(f"{MANIFEST_SIGNATURE}: other bytes at its second reading: "
                               "changed while the archive was verified")  # fmt: skip
+            if _defect(named) != defect:  # a blob, hashed as each reads it
+                raise Refused(
+                    "other bytes of its blobs at the verification under each pin set "
+                    f"({_lacking(named)}, then {_lacking(done)}): changed while the archive "
+                    "was verified"
+                )
             diff = diff_runs((named.verdict, named.evidence), (done.verdict, done.evidence))
-        found, defect = _found(name, done)
         return Judgement(found, defect, diff, signatures_of(bundle, done.signature_digest))
 
 
@@ -134,8 +140,19 @@ def _found(name: str, done: Verification) -> tuple[Found, str | None]:
     and the fingerprint of what its bytes lack."""
     verdict = done.verdict
     found = Found(name, Facts.of(verdict, done.evidence), contents_key(done.manifest.model))
-    defect = defect_of(verdict.bundle_digest, done.byte_findings)
-    return found, None if defect is None else defect.fingerprint
+    return found, _defect(done)
+
+
+def _defect(done: Verification) -> str | None:
+    """The fingerprint of what a verified source's bytes lack (None: nothing)."""
+    defect = defect_of(done.verdict.bundle_digest, done.byte_findings)
+    return None if defect is None else defect.fingerprint
+
+
+def _lacking(done: Verification) -> str:
+    """What a verification found its source's bytes to lack, in a few words."""
+    findings = done.byte_findings
+    return f"{len(findings)} finding(s) of its bytes" if findings else "every byte as named"
 
 
 class Refused(InvalidInput):

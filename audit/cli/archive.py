@@ -18,6 +18,7 @@ from audit.cli._common import (
     example,
     optional_pins,
     pin_set,
+    positive,
 )
 from audit.cli.signing import add_policy_options, policy_from
 from bundle_schema import canonical_bytes
@@ -206,7 +207,7 @@ def _add_engine(parser: argparse.ArgumentParser, work: str) -> None:
     )
     parser.add_argument(
         "--workers",
-        type=int,
+        type=positive,
         metavar="N",
         help="with --engine dask and no --scheduler: the LocalCluster's workers (default: cores)",
     )
@@ -214,7 +215,7 @@ def _add_engine(parser: argparse.ArgumentParser, work: str) -> None:
 
 def _engine_options(args: argparse.Namespace) -> None:
     """Refuse engine options that do not go together."""
-    if args.engine != "dask" and (args.scheduler or args.workers):
+    if args.engine != "dask" and (args.scheduler is not None or args.workers is not None):
         raise InvalidInput("--scheduler and --workers are options of --engine dask")
     if args.scheduler and args.workers is not None:
         raise InvalidInput(
@@ -531,11 +532,9 @@ def _rejudge_text(archive: JudgedArchive, pins: str, digest: str, out: Console) 
         out.print(flat(text), markup=False, emoji=False, highlight=False, soft_wrap=True)
 
     refused = archive.refusals
-    out.print(
+    say(
         f"{archive.changed} of {archive.count} verdicts change under {pins} ({digest})"
-        + (f"; {refused} bundle(s) refused" if refused else ""),
-        markup=False,
-        emoji=False,
+        + (f"; {refused} bundle(s) refused" if refused else "")
     )
     for row in _changed(archive):
         say(f"- {row.run_id} ({row.bundle}): {_changes(row.diff)}")
