@@ -125,7 +125,9 @@ class Job:
             if named.signature_digest != done.signature_digest:
                 raise Refused(f"{MANIFEST_SIGNATURE}: other bytes at its second reading: "
                               "changed while the archive was verified")  # fmt: skip
-            if _defect(named) != defect:  # a blob, hashed as each reads it
+            # two manifests read: _as_listed refuses the source, naming both
+            same = named.verdict.bundle_digest == done.verdict.bundle_digest
+            if same and _defect(named) != defect:  # a blob, hashed as each reads it
                 raise Refused(
                     "other bytes of its blobs at the verification under each pin set "
                     f"({_lacking(named)}, then {_lacking(done)}): changed while the archive "
