@@ -160,7 +160,9 @@ def register(commands: Subparsers) -> dict[str, Handler]:
         "digest: its sources, run, outcome, validity, profile decision, rankability, integrity, "
         "the check it failed and its first reason; then every refused source), written as the "
         "bundles are verified; or Markdown or CSV. With --identity and --issuer, each bundle's "
-        "signature is checked (a bundle unsigned or signed by another fails its check); "
+        "signature is checked (a bundle unsigned or signed by another fails its check; of "
+        "copies of one bundle signed otherwise, one that the identity signed counts and the "
+        "others are refused, whichever sorts first); "
         "without them a signature present is 'unchecked'. Exit 0 when every bundle passed, 1 "
         "when any failed a check (integrity, signature, claims) or any source was refused, 2 "
         "when a PATH holds no bundle.",
