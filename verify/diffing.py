@@ -79,12 +79,13 @@ def _side(verdict: Verdict) -> DiffSide:
 
 def diff_runs(a: Run, b: Run) -> RunDiff:
     """What differs from run ``a`` to run ``b``: the same deployment when the pin set, model,
-    engine and upstream commits are; the same verdict when the outcome, validity, profile
-    decision and rankability are."""
+    engine and upstream commits are; the same verdict when the integrity status, outcome,
+    validity, profile decision and rankability are (a run whose bytes verify under one pin set
+    and not under another has not the same verdict, whatever its decisions were already)."""
     (va, _), (vb, _) = a, b
-    same = (va.outcome, va.result_validity, va.profile_decision, va.rankable) == (
-        vb.outcome, vb.result_validity, vb.profile_decision, vb.rankable
-    )  # fmt: skip
+    same = (va.integrity.status, va.outcome, va.result_validity, va.profile_decision,
+            va.rankable) == (vb.integrity.status, vb.outcome, vb.result_validity,
+                             vb.profile_decision, vb.rankable)  # fmt: skip
     return RunDiff(
         schema_version=1,
         a=_side(va),

@@ -363,11 +363,12 @@ def _rank(args: argparse.Namespace, out: Console, err: Console) -> int:
         return _report_refused("rank", archive)
 
 
-_AXES = ("outcome", "result_validity", "profile_decision", "rankable")
+_AXES = ("integrity", "outcome", "result_validity", "profile_decision", "rankable")
+"""What a rejudged verdict changes in (``run-diff``'s ``same_verdict``)."""
 
 
 def _changes(diff: RunDiff) -> str:
-    """The decisions that change, ``field A -> B``, joined by ``; ``."""
+    """What changes of the verdict (:data:`_AXES`), ``field A -> B``, joined by ``; ``."""
     fields = [d for d in diff.differences if d.field in _AXES]
     return "; ".join(f"{d.field} {d.a} -> {d.b}" for d in fields)
 
@@ -445,7 +446,8 @@ def _rejudge_markdown(
 
 
 _REJUDGE_CSV = (
-    "status", "bundle_digest", "run_id", "outcome_before", "outcome", "result_validity_before",
+    "status", "bundle_digest", "run_id", "integrity_before", "integrity", "outcome_before",
+    "outcome", "result_validity_before",
     "result_validity", "profile_decision_before", "profile_decision", "rankable_before",
     "rankable", "copy_of", "first_reason", "bundle",
 )  # fmt: skip
@@ -464,6 +466,7 @@ def _rejudge_csv(archive: JudgedArchive) -> Iterator[tuple[str, ...]]:
         facts = bundle.kept.facts
         diff = _diff(bundle)
         now: dict[str, object] = {
+            "integrity": diff.b.integrity,
             "outcome": facts.outcome,
             "result_validity": facts.result_validity,
             "profile_decision": facts.profile_decision,

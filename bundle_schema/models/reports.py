@@ -120,8 +120,8 @@ class DiffSide(_Model):
 class RunDiff(_Model):
     """What differs between two verified runs (``audit diff``): the same deployment when the
     pin set, the model (runtime id and digest), the engine and its version and every upstream
-    commit are; the same verdict when the outcome, validity, profile decision and rankability
-    are."""
+    commit are; the same verdict when the integrity status, outcome, validity, profile decision
+    and rankability are."""
 
     schema_version: SchemaVersion
     a: DiffSide

@@ -95,7 +95,8 @@ def test_rejudge_csv_is_one_row_a_bundle_with_each_decision_before_and_after(
     captured = capsys.readouterr()
     assert captured.err.startswith(f"audit rejudge: refused {at['junk']}: ")
     assert captured.out.splitlines()[0] == (
-        "status,bundle_digest,run_id,outcome_before,outcome,result_validity_before,"
+        "status,bundle_digest,run_id,integrity_before,integrity,outcome_before,outcome,"
+        "result_validity_before,"
         "result_validity,profile_decision_before,profile_decision,rankable_before,rankable,"
         "copy_of,first_reason,bundle"
     )
@@ -109,6 +110,7 @@ def test_rejudge_csv_is_one_row_a_bundle_with_each_decision_before_and_after(
         "MEETS_PROFILE", "DOES_NOT_MEET_PROFILE"
     )  # fmt: skip
     assert full["result_validity_before"] == full["result_validity"] == "VALID"
+    assert full["integrity_before"] == full["integrity"] == "ok"
     assert full["rankable_before"] == full["rankable"] == "no"  # demo-only: never ranked
     assert full["bundle"] == f"{at['full']}, {at['full']}.tar"
     assert full["copy_of"] == ""

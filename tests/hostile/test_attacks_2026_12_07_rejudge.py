@@ -226,12 +226,6 @@ def test_a_lie_to_one_verification_makes_up_no_change(
 # --- decisions ---------------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="DECISION: a run whose integrity holds under the pin set before and fails under "
-    "--pins is 'same' when its decisions were already INFRA_ERROR (verify/diffing.py, "
-    "diff_runs: same_verdict reads the four decisions alone); no output of rejudge says so",
-)
 def test_a_run_that_fails_integrity_only_under_the_new_pins_is_listed(
     capsysbinary: pytest.CaptureFixture[bytes],
 ) -> None:
