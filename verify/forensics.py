@@ -41,7 +41,7 @@ from pins import PinSetSource
 from verify._consistency import LIMIT_STOP
 from verify._facts import ledger_facts, outside_attempt, reply_facts
 from verify.gx10 import GATES, Fallback, Gate, fallback, off_sandbox
-from verify.replies import harness_went, is_completion, same_model
+from verify.replies import harness_went, is_completion, same_model, truncated
 
 __all__ = ["show_report"]
 
@@ -240,12 +240,14 @@ def _timed_out(
     stopped: str,
     unattributed: int | None,
 ) -> TimedOut:
-    """Slow model or hung agent: an exchange still streaming when the item stopped, or its
-    exchanges open for at least half its wall, is the model; otherwise the agent, with how long
-    no exchange was open. ``unattributed``: the run ties no exchange to a task, though its
-    Hermes component made this many (then it cannot be told)."""
+    """Slow model or hung agent: an exchange still streaming when the item stopped (any of
+    them, not only the last to start: one never answered stays open while others come and
+    go), or its exchanges open for at least half its wall, is the model; otherwise the agent,
+    with how long no exchange was open. ``unattributed``: the run ties no exchange to a task,
+    though its Hermes component made this many (then it cannot be told)."""
     ids = [e.id for e in exchanges]
     last = max(exchanges, key=lambda e: (e.started, e.id), default=None)
+    still = max((e for e in exchanges if _cut(e)), key=lambda e: (e.started, e.id), default=None)
     model = _open_for(exchanges)
     wall_s = None if wall is None else round(wall, 3)
     of_wall = f" of its {_s(wall_s)} wall" if wall_s is not None else ""
@@ -264,13 +266,13 @@ def _timed_out(
         many = len(ids) != 1
         made = f"its {len(ids)} exchange{'s' if many else ''} (id{'s' if many else ''} {shown})"
         were = "were" if many else "was"
-        if _cut(last):
+        if still is not None:
             cause = "slow model"
-            how = f" ({last.error})" if last.error else ", never ended"
-            seen = f", its last bytes at {_s(_last_bytes(last))}" if last.chunks else ""
+            how = f" ({still.error})" if still.error else ", never ended"
+            seen = f", its last bytes at {_s(_last_bytes(still))}" if still.chunks else ""
             words = (
-                f"slow model: exchange {last.id} was still streaming when the {kind} stopped"
-                f"{how}; it began at {_s(last.started)}{seen} on the observer's clock; {made} "
+                f"slow model: exchange {still.id} was still streaming when the {kind} stopped"
+                f"{how}; it began at {_s(still.started)}{seen} on the observer's clock; {made} "
                 f"{were} open {_s(model)}{of_wall}"
             )
         else:
@@ -290,7 +292,7 @@ def _timed_out(
         exchanges=_ids(ids),
         last_exchange=None if last is None else last.id,
         last_ended=None if last is None or last.ended is None else last.ended,
-        still_open=last is not None and _cut(last),
+        still_open=still is not None,
         model_s=model,
         wall_s=wall_s,
         cause=cause,
@@ -306,20 +308,13 @@ def _transport(evidence: Gx10Evidence) -> TransportSummary | None:
     if evidence.transport is None:
         return None
     exchanges = evidence.transport
-    truncated = []
-    for exchange in exchanges:
-        body = exchange.response_body
-        text = body.data if body is not None and body.encoding == "utf-8" else ""
-        text += "".join(chunk.data for chunk in exchange.chunks)
-        if '"finish_reason":"length"' in text.replace(" ", ""):
-            truncated.append(exchange.id)
     return TransportSummary(
         requests=len(exchanges),
         statuses=dict(sorted(Counter(str(e.status or "none") for e in exchanges).items())),
         streamed_chunks=sum(len(e.chunks) for e in exchanges),
         errors=tuple(e.id for e in exchanges if e.error is not None),
         abandoned=tuple(e.id for e in exchanges if harness_went(e)),
-        truncations=tuple(truncated),
+        truncations=tuple(e.id for e in exchanges if truncated(e)),
         redirects=tuple(e.id for e in exchanges if e.redirect is not None),
         suspected_fallbacks=_suspected(evidence),
     )
@@ -501,8 +496,9 @@ def _forensic(
         infra = [g for g in verdict.gates if g.status == "infra"]
         failed = [r for r in evidence.results.values() if r.status == "FAILED"]
         part = _gate(infra[0].id).part if infra else ("harness" if failed else "setup")
-    found = _substitution(evidence) if part == "isolation" else None
-    if found is not None:
+    isolation = any(g.status == "infra" and _gate(g.id).part == "isolation" for g in verdict.gates)
+    found = _substitution(evidence) if isolation else None  # first or not: it is named
+    if found is not None and part == "isolation":
         part = "substitution"  # the replies show it, and no socket left the sandbox
     first, when = _first_evidence(part, evidence, found)
     best, worst = _aggregates(verdict, evidence, pins)
@@ -517,8 +513,9 @@ def _forensic(
         summary = f"{verdict.result_validity}: the {part} failed; {verdict_on_model}"
     else:
         answered = substitution.exchanges
+        before = "" if part == "substitution" else f"the {part} failed, and "
         summary = (
-            f"{verdict.result_validity}: model substitution (fallback activity: "
+            f"{verdict.result_validity}: {before}model substitution (fallback activity: "
             f"{_BY[substitution.by]}), not a socket outside the sandbox: {answered.count} "
             f"exchange{'s' if answered.count != 1 else ''} answered by "
             f"{substitution.answered_by!r}, not {substitution.expected!r}; {verdict_on_model}"

@@ -246,6 +246,26 @@ def loads_on_a_fresh_stack(data: str, **options: Any) -> object:
     return done[0]
 
 
+def truncated(exchange: TransportExchange) -> bool:
+    """Whether a reply stopped at its length limit: a choice of its body or of a streamed event
+    whose ``finish_reason`` is ``length`` (chat and legacy completions), or an Ollama reply
+    whose ``done_reason`` is; read as JSON, so that no spelling of the JSON (a tab, an escaped
+    key) hides it."""
+    values = [body_json(exchange.response_body)]
+    values += [event for _, event in sse_events(exchange.chunks)]
+    for value in values:
+        if not isinstance(value, dict):
+            continue
+        if value.get("done_reason") == "length":
+            return True
+        choices = value.get("choices")
+        if isinstance(choices, list) and any(
+            isinstance(c, dict) and c.get("finish_reason") == "length" for c in choices
+        ):
+            return True
+    return False
+
+
 def body_json(body: Body | None) -> Any:
     """A body's JSON value (base64 bodies decoded first, bytes that are not UTF-8 read as
     U+FFFD), or None when it holds none."""

@@ -20,6 +20,7 @@ from bundle_schema.models import (
     SocketLedgerEntry,
     Substitution,
     TransportExchange,
+    TransportSummary,
 )
 from verify.exchange import TRANSPORT_LOG
 from verify.gx10 import off_sandbox
@@ -311,21 +312,24 @@ def _body(body: object) -> str:
     return "" if data is None else _e(data)
 
 
-def _transport(exchanges: Sequence[TransportExchange], runtime: str) -> str:
+def _transport(exchanges: Sequence[TransportExchange], summary: TransportSummary | None) -> str:
+    """The transport log's rows, each flagged for the page's filters; the suspected fallbacks
+    and truncations are the text's (:class:`TransportSummary`), never found again here."""
+    suspected = set(summary.suspected_fallbacks) if summary is not None else set()
+    truncations = set(summary.truncations) if summary is not None else set()
     rows = []
     anchored: set[int] = set()
     for e in exchanges:
         # one anchor per id: a log that repeats an id (a defect) links to its first line
         anchor = "" if e.id in anchored else f' id="exchange-{e.id}"'
         anchored.add(e.id)
-        text = (e.response_body.data if e.response_body else "") + "".join(c.data for c in e.chunks)
         flags = {
             "error": e.error is not None or (e.status or 0) >= 400,
             "abandoned": harness_went(e),
             "stream": bool(e.chunks),
             "redirect": e.redirect is not None,
-            "fallback": e.response_model not in (None, runtime),
-            "truncated": '"finish_reason":"length"' in text.replace(" ", ""),
+            "fallback": e.id in suspected,
+            "truncated": e.id in truncations,
         }
         data = " ".join(f'data-{k}="{int(v)}"' for k, v in flags.items())
         chunks = "".join(f"<li>{c.t:.4f} s: {_e(c.data)}</li>" for c in e.chunks)
@@ -393,6 +397,6 @@ def report_html(
         f"<title>{_e(v.outcome)}: {_e(v.run_id)}</title><style>{_CSS}</style></head><body>"
         f"{_banner(report)}<main>{_reasons(report, ids)}{_scores(report, thresholds)}"
         f"{_timeline(report, ids)}{_gates(report, ids)}"
-        f"{_transport(exchanges, report.model.runtime_model_id)}{_ledger(ledger)}</main>"
+        f"{_transport(exchanges, report.transport)}{_ledger(ledger)}</main>"
         f"<script>{_JS}</script></body></html>\n"
     )

@@ -116,8 +116,8 @@ class TimedOut(_Model):
     """When that exchange ended, on the observer's clock (seconds since the observer started);
     null when it made none or the exchange never ended."""
     still_open: StrictBool
-    """The last exchange was still streaming when the item stopped: never ended, or cut off
-    mid-stream."""
+    """One of its exchanges (not only the last to start) was still streaming when the item
+    stopped: never ended, or cut off mid-stream."""
     model_s: Seconds
     """Seconds during which at least one of its exchanges was open (the union of their spans)."""
     wall_s: Seconds | None

@@ -101,7 +101,7 @@ def test_the_exchanges_the_harness_left_have_a_filter_of_their_own() -> None:
                                  error=error)  # fmt: skip
 
     html = _transport([exchange(0, None), exchange(1, GONE_BEFORE_THE_ANSWER),
-                       exchange(2, "upstream: ConnectionResetError")], "m")  # fmt: skip
+                       exchange(2, "upstream: ConnectionResetError")], None)  # fmt: skip
     flags = re.findall(r'<tr class="exchange" id="exchange-(\d)" [^>]*data-abandoned="(\d)"', html)
     assert flags == [("0", "0"), ("1", "1"), ("2", "0")]
     assert '<option value="abandoned">the harness gone before the answer</option>' in html
