@@ -21,13 +21,18 @@ def _value(value: object) -> bool | int | float | str | None:
 
 
 def _deployment(a: Run, b: Run) -> list[tuple[str, object, object]]:
-    """What makes a run's deployment: the pin set, the model, the engine, the upstreams."""
+    """What makes a run's deployment: the pin set, the model, the engine, the upstreams, and the
+    reasoning policy it was run with (the same weights with reasoning on and off answer as two
+    deployments, and are ranked apart)."""
     (va, ea), (vb, eb) = a, b
+    policy_a = ea.config.reasoning_policy.effective if ea.config else None
+    policy_b = eb.config.reasoning_policy.effective if eb.config else None
     pairs: list[tuple[str, object, object]] = [
         ("pin_set", f"{va.pin_set.id} {va.pin_set.digest}", f"{vb.pin_set.id} {vb.pin_set.digest}"),
         ("model.runtime_model_id", ea.model.runtime_model_id, eb.model.runtime_model_id),
         ("model.digest", ea.model.digest, eb.model.digest),
         ("model.engine", ea.model.engine, eb.model.engine),
+        ("config.reasoning_policy", policy_a, policy_b),
         ("model.engine_version", ea.model.engine_version, eb.model.engine_version),
     ]
     commits_a = {u.name: u.commit for u in ea.upstreams}

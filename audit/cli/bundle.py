@@ -141,9 +141,10 @@ def register(commands: Subparsers) -> dict[str, Handler]:
         "diff",
         help="what differs between two bundles",
         description="Verify two bundles and list what differs: pin set, model digest (and how "
-        "it was known), engine and version, upstream commits, integrity and signature, verdict, "
-        "scores (with deltas, B - A) and gates. Exit 0 when both are the same deployment (pin "
-        "set, model, engine, upstream commits) with the same verdict and both pass their checks "
+        "it was known), engine and version, reasoning policy, upstream commits, integrity and "
+        "signature, verdict, scores (with deltas, B - A) and gates. Exit 0 when both are the "
+        "same deployment (pin set, model, engine, reasoning policy, upstream commits) with the "
+        "same verdict and both pass their checks "
         "(integrity, signature, claims), 1 otherwise (a different deployment is 1 even when the "
         "verdicts agree; a failed check is named on stderr).",
         epilog=example(

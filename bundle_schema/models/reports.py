@@ -119,9 +119,9 @@ class DiffSide(_Model):
 
 class RunDiff(_Model):
     """What differs between two verified runs (``audit diff``): the same deployment when the
-    pin set, the model (runtime id and digest), the engine and its version and every upstream
-    commit are; the same verdict when the integrity status, outcome, validity, profile decision
-    and rankability are."""
+    pin set, the model (runtime id and digest), the engine and its version, the reasoning
+    policy and every upstream commit are; the same verdict when the integrity status,
+    outcome, validity, profile decision and rankability are."""
 
     schema_version: SchemaVersion
     a: DiffSide

@@ -40,9 +40,10 @@ model; truncation is read as JSON, ``verify.replies.truncated``):
   (verify/forensics.py, ``_transport``; verify/report_html.py, ``_transport``): a tab after
   ``"finish_reason":`` hides a truncated reply from both views.
 
-Decision (xfail strict, DECISION): ``audit diff`` neither lists nor counts the run's reasoning
-policy (verify/diffing.py): two runs of the same model, one with reasoning off and one with it on,
-are "the same deployment", the table of differences is empty and the exit is 0.
+A decision it found (was a strict xfail), changed the same day: ``audit diff`` neither listed
+nor counted the run's reasoning policy (verify/diffing.py): two runs of the same model, one with
+reasoning off and one with it on, were "the same deployment", the table of differences empty and
+the exit 0. The reasoning policy is part of the deployment now (``config.reasoning_policy``).
 
 Stopped: a side failing integrity makes ``diff`` exit 1 naming it; ``diff``'s A and B columns are
 the bundles given as A and B; ``show`` exits 1 as ``verify`` does when claims differ from the
@@ -314,12 +315,6 @@ def _reasoning_on(files: Files) -> None:
     put_lines(files, TRANSPORT, exchanges)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="DECISION: diff compares pin set, model, engine and upstream commits only; the run's "
-    "reasoning policy (off vs high) is neither a deployment difference nor listed "
-    "(verify/diffing.py, _deployment and _items)",
-)
 def test_diff_shows_a_different_reasoning_policy(
     built_examples: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
