@@ -46,9 +46,9 @@ What the review found:
      not a terminal), the pin set's digest on a line of its own, where the docstring promises
      each line one line.
 - decisions (documented, and worth a second look):
-  - (changed the same day, 0076029: ``same_verdict`` compares the integrity status too, and the
-    test below passes) a run whose integrity holds under the pin set it names and fails under ``--pins`` (the
-    recorded BFCL draw judged by gx10-qualification-v5: a ``record_disagrees`` finding, which
+  - (changed the same day, 0076029: ``same_verdict`` compares the integrity status too, and the test
+    below passes) a run whose integrity holds under the pin set it names and fails under ``--pins``
+    (the recorded BFCL draw judged by gx10-qualification-v5: a ``record_disagrees`` finding, which
     reads as tampering) is "same" whenever its four decisions were already INFRA_ERROR /
     INFRA_FAILURE / NOT_ASSESSED / not rankable: ``diff_runs``'s ``same_verdict`` looks at the
     decisions alone, so no output (JSON, Markdown, text, CSV) says that its integrity changed;
