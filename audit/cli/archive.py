@@ -446,10 +446,10 @@ def _rejudge_markdown(
 
 
 _REJUDGE_CSV = (
-    "status", "bundle_digest", "run_id", "integrity_before", "integrity", "outcome_before",
-    "outcome", "result_validity_before",
-    "result_validity", "profile_decision_before", "profile_decision", "rankable_before",
-    "rankable", "copy_of", "first_reason", "bundle",
+    "status", "bundle_digest", "run_id", "pin_set_before", "pin_set_before_digest", "pin_set",
+    "pin_set_digest", "integrity_before", "integrity", "outcome_before", "outcome",
+    "result_validity_before", "result_validity", "profile_decision_before", "profile_decision",
+    "rankable_before", "rankable", "copy_of", "first_reason", "bundle",
 )  # fmt: skip
 
 
@@ -473,8 +473,14 @@ def _rejudge_csv(archive: JudgedArchive) -> Iterator[tuple[str, ...]]:
             "rankable": facts.rankable,
         }
         was = now | {d.field: d.a for d in diff.differences if d.field in _AXES}
+        judged = (facts.pin_set.id, facts.pin_set.digest)
+        before = next(  # run-diff's pin_set: "ID DIGEST" (an id has no space)
+            (tuple(str(d.a).split(" ", 1)) for d in diff.differences if d.field == "pin_set"),
+            judged,
+        )
         yield (
             "same" if diff.same_verdict else "changed", facts.bundle_digest, facts.run_id,
+            *before, *judged,
             *(cell for axis in _AXES for cell in (_text(was[axis]), _text(now[axis]))),
             bundle.copy_of or "", facts.reasons[0] if facts.reasons else "",
             ", ".join(bundle.sources),

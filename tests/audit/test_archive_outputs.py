@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from audit.cli import main
+from pins import load_builtin
 from tests.audit.test_rank_archive import FULL, FULL_RUN, SMOKE, SMOKE_RUN, Archive
 from tests.conftest import DEPLOYMENT_PINS
 
@@ -95,8 +96,8 @@ def test_rejudge_csv_is_one_row_a_bundle_with_each_decision_before_and_after(
     captured = capsys.readouterr()
     assert captured.err.startswith(f"audit rejudge: refused {at['junk']}: ")
     assert captured.out.splitlines()[0] == (
-        "status,bundle_digest,run_id,integrity_before,integrity,outcome_before,outcome,"
-        "result_validity_before,"
+        "status,bundle_digest,run_id,pin_set_before,pin_set_before_digest,pin_set,pin_set_digest,"
+        "integrity_before,integrity,outcome_before,outcome,result_validity_before,"
         "result_validity,profile_decision_before,profile_decision,rankable_before,rankable,"
         "copy_of,first_reason,bundle"
     )
@@ -111,6 +112,11 @@ def test_rejudge_csv_is_one_row_a_bundle_with_each_decision_before_and_after(
     )  # fmt: skip
     assert full["result_validity_before"] == full["result_validity"] == "VALID"
     assert full["integrity_before"] == full["integrity"] == "ok"
+    assert (full["pin_set"], full["pin_set_digest"]) == (
+        report["pin_set"]["id"], report["pin_set"]["digest"]
+    )  # fmt: skip
+    named = load_builtin(full["pin_set_before"])  # the shipped pin set the example names
+    assert full["pin_set_before_digest"] == named.digest != full["pin_set_digest"]
     assert full["rankable_before"] == full["rankable"] == "no"  # demo-only: never ranked
     assert full["bundle"] == f"{at['full']}, {at['full']}.tar"
     assert full["copy_of"] == ""

@@ -52,7 +52,8 @@ What the review found:
     reads as tampering) is "same" whenever its four decisions were already INFRA_ERROR /
     INFRA_FAILURE / NOT_ASSESSED / not rankable: ``diff_runs``'s ``same_verdict`` looks at the
     decisions alone, so no output (JSON, Markdown, text, CSV) says that its integrity changed;
-  - ``--csv`` names neither the pin set judged under nor the one before (``_REJUDGE_CSV``),
+  - (changed the same day: four pin set columns, and the test below passes) ``--csv`` names
+    neither the pin set judged under nor the one before (``_REJUDGE_CSV``),
     where ``rank --csv`` names each row's pin set and digest: two CSVs of two rejudges cannot
     be told apart.
 - held: a directory, its tar, a hard link to the tar and the tar's URL are one bundle (one row,
@@ -239,11 +240,6 @@ def test_a_run_that_fails_integrity_only_under_the_new_pins_is_listed(
     assert (row["diff"]["a"]["integrity"], row["diff"]["b"]["integrity"]) == ("ok", "failed")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="DECISION: rejudge --csv names neither the pin set judged under nor the one before "
-    "(audit/cli/archive.py, _REJUDGE_CSV), where rank --csv names each row's",
-)
 def test_the_csv_names_the_pin_set_it_judged_under(
     tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]
 ) -> None:
