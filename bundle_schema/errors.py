@@ -97,7 +97,13 @@ def printable(text: str) -> str:
 CONTROL_CODES = (*range(0x20), 0x7F, *range(0x80, 0xA0))
 """The C0 and C1 control characters and DEL: a terminal acts on them (ESC starts a sequence
 that can retitle or clear it, BEL rings), so text a publisher chose never reaches one raw."""
-_WRITTEN_OUT = {code: f"\\x{code:02x}" for code in CONTROL_CODES}
+BIDI_CODES = (0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A))
+"""The bidirectional formatting characters (the marks, embeddings, overrides and isolates): a
+terminal or an editor that shows them lays out the text around them right to left, so that a
+name a publisher chose (``m\\u202e...``) could show a table row's scores reversed."""
+BIDI_WRITTEN_OUT = {code: f"\\u{code:04x}" for code in BIDI_CODES}
+"""Each bidirectional formatting character as ``\\u202e``."""
+_WRITTEN_OUT = {code: f"\\x{code:02x}" for code in CONTROL_CODES} | BIDI_WRITTEN_OUT
 
 
 def one_line(text: str, limit: int = 1000) -> str:
@@ -105,7 +111,7 @@ def one_line(text: str, limit: int = 1000) -> str:
     enough for the few whole paths a message names: a run that could not write its bundle
     names the bundle, the file that failed and where its evidence is kept); a name that is
     not UTF-8 is written out (:func:`printable`), and so is any other control character (ESC,
-    BEL, a C1 code: ``\\x1b``)."""
+    BEL, a C1 code: ``\\x1b``) and any bidirectional formatting character (``\\u202e``)."""
     flat = " ".join(printable(text).split()).translate(_WRITTEN_OUT)
     return flat if len(flat) <= limit else flat[: limit - 3] + "..."
 

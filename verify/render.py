@@ -20,7 +20,7 @@ from rich.table import Table
 from rich.text import Text
 
 from bundle_schema import canonical_bytes
-from bundle_schema.errors import CONTROL_CODES
+from bundle_schema.errors import BIDI_WRITTEN_OUT, CONTROL_CODES
 from bundle_schema.models import (
     RankRow,
     ShowReport,
@@ -50,8 +50,12 @@ PROGRESS_MIN_BYTES = 256 << 20
 """Below this much hashing, no progress bar is worth drawing."""
 
 
-_CONTROLS = {code: f"\\x{code:02x}" for code in CONTROL_CODES if code not in (0x09, 0x0A)}
-"""Control characters other than tab and line feed, to be shown as ``\\xNN``."""
+_CONTROLS = {
+    code: f"\\x{code:02x}" for code in CONTROL_CODES if code not in (0x09, 0x0A)
+} | BIDI_WRITTEN_OUT
+"""Control characters other than tab and line feed, to be shown as ``\\xNN``, and the
+bidirectional formatting characters, as ``\\u202e`` (a name would otherwise lay the rest of
+its line out right to left: a ranked row's scores shown reversed)."""
 
 
 def _t(value: object, style: str = "") -> Text:
@@ -424,7 +428,8 @@ def flat(value: str) -> str:
     splits at) a space, so that a name a publisher chose adds no line (a heading, a table row)
     to a report or to stderr; any other control character (ESC, which starts a terminal's
     escape sequences, NUL, DEL, C1) written out as ``\\x1b``, so that a name cannot recolour,
-    move or clear a terminal that shows it."""
+    move or clear a terminal that shows it, and any bidirectional formatting character as
+    ``\\u202e``, so that it cannot reverse what follows it on the line."""
     return " ".join(value.splitlines()).translate(_CONTROLS)
 
 

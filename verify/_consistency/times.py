@@ -16,11 +16,14 @@ from verify._consistency._common import TIME_SLACK_S, _disagrees, _stamp
 def _times(
     evidence: Gx10Evidence, pins: PinSetSource, foreign: Collection[str] = ()
 ) -> list[Finding]:
-    """Each component's times read (a component that ran has both), it starts before it ends
+    """The bundle's creation time reads; each component's times read (a component that ran
+    has both), it starts before it ends
     and ends before the bundle was made, and its harness ran within its pinned wall (not a
     ``foreign`` harness's: ADR 0036); no two harnesses' windows overlap."""
     created = _stamp(evidence.created_at)
     findings = []
+    if created is None:  # else nothing here would hold the results to it (a copy's date wins)
+        findings.append(_disagrees("manifest.json", f"created_at {evidence.created_at} is no time"))
     for component, result in sorted(evidence.results.items()):
         name = f"components/{component}/result.json"
         started, ended = _stamp(result.started_at), _stamp(result.ended_at)
