@@ -47,8 +47,8 @@ from typing import Any
 import pytest
 
 from bundle_schema import canonical_bytes
-from bundle_schema.layout import content_digest
 from pins import parse_pin_set
+from tests.audit.test_rank_archive import _reseal
 from tests.conftest import DEPLOYMENT_PINS
 from tests.data.hostile.kit import audit_process
 from verify import verify_with_evidence
@@ -59,14 +59,6 @@ V5 = parse_pin_set(DEPLOYMENT_PINS.read_bytes(), str(DEPLOYMENT_PINS))
 PINS = ["--pins", str(DEPLOYMENT_PINS)]
 FULL = "gx10-full-qualified"
 BIDI = ["\u202e", "\u202d", "\u2066", "\u2067", "\u2068", "\u2069", "\u200f"]
-
-
-def _reseal(bundle: Path, **changes: Any) -> Path:
-    value = json.loads((bundle / "manifest.json").read_bytes())
-    value |= changes
-    value["content_digest"] = content_digest(value)
-    (bundle / "manifest.json").write_bytes(canonical_bytes(value))
-    return bundle
 
 
 @pytest.fixture(scope="module")
