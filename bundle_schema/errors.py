@@ -106,14 +106,19 @@ BIDI_WRITTEN_OUT = {code: f"\\u{code:04x}" for code in BIDI_CODES}
 _WRITTEN_OUT = {code: f"\\x{code:02x}" for code in CONTROL_CODES} | BIDI_WRITTEN_OUT
 
 
+def clip(text: str, limit: int) -> str:
+    """``text``, or its first ``limit`` characters ending in ``...`` (a bound a message or a
+    report's schema sets), nothing else changed."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def one_line(text: str, limit: int = 1000) -> str:
     """Collapse whitespace so that a message stays on one line, and bound its length (long
     enough for the few whole paths a message names: a run that could not write its bundle
     names the bundle, the file that failed and where its evidence is kept); a name that is
     not UTF-8 is written out (:func:`printable`), and so is any other control character (ESC,
     BEL, a C1 code: ``\\x1b``) and any bidirectional formatting character (``\\u202e``)."""
-    flat = " ".join(printable(text).split()).translate(_WRITTEN_OUT)
-    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
+    return clip(" ".join(printable(text).split()).translate(_WRITTEN_OUT), limit)
 
 
 ERROR_LINE = 4 * 4096 + 1000

@@ -34,7 +34,7 @@ from typing import IO, Any, NamedTuple
 
 from bundle_schema import canonical_bytes, digest_of
 from bundle_schema.canonical import write_array
-from bundle_schema.errors import EvidenceAuditError, InvalidInput, one_line, printable
+from bundle_schema.errors import EvidenceAuditError, InvalidInput, clip, one_line, printable
 from bundle_schema.layout import MANIFEST_SIGNATURE, classify_path
 from bundle_schema.models import Finding, PinSetRef, Signer, Verdict
 from verify._core import ordered_findings
@@ -388,14 +388,9 @@ MAX_REASON = 4096
 """A refusal's reason is at most this long (the archive-report and ranking schemas' bound)."""
 
 
-def _bounded(reason: str) -> str:
-    """``reason`` cut to :data:`MAX_REASON` (the names in it as they are shown, not folded)."""
-    return reason if len(reason) <= MAX_REASON else reason[: MAX_REASON - 3] + "..."
-
-
 def signed_otherwise(digest: str, first: str) -> str:
     """:data:`SIGNED_OTHERWISE`, naming the bundle's first source."""
-    return _bounded(SIGNED_OTHERWISE.format(digest=digest, first=first))
+    return clip(SIGNED_OTHERWISE.format(digest=digest, first=first), MAX_REASON)  # names unfolded
 
 
 def unsigned_copy(digest: str, kept: str, failure: str, lacking: str | None = None) -> str:
@@ -408,9 +403,10 @@ def unsigned_copy(digest: str, kept: str, failure: str, lacking: str | None = No
         else f"does not hold the bytes of bundle {digest}, whose manifest it holds "
         f"({one_line(lacking)}), nor"
     )
-    return _bounded(
+    return clip(
         f"{held} the signature of {kept} that the command's --identity verified: "
-        f"signature failed: {one_line(failure)}"
+        f"signature failed: {one_line(failure)}",
+        MAX_REASON,
     )
 
 

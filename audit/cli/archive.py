@@ -23,11 +23,7 @@ from audit.cli._common import (
 from audit.cli.signing import add_policy_options, policy_from
 from bundle_schema import canonical_bytes
 from bundle_schema.canonical import write_array
-from bundle_schema.errors import (
-    EXIT_CHECK_FAILED,
-    EXIT_OK,
-    InvalidInput,
-)
+from bundle_schema.errors import EXIT_CHECK_FAILED, EXIT_OK, InvalidInput, clip
 from bundle_schema.models import (
     PinSetRef,
     RankRow,
@@ -395,12 +391,6 @@ def _sources(sources: Sequence[str]) -> str:
     return text[: _SOURCES_MAX - len(tail)] + tail
 
 
-def _clipped(text: str, limit: int) -> str:
-    """``text``, or its first ``limit`` characters ending in ``...`` (a name or note past the
-    bound a report's schema sets; stderr names it whole)."""
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
 def _changed(archive: JudgedArchive) -> Iterator[RejudgedRun]:
     """The runs whose verdict changes, by bundle digest."""
     for bundle in archive.bundles():
@@ -508,10 +498,11 @@ def _rejudge_json(archive: JudgedArchive, pins: PinSetRef, before: PinSetRef | N
     out.write(b',"copies":')
     _array(out, _copies(archive))
     out.write(b',"notes":')
-    notes = (_NOTE.validate_python(_clipped(note, _SOURCES_MAX)) for note in archive.notes())
+    # a name or note past the bound the report's schema sets is clipped; stderr names it whole
+    notes = (_NOTE.validate_python(clip(note, _SOURCES_MAX)) for note in archive.notes())
     write_array(out, (canonical_bytes(note) for note in notes))
     out.write(b',"pin_set":' + canonical_bytes(pins.model_dump(mode="json")) + b',"refused":')
-    _array(out, (RefusedBundle(bundle=_clipped(source, _PATH_MAX), reason=reason)
+    _array(out, (RefusedBundle(bundle=clip(source, _PATH_MAX), reason=reason)
                  for source, reason in archive.refused()))  # fmt: skip
     out.write(b',"schema_version":1}\n')
     sys.stdout.flush()
