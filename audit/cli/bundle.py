@@ -189,7 +189,7 @@ def _verify(args: argparse.Namespace, out: Console, err: Console) -> int:
     if args.resource_uri is not None and args.vsa is None:
         raise InvalidInput("--resource-uri is recorded in a Verification Summary: give --vsa FILE")
     moment = signing.summary_time() if args.vsa is not None else None  # refused before any work
-    read, uri = args.path, None
+    read, uri = args.path, ""
     if args.vsa is not None:  # what the summary names is what is read
         read, uri = signing.summarized(args.path, args.resource_uri)
     policy = signing.policy_from(args)
@@ -214,7 +214,6 @@ def _verify(args: argparse.Namespace, out: Console, err: Console) -> int:
         signing.summarize(
             verdict,
             args.vsa,
-            args.path,
             uri,
             signature_digest=done.signature_digest,
             moment=moment,

@@ -403,13 +403,13 @@ def summary_time() -> dt.datetime | None:
 def summarize(
     verdict: Verdict,
     path: str,
-    bundle: str,
-    resource_uri: str | None,
+    resource_uri: str,
     *,
     signature_digest: str | None,
     moment: dt.datetime | None,
 ) -> Path:
-    """Write the verification of ``bundle`` as a SLSA Verification Summary Statement to ``path``.
+    """Write the verification of a bundle, read at ``resource_uri`` (:func:`summarized`, taken
+    before the verification), as a SLSA Verification Summary Statement to ``path``.
 
     PASSED only when every check passed and the result is rankable (verify.policy); the time is
     ``moment`` (:func:`summary_time`: ``SOURCE_DATE_EPOCH``, for reproducible output), else now;
@@ -420,8 +420,7 @@ def summarize(
     moment = moment or dt.datetime.now(dt.UTC)
     target = Path(path)
     time_verified = moment.strftime("%Y-%m-%dT%H:%M:%SZ")
-    uri = resource_uri or summarized(bundle, None)[1]
-    write_atomically(target, [_summary(verdict, time_verified, uri, signature_digest)])
+    write_atomically(target, [_summary(verdict, time_verified, resource_uri, signature_digest)])
     return target
 
 
