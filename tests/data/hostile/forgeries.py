@@ -387,6 +387,12 @@ def _bundle_before_its_run(files: Files, fields: dict[str, Any]) -> None:
     fields["created_at"] = "2020-01-01T00:00:00Z"
 
 
+def _bundle_made_at_no_time(files: Files, fields: dict[str, Any]) -> None:
+    """A creation time the schema's pattern takes and no clock gives (month 13): once checked
+    by nothing, so a copy dated so decided nothing, but passed."""
+    fields["created_at"] = "2026-13-45T23:59:60Z"
+
+
 def _result(files: Files, component: str, change: Callable[[dict[str, Any]], None]) -> None:
     name = f"components/{component}/result.json"
     result = json.loads(files[name][0])
@@ -600,6 +606,7 @@ FORGERIES: list[Case] = [
     _case("3: probe tokens edited", _probe_tokens, "the probe records 1000 tokens"),
     _case("3: a bundle made before its run ended", _bundle_before_its_run,
           "after the bundle was made"),
+    _case("3: a bundle made at no time", _bundle_made_at_no_time, "is no time"),
     _case("3: a window moved back before the probes", _window_before_the_probes,
           "which the observer's clock cannot hold with the other windows"),
     _case("3: two harnesses' windows over each other", _two_harnesses_at_once,
