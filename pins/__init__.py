@@ -13,6 +13,7 @@ from pins._loader import (
     parse_pin_set,
     pin_set_digest,
     pin_set_source,
+    takes_a_shipped_id,
 )
 from pins._model import (
     COMPONENTS,
@@ -59,4 +60,5 @@ __all__ = [
     "pin_set_digest",
     "pin_set_model",
     "pin_set_source",
+    "takes_a_shipped_id",
 ]

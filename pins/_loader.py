@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -82,3 +83,21 @@ def load_builtin(pin_id: str) -> PinSetSource:
         raise InvalidInput(f"unknown pin set {pin_id!r}; shipped: {', '.join(BUILTIN)}")
     raw = (resources.files("pins") / f"{pin_id}.toml").read_bytes()
     return parse_pin_set(raw, f"pins/{pin_id}.toml")
+
+
+@functools.cache
+def _shipped_digest(pin_id: str) -> str | None:
+    return load_builtin(pin_id).digest if pin_id in BUILTIN else None
+
+
+def takes_a_shipped_id(pin_id: str, digest: str) -> str | None:
+    """Why the pin set ``pin_id`` of ``digest`` is not the shipped pin set of that id, or None
+    (no pin set is shipped by that id, or it is that one). Nothing ranks under such a pin set:
+    rankings and verification summaries name a pin set by id, and its id is the shipped one's."""
+    shipped = _shipped_digest(pin_id)
+    if shipped in (None, digest):
+        return None
+    return (
+        f"pin set {pin_id} {digest} takes the id of a shipped pin set with other content "
+        f"(shipped: {shipped})"
+    )

@@ -32,6 +32,7 @@ from bundle_schema.models import (
     Signer,
     Verdict,
 )
+from pins import takes_a_shipped_id
 from verify._spool import Spool, Spooled, named, sortable, text
 from verify.policy import failed_check, signature_failure
 
@@ -322,14 +323,15 @@ def place(
 def _set_apart(item: Ranked | Entry, pin_set: PinSetRef, *, demo_only: bool) -> str | None:
     """Why a run is apart whatever its verdict says (its first reason), or None: its signature
     failed (not signed by whom the ranking names), it copies another bundle, or the pin set
-    ranks nothing."""
+    ranks nothing (demo only, or taking a shipped pin set's id with other content)."""
     if item.facts.unsigned is not None:
         return f"signature failed: {item.facts.unsigned}"
     if item.copy_of is not None:
         return item.copy_of
     if demo_only:
         return f"{pin_set.id} is a demo-only pin set (reference harnesses): nothing ranks"
-    return None
+    counterfeit = takes_a_shipped_id(pin_set.id, pin_set.digest)
+    return None if counterfeit is None else f"{counterfeit}: nothing ranks"
 
 
 def _apart_key(row: RankRow) -> tuple[float | str, ...]:

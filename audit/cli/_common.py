@@ -115,7 +115,7 @@ def pin_set(given: str) -> PinSetSource:
     set, even beside a file of that name in the working directory (give such a file as a path:
     ``./gx10-qualification-v5``); anything else is a pin-set file. (A file may take a shipped
     id with other bytes, as the demo's short-limit scenario does: the verdict names its
-    digest.)"""
+    digest, and ranks nothing under it.)"""
     if given in BUILTIN:
         return load_builtin(given)
     path = Path(given)

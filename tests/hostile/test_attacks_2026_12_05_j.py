@@ -499,7 +499,7 @@ def test_a_claimed_null_score_of_no_component_differs(
 
 # --- 13. ranking ties by instant ----------------------------------------------------------------
 
-_PINS = PinSetRef(id="gx10-qualification-v5", digest="sha256:" + "a" * 64)
+_PINS = PinSetRef(id="gx10-deployment-v5", digest="sha256:" + "a" * 64)
 _TIED = Gx10Scores(coding=90.0, hermes=80.0, tool_instruction=85.0, reliability=90.0,
                    performance=75.0, aggregate=85.5, executed_weight=100.0)  # fmt: skip
 

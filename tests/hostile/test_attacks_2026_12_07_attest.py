@@ -50,9 +50,12 @@ Decisions (strict xfails, reason "DECISION: ..."):
 - ``audit sign --statement`` writes the Statement again from the verdict inside it, but never
   verifies the bundle: a summary forged whole (a verdict edited to rankable, its signature to
   ``verified``, an input attestation digest of the forger's choosing, PASSED) is signed.
-- A ``--pins`` file may take a shipped pin set's id: the summary of a run judged by it is PASSED
+- A ``--pins`` file may take a shipped pin set's id: the summary of a run judged by it was PASSED
   under ``urn:evidence-audit:pin-set:gx10-qualification-v5``, only the digest telling it from the
-  shipped one (SLSA consumers commonly read ``policy.uri`` only, if at all).
+  shipped one (SLSA consumers commonly read ``policy.uri`` only, if at all). Decided 2026-12-08:
+  such a pin set still judges, but nothing ranks under it (``pins.takes_a_shipped_id``, a rank
+  blocker and a reason ``audit rank`` sets every run apart for), so its summary is FAILED; the
+  test now asserts that.
 - ``audit verify --require signed --vsa`` on an unsigned rankable bundle exits 1 and writes a
   PASSED summary (PASSED is what ``--require rankable`` alone exits 0 for).
 - ``verify-attestation --bundle`` exits 0 for a genuine attestation of a bundle that fails its
@@ -330,14 +333,6 @@ def test_a_summary_is_not_passed_when_its_command_fails_a_requirement(
     assert not vsa.exists() or _summary(vsa)["predicate"]["verificationResult"] == "FAILED"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="DECISION: a --pins file may take a shipped pin set's id; the summary of a run "
-    "recorded and judged under it is PASSED with policy.uri "
-    "urn:evidence-audit:pin-set:gx10-qualification-v5, the shipped pin set's URN, only "
-    "policy.digest differing (bundle_schema/attestation.py pin_set_uri names a pin set by id; "
-    "pins/_loader.py accepts any id in a file)",
-)
 def test_a_pin_set_file_cannot_pass_under_a_shipped_pin_sets_name(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -137,7 +137,7 @@ def test_v5_direct_probe_contract_is_the_frozen_v1() -> None:
 
 # --- seed 000: the public ranking order -------------------------------------------------------
 
-_PINS = PinSetRef(id="gx10-qualification-v5", digest="sha256:" + "a" * 64)
+_PINS = PinSetRef(id="gx10-deployment-v5", digest="sha256:" + "a" * 64)
 _TIED = Gx10Scores(
     coding=80.0,
     hermes=100.0,

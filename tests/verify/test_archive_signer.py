@@ -172,7 +172,7 @@ def test_rank_on_dask_holds_runs_to_the_signer_as_one_process_does(
 
 
 def test_a_rankable_run_whose_signature_failed_is_apart_whatever_its_verdict() -> None:
-    pins = PinSetRef(id="gx10-qualification-v5", digest="sha256:" + "a" * 64)
+    pins = PinSetRef(id="gx10-deployment-v5", digest="sha256:" + "a" * 64)
     facts = Facts(
         run_id="run-1", bundle_digest="sha256:" + "b" * 64, pin_set=pins, outcome="QUALIFIED",
         result_validity="VALID", profile_decision="MEETS_PROFILE", rankable=True,

@@ -735,6 +735,27 @@ def test_another_pin_set_digest_is_not_rankable(full: dict[str, Any]) -> None:
     assert result.claims.match
 
 
+def test_a_pin_set_taking_a_shipped_id_with_other_content_is_never_ranked(
+    full: dict[str, Any],
+) -> None:
+    """The deployment's pin set under the shipped qualification pin set's id: the run, recorded
+    and judged by it, is QUALIFIED and not ranked (a summary of it would say PASSED under the
+    shipped pin set's name); the same pin set under its own id ranks it."""
+    counterfeit = pin_set_source(dict(DEPLOYMENT.data) | {"id": REAL.id}, "counterfeit.toml")
+    full["pin_set"] = {"id": counterfeit.id, "digest": counterfeit.digest}
+    full["claims"]["rankable"] = False
+    result = judged(full, counterfeit)
+    assert (result.outcome, result.rankable, result.rank_group) == ("QUALIFIED", False, None)
+    assert result.claims.match
+    assert (
+        f"pin set {REAL.id} {counterfeit.digest} takes the id of a shipped pin set with other "
+        f"content (shipped: {REAL.digest}): never ranked"
+    ) in result.reasons
+    full["pin_set"] = {"id": DEPLOYMENT.id, "digest": DEPLOYMENT.digest}
+    full["claims"]["rankable"] = True
+    assert judged(full).rankable
+
+
 def test_a_claims_mismatch_is_a_finding_and_not_rankable(full: dict[str, Any]) -> None:
     full["claims"]["component_scores"]["coding"] = 80.0
     result = judged(full)

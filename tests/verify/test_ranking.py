@@ -10,7 +10,7 @@ import pytest
 
 from audit.cli import main
 from bundle_schema.models import PinSetRef
-from pins import load_builtin, parse_pin_set
+from pins import load_builtin, parse_pin_set, pin_set_source
 from tests.conftest import DEPLOYMENT_PINS
 from tests.data.hostile.kit import read_bundle, reseal
 from tests.paths import EXAMPLES
@@ -107,6 +107,23 @@ def test_v4_results_are_listed_apart_even_when_all_else_matches(
     ranking = rank([Ranked("v4", verdict, evidence)], V5_REF)
     assert ranking.ranked == ()
     assert ranking.apart[0].reasons[0] == "judged under gx10-qualification-v4, not " + V5.id
+
+
+def test_nothing_ranks_under_a_pin_set_that_takes_a_shipped_id_with_other_content(
+    base: dict[str, Ranked],
+) -> None:
+    """The deployment's pin set under gx10-qualification-v5's id: a ranking made under it would
+    be read as the shipped pin set's; every run is apart, that its first reason."""
+    shipped = load_builtin("gx10-qualification-v5")
+    counterfeit = pin_set_source(dict(V5.data) | {"id": shipped.id}, "counterfeit.toml")
+    ref = PinSetRef(id=counterfeit.id, digest=counterfeit.digest)
+    ranking = rank(base.values(), ref)
+    assert (ranking.ranked, ranking.limitations, ranking.controlled) == ((), (), {})
+    assert {r.reasons[0] for r in ranking.apart} == {
+        f"pin set {shipped.id} {counterfeit.digest} takes the id of a shipped pin set with other "
+        f"content (shipped: {shipped.digest}): nothing ranks"
+    }
+    assert len(ranking.apart) == len(base)
 
 
 def test_a_run_recorded_under_another_digest_of_the_pin_set_says_both() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from pins import takes_a_shipped_id
 from verify.gx10._context import Run
 
 
@@ -22,6 +23,9 @@ def rank_blockers(run: Run, validity: str, decision: str, executed_weight: float
         blockers.append(f"{pins.id} is a historical generation: diagnostics only, never ranked")
     if pins.pins.demo_only:
         blockers.append(f"{pins.id} is a demo-only pin set (reference harnesses): never ranked")
+    counterfeit = takes_a_shipped_id(pins.id, pins.digest)
+    if counterfeit is not None:
+        blockers.append(f"{counterfeit}: never ranked")
     if evidence.scoring_generation != pins.pins.scoring_generation:
         current = pins.pins.scoring_generation
         blockers.append(f"scoring generation {evidence.scoring_generation} is not {current}")
