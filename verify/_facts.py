@@ -108,6 +108,8 @@ class ReplyFacts:
     kept: bytes | None = None
     """The digest of it as benchlocal-cli keeps a reply (:func:`verify.replies.kept_digest`;
     None for a stream)."""
+    truncated: bool = False
+    """Whether it says it stopped at its length limit (:attr:`verify.replies.Reply.truncated`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,6 +147,7 @@ def reply_facts(exchange: TransportExchange) -> ReplyFacts:
         reply.answer,
         reply.answers,
         reply.kept,
+        reply.truncated,
     )
 
 

@@ -39,9 +39,9 @@ from bundle_schema.models import (
 from bundle_schema.roles import place
 from pins import PinSetSource
 from verify._consistency import LIMIT_STOP
-from verify._facts import ledger_facts, outside_attempt, reply_facts
+from verify._facts import ReplyFacts, ledger_facts, outside_attempt, reply_facts
 from verify.gx10 import GATES, Fallback, Gate, fallback, off_sandbox
-from verify.replies import harness_went, is_completion, same_model, truncated
+from verify.replies import harness_went, is_completion, same_model
 
 __all__ = ["show_report"]
 
@@ -308,27 +308,28 @@ def _transport(evidence: Gx10Evidence) -> TransportSummary | None:
     if evidence.transport is None:
         return None
     exchanges = evidence.transport
+    facts = [reply_facts(e) for e in exchanges]
     return TransportSummary(
         requests=len(exchanges),
         statuses=dict(sorted(Counter(str(e.status or "none") for e in exchanges).items())),
         streamed_chunks=sum(len(e.chunks) for e in exchanges),
         errors=tuple(e.id for e in exchanges if e.error is not None),
         abandoned=tuple(e.id for e in exchanges if harness_went(e)),
-        truncations=tuple(e.id for e in exchanges if truncated(e)),
+        truncations=tuple(e.id for e, f in zip(exchanges, facts, strict=True) if f.truncated),
         redirects=tuple(e.id for e in exchanges if e.redirect is not None),
-        suspected_fallbacks=_suspected(evidence),
+        suspected_fallbacks=_suspected(evidence, facts),
     )
 
 
-def _suspected(evidence: Gx10Evidence) -> tuple[int, ...]:
+def _suspected(evidence: Gx10Evidence, replies: Sequence[ReplyFacts]) -> tuple[int, ...]:
     """The exchanges whose reply names another model than the runtime one (the reply itself
     or the observer's note), and the completion replies whose fingerprints differ from the
-    first fingerprint of the run's completion replies (or that carry several)."""
+    first fingerprint of the run's completion replies (or that carry several); ``replies`` the
+    facts of the transport log's exchanges, in its order."""
     runtime = evidence.model.runtime_model_id
     first: str | None = None
     suspected = []
-    for exchange in evidence.transport or ():
-        facts = reply_facts(exchange)
+    for exchange, facts in zip(evidence.transport or (), replies, strict=True):
         noted = exchange.response_model
         if any(not same_model(m, runtime) for m in facts.models) or (
             noted is not None and not same_model(noted, runtime)

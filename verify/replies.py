@@ -246,26 +246,6 @@ def loads_on_a_fresh_stack(data: str, **options: Any) -> object:
     return done[0]
 
 
-def truncated(exchange: TransportExchange) -> bool:
-    """Whether a reply stopped at its length limit: a choice of its body or of a streamed event
-    whose ``finish_reason`` is ``length`` (chat and legacy completions), or an Ollama reply
-    whose ``done_reason`` is; read as JSON, so that no spelling of the JSON (a tab, an escaped
-    key) hides it."""
-    values = [body_json(exchange.response_body)]
-    values += [event for _, event in sse_events(exchange.chunks)]
-    for value in values:
-        if not isinstance(value, dict):
-            continue
-        if value.get("done_reason") == "length":
-            return True
-        choices = value.get("choices")
-        if isinstance(choices, list) and any(
-            isinstance(c, dict) and c.get("finish_reason") == "length" for c in choices
-        ):
-            return True
-    return False
-
-
 def body_json(body: Body | None) -> Any:
     """A body's JSON value (base64 bodies decoded first, bytes that are not UTF-8 read as
     U+FFFD), or None when it holds none."""
@@ -404,6 +384,8 @@ class Reply:
     """:func:`answer_keys` of its body (a reply not streamed)."""
     kept: bytes | None = None
     """:func:`kept_digest` of its body (a reply not streamed)."""
+    truncated: bool = False
+    """Whether it says it stopped at its length limit (:func:`_cut_short`)."""
 
     @property
     def contaminated(self) -> bool:
@@ -515,6 +497,27 @@ def _read_value(  # noqa: PLR0912 - one branch per reply shape an engine uses
     return any(content[before:])  # visible text appended (no join: streams are long)
 
 
+def _cut_short(value: Any) -> bool:
+    """Whether one reply document or stream event says the reply stopped at its length limit:
+    a choice whose ``finish_reason`` is ``length`` (chat and legacy completions), Ollama's
+    ``done_reason`` ``length``, the responses API's ``incomplete_details.reason``
+    ``max_output_tokens`` (of a ``response`` an event carries too), the messages API's
+    ``stop_reason`` ``max_tokens`` (of a ``message_delta`` event's delta too). Read as JSON, so
+    that no spelling of it (a tab, an escaped key) hides it."""
+    if not isinstance(value, dict):
+        return False
+    if value.get("done_reason") == "length" or any(
+        c.get("finish_reason") == "length" for c in _dicts(value.get("choices"))
+    ):
+        return True
+    incomplete = [
+        _dicts(r.get("incomplete_details")) for r in [value, *_dicts(value.get("response"))]
+    ]
+    if any(d.get("reason") == "max_output_tokens" for details in incomplete for d in details):
+        return True
+    return any(d.get("stop_reason") == "max_tokens" for d in [value, *_dicts(value.get("delta"))])
+
+
 def read_exchange(exchange: TransportExchange) -> Reply:
     """Everything a recorded reply holds: its body and its stream, both read."""
     content: list[str] = []
@@ -522,16 +525,19 @@ def read_exchange(exchange: TransportExchange) -> Reply:
     models: list[str] = []
     fingerprints: dict[str, None] = {}  # distinct, in the order first seen
     body = body_json(exchange.response_body)
+    cut = _cut_short(body)
     if body is None and (data := body_bytes(exchange.response_body)):
         # a stream kept whole (Ollama's application/x-ndjson is no event stream to the
         # observer): its events read as a stream's, none of them a timed chunk
         for _, event in _stream_events([(-1.0, data.decode("utf-8", "replace"))]):
             _read_value(event, content, reasoning, models, fingerprints)
+            cut = cut or _cut_short(event)
     _read_value(body, content, reasoning, models, fingerprints)
     times = []
     for t, event in sse_events(exchange.chunks):
         if _read_value(event, content, reasoning, models, fingerprints):
             times.append(t)
+        cut = cut or _cut_short(event)
     kept = tuple(fingerprints)
     answer = _answer(body)  # read once for both digests
     return Reply(
@@ -544,6 +550,7 @@ def read_exchange(exchange: TransportExchange) -> Reply:
         _with_counts(answer),
         _keys(answer),
         kept_digest(body) if answer is not None else None,
+        cut,
     )
 
 
