@@ -101,9 +101,32 @@ BIDI_CODES = (0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x2
 """The bidirectional formatting characters (the marks, embeddings, overrides and isolates): a
 terminal or an editor that shows them lays out the text around them right to left, so that a
 name a publisher chose (``m\\u202e...``) could show a table row's scores reversed."""
-BIDI_WRITTEN_OUT = {code: f"\\u{code:04x}" for code in BIDI_CODES}
-"""Each bidirectional formatting character as ``\\u202e``."""
-_WRITTEN_OUT = {code: f"\\x{code:02x}" for code in CONTROL_CODES} | BIDI_WRITTEN_OUT
+INVISIBLE_CODES = (
+    0x00AD, 0x180E, *range(0x200B, 0x200E), 0x2028, 0x2029, *range(0x2060, 0x2065),
+    *range(0x206A, 0x2070), 0xFEFF, *range(0xFFF9, 0xFFFC), 0xE0001, *range(0xE0020, 0xE0080),
+)  # fmt: skip
+"""The other format characters that show as nothing (the soft hyphen, the zero-width space and
+joiners, the word joiner, the byte order mark, the tags) and the line and paragraph separators
+(a line break where ``\\n`` is kept): ``m\\u200b`` shown raw reads as ``m``, the very name it
+differs from."""
+FORMATS_WRITTEN_OUT = {
+    code: f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
+    for code in (*BIDI_CODES, *INVISIBLE_CODES)
+}
+"""Each bidirectional formatting character and each invisible one as ``\\u202e``."""
+SHOWN_WRITTEN_OUT = {
+    code: f"\\x{code:02x}" for code in CONTROL_CODES if code not in (0x09, 0x0A)
+} | FORMATS_WRITTEN_OUT
+"""What text a publisher chose is shown with where its lines are kept (a body, a page): every
+control character but tab and line feed as ``\\x1b``, every format character as ``\\u202e``."""
+_WRITTEN_OUT = {code: f"\\x{code:02x}" for code in CONTROL_CODES} | FORMATS_WRITTEN_OUT
+
+
+def written_out(text: str) -> str:
+    """``text`` on one line as it is: every control character (tab and line feed included)
+    written out as ``\\x0a``, every bidirectional or invisible format character as
+    ``\\u200b``: a recorded header value that holds a line break shows it, never a line more."""
+    return text.translate(_WRITTEN_OUT)
 
 
 def clip(text: str, limit: int) -> str:
@@ -117,7 +140,8 @@ def one_line(text: str, limit: int = 1000) -> str:
     enough for the few whole paths a message names: a run that could not write its bundle
     names the bundle, the file that failed and where its evidence is kept); a name that is
     not UTF-8 is written out (:func:`printable`), and so is any other control character (ESC,
-    BEL, a C1 code: ``\\x1b``) and any bidirectional formatting character (``\\u202e``)."""
+    BEL, a C1 code: ``\\x1b``) and any bidirectional or invisible format character
+    (``\\u202e``, ``\\u200b``)."""
     return clip(" ".join(printable(text).split()).translate(_WRITTEN_OUT), limit)
 
 

@@ -24,7 +24,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from bundle_schema.errors import CheckFailed, InvalidInput
+from bundle_schema.errors import CheckFailed, InvalidInput, written_out
 from bundle_schema.models import (
     Body,
     BodyFacts,
@@ -432,9 +432,13 @@ def _body_lines(label: str, body: Body | None, facts: BodyFacts | None) -> list[
 
 
 def _message(mark: str, first: str, headers: dict[str, str]) -> list[_Line]:
-    """The request or status line and the headers, marked as ``curl -v`` marks them."""
-    lines = [(plain_text(f"{mark} {first}"), True)]
-    lines += [(plain_text(f"{mark} {name}: {value}"), True) for name, value in headers.items()]
+    """The request or status line and the headers, marked as ``curl -v`` marks them; a control
+    character in them (a line break HTTP never carries there) written out, never a line more."""
+    lines = [(plain_text(f"{mark} {written_out(first)}"), True)]
+    lines += [
+        (plain_text(f"{mark} {written_out(name)}: {written_out(value)}"), True)
+        for name, value in headers.items()
+    ]
     return [*lines, (plain_text(mark), True)]
 
 

@@ -519,7 +519,8 @@ def _forensic(
             f"{verdict.result_validity}: {before}model substitution (fallback activity: "
             f"{_BY[substitution.by]}), not a socket outside the sandbox: {answered.count} "
             f"exchange{'s' if answered.count != 1 else ''} answered by "
-            f"{substitution.answered_by!r}, not {substitution.expected!r}; {verdict_on_model}"
+            f"{substitution.answered_by!a}, not {substitution.expected!a}; "
+            f"{verdict_on_model}"
         )
     return ForensicAnswer(
         failed_part=part,

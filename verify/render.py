@@ -20,7 +20,7 @@ from rich.table import Table
 from rich.text import Text
 
 from bundle_schema import canonical_bytes
-from bundle_schema.errors import BIDI_WRITTEN_OUT, CONTROL_CODES
+from bundle_schema.errors import SHOWN_WRITTEN_OUT
 from bundle_schema.models import (
     RankRow,
     ShowReport,
@@ -50,12 +50,11 @@ PROGRESS_MIN_BYTES = 256 << 20
 """Below this much hashing, no progress bar is worth drawing."""
 
 
-_CONTROLS = {
-    code: f"\\x{code:02x}" for code in CONTROL_CODES if code not in (0x09, 0x0A)
-} | BIDI_WRITTEN_OUT
+_CONTROLS = SHOWN_WRITTEN_OUT
 """Control characters other than tab and line feed, to be shown as ``\\xNN``, and the
-bidirectional formatting characters, as ``\\u202e`` (a name would otherwise lay the rest of
-its line out right to left: a ranked row's scores shown reversed)."""
+bidirectional and invisible format characters, as ``\\u202e`` (a name would otherwise lay the
+rest of its line out right to left: a ranked row's scores shown reversed; or read as the name
+it differs from by a zero-width space)."""
 
 
 def _t(value: object, style: str = "") -> Text:
@@ -99,8 +98,12 @@ _HANG = 4
 def _say(console: Console, text: Text | str, indent: int = 0, hang: int = _HANG) -> None:
     """Print ``text`` wrapped at spaces to the console's width, never inside a word: a word
     longer than a line is printed whole on a line of its own, and so is every digest (moved
-    left to fit when it can), so that one can be selected and compared in one piece."""
+    left to fit when it can), so that one can be selected and compared in one piece. A line
+    break in it is a space: a reason a publisher wrote adds no line that reads as the report's."""
     text = text if isinstance(text, Text) else _t(text)
+    if "\n" in text.plain:
+        text = text.copy()
+        text.plain = text.plain.replace("\n", " ")  # one for one: the styles stay in place
     width = max(console.width, 20)
     indent += len(text.plain) - len(text.plain.lstrip(" "))  # the text's own leading spaces
     plain = text.plain
@@ -287,7 +290,7 @@ def _answer(report: ShowReport, console: Console) -> None:
             _labelled(
                 console,
                 "answered by",
-                f"{swap.answered_by!r} ({how}), not {swap.expected!r}; exchanges "
+                f"{swap.answered_by!a} ({how}), not {swap.expected!a}; exchanges "
                 f"{_ids(swap.exchanges.first, swap.exchanges.count)}",
             )
         _labelled(console, "the model before it", forensic.model_before)

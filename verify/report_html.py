@@ -13,6 +13,7 @@ import re
 from collections.abc import Mapping, Sequence, Set
 from html import escape
 
+from bundle_schema.errors import SHOWN_WRITTEN_OUT
 from bundle_schema.models import (
     EvidenceRef,
     ExchangeIds,
@@ -40,6 +41,7 @@ h2{font-size:16px;margin:0 0 8px}
 .verdict small{display:block;font-size:13px;font-weight:400;opacity:.9}
 table{border-collapse:collapse;width:100%}
 th,td{text-align:left;padding:4px 6px;border-bottom:1px solid #eaeef2;vertical-align:top}
+th,td{overflow-wrap:anywhere}
 td.evidence{word-break:break-all;font-size:12px;width:30%}
 tr[data-status=pass] .status{color:#1a7f37}tr[data-status=fail] .status{color:#9a6700}
 tr[data-status=infra] .status{color:#cf222e;font-weight:600}
@@ -82,7 +84,11 @@ _JS = """
 
 
 def _e(value: object) -> str:
-    return escape("" if value is None else str(value))
+    """Bundle text in the page: markup escaped, and shown as the text view shows it (control
+    characters but tab and line feed as ``\\x1b``, bidirectional and invisible format
+    characters as ``\\u202e``): a name cannot reverse a row or read as the name it differs
+    from by a zero-width space."""
+    return escape(("" if value is None else str(value)).translate(SHOWN_WRITTEN_OUT))
 
 
 _NAMED = re.compile(r"\bexchange (\d+)(?![0-9])")
@@ -146,8 +152,8 @@ def _substitution(found: Substitution | None, ids: Set[int]) -> str:
         return ""
     how = "the reply's model" if found.by == "model" else "the reply's system_fingerprint"
     return (
-        f'<tr id="substitution"><th>answered by</th><td>{_e(found.answered_by)} (expected '
-        f"{_e(found.expected)}; by {how})</td></tr>"
+        f'<tr id="substitution"><th>answered by</th><td>{_e(ascii(found.answered_by))} '
+        f"(expected {_e(ascii(found.expected))}; by {how})</td></tr>"
         f"<tr><th>its exchanges</th><td>{_exchanges(found.exchanges, ids)}</td></tr>"
     )
 

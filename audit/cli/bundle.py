@@ -309,7 +309,9 @@ def _diff(args: argparse.Namespace, out: Console, err: Console) -> int:
                       f"signature {side.signature}")  # fmt: skip
         for item in result.differences:
             delta = "" if item.delta is None else f"{item.delta:+g}"
-            table.add_row(plain_text(item.field), _side_value(item.a), _side_value(item.b), delta)
+            quoted = _alike(item.a) or _alike(item.b)
+            a, b = _side_value(item.a, quoted), _side_value(item.b, quoted)
+            table.add_row(plain_text(item.field), a, b, delta)
         out.print(table)
     failed = [
         f"{name} failed its check: {problem}"
@@ -323,8 +325,21 @@ def _diff(args: argparse.Namespace, out: Console, err: Console) -> int:
     return EXIT_OK if same else EXIT_CHECK_FAILED
 
 
-def _side_value(value: bool | float | str | None) -> Text | str:
-    """A side of a difference in the table: text as it is (never markup), others as JSON."""
+def _alike(value: bool | float | str | None) -> bool:
+    """Whether text could look like other text it differs from: with a character past ASCII (a
+    look-alike letter, a no-break or zero-width space), a control character, or space at an
+    end."""
+    return isinstance(value, str) and not (
+        value.isascii() and value.isprintable() and value == value.strip()
+    )
+
+
+def _side_value(value: bool | float | str | None, quoted: bool = False) -> Text | str:
+    """A side of a difference in the table: text as it is (never markup), others as JSON; the
+    text of both sides as JSON strings, every character past ASCII written out, where either
+    could look like the other (:func:`_alike`): ``"reference-model-q8_0\\u200b"``."""
     if value is None:
         return ""
-    return plain_text(value if isinstance(value, str) else json.dumps(value))
+    if isinstance(value, str) and not quoted:
+        return plain_text(value)
+    return plain_text(json.dumps(value))
