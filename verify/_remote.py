@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import asyncio
 import bisect
+import hashlib
 import re
 import threading
 import time
@@ -79,6 +80,17 @@ _BACKOFF_S = (0.2, 0.8)
 CONNECT_TIMEOUT_S = 30.0
 READ_TIMEOUT_S = 60.0
 """The longest wait for a connection, and for the next bytes of a response."""
+RESPONSE_TIMEOUT_S = 60.0
+"""The longest a request may take whole, beyond :data:`CONNECT_TIMEOUT_S`, for each MiB it
+asks for (at least this long): at least about 17 KiB a second, so that a server sending a byte
+now and then, each within :data:`READ_TIMEOUT_S`, cannot hold a read for days."""
+
+
+def _deadline(start: int, end: int) -> float:
+    """How long the request for bytes ``[start, end)`` may take, redirects included."""
+    return CONNECT_TIMEOUT_S + RESPONSE_TIMEOUT_S * max(1.0, (end - start) / MiB)
+
+
 CACHE_BYTES = 64 * MiB
 """What a tar at a URL keeps of the ranges it received, the latest first: a tar of up to this
 size is read once (listing, hashing), then its records are read from memory."""
@@ -650,17 +662,25 @@ class RemoteTar:
 
     def _fetch(self, start: int, end: int) -> tuple[bytes, _Version]:
         from fsspec.asyn import sync  # noqa: PLC0415 - only for URLs
+        from fsspec.exceptions import FSTimeoutError  # noqa: PLC0415 - only for URLs
 
         where = f"{self.location}: {_range_text(start, end)}"
+        deadline = _deadline(start, end)
         for attempt in range(ATTEMPTS):
             with self._lock:
                 self.requests += 1
             try:
                 fetch = self._backend.fetch
-                data, version = sync(self._backend.loop, fetch, start, end, self._first)
-            except _Retry as exc:
+                data, version = sync(
+                    self._backend.loop, fetch, start, end, self._first, timeout=deadline
+                )
+            except (_Retry, FSTimeoutError) as exc:
                 if attempt + 1 == ATTEMPTS:
-                    problem = masked_text(exc.message)
+                    problem = (
+                        masked_text(exc.message)
+                        if isinstance(exc, _Retry)
+                        else f"not answered whole in {deadline:g} s"
+                    )
                     raise InvalidInput(
                         f"{where}: cannot read: {problem} ({ATTEMPTS} tries)"
                     ) from None
@@ -777,30 +797,77 @@ def filesystem(protocol: str) -> Any:
 
 
 LIST_PAGE = 1000
-"""How many keys of an ``s3://`` prefix are listed at a time (S3's page)."""
+"""How many keys of an ``s3://`` prefix are asked for a page at a time (S3's page)."""
+MAX_LISTED_KEYS = 10_000_000
+"""The most keys one ``s3://`` prefix is listed to (ten million: a thousand times the archives
+docs/scale.md measures); a listing past it is refused, not read for ever."""
+MAX_LIST_PAGES = 100_000
+"""The most pages of a listing (S3 gives 1,000 keys a page: a hundred million keys); a store
+answering with pages of a key or none, each naming a page more, ends here."""
 
 
 def prefix_keys(fs: Any, bucket: str, prefix: str) -> Iterator[str]:
-    """Every object under ``prefix`` in ``bucket`` of an s3fs file system, as
-    ``bucket/key``, a page at a time in the store's order (S3's: by key, as UTF-8 bytes, which
-    is Python's order of the keys): never the whole listing in memory, as ``fs.find`` holds it
-    and keeps it in its directory cache. Raises what s3fs and botocore raise."""
+    """Every object under ``prefix`` in ``bucket`` of an s3fs file system, as ``bucket/key``, a
+    page of the listing at a time in the store's order (S3's: by key, as UTF-8 bytes, which is
+    Python's order of the keys): never the whole listing in memory, as ``fs.find`` holds it and
+    keeps it in its directory cache.
+
+    A store is held to the listing it was asked for: a key outside ``prefix``, a page that says
+    more follow without saying where, a continuation token it gave before (a listing that comes
+    back to a page: it would never end), more than :data:`MAX_LIST_PAGES` pages or
+    :data:`MAX_LISTED_KEYS` keys are refused.
+
+    Raises:
+        InvalidInput: the listing is refused (the message names no URL: the caller's does).
+        Exception: what s3fs and botocore raise.
+    """
     from fsspec.asyn import sync  # noqa: PLC0415 - only for URLs
 
-    pages = fs._iterdir(bucket, delimiter="", prefix=prefix)  # s3fs: a page at a time
+    pages = fs._list_pages(  # s3fs: a page at a time, each request retried as any other
+        "list_objects_v2", Bucket=bucket, Prefix=prefix, MaxKeys=LIST_PAGE, **fs.req_kw
+    )
 
-    async def page() -> list[str]:
-        names: list[str] = []
-        async for item in pages:
-            if item.get("type") != "directory":
-                names.append(item["name"])
-            if len(names) >= LIST_PAGE:
-                break
-        return names
+    async def following() -> Any:
+        try:
+            return await anext(pages)
+        except StopAsyncIteration:
+            return None
 
+    seen: set[bytes] = set()  # the continuation tokens given, by digest
+    listed = 0
     try:
-        while names := sync(fs.loop, page):
+        for number in range(1, MAX_LIST_PAGES + 2):
+            page = sync(fs.loop, following)
+            if page is None:
+                return
+            if number > MAX_LIST_PAGES:
+                raise InvalidInput(f"the listing goes on past {MAX_LIST_PAGES:,} pages")
+            contents = page.get("Contents") or []
+            listed += len(contents)
+            if listed > MAX_LISTED_KEYS:
+                raise InvalidInput(f"the listing goes on past {MAX_LISTED_KEYS:,} keys")
+            names = []
+            for item in contents:
+                key = item.get("Key") if isinstance(item, dict) else None
+                if not isinstance(key, str) or not key.startswith(prefix):
+                    shown = ascii(key)[:200]
+                    raise InvalidInput(
+                        f"the store listed {shown}, which is not under the prefix; nothing "
+                        "was judged"
+                    )
+                names.append(f"{bucket}/{key}")
             yield from names
+            if page.get("IsTruncated"):
+                token = page.get("NextContinuationToken")
+                if not isinstance(token, str) or not token:
+                    raise InvalidInput("a page of the listing says more follow, and not where")
+                marked = hashlib.sha256(token.encode("utf-8", "surrogatepass")).digest()
+                if marked in seen:
+                    raise InvalidInput(
+                        f"page {number} of the listing leads back to a page given before (a "
+                        "continuation token given twice): a listing that would never end"
+                    )
+                seen.add(marked)
     finally:
         # an interrupt leaves the page running on fsspec's loop: then it is not closed here
         with suppress(RuntimeError):

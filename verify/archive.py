@@ -177,7 +177,8 @@ def _prefix(url: str) -> Iterator[Source]:
 
     Raises:
         InvalidInput: an http(s) folder (a web server has no listing), or a prefix that cannot
-            be listed or holds no tar.
+            be listed, whose listing is refused (:func:`verify._remote.prefix_keys`), or that
+            holds no tar.
     """
     scheme = url.split(":", 1)[0].lower()
     if scheme != "s3":
@@ -193,6 +194,8 @@ def _prefix(url: str) -> Iterator[Source]:
             if key.endswith(".tar"):
                 found = True
                 yield f"s3://{key}"
+    except InvalidInput as exc:  # a listing refused
+        raise InvalidInput(f"{shown(url)}: cannot list: {exc.message}") from None
     except Exception as exc:  # s3fs and botocore raise many types
         raise InvalidInput(f"{shown(url)}: cannot list: {type(exc).__name__}: {exc}") from None
     if not found:
@@ -239,11 +242,18 @@ def read_list(file: str) -> Iterator[Source]:
     relative to the list file's folder.
 
     Raises:
-        InvalidInput: the file cannot be read, it names no bundle (only blank lines and
+        InvalidInput: the file is named by a URL other than ``file://`` (a list is read from
+            disk), cannot be read, names no bundle (only blank lines and
             comments: a list holds no bundle as an empty folder holds none), or a line names
             nothing or is longer than :data:`MAX_LINE` (with its line number).
     """
-    path = Path(file)
+    local = file.lower().startswith("file://")
+    if is_url(file) and not local:
+        raise InvalidInput(
+            f"{shown(file)}: a list of bundles is a local file: download it first, then give "
+            "its path (its lines may be URLs)"
+        )
+    path = Path(file_url_path(file) if local else file)
     try:
         size = path.stat().st_size
         handle = open_input(path, encoding="utf-8-sig")  # a byte order mark (Notepad's) skipped

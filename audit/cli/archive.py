@@ -240,8 +240,9 @@ def _add_from(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="FILE",
-        help="a list of bundles: one path or URL a line (# comments); relative paths are "
-        "relative to the file; a list naming no bundle is refused (exit 2) (repeatable)",
+        help="a list of bundles, a local file: one path or URL a line (# comments); relative "
+        "paths are relative to the file; a list naming no bundle is refused (exit 2) "
+        "(repeatable)",
     )
 
 
