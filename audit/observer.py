@@ -45,7 +45,14 @@ from typing import Any
 from urllib.parse import SplitResult, urlsplit
 
 from audit._faults import point
-from audit._http_server import FIELD_LINE, FIELD_TEXT, HarnessConnection, Harnesses, Request
+from audit._http_server import (
+    FIELD_LINE,
+    FIELD_TEXT,
+    MAX_BODY,
+    HarnessConnection,
+    Harnesses,
+    Request,
+)
 from bundle_schema.errors import InvalidInput
 from bundle_schema.models import (
     Body,
@@ -72,6 +79,9 @@ __all__ = [
     "observe",
 ]
 
+MAX_REPLY = MAX_BODY
+"""The most of an endpoint's reply body the observer takes, in bytes (as of a request's): past
+it the reply is cut, an error of the exchange (a 502 for a whole reply; a stream broken off)."""
 IDLE_KEEPALIVE_S = 2.0
 """Seconds an idle upstream connection is kept for reuse: under the keep-alive of the servers
 the observer fronts (llama.cpp server and uvicorn, which serves vLLM and llama-cpp-python, close
@@ -600,7 +610,7 @@ def _with_policy(
     Every completion endpoint gets it (chat and legacy completions, the responses API, Ollama's
     chat and generate). A completion request whose body is not a JSON object cannot carry it:
     the second value is why it is refused (never forwarded), else None."""
-    if policy is None or not is_completion_path(request.path):
+    if policy is None or not is_completion_path(request.target):
         return payload, None
     if request.method != "POST":
         return payload, None  # a GET of a completion path generates nothing (the gate checks)
@@ -785,7 +795,9 @@ class _Reply:
         if (
             version not in ("HTTP/1.1", "HTTP/1.0")
             or len(code) != 3
+            or not code.isascii()
             or not code.isdecimal()
+            or not 100 <= int(code) <= 599
             or _REASON.fullmatch(status_bytes.partition(b" ")[2][4:]) is None
         ):
             raise ConnectionError(
@@ -822,11 +834,18 @@ class _Reply:
             if key not in _HOP_BY_HOP:
                 self.passed[key] = (name, value)
             elif key == "content-length":
-                if not value.isdecimal() or length not in (None, int(value)):
+                digits = value.lstrip("0") or "0"
+                if (
+                    not (value.isascii() and value.isdecimal())
+                    or len(digits) > 20  # int() takes no more than 4,300 digits
+                    or length not in (None, int(digits))
+                ):
                     raise ConnectionError(
                         f"the endpoint sent a bad Content-Length: {value[:200]!r}"
                     )
-                length = int(value)
+                length = int(digits)
+                if length > MAX_REPLY:
+                    raise ConnectionError(f"the endpoint's reply is over {MAX_REPLY} bytes")
             elif key == "transfer-encoding":
                 coding = value.rsplit(",", 1)[-1].strip().lower()
             elif key == "connection":
@@ -845,6 +864,8 @@ class _Reply:
         self._remaining = 0 if length is None else length
         """Bytes of the body (``length``) or of the current chunk (``chunked``) still to come."""
         self._chunk_state = "size"
+        self._taken = 0
+        """Bytes of the body taken so far: at most :data:`MAX_REPLY`."""
         self.done = self._framing == "none" or (self._framing == "length" and not length)
 
     @property
@@ -875,6 +896,9 @@ class _Reply:
         while not self.done:
             data = self._take(connection.buffer)
             if data:
+                self._taken += len(data)
+                if self._taken > MAX_REPLY:
+                    raise ConnectionError(f"the endpoint's reply is over {MAX_REPLY} bytes")
                 return data
             if self.done:
                 break
@@ -939,7 +963,7 @@ class _Reply:
             self.done = not line
         else:
             size = line.partition(b";")[0].strip()
-            if not size or size.strip(b"0123456789abcdefABCDEF"):
+            if not size or size.strip(b"0123456789abcdefABCDEF") or len(size.lstrip(b"0")) > 16:
                 raise ConnectionError(f"the endpoint sent a bad chunk size: {line[:200]!r}")
             self._remaining = int(size, 16)
             self._chunk_state = "data" if self._remaining else "trailer"

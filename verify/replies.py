@@ -18,7 +18,6 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
 
 from bundle_schema.models import Body, Chunk, TransportExchange
 from bundle_schema.models.records import (
@@ -156,10 +155,47 @@ def reasoning_level(value: Any) -> str | None:
     return value.strip().lower() if isinstance(value, str) else None
 
 
+_PERCENT = re.compile(r"(?:%[0-9A-Fa-f]{2})+")
+
+
+def decoded_path(path: str) -> str:
+    """A request target's path with its percent-escapes decoded where their bytes are UTF-8
+    (an escape that is not kept as it was), as the servers an engine runs on route it (yarl,
+    cpp-httplib, h11's users: ``%2F`` is ``/``, ``+`` stays ``+``). The observer and the
+    verifier both read a path so (:func:`is_completion_path`)."""
+    if "%" not in path:
+        return path
+
+    def decode(match: re.Match[str]) -> str:
+        escapes = match.group()
+        text = bytes.fromhex(escapes.replace("%", "")).decode("utf-8", "surrogateescape")
+        if not any("\udc80" <= c <= "\udcff" for c in text):
+            return text
+        parts, position = [], 0
+        for character in text:
+            if "\udc80" <= character <= "\udcff":  # a byte that was not UTF-8: as it came
+                parts.append(escapes[position : position + 3])
+                position += 3
+            else:
+                parts.append(character)
+                position += 3 * len(character.encode("utf-8"))
+        return "".join(parts)
+
+    return _PERCENT.sub(decode, path)
+
+
 def is_completion_path(path: str) -> bool:
-    """Whether a request path (with or without a query string) is a completion endpoint."""
-    clean = urlsplit(path).path.rstrip("/")
-    return clean.endswith(COMPLETION_SUFFIXES)
+    """Whether a request target as it came and was recorded (with or without a query string)
+    is a completion endpoint: its path, percent-escapes decoded once (:func:`decoded_path`),
+    ends as one does."""
+    return decoded_path(target_path(path)).rstrip("/").endswith(COMPLETION_SUFFIXES)
+
+
+def target_path(target: str) -> str:
+    """A request target's path as the observer's server (and aiohttp's parser) splits it: up to
+    the first ``?``, or the first ``#`` when there is none."""
+    path, question, _ = target.partition("?")
+    return path if question else path.partition("#")[0]
 
 
 def is_completion(exchange: TransportExchange) -> bool:

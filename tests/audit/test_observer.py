@@ -534,7 +534,10 @@ class _Scripted:
                     if isinstance(piece, threading.Event):
                         assert piece.wait(10)
                         continue
-                    connection.sendall(piece)
+                    try:
+                        connection.sendall(piece)
+                    except (BrokenPipeError, ConnectionResetError):
+                        return  # the observer closed it (a reply it cut): the script ends
                     time.sleep(0.005)  # each piece a segment of its own
 
     def close(self) -> None:
