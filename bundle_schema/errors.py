@@ -102,13 +102,21 @@ BIDI_CODES = (0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x2
 terminal or an editor that shows them lays out the text around them right to left, so that a
 name a publisher chose (``m\\u202e...``) could show a table row's scores reversed."""
 INVISIBLE_CODES = (
-    0x00AD, 0x180E, *range(0x200B, 0x200E), 0x2028, 0x2029, *range(0x2060, 0x2065),
-    *range(0x206A, 0x2070), 0xFEFF, *range(0xFFF9, 0xFFFC), 0xE0001, *range(0xE0020, 0xE0080),
+    # Unicode's default-ignorable code points (DerivedCoreProperties.txt): shown as nothing
+    0x00AD, 0x034F, 0x061C, 0x115F, 0x1160, 0x17B4, 0x17B5, *range(0x180B, 0x1810),
+    *range(0x200B, 0x2010), *range(0x202A, 0x202F), *range(0x2060, 0x2070), 0x3164,
+    *range(0xFE00, 0xFE10), 0xFEFF, 0xFFA0, *range(0xFFF0, 0xFFF9), *range(0x1BCA0, 0x1BCA4),
+    *range(0x1D173, 0x1D17B), *range(0xE0000, 0xE1000),
+    # the other format characters (general category Cf): signs and controls of a script's own
+    *range(0x0600, 0x0606), 0x06DD, 0x070F, 0x0890, 0x0891, 0x08E2, 0x110BD, 0x110CD,
+    *range(0x13430, 0x13440), *range(0xFFF9, 0xFFFC),
+    # the line and paragraph separators: a line break where "\\n" is kept
+    0x2028, 0x2029,
 )  # fmt: skip
-"""The other format characters that show as nothing (the soft hyphen, the zero-width space and
-joiners, the word joiner, the byte order mark, the tags) and the line and paragraph separators
-(a line break where ``\\n`` is kept): ``m\\u200b`` shown raw reads as ``m``, the very name it
-differs from."""
+"""The other characters a terminal, an editor or a browser shows as nothing, or that act on the
+text around them: ``m\\u200b`` or ``m\\ufe0f`` shown raw reads as ``m``, the very name it
+differs from. Every format character (``Cf``) is one (``tests/bundle_schema/test_errors.py``
+holds the list to this Python's Unicode data)."""
 FORMATS_WRITTEN_OUT = {
     code: f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
     for code in (*BIDI_CODES, *INVISIBLE_CODES)

@@ -85,19 +85,32 @@ def load_builtin(pin_id: str) -> PinSetSource:
     return parse_pin_set(raw, f"pins/{pin_id}.toml")
 
 
+def _spelled(pin_id: str) -> str:
+    """An id as it reads: in any case, with no separator at its end."""
+    return pin_id.casefold().rstrip(".+:_-")
+
+
+_SHIPPED_AS_READ = {_spelled(pin_id): pin_id for pin_id in BUILTIN}
+
+
 @functools.cache
-def _shipped_digest(pin_id: str) -> str | None:
-    return load_builtin(pin_id).digest if pin_id in BUILTIN else None
+def _shipped_digest(pin_id: str) -> str:
+    return load_builtin(pin_id).digest
 
 
 def takes_a_shipped_id(pin_id: str, digest: str) -> str | None:
-    """Why the pin set ``pin_id`` of ``digest`` is not the shipped pin set of that id, or None
-    (no pin set is shipped by that id, or it is that one). Nothing ranks under such a pin set:
-    rankings and verification summaries name a pin set by id, and its id is the shipped one's."""
-    shipped = _shipped_digest(pin_id)
-    if shipped in (None, digest):
+    """Why the pin set ``pin_id`` of ``digest`` is not the shipped pin set its id reads as (in
+    any case, a separator at its end aside: ``GX10-QUALIFICATION-V5.``), or None (its id reads
+    as no shipped one's, or it is the shipped pin set). Nothing ranks under such a pin set:
+    rankings and verification summaries name a pin set by id, and its id reads as the shipped
+    one's."""
+    shipped_id = _SHIPPED_AS_READ.get(_spelled(pin_id))
+    if shipped_id is None:
+        return None
+    shipped = _shipped_digest(shipped_id)
+    if (pin_id, digest) == (shipped_id, shipped):
         return None
     return (
         f"pin set {pin_id} {digest} takes the id of a shipped pin set with other content "
-        f"(shipped: {shipped})"
+        f"(shipped: {shipped_id} {shipped})"
     )

@@ -815,13 +815,15 @@ def prefix_keys(fs: Any, bucket: str, prefix: str) -> Iterator[str]:
     A store is held to the listing it was asked for: a key outside ``prefix``, a page that says
     more follow without saying where, a continuation token it gave before (a listing that comes
     back to a page: it would never end), more than :data:`MAX_LIST_PAGES` pages or
-    :data:`MAX_LISTED_KEYS` keys are refused.
+    :data:`MAX_LISTED_KEYS` keys, and a page not answered whole in the time a range request of
+    1 MiB has (each of its requests retried by s3fs as any other), are refused.
 
     Raises:
         InvalidInput: the listing is refused (the message names no URL: the caller's does).
         Exception: what s3fs and botocore raise.
     """
     from fsspec.asyn import sync  # noqa: PLC0415 - only for URLs
+    from fsspec.exceptions import FSTimeoutError  # noqa: PLC0415 - only for URLs
 
     pages = fs._list_pages(  # s3fs: a page at a time, each request retried as any other
         "list_objects_v2", Bucket=bucket, Prefix=prefix, MaxKeys=LIST_PAGE, **fs.req_kw
@@ -835,9 +837,15 @@ def prefix_keys(fs: Any, bucket: str, prefix: str) -> Iterator[str]:
 
     seen: set[bytes] = set()  # the continuation tokens given, by digest
     listed = 0
+    deadline = _deadline(0, MiB)  # a page of 1,000 keys is a few hundred KB of XML
     try:
         for number in range(1, MAX_LIST_PAGES + 2):
-            page = sync(fs.loop, following)
+            try:
+                page = sync(fs.loop, following, timeout=deadline)
+            except FSTimeoutError:
+                raise InvalidInput(
+                    f"page {number} of the listing was not answered whole in {deadline:g} s"
+                ) from None
             if page is None:
                 return
             if number > MAX_LIST_PAGES:

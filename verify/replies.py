@@ -536,14 +536,17 @@ def _read_value(  # noqa: PLR0912 - one branch per reply shape an engine uses
 def _cut_short(value: Any) -> bool:
     """Whether one reply document or stream event says the reply stopped at its length limit:
     a choice whose ``finish_reason`` is ``length`` (chat and legacy completions), Ollama's
-    ``done_reason`` ``length``, the responses API's ``incomplete_details.reason``
-    ``max_output_tokens`` (of a ``response`` an event carries too), the messages API's
-    ``stop_reason`` ``max_tokens`` (of a ``message_delta`` event's delta too). Read as JSON, so
-    that no spelling of it (a tab, an escaped key) hides it."""
+    ``done_reason`` ``length``, llama.cpp's own ``stop_type`` ``limit`` (``/completion``), the
+    responses API's ``incomplete_details.reason`` ``max_output_tokens`` (of a ``response`` an
+    event carries too), the messages API's ``stop_reason`` ``max_tokens`` (of a
+    ``message_delta`` event's delta too). Read as JSON, so that no spelling of it (a tab, an
+    escaped key) hides it."""
     if not isinstance(value, dict):
         return False
-    if value.get("done_reason") == "length" or any(
-        c.get("finish_reason") == "length" for c in _dicts(value.get("choices"))
+    if (
+        value.get("done_reason") == "length"
+        or value.get("stop_type") == "limit"
+        or any(c.get("finish_reason") == "length" for c in _dicts(value.get("choices")))
     ):
         return True
     incomplete = [

@@ -749,7 +749,7 @@ def test_a_pin_set_taking_a_shipped_id_with_other_content_is_never_ranked(
     assert result.claims.match
     assert (
         f"pin set {REAL.id} {counterfeit.digest} takes the id of a shipped pin set with other "
-        f"content (shipped: {REAL.digest}): never ranked"
+        f"content (shipped: {REAL.id} {REAL.digest}): never ranked"
     ) in result.reasons
     full["pin_set"] = {"id": DEPLOYMENT.id, "digest": DEPLOYMENT.digest}
     full["claims"]["rankable"] = True

@@ -121,7 +121,7 @@ def test_nothing_ranks_under_a_pin_set_that_takes_a_shipped_id_with_other_conten
     assert (ranking.ranked, ranking.limitations, ranking.controlled) == ((), (), {})
     assert {r.reasons[0] for r in ranking.apart} == {
         f"pin set {shipped.id} {counterfeit.digest} takes the id of a shipped pin set with other "
-        f"content (shipped: {shipped.digest}): nothing ranks"
+        f"content (shipped: {shipped.id} {shipped.digest}): nothing ranks"
     }
     assert len(ranking.apart) == len(base)
 
