@@ -349,6 +349,7 @@ def test_a_hostile_line_is_one_line(
     for name, value in S3_ENV.items():
         monkeypatch.setenv(name, value)
     monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9")
+    monkeypatch.setenv("AWS_MAX_ATTEMPTS", "1")  # a refused connection is not tried for 25 s
     listed = tmp_path / "bundles.txt"
     listed.write_text(f"# published\n{line}\n", "utf-8")
     code = main(["verify-archive", "--from", str(listed), "--json"])
