@@ -96,6 +96,42 @@ def _ask(base: str, method: str, path: str, body: dict[str, Any] | None) -> Any:
         return None
 
 
+def _listing(observer_url: str, endpoint: str) -> Any:
+    """The endpoint's ``GET /v1/models``, asked through the observer.
+
+    Raises:
+        InvalidInput: no listing came, saying why as a practitioner can act on it: nothing
+            answered (the observer's own 502), a credential asked for (401, 403), another
+            status, or an answer that is not JSON.
+    """
+    request = urllib.request.Request(observer_url + "/v1/models", method="GET")  # noqa: S310
+    asked = f"{endpoint}: GET /v1/models"
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:  # noqa: S310
+            data = response.read()
+    except urllib.error.HTTPError as exc:
+        status, reason = exc.code, exc.reason
+        exc.close()
+        if status == 502:  # the observer's answer: the endpoint did not answer it
+            raise InvalidInput(
+                f"{endpoint}: no answer (nothing listens there, or it closed the connection): "
+                "start the server, or correct --endpoint (http://127.0.0.1:PORT)"
+            ) from None
+        if status in (401, 403):
+            raise InvalidInput(
+                f"{asked} answered {status} {reason}: the server asks for a credential (an API "
+                "key), which neither audit run nor the pinned harnesses send; serve the model "
+                "without one on loopback"
+            ) from None
+        raise InvalidInput(f"{asked} answered {status} {reason}: no model listing") from None
+    except (urllib.error.URLError, OSError) as exc:
+        raise InvalidInput(f"{asked}: no answer: {exc}") from None
+    try:
+        return json.loads(data)
+    except ValueError:
+        raise InvalidInput(f"{asked}: the answer is not JSON: {data[:80]!r}") from None
+
+
 def resolve_identity(
     observer_url: str,
     *,
@@ -108,6 +144,7 @@ def resolve_identity(
 
     Raises:
         InvalidInput: no digest (a moving tag alone), a malformed digest, an endpoint that does
+            not answer, asks for a credential or lists no models (:func:`_listing`), that does
             not list the model, or several served models and no ``--model``.
     """
     if model_digest is not None and not re.match(DIGEST_PATTERN, model_digest):
@@ -118,7 +155,7 @@ def resolve_identity(
             f"{shown}: a model named only by a tag is not an identity; give --model-digest or "
             "--weights"
         )
-    listing = _ask(observer_url, "GET", "/v1/models", None)
+    listing = _listing(observer_url, endpoint)
     data = listing.get("data") if isinstance(listing, dict) else None
     served = [m.get("id") for m in data or () if isinstance(m, dict) and m.get("id")]
     if model is None:

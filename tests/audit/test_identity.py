@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import hashlib
+import socket
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -141,3 +144,51 @@ def test_a_model_the_endpoint_does_not_list_is_refused_even_by_file_name() -> No
     ):
         resolve_identity(observer.url, model="other.gguf", model_digest="sha256:" + "12" * 32,
                          weights=None, endpoint=server.url)  # fmt: skip
+
+
+class _Locked(BaseHTTPRequestHandler):
+    """A server that asks every request for a credential, as llama-server --api-key does."""
+
+    def log_message(self, format: str, *args: object) -> None:
+        """Quiet."""
+
+    def do_GET(self) -> None:
+        body = b'{"error":{"message":"Invalid API Key","type":"authentication_error"}}'
+        self.send_response(401)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+def _closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])  # closed again: nothing listens there
+
+
+def test_an_endpoint_nothing_answers_on_is_named_so() -> None:
+    """Not "serves 0 models": the practitioner's server is not running, or the port is wrong."""
+    endpoint = f"http://127.0.0.1:{_closed_port()}"
+    with observe(endpoint) as observer, pytest.raises(InvalidInput) as refused:
+        resolve_identity(
+            observer.url, model=None, model_digest=DECLARED, weights=None, endpoint=endpoint
+        )
+    assert refused.value.message.startswith(f"{endpoint}: no answer (nothing listens there")
+
+
+def test_an_endpoint_that_asks_for_a_credential_is_named_so() -> None:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Locked)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    endpoint = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        with observe(endpoint) as observer, pytest.raises(InvalidInput) as refused:
+            resolve_identity(
+                observer.url, model=None, model_digest=DECLARED, weights=None, endpoint=endpoint
+            )
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert refused.value.message.startswith(
+        f"{endpoint}: GET /v1/models answered 401 Unauthorized: the server asks for a credential"
+    )
