@@ -81,18 +81,29 @@ def weights_digest(path: Path) -> WeightsDigest:
     return WeightsDigest(digest_of(canonical_bytes(files)), files)
 
 
-def _ask(base: str, method: str, path: str, body: dict[str, Any] | None) -> Any:
+def _send(base: str, method: str, path: str, body: dict[str, Any] | None) -> bytes:
+    """One request to the endpoint through the observer (``base``): the answer's body.
+
+    Raises:
+        urllib.error.HTTPError: it answered another status than 2xx.
+        OSError: no answer.
+    """
     data = json.dumps(body).encode() if body is not None else None
     request = urllib.request.Request(  # noqa: S310 - the observer on loopback
         base + path, data=data, method=method, headers={"Content-Type": "application/json"}
     )
+    with urllib.request.urlopen(request, timeout=30) as response:  # noqa: S310
+        return bytes(response.read())
+
+
+def _ask(base: str, method: str, path: str, body: dict[str, Any] | None) -> Any:
+    """A probe's JSON answer, or None (another status, no answer, not JSON)."""
     try:
-        with urllib.request.urlopen(request, timeout=30) as response:  # noqa: S310
-            return json.loads(response.read())
+        return json.loads(_send(base, method, path, body))
     except urllib.error.HTTPError as exc:
         exc.close()
         return None
-    except (urllib.error.URLError, OSError, ValueError):
+    except (OSError, ValueError):
         return None
 
 
@@ -104,11 +115,9 @@ def _listing(observer_url: str, endpoint: str) -> Any:
             answered (the observer's own 502), a credential asked for (401, 403), another
             status, or an answer that is not JSON.
     """
-    request = urllib.request.Request(observer_url + "/v1/models", method="GET")  # noqa: S310
     asked = f"{endpoint}: GET /v1/models"
     try:
-        with urllib.request.urlopen(request, timeout=30) as response:  # noqa: S310
-            data = response.read()
+        data = _send(observer_url, "GET", "/v1/models", None)
     except urllib.error.HTTPError as exc:
         status, reason = exc.code, exc.reason
         exc.close()
@@ -124,7 +133,7 @@ def _listing(observer_url: str, endpoint: str) -> Any:
                 "without one on loopback"
             ) from None
         raise InvalidInput(f"{asked} answered {status} {reason}: no model listing") from None
-    except (urllib.error.URLError, OSError) as exc:
+    except OSError as exc:  # urllib.error.URLError among them
         raise InvalidInput(f"{asked}: no answer: {exc}") from None
     try:
         return json.loads(data)
