@@ -30,7 +30,15 @@ from typing import Any
 from bundle_schema.errors import InvalidInput
 from verify.replies import decoded_path
 
-__all__ = ["MAX_BODY", "MAX_FIELDS", "MAX_LINE", "HarnessConnection", "Harnesses", "Request"]
+__all__ = [
+    "MAX_BODY",
+    "MAX_FIELDS",
+    "MAX_LINE",
+    "HarnessConnection",
+    "Harnesses",
+    "Request",
+    "content_length",
+]
 
 MAX_LINE = 8190
 """The longest request line, header field line or chunk size line taken, in bytes (aiohttp's
@@ -257,10 +265,20 @@ def _framing(
     value = framing.get(b"content-length", b"0")
     if not value.isdigit():
         raise BadRequest(400, f"a bad Content-Length: {value[:200]!r}")
-    digits = value.lstrip(b"0") or b"0"
-    if len(digits) > 20 or int(digits) > MAX_BODY:  # int() takes no more than 4,300 digits
+    length = content_length(value)
+    if length is None or length > MAX_BODY:  # None: digits, but more than any body
         raise BadRequest(413, f"a body over {MAX_BODY} bytes")
-    return int(digits), keep_alive, expect
+    return length, keep_alive, expect
+
+
+def content_length(value: bytes) -> int | None:
+    """A ``Content-Length`` value's number as h11 and llhttp read it (ASCII digits, leading
+    zeros no digits more), on either side of the observer; None for anything else, or for more
+    than 20 digits past the zeros (``int()`` takes no more than 4,300)."""
+    if not value.isdigit():  # bytes: ASCII digits only
+        return None
+    digits = value.lstrip(b"0") or b"0"
+    return int(digits) if len(digits) <= 20 else None
 
 
 _PEER_CLOSED = frozenset({6, 7, 8, 9, 11})

@@ -52,6 +52,7 @@ from audit._http_server import (
     HarnessConnection,
     Harnesses,
     Request,
+    content_length,
 )
 from bundle_schema.errors import InvalidInput
 from bundle_schema.models import (
@@ -834,16 +835,12 @@ class _Reply:
             if key not in _HOP_BY_HOP:
                 self.passed[key] = (name, value)
             elif key == "content-length":
-                digits = value.lstrip("0") or "0"
-                if (
-                    not (value.isascii() and value.isdecimal())
-                    or len(digits) > 20  # int() takes no more than 4,300 digits
-                    or length not in (None, int(digits))
-                ):
+                number = content_length(value.encode("utf-8", "surrogateescape"))
+                if number is None or length not in (None, number):
                     raise ConnectionError(
                         f"the endpoint sent a bad Content-Length: {value[:200]!r}"
                     )
-                length = int(digits)
+                length = number
                 if length > MAX_REPLY:
                     raise ConnectionError(f"the endpoint's reply is over {MAX_REPLY} bytes")
             elif key == "transfer-encoding":
